@@ -1,0 +1,83 @@
+"""The one small async interface every provider implements, and the types it exchanges.
+
+A provider turns an :class:`LLMRequest` into an :class:`LLMResponse`, either in one piece
+(:meth:`Provider.complete`) or as a stream of :class:`StreamChunk` ending in the full response
+(:meth:`Provider.stream`). Wire formats live in one module each; endpoints that share a wire
+format (OpenAI, DeepSeek, vLLM, Ollama, llama.cpp server, LM Studio) are configuration, not code.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import AsyncIterator
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ..messages import Message, ToolCall, ToolSpec
+
+
+class Usage(BaseModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    """Prompt tokens the provider served from its prefix cache, when it reports them."""
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+        )
+
+
+class LLMRequest(BaseModel):
+    model: str
+    """The provider's own model name (``gpt-4o-mini``), without the ``provider:`` prefix."""
+    messages: list[Message]
+    tools: list[ToolSpec] = Field(default_factory=list)
+    temperature: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    response_format: dict[str, Any] | None = None
+
+
+FinishReason = Literal["stop", "length", "tool_calls", "content_filter", "cancelled", "error"]
+
+
+class LLMResponse(BaseModel):
+    message: Message
+    """The assistant message: text and/or tool calls."""
+    usage: Usage = Field(default_factory=Usage)
+    finish_reason: FinishReason | str = "stop"
+    model: str = ""
+    """The model name the provider reported."""
+    raw_id: str | None = None
+
+
+class StreamChunk(BaseModel):
+    """A piece of a streamed answer. The last chunk of a stream carries ``response``."""
+
+    text: str = ""
+    tool_call_delta: ToolCall | None = None
+    response: LLMResponse | None = None
+
+
+class Provider(abc.ABC):
+    """An LLM endpoint. Implementations must be safe to call again after any error."""
+
+    name: str = "provider"
+
+    @abc.abstractmethod
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        """Send the request and return the whole answer."""
+
+    async def stream(self, request: LLMRequest) -> AsyncIterator[StreamChunk]:
+        """Stream the answer; the default streams a completed answer as one chunk."""
+        response = await self.complete(request)
+        if response.message.content:
+            yield StreamChunk(text=response.message.content)
+        yield StreamChunk(response=response)
+
+    async def aclose(self) -> None:
+        """Release connections and other resources."""

@@ -1,0 +1,74 @@
+"""RuntimeConfig: every knob of a runtime, validated, with defaults that work out of the box."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ..trace.events import TraceContent
+
+PRIMITIVES = ("recall", "pin")
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a helpful assistant working inside a Jupyter notebook. Answer clearly and concisely."
+)
+
+
+class RuntimeConfig(BaseModel):
+    """Settings of a :class:`~arcana_jupyter.Runtime` and of every chat it opens."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    model: str = "auto"
+    """``provider:model`` (``openai:gpt-4o-mini``, ``anthropic:claude-...``, ``local``,
+    ``local:/path/model.gguf``, ``replay:<run_id>``) or ``auto``: the first provider with a key
+    configured, else the bundled local model."""
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+
+    # context window
+    total_window: int = Field(default=8192, gt=0)
+    response_reserve: int = Field(default=1024, ge=0)
+    strategy: Literal["auto", "passthrough", "tail_preserve", "aggressive_truncate", "llm_summarize"] = "auto"
+
+    # cognitive primitives (seed 000)
+    cognitive_primitives: list[str] = Field(default_factory=list)
+    pin_budget_fraction: float = Field(default=0.5, gt=0, le=1)
+
+    # adaptive context (seed 004)
+    context_engine: bool = True
+    idle_soft_after_turns: int = Field(default=3, ge=1)
+    idle_hard_after_turns: int = Field(default=8, ge=1)
+
+    # cognitive memory (seed 004)
+    memory: bool = False
+    memory_path: Path | None = None
+    """SQLite file of the memory store; default ``~/.arcana/memory.sqlite3``."""
+    project_dir: Path | None = None
+    """The project memories are scoped to (a notebook's folder); default the working directory."""
+
+    # traces (seed 003)
+    trace_dir: Path | None = Path("traces")
+    """Where run traces go; ``None`` keeps no trace file (recall then works from memory only)."""
+    trace_include_prompt_snapshots: bool = False
+    trace_content: TraceContent = "full"
+
+    # the model call
+    temperature: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    max_tool_steps: int = Field(default=8, ge=1)
+    tool_output_max_tokens: int = Field(default=2000, ge=64)
+    request_timeout: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=4, ge=0)
+    prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    """USD per million (input, output) tokens by model name; overrides the built-in table."""
+
+    @field_validator("cognitive_primitives")
+    @classmethod
+    def _known_primitives(cls, value: list[str]) -> list[str]:
+        unknown = [p for p in value if p not in PRIMITIVES]
+        if unknown:
+            raise ValueError(f"unknown cognitive primitive(s) {unknown}; accepted: {list(PRIMITIVES)}")
+        return list(dict.fromkeys(value))

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Idempotent set-up: a virtualenv in .venv with the package (editable) and what the tests need.
+# A rerun with nothing changed takes about a second: each step is skipped when its inputs
+# (pyproject.toml, the labextension sources) are unchanged since the last successful run.
+#   scripts/setup.sh            package + local model + dev tools
+#   scripts/setup.sh --browser  also Debian's chromium (for the browser tests)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+VENV=$ROOT/.venv
+PY=${PYTHON:-python3}
+want_browser=0
+for a in "$@"; do
+  case $a in
+    --browser) want_browser=1 ;;
+    *) echo "setup.sh: unknown option $a (known: --browser)" >&2; exit 2 ;;
+  esac
+done
+
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+
+if [ ! -x "$VENV/bin/python" ]; then
+  say "creating virtualenv .venv"
+  "$PY" -m venv "$VENV"
+  "$VENV/bin/pip" install -q --upgrade pip
+fi
+
+stamp_of() { cat "$@" 2>/dev/null | sha256sum | cut -c1-16; }
+
+deps_stamp=$(stamp_of pyproject.toml scripts/setup.sh)
+if [ "$(cat "$VENV/.deps-stamp" 2>/dev/null)" != "$deps_stamp" ]; then
+  say "installing arcana-jupyter with extras local,server,dev (first time: llama-cpp-python builds from source, ~5 min)"
+  "$VENV/bin/pip" install -q -e ".[local,server,dev]"
+  echo "$deps_stamp" > "$VENV/.deps-stamp"
+fi
+
+if [ -f labextension/package.json ] && [ -x scripts/build-labextension.sh ]; then
+  scripts/build-labextension.sh
+fi
+
+if [ $want_browser = 1 ] && [ ! -x /usr/bin/chromium ]; then
+  say "installing Debian's chromium for the browser tests"
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+say "ready"
