@@ -1,0 +1,163 @@
+"""``pin`` / ``unpin``: content the LLM protects from compression (seed 000).
+
+A pin is an independent block in the Working layer — it never matches existing messages. The same
+content pinned twice (by SHA-256) returns the first pin. Pinned tokens are capped at
+``total_window * pin_budget_fraction``; a pin over the cap is rejected with a diagnosis, and the
+framework never unpins, truncates or evicts a pin on its own. ``until_turn=N`` stops rendering a pin
+after turn N; it stays in the trace.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..messages import ToolSpec
+from ..tokens import TokenCounter
+
+PIN_SPEC = ToolSpec(
+    name="pin",
+    description=(
+        "Protect content from compression: it stays in your context at full fidelity in every "
+        "later turn until you unpin it (or until_turn passes)."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "content": {"type": "string", "description": "The exact text to keep."},
+            "label": {"type": ["string", "null"], "description": "A short name for the pin."},
+            "until_turn": {
+                "type": ["integer", "null"],
+                "description": "Last turn the pin is kept; omit to keep it for the session.",
+            },
+        },
+        "required": ["content"],
+    },
+)
+
+UNPIN_SPEC = ToolSpec(
+    name="unpin",
+    description="Remove a pin created earlier with pin(); its content may then be compressed.",
+    parameters={
+        "type": "object",
+        "properties": {"pin_id": {"type": "string", "description": "The pin_id that pin() returned."}},
+        "required": ["pin_id"],
+    },
+)
+
+
+class Pin(BaseModel):
+    pin_id: str
+    content: str
+    label: str | None = None
+    until_turn: int | None = None
+    created_turn: int
+    tokens: int
+    sha256: str
+    unpinned_turn: int | None = None
+
+    def active_at(self, turn: int) -> bool:
+        if self.created_turn > turn:
+            return False
+        if self.unpinned_turn is not None and self.unpinned_turn <= turn:
+            return False
+        return self.until_turn is None or turn <= self.until_turn
+
+    def summary(self) -> dict[str, Any]:
+        return self.model_dump(exclude={"sha256"})
+
+
+class PinState:
+    """One agent's pins. Cognitive state never crosses agents: each session owns one of these."""
+
+    def __init__(self, counter: TokenCounter, total_window: int, pin_budget_fraction: float = 0.5) -> None:
+        self.counter = counter
+        self.total_window = total_window
+        self.fraction = pin_budget_fraction
+        self.pins: dict[str, Pin] = {}
+
+    @property
+    def cap(self) -> int:
+        return int(self.total_window * self.fraction)
+
+    def active(self, turn: int) -> list[Pin]:
+        """Pins rendered into the working set at ``turn``, oldest first."""
+        return [p for p in self.pins.values() if p.active_at(turn)]
+
+    def pinned_tokens(self, turn: int) -> int:
+        return sum(p.tokens for p in self.active(turn))
+
+    def pin(self, args: dict[str, Any], turn: int) -> dict[str, Any]:
+        """Service a ``pin`` call. Always returns the seed's structured result, never raises."""
+        content = args.get("content")
+        label = args.get("label")
+        until_turn = args.get("until_turn")
+        problems = []
+        unknown = sorted(set(args) - {"content", "label", "until_turn"})
+        if unknown:
+            problems.append(f"unknown argument(s) {unknown}; pin takes content, label, until_turn")
+        if not isinstance(content, str) or not content.strip():
+            problems.append("content must be a non-empty string")
+        if label is not None and not isinstance(label, str):
+            problems.append("label must be a string or null")
+        if until_turn is not None and (isinstance(until_turn, bool) or not isinstance(until_turn, int)):
+            problems.append("until_turn must be an integer or null")
+        elif isinstance(until_turn, int) and until_turn < turn:
+            problems.append(f"until_turn={until_turn} is already in the past (current turn is {turn})")
+        if problems:
+            return {"pinned": False, "reason": "invalid_arguments", "problems": problems}
+        assert isinstance(content, str)
+        sha = hashlib.sha256(content.encode()).hexdigest()
+        for p in self.active(turn):
+            if p.sha256 == sha:
+                return {
+                    "pinned": True,
+                    "pin_id": p.pin_id,
+                    "label": p.label,
+                    "until_turn": p.until_turn,
+                    "already_pinned": True,
+                }
+        tokens = self.counter.count_text(content)
+        current = self.pinned_tokens(turn)
+        if current + tokens > self.cap:
+            return {
+                "pinned": False,
+                "reason": "pin_budget_exceeded",
+                "current_pin_tokens": current,
+                "requested_tokens": tokens,
+                "cap": self.cap,
+                "suggestion": (
+                    "unpin older content (see active pins: "
+                    + ", ".join(f"{p.pin_id} ({p.tokens} tokens)" for p in self.active(turn))
+                    + ") or pin a shorter excerpt."
+                ),
+            }
+        pin_id = "p_" + hashlib.sha256(f"{sha}:{len(self.pins)}".encode()).hexdigest()[:8]
+        self.pins[pin_id] = Pin(
+            pin_id=pin_id, content=content, label=label, until_turn=until_turn, created_turn=turn, tokens=tokens,
+            sha256=sha,
+        )
+        return {"pinned": True, "pin_id": pin_id, "label": label, "until_turn": until_turn, "already_pinned": False}
+
+    def unpin(self, args: dict[str, Any], turn: int) -> dict[str, Any]:
+        pin_id = args.get("pin_id")
+        if not isinstance(pin_id, str) or not pin_id:
+            return {"unpinned": False, "reason": "invalid_arguments", "problems": ["pin_id must be a string"]}
+        pin = self.pins.get(pin_id)
+        if pin is None or not pin.active_at(turn):
+            return {
+                "unpinned": False,
+                "pin_id": pin_id,
+                "reason": "unknown_pin_id" if pin is None else "pin_not_active",
+                "active_pins": [p.pin_id for p in self.active(turn)],
+            }
+        pin.unpinned_turn = turn
+        return {"unpinned": True, "pin_id": pin_id, "label": pin.label}
+
+    def restore(self, pins: list[dict[str, Any]]) -> None:
+        """Load pins recorded in a trace (resume)."""
+        for data in pins:
+            pin = Pin.model_validate(data)
+            self.pins[pin.pin_id] = pin

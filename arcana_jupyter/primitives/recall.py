@@ -1,0 +1,110 @@
+"""``recall(turn, include)``: the LLM reads an earlier turn at full fidelity (seed 000).
+
+Live conversation history first; when the live history does not hold the turn, the trace (through
+:class:`~arcana_jupyter.trace.reader.TraceReader`, never a second parser). Every failure is a
+structured result the model can reason about.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..messages import Message, ToolSpec
+
+INCLUDE = ("all", "assistant_only", "tool_calls")
+
+RECALL_SPEC = ToolSpec(
+    name="recall",
+    description=(
+        "Read the original, uncompressed messages of an earlier turn of this conversation."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "turn": {"type": "integer", "description": "The turn number (1 is the first)."},
+            "include": {
+                "type": "string",
+                "enum": list(INCLUDE),
+                "description": "all (default), assistant_only, or tool_calls (tool calls and their results).",
+            },
+        },
+        "required": ["turn"],
+    },
+)
+
+
+def _filter(messages: Sequence[Message], include: str) -> list[Message]:
+    if include == "assistant_only":
+        return [m for m in messages if m.role == "assistant"]
+    if include == "tool_calls":
+        call_ids = {c.id for m in messages for c in m.tool_calls}
+        return [m for m in messages if m.tool_calls or (m.role == "tool" and m.tool_call_id in call_ids)]
+    return [m for m in messages if m.role != "system"]
+
+
+def _out(m: Message) -> dict[str, Any]:
+    d: dict[str, Any] = {"role": m.role, "content": m.content}
+    if m.tool_calls:
+        d["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in m.tool_calls]
+    if m.tool_call_id:
+        d["tool_call_id"] = m.tool_call_id
+    return d
+
+
+def recall(
+    args: dict[str, Any],
+    *,
+    live_history: Sequence[Message],
+    completed_turns: int,
+    trace_history: Callable[[], list[Message] | None] | None = None,
+) -> dict[str, Any]:
+    """Service a ``recall`` call.
+
+    ``completed_turns`` is the highest turn that may be recalled (the turn in progress is already in
+    the working set). ``trace_history`` loads the transcript from the trace when live history lacks
+    the turn; ``None`` means there is no trace.
+    """
+    turn = args.get("turn")
+    include = args.get("include", "all")
+    unknown = sorted(set(args) - {"turn", "include"})
+    if isinstance(turn, str) and turn.strip().lstrip("-").isdigit():
+        turn = int(turn)
+    if isinstance(turn, bool) or not isinstance(turn, int):
+        return {"turn": args.get("turn"), "found": False, "messages": [],
+                "note": f"turn must be an integer (got {type(args.get('turn')).__name__})"}
+    if include not in INCLUDE:
+        return {"turn": turn, "found": False, "messages": [],
+                "note": f"include must be one of {list(INCLUDE)} (got {include!r})"}
+    if unknown:
+        return {"turn": turn, "found": False, "messages": [],
+                "note": f"unknown argument(s) {unknown}; recall takes turn and include"}
+    if turn <= 0:
+        return {"turn": turn, "found": False, "messages": [],
+                "note": f"turn must be 1 or greater (got {turn}); turns are numbered from 1"}
+    if completed_turns <= 0:
+        return {"turn": turn, "found": False, "messages": [],
+                "note": "trace not available: no earlier turn has been recorded yet"}
+    if turn > completed_turns:
+        return {"turn": turn, "found": False, "messages": [],
+                "note": f"turn out of range: {turn}, max={completed_turns}"}
+    messages = [m for m in live_history if m.turn == turn]
+    source = "live"
+    if not messages and trace_history is not None:
+        recorded = trace_history()
+        if recorded is None:
+            return {"turn": turn, "found": False, "messages": [],
+                    "note": "trace not available: the turn is not in live history and no trace file exists"}
+        messages = [m for m in recorded if m.turn == turn]
+        source = "trace"
+    if not messages:
+        return {"turn": turn, "found": False, "messages": [],
+                "note": f"turn {turn} holds no messages in live history or trace"}
+    selected = _filter(messages, include)
+    return {
+        "turn": turn,
+        "found": True,
+        "messages": [_out(m) for m in selected],
+        "note": None if selected else f"turn {turn} has no messages matching include={include!r}",
+        "source": source,
+    }

@@ -1,0 +1,80 @@
+"""Resume: rebuild a session from its trace after a kernel restart, and keep writing to it.
+
+History comes from the recorded transcript, pins from the ``cognitive_primitive`` events, usage
+from ``turn_end`` events, adaptive state from the engine's own replay of its events. The resumed
+session appends to the same trace file, after a ``run_start`` event marked ``resumed_from``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..exceptions import ConfigError
+from ..messages import Message
+from ..primitives.pin import Pin
+from ..providers.base import Usage
+from ..trace.events import TraceEvent
+from .config import RuntimeConfig
+from .intercept import AskUser
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
+    from .session import ChatSession
+
+
+def replay_pins(events: list[TraceEvent]) -> list[Pin]:
+    """The pins a run's ``cognitive_primitive`` events created, with their unpin turns."""
+    pins: dict[str, Pin] = {}
+    for ev in events:
+        if ev.event_type != "cognitive_primitive":
+            continue
+        md, result = ev.metadata, ev.metadata.get("result") or {}
+        args = md.get("args") or {}
+        if md.get("primitive") == "pin" and result.get("pinned") and not result.get("already_pinned"):
+            import hashlib
+
+            content = args.get("content") or ""
+            pins[result["pin_id"]] = Pin(
+                pin_id=result["pin_id"], content=content, label=result.get("label"),
+                until_turn=result.get("until_turn"), created_turn=ev.turn or 1,
+                tokens=0, sha256=hashlib.sha256(content.encode()).hexdigest(),
+            )
+        elif md.get("primitive") == "unpin" and result.get("unpinned"):
+            pin = pins.get(args.get("pin_id", ""))
+            if pin is not None:
+                pin.unpinned_turn = ev.turn or 1
+    return list(pins.values())
+
+
+def resume_session(runtime: Runtime, run_id: str, cfg: RuntimeConfig, trace_dir: Path | None, *, agent: str,
+                   ask_user: AskUser | None) -> ChatSession:
+    from ..trace.reader import TraceReader
+
+    if trace_dir is None or not trace_dir.is_dir():
+        raise ConfigError(f"cannot resume {run_id}: trace folder {trace_dir} does not exist (set trace_dir)")
+    reader = TraceReader(trace_dir)
+    known = [r.run_id for r in reader.list_runs()]
+    if run_id not in known:
+        raise ConfigError(f"cannot resume {run_id}: no such run in {trace_dir}; runs there: {', '.join(known) or 'none'}")
+    events = reader.events(run_id, agent=agent)
+    history = reader.history(run_id, agent=agent)
+    run_start = next((e for e in events if e.event_type == "run_start"), None)
+    if not history or history[0].role != "system":
+        system = (run_start.metadata.get("system_prompt") if run_start else None) or cfg.system_prompt
+        history.insert(0, Message(role="system", content=system))
+    writer = runtime.open_writer(trace_dir, run_id, cfg)
+    session = runtime._new_session(agent, run_id, writer, cfg, ask_user=ask_user)
+    session.history = history
+    session.turn = max((e.turn or 0 for e in events), default=0)
+    for pin in replay_pins(events):
+        pin.tokens = session.counter.count_text(pin.content)
+        session.pins.pins[pin.pin_id] = pin
+    for ev in events:
+        if ev.event_type == "turn_end":
+            session.usage = session.usage + Usage.model_validate(ev.metadata.get("usage") or {})
+            session.cost_usd += float(ev.metadata.get("cost_usd") or 0.0)
+    if session.engine is not None:
+        session.engine.replay(events)
+    runtime._run_start(session, resumed_from=run_id)
+    return session

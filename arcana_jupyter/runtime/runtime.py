@@ -1,0 +1,173 @@
+"""Runtime: providers, tools and settings, from which chats and agent pools are opened."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..providers.base import Provider
+from ..trace.writer import TraceWriter, new_run_id
+from .config import RuntimeConfig
+from .intercept import ASK_USER, AskUser, InterceptedTool
+from .loop import LoopThread
+from .session import ChatSession
+from .tools import Tool, ToolRegistry
+
+SessionHook = Callable[..., Any]
+
+
+class Runtime:
+    """Opens chats (``runtime.chat()``) and pools (``runtime.collaborate()``) with shared settings.
+
+    Args:
+        providers: API keys by provider name (``{"openai": "sk-..."}``), or dicts with ``api_key``
+            and ``base_url``. Keys may also come from the usual environment variables.
+        config: settings; see :class:`RuntimeConfig`.
+        tools: Python functions (or :class:`Tool`) the model may call.
+        provider: a ready :class:`Provider` instance to use instead of resolving ``config.model``
+            (e.g. a ``FunctionProvider`` in tests).
+        ask_user: how ``ask_user`` questions reach a person (a callable returning the answer).
+    """
+
+    def __init__(
+        self,
+        providers: Mapping[str, Any] | None = None,
+        config: RuntimeConfig | None = None,
+        tools: Iterable[Tool | Callable[..., Any]] = (),
+        *,
+        provider: Provider | None = None,
+        ask_user: AskUser | None = None,
+    ) -> None:
+        self.providers = dict(providers or {})
+        self.config = config or RuntimeConfig()
+        self.tools = ToolRegistry(tools)
+        self.provider_instance = provider
+        self.ask_user = ask_user
+        self.loop = LoopThread()
+        self.turn_start_hooks: list[SessionHook] = []
+        self.turn_end_hooks: list[SessionHook] = []
+        self.tool_result_hooks: list[SessionHook] = []
+        self.session_start_hooks: list[SessionHook] = []
+        self.session_end_hooks: list[SessionHook] = []
+        from . import plugins
+
+        plugins.install(self)
+
+    def tool(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Decorator: register ``fn`` as a tool for every chat opened afterwards."""
+        self.tools.add(fn)
+        return fn
+
+    def secrets(self) -> list[str]:
+        """Every key this runtime knows: masked wherever text is recorded."""
+        found: list[str] = []
+        for value in self.providers.values():
+            key = value.get("api_key") if isinstance(value, Mapping) else value
+            if isinstance(key, str) and key:
+                found.append(key)
+        for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "DEEPSEEK_API_KEY"):
+            if os.environ.get(var):
+                found.append(os.environ[var])
+        return found
+
+    def _provider(self, model: str, trace_dir: Path | None) -> tuple[Provider, str, str]:
+        if self.provider_instance is not None:
+            name = getattr(self.provider_instance, "model_name", None) or model
+            return self.provider_instance, str(name), model
+        from ..providers.registry import create_provider
+
+        provider, provider_model = create_provider(
+            model, self.providers, timeout=self.config.request_timeout, max_retries=self.config.max_retries,
+            trace_dir=trace_dir, n_ctx=self.config.total_window, seed=self.config.seed,
+        )
+        resolved = model if model != "auto" else f"{provider.name}:{provider_model}"
+        return provider, provider_model, resolved
+
+    def _config_record(self, config: RuntimeConfig) -> dict[str, Any]:
+        data = config.model_dump(mode="json")
+        data.pop("prices", None)
+        return data
+
+    def chat(
+        self,
+        *,
+        name: str = "main",
+        resume: str | None = None,
+        config: RuntimeConfig | None = None,
+        trace_dir: str | Path | None = None,
+        run_id: str | None = None,
+        notebook: str | None = None,
+        ask_user: AskUser | None = None,
+        **overrides: Any,
+    ) -> ChatSession:
+        """Open a chat. Use as ``async with runtime.chat() as chat`` (or ``with`` + ``send_sync``).
+
+        ``resume=RUN_ID`` rebuilds the session from its trace — history, pins, adaptive state —
+        and continues writing to the same trace file. Keyword ``overrides`` change single settings
+        (``runtime.chat(total_window=4000)``).
+        """
+        cfg = (config or self.config).model_copy(update=overrides) if overrides else (config or self.config)
+        if overrides:
+            cfg = RuntimeConfig.model_validate(cfg.model_dump())
+        tdir = Path(trace_dir) if trace_dir is not None else cfg.trace_dir
+        if resume is not None:
+            from .resume import resume_session
+
+            return resume_session(self, resume, cfg, tdir, agent=name, ask_user=ask_user or self.ask_user)
+        rid = run_id or new_run_id()
+        writer = self.open_writer(tdir, rid, cfg)
+        session = self._new_session(name, rid, writer, cfg, ask_user=ask_user or self.ask_user)
+        self._run_start(session, notebook=notebook)
+        return session
+
+    def open_writer(self, trace_dir: Path | None, run_id: str, cfg: RuntimeConfig) -> TraceWriter:
+        path = None
+        if trace_dir is not None:
+            trace_dir.mkdir(parents=True, exist_ok=True)
+            path = trace_dir / f"{run_id}.jsonl"
+        return TraceWriter(path, run_id, content=cfg.trace_content, secrets=self.secrets())
+
+    def _new_session(
+        self, agent: str, run_id: str, writer: TraceWriter, cfg: RuntimeConfig, *, ask_user: AskUser | None
+    ) -> ChatSession:
+        tdir = writer.path.parent if writer.path is not None else None
+        provider, provider_model, model_string = self._provider(cfg.model, tdir)
+        intercepted: list[InterceptedTool] = [ASK_USER] if ask_user is not None else []
+        from .builtin_tools import primitive_tools
+
+        intercepted += primitive_tools(cfg.cognitive_primitives)
+        session = ChatSession(
+            self, agent=agent, run_id=run_id, writer=writer, config=cfg, provider=provider,
+            provider_model=provider_model, model_string=model_string, tools=self.tools, intercepted=intercepted,
+            ask_user=ask_user,
+        )
+        for hook in self.session_start_hooks:
+            hook(session)
+        return session
+
+    def _run_start(self, session: ChatSession, *, notebook: str | None = None,
+                   resumed_from: str | None = None) -> None:
+        session.emit("run_start", {
+            "arcana_version": __version__,
+            "model": session.model_string,
+            "provider": session.provider.name,
+            "config": self._config_record(session.config),
+            "system_prompt": session.config.system_prompt,
+            "tools": [t.model_dump(mode="json") for t in session.tool_specs()],
+            "notebook": notebook,
+            "resumed_from": resumed_from,
+        }, turn=None)
+
+    def collaborate(self, *, cognitive_primitives: list[str] | None = None, trace_dir: str | Path | None = None,
+                    run_id: str | None = None) -> Any:
+        """Open an agent pool: members with their own history, pins and budget, one trace."""
+        from .pool import AgentPool
+
+        return AgentPool(self, cognitive_primitives=cognitive_primitives, trace_dir=trace_dir, run_id=run_id)
+
+    def close(self) -> None:
+        self.loop.close()
+

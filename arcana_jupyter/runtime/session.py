@@ -1,0 +1,478 @@
+"""ChatSession: one agent's conversation — the turn loop, the tool loop, and everything it records.
+
+A turn: record the user's message; build the working set (context builder, with pins, adaptive
+sections and the memory digest); call the provider (streamed); run any tool calls (user tools or
+intercepted ones) and call again, until the model answers without tools or ``max_tool_steps`` is
+reached; record the turn's end. Every step is a trace event, emitted as it happens and passed to
+subscribers (the notebook's live inspector).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..context import ContextSection, PinBlock, WorkingSetBuilder
+from ..context.decisions import ContextDecision, TokenBudget
+from ..exceptions import ArcanaError, ProviderError
+from ..messages import Message, ToolCall, ToolSpec, canonical_json
+from ..primitives.pin import PinState
+from ..providers.base import LLMRequest, LLMResponse, Provider, Usage
+from ..tokens import TokenCounter
+from ..trace.events import TraceEvent
+from ..trace.writer import TraceWriter
+from .config import RuntimeConfig
+from .intercept import AskUser, InterceptedTool
+from .tools import ArgumentsError, ToolRegistry, bound_text, parse_arguments, to_text
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
+
+log = logging.getLogger("arcana_jupyter")
+
+TokenCallback = Callable[[str], None]
+EventCallback = Callable[[TraceEvent], None]
+
+
+@dataclass
+class ChatReply:
+    """The outcome of one :meth:`ChatSession.send`."""
+
+    text: str
+    turn: int
+    run_id: str
+    agent: str
+    status: str = "ok"
+    """``ok``, ``error`` or ``cancelled``."""
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    latency_ms: float = 0.0
+    steps: int = 0
+    decision: ContextDecision | None = None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    primitives: list[dict[str, Any]] = field(default_factory=list)
+    error: ArcanaError | None = None
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class ChatSession:
+    """One conversation with one model, as one agent of a run. Create it with ``Runtime.chat()``."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        agent: str,
+        run_id: str,
+        writer: TraceWriter,
+        config: RuntimeConfig,
+        provider: Provider,
+        provider_model: str,
+        model_string: str,
+        tools: ToolRegistry,
+        intercepted: Sequence[InterceptedTool],
+        ask_user: AskUser | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.agent = agent
+        self.run_id = run_id
+        self.writer = writer
+        self.config = config
+        self.provider = provider
+        self.provider_model = provider_model
+        self.model_string = model_string
+        self.tools = tools
+        self.intercepted: dict[str, InterceptedTool] = {t.name: t for t in intercepted}
+        self.ask_user_callback = ask_user
+        self.counter = TokenCounter(provider_model)
+        self.budget = TokenBudget(total_window=config.total_window, response_reserve=config.response_reserve)
+        self.builder = WorkingSetBuilder(budget=self.budget, strategy=config.strategy, counter=self.counter,
+                                         summarizer=self._summarize)
+        self.pins = PinState(self.counter, config.total_window, config.pin_budget_fraction)
+        self.history: list[Message] = [Message(role="system", content=config.system_prompt)]
+        self.turn = 0
+        self.usage = Usage()
+        self.cost_usd = 0.0
+        self.engine: Any = None
+        """The adaptive-context engine, or ``None`` in classic mode."""
+        self.memory: Any = None
+        """The memory session, or ``None`` when memory is off."""
+        self.extra_sections: list[Callable[[ChatSession], list[ContextSection]]] = []
+        self._subscribers: list[EventCallback] = []
+        self._previous_build: Any = None
+        self._turn_events: dict[int, list[TraceEvent]] = {}
+        self.sent_messages: dict[tuple[int, int], list[Message]] = {}
+        """The prompts of recent steps, by (turn, step), for the inspector's message text."""
+        self._lock = asyncio.Lock()
+        self.closed = False
+        self.owns_run = True
+        """False for pool members: the pool writes ``run_end``."""
+
+    # ---- events ---------------------------------------------------------------------------
+    def subscribe(self, callback: EventCallback) -> Callable[[], None]:
+        """Call ``callback(event)`` for every event this session emits; returns an unsubscribe function."""
+        self._subscribers.append(callback)
+        return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
+
+    def emit(self, event_type: str, metadata: dict[str, Any], *, parent_id: str | None = None,
+             turn: int | None = -1) -> TraceEvent:
+        t = self.turn if turn == -1 else turn
+        event = self.writer.emit(event_type, metadata, turn=t, agent=self.agent, parent_id=parent_id)
+        if t is not None:
+            events = self._turn_events.setdefault(t, [])
+            events.append(event)
+            if len(self._turn_events) > 64:  # the bundle of old turns is rebuilt from the trace
+                self._turn_events.pop(min(self._turn_events))
+        for cb in list(self._subscribers):
+            try:
+                cb(event)
+            except Exception:  # a broken display must not break the conversation
+                log.exception("arcana: an event subscriber failed")
+        return event
+
+    @property
+    def trace_path(self) -> Path | None:
+        return self.writer.path
+
+    def turn_events(self, turn: int) -> list[TraceEvent]:
+        events = self._turn_events.get(turn)
+        if events is not None:
+            return list(events)
+        if self.writer.path is None:
+            return []
+        from ..trace.reader import TraceReader
+
+        return TraceReader(self.writer.path.parent).events(self.run_id, turn=turn, agent=self.agent)
+
+    # ---- tools ----------------------------------------------------------------------------
+    def tool_specs(self) -> list[ToolSpec]:
+        return [*self.tools.specs(), *(t.spec for t in self.intercepted.values())]
+
+    def _sections(self) -> list[ContextSection]:
+        sections: list[ContextSection] = []
+        for provide in self.extra_sections:
+            sections.extend(provide(self))
+        return sections
+
+    def _pin_blocks(self) -> list[PinBlock]:
+        return [
+            PinBlock(pin_id=p.pin_id, content=p.content, label=p.label, until_turn=p.until_turn,
+                     created_turn=p.created_turn)
+            for p in self.pins.active(self.turn)
+        ]
+
+    # ---- the turn -------------------------------------------------------------------------
+    async def send(
+        self,
+        text: str,
+        *,
+        on_token: TokenCallback | None = None,
+        raise_errors: bool = True,
+    ) -> ChatReply:
+        """Send one user turn and return the model's answer (after any tool calls)."""
+        if self.closed:
+            raise ArcanaError("this chat is closed; open a new one with runtime.chat()")
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("send() needs a non-empty message")
+        async with self._lock:
+            return await self._send(text, on_token, raise_errors)
+
+    async def _send(self, text: str, on_token: TokenCallback | None, raise_errors: bool) -> ChatReply:
+        self.turn += 1
+        turn = self.turn
+        started = time.perf_counter()
+        reply = ChatReply(text="", turn=turn, run_id=self.run_id, agent=self.agent)
+        self.emit("turn_start", {"input_tokens": self.counter.count_text(text)})
+        user = Message(role="user", content=text, turn=turn)
+        self.history.append(user)
+        self.emit("user_message", {"message": user.record(), "history_index": len(self.history) - 1})
+        for hook in self.runtime.turn_start_hooks:
+            await _maybe_await(hook(self, text))
+        partial: list[str] = []
+        status = "ok"
+        try:
+            for step in range(self.config.max_tool_steps):
+                response = await self._step(turn, step, text, on_token, partial, reply)
+                reply.steps = step + 1
+                partial.clear()
+                if not response.message.tool_calls:
+                    reply.text = response.message.content
+                    break
+                await self._run_tool_calls(turn, step, response.message.tool_calls, reply)
+            else:
+                reply.text = self.history[-1].content if self.history[-1].role == "assistant" else ""
+                self.emit("error", {"type": "max_tool_steps", "where": "runtime", "recoverable": True,
+                                    "message": f"stopped after {self.config.max_tool_steps} tool steps "
+                                               "without a final answer (RuntimeConfig.max_tool_steps)"})
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            status = "cancelled"
+            received = "".join(partial)
+            if received:
+                msg = Message(role="assistant", content=received, turn=turn)
+                self.history.append(msg)
+            reply.text = received
+            self.emit("error", {"type": "cancelled", "where": "runtime", "recoverable": True,
+                                "message": "the turn was cancelled", "received": received})
+            self._end_turn(reply, status, started)
+            raise
+        except ProviderError as exc:
+            status = "error"
+            reply.error = exc
+            received = "".join(partial)
+            self.emit("error", {"type": type(exc).__name__, "where": "provider", "recoverable": True,
+                                "message": str(exc), "status": exc.status, "received": received})
+        except ArcanaError as exc:
+            status = "error"
+            reply.error = exc
+            self.emit("error", {"type": type(exc).__name__, "where": "runtime", "recoverable": True,
+                                "message": str(exc)})
+        for hook in self.runtime.turn_end_hooks:
+            await _maybe_await(hook(self, reply))
+        self._end_turn(reply, status, started)
+        if reply.error is not None and raise_errors:
+            raise reply.error
+        return reply
+
+    def _end_turn(self, reply: ChatReply, status: str, started: float) -> None:
+        reply.status = status
+        reply.latency_ms = (time.perf_counter() - started) * 1000
+        self.emit("turn_end", {
+            "status": status, "reply": reply.text, "usage": reply.usage.model_dump(),
+            "cost_usd": reply.cost_usd, "latency_ms": round(reply.latency_ms, 3), "steps": reply.steps,
+        })
+
+    async def _step(
+        self, turn: int, step: int, text: str, on_token: TokenCallback | None, partial: list[str], reply: ChatReply
+    ) -> LLMResponse:
+        tools = self.tool_specs()
+        build = await self.builder.abuild(
+            self.history, None, task=None, pins=self._pin_blocks(), sections=self._sections(), tools=tools,
+            turn=turn, step=step, previous=self._previous_build,
+        )
+        self._previous_build = build
+        self.sent_messages[(turn, step)] = build.messages
+        while len(self.sent_messages) > 128:
+            self.sent_messages.pop(next(iter(self.sent_messages)))
+        reply.decision = build.decision
+        digest = build.digest(self.provider_model)
+        decision_event = self.emit("context_decision", {
+            "step": step,
+            "decision": build.decision.model_dump(mode="json"),
+            "report": build.report.model_dump(mode="json"),
+            "budget": build.budget.model_dump(mode="json"),
+            "request_digest": digest,
+            "history_len": len(self.history),
+            "inputs": {
+                "pins": [p.model_dump(mode="json") for p in self._pin_blocks()],
+                "sections": [s.model_dump(mode="json") for s in self._sections_snapshot(build)],
+                "task": None,
+            },
+            "builder": {"strategy": self.config.strategy, "total_window": self.budget.total_window,
+                        "response_reserve": self.budget.response_reserve, "model": self.provider_model},
+            "tools": [t.model_dump(mode="json") for t in tools],
+        })
+        if self.config.trace_include_prompt_snapshots:
+            self.emit("prompt_snapshot", {
+                "turn": turn, "step": step, "model": self.provider_model,
+                "messages": [m.wire() for m in build.messages], "tools": [t.wire() for t in tools],
+                "response_format": None, "budget_snapshot": build.budget.model_dump(mode="json"),
+            }, parent_id=decision_event.event_id)
+        request = LLMRequest(
+            model=self.provider_model, messages=build.messages, tools=tools, temperature=self.config.temperature,
+            max_tokens=self.config.max_tokens, seed=self.config.seed,
+        )
+        started = time.perf_counter()
+        response: LLMResponse | None = None
+        async for chunk in self.provider.stream(request):
+            if chunk.text:
+                partial.append(chunk.text)
+                if on_token is not None:
+                    on_token(chunk.text)
+            if chunk.response is not None:
+                response = chunk.response
+        if response is None:
+            from ..exceptions import StreamError
+
+            raise StreamError("the provider's stream ended without a final response", provider=self.provider.name)
+        latency = (time.perf_counter() - started) * 1000
+        message = response.message.replace(turn=turn, role="assistant")
+        self.history.append(message)
+        from ..providers.pricing import cost
+
+        call_cost = cost(self.provider_model, response.usage, self.config.prices)
+        self.usage = self.usage + response.usage
+        reply.usage = reply.usage + response.usage
+        self.cost_usd += call_cost
+        reply.cost_usd += call_cost
+        self.emit("llm_call", {
+            "step": step,
+            "gen_ai.system": self.provider.name,
+            "gen_ai.request.model": self.provider_model,
+            "gen_ai.response.model": response.model or self.provider_model,
+            "gen_ai.usage.input_tokens": response.usage.input_tokens,
+            "gen_ai.usage.output_tokens": response.usage.output_tokens,
+            "gen_ai.usage.cached_input_tokens": response.usage.cached_input_tokens,
+            "gen_ai.response.finish_reasons": [response.finish_reason],
+            "latency_ms": round(latency, 3),
+            "request_digest": digest,
+            "streamed": True,
+            "message": message.record(),
+            "history_index": len(self.history) - 1,
+            "cost_usd": call_cost,
+        }, parent_id=decision_event.event_id)
+        return response
+
+    def _sections_snapshot(self, build: Any) -> list[ContextSection]:
+        return list(getattr(build, "sections", None) or self._sections())
+
+    async def _summarize(self, messages: list[Message]) -> str:
+        """The summariser ``llm_summarize`` calls: the session's own model, recorded like any call."""
+        prompt = [
+            Message(role="system", content="Summarise the conversation below in a few sentences. Keep names, "
+                                           "numbers, decisions and open questions. Write only the summary."),
+            Message(role="user", content="\n\n".join(f"[{m.role}] {m.content}" for m in messages if m.content)),
+        ]
+        response = await self.provider.complete(LLMRequest(model=self.provider_model, messages=prompt,
+                                                           max_tokens=512, temperature=0))
+        self.emit("llm_call", {
+            "step": -1, "purpose": "summarize", "gen_ai.system": self.provider.name,
+            "gen_ai.request.model": self.provider_model,
+            "gen_ai.usage.input_tokens": response.usage.input_tokens,
+            "gen_ai.usage.output_tokens": response.usage.output_tokens,
+            "request_digest": None, "message": response.message.record(),
+        })
+        return response.message.content
+
+    async def _run_tool_calls(self, turn: int, step: int, calls: Sequence[ToolCall], reply: ChatReply) -> None:
+        for call in calls:
+            started = time.perf_counter()
+            intercepted = self.intercepted.get(call.name)
+            if intercepted is not None:
+                ok, content, result, error = await self._run_intercepted(intercepted, call)
+                truncated = False
+            else:
+                outcome = await self.tools.execute(call.name, call.arguments, self.counter,
+                                                   self.config.tool_output_max_tokens)
+                ok, content, error, truncated = outcome.ok, outcome.content, outcome.error, outcome.truncated
+                result = content
+                for hook in self.runtime.tool_result_hooks:
+                    content = await _maybe_await(hook(self, call, content)) or content
+            message = Message(role="tool", content=content, tool_call_id=call.id, name=call.name, turn=turn)
+            self.history.append(message)
+            try:
+                args: Any = parse_arguments(call.arguments)
+            except ArgumentsError:
+                args = call.arguments
+            record = {"name": call.name, "arguments": args, "ok": ok, "result": content,
+                      "intercepted": intercepted is not None}
+            reply.tool_calls.append(record)
+            self.emit("tool_call", {
+                "step": step, "tool_call_id": call.id, "name": call.name, "arguments": args, "ok": ok,
+                "result": content, "error": error, "latency_ms": round((time.perf_counter() - started) * 1000, 3),
+                "truncated": truncated, "message": message.record(), "history_index": len(self.history) - 1,
+                "intercepted": intercepted is not None,
+            })
+            if intercepted is not None and intercepted.primitive:
+                prim = {"primitive": intercepted.primitive, "tool_call_id": call.id, "args": args, "result": result}
+                reply.primitives.append(prim)
+                self.emit("cognitive_primitive", prim)
+
+    async def _run_intercepted(
+        self, tool: InterceptedTool, call: ToolCall
+    ) -> tuple[bool, str, Any, dict[str, str] | None]:
+        try:
+            args = parse_arguments(call.arguments)
+        except ArgumentsError as exc:
+            result: dict[str, Any] = {"ok": False, "error": "invalid_json", "message": str(exc)}
+            return False, canonical_json(result), result, {"type": "invalid_json", "message": str(exc)}
+        try:
+            result = await tool.run(self, args)
+        except Exception as exc:  # structured, never an exception that ends the turn
+            log.exception("arcana: intercepted tool %s failed", tool.name)
+            result = {"ok": False, "error": type(exc).__name__, "message": str(exc)}
+        ok = result.get("ok", True) is not False and result.get("pinned", True) is not False \
+            and result.get("found", True) is not False and result.get("unpinned", True) is not False
+        content, _ = bound_text(to_text(result), self.counter, self.config.tool_output_max_tokens)
+        error = None if ok else {"type": str(result.get("error") or result.get("reason") or "failed"),
+                                 "message": str(result.get("message") or result.get("note") or "")}
+        return ok, content, result, error
+
+    # ---- actions from outside the model (widgets, magics), traced like the model's -----------
+    def unpin(self, pin_id: str) -> dict[str, Any]:
+        result = self.pins.unpin({"pin_id": pin_id}, self.turn)
+        self.emit("cognitive_primitive", {"primitive": "unpin", "tool_call_id": None, "args": {"pin_id": pin_id},
+                                          "result": result, "source": "user"})
+        return result
+
+    def pin(self, content: str, label: str | None = None, until_turn: int | None = None) -> dict[str, Any]:
+        args = {"content": content, "label": label, "until_turn": until_turn}
+        result = self.pins.pin(args, max(self.turn, 1))
+        self.emit("cognitive_primitive", {"primitive": "pin", "tool_call_id": None, "args": args,
+                                          "result": result, "source": "user"})
+        return result
+
+    def hydrate(self, object_id: str) -> dict[str, Any]:
+        if self.engine is None:
+            return {"ok": False, "error": "classic_mode", "message": "adaptive context is off in this session"}
+        return dict(self.engine.hydrate(object_id, turn=self.turn, source="widget"))
+
+    def retract(self, object_id: str) -> dict[str, Any]:
+        if self.engine is None:
+            return {"ok": False, "error": "classic_mode", "message": "adaptive context is off in this session"}
+        return dict(self.engine.retract(object_id, turn=self.turn, source="widget"))
+
+    # ---- sync use (scripts, notebook magics) --------------------------------------------
+    def send_sync(self, text: str, **kwargs: Any) -> ChatReply:
+        """:meth:`send` for code without an event loop — or inside a running one (a notebook cell)."""
+        return self.runtime.loop.run(self.send(text, **kwargs))
+
+    def turn_bundle(self, turn: int | None = None) -> dict[str, Any]:
+        """The ``application/vnd.arcana.turn+json`` object of ``turn`` (default: the latest)."""
+        from .bundle import turn_bundle
+
+        return turn_bundle(self, self.turn if turn is None else turn)
+
+    async def aclose(self) -> None:
+        """End the session: session-end hooks (memory learnings), then ``run_end`` if it owns the run."""
+        if self.closed:
+            return
+        self.closed = True
+        for hook in self.runtime.session_end_hooks:
+            try:
+                await _maybe_await(hook(self))
+            except Exception as exc:  # closing must always finish and record
+                self.emit("error", {"type": type(exc).__name__, "where": "runtime", "recoverable": True,
+                                    "message": f"at session end: {exc}"}, turn=None)
+        if self.owns_run:
+            self.emit("run_end", {"turns": self.turn, "usage": self.usage.model_dump(),
+                                  "cost_usd": self.cost_usd}, turn=None)
+            self.writer.close()
+
+    def close(self) -> None:
+        self.runtime.loop.run(self.aclose())
+
+    async def __aenter__(self) -> ChatSession:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __enter__(self) -> ChatSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+async def _maybe_await(value: Any) -> Any:
+    if isinstance(value, Awaitable):
+        return await value
+    return value
+

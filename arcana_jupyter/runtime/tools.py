@@ -1,0 +1,219 @@
+"""Plain Python functions as LLM tools: schema from type hints and docstring, validated calls.
+
+``Tool.from_function(fn)`` reads the signature with pydantic, so ``def area(w: float, h: float)``
+becomes a JSON schema with two required numbers. Calls are validated against the same model; a bad
+call (unknown tool, malformed JSON, wrong types, the function raising) becomes a structured result
+the model can read and fix — never an exception that ends the turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import re
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from ..messages import ToolSpec, canonical_json
+from ..tokens import TokenCounter
+
+_ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$")
+_ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
+
+
+def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """The summary and the per-argument descriptions of a Google-style docstring."""
+    if not doc:
+        return "", {}
+    lines = inspect.cleandoc(doc).splitlines()
+    summary: list[str] = []
+    params: dict[str, str] = {}
+    i = 0
+    while i < len(lines) and not _ARGS_HEADER.match(lines[i]):
+        summary.append(lines[i])
+        i += 1
+    current: str | None = None
+    indent: int | None = None
+    for line in lines[i + 1 :]:
+        if not line.strip():
+            continue
+        this_indent = len(line) - len(line.lstrip())
+        if indent is None:
+            indent = this_indent
+        if this_indent < indent:
+            break  # the next section (Returns:, Raises:)
+        m = _ARG_LINE.match(line)
+        if this_indent == indent and m:
+            current = m.group(1).lstrip("*")
+            params[current] = m.group(3).strip()
+        elif current:
+            params[current] = (params[current] + " " + line.strip()).strip()
+    text = "\n".join(summary).strip()
+    return text.split("\n\n")[0].replace("\n", " "), params
+
+
+@dataclass
+class ToolResult:
+    """What a tool call produced: the text the model reads and whether it succeeded."""
+
+    ok: bool
+    content: str
+    error: dict[str, str] | None = None
+    truncated: bool = False
+    latency_ms: float = 0.0
+    data: Any = None
+
+
+class Tool:
+    """A Python function the model may call."""
+
+    def __init__(self, fn: Callable[..., Any], *, name: str | None = None, description: str | None = None) -> None:
+        self.fn = fn
+        self.name = name or fn.__name__
+        doc_summary, doc_params = parse_docstring(fn.__doc__)
+        self.description = description if description is not None else doc_summary
+        sig = inspect.signature(fn)
+        fields: dict[str, Any] = {}
+        for pname, param in sig.parameters.items():
+            if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+                raise TypeError(f"tool {self.name!r}: *args/**kwargs cannot be described to a model")
+            annotation = param.annotation if param.annotation is not inspect.Parameter.empty else Any
+            default = param.default if param.default is not inspect.Parameter.empty else ...
+            from pydantic import Field
+
+            fields[pname] = (annotation, Field(default, description=doc_params.get(pname) or None))
+        self.arguments_model: type[BaseModel] = create_model(  # type: ignore[call-overload]
+            f"{self.name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
+        )
+        schema = self.arguments_model.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        self.spec = ToolSpec(name=self.name, description=self.description, parameters=schema)
+        self.is_async = inspect.iscoroutinefunction(fn)
+
+    async def call(self, arguments: dict[str, Any]) -> Any:
+        """Validate ``arguments`` and run the function (sync functions run in a worker thread)."""
+        model = self.arguments_model.model_validate(arguments)
+        kwargs = {k: getattr(model, k) for k in self.arguments_model.model_fields}
+        if self.is_async:
+            return await self.fn(**kwargs)
+        return await asyncio.to_thread(self.fn, **kwargs)
+
+
+def as_tool(value: Tool | Callable[..., Any]) -> Tool:
+    return value if isinstance(value, Tool) else Tool(value)
+
+
+def bound_text(text: str, counter: TokenCounter, max_tokens: int) -> tuple[str, bool]:
+    """Keep head and tail of ``text`` within ``max_tokens``, with a marker saying what was cut."""
+    total = counter.count_text(text)
+    if total <= max_tokens:
+        return text, False
+    keep = max(16, max_tokens - 24)
+    head = counter.truncate_text(text, keep * 2 // 3)
+    tail = counter.tail_text(text, keep - keep * 2 // 3)
+    cut = total - counter.count_text(head) - counter.count_text(tail)
+    return f"{head}\n[... {cut} tokens of tool output cut ...]\n{tail}", True
+
+
+def to_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def error_result(kind: str, message: str, **extra: Any) -> dict[str, Any]:
+    return {"ok": False, "error": kind, "message": message, **extra}
+
+
+class ToolRegistry:
+    """The user's tools, by name, and the one place a tool call is executed."""
+
+    def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for t in tools:
+            self.add(t)
+
+    def add(self, tool: Tool | Callable[..., Any]) -> Tool:
+        t = as_tool(tool)
+        self._tools[t.name] = t
+        return t
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def specs(self) -> list[ToolSpec]:
+        return [t.spec for t in self._tools.values()]
+
+    async def execute(
+        self, name: str, raw_arguments: str, counter: TokenCounter, max_tokens: int
+    ) -> ToolResult:
+        start = time.perf_counter()
+        result = await self._execute(name, raw_arguments)
+        if result.ok:
+            result.content, result.truncated = bound_text(result.content, counter, max_tokens)
+        result.latency_ms = (time.perf_counter() - start) * 1000
+        return result
+
+    async def _execute(self, name: str, raw_arguments: str) -> ToolResult:
+        tool = self._tools.get(name)
+        if tool is None:
+            err = error_result("unknown_tool", f"no tool named {name!r}", available=sorted(self._tools))
+            return ToolResult(False, canonical_json(err), {"type": "unknown_tool", "message": err["message"]})
+        try:
+            args = parse_arguments(raw_arguments)
+        except ArgumentsError as exc:
+            err = error_result("invalid_json", str(exc))
+            return ToolResult(False, canonical_json(err), {"type": "invalid_json", "message": str(exc)})
+        try:
+            value = await tool.call(args)
+        except ValidationError as exc:
+            details = [
+                {"field": ".".join(str(p) for p in e["loc"]) or "(arguments)", "problem": e["msg"]}
+                for e in exc.errors(include_url=False)
+            ]
+            err = error_result(
+                "invalid_arguments", f"arguments for {name!r} do not match its schema", details=details,
+                schema=tool.spec.parameters,
+            )
+            return ToolResult(False, canonical_json(err), {"type": "invalid_arguments", "message": err["message"]})
+        except Exception as exc:  # the tool's own failure is the model's information, not ours to raise
+            frames = traceback.format_exception(exc)
+            err = error_result(type(exc).__name__, str(exc), traceback="".join(frames[-3:])[-1500:])
+            return ToolResult(False, canonical_json(err), {"type": type(exc).__name__, "message": str(exc)})
+        return ToolResult(True, to_text(value), data=value)
+
+
+class ArgumentsError(ValueError):
+    """Tool-call arguments that are not a JSON object."""
+
+
+def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
+    """Decode tool-call arguments; raises :class:`ArgumentsError` when they are not a JSON object."""
+    if isinstance(raw, dict):
+        return raw
+    if raw is None or not str(raw).strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ArgumentsError(f"arguments are not valid JSON: {exc.msg} at position {exc.pos}") from None
+    if not isinstance(value, dict):
+        raise ArgumentsError(f"arguments must be a JSON object, got {type(value).__name__}")
+    return value
+
