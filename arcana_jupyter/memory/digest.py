@@ -1,0 +1,149 @@
+"""The session-start digest: in-scope memories, ranked, as markdown within a token budget.
+
+Pinned entries come first (in rank order), then the rest by digest score (see ``ranking``). Lines
+are added while the whole digest — counted exactly with :class:`~arcana_jupyter.tokens.TokenCounter`
+— stays within ``budget_tokens``. If a pinned entry does not fit, it is reported in
+``Digest.omitted_pinned`` and a closing line says so (pinned entries are never silently lost).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..tokens import TokenCounter
+from .models import MemoryEntry
+
+SECTION_NAME = "memory_digest"
+MAX_LINE_CHARS = 400
+
+
+@dataclass(frozen=True)
+class DigestItem:
+    entry: MemoryEntry
+    score: float
+
+
+@dataclass(frozen=True)
+class Digest:
+    """What ``MemoryStore.start_session`` returns. ``markdown`` is empty when nothing is in scope."""
+
+    session_id: str
+    markdown: str
+    items: list[DigestItem]
+    tokens: int
+    budget_tokens: int
+    mode: str = "keyword"
+    candidates: int = 0
+    """How many in-scope entries were considered."""
+    omitted: int = 0
+    """In-scope entries left out (budget or ``max_entries``)."""
+    omitted_pinned: list[str] = field(default_factory=list)
+    section_name: str = SECTION_NAME
+
+    @property
+    def entry_ids(self) -> list[str]:
+        return [item.entry.id for item in self.items]
+
+    @property
+    def empty(self) -> bool:
+        return not self.items
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "entries": self.entry_ids,
+            "tokens": self.tokens,
+            "budget_tokens": self.budget_tokens,
+            "omitted": self.omitted,
+            "omitted_pinned": list(self.omitted_pinned),
+        }
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= MAX_LINE_CHARS else flat[: MAX_LINE_CHARS - 1] + "…"
+
+
+def entry_line(entry: MemoryEntry) -> str:
+    tags: list[str] = [entry.kind, entry.level]
+    if entry.pinned:
+        tags.append("pinned")
+    if entry.layer == 2:
+        tags.append("deep")
+    return f"- [{entry.id}] ({', '.join(tags)}) {_one_line(entry.content)}"
+
+
+def header(project: bool, mode: str) -> str:
+    where = "this project and your global memories" if project else "your global memories"
+    how = "keyword and semantic" if mode == "hybrid" else "keyword"
+    return (
+        "## Memory from earlier sessions\n"
+        f"Ranked memories for {where} (most useful first). They may be outdated: "
+        "prefer what the user says now. Cite an id like [m_…] when you rely on one; "
+        f"use recall_memory ({how} search) for more, forget_memory to retract a wrong one."
+    )
+
+
+def build_digest(
+    session_id: str,
+    ranked: list[DigestItem],
+    *,
+    budget_tokens: int,
+    counter: TokenCounter,
+    project: bool,
+    mode: str = "keyword",
+    candidates: int | None = None,
+) -> Digest:
+    """Fit ``ranked`` (pinned first, then by score) into ``budget_tokens`` of markdown."""
+    ordered = [i for i in ranked if i.entry.pinned] + [i for i in ranked if not i.entry.pinned]
+    head = header(project, mode)
+    total_candidates = len(ranked) if candidates is None else candidates
+    if not ordered or budget_tokens <= 0 or counter.count_text(head) > budget_tokens:
+        return Digest(
+            session_id,
+            "",
+            [],
+            0,
+            budget_tokens,
+            mode,
+            total_candidates,
+            total_candidates,
+            [i.entry.id for i in ordered if i.entry.pinned],
+        )
+    lines = [head, ""]
+    kept: list[DigestItem] = []
+    skipped_pinned: list[str] = []
+    for item in ordered:
+        line = entry_line(item.entry)
+        if counter.count_text("\n".join([*lines, line])) <= budget_tokens:
+            lines.append(line)
+            kept.append(item)
+        elif item.entry.pinned:
+            skipped_pinned.append(item.entry.id)
+    if skipped_pinned:
+        note = f"({len(skipped_pinned)} pinned memories did not fit: {', '.join(skipped_pinned)})"
+        # make room for the note by dropping the lowest-ranked unpinned lines
+        while counter.count_text("\n".join([*lines, note])) > budget_tokens and len(lines) > 2:
+            victim = next((k for k in reversed(kept) if not k.entry.pinned), None) or kept[-1]
+            idx = kept.index(victim)
+            del lines[2 + idx]
+            kept.pop(idx)
+            if victim.entry.pinned:
+                skipped_pinned.insert(0, victim.entry.id)
+        if counter.count_text("\n".join([*lines, note])) <= budget_tokens:
+            lines.append(note)
+    if not kept:
+        return Digest(session_id, "", [], 0, budget_tokens, mode, total_candidates, total_candidates, skipped_pinned)
+    markdown = "\n".join(lines)
+    return Digest(
+        session_id=session_id,
+        markdown=markdown,
+        items=kept,
+        tokens=counter.count_text(markdown),
+        budget_tokens=budget_tokens,
+        mode=mode,
+        candidates=total_candidates,
+        omitted=total_candidates - len(kept),
+        omitted_pinned=skipped_pinned,
+    )

@@ -1,0 +1,975 @@
+"""MemoryStore: cognitive memory on SQLite (WAL + FTS5), safe for several processes at once.
+
+Concurrency: one connection per store, in autocommit mode, guarded by a lock (a store may be used
+from several threads). Every write is one ``BEGIN IMMEDIATE`` transaction with ``busy_timeout``;
+if SQLite still answers "database is locked"/"busy", the transaction is rolled back and re-run with
+exponential backoff and jitter until ``write_deadline`` seconds have passed — so two notebooks
+writing at once lose nothing and the user never sees "database is locked" (after the deadline a
+:class:`~arcana_jupyter.exceptions.MemoryStoreError` says what happened). WAL lets readers run
+while another process writes. Trace events are emitted after the commit, never for a rolled-back
+attempt.
+
+Session lifecycle (the runtime calls these)::
+
+    digest = store.start_session(session_id, scope)        # ranked markdown, records what was surfaced
+    store.recall(query, scope, session_id=session_id)      # recall hits count as surfaced too
+    store.mark_acted_on(ids, session_id=session_id)        # the model relied on these
+    store.end_session(session_id, success=True)            # reinforcement, decay, promotion
+    await store.extract_learnings(transcript, summarise, scope, session_id=session_id)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any, Literal, TypeVar
+
+from ..exceptions import MemoryStoreError
+from ..text import words
+from ..tokens import TokenCounter
+from . import ranking
+from .digest import Digest, DigestItem, build_digest
+from .embedding import Embedder, embedder_name, pack, unpack
+from .learnings import LearningsResult, format_transcript, learnings_prompt, parse_learnings
+from .models import (
+    CONFIDENCE_LEVELS,
+    KINDS,
+    ConfidenceLevel,
+    Level,
+    MemoryEntry,
+    Scope,
+    from_epoch,
+    to_epoch,
+)
+from .schema import LATEST_VERSION, current_version, migrate
+
+T = TypeVar("T")
+OnEvent = Callable[[str, dict[str, Any]], None]
+Clock = Callable[[], datetime]
+
+DEFAULT_PATH = Path("~/.arcana/memory.sqlite3")
+ENV_PATH = "ARCANA_MEMORY_PATH"
+MAX_CONTENT_CHARS = 4000
+ID_IN_TEXT = re.compile(r"\bm_[0-9a-f]{16}\b")
+
+_COLUMNS = (
+    "pk, id, kind, content, scopes, confidence, validity, usefulness, pinned, layer, created_at, updated_at, "
+    "last_accessed_at, reinforced_at, surfaced_count, surfaced_sessions, acted_on_count, retracted, source"
+)
+
+
+def default_memory_path() -> Path:
+    """``$ARCANA_MEMORY_PATH`` if set, else ``~/.arcana/memory.sqlite3``."""
+    env = os.environ.get(ENV_PATH)
+    return Path(env).expanduser() if env else DEFAULT_PATH.expanduser()
+
+
+def find_entry_ids(text: str) -> list[str]:
+    """Memory ids cited in ``text`` (e.g. an assistant reply quoting ``[m_…]``), in order, distinct."""
+    return list(dict.fromkeys(ID_IN_TEXT.findall(text or "")))
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    msg = str(exc).lower()
+    return "locked" in msg or "busy" in msg
+
+
+@dataclass(frozen=True)
+class RecallHit:
+    entry: MemoryEntry
+    score: float
+    text: float
+    """Normalised bm25 (1.0 = best keyword match among the candidates)."""
+    vector: float | None
+    """Cosine similarity, or ``None`` in keyword mode."""
+    strength: float
+    recency: float
+
+    def to_dict(self) -> dict[str, Any]:
+        e = self.entry
+        return {
+            "id": e.id,
+            "kind": e.kind,
+            "scope": e.level,
+            "content": e.content,
+            "score": round(self.score, 4),
+            "confidence": round(e.confidence, 3),
+            "pinned": e.pinned,
+            "layer": e.layer,
+        }
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    query: str
+    mode: Literal["keyword", "hybrid"]
+    hits: list[RecallHit]
+
+    @property
+    def entries(self) -> list[MemoryEntry]:
+        return [h.entry for h in self.hits]
+
+    @property
+    def ids(self) -> list[str]:
+        return [h.entry.id for h in self.hits]
+
+
+@dataclass(frozen=True)
+class SessionOutcome:
+    """What ``end_session`` did."""
+
+    session_id: str
+    success: bool | None
+    reinforced: list[str] = field(default_factory=list)
+    useful: list[str] = field(default_factory=list)
+    """Acted on in a successful session: usefulness up, decay clock reset."""
+    ignored: list[str] = field(default_factory=list)
+    """Surfaced, not acted on: usefulness decayed."""
+    promoted: list[str] = field(default_factory=list)
+    already_ended: bool = False
+    unknown: bool = False
+
+
+class MemoryStore:
+    """The cognitive memory store. ``path`` is a file, ``":memory:"`` (tests), or ``None`` (default path).
+
+    ``clock`` returns the current time (aware UTC datetime) — inject one in tests; ``embedder`` enables
+    hybrid recall; ``on_event(event_type, metadata)`` receives a ``memory_read`` / ``memory_write`` event
+    for every read and write (metadata per docs/TRACE_FORMAT.md); ``counter`` counts digest tokens.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        clock: Clock | None = None,
+        embedder: Embedder | None = None,
+        on_event: OnEvent | None = None,
+        counter: TokenCounter | None = None,
+        busy_timeout: float = 5.0,
+        write_deadline: float = 30.0,
+    ) -> None:
+        if path is None:
+            path = default_memory_path()
+        self.path: str = str(path) if str(path) == ":memory:" else str(Path(path).expanduser())
+        self.clock: Clock = clock or (lambda: datetime.now(UTC))
+        self.embedder = embedder
+        self.on_event = on_event
+        self.counter = counter
+        self.busy_timeout = busy_timeout
+        self.write_deadline = write_deadline
+        self._lock = threading.RLock()
+        self._current_session: str | None = None
+        self.migrated_from: int | None = None
+        if self.path != ":memory:":
+            try:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise MemoryStoreError(f"cannot create the folder of the memory database {self.path}: {exc}") from exc
+        try:
+            self._conn = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise MemoryStoreError(f"cannot open the memory database {self.path}: {exc}") from exc
+        try:
+            self._setup()
+        except BaseException:
+            self._conn.close()
+            raise
+
+    # --- plumbing ---------------------------------------------------------------------------
+
+    def _setup(self) -> None:
+        conn = self._conn
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            try:
+                conn.execute("SELECT exp(0.0), ln(2.0)").fetchone()
+            except sqlite3.OperationalError:  # SQLite built without math functions
+                import math
+
+                conn.create_function("exp", 1, math.exp, deterministic=True)
+                conn.create_function("ln", 1, math.log, deterministic=True)
+            if self.path != ":memory:":
+                self._retry(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
+                conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.DatabaseError as exc:
+            raise MemoryStoreError(f"{self.path} is not a usable memory database: {exc}") from exc
+
+        def run(c: sqlite3.Connection) -> tuple[int, int]:
+            version = current_version(c)
+            if version > LATEST_VERSION:
+                raise MemoryStoreError(
+                    f"{self.path} has memory schema v{version}, newer than this arcana-jupyter understands "
+                    f"(v{LATEST_VERSION}); upgrade arcana-jupyter or point ARCANA_MEMORY_PATH elsewhere"
+                )
+            return migrate(c)
+
+        try:
+            start, end = self._write(run)
+        except MemoryStoreError:
+            raise
+        self.migrated_from = start if start != end else None
+
+    def _retry(self, fn: Callable[[], T]) -> T:
+        deadline = time.monotonic() + self.write_deadline
+        attempt = 0
+        while True:
+            try:
+                return fn()
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() >= deadline:
+                    raise
+                attempt += 1
+                time.sleep(min(0.5, 0.005 * 2**attempt) * (0.5 + random.random()))
+
+    def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn`` in one ``BEGIN IMMEDIATE`` transaction, retried (from scratch) while busy."""
+        with self._lock:
+            self._check_open()
+            deadline = time.monotonic() + self.write_deadline
+            attempt = 0
+            while True:
+                began = False
+                try:
+                    self._conn.execute("BEGIN IMMEDIATE")
+                    began = True
+                    result = fn(self._conn)
+                    self._conn.execute("COMMIT")
+                    return result
+                except sqlite3.Error as exc:
+                    if began and self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
+                    if isinstance(exc, sqlite3.OperationalError) and _is_busy(exc):
+                        if time.monotonic() < deadline:
+                            attempt += 1
+                            time.sleep(min(0.5, 0.005 * 2**attempt) * (0.5 + random.random()))
+                            continue
+                        raise MemoryStoreError(
+                            f"the memory database {self.path} stayed busy for {self.write_deadline:.0f}s "
+                            "(another process holds a write lock); nothing was written — try again"
+                        ) from exc
+                    raise MemoryStoreError(f"memory database error ({self.path}): {exc}") from exc
+                except BaseException:
+                    if began and self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
+                    raise
+
+    def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        with self._lock:
+            self._check_open()
+            try:
+                return self._retry(lambda: fn(self._conn))
+            except sqlite3.Error as exc:
+                raise MemoryStoreError(f"memory database error ({self.path}): {exc}") from exc
+
+    def _check_open(self) -> None:
+        if self._conn is None:
+            raise MemoryStoreError("this memory store is closed")
+
+    def _now(self) -> float:
+        return to_epoch(self.clock())
+
+    def _emit(self, event_type: str, metadata: dict[str, Any]) -> None:
+        if self.on_event is not None:
+            self.on_event(event_type, metadata)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None  # type: ignore[assignment]
+
+    @property
+    def closed(self) -> bool:
+        return self._conn is None
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def schema_version(self) -> int:
+        return self._read(current_version)
+
+    @property
+    def mode(self) -> Literal["keyword", "hybrid"]:
+        return "hybrid" if self.embedder is not None else "keyword"
+
+    # --- rows -------------------------------------------------------------------------------
+
+    @staticmethod
+    def _entry(row: Sequence[Any]) -> MemoryEntry:
+        return MemoryEntry(
+            id=row[1],
+            kind=row[2],
+            content=row[3],
+            scopes=tuple(row[4].split()),
+            confidence=max(0.0, min(1.0, row[5])),
+            validity=max(0.0, min(1.0, row[6])),
+            usefulness=max(0.0, min(1.0, row[7])),
+            pinned=bool(row[8]),
+            layer=2 if row[9] == 2 else 1,
+            created_at=from_epoch(row[10]),
+            updated_at=from_epoch(row[11]),
+            last_accessed_at=from_epoch(row[12]),
+            reinforced_at=from_epoch(row[13] if row[13] is not None else row[10]),
+            surfaced_count=row[14],
+            surfaced_sessions=row[15],
+            acted_on_count=row[16],
+            retracted=bool(row[17]),
+            source=row[18],
+        )
+
+    @staticmethod
+    def _scope_sql(query_sets: Sequence[Sequence[str]], alias: str = "e") -> tuple[str, list[Any]]:
+        """SQL for "matches any of the query sets" (strict AND within a set, no foreign context)."""
+        ors: list[str] = []
+        params: list[Any] = []
+        for labels in query_sets:
+            ands = [f"instr({alias}.scopes, ?) > 0" for _ in labels]
+            params.extend(f" {label} " for label in labels)
+            contexts = [label for label in labels if label.startswith("context:")]
+            if contexts:
+                ands.append(f"({alias}.context IS NULL OR {alias}.context IN ({', '.join('?' * len(contexts))}))")
+                params.extend(contexts)
+            else:
+                ands.append(f"{alias}.context IS NULL")
+            ors.append("(" + " AND ".join(ands) + ")")
+        return "(" + " OR ".join(ors) + ")", params
+
+    @staticmethod
+    def _sets_for(scope: Scope | None, level: Level | None) -> list[tuple[str, ...]] | None:
+        if scope is None:
+            return None
+        if level == "global":
+            return [scope.global_labels]
+        if level == "project":
+            return [scope.project_labels]
+        return scope.query_sets()
+
+    def _get_row(self, conn: sqlite3.Connection, entry_id: str) -> Any:
+        return conn.execute(f"SELECT {_COLUMNS} FROM entries WHERE id = ?", (entry_id,)).fetchone()
+
+    # --- writes -----------------------------------------------------------------------------
+
+    def remember(
+        self,
+        kind: str,
+        content: str,
+        scope: Scope,
+        *,
+        level: Level = "project",
+        confidence: ConfidenceLevel | float = "high",
+        pinned: bool = False,
+        source: str = "remember",
+    ) -> MemoryEntry:
+        """Store a memory (or reinforce an identical live one in the same scopes) and return it.
+
+        ``level="project"`` gives it the project's three scopes (global if ``scope`` has no project);
+        ``confidence`` is a level (high 0.8 / medium 0.5 / low 0.3) or a number in [0, 1].
+        Raises ``ValueError`` on a bad kind, empty or over-long content, or a bad confidence.
+        """
+        entry, _created = self.remember_many([(kind, content, level, confidence, pinned)], scope, source=source)[0]
+        return entry
+
+    def remember_many(
+        self,
+        items: Sequence[tuple[str, str, Level, ConfidenceLevel | float, bool]],
+        scope: Scope,
+        *,
+        source: str,
+    ) -> list[tuple[MemoryEntry, bool]]:
+        """Store several memories in one transaction (all or none): ``(kind, content, level,
+        confidence, pinned)`` each. Returns ``(entry, created)`` pairs; ``created`` is False when an
+        identical live memory in the same scopes was reinforced instead."""
+        prepared = []
+        for kind, content, level, confidence, pinned in items:
+            if kind not in KINDS:
+                raise ValueError(f"unknown memory kind {kind!r}; one of {', '.join(KINDS)}")
+            text = (content or "").strip()
+            if not text:
+                raise ValueError("memory content is empty")
+            if len(text) > MAX_CONTENT_CHARS:
+                raise ValueError(f"memory content is {len(text)} characters; at most {MAX_CONTENT_CHARS}")
+            if isinstance(confidence, str):
+                if confidence not in CONFIDENCE_LEVELS:
+                    raise ValueError(f"unknown confidence {confidence!r}; one of high, medium, low")
+                conf = CONFIDENCE_LEVELS[confidence]
+            else:
+                conf = float(confidence)
+                if not 0.0 <= conf <= 1.0:
+                    raise ValueError(f"confidence {conf} is outside [0, 1]")
+            if level not in ("project", "global"):
+                raise ValueError(f"unknown scope {level!r}; one of project, global")
+            labels = tuple(sorted(scope.labels_for(level)))
+            prepared.append((kind, text, labels, conf, pinned))
+        vectors: list[list[float]] | None = None
+        if self.embedder is not None and prepared:
+            vectors = self.embedder.embed([p[1] for p in prepared])
+        now = self._now()
+
+        def run(conn: sqlite3.Connection) -> list[tuple[MemoryEntry, bool]]:
+            out: list[tuple[MemoryEntry, bool]] = []
+            for i, (kind, text, labels, conf, pinned) in enumerate(prepared):
+                scopes_text = " " + " ".join(labels) + " "
+                context = next((s for s in labels if s.startswith("context:")), None)
+                same = conn.execute(
+                    f"SELECT {_COLUMNS} FROM entries WHERE scopes = ? AND kind = ? AND retracted = 0 "
+                    "AND lower(content) = lower(?) LIMIT 1",
+                    (scopes_text, kind, text),
+                ).fetchone()
+                if same is not None:
+                    conn.execute(
+                        "UPDATE entries SET confidence = max(confidence, ?), pinned = max(pinned, ?), "
+                        "reinforced_at = ?, updated_at = ? WHERE pk = ?",
+                        (conf, int(pinned), now, now, same[0]),
+                    )
+                    out.append((self._entry(self._get_row(conn, same[1])), False))
+                    continue
+                entry_id = "m_" + uuid.uuid4().hex[:16]
+                cur = conn.execute(
+                    "INSERT INTO entries (id, kind, content, scopes, context, confidence, validity, usefulness, "
+                    "pinned, layer, created_at, updated_at, reinforced_at, source) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, 0.5, ?, 1, ?, ?, ?, ?)",
+                    (entry_id, kind, text, scopes_text, context, conf, conf, int(pinned), now, now, now, source),
+                )
+                if vectors is not None:
+                    vec = vectors[i]
+                    conn.execute(
+                        "INSERT OR REPLACE INTO embeddings (entry_pk, embedder, dim, vector) VALUES (?, ?, ?, ?)",
+                        (cur.lastrowid, embedder_name(self.embedder), len(vec), pack(vec)),
+                    )
+                out.append((self._entry(self._get_row(conn, entry_id)), True))
+            return out
+
+        results = self._write(run)
+        op = "learning" if source == "learning" else "remember"
+        for entry, created in results:
+            self._emit("memory_write", {"op": op, "entry": entry.brief(), "created": created})
+        return results
+
+    def forget(self, entry_id: str, scope: Scope | None = None) -> MemoryEntry | None:
+        """Tombstone an entry (``retracted = 1``; kept for audit, hidden from recall and digest).
+
+        With ``scope``, only an entry visible in that scope can be forgotten. Returns the entry, or
+        ``None`` when there is no such (visible) entry. Forgetting twice is harmless.
+        """
+        now = self._now()
+        sets = self._sets_for(scope, None)
+
+        def run(conn: sqlite3.Connection) -> tuple[MemoryEntry | None, bool]:
+            where, params = ("1", []) if sets is None else self._scope_sql(sets)
+            row = conn.execute(
+                f"SELECT {_COLUMNS} FROM entries e WHERE e.id = ? AND {where}", [entry_id, *params]
+            ).fetchone()
+            if row is None:
+                return None, False
+            if row[17]:
+                return self._entry(row), False
+            conn.execute("UPDATE entries SET retracted = 1, updated_at = ? WHERE pk = ?", (now, row[0]))
+            return self._entry(self._get_row(conn, entry_id)), True
+
+        entry, changed = self._write(run)
+        if entry is not None and changed:
+            self._emit("memory_write", {"op": "forget", "entry": entry.brief()})
+        return entry
+
+    def pin(self, entry_id: str, pinned: bool = True) -> MemoryEntry | None:
+        """Pin (always in the digest, strong ranking boost) or unpin an entry."""
+        now = self._now()
+
+        def run(conn: sqlite3.Connection) -> MemoryEntry | None:
+            cur = conn.execute(
+                "UPDATE entries SET pinned = ?, updated_at = ? WHERE id = ? AND retracted = 0",
+                (int(pinned), now, entry_id),
+            )
+            return self._entry(self._get_row(conn, entry_id)) if cur.rowcount else None
+
+        entry = self._write(run)
+        if entry is not None:
+            self._emit("memory_write", {"op": "pin" if pinned else "unpin", "entry": entry.brief()})
+        return entry
+
+    # --- reads ------------------------------------------------------------------------------
+
+    def get(self, entry_id: str) -> MemoryEntry | None:
+        row = self._read(lambda c: self._get_row(c, entry_id))
+        return None if row is None else self._entry(row)
+
+    def count(self, scope: Scope | None = None, *, level: Level | None = None, include_retracted: bool = False) -> int:
+        sets = self._sets_for(scope, level)
+        where, params = ("1", []) if sets is None else self._scope_sql(sets)
+        live = "" if include_retracted else " AND e.retracted = 0"
+        return int(
+            self._read(lambda c: c.execute(f"SELECT count(*) FROM entries e WHERE {where}{live}", params).fetchone()[0])
+        )
+
+    def list_entries(
+        self,
+        scope: Scope | None = None,
+        *,
+        level: Level | None = None,
+        kinds: Iterable[str] | None = None,
+        include_retracted: bool = False,
+        limit: int | None = None,
+    ) -> list[MemoryEntry]:
+        """Entries newest first. ``scope=None`` lists every scope; ``level`` narrows to project or global."""
+        sets = self._sets_for(scope, level)
+        where, params = ("1", []) if sets is None else self._scope_sql(sets)
+        sql = f"SELECT {_COLUMNS} FROM entries e WHERE {where}"
+        if not include_retracted:
+            sql += " AND e.retracted = 0"
+        kind_list = list(kinds or ())
+        if kind_list:
+            sql += f" AND e.kind IN ({', '.join('?' * len(kind_list))})"
+            params = [*params, *kind_list]
+        sql += " ORDER BY e.pinned DESC, e.created_at DESC, e.pk DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params = [*params, int(limit)]
+        rows = self._read(lambda c: c.execute(sql, params).fetchall())
+        return [self._entry(r) for r in rows]
+
+    def export_jsonl(
+        self, fp: IO[str], scope: Scope | None = None, *, level: Level | None = None, include_retracted: bool = True
+    ) -> int:
+        """Write entries as JSON lines (oldest first, tombstones included by default); returns the count."""
+        entries = self.list_entries(scope, level=level, include_retracted=include_retracted)
+        for entry in reversed(entries):
+            fp.write(json.dumps(entry.model_dump(mode="json"), ensure_ascii=False) + "\n")
+        return len(entries)
+
+    def search(
+        self,
+        query: str,
+        scope: Scope,
+        *,
+        kinds: Iterable[str] | None = None,
+        limit: int = 5,
+        level: Level | None = None,
+    ) -> RecallResult:
+        """Rank in-scope live entries against ``query`` (no side effects, no event)."""
+        kind_list = [k for k in (kinds or ()) if k]
+        for k in kind_list:
+            if k not in KINDS:
+                raise ValueError(f"unknown memory kind {k!r}; one of {', '.join(KINDS)}")
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        sets = self._sets_for(scope, level) or scope.query_sets()
+        now = self._now()
+        terms = list(dict.fromkeys(words(query)))
+        candidates_k = max(50, limit * 10)
+        where, params = self._scope_sql(sets)
+        kind_sql = ""
+        if kind_list:
+            kind_sql = f" AND e.kind IN ({', '.join('?' * len(kind_list))})"
+        text_scores: dict[int, float] = {}
+        rows: dict[int, Any] = {}
+        if terms:
+            match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+            sql = (
+                f"SELECT {', '.join('e.' + c.strip() for c in _COLUMNS.split(','))}, bm25(entries_fts) AS b "
+                f"FROM entries_fts JOIN entries e ON e.pk = entries_fts.rowid "
+                f"WHERE entries_fts MATCH ? AND e.retracted = 0 AND {where}{kind_sql} ORDER BY b LIMIT ?"
+            )
+            found = self._read(lambda c: c.execute(sql, [match, *params, *kind_list, candidates_k]).fetchall())
+            best = max((-r[-1] for r in found), default=0.0)
+            for r in found:
+                rows[r[0]] = r[:-1]
+                bm25 = (-r[-1] / best) if best > 0 else 0.0
+                text_scores[r[0]] = 0.5 * bm25 + 0.5 * ranking.coverage(terms, r[4])
+        vector_scores: dict[int, float] = {}
+        mode: Literal["keyword", "hybrid"] = "keyword"
+        if self.embedder is not None and query.strip():
+            mode = "hybrid"
+            vector_scores = self._vector_scores(query, where, params, kind_sql, kind_list, candidates_k, rows)
+        hits: list[RecallHit] = []
+        for pk, row in rows.items():
+            entry = self._entry(row)
+            text = text_scores.get(pk, 0.0)
+            vec = vector_scores.get(pk) if mode == "hybrid" else None
+            relevance = text if vec is None else 0.5 * text + 0.5 * max(0.0, vec)
+            if relevance <= 0.0:
+                continue
+            eff = ranking.effective_confidence(entry.confidence, entry.kind, entry.layer, row[13] or row[10], now)
+            strength = ranking.strength(eff, entry.usefulness)
+            rec = ranking.recency(row[12] if row[12] is not None else row[10], now)
+            score = ranking.query_score(relevance, strength, rec, entry.pinned)
+            hits.append(RecallHit(entry, score, text, vec, strength, rec))
+        hits.sort(key=lambda h: (-h.score, h.entry.id))
+        return RecallResult(query=query, mode=mode, hits=hits[:limit])
+
+    def _vector_scores(
+        self,
+        query: str,
+        where: str,
+        params: list[Any],
+        kind_sql: str,
+        kind_list: list[str],
+        k: int,
+        rows: dict[int, Any],
+    ) -> dict[int, float]:
+        """Cosine of the query against every in-scope entry's vector (missing vectors are computed)."""
+        assert self.embedder is not None
+        name = embedder_name(self.embedder)
+        missing = self._read(
+            lambda c: c.execute(
+                f"SELECT e.pk, e.content FROM entries e WHERE e.retracted = 0 AND {where}{kind_sql} AND NOT EXISTS "
+                "(SELECT 1 FROM embeddings v WHERE v.entry_pk = e.pk AND v.embedder = ?)",
+                [*params, *kind_list, name],
+            ).fetchall()
+        )
+        if missing:
+            vecs = self.embedder.embed([m[1] for m in missing])
+
+            def store(conn: sqlite3.Connection) -> None:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO embeddings (entry_pk, embedder, dim, vector) VALUES (?, ?, ?, ?)",
+                    [(m[0], name, len(v), pack(v)) for m, v in zip(missing, vecs, strict=True)],
+                )
+
+            self._write(store)
+        qvec = self.embedder.embed([query])[0]
+        stored = self._read(
+            lambda c: c.execute(
+                f"SELECT e.pk, v.vector FROM entries e JOIN embeddings v ON v.entry_pk = e.pk AND v.embedder = ? "
+                f"WHERE e.retracted = 0 AND {where}{kind_sql}",
+                [name, *params, *kind_list],
+            ).fetchall()
+        )
+        sims = {pk: ranking.cosine(qvec, unpack(blob)) for pk, blob in stored}
+        top = sorted(sims, key=lambda pk: -sims[pk])[:k]
+        need = [pk for pk in top if pk not in rows]
+        if need:
+            fetched = self._read(
+                lambda c: c.execute(
+                    f"SELECT {_COLUMNS} FROM entries WHERE pk IN ({', '.join('?' * len(need))})", need
+                ).fetchall()
+            )
+            for r in fetched:
+                rows[r[0]] = r
+        return sims
+
+    def recall(
+        self,
+        query: str,
+        scope: Scope,
+        *,
+        kinds: Iterable[str] | None = None,
+        limit: int = 5,
+        session_id: str | None = None,
+        purpose: str = "recall_memory",
+    ) -> RecallResult:
+        """:meth:`search`, then record the access (recency) and, in a session, the surfacing; traced."""
+        kind_list = list(kinds or ())
+        result = self.search(query, scope, kinds=kind_list, limit=limit)
+        if result.hits:
+            now = self._now()
+            ids = result.ids
+
+            def run(conn: sqlite3.Connection) -> None:
+                pks = self._pks(conn, ids)
+                conn.executemany("UPDATE entries SET last_accessed_at = ? WHERE pk = ?", [(now, pk) for pk in pks])
+                if session_id is not None:
+                    self._surface(conn, session_id, pks, "recall", now)
+
+            self._write(run)
+        self._emit(
+            "memory_read",
+            {
+                "query": query,
+                "kinds": kind_list or None,
+                "results": [
+                    {"id": h.entry.id, "kind": h.entry.kind, "score": round(h.score, 4), "content": h.entry.content}
+                    for h in result.hits
+                ],
+                "purpose": purpose,
+                "mode": result.mode,
+            },
+        )
+        return result
+
+    @staticmethod
+    def _pks(conn: sqlite3.Connection, ids: Sequence[str]) -> list[int]:
+        """Primary keys of ``ids``, in the same order (unknown ids skipped)."""
+        if not ids:
+            return []
+        found = dict(
+            conn.execute(f"SELECT id, pk FROM entries WHERE id IN ({', '.join('?' * len(ids))})", list(ids)).fetchall()
+        )
+        return [int(found[i]) for i in ids if i in found]
+
+    @staticmethod
+    def _surface(conn: sqlite3.Connection, session_id: str, pks: Iterable[int], via: str, now: float) -> None:
+        conn.execute(
+            "INSERT OR IGNORE INTO sessions (session_id, scopes, started_at) VALUES (?, '', ?)", (session_id, now)
+        )
+        for pk in pks:
+            cur = conn.execute(
+                "INSERT OR IGNORE INTO surfaced (session_id, entry_pk, via, surfaced_at) VALUES (?, ?, ?, ?)",
+                (session_id, pk, via, now),
+            )
+            conn.execute(
+                "UPDATE entries SET surfaced_count = surfaced_count + 1, "
+                "surfaced_sessions = surfaced_sessions + ? WHERE pk = ?",
+                (1 if cur.rowcount == 1 else 0, pk),
+            )
+
+    # --- session lifecycle ------------------------------------------------------------------
+
+    def start_session(
+        self,
+        session_id: str,
+        scope: Scope,
+        *,
+        budget_tokens: int = 600,
+        max_entries: int = 30,
+    ) -> Digest:
+        """Open (or resume) a session and build its digest: ranked markdown of in-scope memories.
+
+        Pinned entries always come first; the rest by digest score; at most ``max_entries`` entries
+        and ``budget_tokens`` tokens. Entries shown are recorded as surfaced in this session.
+        """
+        if not session_id:
+            raise ValueError("session_id is empty")
+        now = self._now()
+        sets = scope.query_sets()
+        where, params = self._scope_sql(sets)
+        score_sql = ranking.DIGEST_SCORE_SQL.replace(":now", "?")
+        sql = (
+            f"SELECT {_COLUMNS}, {score_sql} AS s FROM entries e "
+            f"WHERE e.retracted = 0 AND {where} ORDER BY e.pinned DESC, s DESC, e.id LIMIT ?"
+        )
+        pinned_count, total = self._read(
+            lambda c: c.execute(
+                f"SELECT coalesce(sum(e.pinned), 0), count(*) FROM entries e WHERE e.retracted = 0 AND {where}", params
+            ).fetchone()
+        )
+        cap = max(0, max_entries) + int(pinned_count)
+        args = [now] * score_sql.count("?") + params + [cap]
+        rows = self._read(lambda c: c.execute(sql, args).fetchall())
+        ranked: list[DigestItem] = []
+        for r in rows:
+            entry = self._entry(r[:-1])
+            if not entry.pinned and sum(1 for i in ranked if not i.entry.pinned) >= max_entries:
+                continue
+            ranked.append(DigestItem(entry, self._digest_score(r, now)))
+        digest = build_digest(
+            session_id,
+            ranked,
+            budget_tokens=budget_tokens,
+            counter=self.counter or _default_counter(),
+            project=scope.is_project,
+            mode=self.mode,
+            candidates=int(total),
+        )
+        shown = [i.entry.id for i in digest.items]
+        scopes_text = json.dumps([list(s) for s in sets])
+
+        def run(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO sessions (session_id, scopes, started_at) VALUES (?, ?, ?) "
+                "ON CONFLICT(session_id) DO UPDATE SET scopes = excluded.scopes, ended_at = NULL, success = NULL",
+                (session_id, scopes_text, now),
+            )
+            self._surface(conn, session_id, self._pks(conn, shown), "digest", now)
+
+        self._write(run)
+        with self._lock:
+            self._current_session = session_id
+        self._emit(
+            "memory_read",
+            {
+                "query": "",
+                "kinds": None,
+                "results": [
+                    {"id": i.entry.id, "kind": i.entry.kind, "score": round(i.score, 4), "content": i.entry.content}
+                    for i in digest.items
+                ],
+                "purpose": "digest",
+                "mode": digest.mode,
+                "tokens": digest.tokens,
+                "budget_tokens": digest.budget_tokens,
+                "omitted": digest.omitted,
+            },
+        )
+        return digest
+
+    @staticmethod
+    def _digest_score(row: Sequence[Any], now: float) -> float:
+        eff = ranking.effective_confidence(
+            row[5], row[2], 2 if row[9] == 2 else 1, row[13] if row[13] is not None else row[10], now
+        )
+        rec = ranking.recency(row[12] if row[12] is not None else row[10], now)
+        return ranking.digest_score(ranking.strength(eff, row[7]), rec, bool(row[8]))
+
+    def mark_acted_on(self, ids: Iterable[str], *, session_id: str | None = None) -> list[str]:
+        """Record that the model relied on these entries in the session (default: the last started
+        one). Unknown or retracted ids are ignored; returns the ids that were marked."""
+        sid = session_id or self._current_session
+        if sid is None:
+            raise MemoryStoreError("mark_acted_on needs a session: call start_session first or pass session_id")
+        wanted = list(dict.fromkeys(i for i in ids if isinstance(i, str)))
+        if not wanted:
+            return []
+        now = self._now()
+
+        def run(conn: sqlite3.Connection) -> list[str]:
+            marked: list[str] = []
+            for entry_id in wanted:
+                row = conn.execute("SELECT pk FROM entries WHERE id = ? AND retracted = 0", (entry_id,)).fetchone()
+                if row is None:
+                    continue
+                pk = int(row[0])
+                self._surface(conn, sid, [pk], "acted", now)
+                cur = conn.execute(
+                    "UPDATE surfaced SET acted_on = 1 WHERE session_id = ? AND entry_pk = ? AND acted_on = 0", (sid, pk)
+                )
+                if cur.rowcount:
+                    conn.execute(
+                        "UPDATE entries SET acted_on_count = acted_on_count + 1, last_accessed_at = ? WHERE pk = ?",
+                        (now, pk),
+                    )
+                marked.append(entry_id)
+            return marked
+
+        return self._write(run)
+
+    def end_session(self, session_id: str, success: bool | None = None) -> SessionOutcome:
+        """Reinforce what the session surfaced, then close it (a second call changes nothing).
+
+        Every surfaced entry: validity up. Acted on: usefulness up and the decay clock reset when
+        ``success`` is True; unchanged when ``success`` is None (no signal); down when False. Surfaced but
+        ignored: usefulness decays. Then layer-1 entries surfaced in >= 2 distinct sessions with validity
+        >= 0.7 are promoted to layer 2.
+        """
+        now = self._now()
+
+        def run(conn: sqlite3.Connection) -> tuple[SessionOutcome, list[dict[str, Any]]]:
+            srow = conn.execute("SELECT ended_at FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+            if srow is None:
+                return SessionOutcome(session_id, success, unknown=True), []
+            if srow[0] is not None:
+                return SessionOutcome(session_id, success, already_ended=True), []
+            outcome = SessionOutcome(session_id, success)
+            events: list[dict[str, Any]] = []
+            rows = conn.execute(
+                f"SELECT s.acted_on, {', '.join('e.' + c.strip() for c in _COLUMNS.split(','))} FROM surfaced s "
+                "JOIN entries e ON e.pk = s.entry_pk WHERE s.session_id = ? AND e.retracted = 0 ORDER BY e.pk",
+                (session_id,),
+            ).fetchall()
+            for r in rows:
+                acted = bool(r[0])
+                pk, entry_id, validity, usefulness, layer = r[1], r[2], r[7], r[8], r[10]
+                reinforced_at = r[14] if r[14] is not None else r[11]
+                validity = validity + ranking.VALIDITY_GAIN * (1.0 - validity)
+                if acted and success is True:
+                    usefulness = usefulness + ranking.USEFULNESS_GAIN * (1.0 - usefulness)
+                    reinforced_at = now
+                    outcome.useful.append(entry_id)
+                elif acted and success is False:
+                    usefulness = usefulness * ranking.FAILED_DECAY
+                elif not acted:
+                    usefulness = usefulness * ranking.IGNORED_DECAY
+                    outcome.ignored.append(entry_id)
+                promoted = (
+                    layer == 1
+                    and r[16] >= ranking.PROMOTION_SESSIONS
+                    and validity >= ranking.PROMOTION_VALIDITY - 1e-12
+                )
+                if promoted:
+                    layer = 2
+                    outcome.promoted.append(entry_id)
+                conn.execute(
+                    "UPDATE entries SET validity = ?, usefulness = ?, layer = ?, reinforced_at = ?, updated_at = ? "
+                    "WHERE pk = ?",
+                    (validity, usefulness, layer, reinforced_at, now, pk),
+                )
+                outcome.reinforced.append(entry_id)
+                entry = self._entry(self._get_row(conn, entry_id))
+                events.append(
+                    {
+                        "op": "reinforce",
+                        "entry": entry.brief(),
+                        "acted_on": acted,
+                        "success": success,
+                        "validity": round(entry.validity, 4),
+                        "usefulness": round(entry.usefulness, 4),
+                        "layer": entry.layer,
+                        "promoted": promoted,
+                    }
+                )
+            conn.execute(
+                "UPDATE sessions SET ended_at = ?, success = ? WHERE session_id = ?",
+                (now, None if success is None else int(success), session_id),
+            )
+            return outcome, events
+
+        outcome, events = self._write(run)
+        for metadata in events:
+            self._emit("memory_write", metadata)
+        with self._lock:
+            if self._current_session == session_id:
+                self._current_session = None
+        return outcome
+
+    async def extract_learnings(
+        self,
+        transcript: Sequence[Mapping[str, Any]],
+        summarise: Callable[[str], Awaitable[str]],
+        scope: Scope,
+        *,
+        max_transcript_tokens: int = 6000,
+    ) -> LearningsResult:
+        """Ask ``summarise`` for up to five learnings and store them — all of them or none.
+
+        Never raises for a bad answer or a failing summariser: the result's ``errors`` say what was
+        wrong and nothing is stored.
+        """
+        counter = self.counter or _default_counter()
+        prompt = learnings_prompt(format_transcript(transcript, max_tokens=max_transcript_tokens, counter=counter))
+        try:
+            raw = await summarise(prompt)
+        except Exception as exc:
+            return LearningsResult(ok=False, errors=[f"the summariser failed: {type(exc).__name__}: {exc}"])
+        if not isinstance(raw, str):
+            return LearningsResult(ok=False, errors=[f"the summariser returned {type(raw).__name__}, not text"])
+        learnings, errors = parse_learnings(raw)
+        if errors:
+            return LearningsResult(ok=False, errors=errors, raw=raw)
+        if not learnings:
+            return LearningsResult(ok=True, raw=raw)
+        items = [(lr.kind, lr.content, lr.scope, lr.confidence, False) for lr in learnings]
+        try:
+            stored = self.remember_many(items, scope, source="learning")  # type: ignore[arg-type]
+        except (ValueError, MemoryStoreError) as exc:
+            return LearningsResult(ok=False, learnings=learnings, errors=[str(exc)], raw=raw)
+        return LearningsResult(
+            ok=True,
+            stored=[e for e, _ in stored],
+            learnings=learnings,
+            raw=raw,
+            duplicates=sum(1 for _, created in stored if not created),
+        )
+
+
+_COUNTER: TokenCounter | None = None
+
+
+def _default_counter() -> TokenCounter:
+    global _COUNTER
+    if _COUNTER is None:
+        _COUNTER = TokenCounter()
+    return _COUNTER
