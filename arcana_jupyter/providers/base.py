@@ -40,6 +40,10 @@ class LLMRequest(BaseModel):
     max_tokens: int | None = None
     seed: int | None = None
     response_format: dict[str, Any] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    """``"auto"`` (the default when tools are given), ``"none"``, ``"required"``, or
+    ``{"type": "function", "function": {"name": ...}}`` to force one tool (OpenAI shape; other
+    wire formats translate it)."""
 
 
 FinishReason = Literal["stop", "length", "tool_calls", "content_filter", "cancelled", "error"]
@@ -53,6 +57,8 @@ class LLMResponse(BaseModel):
     model: str = ""
     """The model name the provider reported."""
     raw_id: str | None = None
+    attempts: int = 1
+    """HTTP attempts it took (1 = no retry); 1 for in-process providers."""
 
 
 class StreamChunk(BaseModel):
@@ -79,5 +85,5 @@ class Provider(abc.ABC):
             yield StreamChunk(text=response.message.content)
         yield StreamChunk(response=response)
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> None:  # noqa: B027 - optional hook, nothing to release by default
         """Release connections and other resources."""

