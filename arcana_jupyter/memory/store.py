@@ -547,7 +547,7 @@ class MemoryStore:
     ) -> int:
         """Write entries as JSON lines (oldest first, tombstones included by default); returns the count."""
         entries = self.list_entries(scope, level=level, include_retracted=include_retracted)
-        for entry in reversed(entries):
+        for entry in sorted(entries, key=lambda e: (e.created_at, e.id)):
             fp.write(json.dumps(entry.model_dump(mode="json"), ensure_ascii=False) + "\n")
         return len(entries)
 
