@@ -1,0 +1,56 @@
+"""The adaptive engine's knobs, read from a RuntimeConfig (or anything with the same attributes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class AdaptiveConfig(BaseModel):
+    """Settings of one :class:`~arcana_jupyter.adaptive.engine.AdaptiveEngine`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    idle_soft_after_turns: int = Field(default=3, ge=1)
+    """An active object untouched for this many turns is demoted to a one-line stub."""
+    idle_hard_after_turns: int = Field(default=8, ge=1)
+    """An object untouched for this many turns is demoted to an id + kind anchor."""
+    bm25_threshold: float = Field(default=0.15, ge=0, le=1)
+    """Normalised BM25 score at or above which a peripheral object is promoted."""
+    verbatim_turns: int = Field(default=3, ge=1)
+    """Turns kept verbatim, counting the current one (distance 0 .. verbatim_turns - 1)."""
+    digest_turns: int = Field(default=4, ge=0)
+    """Turns after the verbatim band that appear as scored digests."""
+    artifact_min_tokens: int = Field(default=1000, ge=1)
+    """Tool outputs longer than this many tokens are stored whole and replaced by a card."""
+    artifact_card_tokens: int = Field(default=400, ge=64)
+    """Upper bound of a card's size in tokens."""
+    retrieve_default_chars: int = Field(default=4000, ge=1)
+    retrieve_max_chars: int = Field(default=16000, ge=1)
+    max_payload_chars: int = Field(default=4000, ge=100)
+    """Longest payload a tool may store in one object (longer text belongs in an artifact)."""
+    search_limit: int = Field(default=5, ge=1)
+    narrative_lines: int = Field(default=12, ge=1)
+    """How many per-turn narrative lines the checkpoint shows (older ones are counted)."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> AdaptiveConfig:
+        if self.idle_hard_after_turns <= self.idle_soft_after_turns:
+            raise ValueError(
+                f"idle_hard_after_turns ({self.idle_hard_after_turns}) must be greater than "
+                f"idle_soft_after_turns ({self.idle_soft_after_turns})"
+            )
+        return self
+
+    @classmethod
+    def from_runtime(cls, config: Any) -> AdaptiveConfig:
+        """Read the knobs a RuntimeConfig (or any object / mapping) has; defaults for the rest."""
+        values: dict[str, Any] = {}
+        for name in cls.model_fields:
+            if isinstance(config, dict):
+                if name in config:
+                    values[name] = config[name]
+            elif hasattr(config, name):
+                values[name] = getattr(config, name)
+        return cls(**values)

@@ -1,0 +1,116 @@
+"""Promotion and demotion rules: which peripheral objects the input brings back, which idle ones fade.
+
+Promotion (before each prompt): every keyword of the input (alphanumeric, >= 3 characters, stop
+words removed — :func:`arcana_jupyter.text.keywords`) is looked for as a substring of each soft or
+hard object's text; the first keyword that hits promotes the object (cause ``keyword:<kw>``).
+Objects no keyword hit are scored with normalised BM25 against the input, over a corpus of every
+live object; a score at or above the threshold (0.15) promotes (cause ``bm25:<score>``).
+
+Demotion (after each turn): ``idle = turn - last_touched_turn``; idle >= ``idle_hard_after_turns``
+sends an object to ``hard``, idle >= ``idle_soft_after_turns`` to ``soft``. Focused objects stay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from ..text import BM25Index, keywords
+from .state import StateObject, Tier
+
+TIER_RANK: dict[str, int] = {"active": 0, "soft": 1, "hard": 2}
+
+
+class Promotion(BaseModel):
+    """One tier change and its cause (also the metadata of its ``state_change`` event)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    object_id: str
+    kind: str
+    from_tier: Tier | None
+    to_tier: Tier
+    cause: str
+    score: float | None = None
+
+
+class ObjectIndex:
+    """A BM25 index over live objects' texts, rebuilt only when a text changes."""
+
+    def __init__(self) -> None:
+        self._index = BM25Index()
+        self._doc: dict[str, int] = {}
+        self._lower: dict[str, str] = {}
+        self._stale = True
+
+    def invalidate(self) -> None:
+        self._stale = True
+
+    def ensure(self, objects: Iterable[StateObject]) -> None:
+        if not self._stale:
+            return
+        self._index = BM25Index()
+        self._doc = {}
+        self._lower = {}
+        for obj in objects:
+            if obj.retracted:
+                continue
+            text = obj.search_text()
+            self._doc[obj.id] = self._index.add(text)
+            self._lower[obj.id] = text.lower()
+        self._stale = False
+
+    def lower(self, object_id: str) -> str:
+        return self._lower.get(object_id, "")
+
+    def scores(self, query: str, object_ids: Sequence[str]) -> dict[str, float]:
+        """Normalised BM25 score of each of ``object_ids`` (missing: zero)."""
+        docs = {self._doc[i]: i for i in object_ids if i in self._doc}
+        if not docs:
+            return {}
+        raw = self._index.normalised_scores(query, docs=list(docs))
+        return {docs[d]: s for d, s in raw.items()}
+
+
+def find_promotions(
+    user_input: str, peripheral: Sequence[StateObject], index: ObjectIndex, threshold: float
+) -> list[Promotion]:
+    """Promotions for ``peripheral`` objects (ordered as given) by keyword, then by BM25."""
+    kws = keywords(user_input)
+    found: dict[str, Promotion] = {}
+    rest: list[StateObject] = []
+    for obj in peripheral:
+        text = index.lower(obj.id)
+        hit = next((k for k in kws if k in text), None)
+        if hit is not None:
+            found[obj.id] = Promotion(
+                object_id=obj.id, kind=obj.kind, from_tier=obj.tier, to_tier="active", cause=f"keyword:{hit}"
+            )
+        else:
+            rest.append(obj)
+    if rest:
+        scores = index.scores(user_input, [o.id for o in rest])
+        for obj in rest:
+            s = scores.get(obj.id, 0.0)
+            if s >= threshold and s > 0:
+                found[obj.id] = Promotion(
+                    object_id=obj.id,
+                    kind=obj.kind,
+                    from_tier=obj.tier,
+                    to_tier="active",
+                    cause=f"bm25:{s:.4f}",
+                    score=s,
+                )
+    return [found[o.id] for o in peripheral if o.id in found]
+
+
+def demotion_target(obj: StateObject, turn: int, soft_after: int, hard_after: int) -> Tier | None:
+    """The tier ``obj`` should fall to at the end of ``turn``, or ``None`` to stay."""
+    if obj.retracted or obj.focused:
+        return None
+    idle = turn - obj.last_touched_turn
+    target: Tier | None = "hard" if idle >= hard_after else "soft" if idle >= soft_after else None
+    if target is None or TIER_RANK[target] <= TIER_RANK[obj.tier]:
+        return None
+    return target
