@@ -1,1 +1,36 @@
-"""trace"""
+"""Traces: one JSONL file per run, written as it happens, read back for replay and rebuild.
+
+See docs/TRACE_FORMAT.md for the format. ``TraceWriter`` writes (thread-safe, flushed per
+event, secrets redacted), ``TraceReader`` reads (indexed, incremental, tolerant of a torn last
+line), ``PromptReplay`` is one replayed LLM call.
+"""
+
+from .events import EVENT_TYPES, TRACE_FORMAT_VERSION, EventType, TraceContent, TraceEvent
+from .reader import ReaderStats, RunInfo, TraceReader, env_trace_dir, trace_dir_for_notebook
+from .redact import REDACTED, Redactor, redact_text
+from .replay import ActivePin, MessageDiff, PromptReplay, PromptSnapshot, diff_decisions
+from .writer import TraceWriter, new_run_id, utc_timestamp
+
+__all__ = [
+    "EVENT_TYPES",
+    "REDACTED",
+    "TRACE_FORMAT_VERSION",
+    "ActivePin",
+    "EventType",
+    "MessageDiff",
+    "PromptReplay",
+    "PromptSnapshot",
+    "ReaderStats",
+    "Redactor",
+    "RunInfo",
+    "TraceContent",
+    "TraceEvent",
+    "TraceReader",
+    "TraceWriter",
+    "diff_decisions",
+    "env_trace_dir",
+    "new_run_id",
+    "redact_text",
+    "trace_dir_for_notebook",
+    "utc_timestamp",
+]

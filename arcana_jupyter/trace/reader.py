@@ -1,0 +1,801 @@
+"""Reading traces: runs, turns, events, prompt replays, the transcript and active pins.
+
+``TraceReader(trace_dir)`` reads every ``<run_id>.jsonl`` in ``trace_dir`` (or one ``.jsonl``
+file passed directly). Each file is indexed once: every line is parsed and checked, and the index
+keeps, per event, its byte offset and length plus the few envelope fields needed to find it
+(type, agent, turn, step, history index). Later questions read only the byte ranges they need,
+and a file that grew since it was indexed (cached by ``(size, mtime)``) is read from where the
+index stopped — reading turn N of a long run never rescans the file. :attr:`TraceReader.stats`
+counts the bytes read and lines parsed, so this is observable.
+
+Damage is reported, never silently swallowed: a torn last line (a writer that crashed mid-line,
+or is mid-line right now) becomes a warning and every event before it is kept; any other line
+that is not a valid event raises :class:`~arcana_jupyter.exceptions.CorruptTraceError` in strict
+mode, and by default is skipped and listed in :attr:`TraceReader.warnings` as ``file:line:
+problem``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from pydantic import BaseModel, Field, ValidationError
+
+from ..context.decisions import BudgetSnapshot, ContextDecision, ContextReport
+from ..exceptions import CorruptTraceError, TraceError
+from ..messages import Message, as_message
+from .events import TraceEvent
+from .replay import ActivePin, PromptReplay, PromptSnapshot
+
+HISTORY_EVENTS = ("user_message", "llm_call", "tool_call")
+_CHUNK = 1 << 20
+SHARED_INDEXES = 64
+"""How many file indexes the process-wide cache keeps (least recently used dropped first)."""
+
+
+class RunInfo(BaseModel):
+    """One run found in a trace folder."""
+
+    run_id: str
+    path: str
+    started: str | None = None
+    ended: str | None = None
+    model: str | None = None
+    turns: int = 0
+    """Number of distinct user turns recorded (over all agents)."""
+    agents: list[str] = Field(default_factory=list)
+    status: str = "open"
+    """``complete`` (a ``run_end`` was recorded), ``open`` (still running or stopped without
+    ``run_end``), ``empty`` (no valid event)."""
+    events: int = 0
+    errors: int = 0
+    """``error`` events plus turns that ended with ``status="error"``."""
+    warnings: int = 0
+
+
+@dataclass
+class ReaderStats:
+    """What the reader did, for tests and benchmarks."""
+
+    bytes_read: int = 0
+    lines_parsed: int = 0
+    events_loaded: int = 0
+    index_builds: int = 0
+    """Times a file was indexed from its first byte."""
+
+
+class _Entry(NamedTuple):
+    offset: int
+    length: int
+    line: int
+    event_type: str
+    turn: int | None
+    agent: str
+    event_id: str
+    step: int | None
+    hindex: int | None
+    parent_id: str | None
+    ts: str
+
+
+@dataclass
+class _PinOp:
+    entry: int  # position in the file's entries (event order)
+    turn: int | None
+    op: str  # "pin" | "unpin"
+    pin_id: str
+    content: str | None = None
+    label: str | None = None
+    until_turn: int | None = None
+    tokens: int | None = None
+    event_id: str | None = None
+
+
+@dataclass
+class _FileIndex:
+    path: Path
+    stat_key: tuple[int, int] = (-1, -1)
+    size: int = 0  # bytes consumed (end of the last complete line)
+    lines: int = 0  # lines consumed
+    entries: list[_Entry] = field(default_factory=list)
+    by_turn: dict[tuple[str, int], list[int]] = field(default_factory=dict)
+    by_type: dict[str, list[int]] = field(default_factory=dict)
+    agents: dict[str, int] = field(default_factory=dict)
+    history: dict[str, dict[int, int]] = field(default_factory=dict)
+    history_dupes: list[str] = field(default_factory=list)
+    pin_ops: dict[str, list[_PinOp]] = field(default_factory=dict)
+    run_id: str | None = None
+    run_start: dict[str, Any] | None = None
+    system_prompts: dict[str, str | None] = field(default_factory=dict)  # per agent, from its first run_start
+    run_end: bool = False
+    first_ts: str | None = None
+    last_ts: str | None = None
+    errors: int = 0
+    corrupt: list[str] = field(default_factory=list)
+    torn: str | None = None
+    unterminated: bool = False  # the last indexed event had no newline after it
+    messages: dict[str, dict[int, Message]] = field(default_factory=dict)
+
+
+_SHARED_CACHE: OrderedDict[tuple[Path, bool], _FileIndex] = OrderedDict()
+_SHARED_LOCK = threading.RLock()
+
+
+def _within(turn: int | None, upto: int | None) -> bool:
+    return upto is None or turn is None or turn <= upto
+
+
+def _as_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+class TraceReader:
+    """Reads the runs of a trace folder (see the module docstring).
+
+    ``trace_dir`` is a folder of ``<run_id>.jsonl`` files (a notebook's ``X.arcana`` folder, the
+    runtime's ``traces/``) or a single ``.jsonl`` file. ``strict=True`` turns a corrupt line into
+    an exception instead of a warning. A reader may be shared between threads.
+
+    File indexes live in a process-wide cache (``shared=True``, the default), so short-lived
+    readers — one per ``recall`` call, say — reuse the work of earlier ones; ``shared=False``
+    gives the reader a private cache.
+    """
+
+    def __init__(self, trace_dir: Path | str, *, strict: bool = False, shared: bool = True) -> None:
+        self.trace_dir = Path(trace_dir)
+        self.strict = strict
+        self.stats = ReaderStats()
+        self._indexes: OrderedDict[tuple[Path, bool], _FileIndex]
+        if shared:
+            self._indexes = _SHARED_CACHE
+            self._lock = _SHARED_LOCK
+        else:
+            self._indexes = OrderedDict()
+            self._lock = threading.RLock()
+        self._seen: set[tuple[Path, bool]] = set()
+        self._counter: Any = None
+
+    # -- runs -------------------------------------------------------------------------------------
+
+    def _files(self) -> dict[str, Path]:
+        if self.trace_dir.is_file():
+            return {self.trace_dir.stem: self.trace_dir}
+        if not self.trace_dir.is_dir():
+            return {}
+        return {p.stem: p for p in sorted(self.trace_dir.glob("*.jsonl")) if p.is_file()}
+
+    def run_ids(self) -> list[str]:
+        """The run ids in this folder, oldest first (run ids sort by start time)."""
+        return sorted(self._files())
+
+    def path_for(self, run_id: str) -> Path:
+        """The file of ``run_id`` (an id, a unique prefix of one, ``latest``, or a ``.jsonl`` path)."""
+        files = self._files()
+        if run_id in files:
+            return files[run_id]
+        candidate = Path(run_id)
+        if candidate.suffix == ".jsonl" and candidate.is_file():
+            return candidate
+        if run_id == "latest" and files:
+            return files[max(files)]
+        matches = [r for r in files if r.startswith(run_id)] if run_id else []
+        if len(matches) == 1:
+            return files[matches[0]]
+        where = str(self.trace_dir)
+        if not files:
+            raise TraceError(
+                f"unknown run {run_id!r}: no trace files (*.jsonl) in {where}; "
+                f"pass --dir DIR (or set ARCANA_TRACE_DIR) to the folder holding the traces"
+            )
+        if len(matches) > 1:
+            raise TraceError(f"run {run_id!r} is ambiguous in {where}: matches {', '.join(sorted(matches))}; give more of the id")
+        shown = sorted(files)
+        more = f" (and {len(shown) - 20} more)" if len(shown) > 20 else ""
+        raise TraceError(
+            f"unknown run {run_id!r} in {where}; runs found: {', '.join(shown[-20:])}{more} (see `arcana trace list`)"
+        )
+
+    def list_runs(self) -> list[RunInfo]:
+        """Every run in the folder, oldest first."""
+        out = []
+        for run_id, path in sorted(self._files().items()):
+            idx = self._index_path(path)
+            out.append(self._run_info(run_id, idx))
+        return out
+
+    def run_info(self, run_id: str) -> RunInfo:
+        path = self.path_for(run_id)
+        return self._run_info(self._run_id_of(path), self._index_path(path))
+
+    def _run_info(self, run_id: str, idx: _FileIndex) -> RunInfo:
+        turns = {t for (_, t) in idx.by_turn}
+        status = "complete" if idx.run_end else ("open" if idx.entries else "empty")
+        return RunInfo(
+            run_id=run_id,
+            path=str(idx.path),
+            started=(idx.run_start or {}).get("_ts") or idx.first_ts,
+            ended=idx.last_ts if idx.run_end else None,
+            model=(idx.run_start or {}).get("model"),
+            turns=len(turns),
+            agents=sorted(idx.agents),
+            status=status,
+            events=len(idx.entries),
+            errors=idx.errors,
+            warnings=len(idx.corrupt) + (1 if idx.torn else 0),
+        )
+
+    def _run_id_of(self, path: Path) -> str:
+        return path.stem
+
+    # -- warnings ---------------------------------------------------------------------------------
+
+    @property
+    def warnings(self) -> list[str]:
+        """Problems found so far in every indexed file: corrupt lines, a torn last line, history gaps."""
+        out: list[str] = []
+        with self._lock:
+            for key in sorted(self._seen, key=str):
+                idx = self._indexes.get(key)
+                if idx is None:
+                    continue
+                out.extend(idx.corrupt)
+                out.extend(idx.history_dupes)
+                if idx.torn:
+                    out.append(idx.torn)
+        return out
+
+    def warnings_for(self, run_id: str) -> list[str]:
+        idx = self._index(run_id)
+        return [*idx.corrupt, *idx.history_dupes, *([idx.torn] if idx.torn else [])]
+
+    # -- indexing ---------------------------------------------------------------------------------
+
+    def _index(self, run_id: str) -> _FileIndex:
+        return self._index_path(self.path_for(run_id))
+
+    def _index_path(self, path: Path) -> _FileIndex:
+        with self._lock:
+            cache_key = (path.resolve(), self.strict)
+            self._seen.add(cache_key)
+            idx = self._indexes.get(cache_key)
+            if idx is not None:
+                self._indexes.move_to_end(cache_key)
+            try:
+                st = path.stat()
+            except FileNotFoundError as exc:
+                raise TraceError(f"trace file {path} disappeared; list the runs again (`arcana trace list`)") from exc
+            key = (st.st_size, st.st_mtime_ns)
+            if idx is not None and idx.stat_key == key:
+                return idx
+            if idx is None or not self._is_append(idx, path, st.st_size):
+                idx = _FileIndex(path=path)
+                self._indexes[cache_key] = idx
+                while len(self._indexes) > SHARED_INDEXES:
+                    self._indexes.popitem(last=False)
+                self.stats.index_builds += 1
+            self._extend(idx, st.st_size)
+            idx.stat_key = key
+            return idx
+
+    def _is_append(self, idx: _FileIndex, path: Path, size: int) -> bool:
+        """True when the file only grew since ``idx`` was built (so reading on from there is right)."""
+        if size < idx.size:
+            return False
+        if idx.size == 0:
+            return True
+        if size == idx.stat_key[0] and idx.torn is None:
+            return False  # same size, new mtime: rewritten in place
+        if idx.unterminated:
+            return True
+        with path.open("rb") as fh:
+            fh.seek(idx.size - 1)
+            self.stats.bytes_read += 1
+            return fh.read(1) == b"\n"
+
+    def _extend(self, idx: _FileIndex, size: int) -> None:
+        idx.torn = None
+        idx.unterminated = False
+        if size <= idx.size:
+            return
+        with idx.path.open("rb") as fh:
+            fh.seek(idx.size)
+            pending = b""
+            offset = idx.size
+            remaining = size - idx.size
+            while remaining > 0:
+                chunk = fh.read(min(_CHUNK, remaining))
+                if not chunk:
+                    break
+                remaining -= len(chunk)
+                self.stats.bytes_read += len(chunk)
+                data = pending + chunk if pending else chunk
+                start = 0
+                while True:
+                    nl = data.find(b"\n", start)
+                    if nl < 0:
+                        break
+                    self._add_line(idx, data[start:nl], offset + start)
+                    start = nl + 1
+                    idx.size = offset + start
+                pending = data[start:]
+                offset += start
+        if pending:
+            self._tail(idx, pending, offset)
+
+    def _tail(self, idx: _FileIndex, raw: bytes, offset: int) -> None:
+        """The last line has no newline yet: index it if it is a whole event, else report it torn."""
+        line_no = idx.lines + 1
+        try:
+            obj = json.loads(raw)
+            self.stats.lines_parsed += 1
+            problem = self._check(obj)
+        except ValueError:
+            problem = "incomplete JSON"
+        if problem is None:
+            self._add_line(idx, raw, offset)
+            idx.size = offset + len(raw)
+            idx.unterminated = True
+            return
+        idx.torn = (
+            f"{idx.path}:{line_no}: torn last line ({len(raw)} bytes, {problem}) ignored; "
+            f"the {len(idx.entries)} events before it are intact"
+        )
+
+    @staticmethod
+    def _check(obj: Any) -> str | None:
+        if not isinstance(obj, dict):
+            return f"not a JSON object but {type(obj).__name__}"
+        if not isinstance(obj.get("event_type"), str):
+            return "no 'event_type'"
+        if not isinstance(obj.get("event_id"), str):
+            return "no 'event_id'"
+        if "metadata" in obj and not isinstance(obj["metadata"], dict):
+            return "'metadata' is not an object"
+        turn = obj.get("turn")
+        if turn is not None and _as_int(turn) is None:
+            return f"'turn' is {turn!r}, not an integer"
+        agent = obj.get("agent", "main")
+        if not isinstance(agent, str):
+            return f"'agent' is {agent!r}, not a string"
+        return None
+
+    def _add_line(self, idx: _FileIndex, raw: bytes, offset: int) -> None:
+        idx.lines += 1
+        line_no = idx.lines
+        if not raw.strip():
+            return
+        try:
+            obj = json.loads(raw)
+            self.stats.lines_parsed += 1
+            problem = self._check(obj)
+        except ValueError as exc:
+            problem = f"invalid JSON ({exc})"
+        if problem is not None:
+            if self.strict:
+                idx.lines -= 1
+                raise CorruptTraceError(str(idx.path), line_no, problem)
+            idx.corrupt.append(f"{idx.path}:{line_no}: {problem} (line skipped)")
+            return
+        meta: dict[str, Any] = obj.get("metadata") or {}
+        etype: str = obj["event_type"]
+        agent: str = obj.get("agent") or "main"
+        turn = _as_int(obj.get("turn"))
+        step = _as_int(meta.get("step"))
+        hindex = _as_int(meta.get("history_index")) if etype in HISTORY_EVENTS else None
+        ts = str(obj.get("ts") or "")
+        position = len(idx.entries)
+        entry = _Entry(offset, len(raw), line_no, etype, turn, agent, obj["event_id"], step, hindex,
+                       obj.get("parent_id"), ts)
+        idx.entries.append(entry)
+        idx.by_type.setdefault(etype, []).append(position)
+        idx.agents[agent] = idx.agents.get(agent, 0) + 1
+        if turn is not None:
+            idx.by_turn.setdefault((agent, turn), []).append(position)
+        if idx.run_id is None and isinstance(obj.get("run_id"), str):
+            idx.run_id = obj["run_id"]
+        if idx.first_ts is None:
+            idx.first_ts = ts
+        idx.last_ts = ts
+        if hindex is not None and isinstance(meta.get("message"), dict):
+            slots = idx.history.setdefault(agent, {})
+            if hindex in slots:
+                prev = idx.entries[slots[hindex]]
+                idx.history_dupes.append(
+                    f"{idx.path}:{line_no}: history_index {hindex} of agent {agent} recorded again "
+                    f"(first at line {prev.line}); the later message is used"
+                )
+            slots[hindex] = position
+            idx.messages.get(agent, {}).pop(hindex, None)
+        if etype == "run_start":
+            if idx.run_start is None:
+                idx.run_start = {"model": meta.get("model"), "provider": meta.get("provider"), "_ts": ts}
+            if agent not in idx.system_prompts:
+                prompt = meta.get("system_prompt")
+                idx.system_prompts[agent] = prompt if isinstance(prompt, str) else None
+                if "system_prompt" in meta:
+                    idx.messages.get(agent, {}).pop(0, None)
+        elif etype == "run_end":
+            idx.run_end = True
+        elif etype == "error" or (etype == "turn_end" and meta.get("status") == "error"):
+            idx.errors += 1
+        elif etype == "cognitive_primitive":
+            op = self._pin_op(meta, position, turn, obj["event_id"])
+            if op is not None:
+                idx.pin_ops.setdefault(agent, []).append(op)
+
+    @staticmethod
+    def _pin_op(meta: dict[str, Any], position: int, turn: int | None, event_id: str) -> _PinOp | None:
+        primitive = meta.get("primitive")
+        args = meta.get("args") if isinstance(meta.get("args"), dict) else {}
+        result = meta.get("result") if isinstance(meta.get("result"), dict) else {}
+        assert isinstance(args, dict) and isinstance(result, dict)
+        if primitive == "pin":
+            if result.get("pinned") is not True or result.get("already_pinned") is True:
+                return None
+            pin_id = result.get("pin_id")
+            if not isinstance(pin_id, str):
+                return None
+            content = result.get("content", args.get("content"))
+            label = result.get("label", args.get("label"))
+            until = result.get("until_turn", args.get("until_turn"))
+            return _PinOp(
+                entry=position,
+                turn=turn,
+                op="pin",
+                pin_id=pin_id,
+                content=content if isinstance(content, str) else None,
+                label=label if isinstance(label, str) else None,
+                until_turn=_as_int(until),
+                tokens=_as_int(result.get("tokens")),
+                event_id=event_id,
+            )
+        if primitive == "unpin":
+            ok = result.get("unpinned", result.get("ok"))
+            pin_id = result.get("pin_id", args.get("pin_id"))
+            if ok is True and isinstance(pin_id, str):
+                return _PinOp(entry=position, turn=turn, op="unpin", pin_id=pin_id, event_id=event_id)
+        return None
+
+    # -- loading events ---------------------------------------------------------------------------
+
+    def _read_raw(self, idx: _FileIndex, positions: Sequence[int]) -> list[dict[str, Any]]:
+        """The parsed JSON objects of the given entries, in the order given (contiguous ranges merged)."""
+        if not positions:
+            return []
+        entries = [idx.entries[p] for p in positions]
+        order = sorted(range(len(entries)), key=lambda i: entries[i].offset)
+        out: list[dict[str, Any] | None] = [None] * len(entries)
+        with idx.path.open("rb") as fh:
+            i = 0
+            while i < len(order):
+                first = entries[order[i]]
+                span_start, span_end = first.offset, first.offset + first.length
+                j = i + 1
+                while j < len(order) and entries[order[j]].offset - span_end <= 4096:
+                    span_end = max(span_end, entries[order[j]].offset + entries[order[j]].length)
+                    j += 1
+                fh.seek(span_start)
+                blob = fh.read(span_end - span_start)
+                self.stats.bytes_read += len(blob)
+                for k in range(i, j):
+                    e = entries[order[k]]
+                    raw = blob[e.offset - span_start : e.offset - span_start + e.length]
+                    try:
+                        out[order[k]] = json.loads(raw)
+                    except ValueError as exc:
+                        raise TraceError(
+                            f"{idx.path}:{e.line}: the file changed under the reader ({exc}); read it again"
+                        ) from exc
+                    self.stats.lines_parsed += 1
+                i = j
+        self.stats.events_loaded += len(entries)
+        return [o for o in out if o is not None]
+
+    def _load(self, idx: _FileIndex, positions: Sequence[int]) -> list[TraceEvent]:
+        events = []
+        for obj in self._read_raw(idx, positions):
+            obj.setdefault("agent", "main")
+            obj.setdefault("metadata", {})
+            obj.setdefault("run_id", idx.run_id or idx.path.stem)
+            obj.setdefault("ts", "")
+            events.append(TraceEvent.model_validate(obj))
+        return events
+
+    def events(
+        self,
+        run_id: str,
+        *,
+        event_types: Iterable[str] | None = None,
+        turn: int | None = None,
+        agent: str | None = None,
+    ) -> list[TraceEvent]:
+        """The run's events in file order, optionally only some types, one turn, one agent."""
+        idx = self._index(run_id)
+        return self._load(idx, self._select(idx, event_types=event_types, turn=turn, agent=agent))
+
+    def _select(
+        self,
+        idx: _FileIndex,
+        *,
+        event_types: Iterable[str] | None = None,
+        turn: int | None = None,
+        agent: str | None = None,
+    ) -> list[int]:
+        types = set(event_types) if event_types is not None else None
+        if turn is not None:
+            if agent is not None:
+                positions = list(idx.by_turn.get((agent, turn), []))
+            else:
+                positions = sorted(p for (a, t), ps in idx.by_turn.items() if t == turn for p in ps)
+        elif types is not None:
+            positions = sorted(p for t in types for p in idx.by_type.get(t, []))
+        else:
+            positions = list(range(len(idx.entries)))
+        return [
+            p
+            for p in positions
+            if (types is None or idx.entries[p].event_type in types)
+            and (agent is None or idx.entries[p].agent == agent)
+        ]
+
+    # -- turns and agents -------------------------------------------------------------------------
+
+    def agents(self, run_id: str) -> list[str]:
+        return sorted(self._index(run_id).agents)
+
+    def list_turns(self, run_id: str, agent: str | None = None) -> list[int]:
+        """The user turns with at least one event (for ``agent``, or any agent)."""
+        idx = self._index(run_id)
+        if agent is not None:
+            self._check_agent(idx, run_id, agent)
+        return sorted({t for (a, t) in idx.by_turn if agent is None or a == agent})
+
+    def replay_turns(self, run_id: str, agent: str | None = None) -> list[int]:
+        """The turns that have replay evidence (a ``context_decision``)."""
+        idx = self._index(run_id)
+        if agent is not None:
+            self._check_agent(idx, run_id, agent)
+        return sorted(
+            {
+                idx.entries[p].turn  # type: ignore[misc]
+                for p in idx.by_type.get("context_decision", [])
+                if idx.entries[p].turn is not None and (agent is None or idx.entries[p].agent == agent)
+            }
+        )
+
+    def _check_agent(self, idx: _FileIndex, run_id: str, agent: str) -> None:
+        if agent not in idx.agents:
+            known = ", ".join(sorted(idx.agents)) or "none"
+            raise TraceError(f"run {run_id} has no agent {agent!r}; agents: {known}")
+
+    def _resolve_agent(self, idx: _FileIndex, run_id: str, agent: str | None, turn: int | None = None) -> str:
+        if agent is not None:
+            self._check_agent(idx, run_id, agent)
+            return agent
+        present = sorted({a for (a, t) in idx.by_turn if t == turn}) if turn is not None else []
+        if not present:
+            present = sorted(idx.agents)
+        if "main" in present or not present:
+            return "main"
+        if len(present) == 1:
+            return present[0]
+        at = f" at turn {turn}" if turn is not None else ""
+        raise TraceError(f"run {run_id} has several agents{at}: {', '.join(present)}; choose one with agent= (--agent NAME)")
+
+    # -- replay -----------------------------------------------------------------------------------
+
+    def replay_prompt(self, run_id: str, turn: int, agent: str | None = None, step: int = 0) -> PromptReplay | None:
+        """Join the ``context_decision``, ``prompt_snapshot`` and ``llm_call`` of (turn, step).
+
+        ``None`` when that turn (or step) has no recorded decision.
+        """
+        idx = self._index(run_id)
+        name = self._resolve_agent(idx, run_id, agent, turn)
+        positions = idx.by_turn.get((name, turn), [])
+        decisions = {
+            idx.entries[p].step or 0: p for p in positions if idx.entries[p].event_type == "context_decision"
+        }
+        if step not in decisions:
+            return None
+        wanted = [decisions[step]]
+        snap = [
+            p for p in positions
+            if idx.entries[p].event_type == "prompt_snapshot" and (idx.entries[p].step or 0) == step
+        ]
+        decision_id = idx.entries[decisions[step]].event_id
+        calls = [
+            p for p in positions
+            if idx.entries[p].event_type == "llm_call"
+            and (idx.entries[p].parent_id == decision_id or (idx.entries[p].step or 0) == step)
+        ]
+        wanted += snap[-1:] + calls[:1]
+        loaded = {e.event_type: e for e in self._load(idx, wanted)}
+        meta = loaded["context_decision"].metadata
+        try:
+            decision = ContextDecision.model_validate(meta.get("decision") or {})
+            report = ContextReport.model_validate(meta["report"]) if meta.get("report") else None
+            budget = BudgetSnapshot.model_validate(meta["budget"]) if meta.get("budget") else None
+        except ValidationError as exc:
+            line = idx.entries[decisions[step]].line
+            raise TraceError(
+                f"{idx.path}:{line}: context_decision of turn {turn} step {step} does not match the decision "
+                f"model ({exc.error_count()} problems, first: {exc.errors()[0]['msg']} at "
+                f"{'.'.join(map(str, exc.errors()[0]['loc']))})"
+            ) from exc
+        snapshot = None
+        if "prompt_snapshot" in loaded:
+            snapshot = PromptSnapshot.model_validate(loaded["prompt_snapshot"].metadata)
+            if budget is None and snapshot.budget_snapshot is not None:
+                budget = snapshot.budget_snapshot
+        llm = loaded["llm_call"].metadata if "llm_call" in loaded else None
+        return PromptReplay(
+            run_id=self._run_id_of(idx.path),
+            agent=name,
+            turn=turn,
+            step=step,
+            steps=sorted(decisions),
+            context_decision=decision,
+            context_report=report,
+            budget_snapshot=budget,
+            prompt_snapshot=snapshot,
+            request_digest=meta.get("request_digest"),
+            history_len=_as_int(meta.get("history_len")),
+            inputs=meta.get("inputs") or {},
+            builder=meta.get("builder") or {},
+            tools=meta.get("tools") or [],
+            active_pins=self.active_pins(run_id, turn, name, step=step),
+            llm_call=llm,
+            decision_event_id=decision_id,
+        )
+
+    # -- transcript -------------------------------------------------------------------------------
+
+    def history(
+        self, run_id: str, agent: str | None = None, upto_turn: int | None = None, *, strict: bool | None = None
+    ) -> list[Message]:
+        """The session history as the runtime held it: ``history[i]`` is the message recorded with
+        ``history_index == i`` (from ``user_message``, ``llm_call`` and ``tool_call`` events).
+
+        Index 0 may be left unrecorded when it is the system prompt: it is then taken from the
+        agent's ``run_start`` (``system_prompt``). ``upto_turn`` keeps the messages of turns up to
+        and including it. Any other missing index is a hole: ``strict`` (default: the reader's
+        ``strict``) raises :class:`TraceError`, otherwise it is listed in :attr:`warnings` and the
+        recorded messages are returned in order. With ``trace_content="none"`` the messages come
+        back with empty content.
+        """
+        idx = self._index(run_id)
+        name = self._resolve_agent(idx, run_id, agent)
+        strict = self.strict if strict is None else strict
+        with self._lock:
+            slots = idx.history.get(name, {})
+            cache = idx.messages.setdefault(name, {})
+            wanted = sorted(h for h, p in slots.items() if _within(idx.entries[p].turn, upto_turn))
+            missing = [h for h in wanted if h not in cache]
+            if missing:
+                for h, obj in zip(missing, self._read_raw(idx, [slots[h] for h in missing]), strict=True):
+                    record = dict(obj.get("metadata", {}).get("message") or {})
+                    if record.get("turn") is None and obj.get("turn") is not None:
+                        record["turn"] = obj["turn"]
+                    try:
+                        cache[h] = as_message(record)
+                    except (ValueError, TypeError) as exc:
+                        line = idx.entries[slots[h]].line
+                        raise TraceError(
+                            f"{idx.path}:{line}: history message {h} is not a valid message: {exc}"
+                        ) from exc
+            if 0 not in slots and name in idx.system_prompts and (wanted or idx.system_prompts[name] is not None):
+                if 0 not in cache:
+                    cache[0] = Message(role="system", content=idx.system_prompts[name] or "")
+                wanted.insert(0, 0)
+            out = [cache[h] for h in wanted]
+            holes = sorted(set(range(wanted[-1] + 1)) - set(wanted)) if wanted else []
+        if holes:
+            problem = (
+                f"{idx.path}: the transcript of agent {name} has no message with history_index "
+                f"{', '.join(map(str, holes[:10]))}{' ...' if len(holes) > 10 else ''}"
+            )
+            if strict:
+                raise TraceError(problem + "; the trace is incomplete, so the turns after it cannot be rebuilt exactly")
+            warning = problem + " (history returned without it)"
+            if warning not in idx.history_dupes:
+                idx.history_dupes.append(warning)
+        return out
+
+    def turn_messages(self, run_id: str, turn: int, agent: str | None = None) -> list[Message]:
+        """The history messages that belong to ``turn`` (what ``recall(turn)`` returns)."""
+        idx = self._index(run_id)
+        name = self._resolve_agent(idx, run_id, agent, turn)
+        return [m for m in self.history(run_id, name, upto_turn=turn) if m.turn == turn]
+
+    # -- pins -------------------------------------------------------------------------------------
+
+    def active_pins(
+        self, run_id: str, turn: int, agent: str | None = None, *, step: int | None = None
+    ) -> list[ActivePin]:
+        """The pins of ``agent`` in effect at ``turn``, oldest first.
+
+        With ``step=None``: pins created at or before ``turn`` and not unpinned at or before it
+        (the runtime's own rule); with ``step=k``: only pin/unpin calls recorded before that
+        step's ``context_decision`` count — exactly the pins that build could see. Either way a
+        pin whose ``until_turn`` is below ``turn`` has expired.
+        """
+        idx = self._index(run_id)
+        name = self._resolve_agent(idx, run_id, agent, turn)
+        cutoff: int | None = None
+        if step is not None:
+            for p in idx.by_turn.get((name, turn), []):
+                e = idx.entries[p]
+                if e.event_type == "context_decision" and (e.step or 0) == step:
+                    cutoff = p
+                    break
+        live: dict[str, _PinOp] = {}
+        for op in idx.pin_ops.get(name, []):
+            if cutoff is not None:
+                if op.entry >= cutoff:
+                    break
+            elif op.turn is not None and op.turn > turn:
+                continue
+            if op.op == "pin":
+                live.setdefault(op.pin_id, op)
+            else:
+                live.pop(op.pin_id, None)
+        pins = []
+        for op in live.values():
+            if op.until_turn is not None and op.until_turn < turn:
+                continue
+            tokens = op.tokens
+            if tokens is None and op.content is not None:
+                tokens = self._count(idx, op.content)
+            pins.append(
+                ActivePin(
+                    pin_id=op.pin_id,
+                    content=op.content,
+                    label=op.label,
+                    until_turn=op.until_turn,
+                    created_turn=op.turn,
+                    tokens=tokens,
+                    sha256=hashlib.sha256(op.content.encode()).hexdigest() if op.content is not None else None,
+                    event_id=op.event_id,
+                )
+            )
+        return pins
+
+    def _count(self, idx: _FileIndex, text: str) -> int:
+        if self._counter is None:
+            from ..tokens import TokenCounter
+
+            self._counter = TokenCounter((idx.run_start or {}).get("model"))
+        return int(self._counter.count_text(text))
+
+    # -- misc -------------------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Index every file now (new runs and growth); normally done lazily on each question."""
+        for path in self._files().values():
+            self._index_path(path)
+
+    def forget(self) -> None:
+        """Drop the indexes of this reader's files (the next question re-reads them from their start)."""
+        with self._lock:
+            for key in self._seen:
+                self._indexes.pop(key, None)
+            self._seen.clear()
+
+
+def trace_dir_for_notebook(notebook: Path | str) -> Path:
+    """The trace folder beside a notebook: ``analysis.ipynb`` -> ``analysis.arcana``."""
+    nb = Path(notebook)
+    return nb.with_name(nb.stem + ".arcana") if nb.suffix == ".ipynb" else nb
+
+
+def env_trace_dir(default: str = "traces") -> Path:
+    """``$ARCANA_TRACE_DIR`` or ``default``."""
+    return Path(os.environ.get("ARCANA_TRACE_DIR") or default)

@@ -1,0 +1,203 @@
+"""Redaction of trace metadata: secrets always, personal data and message text on request.
+
+Every string in an event's metadata passes through a :class:`Redactor` before it is written, in
+every ``trace_content`` mode:
+
+- **secrets** (all modes) become ``[REDACTED]``: OpenAI / Anthropic style keys (``sk-...``,
+  ``sk-ant-...``, ``sk-proj-...``), GitHub tokens (``ghp_...``), Google API keys (``AIza...``),
+  ``Bearer <token>`` / ``Basic <token>`` credentials (8+ characters with a digit or
+  ``-._~+/=``, or 20+ characters: "bearer tokens" in prose stays), a 32+ character key-looking token (letters
+  *and* digits) written after a word such as ``key``, ``token``, ``secret`` or ``password``, and
+  every literal value passed as ``secrets`` (provider keys from the configuration; values shorter
+  than 6 characters are ignored, they would mask ordinary words). Dict keys are masked too.
+- ``redacted`` additionally masks e-mail addresses and long digit runs: 9 or more consecutive
+  digits, or digit groups joined by single spaces or dashes (every group after the first of 3+
+  digits) totalling 9 or more digits — card numbers, ``+1-555-123-4567``. Dates and ids/digests
+  (keys ``id``, ``*_id``, ``*digest``, ``sha256``) are left alone.
+- ``none`` keeps no message text. The keys listed in :data:`NULLED_KEYS` become ``null`` where
+  their value is a string (``result`` that is a dict is walked instead, so a pin's ``pin_id``
+  survives); ``arguments`` and ``args`` keep their structure but every string inside them becomes
+  ``null`` except under :data:`ARG_KEYS_KEPT`. Digests, token counts, ids, roles, decisions,
+  reasons, model names and error messages (secrets masked) are kept.
+
+Values that are not JSON types are converted on the way: pydantic models with ``model_dump``,
+tuples and sets to lists, anything else with ``str()`` (then redacted like any string).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .events import TraceContent
+
+REDACTED = "[REDACTED]"
+
+NULLED_KEYS: frozenset[str] = frozenset(
+    {
+        "content",  # message records, wire messages, pins, sections, memory entries, recall results
+        "reply",  # turn_end
+        "input",  # any recorded user input text
+        "result",  # tool_call / context_action text results (dict results are walked)
+        "system_prompt",  # run_start and the config dump
+        "summary",  # decision.summary (the summariser's text), state objects
+        "query",  # memory_read
+        "label",  # pin labels
+        "text",
+        "title",
+        "received",  # partial reply text of a cancelled or failed turn
+    }
+)
+"""Keys whose string values become ``null`` under ``trace_content="none"``."""
+
+ARG_CONTAINERS: frozenset[str] = frozenset({"arguments", "args"})
+"""Keys whose whole value is argument data: all strings inside become ``null`` under ``none``."""
+
+ARG_KEYS_KEPT: frozenset[str] = frozenset({"pin_id", "object_id", "id", "include", "kind", "turn", "tool_call_id"})
+"""Argument keys that are identifiers, not text: kept under ``none``."""
+
+_SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"\bsk-(?:ant-|proj-|live-|test-)[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}"),
+    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}"),
+    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{30,}"),
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"),
+    re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
+)
+_BEARER = re.compile(r"\b(Bearer|Basic)(\s+)([A-Za-z0-9\-._~+/]{8,}=*)", re.IGNORECASE)
+_KEYWORD_TOKEN = re.compile(
+    r"(?i)((?:api[_\-]?key|access[_\-]?key|secret[_\-]?key|private[_\-]?key|key|token|secret|password|passwd|"
+    r"auth|authorization|credential|credentials)\b[\"']?\s*(?:[:=]|\bis\b)?\s*[\"']?)([A-Za-z0-9_\-./+=]{32,})"
+)
+_EMAIL = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
+_DIGITS = re.compile(r"(?<![\w+])\+?(?:\d{9,}|\d+(?:[ \-]\d{3,})+)(?!\w)")
+
+_MIN_LITERAL_SECRET = 6
+
+
+def _is_identifier_key(key: str | None) -> bool:
+    """Ids and digests are never personal data, even when they happen to be all digits."""
+    return key is not None and (key in ("id", "digest", "sha256") or key.endswith(("_id", "digest")))
+
+
+def _key_looking(token: str) -> bool:
+    return any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
+
+
+def _mask_keyword_token(match: re.Match[str]) -> str:
+    token = match.group(2)
+    if not _key_looking(token):
+        return match.group(0)
+    return match.group(1) + REDACTED
+
+
+def _mask_credential(match: re.Match[str]) -> str:
+    token = match.group(3)
+    # a credential has digits or base64/url punctuation, or is long; "bearer tokens" is prose
+    if len(token) >= 20 or any(c.isdigit() or c in "-._~+/=" for c in token):
+        return match.group(1) + match.group(2) + REDACTED
+    return match.group(0)
+
+
+def _mask_digits(match: re.Match[str]) -> str:
+    text = match.group(0)
+    return REDACTED if sum(c.isdigit() for c in text) >= 9 else text
+
+
+class Redactor:
+    """Masks secrets (always), personal data (``redacted``) and message text (``none``).
+
+    ``redact_text`` works on one string; ``clean`` walks a metadata structure and returns a
+    JSON-safe copy with every rule of the mode applied.
+    """
+
+    def __init__(self, content: TraceContent = "full", secrets: Iterable[str] = ()) -> None:
+        if content not in ("full", "redacted", "none"):
+            raise ValueError(f"trace_content must be 'full', 'redacted' or 'none', not {content!r}")
+        self.content: TraceContent = content
+        literals = sorted(
+            {s for s in secrets if isinstance(s, str) and len(s.strip()) >= _MIN_LITERAL_SECRET},
+            key=len,
+            reverse=True,
+        )
+        self._literal: re.Pattern[str] | None = (
+            re.compile("|".join(re.escape(s) for s in literals)) if literals else None
+        )
+
+    def add_secret(self, secret: str) -> None:
+        """Mask ``secret`` from now on (e.g. a provider key configured after the writer opened)."""
+        if not isinstance(secret, str) or len(secret.strip()) < _MIN_LITERAL_SECRET:
+            return
+        current = [] if self._literal is None else self._literal.pattern.split("|")
+        current.append(re.escape(secret))
+        self._literal = re.compile("|".join(sorted(set(current), key=len, reverse=True)))
+
+    def redact_text(self, text: str, *, personal: bool = True) -> str:
+        """``text`` with the secrets (and, in ``redacted`` mode, e-mails and digit runs) masked.
+
+        ``personal=False`` skips the e-mail and digit rules (used for ids and digests)."""
+        if self._literal is not None:
+            text = self._literal.sub(REDACTED, text)
+        if "sk-" in text or "gh" in text or "AIza" in text or "xox" in text or "github_pat_" in text:
+            for pattern in _SECRET_PATTERNS:
+                text = pattern.sub(REDACTED, text)
+        if len(text) >= 6:
+            text = _BEARER.sub(_mask_credential, text)
+        if len(text) >= 32:
+            text = _KEYWORD_TOKEN.sub(_mask_keyword_token, text)
+        if self.content == "redacted" and personal:
+            if "@" in text:
+                text = _EMAIL.sub(REDACTED, text)
+            text = _DIGITS.sub(_mask_digits, text)
+        return text
+
+    def clean(self, value: Any) -> Any:
+        """A JSON-safe copy of ``value`` with the rules of this redactor's mode applied."""
+        return self._walk(value, None, False)
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _walk(self, value: Any, key: str | None, in_args: bool) -> Any:
+        if isinstance(value, str):
+            if self.content == "none" and key is not None:
+                if in_args and key not in ARG_KEYS_KEPT:
+                    return None
+                if key in NULLED_KEYS or key in ARG_CONTAINERS:
+                    return None
+            return self.redact_text(value, personal=not _is_identifier_key(key))
+        if value is None or isinstance(value, bool | int):
+            return value
+        if isinstance(value, float):
+            return value if math.isfinite(value) else str(value)
+        if isinstance(value, Mapping):
+            out: dict[str, Any] = {}
+            for k, v in value.items():
+                name = k if isinstance(k, str) else str(k)
+                child_in_args = in_args or name in ARG_CONTAINERS
+                out[self.redact_text(name)] = self._walk(v, name, child_in_args)
+            return out
+        if isinstance(value, list | tuple | set | frozenset):
+            items = sorted(value, key=repr) if isinstance(value, set | frozenset) else value
+            # list items inherit the key of their container (``messages`` items are dicts anyway)
+            return [self._walk(v, key, in_args) for v in items]
+        dump = getattr(value, "model_dump", None)
+        if callable(dump):
+            try:
+                return self._walk(dump(mode="json"), key, in_args)
+            except Exception:  # a broken model: fall back to its text
+                pass
+        if isinstance(value, bytes | bytearray):
+            value = bytes(value).decode("utf-8", errors="replace")
+            return self._walk(value, key, in_args)
+        try:
+            text = str(value)
+        except Exception as exc:  # pragma: no cover - __str__ raising is pathological
+            text = f"<unprintable {type(value).__name__}: {type(exc).__name__}>"
+        return self._walk(text, key, in_args)
+
+
+def redact_text(text: str, secrets: Iterable[str] = (), content: TraceContent = "full") -> str:
+    """One-shot :meth:`Redactor.redact_text` (for error messages, notebook output, reports)."""
+    return Redactor(content, secrets).redact_text(text)

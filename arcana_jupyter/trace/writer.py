@@ -1,0 +1,225 @@
+"""Append-only trace writer: one JSON line per event, written and flushed as it happens.
+
+``TraceWriter(path, run_id)`` opens ``path`` for appending (creating its folder) and writes each
+event with a single ``os.write`` of the whole line, so a reader in another process sees complete
+events as soon as :meth:`TraceWriter.emit` returns, and a crash leaves at most one torn last line.
+Pass ``fsync=True`` to also force every line to disk. ``path=None`` keeps the events in memory
+only. One writer is shared by every agent of a pool: ``emit`` is thread-safe.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets as _secrets
+import threading
+from collections import deque
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..exceptions import TraceError
+from .events import EVENT_TYPES, TRACE_FORMAT_VERSION, TraceContent, TraceEvent
+from .redact import Redactor
+
+DEFAULT_KEEP_EVENTS = 10_000
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """A fresh run id: ``r_YYYYMMDD_HHMMSS_<6 hex>`` (UTC), sortable by start time."""
+    now = now or datetime.now(UTC)
+    return f"r_{now.strftime('%Y%m%d_%H%M%S')}_{_secrets.token_hex(3)}"
+
+
+def utc_timestamp(now: datetime | None = None) -> str:
+    """UTC ISO-8601 with microseconds and a ``Z``: ``2026-11-30T01:02:03.456789Z``."""
+    return (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _last_sequence(path: Path) -> int:
+    """The sequence number of the last complete event already in ``path`` (0 when none)."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return 0
+    if size == 0:
+        return 0
+    block = 65536
+    with path.open("rb") as fh:
+        end = size
+        tail = b""
+        while end > 0:
+            start = max(0, end - block)
+            fh.seek(start)
+            tail = fh.read(end - start) + tail
+            end = start
+            lines = tail.split(b"\n")
+            # the first piece may be cut by the block boundary unless we reached the start
+            candidates = lines if end == 0 else lines[1:]
+            for raw in reversed(candidates):
+                raw = raw.strip()
+                if not raw:
+                    continue
+                try:
+                    obj = json.loads(raw)
+                    event_id = obj["event_id"]
+                    return int(str(event_id).rsplit("_", 1)[-1])
+                except (ValueError, KeyError, TypeError):
+                    continue  # torn or foreign line: keep looking further back
+    return 0
+
+
+def _ends_with_newline(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            fh.seek(-1, os.SEEK_END)
+            return fh.read(1) == b"\n"
+    except OSError:
+        return True  # empty or missing
+
+
+class TraceWriter:
+    """Writes one run's events to ``<trace_dir>/<run_id>.jsonl`` (see docs/TRACE_FORMAT.md).
+
+    Every string in the metadata is redacted first (secrets always; more with ``content``).
+    Values that are not JSON-able are written as their ``str()``: a trace never makes the caller
+    fail on an odd value. An I/O failure raises :class:`~arcana_jupyter.exceptions.TraceError`
+    (the event is still kept in :attr:`events`).
+
+    Appending to a file that already holds events continues their numbering; a torn last line
+    left by a crash is closed with a newline first, so the reader reports it as one bad line and
+    loses nothing else.
+    """
+
+    def __init__(
+        self,
+        path: Path | str | None,
+        run_id: str,
+        *,
+        content: TraceContent = "full",
+        secrets: Iterable[str] = (),
+        fsync: bool = False,
+        keep_events: int = DEFAULT_KEEP_EVENTS,
+    ) -> None:
+        if not run_id or not isinstance(run_id, str):
+            raise ValueError("run_id must be a non-empty string (use trace.new_run_id())")
+        self.run_id = run_id
+        self.path: Path | None = Path(path) if path is not None else None
+        self.content: TraceContent = content
+        self.redactor = Redactor(content, secrets)
+        self.fsync = fsync
+        self.events: deque[TraceEvent] = deque(maxlen=max(1, keep_events))
+        """The most recent events (at most ``keep_events``), newest last."""
+        self._lock = threading.Lock()
+        self._seq = 0
+        self._fd: int | None = None
+        self._closed = False
+        self.bytes_written = 0
+        if self.path is not None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._seq = _last_sequence(self.path)
+                needs_newline = not _ends_with_newline(self.path)
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                if needs_newline:
+                    os.write(self._fd, b"\n")
+            except OSError as exc:
+                raise TraceError(f"cannot open trace file {self.path}: {exc.strerror or exc}; "
+                                 f"check the trace_dir setting and its permissions") from exc
+
+    # -- writing --------------------------------------------------------------------------------
+
+    @property
+    def count(self) -> int:
+        """Events emitted so far (including ones already in the file when it was opened)."""
+        return self._seq
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def add_secret(self, secret: str) -> None:
+        """Mask ``secret`` in every later event."""
+        with self._lock:
+            self.redactor.add_secret(secret)
+
+    def emit(
+        self,
+        event_type: str,
+        metadata: Mapping[str, Any] | None = None,
+        *,
+        turn: int | None = None,
+        agent: str = "main",
+        parent_id: str | None = None,
+    ) -> TraceEvent:
+        """Record one event and return it (as written: redacted, JSON-safe)."""
+        if event_type not in EVENT_TYPES:
+            raise ValueError(f"unknown trace event type {event_type!r}; known: {', '.join(EVENT_TYPES)}")
+        if turn is not None and (not isinstance(turn, int) or isinstance(turn, bool) or turn < 0):
+            raise ValueError(f"turn must be a non-negative int or None, not {turn!r}")
+        if self._closed:
+            raise TraceError(f"trace writer for run {self.run_id} is closed; open a new TraceWriter to append")
+        clean = self.redactor.clean(dict(metadata or {}))
+        with self._lock:
+            self._seq += 1
+            envelope: dict[str, Any] = {
+                "v": TRACE_FORMAT_VERSION,
+                "event_id": f"e_{self._seq:06d}",
+                "run_id": self.run_id,
+                "agent": agent,
+                "turn": turn,
+                "ts": utc_timestamp(),
+                "event_type": event_type,
+                "parent_id": parent_id,
+                "metadata": clean,
+            }
+            event = TraceEvent.model_construct(**envelope)
+            self.events.append(event)
+            if self._fd is not None:
+                line = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"), default=str) + "\n"
+                data = line.encode("utf-8", errors="backslashreplace")
+                try:
+                    view = memoryview(data)
+                    while view:
+                        written = os.write(self._fd, view)
+                        view = view[written:]
+                    if self.fsync:
+                        os.fsync(self._fd)
+                except OSError as exc:
+                    raise TraceError(
+                        f"could not write event {envelope['event_id']} to {self.path}: {exc.strerror or exc} "
+                        f"(the event is kept in memory; free disk space or change trace_dir)"
+                    ) from exc
+                self.bytes_written += len(data)
+        return event
+
+    def close(self) -> None:
+        """Close the file (idempotent). Later ``emit`` calls raise :class:`TraceError`."""
+        with self._lock:
+            if self._fd is not None:
+                try:
+                    if self.fsync:
+                        os.fsync(self._fd)
+                finally:
+                    os.close(self._fd)
+                    self._fd = None
+            self._closed = True
+
+    def __enter__(self) -> TraceWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # pragma: no cover - best effort at interpreter exit
+        fd = getattr(self, "_fd", None)
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def __repr__(self) -> str:
+        where = str(self.path) if self.path else "memory"
+        return f"TraceWriter(run_id={self.run_id!r}, path={where!r}, events={self._seq}, content={self.content!r})"
