@@ -252,9 +252,17 @@ class LocalProvider(Provider):
 
     def _call(self, model: _LoadedModel, request: LLMRequest, *, tools: bool, stream: bool) -> Any:
         llama = model.llama
+        messages = _convert(request.messages, tools=False)
+        prompt_tokens = model.prompt_tokens(messages)
+        if prompt_tokens >= self.n_ctx:
+            raise BadRequestError(
+                f"local: the prompt ({prompt_tokens} tokens) does not fit the model's context window "
+                f"({self.n_ctx} tokens). Lower total_window or raise n_ctx.",
+                provider="local",
+            )
         llama.set_seed(request.seed if request.seed is not None else self.seed)
         kwargs: dict[str, Any] = {
-            "messages": _convert(request.messages, tools=tools),
+            "messages": _convert(request.messages, tools=True) if tools else messages,
             "stream": stream,
             "temperature": request.temperature if request.temperature is not None else 0.2,
         }

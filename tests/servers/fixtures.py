@@ -16,7 +16,7 @@ Load with ``pytest_plugins = ["servers.fixtures"]`` in ``tests/conftest.py``.
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -83,10 +83,5 @@ def llama_server(smollm2_path: Path) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def _local_provider_session(smollm2_path: Path) -> LocalProvider:
+def local_provider(smollm2_path: Path) -> LocalProvider:
     return LocalProvider(smollm2_path, n_ctx=4096, seed=7)
-
-
-@pytest.fixture
-async def local_provider(_local_provider_session: LocalProvider) -> AsyncIterator[LocalProvider]:
-    yield _local_provider_session
