@@ -50,6 +50,12 @@ class MessageDecision(BaseModel):
     turn: int | None = None
     position: int | None = None
     """Index of the message in the prompt that was sent; ``None`` when dropped or summarised."""
+    recalled: bool = False
+    """True when the message was brought back late in the prompt, in the block of earlier turns
+    relevant to the current input (its in-order slot keeps its stable, compressed form)."""
+    anchor_position: int | None = None
+    """For a recalled message whose compressed form also stays in its in-order slot: that slot's
+    index in the prompt (``token_count_after`` then counts both)."""
 
 
 class LayerReport(BaseModel):

@@ -1,0 +1,1008 @@
+"""The explainable working-set builder (seed 003): what the model sees, and why.
+
+:class:`WorkingSetBuilder` turns the full history plus pins, sections, a task and tool specs into
+the messages to send, within a :class:`~arcana_jupyter.context.decisions.TokenBudget`, and records
+one :class:`MessageDecision` per input (history first, then the separate current input, the task,
+the pins and the sections, in that order). It is a pure function of its inputs — no clock, no
+randomness, no dependence on earlier calls — so a turn is rebuilt from its trace byte for byte;
+the builder object only caches (token counts, compressed forms, the BM25 index) to be fast when it
+is reused turn after turn.
+
+Prompt layout (stable first, so providers can reuse the cached prefix)::
+
+    identity (system prompt) | task | head sections | pins | head exchange (tail_preserve)
+    | summary (llm_summarize) | middle bands (tail_preserve) | verbatim window
+    | late sections | earlier turns relevant to this input | recent exchange | current input
+
+Strategies, reasons and the quantized window are described in :mod:`.strategies`; fidelity levels
+in :mod:`.fidelity`; relevance in :mod:`.relevance`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import operator
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..messages import Message, MessageLike, ToolSpec, as_message, digest, request_digest
+from ..tokens import REPLY_PRIMING, TokenCounter
+from . import strategies as S
+from .decisions import (
+    BudgetSnapshot,
+    ContextDecision,
+    ContextReport,
+    Fidelity,
+    Layer,
+    LayerReport,
+    MessageDecision,
+    Source,
+    TokenBudget,
+)
+from .fidelity import FidelityPolicy, fit_text, render
+from .relevance import RelevanceIndex, combined, looks_like_error, static_score
+from .sections import ContextSection, PinBlock, render_task
+
+Summarizer = Callable[[list[Message]], str]
+AsyncSummarizer = Callable[[list[Message]], Awaitable[str]]
+
+RECALL_MIN_BM25 = 0.25
+"""Normalised BM25 an older message needs to be brought back as relevant to the current input."""
+RECALL_MAX_UNITS = 4
+MIN_SUMMARY_TOKENS = 64
+_LIFT: dict[str, Fidelity] = {"L1": "L1", "L2": "L1", "L3": "L2"}
+_MSG_FIELDS = frozenset(MessageDecision.model_fields)
+_INFO_CACHE_MAX = 200_000
+
+
+def _decision(**values: Any) -> MessageDecision:
+    """A MessageDecision from already-valid values, skipping validation (thousands per build).
+
+    Every field is passed by the callers below; the objects dump and validate like any other.
+    """
+    obj = MessageDecision.__new__(MessageDecision)
+    object.__setattr__(obj, "__dict__", values)
+    object.__setattr__(obj, "__pydantic_fields_set__", _MSG_FIELDS)
+    object.__setattr__(obj, "__pydantic_extra__", None)
+    object.__setattr__(obj, "__pydantic_private__", None)
+    return obj
+
+
+class _Info:
+    """Per-message cache: token count, error flag, compressed renderings."""
+
+    __slots__ = ("content_tokens", "error", "msg", "renders", "tokens")
+
+    def __init__(self, msg: Message, tokens: int) -> None:
+        self.msg = msg
+        self.tokens = tokens
+        self.content_tokens: int | None = None
+        self.error = looks_like_error(msg.content)
+        self.renders: dict[Any, tuple[Message, int] | None] = {}
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """What :meth:`WorkingSetBuilder.build` returns: the prompt and the evidence of how it was made."""
+
+    messages: list[Message]
+    decision: ContextDecision
+    report: ContextReport
+    budget: BudgetSnapshot
+    tools: list[ToolSpec] = field(default_factory=list)
+    sections: list[ContextSection] = field(default_factory=list)
+    pins: list[PinBlock] = field(default_factory=list)
+    task: str | None = None
+
+    def digest(self, model: str = "") -> str:
+        """The request digest of ``(model, messages, tools)`` (:func:`messages.request_digest`)."""
+        return request_digest(self.messages, self.tools, model)
+
+    def wire(self) -> list[dict[str, Any]]:
+        return [m.wire() for m in self.messages]
+
+
+@dataclass
+class _Item:
+    """One message of the prompt being assembled (an input's rendering or the summary)."""
+
+    msg: Message
+    tokens: int
+    owner: int | None  # decision index, None for the summary
+
+
+@dataclass
+class _Pending:
+    """A build that is waiting for the summariser (``llm_summarize``)."""
+
+    folded: list[Message]
+    key: str
+    finish: Callable[[str | None], BuildResult]
+
+
+class WorkingSetBuilder:
+    """Builds the working set of each LLM call and explains it (see the module docstring).
+
+    Args:
+        budget: the context window and the reply reserve.
+        strategy: ``auto`` (default), ``passthrough``, ``tail_preserve``, ``aggressive_truncate`` or
+            ``llm_summarize``.
+        counter: the token counter (the model's encoding); a ``cl100k_base`` one by default.
+        summarizer: ``messages -> str`` for :meth:`build`, or an async one for :meth:`abuild`.
+        placeholder_hint: appended to L3 placeholders, e.g. ``"recall({turn}) to read it"`` when the
+            recall primitive is enabled. ``None`` (default): placeholders mention no primitive.
+        fidelity: sizes of the compressed forms.
+        recall_share: part of the conversation budget reserved for relevant earlier turns.
+        section_share: most of the free budget sections may take before they are compressed.
+        summary_max_tokens: largest summary the ``llm_summarize`` strategy makes room for.
+    """
+
+    def __init__(
+        self,
+        budget: TokenBudget,
+        strategy: str = "auto",
+        counter: TokenCounter | None = None,
+        summarizer: Summarizer | AsyncSummarizer | None = None,
+        *,
+        placeholder_hint: str | None = None,
+        fidelity: FidelityPolicy | None = None,
+        recall_share: float = 0.15,
+        section_share: float = 0.5,
+        head_share: float = 0.15,
+        window_share: float = 0.6,
+        summary_max_tokens: int = 512,
+    ) -> None:
+        if strategy not in S.STRATEGIES:
+            raise ValueError(f"unknown strategy {strategy!r}; choose one of {list(S.STRATEGIES)}")
+        for name, value in (("recall_share", recall_share), ("section_share", section_share),
+                            ("head_share", head_share), ("window_share", window_share)):
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be between 0 and 1, got {value}")
+        self.budget = budget
+        self.strategy = strategy
+        self.counter = counter or TokenCounter()
+        self.summarizer = summarizer
+        base = fidelity or FidelityPolicy()
+        self.policy = FidelityPolicy(base.l1_head, base.l1_tail, base.l2_head, placeholder_hint)
+        self.recall_share = recall_share
+        self.section_share = section_share
+        self.head_share = head_share
+        self.window_share = window_share
+        self.summary_max_tokens = summary_max_tokens
+        # caches (never change a result, only how fast it is computed)
+        self._by_id: dict[int, _Info] = {}
+        self._by_key: dict[str, _Info] = {}
+        self._hist: list[Message] = []
+        self._hinfo: list[_Info] = []
+        self._rel = RelevanceIndex()
+        self._tools_key: tuple[int, ...] = ()
+        self._tools_ref: tuple[ToolSpec, ...] = ()
+        self._tools_tokens = 0
+        self._summaries: dict[str, str] = {}
+
+    @property
+    def placeholder_hint(self) -> str | None:
+        return self.policy.placeholder_hint
+
+    # ---- public API ------------------------------------------------------------------------
+    def build(
+        self,
+        history: Sequence[MessageLike],
+        current_input: MessageLike | str | None = None,
+        *,
+        task: str | None = None,
+        pins: Iterable[PinBlock] = (),
+        sections: Iterable[ContextSection] = (),
+        tools: Iterable[ToolSpec] = (),
+        turn: int | None = None,
+        step: int = 0,
+        previous: BuildResult | None = None,
+        summary_override: str | None = None,
+    ) -> BuildResult:
+        """Build the working set (see the class docstring). Uses a sync summariser, if any."""
+        pending = self._prepare(history, current_input, task, pins, sections, tools, turn, step, previous,
+                                summary_override)
+        if isinstance(pending, BuildResult):
+            return pending
+        text = self._summaries.get(pending.key)
+        if text is None and self.summarizer is not None:
+            if inspect.iscoroutinefunction(self.summarizer):
+                raise TypeError("this builder's summarizer is async: call `await builder.abuild(...)`")
+            out = self.summarizer(pending.folded)
+            if inspect.isawaitable(out):
+                close = getattr(out, "close", None)
+                if close is not None:
+                    close()
+                raise TypeError("this builder's summarizer returned an awaitable: call `await builder.abuild(...)`")
+            text = str(out)
+        return pending.finish(text)
+
+    async def abuild(
+        self,
+        history: Sequence[MessageLike],
+        current_input: MessageLike | str | None = None,
+        *,
+        task: str | None = None,
+        pins: Iterable[PinBlock] = (),
+        sections: Iterable[ContextSection] = (),
+        tools: Iterable[ToolSpec] = (),
+        turn: int | None = None,
+        step: int = 0,
+        previous: BuildResult | None = None,
+        summary_override: str | None = None,
+    ) -> BuildResult:
+        """:meth:`build` with an async (or sync) summariser."""
+        pending = self._prepare(history, current_input, task, pins, sections, tools, turn, step, previous,
+                                summary_override)
+        if isinstance(pending, BuildResult):
+            return pending
+        text = self._summaries.get(pending.key)
+        if text is None and self.summarizer is not None:
+            out: Any = self.summarizer(pending.folded)
+            if inspect.isawaitable(out):
+                out = await out
+            text = str(out)
+        return pending.finish(text)
+
+    # ---- caches ----------------------------------------------------------------------------
+    def _info(self, msg: Message) -> _Info:
+        info = self._by_id.get(id(msg))
+        if info is not None and info.msg is msg:
+            return info
+        key = msg.content_key()
+        info = self._by_key.get(key)
+        if info is None:
+            info = _Info(msg, self.counter.count_message(msg))
+            if len(self._by_key) >= _INFO_CACHE_MAX:
+                self._by_key.clear()
+            self._by_key[key] = info
+        elif info.msg is not msg:
+            # same wire content, another object: share the counts; compressed forms carry the
+            # message's metadata (turn), so share them only when that is the same too
+            twin = _Info.__new__(_Info)
+            twin.msg, twin.tokens, twin.error = msg, info.tokens, info.error
+            twin.content_tokens = info.content_tokens
+            twin.renders = info.renders if info.msg.turn == msg.turn else {}
+            info = twin
+        if len(self._by_id) >= _INFO_CACHE_MAX:
+            self._by_id.clear()
+        self._by_id[id(msg)] = info
+        return info
+
+    def _sync_history(self, msgs: list[Message]) -> list[_Info]:
+        """Infos of ``msgs``; extends the BM25 index when the history only grew."""
+        old = self._hist
+        k = len(old)
+        if len(msgs) >= k and all(map(operator.is_, old, msgs)):
+            new = msgs[k:]
+        else:
+            self._hist, self._hinfo, self._rel = [], [], RelevanceIndex()
+            new = msgs
+        for m in new:
+            self._hinfo.append(self._info(m))
+            self._rel.add(m)
+        self._hist = list(msgs) if new else self._hist
+        return self._hinfo
+
+    def _tool_tokens(self, tools: tuple[ToolSpec, ...]) -> int:
+        key = tuple(map(id, tools))
+        if key != self._tools_key or not all(map(operator.is_, tools, self._tools_ref)):
+            self._tools_key, self._tools_ref = key, tools
+            self._tools_tokens = self.counter.count_tools(tools)
+        return self._tools_tokens
+
+    def _content_tokens(self, info: _Info) -> int:
+        if info.content_tokens is None:
+            info.content_tokens = self.counter.count_text(info.msg.content)
+        return info.content_tokens
+
+    def _render(self, info: _Info, level: Fidelity, turn: int | None, index: int) -> tuple[Message, int, Fidelity]:
+        """``info.msg`` at ``level`` (or at L0 when that level is not smaller): message, tokens, level."""
+        if level == "L0":
+            return info.msg, info.tokens, "L0"
+        key: Any = level if level != "L3" else ("L3", turn, index)
+        if key not in info.renders:
+            if level == "L3" or info.msg.content:
+                msg = render(self.counter, info.msg, level, content_tokens=self._content_tokens(info) if level != "L3" else 0,
+                             tokens=info.tokens, turn=turn, index=index, policy=self.policy)
+            else:
+                msg = None
+            if msg is None:
+                info.renders[key] = None
+            else:
+                n = self.counter.count_message(msg)
+                info.renders[key] = (msg, n) if n < info.tokens else None
+        hit = info.renders[key]
+        if hit is None:
+            return info.msg, info.tokens, "L0"
+        return hit[0], hit[1], level
+
+    # ---- the build -------------------------------------------------------------------------
+    def _prepare(
+        self,
+        history: Sequence[MessageLike],
+        current_input: MessageLike | str | None,
+        task: str | None,
+        pins_in: Iterable[PinBlock],
+        sections_in: Iterable[ContextSection],
+        tools_in: Iterable[ToolSpec],
+        turn: int | None,
+        step: int,
+        previous: BuildResult | None,
+        summary_override: str | None,
+    ) -> BuildResult | _Pending:
+        return _Build(self, history, current_input, task, pins_in, sections_in, tools_in, turn, step, previous,
+                      summary_override).run()
+
+
+class _Build:
+    """One build's working state (the algorithm lives here; the builder holds the caches)."""
+
+    def __init__(
+        self,
+        b: WorkingSetBuilder,
+        history: Sequence[MessageLike],
+        current_input: MessageLike | str | None,
+        task: str | None,
+        pins_in: Iterable[PinBlock],
+        sections_in: Iterable[ContextSection],
+        tools_in: Iterable[ToolSpec],
+        turn: int | None,
+        step: int,
+        previous: BuildResult | None,
+        summary_override: str | None,
+    ) -> None:
+        self.b = b
+        self.counter = b.counter
+        self.budget = b.budget
+        self.A = b.budget.available
+        self.task = task
+        self.pins = list(pins_in)
+        self.sections = list(sections_in)
+        self.tools = tuple(tools_in)
+        self.turn = turn
+        self.step = step
+        self.previous = previous
+        self.summary_override = summary_override
+        self.notes: list[str] = []
+
+        hist = [m if isinstance(m, Message) else as_message(m) for m in history]
+        self.n_hist = len(hist)
+        infos = list(b._sync_history(hist))
+        self.separate_input = current_input is not None
+        if current_input is not None:
+            cur = Message(role="user", content=current_input) if isinstance(current_input, str) else as_message(current_input)
+            infos.append(b._info(cur))
+        self.infos = infos
+        self.msgs = [i.msg for i in infos]
+        self.N = len(infos)
+        self.identity = next((i for i in range(self.n_hist) if self.msgs[i].role == "system"), None)
+        conv = [i for i in range(self.N) if i != self.identity]
+        self.input_index = conv[-1] if conv else None
+        self.units = self._group(conv)
+        self.unit_of: dict[int, int] = {}
+        # turns: explicit Message.turn, else derived from the count of user messages so far
+        turns: list[int | None] = []
+        users = 0
+        for m in self.msgs:
+            if m.role == "user":
+                users += 1
+            turns.append(m.turn if m.turn is not None else (users or None))
+        self.turns = turns
+
+    # ---- structure -------------------------------------------------------------------------
+    def _group(self, conv: list[int]) -> list[list[int]]:
+        """Conversation indices grouped into units: an assistant tool call with its results is one."""
+        units: list[list[int]] = []
+        open_ids: set[str] = set()
+        msgs = self.msgs
+        for i in conv:
+            m = msgs[i]
+            if m.role == "tool" and units and m.tool_call_id is not None and m.tool_call_id in open_ids:
+                units[-1].append(i)
+                continue
+            units.append([i])
+            open_ids = {c.id for c in m.tool_calls} if m.role == "assistant" and m.tool_calls else set()
+        return units
+
+    def _stale(self) -> set[int]:
+        """Phase 0: tool results superseded by a later result of an identical call."""
+        calls: dict[str, tuple[str, str]] = {}
+        for unit in self.units:
+            m = self.msgs[unit[0]]
+            for c in m.tool_calls:
+                calls[c.id] = (c.name, c.arguments)
+        seen: set[tuple[str, str]] = set()
+        stale: set[int] = set()
+        last_unit = len(self.units) - 1
+        for u in range(last_unit, -1, -1):
+            for i in reversed(self.units[u]):
+                m = self.msgs[i]
+                if m.role != "tool" or m.tool_call_id is None or m.tool_call_id not in calls:
+                    continue
+                sig = calls[m.tool_call_id]
+                if sig in seen and u != last_unit:
+                    stale.add(i)
+                seen.add(sig)
+        return stale
+
+    # ---- run -------------------------------------------------------------------------------
+    def run(self) -> BuildResult | _Pending:
+        b = self.b
+        counter = self.counter
+        A = self.A
+        msgs, infos = self.msgs, self.infos
+        tools_tokens = b._tool_tokens(self.tools) if self.tools else 0
+
+        # inputs besides the history, with their decision indices
+        n_inputs = self.N
+        self.task_msg = render_task(self.task) if self.task else None
+        self.task_index = n_inputs if self.task_msg is not None else None
+        n_inputs += 1 if self.task_msg is not None else 0
+        self.pin_base = n_inputs
+        n_inputs += len(self.pins)
+        self.section_base = n_inputs
+        n_inputs += len(self.sections)
+        self.decisions: list[MessageDecision | None] = [None] * n_inputs
+
+        live_pins = [(k, p, p.render()) for k, p in enumerate(self.pins) if not p.expired(self.turn)]
+        pin_tokens = {k: counter.count_message(m) for k, _, m in live_pins}
+        sec_msgs = [s.render() for s in self.sections]
+        sec_tokens = [counter.count_message(m) for m in sec_msgs]
+        task_tokens = counter.count_message(self.task_msg) if self.task_msg is not None else 0
+        sys_tokens = infos[self.identity].tokens if self.identity is not None else 0
+
+        unit_l0 = [sum(infos[i].tokens for i in unit) for unit in self.units]
+        conv_l0 = sum(unit_l0)
+        total_before = sys_tokens + task_tokens + sum(pin_tokens.values()) + sum(sec_tokens) + conv_l0
+        prompt_before = total_before + tools_tokens + REPLY_PRIMING
+        util_before = round(prompt_before / A, 4) if A > 0 else float(prompt_before)
+        self.util_before = util_before
+
+        has_summary = b.summarizer is not None or self.summary_override is not None
+        requested = b.strategy
+        strategy = S.choose_auto(util_before, has_summary) if requested == "auto" else requested
+        if strategy == "passthrough" and prompt_before > A:
+            self.notes.append(f"passthrough does not fit ({prompt_before} > {A} tokens): fell back to tail_preserve")
+            strategy = "tail_preserve"
+        if strategy == "llm_summarize" and not has_summary:
+            self.notes.append("llm_summarize has no summariser: fell back to tail_preserve")
+            strategy = "tail_preserve"
+        self.requested = requested
+
+        input_unit = len(self.units) - 1
+        input_cost = unit_l0[input_unit] if self.units else 0
+        protected_secs = [k for k, s in enumerate(self.sections) if s.protected]
+        must = (sys_tokens + task_tokens + sum(pin_tokens.values()) + sum(sec_tokens[k] for k in protected_secs)
+                + input_cost + tools_tokens + REPLY_PRIMING)
+        overflow = must > A
+        self.quantum = max(16, A // 8)
+
+        # ---- sections (compressed under pressure, never the checkpoint) -------------------
+        sec_render: dict[int, tuple[Message, int, Fidelity] | None] = {}
+        free = max(0, A - must)
+        cap = int(free * b.section_share)
+        plain = [k for k, s in enumerate(self.sections) if not s.protected]
+        for k in protected_secs:
+            sec_render[k] = (sec_msgs[k], sec_tokens[k], "L0")
+        plain_total = sum(sec_tokens[k] for k in plain)
+        if strategy == "passthrough" or (not overflow and plain_total <= cap):
+            for k in plain:
+                sec_render[k] = (sec_msgs[k], sec_tokens[k], "L0")
+        elif overflow:
+            for k in plain:
+                sec_render[k] = None
+        else:
+            for k in plain:
+                sec_render[k] = self._fit_section(k, sec_msgs[k], sec_tokens[k], cap * sec_tokens[k] // max(1, plain_total))
+        sections_after = sum(r[1] for r in sec_render.values() if r is not None)
+
+        fixed_nonconv = (sys_tokens + task_tokens + sum(pin_tokens.values()) + sections_after + tools_tokens
+                         + REPLY_PRIMING)
+        # round the fixed part up to a quarter quantum so small changes in sections do not move bands
+        grain = max(1, self.quantum // 4)
+        rounded = -(-fixed_nonconv // grain) * grain
+        C = A - rounded if A - rounded >= input_cost else A - fixed_nonconv
+        self.C = C
+
+        # ---- plan the conversation --------------------------------------------------------
+        self.stale: set[int] = set() if strategy == "passthrough" else self._stale()
+        plan = self._plan(strategy, overflow, unit_l0, C)
+        strategy = plan["strategy"]
+
+        ctx = _Assembly(
+            strategy=strategy, overflow=overflow, live_pins=live_pins, pin_tokens=pin_tokens,
+            sec_render=sec_render, sec_msgs=sec_msgs, sec_tokens=sec_tokens, task_tokens=task_tokens,
+            tools_tokens=tools_tokens, plan=plan,
+        )
+        if strategy == "llm_summarize" and plan["fold_until"] > 0:
+            folded = [msgs[i] for u in range(plan["fold_until"]) for i in self.units[u]]
+            key = digest([[m.role, m.content, [c.id for c in m.tool_calls], m.tool_call_id] for m in folded])
+            if self.summary_override is not None:
+                return self._finish(ctx, self.summary_override)
+            return _Pending(folded=folded, key=key, finish=lambda text: self._summary_done(ctx, key, text))
+        return self._finish(ctx, None)
+
+    def _summary_done(self, ctx: _Assembly, key: str, text: str | None) -> BuildResult:
+        if text is not None:
+            self.b._summaries[key] = text
+            if len(self.b._summaries) > 64:
+                self.b._summaries.pop(next(iter(self.b._summaries)))
+        return self._finish(ctx, text)
+
+    def _fit_section(self, k: int, msg: Message, tokens: int, target: int) -> tuple[Message, int, Fidelity] | None:
+        overhead = tokens - self.counter.count_text(msg.content)
+        fitted = fit_text(self.counter, msg.content, tokens - overhead, target - overhead)
+        if fitted is None:
+            return None
+        text, level = fitted
+        if level == "L0":
+            return msg, tokens, "L0"
+        new = msg.replace(content=text)
+        n = self.counter.count_message(new)
+        return (new, n, level) if n <= max(target, 0) else None
+
+    # ---- planning ----------------------------------------------------------------------------
+    def _msg_cost(self, i: int, level: Fidelity) -> tuple[Message, int, Fidelity]:
+        if i in self.stale:
+            level = "L3"
+        elif level != "L0" and (self.msgs[i].role == "user" or self.infos[i].error):
+            level = _LIFT[level]
+        return self.b._render(self.infos[i], level, self.turns[i], i)
+
+    def _unit_cost(self, u: int, level: Fidelity) -> int:
+        return sum(self._msg_cost(i, level)[1] for i in self.units[u])
+
+    def _plan(self, strategy: str, overflow: bool, unit_l0: list[int], C: int) -> dict[str, Any]:
+        """Decide, per unit, its region: dropped / middle (level) / window; and the summary room."""
+        b = self.b
+        U = len(self.units)
+        hi = U - 1
+        plan: dict[str, Any] = {"strategy": strategy, "head": None, "drop_until": 0, "mid_from": 0, "window": 0,
+                                "level": None, "fold_until": 0, "summary_room": 0, "no_budget_middle": False}
+        if U == 0:
+            return plan
+        if strategy == "passthrough":
+            return plan
+        if overflow:
+            plan["strategy"] = strategy
+            plan["window"] = hi
+            plan["drop_until"] = hi
+            plan["mid_from"] = hi
+            plan["overflow"] = True
+            return plan
+        # base (phase-0) costs: stale results at L3
+        base = list(unit_l0)
+        if self.stale:
+            for u, unit in enumerate(self.units):
+                if any(i in self.stale for i in unit):
+                    base[u] = sum(self._msg_cost(i, "L0")[1] for i in unit)
+        offsets = [0]
+        for c in base:
+            offsets.append(offsets[-1] + c)
+        self.offsets = offsets
+        self.base = base
+        Q = self.quantum
+        recall_room = min(int(C * b.recall_share), 4096)
+
+        if strategy == "llm_summarize":
+            room = min(b.summary_max_tokens, int(C * 0.25))
+            if room < MIN_SUMMARY_TOKENS:
+                self.notes.append(f"no budget for a summary ({room} tokens): fell back to tail_preserve")
+                strategy = "tail_preserve"
+                plan["strategy"] = strategy
+            else:
+                w = S.window_start(offsets, C - recall_room - room, Q, 0, hi)
+                room = min(room, C - (offsets[-1] - offsets[w]))
+                if w == 0:
+                    self.notes.append("llm_summarize: everything fits in the verbatim window, nothing to summarise")
+                    plan.update(window=0, summary_room=0)
+                    return plan
+                if room >= MIN_SUMMARY_TOKENS:
+                    plan.update(window=w, fold_until=w, drop_until=w, mid_from=w, summary_room=room)
+                    return plan
+                self.notes.append(f"no budget for a summary ({room} tokens): fell back to tail_preserve")
+                strategy = "tail_preserve"
+                plan["strategy"] = strategy
+        if strategy == "aggressive_truncate":
+            w = S.window_start(offsets, C - recall_room, Q, 0, hi)
+            plan.update(window=w, drop_until=w, mid_from=w)
+            return plan
+        # tail_preserve
+        mid_lo = 0
+        first = self.units[0]
+        if (hi > 0 and self.msgs[first[0]].role == "user" and base[0] <= int(C * b.head_share)
+                and base[0] + base[hi] <= C - recall_room):
+            plan["head"] = 0
+            mid_lo = 1
+        budget = C - recall_room - (base[0] if plan["head"] is not None else 0)
+        drop_until, w, level = S.plan_middle(offsets, self._unit_cost, mid_lo, hi, budget, Q, b.window_share)
+        plan.update(drop_until=drop_until, mid_from=drop_until, window=w, level=level)
+        if level is None:
+            plan["drop_until"] = plan["mid_from"] = w
+            plan["no_budget_middle"] = w > mid_lo
+        plan["mid_lo"] = mid_lo
+        return plan
+
+    # ---- assembly ----------------------------------------------------------------------------
+    def _finish(self, ctx: _Assembly, summary_text: str | None) -> BuildResult:
+        msgs, infos = self.msgs, self.infos
+        plan = ctx.plan
+        strategy = ctx.strategy
+        decisions = self.decisions
+        turns = self.turns
+        items_head: list[_Item] = []
+        items_stable: list[_Item] = []
+        items_late_sections: list[_Item] = []
+        items_recall: list[_Item] = []
+        items_recent: list[_Item] = []
+
+        # relevance (query: current input + task, plus the user message of this turn in a tool loop)
+        query_parts = []
+        if self.input_index is not None:
+            query_parts.append(msgs[self.input_index].content)
+            if msgs[self.input_index].role != "user":
+                last_user = next((i for i in range(self.input_index - 1, -1, -1) if msgs[i].role == "user"), None)
+                if last_user is not None:
+                    query_parts.append(msgs[last_user].content)
+        if self.task:
+            query_parts.append(self.task)
+        bm25 = self.b._rel.scores(" ".join(query_parts), limit=self.n_hist) if query_parts else {}
+        cur_turn = self.turn if self.turn is not None else (turns[self.input_index] if self.input_index is not None else None)
+        input_unit = len(self.units) - 1
+
+        def score(i: int) -> float:
+            age = (cur_turn - t) if (cur_turn is not None and (t := turns[i]) is not None) else 0
+            return combined(bm25.get(i, 0.0), age, static_score(msgs[i].role, infos[i].error))
+
+        def put(i: int, into: list[_Item], msg: Message, tokens: int, outcome: str, level: Fidelity | None,
+                reason: str, rel: float | None) -> None:
+            into.append(_Item(msg, tokens, i))
+            decisions[i] = _decision(
+                index=i, role=msgs[i].role, outcome=outcome, fidelity=level, relevance_score=rel,
+                token_count_before=infos[i].tokens, token_count_after=tokens, reason=reason, layer="working",
+                source=self._source(i), section=None, pinned=False, turn=turns[i], position=None,
+                recalled=False, anchor_position=None,
+            )
+
+        def drop(i: int, reason: str, rel: float | None, outcome: str = "dropped") -> None:
+            decisions[i] = _decision(
+                index=i, role=msgs[i].role, outcome=outcome, fidelity=None, relevance_score=rel,
+                token_count_before=infos[i].tokens, token_count_after=0, reason=reason, layer="working",
+                source=self._source(i), section=None, pinned=False, turn=turns[i], position=None,
+                recalled=False, anchor_position=None,
+            )
+
+        # identity, task, head sections, pins
+        if self.identity is not None:
+            i = self.identity
+            items_head.append(_Item(msgs[i], infos[i].tokens, i))
+            decisions[i] = _decision(
+                index=i, role="system", outcome="kept", fidelity="L0", relevance_score=None,
+                token_count_before=infos[i].tokens, token_count_after=infos[i].tokens, reason=S.PASSTHROUGH,
+                layer="identity", source="history", section=None, pinned=False, turn=turns[i], position=None,
+                recalled=False, anchor_position=None,
+            )
+        if self.task_msg is not None and self.task_index is not None:
+            items_head.append(_Item(self.task_msg, ctx.task_tokens, self.task_index))
+            decisions[self.task_index] = _decision(
+                index=self.task_index, role="system", outcome="kept", fidelity="L0", relevance_score=None,
+                token_count_before=ctx.task_tokens, token_count_after=ctx.task_tokens, reason=S.TASK, layer="task",
+                source="section", section="task", pinned=True, turn=None, position=None, recalled=False,
+                anchor_position=None,
+            )
+        for k, sec in enumerate(self.sections):
+            idx = self.section_base + k
+            r = ctx.sec_render[k]
+            before = ctx.sec_tokens[k]
+            if r is None:
+                decisions[idx] = _decision(
+                    index=idx, role=sec.role, outcome="dropped", fidelity=None, relevance_score=None,
+                    token_count_before=before, token_count_after=0, reason=S.section_reason(sec.name),
+                    layer=sec.layer, source="section", section=sec.name, pinned=False, turn=None, position=None,
+                    recalled=False, anchor_position=None,
+                )
+                continue
+            m, n, level = r
+            (items_head if sec.placement == "head" else items_late_sections).append(_Item(m, n, idx))
+            decisions[idx] = _decision(
+                index=idx, role=sec.role, outcome="kept" if level == "L0" else "compressed", fidelity=level,
+                relevance_score=None, token_count_before=before, token_count_after=n,
+                reason=S.section_reason(sec.name), layer=sec.layer, source="section", section=sec.name,
+                pinned=sec.protected, turn=None, position=None, recalled=False, anchor_position=None,
+            )
+        live = {k for k, _, _ in ctx.live_pins}
+        pin_msgs = {k: m for k, _, m in ctx.live_pins}
+        for k, pin in enumerate(self.pins):
+            idx = self.pin_base + k
+            if k in live:
+                n = ctx.pin_tokens[k]
+                items_head.append(_Item(pin_msgs[k], n, idx))
+                decisions[idx] = _decision(
+                    index=idx, role="system", outcome="kept", fidelity="L0", relevance_score=None,
+                    token_count_before=n, token_count_after=n, reason=S.PINNED, layer="working", source="pin",
+                    section=pin.pin_id, pinned=True, turn=pin.created_turn, position=None, recalled=False,
+                    anchor_position=None,
+                )
+            else:
+                n = self.counter.count_message(pin.render())
+                decisions[idx] = _decision(
+                    index=idx, role="system", outcome="dropped", fidelity=None, relevance_score=None,
+                    token_count_before=n, token_count_after=0, reason=S.PIN_EXPIRED, layer="working",
+                    source="pin", section=pin.pin_id, pinned=True, turn=pin.created_turn, position=None,
+                    recalled=False, anchor_position=None,
+                )
+
+        units = self.units
+        summary_item: _Item | None = None
+        summary_used: str | None = None
+        overflowing = plan.get("overflow", False)
+        drop_until = plan["drop_until"]
+        mid_from = plan["mid_from"]
+        window = plan["window"]
+        level = plan["level"]
+        head = plan["head"]
+        fold_until = plan["fold_until"]
+        if strategy == "passthrough":
+            keep_reason, drop_reason = S.PASSTHROUGH, S.PASSTHROUGH
+        elif strategy == "tail_preserve":
+            keep_reason = S.TP_TAIL
+            drop_reason = S.TP_NO_BUDGET_FOR_MIDDLE if plan["no_budget_middle"] else S.TP_MIDDLE_DROPPED
+        elif strategy == "aggressive_truncate":
+            keep_reason, drop_reason = S.AT_KEPT, S.AT_DROP
+        else:  # llm_summarize: the verbatim window is the preserved tail
+            keep_reason, drop_reason = S.TP_TAIL, S.TP_MIDDLE_DROPPED
+        if overflowing:
+            drop_reason = S.OVERFLOW
+            self.notes.append(
+                "overflow: the system prompt, task, pins, checkpoint and current input need more than the "
+                f"{self.A} available tokens; everything else was dropped"
+            )
+        if strategy == "llm_summarize" and fold_until > 0:
+            summary_item, summary_used = self._summary_item(summary_text, fold_until, plan["summary_room"])
+        middle_rendered: dict[int, tuple[Message, int, Fidelity]] = {}
+        for u, unit in enumerate(units):
+            if u == input_unit:
+                for i in unit:
+                    if i == self.input_index:
+                        put(i, items_stable, msgs[i], infos[i].tokens, "kept", "L0", S.CURRENT_INPUT, None)
+                    else:
+                        put(i, items_stable, msgs[i], infos[i].tokens, "kept", "L0", keep_reason, score(i))
+            elif head is not None and u == head:
+                for i in unit:
+                    m, n, lv = self._msg_cost(i, "L0")
+                    if i in self.stale:
+                        put(i, items_stable, m, n, "compressed", lv, S.STALE_TOOL_RESULT, score(i))
+                    else:
+                        put(i, items_stable, m, n, "kept", "L0", S.TP_HEAD, score(i))
+            elif u < fold_until and summary_item is not None:
+                for i in unit:
+                    drop(i, S.SUMMARIZED, score(i), outcome="summarized")
+            elif u < drop_until or u < mid_from or (strategy != "tail_preserve" and u < window):
+                for i in unit:
+                    drop(i, S.STALE_TOOL_RESULT if i in self.stale else drop_reason, score(i))
+            elif u < window:  # tail_preserve middle band
+                assert level is not None
+                for i in unit:
+                    m, n, lv = self._msg_cost(i, level)
+                    middle_rendered[i] = (m, n, lv)
+                    if i in self.stale:
+                        put(i, items_stable, m, n, "compressed", lv, S.STALE_TOOL_RESULT, score(i))
+                    elif lv == "L0":
+                        put(i, items_stable, m, n, "kept", "L0", S.TP_MIDDLE_KEPT, score(i))
+                    else:
+                        put(i, items_stable, m, n, "compressed", lv, S.TP_MIDDLE_COMPRESSED, score(i))
+            else:  # verbatim window
+                for i in unit:
+                    m, n, lv = self._msg_cost(i, "L0") if strategy != "passthrough" else (msgs[i], infos[i].tokens, "L0")
+                    if i in self.stale:
+                        put(i, items_stable, m, n, "compressed", lv, S.STALE_TOOL_RESULT, score(i))
+                    else:
+                        put(i, items_stable, m, n, "kept", "L0", keep_reason, score(i))
+        # the recent exchange (from the last user message before the input) goes after the late block
+        if units:
+            recent_from = self._recent_start(input_unit if overflowing else window)
+            members = set(units[recent_from]) if recent_from is not None else set(units[input_unit])
+            cut = next((k for k, it in enumerate(items_stable) if it.owner in members), len(items_stable))
+            items_recent = items_stable[cut:]
+            del items_stable[cut:]
+        # relevant earlier turns
+        if not overflowing and strategy != "passthrough":
+            used = (self._sum(items_head) + self._sum(items_stable) + self._sum(items_late_sections)
+                    + self._sum(items_recent) + (summary_item.tokens if summary_item else 0))
+            room = self.A - used - ctx.tools_tokens - REPLY_PRIMING
+            self._recall(strategy, bm25, score, room, middle_rendered, items_recall)
+
+        # ---- order, positions, accounting -------------------------------------------------------
+        ordered = [*items_head]
+        if summary_item is not None:
+            ordered.append(summary_item)
+        ordered += items_stable + items_late_sections + items_recall + items_recent
+        return self._result(ctx, ordered, summary_used)
+
+    def _summary_item(self, text: str | None, fold_until: int, room: int) -> tuple[_Item | None, str | None]:
+        """The summary message (cut to ``room`` tokens), or ``None`` when there is no summary text."""
+        if text is None or not text.strip():
+            self.notes.append("no summary text (the summariser returned nothing): folded messages dropped instead")
+            return None, None
+        count = sum(len(self.units[u]) for u in range(fold_until))
+        header = f"Summary of the earlier conversation ({count} messages):\n"
+        msg = Message(role="system", content=header + text, name="summary")
+        n = self.counter.count_message(msg)
+        if n > room:
+            self.notes.append(f"the summary was cut to fit its {room} tokens")
+            keep = self.counter.count_text(text) - (n - room)
+            while n > room and keep > 0:
+                text = self.counter.truncate_text(text, keep)
+                msg = Message(role="system", content=header + text, name="summary")
+                n = self.counter.count_message(msg)
+                keep -= max(1, n - room)
+            if n > room:
+                self.notes.append("no room for the summary: folded messages dropped instead")
+                return None, None
+        return _Item(msg, n, None), text
+
+    def _recall(
+        self,
+        strategy: str,
+        bm25: dict[int, float],
+        score: Callable[[int], float],
+        room: int,
+        middle_rendered: dict[int, tuple[Message, int, Fidelity]],
+        out: list[_Item],
+    ) -> None:
+        """Bring back the older units the current input is about, verbatim (or at L1) if they fit."""
+        decisions = self.decisions
+        candidates: dict[int, float] = {}
+        for i, s in bm25.items():
+            if s < RECALL_MIN_BM25 or i in self.stale:
+                continue
+            d = decisions[i]
+            if d is None or d.source == "input":
+                continue
+            shown = d.outcome in ("kept",) or (d.outcome == "compressed" and d.fidelity == "L1")
+            if shown:
+                continue
+            u = self._unit_index(i)
+            if u is None or u == len(self.units) - 1:
+                continue
+            candidates[u] = max(candidates.get(u, 0.0), score(i))
+        if not candidates or room <= 0:
+            return
+        ranked = sorted(candidates, key=lambda u: (-candidates[u], u))
+        chosen: list[tuple[int, list[tuple[Message, int, Fidelity]]]] = []
+        for u in ranked:
+            if len(chosen) >= RECALL_MAX_UNITS:
+                break
+            for level in ("L0", "L1"):
+                rendered = [self._msg_cost(i, level) if i not in self.stale else self._msg_cost(i, "L3")
+                            for i in self.units[u]]
+                cost = sum(r[1] for r in rendered)
+                if cost <= room:
+                    room -= cost
+                    chosen.append((u, rendered))
+                    break
+        reason = S.AT_KEPT if strategy == "aggressive_truncate" else S.RELEVANT_RECALLED
+        for u, rendered in sorted(chosen, key=lambda c: c[0]):
+            for i, (m, n, lv) in zip(self.units[u], rendered, strict=True):
+                out.append(_Item(m, n, i))
+                old = decisions[i]
+                anchor = middle_rendered.get(i)
+                decisions[i] = _decision(
+                    index=i, role=self.msgs[i].role, outcome="kept" if lv == "L0" else "compressed", fidelity=lv,
+                    relevance_score=old.relevance_score if old is not None else score(i),
+                    token_count_before=self.infos[i].tokens, token_count_after=n + (anchor[1] if anchor else 0),
+                    reason=reason, layer="working", source=self._source(i), section=None, pinned=False,
+                    turn=self.turns[i], position=None, recalled=True, anchor_position=None,
+                )
+
+    def _unit_index(self, i: int) -> int | None:
+        if not self.unit_of:
+            for u, unit in enumerate(self.units):
+                for j in unit:
+                    self.unit_of[j] = u
+        return self.unit_of.get(i)
+
+    def _recent_start(self, window: int) -> int | None:
+        """The unit where the recent exchange starts: the last user message before the input's unit."""
+        last = len(self.units) - 1
+        for u in range(last - 1, window - 1, -1):
+            if self.msgs[self.units[u][0]].role == "user":
+                return u
+        return None
+
+    def _source(self, i: int) -> Source:
+        return "input" if i == self.input_index else "history"
+
+    @staticmethod
+    def _sum(items: list[_Item]) -> int:
+        return sum(it.tokens for it in items)
+
+    def _result(self, ctx: _Assembly, ordered: list[_Item], summary_used: str | None) -> BuildResult:
+        decisions = self.decisions
+        owners_seen: set[int] = set()
+        for pos, it in enumerate(ordered):
+            if it.owner is None:
+                continue
+            d = decisions[it.owner]
+            assert d is not None
+            if it.owner in owners_seen:
+                # second appearance of a recalled message: the first one was its in-order anchor
+                d.__dict__["anchor_position"] = d.__dict__["position"]
+            d.__dict__["position"] = pos
+            owners_seen.add(it.owner)
+        final: list[MessageDecision] = [d for d in decisions if d is not None]
+        assert len(final) == len(decisions), "every input gets a decision"
+        messages = [it.msg for it in ordered]
+        msg_tokens = sum(it.tokens for it in ordered)
+        used = msg_tokens + ctx.tools_tokens + REPLY_PRIMING
+        A = self.A
+        overflow = used > A
+        if overflow and not ctx.overflow:
+            raise AssertionError(f"working-set builder exceeded its budget ({used} > {A}); this is a bug")
+        if ctx.overflow:
+            overflow = True
+
+        # per-layer report
+        layers: dict[Layer, list[int]] = {"identity": [0, 0, 0], "task": [0, 0, 0], "working": [0, 0, 0],
+                                          "external": [0, 0, 0]}
+        for d in final:
+            acc = layers[d.layer]
+            acc[0] += 1
+            acc[1] += d.token_count_before
+            acc[2] += d.token_count_after
+        summary_tokens = 0
+        for it in ordered:
+            if it.owner is None:
+                summary_tokens += it.tokens
+        layers["working"][2] += summary_tokens
+        report = ContextReport(
+            layers=[LayerReport(layer=name, messages=v[0], tokens_before=v[1], tokens_after=v[2])
+                    for name, v in layers.items()],
+            total_before=sum(v[1] for v in layers.values()),
+            total_after=msg_tokens,
+            tools_tokens=ctx.tools_tokens,
+            summary_tokens=summary_tokens,
+        )
+        if self.previous is not None:
+            prev = self.previous.messages
+            reused = 0
+            reused_tokens = 0
+            for a, bm in zip(prev, ordered, strict=False):
+                if a is bm.msg or a == bm.msg:
+                    reused += 1
+                    reused_tokens += bm.tokens
+                else:
+                    break
+            report.prefix_messages_reused = reused
+            report.prefix_tokens_reused = reused_tokens
+        budget = BudgetSnapshot(
+            total_window=self.budget.total_window, response_reserve=self.budget.response_reserve, available=A,
+            used=used, remaining=max(0, A - used), utilization=round(used / A, 4) if A > 0 else float(used),
+            overflow=overflow,
+        )
+        decision = ContextDecision(
+            turn=self.turn, step=self.step, strategy=ctx.strategy, requested_strategy=self.requested,
+            utilization_before=self.util_before, decisions=final, overflow=overflow, notes=self.notes,
+            summary=summary_used,
+        )
+        return BuildResult(messages=messages, decision=decision, report=report, budget=budget, tools=list(self.tools),
+                           sections=list(self.sections), pins=list(self.pins), task=self.task)
+
+
+@dataclass
+class _Assembly:
+    strategy: str
+    overflow: bool
+    live_pins: list[tuple[int, PinBlock, Message]]
+    pin_tokens: dict[int, int]
+    sec_render: dict[int, tuple[Message, int, Fidelity] | None]
+    sec_msgs: list[Message]
+    sec_tokens: list[int]
+    task_tokens: int
+    tools_tokens: int
+    plan: dict[str, Any]
+
+
+__all__ = ["AsyncSummarizer", "BuildResult", "Summarizer", "WorkingSetBuilder"]

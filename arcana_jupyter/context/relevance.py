@@ -1,0 +1,96 @@
+"""Relevance of older messages to the current input: BM25 plus recency, role and error content.
+
+The score recorded in ``MessageDecision.relevance_score`` is
+
+    relevance = 0.6 * bm25 + 0.2 * recency + 0.1 * role + 0.1 * error
+
+- ``bm25``: :class:`~arcana_jupyter.text.BM25Index` normalised score of the message against the
+  current input plus the task (``[0, 1]``; 1.0 means "mentions every query term").
+- ``recency``: ``1 / (1 + age / 8)`` with ``age`` in user turns between the message and the input.
+- ``role``: user 1.0, assistant 0.6, tool 0.4, system 0.5 — what the user said matters most.
+- ``error``: 1.0 when the content looks like an error (a traceback, ``SomethingError``, ``error:``).
+
+Only ``bm25`` depends on the question. The builder uses it to bring older turns the question is
+about back into the prompt (the "relevant earlier turns" block), and uses the question-independent
+part (role, error) to keep user messages and errors one fidelity level higher in compressed bands,
+so that the stable part of the prompt does not change with every question.
+
+The index is incremental: documents are appended as the history grows, and a posting list (term ->
+documents) restricts scoring to documents that share a term with the query, so a warm build on a
+long history scores a handful of documents, not all of them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from ..messages import Message
+from ..text import BM25Index, words
+
+W_BM25 = 0.6
+W_RECENCY = 0.2
+W_ROLE = 0.1
+W_ERROR = 0.1
+RECENCY_HALF_TURNS = 8.0
+ROLE_WEIGHT: dict[str, float] = {"user": 1.0, "assistant": 0.6, "tool": 0.4, "system": 0.5}
+
+_ERROR = re.compile(
+    r"Traceback \(most recent call last\)|\b[A-Z]\w*(?:Error|Exception)\b|\berror:|\bERROR\b|\bfailed\b",
+)
+
+
+def looks_like_error(text: str) -> bool:
+    """True when ``text`` carries an error: a traceback, an exception name, ``error:`` or ``failed``."""
+    return _ERROR.search(text) is not None
+
+
+def message_text(message: Message) -> str:
+    """The text a message is indexed by: its content plus tool-call names and arguments."""
+    if not message.tool_calls:
+        return message.content
+    return " ".join([message.content, *(f"{c.name} {c.arguments}" for c in message.tool_calls)])
+
+
+def static_score(role: str, error: bool) -> float:
+    """The question-independent part of the relevance (role and error content), in ``[0, 0.2]``."""
+    return W_ROLE * ROLE_WEIGHT.get(role, 0.5) + (W_ERROR if error else 0.0)
+
+
+def combined(bm25: float, age_turns: int, static: float) -> float:
+    """The recorded relevance score (rounded to 4 decimals so JSON is stable)."""
+    recency = 1.0 / (1.0 + max(0, age_turns) / RECENCY_HALF_TURNS)
+    return round(W_BM25 * bm25 + W_RECENCY * recency + static, 4)
+
+
+class RelevanceIndex:
+    """An append-only BM25 index over history messages, with postings to score only candidates."""
+
+    def __init__(self) -> None:
+        self.bm25 = BM25Index()
+        self._postings: dict[str, list[int]] = {}
+
+    def __len__(self) -> int:
+        return len(self.bm25)
+
+    def add(self, message: Message) -> int:
+        doc = self.bm25.add(message_text(message))
+        # BM25Index keeps each document's term frequencies; reuse them for the postings instead of
+        # tokenising the text a second time.
+        for term in self.bm25._tfs[doc]:
+            self._postings.setdefault(term, []).append(doc)
+        return doc
+
+    def scores(self, query: str, limit: int | None = None) -> dict[int, float]:
+        """Normalised BM25 score of every document (below ``limit``) sharing a term with ``query``."""
+        terms = words(query)
+        if not terms:
+            return {}
+        candidates: set[int] = set()
+        for term in Counter(terms):
+            candidates.update(self._postings.get(term, ()))
+        if limit is not None:
+            candidates = {d for d in candidates if d < limit}
+        if not candidates:
+            return {}
+        return self.bm25.normalised_scores(terms, sorted(candidates))

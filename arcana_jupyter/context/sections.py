@@ -1,0 +1,80 @@
+"""Pins and sections: the blocks besides the history that a working set is built from.
+
+A :class:`PinBlock` is content the user or the model pinned (seed 000's ``pin`` primitive). Pins
+live in the Working layer, are never compressed and never dropped while they are live; a pin whose
+``until_turn`` is before the current turn is expired and not rendered.
+
+A :class:`ContextSection` is anything else the runtime wants the model to see: the memory digest
+(``layer="external"``), adaptive-context tiers, the session checkpoint... Sections are placed at
+the head of the prompt (after the system prompt) or late (just before the recent turns); under
+pressure they may be compressed to L1/L2 or dropped, except the section named ``checkpoint``,
+which is treated like a pin.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..messages import Message, Role
+from .decisions import Layer, Placement
+
+CHECKPOINT_SECTION = "checkpoint"
+"""The one section that is never compressed or dropped (the adaptive session checkpoint)."""
+
+TASK_SECTION = "task"
+"""Section name the builder gives the ``task=`` text in its decisions."""
+
+
+class PinBlock(BaseModel):
+    """A pinned block of text, rendered in the Working layer and never compressed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pin_id: str = Field(min_length=1)
+    content: str
+    label: str | None = None
+    until_turn: int | None = None
+    """Last turn the pin is live; ``None`` keeps it until unpinned."""
+    created_turn: int | None = None
+
+    def expired(self, turn: int | None) -> bool:
+        """True when the pin's ``until_turn`` is before ``turn``."""
+        return turn is not None and self.until_turn is not None and self.until_turn < turn
+
+    def render(self) -> Message:
+        """The system message the pin becomes in the prompt."""
+        title = f"Pinned {self.pin_id}" + (f" ({self.label})" if self.label else "")
+        return Message(role="system", content=f"[{title}]\n{self.content}", name=self.pin_id)
+
+
+class ContextSection(BaseModel):
+    """A named block of context (memory digest, adaptive state, checkpoint ...)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(min_length=1)
+    content: str
+    layer: Layer = "working"
+    role: Role = "system"
+    placement: Placement = "head"
+    """``head``: right after the system prompt (stable, cache-friendly); ``late``: just before the
+    recent turns (for content that changes every turn)."""
+
+    @property
+    def protected(self) -> bool:
+        """True for sections that are never compressed or dropped (the checkpoint)."""
+        return self.name == CHECKPOINT_SECTION
+
+    def render(self, content: str | None = None) -> Message:
+        """The message the section becomes (``content`` overrides the text, for compressed forms)."""
+        return Message(role=self.role, content=self.content if content is None else content, name=self.name)
+
+
+def render_task(task: str) -> Message:
+    """The Task-layer message for ``task=`` text."""
+    return Message(role="system", content=f"Current task: {task}", name=TASK_SECTION)
+
+
+SectionKind = Literal["task", "pin", "section"]
