@@ -10,7 +10,7 @@ from __future__ import annotations
 from ._html import esc
 from .chart import tokens_chart_svg
 from .markdown import markdown_to_html
-from .replay import counterfactual_html, frame_html, prompt_html, replay_html
+from .replay import counterfactual_html, diff_html, frame_html, prompt_html, replay_html
 from .styles import CSS, style_block
 from .turn import (
     inspector_html,
@@ -26,6 +26,7 @@ from .turn import (
 __all__ = [
     "CSS",
     "counterfactual_html",
+    "diff_html",
     "esc",
     "frame_html",
     "inspector_html",

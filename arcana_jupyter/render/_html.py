@@ -109,7 +109,7 @@ def _td(cell: Cell) -> str:
     return f"<td>{cell}</td>"
 
 
-def table(headers: Iterable[str], rows: Iterable[Iterable[Cell]], cls: str = "arcana-table") -> str:
+def table(headers: Iterable[str], rows: Iterable[Iterable[Any]], cls: str = "arcana-table") -> str:
     """An HTML table; headers are plain text, cells are HTML (or ``(html, css_class)``)."""
     head = "".join(f"<th>{esc(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(_td(cell) for cell in row) + "</tr>" for row in rows)

@@ -81,6 +81,8 @@ def diff_html(diff: Sequence[Mapping[str, Any]], turn: Any) -> str:
         ]
         for d in diff
     ]
+    if isinstance(turn, str):
+        return table(["#", "role", "source", "change", "as sent", turn], rows)
     return table(["#", "role", "source", "change", f"before turn {turn}", f"at turn {turn}"], rows)
 
 

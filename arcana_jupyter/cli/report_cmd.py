@@ -1,0 +1,51 @@
+"""``arcana report NOTEBOOK [-o OUT] [--verify]``: the notebook's self-contained HTML report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "report",
+        help="write a self-contained HTML report of a notebook and its traces",
+        description=(
+            "Write one offline HTML file with the notebook, every turn's inspector, a chart of tokens per turn, "
+            "the run summary and a replay scrubber. --verify re-executes the notebook against its recorded runs "
+            "(replay provider) and reports, turn by turn, whether each prompt and reply was reproduced."
+        ),
+    )
+    parser.add_argument("notebook", help="the .ipynb file (its traces are in NOTEBOOK.arcana/ beside it)")
+    parser.add_argument("-o", "--output", default=None, help="output file (default: NOTEBOOK.report.html)")
+    parser.add_argument("--verify", action="store_true", help="re-execute with the replay provider and check every turn")
+    parser.add_argument("--timeout", type=int, default=600, help="seconds per cell when verifying (default 600)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import nbformat
+
+    from ..exceptions import ArcanaError
+    from ..report.build import collect_bundles, sessions_of, write_report
+    from ..report.verify import verify_notebook
+
+    path = Path(args.notebook).resolve()
+    if not path.is_file():
+        raise ArcanaError(f"no notebook at {path}")
+    nb = nbformat.read(path, as_version=4)
+    if not args.verify:
+        print(f"report: {write_report(path, nb, output=args.output)}")
+        return 0
+    result = verify_notebook(path, sessions_of(collect_bundles(nb)), timeout=args.timeout)
+    out = write_report(path, nb, output=args.output, verification=result)
+    for check in result.checks:
+        mark = "ok  " if check.ok else "FAIL"
+        print(f"{mark} {check.session} turn {check.turn}: prompt {'same' if check.prompt_reproduced else 'differs'}, "
+              f"reply {'same' if check.reply_reproduced else 'differs'}{' — ' + check.note if check.note else ''}")
+    for error in result.errors:
+        print(f"error: {error}", file=sys.stderr)
+    print(f"{result.summary()}\nreport: {out}")
+    return 0 if result.ok else 1

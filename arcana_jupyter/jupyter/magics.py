@@ -1,0 +1,441 @@
+"""The IPython magics: ``%arcana_chat``, ``%%arcana``, ``%arcana_replay``, ``%arcana_pins``,
+``%arcana_memory``, ``%arcana_export``, ``%arcana_status``.
+
+One :class:`ArcanaMagics` class; defaults are traitlets (``%config ArcanaMagics.default_model =
+"openai:gpt-4o-mini"``); each magic's line is parsed by IPython's ``magic_arguments`` and validated
+into a pydantic model (:mod:`.options`); one handler per magic. A bad line raises ``UsageError``
+with the magic's usage. A provider failure is shown as a short message in the cell; in both cases
+the session lives on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import display
+from pydantic import BaseModel, ValidationError
+from traitlets import Bool, Dict, Float, Int, List, Unicode
+
+from .. import render
+from ..exceptions import ArcanaError
+from ..providers.base import Provider
+from ..runtime.config import RuntimeConfig
+from .bridge import MainThreadBridge
+from .display import TurnDisplay
+from .notebook_path import NotebookLocation, locate_notebook
+from .options import ChatOptions, ExportOptions, ReplayOptions, TurnOptions, interpolate
+from .tools import notebook_tools
+
+M = TypeVar("M", bound=BaseModel)
+
+REPLAY_ENV = "ARCANA_REPLAY_RUNS"
+"""JSON ``{"session name": "run id"}``: those sessions answer from the recorded run (``replay:<id>``)."""
+
+
+@dataclass
+class SessionEntry:
+    """One chat of this notebook and what it was opened with."""
+
+    name: str
+    runtime: Any
+    chat: Any
+    location: NotebookLocation
+    model: str
+
+
+def _usage(method: Any) -> str:
+    parser = getattr(method, "parser", None)
+    return parser.format_usage().strip() if parser is not None else ""
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text if len(text) <= 600 else text[:600] + "…"
+
+
+@magics_class
+class ArcanaMagics(Magics):
+    """Chat with LLM agents from cells and inspect what they saw."""
+
+    default_model = Unicode("auto", help="Model of new sessions: provider:model, local, replay:<run_id>, fn:NAME or auto.").tag(config=True)
+    default_window = Int(8192, help="Context window (tokens) of new sessions.").tag(config=True)
+    default_reserve = Int(1024, help="Tokens kept free for the reply.").tag(config=True)
+    default_strategy = Unicode("auto", help="Working-set strategy of new sessions.").tag(config=True)
+    default_primitives = List(Unicode(), default_value=[], help="Cognitive primitives of new sessions.").tag(config=True)
+    snapshots = Bool(False, help="Record full prompt snapshots in traces.").tag(config=True)
+    engine = Bool(True, help="Adaptive context engine (False: classic mode).").tag(config=True)
+    memory = Bool(False, help="Long-term cognitive memory.").tag(config=True)
+    system_prompt = Unicode("", help="System prompt of new sessions (empty: the runtime's default).").tag(config=True)
+    max_tokens = Int(0, help="Cap on reply tokens (0: no cap).").tag(config=True)
+    seed = Int(0, help="Sampling seed passed to providers that accept one.").tag(config=True)
+    widgets = Bool(True, help="Show the live ipywidgets inspector under each reply.").tag(config=True)
+    stream_interval = Float(0.15, help="Seconds between display updates while a reply streams.").tag(config=True)
+    notebook_tools = Bool(True, help="Offer the read-only notebook tools (variables, cells) to the model.").tag(config=True)
+    allow_run_code = Bool(False, help="Offer the run_code tool (asks the user before each run).").tag(config=True)
+    replay_runs = Dict(default_value={}, help="Session name -> recorded run id to replay (also $ARCANA_REPLAY_RUNS).").tag(config=True)
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        self.sessions: dict[str, SessionEntry] = {}
+        self.current: str | None = None
+        self.bridge = MainThreadBridge()
+        self._location_noted = False
+
+    # ---- helpers ------------------------------------------------------------------------------
+    def _parse(self, method: Any, line: str, model: type[M], **renames: str) -> M:
+        try:
+            ns = parse_argstring(method, line)
+        except UsageError as exc:
+            raise UsageError(f"{exc}\n{_usage(method)}") from None
+        values = {renames.get(k, k): v for k, v in vars(ns).items()}
+        try:
+            return model.model_validate(values)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'line'}: {e['msg']}" for e in exc.errors(include_url=False)
+            )
+            raise UsageError(f"{problems}\n{_usage(method)}") from None
+
+    def location(self) -> NotebookLocation:
+        location = locate_notebook(self.shell.user_ns if self.shell is not None else {})
+        if location.is_fallback and not self._location_noted:
+            self._location_noted = True
+            display({"text/html": render.notice_html(location.describe()), "text/plain": location.describe()}, raw=True)
+        return location
+
+    def _replay_runs(self) -> dict[str, str]:
+        runs = dict(self.replay_runs)
+        raw = os.environ.get(REPLAY_ENV)
+        if raw:
+            try:
+                runs.update({str(k): str(v) for k, v in json.loads(raw).items()})
+            except (ValueError, AttributeError):
+                raise UsageError(f"${REPLAY_ENV} must be a JSON object of session name -> run id, got {raw!r}") from None
+        return runs
+
+    def _provider_from_namespace(self, model: str) -> Provider | None:
+        if not model.startswith("fn:"):
+            return None
+        from ..providers.function import FunctionProvider
+
+        name = model[3:]
+        value = self.shell.user_ns.get(name) if self.shell is not None else None
+        if isinstance(value, Provider):
+            return value
+        if callable(value):
+            return FunctionProvider(value, model_name=name)
+        raise UsageError(f"--model fn:{name}: no function or Provider named {name!r} in the notebook")
+
+    def entry(self, name: str | None) -> SessionEntry:
+        key = name or self.current
+        if key is None:
+            raise UsageError("no arcana session yet: start one with %arcana_chat (e.g. %arcana_chat --model local)")
+        if key not in self.sessions:
+            known = ", ".join(self.sessions) or "none"
+            raise UsageError(f"no arcana session named {key!r}; sessions: {known}")
+        return self.sessions[key]
+
+    def _error(self, message: str) -> None:
+        display({"text/html": render.notice_html(message, kind="error"), "text/plain": message}, raw=True)
+
+    # ---- %arcana_chat -------------------------------------------------------------------------
+    @magic_arguments()
+    @argument("--model", "-m", default=None, help="provider:model, local, replay:<run_id>, fn:NAME or auto")
+    @argument("--window", "-w", type=int, default=None, help="context window in tokens")
+    @argument("--reserve", type=int, default=None, help="tokens kept free for the reply")
+    @argument("--strategy", default=None, help="auto, passthrough, tail_preserve, aggressive_truncate, llm_summarize")
+    @argument("--primitives", default=None, help="comma-separated cognitive primitives: recall,pin")
+    @argument("--snapshots", action="store_true", default=None, help="record full prompt snapshots")
+    @argument("--engine", dest="engine", action="store_true", default=None, help="adaptive context engine (default)")
+    @argument("--classic", dest="engine", action="store_false", help="classic mode: full transcript, no engine")
+    @argument("--memory", action="store_true", dest="memory", default=None, help="long-term memory on")
+    @argument("--no-memory", action="store_false", dest="memory", help="long-term memory off")
+    @argument("--resume", default=None, metavar="RUN_ID", help="continue a recorded run (after a kernel restart)")
+    @argument("--name", "-n", default="main", help="session name (several can live in one notebook)")
+    @line_magic
+    def arcana_chat(self, line: str = "") -> SessionEntry | None:
+        """Start (or resume) a chat session whose traces live beside the notebook."""
+        opts = self._parse(self.arcana_chat, line, ChatOptions)
+        try:
+            entry = self.open_session(opts)
+        except ArcanaError as exc:
+            self._error(f"arcana: could not start the session: {_short(exc)}")
+            return None
+        self.current = entry.name
+        chat = entry.chat
+        what = "resumed" if opts.resume else "started"
+        mode = "adaptive" if chat.engine is not None else "classic"
+        trace = entry.location.relative(chat.trace_path) if chat.trace_path is not None else "(no trace)"
+        message = (
+            f"arcana session {entry.name!r} {what}: model {entry.model}, run {chat.run_id}"
+            f"{f' at turn {chat.turn}' if opts.resume else ''}, window {chat.config.total_window}, {mode} context, "
+            f"trace {trace}"
+        )
+        display({"text/html": render.notice_html(message), "text/plain": message}, raw=True)
+        return None
+
+    def open_session(self, opts: ChatOptions) -> SessionEntry:
+        """Build the runtime and the chat for ``opts`` (defaults from the traitlets)."""
+        from ..runtime.runtime import Runtime
+
+        location = self.location()
+        model = opts.model or self.default_model
+        replay = self._replay_runs().get(opts.name)
+        if replay:
+            model = f"replay:{replay}"
+        provider = self._provider_from_namespace(model)
+        settings: dict[str, Any] = {
+            "model": "auto" if provider is not None else model,
+            "total_window": opts.window or self.default_window,
+            "response_reserve": opts.reserve if opts.reserve is not None else self.default_reserve,
+            "strategy": opts.strategy or self.default_strategy,
+            "cognitive_primitives": opts.primitives if opts.primitives is not None else list(self.default_primitives),
+            "trace_include_prompt_snapshots": self.snapshots if opts.snapshots is None else opts.snapshots,
+            "context_engine": self.engine if opts.engine is None else opts.engine,
+            "memory": self.memory if opts.memory is None else opts.memory,
+            "project_dir": location.folder,
+            "trace_dir": location.trace_dir,
+        }
+        if self.system_prompt:
+            settings["system_prompt"] = self.system_prompt
+        if self.max_tokens:
+            settings["max_tokens"] = self.max_tokens
+        if self.seed:
+            settings["seed"] = self.seed
+        try:
+            config = RuntimeConfig(**settings)
+        except ValidationError as exc:
+            raise UsageError(f"bad session settings: {exc.errors(include_url=False)[0]['msg']}\n{_usage(self.arcana_chat)}") from None
+        tools = []
+        if self.notebook_tools and self.shell is not None:
+            tools = notebook_tools(
+                self.shell, allow_run_code=self.allow_run_code, ask=self.bridge.ask, run_in_main=self.bridge.call
+            )
+        old = self.sessions.get(opts.name)
+        runtime = Runtime(config=config, tools=tools, provider=provider, ask_user=self.bridge.ask_user)
+        try:
+            chat = runtime.chat(
+                name=opts.name, resume=opts.resume, trace_dir=location.trace_dir,
+                notebook=str(location.notebook) if location.notebook else None,
+            )
+        except BaseException:
+            runtime.close()
+            raise
+        if old is not None:  # the same name again: the old session ends cleanly
+            self._close(old)
+        entry = SessionEntry(opts.name, runtime, chat, location, chat.model_string)
+        self.sessions[opts.name] = entry
+        return entry
+
+    @staticmethod
+    def _close(entry: SessionEntry) -> None:
+        try:
+            entry.chat.close()
+        finally:
+            entry.runtime.close()
+
+    def close_all(self) -> None:
+        for entry in list(self.sessions.values()):
+            try:
+                self._close(entry)
+            except Exception:  # unloading must go on
+                pass
+        self.sessions.clear()
+        self.current = None
+
+    # ---- %%arcana -----------------------------------------------------------------------------
+    @magic_arguments()
+    @argument("--session", "-s", default=None, help="which session (default: the latest started)")
+    @cell_magic
+    def arcana(self, line: str, cell: str) -> None:
+        """Send the cell as the user's turn; ``{var}`` fills in notebook variables, ``{{ }}`` is literal."""
+        opts = self._parse(self.arcana, line, TurnOptions)
+        if not self.sessions and opts.session is None:
+            entry = self.open_session(ChatOptions())
+            self.current = entry.name
+        entry = self.entry(opts.session)
+        try:
+            text = interpolate(cell, self.shell.user_ns if self.shell is not None else {})
+        except (KeyError, ValueError) as exc:
+            raise UsageError(str(exc.args[0] if exc.args else exc)) from None
+        if not text.strip():
+            raise UsageError("the cell is empty: write your message under %%arcana")
+        self.send(entry, text)
+
+    def send(self, entry: SessionEntry, text: str) -> Any:
+        """Run one turn with live display; returns the ``ChatReply`` (or ``None`` if it never started)."""
+        chat = entry.chat
+        view = TurnDisplay(chat, entry.location, widgets=self.widgets and _widgets_available(), interval=self.stream_interval)
+        view.start()
+        unsubscribe = chat.subscribe(view.on_event)
+        future = asyncio.run_coroutine_threadsafe(
+            chat.send(text, on_token=view.on_token, raise_errors=False), chat.runtime.loop.loop
+        )
+        try:
+            reply = self.bridge.run_until(future, view.tick)
+        except KeyboardInterrupt:
+            future.cancel()
+            try:
+                future.result(timeout=10)
+            except BaseException:
+                pass
+            view.finish()
+            raise
+        except ArcanaError as exc:  # the turn could not even start (closed session...)
+            self._error(f"arcana: {_short(exc)}")
+            return None
+        finally:
+            unsubscribe()
+        view.tick(force=True)
+        view.finish()
+        if reply.status == "error" and reply.error is not None and not view.events:
+            self._error(f"arcana: {_short(reply.error)}")
+        return reply
+
+    # ---- %arcana_replay -----------------------------------------------------------------------
+    @magic_arguments()
+    @argument("run_id", nargs="?", default=None, help="run to replay (default: the current session's)")
+    @argument("--turn", "-t", type=int, default=None, help="turn to open at")
+    @argument("--session", "-s", default=None, help="session whose agent and folder to use")
+    @line_magic
+    def arcana_replay(self, line: str = "") -> None:
+        """Scrub the turns of a run: decisions, prompt (digest-checked), pins, changes per turn."""
+        opts = self._parse(self.arcana_replay, line, ReplayOptions)
+        from .replay import build_frames, display_replay
+
+        if opts.session or (opts.run_id is None and self.sessions):
+            entry = self.entry(opts.session)
+            run_id, agent, trace_dir, window = opts.run_id or entry.chat.run_id, entry.chat.agent, entry.location.trace_dir, entry.chat.config.total_window
+        else:
+            location = self.location()
+            trace_dir, agent, window = location.trace_dir, None, self.default_window
+            run_id = opts.run_id or _latest_run(trace_dir)
+        try:
+            frames = build_frames(trace_dir, run_id, agent=agent)
+        except ArcanaError as exc:
+            raise UsageError(f"cannot replay {run_id}: {_short(exc)}") from None
+        display_replay(frames, trace_dir=trace_dir, turn=opts.turn, widgets=self.widgets and _widgets_available(),
+                       default_window=window)
+
+    # ---- %arcana_pins -------------------------------------------------------------------------
+    @magic_arguments()
+    @argument("--session", "-s", default=None)
+    @line_magic
+    def arcana_pins(self, line: str = "") -> None:
+        """The session's active pins, with unpin buttons where widgets run."""
+        opts = self._parse(self.arcana_pins, line, TurnOptions)
+        entry = self.entry(opts.session)
+        chat = entry.chat
+        pins = [p.summary() for p in chat.pins.active(max(chat.turn, 1))]
+        html = render.style_block() + '<div class="arcana">' + render.pins_html(pins) + "</div>"
+        plain = "\n".join(f"{p.get('pin_id')}: {p.get('label') or ''} ({p.get('tokens')} tokens)" for p in pins) or "no active pins"
+        display({"text/html": html, "text/plain": plain}, raw=True)
+        if pins and self.widgets and _widgets_available():
+            from .widgets import InspectorWidget
+
+            widget = InspectorWidget(chat, chat.turn, lambda: entry_bundle(entry))
+            widget.refresh()
+            display(widget.actions, widget.status)
+
+    # ---- %arcana_memory -----------------------------------------------------------------------
+    @magic_arguments()
+    @argument("query", nargs="*", help="search the memory store (default: what this session recalled and wrote)")
+    @argument("--session", "-s", default=None)
+    @line_magic
+    def arcana_memory(self, line: str = "") -> None:
+        """Memories this session recalled and wrote (or a search of the store)."""
+        ns = parse_argstring(self.arcana_memory, line)
+        entry = self.entry(ns.session)
+        from .memory_view import memory_html
+
+        html, plain = memory_html(entry.chat, " ".join(ns.query).strip() or None)
+        display({"text/html": html, "text/plain": plain}, raw=True)
+
+    # ---- %arcana_export -----------------------------------------------------------------------
+    @magic_arguments()
+    @argument("--output", "-o", default=None, help="where to write the report (default: NOTEBOOK.report.html)")
+    @argument("--verify", action="store_true", help="re-execute with the replay provider and check every turn")
+    @line_magic
+    def arcana_export(self, line: str = "") -> str | None:
+        """Write the notebook's self-contained HTML report (save the notebook first)."""
+        opts = self._parse(self.arcana_export, line, ExportOptions)
+        location = self.location()
+        if location.notebook is None or not location.notebook.exists():
+            raise UsageError(
+                "cannot tell which notebook file to export (set ARCANA_NOTEBOOK, or run `arcana report NOTEBOOK` "
+                "in a terminal)"
+            )
+        from ..report import build_report
+
+        out = build_report(location.notebook, output=Path(opts.output) if opts.output else None, verify=opts.verify)
+        message = f"arcana: report written to {out} (from the notebook as last saved)"
+        display({"text/html": render.notice_html(message), "text/plain": message}, raw=True)
+        return str(out)
+
+    # ---- %arcana_status -----------------------------------------------------------------------
+    @line_magic
+    def arcana_status(self, line: str = "") -> None:
+        """The notebook's sessions: run, model, turns, tokens, cost, trace file."""
+        if line.strip():
+            raise UsageError("%arcana_status takes no arguments")
+        rows = []
+        for name, entry in self.sessions.items():
+            chat = entry.chat
+            rows.append({
+                "name": name, "default": name == self.current, "run_id": chat.run_id, "model": entry.model,
+                "turns": chat.turn, "input_tokens": chat.usage.input_tokens, "output_tokens": chat.usage.output_tokens,
+                "cost_usd": chat.cost_usd, "mode": "adaptive" if chat.engine is not None else "classic",
+                "trace_path": entry.location.relative(chat.trace_path) if chat.trace_path else None,
+            })
+        plain = "\n".join(f"{r['name']}: run {r['run_id']} · {r['model']} · {r['turns']} turns" for r in rows) or "no sessions"
+        display({"text/html": render.sessions_html(rows), "text/plain": plain}, raw=True)
+
+
+def entry_bundle(entry: SessionEntry) -> dict[str, Any]:
+    from .display import relative_bundle
+
+    return relative_bundle(entry.chat.turn_bundle(max(entry.chat.turn, 1)), entry.location)
+
+
+def _latest_run(trace_dir: Path) -> str:
+    from ..trace.reader import TraceReader
+
+    if not trace_dir.is_dir():
+        raise UsageError(f"no traces yet in {trace_dir}: start a session with %arcana_chat, or give a RUN_ID")
+    runs = TraceReader(trace_dir).list_runs()
+    if not runs:
+        raise UsageError(f"no runs in {trace_dir}")
+    return sorted(runs, key=lambda r: r.started or "")[-1].run_id
+
+
+_WIDGETS: bool | None = None
+
+
+def _widgets_available() -> bool:
+    """True when ipywidgets can reach a front end (a kernel with comms)."""
+    global _WIDGETS
+    if _WIDGETS is None:
+        try:
+            import ipywidgets  # noqa: F401
+            from ipykernel.kernelbase import Kernel
+
+            _WIDGETS = Kernel.initialized()
+        except Exception:
+            _WIDGETS = False
+    return _WIDGETS
+
+
+def load(ipython: Any) -> ArcanaMagics:
+    magics = ArcanaMagics(shell=ipython)
+    ipython.register_magics(magics)
+    return magics
+
+

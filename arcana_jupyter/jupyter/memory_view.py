@@ -1,0 +1,50 @@
+"""``%arcana_memory``: what a session recalled from and wrote to long-term memory, or a search."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import render
+from ..render._html import esc, fmt_score, pill, table
+
+
+def _events(chat: Any) -> list[Any]:
+    events: list[Any] = []
+    for turn in range(1, int(chat.turn) + 1):
+        events.extend(e for e in chat.turn_events(turn) if e.event_type in ("memory_read", "memory_write"))
+    return events
+
+
+def memory_html(chat: Any, query: str | None = None) -> tuple[str, str]:
+    """``(html, plain)``: search hits for ``query``, else the session's memory reads and writes."""
+    memory = getattr(chat, "memory", None)
+    if query:
+        store, scope = getattr(memory, "store", None), getattr(memory, "scope", None)
+        if store is None or scope is None:
+            message = "long-term memory is off in this session: start it with %arcana_chat --memory"
+            return render.notice_html(message), message
+        hits = [h.to_dict() for h in store.search(query, scope, limit=10).hits]
+        rows = [[f"<code>{esc(h['id'])}</code>", pill(str(h["kind"]), "unknown"), esc(h.get("scope")),
+                 (fmt_score(h.get("score")), "num"), esc(h.get("content"))] for h in hits]
+        body = table(["id", "kind", "scope", "score", "content"], rows) if rows else '<div class="arcana-empty">No match.</div>'
+        plain = "\n".join(f"{h['id']} [{h['kind']}] {h['content']}" for h in hits) or "no match"
+        return render.style_block() + f'<div class="arcana"><h4 class="arcana-h">Memory search: {esc(query)}</h4>{body}</div>', plain
+    if memory is None:
+        message = "long-term memory is off in this session: start it with %arcana_chat --memory"
+        return render.notice_html(message), message
+    rows = []
+    lines = []
+    for event in _events(chat):
+        md = event.metadata
+        if event.event_type == "memory_read":
+            for r in md.get("results") or []:
+                rows.append([esc(event.turn), pill("recalled", "kept"), f"<code>{esc(r.get('id'))}</code>",
+                             esc(r.get("kind")), esc(md.get("purpose")), esc(r.get("content"))])
+                lines.append(f"turn {event.turn} recalled {r.get('id')}: {r.get('content')}")
+        else:
+            entry = md.get("entry") or {}
+            rows.append([esc(event.turn), pill(str(md.get("op") or "write"), "compressed"), f"<code>{esc(entry.get('id'))}</code>",
+                         esc(entry.get("kind")), esc(entry.get("scope")), esc(entry.get("content"))])
+            lines.append(f"turn {event.turn} {md.get('op')} {entry.get('id')}: {entry.get('content')}")
+    body = table(["turn", "", "id", "kind", "purpose / scope", "content"], rows) if rows else '<div class="arcana-empty">Nothing recalled or written yet.</div>'
+    return render.style_block() + f'<div class="arcana"><h4 class="arcana-h">Memory in this session</h4>{body}</div>', "\n".join(lines) or "nothing recalled or written yet"

@@ -1,0 +1,137 @@
+"""Replay frames: each turn of a recorded run, read from its trace, ready for the renderer.
+
+A frame holds what the replay view shows for one turn (see :mod:`arcana_jupyter.render.replay`):
+the turn bundle's data (rebuilt from the trace's events), the prompt — the recorded snapshot, else
+rebuilt from the transcript — with its digest checked against the recorded ``request_digest``,
+the pins active at that turn, and the per-message changes against the previous turn. Nothing
+here needs IPython; :func:`display_replay` is the only function that displays.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+from .. import render
+from ..context.rebuild import rebuild_turn
+from ..exceptions import ArcanaError
+from ..runtime.bundle import bundle_from_events
+from ..trace.reader import TraceReader
+from ..trace.replay import diff_decisions
+
+
+def _state(outcome: str | None, fidelity: str | None, tokens: int | None) -> dict[str, Any] | None:
+    if outcome is None:
+        return None
+    return {"outcome": outcome, "fidelity": fidelity, "tokens": tokens}
+
+
+def _agent(reader: TraceReader, run_id: str, agent: str | None) -> str:
+    if agent is not None:
+        return agent
+    agents = reader.agents(run_id)
+    return "main" if "main" in agents or not agents else agents[0]
+
+
+def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None,
+                 reader: TraceReader | None = None) -> list[dict[str, Any]]:
+    """One frame per recorded turn of ``run_id`` (agent ``agent``, default ``main``)."""
+    reader = reader or TraceReader(trace_dir)
+    name = _agent(reader, run_id, agent)
+    info = reader.run_info(run_id)
+    frames: list[dict[str, Any]] = []
+    previous = None
+    for turn in reader.list_turns(run_id, name):
+        events = reader.events(run_id, turn=turn, agent=name)
+        bundle = bundle_from_events(events, run_id=run_id, agent=name, turn=turn, model=info.model or "",
+                                    trace_path=None)
+        steps = bundle.get("steps") or []
+        step = dict(steps[-1]) if steps else {}
+        frame: dict[str, Any] = {
+            "run_id": run_id, "agent": name, "turn": turn, "input": bundle.get("input"), "reply": bundle.get("reply"),
+            "status": bundle.get("status"), "usage": bundle.get("usage"), "step": step, "pins": [],
+            "prompt_source": None, "digest_verified": None, "digest_note": "", "diff": [],
+            "primitives": bundle.get("primitives") or [], "errors": bundle.get("errors") or [],
+        }
+        replay = reader.replay_prompt(run_id, turn, name, step=int(step.get("step") or 0)) if step else None
+        if replay is not None:
+            frame["pins"] = [p.model_dump(mode="json") for p in replay.active_pins]
+            try:
+                check = rebuild_turn(reader, run_id, turn, agent=name, step=replay.step)
+            except ArcanaError as exc:
+                frame["digest_note"] = f"cannot rebuild: {exc}"
+            else:
+                frame["digest_verified"] = check.verified
+                frame["digest_note"] = "; ".join(check.notes) or f"rebuilt {check.rebuilt_digest}"
+                if step.get("messages"):
+                    frame["prompt_source"] = "snapshot"
+                elif check.messages:
+                    step["messages"] = check.messages
+                    frame["prompt_source"] = "rebuilt"
+            if previous is not None:
+                frame["diff"] = [
+                    {
+                        "index": d.index, "role": d.role, "source": d.source,
+                        "change": "new" if d.recorded_outcome is None else ("gone" if d.other_outcome is None else "changed"),
+                        "before": _state(d.recorded_outcome, d.recorded_fidelity, d.recorded_tokens),
+                        "after": _state(d.other_outcome, d.other_fidelity, d.other_tokens),
+                    }
+                    for d in diff_decisions(previous, replay.context_decision)
+                ]
+            previous = replay.context_decision
+        frames.append(frame)
+    return frames
+
+
+def counterfactual(trace_dir: str | Path, frame: dict[str, Any], strategy: str, total_window: int) -> str:
+    """HTML: the recorded prompt of ``frame``'s turn beside the same turn rebuilt differently."""
+    reader = TraceReader(trace_dir)
+    result = rebuild_turn(reader, frame["run_id"], int(frame["turn"]), agent=frame.get("agent"),
+                          step=int((frame.get("step") or {}).get("step") or 0), strategy=strategy,
+                          total_window=total_window)
+    recorded = dict(frame.get("step") or {})
+    alternative = {
+        "step": result.step, "decision": result.decision.model_dump(mode="json"),
+        "budget": result.budget.model_dump(mode="json"), "messages": result.messages, "request_digest": None,
+    }
+    diff = [
+        {"index": d.index, "role": d.role, "source": d.source,
+         "change": "new" if d.recorded_outcome is None else ("gone" if d.other_outcome is None else "changed"),
+         "before": _state(d.recorded_outcome, d.recorded_fidelity, d.recorded_tokens),
+         "after": _state(d.other_outcome, d.other_fidelity, d.other_tokens)}
+        for d in result.diff
+    ]
+    label = f"{strategy}, window {total_window:,}"
+    notes = "".join(f'<div class="arcana-muted">{render.esc(n)}</div>' for n in result.notes)
+    return (
+        render.style_block()
+        + render.counterfactual_html(recorded, alternative, label=label)
+        + f'<div class="arcana"><h4 class="arcana-h">Changed by the counterfactual ({result.recorded_tokens:,} → '
+        + f"{result.tokens:,} tokens)</h4>{render.diff_html(diff, 'the counterfactual')}{notes}</div>"
+    )
+
+
+def display_replay(frames: list[dict[str, Any]], *, trace_dir: str | Path, turn: int | None = None,
+                   widgets: bool = True, default_window: int = 8192) -> None:
+    """Show the scrubber: a jslinked widget where widgets run, the CSS scrubber everywhere else."""
+    from IPython.display import display
+
+    turns = [f["turn"] for f in frames]
+    selected = turns.index(turn) if turn in turns else None
+    static = render.replay_html(frames, uid=uuid.uuid4().hex[:10], selected=selected)
+    plain = f"arcana replay of run {frames[0]['run_id'] if frames else '?'}: turns {turns}"
+    if not widgets or not frames:
+        display({"text/html": static, "text/plain": plain}, raw=True)
+        return
+    from .widgets import ReplayWidget
+
+    widget = ReplayWidget(
+        frames, selected=selected, default_window=default_window,
+        rebuild=lambda index, strategy, window: counterfactual(trace_dir, frames[index], strategy, window),
+    )
+    data = widget._repr_mimebundle_()
+    data = dict(data[0] if isinstance(data, tuple) else data)
+    data["text/html"] = static
+    data["text/plain"] = plain
+    display(data, raw=True)

@@ -1,0 +1,15 @@
+"""Reproducible trace reports: one self-contained HTML file per notebook.
+
+``build_report(notebook)`` writes ``NOTEBOOK.report.html`` with the run summary (turns, tokens,
+cost, primitive calls), a chart of tokens per turn, the notebook itself (every turn's output
+carries its inspector), a replay scrubber per run and, with ``verify=True``, the turn-by-turn
+result of re-executing the notebook against the replay provider. Nothing in the file loads
+anything from the network: no CDN, no external script, style, font or image.
+"""
+
+from __future__ import annotations
+
+from .build import build_report, collect_bundles, render_report, write_report
+from .verify import TurnCheck, VerifyResult, verify_notebook
+
+__all__ = ["TurnCheck", "VerifyResult", "build_report", "collect_bundles", "render_report", "verify_notebook", "write_report"]

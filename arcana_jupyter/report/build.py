@@ -1,0 +1,210 @@
+"""Assemble the report page from a notebook file, its traces and (optionally) a verification."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from .. import __version__, render
+from ..exceptions import ArcanaError
+from ..render._html import esc, fmt_cost, fmt_int, pill, table
+from ..trace.reader import TraceReader
+from .notebook_html import NOTEBOOK_CSS, notebook_body_html, pygments_css, strip_external
+from .verify import VerifyResult, verify_notebook
+
+MIME_TYPE = "application/vnd.arcana.turn+json"
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    agent: str
+    model: str = ""
+    turns: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    cost_usd: float = 0.0
+    primitive_calls: int = 0
+    tool_calls: int = 0
+    errors: int = 0
+    points: list[dict[str, Any]] = field(default_factory=list)
+
+
+def collect_bundles(nb: Any) -> list[dict[str, Any]]:
+    """Every turn bundle displayed in the notebook, in cell order."""
+    bundles = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            data = output.get("data") or {}
+            if MIME_TYPE in data and isinstance(data[MIME_TYPE], dict):
+                bundles.append(dict(data[MIME_TYPE]))
+    return bundles
+
+
+def sessions_of(bundles: list[dict[str, Any]]) -> dict[str, str]:
+    """Session (agent) name -> run id, from the notebook's outputs (the last run of each name)."""
+    out: dict[str, str] = {}
+    for bundle in bundles:
+        if bundle.get("agent") and bundle.get("run_id"):
+            out[str(bundle["agent"])] = str(bundle["run_id"])
+    return out
+
+
+def summarize(reader: TraceReader, run_id: str, agent: str) -> RunSummary:
+    info = reader.run_info(run_id)
+    summary = RunSummary(run_id=run_id, agent=agent, model=info.model or "")
+    for event in reader.events(run_id, agent=agent, event_types=("turn_end", "cognitive_primitive", "tool_call", "error")):
+        md = event.metadata
+        if event.event_type == "turn_end":
+            usage = md.get("usage") or {}
+            summary.turns += 1
+            summary.input_tokens += int(usage.get("input_tokens") or 0)
+            summary.output_tokens += int(usage.get("output_tokens") or 0)
+            summary.cached_input_tokens += int(usage.get("cached_input_tokens") or 0)
+            summary.cost_usd += float(md.get("cost_usd") or 0.0)
+            summary.points.append({"label": str(event.turn), **{k: int(usage.get(k) or 0) for k in
+                                   ("input_tokens", "output_tokens", "cached_input_tokens")}})
+        elif event.event_type == "cognitive_primitive":
+            summary.primitive_calls += 1
+        elif event.event_type == "tool_call":
+            summary.tool_calls += 1
+        else:
+            summary.errors += 1
+    return summary
+
+
+def _stat(value: str, label: str) -> str:
+    return f'<div class="arcana-stat"><b>{value}</b><span>{esc(label)}</span></div>'
+
+
+def _verify_html(result: VerifyResult | None) -> str:
+    if result is None:
+        return (
+            '<div class="arcana-card"><b>Not verified.</b> Run <code>arcana report NOTEBOOK --verify</code> to '
+            "re-execute the notebook against its recorded runs and check every prompt and reply.</div>"
+        )
+    kind = "verified" if result.ok else "mismatch"
+    rows = [
+        [esc(c.session), f"<code>{esc(c.run_id)}</code>", (esc(c.turn), "num"),
+         pill("✓ same" if c.prompt_reproduced else "✗ differs", "verified" if c.prompt_reproduced else "mismatch"),
+         pill("✓ same" if c.reply_reproduced else "✗ differs", "verified" if c.reply_reproduced else "mismatch"),
+         f"<code>{esc(', '.join(c.recorded_digests))}</code>", esc(c.note)]
+        for c in result.checks
+    ]
+    errors = "".join(f'<div class="arcana-error-box">{esc(e)}</div>' for e in result.errors)
+    return (
+        f'<div class="arcana-card"><div style="font-size:15px">{pill(result.summary(), kind)}</div>'
+        f'<div class="arcana-muted" style="font-size:12px;margin:4px 0">re-executed with the replay provider in '
+        f"{result.seconds:.1f} s</div>{errors}"
+        + (table(["session", "run", "turn", "prompt digest", "reply", "recorded digest(s)", "note"], rows) if rows else "")
+        + "</div>"
+    )
+
+
+def render_report(notebook: Path, nb: Any, *, verification: VerifyResult | None = None) -> str:
+    """The report page as one HTML string."""
+    trace_dir = notebook.with_name(notebook.stem + ".arcana")
+    bundles = collect_bundles(nb)
+    sessions = sessions_of(bundles)
+    reader = TraceReader(trace_dir) if trace_dir.is_dir() else None
+    summaries: list[RunSummary] = []
+    replays: list[str] = []
+    if reader is not None:
+        from ..jupyter.replay import build_frames
+
+        for agent, run_id in sessions.items():
+            try:
+                summaries.append(summarize(reader, run_id, agent))
+                frames = build_frames(trace_dir, run_id, agent=agent, reader=reader)
+            except ArcanaError as exc:
+                replays.append(f'<div class="arcana-error-box">run {esc(run_id)}: {esc(exc)}</div>')
+                continue
+            replays.append(render.replay_html(frames, uid=f"{agent}-{uuid.uuid4().hex[:6]}", include_style=False))
+    total = RunSummary(run_id="", agent="")
+    for s in summaries:
+        for name in ("turns", "input_tokens", "output_tokens", "primitive_calls", "tool_calls", "errors"):
+            setattr(total, name, getattr(total, name) + getattr(s, name))
+        total.cost_usd += s.cost_usd
+        total.points += [{**p, "label": p["label"] if len(summaries) == 1 else f"{s.agent}:{p['label']}"} for p in s.points]
+    if not summaries:  # no trace folder: fall back on the bundles in the notebook
+        for b in bundles:
+            usage = b.get("usage") or {}
+            total.turns += 1
+            total.input_tokens += int(usage.get("input_tokens") or 0)
+            total.output_tokens += int(usage.get("output_tokens") or 0)
+            total.cost_usd += float(b.get("cost_usd") or 0)
+            total.primitive_calls += len(b.get("primitives") or [])
+            total.points.append({"label": str(b.get("turn")), **{k: int(usage.get(k) or 0) for k in
+                                 ("input_tokens", "output_tokens", "cached_input_tokens")}})
+    runs_rows = [
+        [esc(s.agent), f"<code>{esc(s.run_id)}</code>", esc(s.model), (fmt_int(s.turns), "num"),
+         (fmt_int(s.input_tokens), "num"), (fmt_int(s.output_tokens), "num"), (fmt_cost(s.cost_usd), "num"),
+         (fmt_int(s.primitive_calls), "num"), (fmt_int(s.tool_calls), "num"), (fmt_int(s.errors), "num")]
+        for s in summaries
+    ]
+    stats = "".join([
+        _stat(fmt_int(total.turns), "turns"),
+        _stat(fmt_int(total.input_tokens), "prompt tokens"),
+        _stat(fmt_int(total.output_tokens), "reply tokens"),
+        _stat(fmt_cost(total.cost_usd), "cost"),
+        _stat(fmt_int(total.primitive_calls), "primitive calls"),
+        _stat(fmt_int(total.tool_calls), "tool calls"),
+    ])
+    generated = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    body = strip_external(notebook_body_html(nb))
+    page = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>{esc(notebook.name)} · arcana report</title>
+<style>
+body{{margin:0;padding:24px 32px;max-width:1180px;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;font-size:14px;line-height:1.5}}
+h1{{font-size:22px;margin:0 0 4px 0}} h2{{font-size:17px;margin:28px 0 8px 0;border-bottom:1px solid rgba(127,127,127,.3);padding-bottom:4px}}
+{render.CSS}
+{NOTEBOOK_CSS}
+{pygments_css()}
+</style></head><body>
+<div class="arcana">
+<h1>{esc(notebook.name)}</h1>
+<div class="arcana-meta"><span>arcana report</span><span>generated {esc(generated)}</span><span>arcana-jupyter {esc(__version__)}</span>
+<span>traces <code>{esc(trace_dir.name)}/</code></span></div>
+<h2>Verification</h2>
+{_verify_html(verification)}
+<h2>Summary</h2>
+<div class="arcana-summary">{stats}</div>
+{table(["session", "run", "model", "turns", "in", "out", "cost", "primitives", "tools", "errors"], runs_rows) if runs_rows else ""}
+{render.tokens_chart_svg(total.points)}
+</div>
+<h2>Notebook</h2>
+<div class="nb">{body}</div>
+<h2>Replay</h2>
+<div class="arcana">{"".join(replays) or '<div class="arcana-empty">No trace folder found beside the notebook.</div>'}</div>
+</body></html>
+"""
+    return strip_external(page)
+
+
+def build_report(notebook: str | Path, *, output: str | Path | None = None, verify: bool = False,
+                 timeout: int = 600) -> Path:
+    """Write the report of ``notebook`` (default ``NOTEBOOK.report.html`` beside it); returns its path."""
+    path = Path(notebook).resolve()
+    if not path.is_file():
+        raise ArcanaError(f"no notebook at {path}")
+    nb = nbformat.read(path, as_version=4)
+    verification = None
+    if verify:
+        verification = verify_notebook(path, sessions_of(collect_bundles(nb)), timeout=timeout)
+    return write_report(path, nb, output=output, verification=verification)
+
+
+def write_report(notebook: Path, nb: Any, *, output: str | Path | None = None,
+                 verification: VerifyResult | None = None) -> Path:
+    out = Path(output) if output is not None else notebook.with_name(notebook.stem + ".report.html")
+    out.write_text(render_report(notebook, nb, verification=verification), encoding="utf-8")
+    return out

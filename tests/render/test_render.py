@@ -1,0 +1,151 @@
+"""The one HTML renderer: escaping of hostile text, no external references, the replay scrubber."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+from typing import Any
+
+from arcana_jupyter import render
+
+HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)> <a href="https://evil.example/">x</a>'
+ALLOWED_TAGS = {
+    "style", "div", "span", "b", "i", "p", "br", "strong", "em", "code", "pre", "details", "summary", "table",
+    "thead", "tbody", "tr", "th", "td", "h3", "h4", "h5", "h6", "ul", "ol", "li", "blockquote", "hr", "input",
+    "label", "svg", "rect", "line", "text", "g", "title",
+}
+
+
+class Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, Any]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def parse(html: str) -> list[tuple[str, dict[str, Any]]]:
+    parser = Tags()
+    parser.feed(html)
+    return parser.tags
+
+
+def assert_safe(html: str) -> None:
+    for tag, attrs in parse(html):
+        assert tag in ALLOWED_TAGS, tag
+        for name, value in attrs.items():
+            assert not name.startswith("on"), (tag, name)
+            assert name not in ("src", "href", "srcset"), (tag, name, value)
+    assert "<script" not in html and "<img" not in html
+
+
+def decision(index: int, role: str, outcome: str, before: int, after: int, position: int | None, **extra: Any) -> dict[str, Any]:
+    return {"index": index, "role": role, "outcome": outcome, "fidelity": "L0" if outcome == "kept" else "L2",
+            "relevance_score": 0.42, "token_count_before": before, "token_count_after": after,
+            "reason": extra.pop("reason", "tail_preserve_tail"), "layer": extra.pop("layer", "working"),
+            "source": "history", "position": position, **extra}
+
+
+def sample_bundle(text: str = "Hello **world**") -> dict[str, Any]:
+    return {
+        "version": 1, "run_id": "r_1", "agent": "main", "turn": 3, "trace_path": "analysis.arcana/r_1.jsonl",
+        "model": "local", "status": "ok", "input": text, "reply": text,
+        "steps": [{
+            "step": 0,
+            "decision": {"turn": 3, "step": 0, "strategy": "tail_preserve", "requested_strategy": "auto",
+                         "utilization_before": 1.3, "notes": [text],
+                         "decisions": [
+                             decision(0, "system", "kept", 30, 30, 0, layer="identity", reason="system_prompt"),
+                             decision(1, "user", "dropped", 200, 0, None, reason=text),
+                             decision(2, "assistant", "compressed", 400, 90, 1),
+                             decision(3, "user", "kept", 12, 12, 2),
+                         ]},
+            "report": {"layers": [{"layer": "identity", "messages": 1, "tokens_before": 30, "tokens_after": 30},
+                                  {"layer": "working", "messages": 3, "tokens_before": 612, "tokens_after": 102}],
+                       "total_before": 642, "total_after": 132, "tools_tokens": 40, "prefix_tokens_reused": 30},
+            "budget": {"total_window": 1000, "response_reserve": 200, "available": 800, "used": 172,
+                       "remaining": 628, "utilization": 0.215},
+            "request_digest": "0123456789abcdef",
+            "messages": [{"role": "system", "content": "sys"}, {"role": "assistant", "content": text},
+                         {"role": "user", "content": text}],
+        }],
+        "tool_calls": [{"name": "describe_variable", "arguments": {"name": text}, "ok": True, "result": text,
+                        "intercepted": False}],
+        "primitives": [{"primitive": "pin", "args": {"content": text}, "result": {"pinned": True, "pin_id": "p_1"}}],
+        "pins": [{"pin_id": "p_1", "label": text, "content": text, "tokens": 9, "until_turn": None, "created_turn": 2}],
+        "tiers": {"active": [{"id": "t_1", "kind": "task", "summary": text, "payload": {}, "tier": "active",
+                              "last_touched_turn": 3, "focused": True, "retracted": False}], "soft": [], "hard": []},
+        "memories": [{"id": "m_1", "kind": "fact", "content": text, "score": 0.9, "scope": "project"}],
+        "usage": {"input_tokens": 172, "output_tokens": 12, "cached_input_tokens": 30},
+        "cost_usd": 0.0, "latency_ms": 250.0,
+        "errors": [{"type": "ProviderError", "message": text, "where": "provider"}],
+    }
+
+
+def test_turn_html_escapes_every_model_and_user_string() -> None:
+    html = render.turn_html(sample_bundle(HOSTILE))
+    assert_safe(html)
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert html.count("&lt;script&gt;") >= 10  # reply, input, reason, notes, pins, tiers, memories, tools, errors...
+
+
+def test_turn_html_shows_the_inspector_collapsed_with_its_sections() -> None:
+    html = render.turn_html(sample_bundle())
+    assert '<details class="arcana-inspector">' in html  # collapsed: no "open"
+    for heading in ("Token budget", "Context decisions", "Tool calls", "Primitive calls", "Active pins",
+                    "Adaptive context", "Memories recalled"):
+        assert heading in html
+    assert "<strong>world</strong>" in html
+    assert "tail_preserve" in html and "0123456789abcdef" in html
+    assert "200 → 0" in html and "400 → 90" in html
+    assert "not sent" in html  # the dropped message has no text to show
+    assert render.inspector_html(sample_bundle(), open_inspector=True).startswith('<details class="arcana-inspector" open>')
+
+
+def test_turn_plain_is_the_reply_and_a_summary_line() -> None:
+    plain = render.turn_plain(sample_bundle("the answer"))
+    assert plain.splitlines()[0] == "the answer"
+    assert "turn 3" in plain and "172 in / 12 out" in plain and "r_1" in plain
+
+
+def test_markdown_renders_blocks_and_keeps_links_as_text() -> None:
+    html = render.markdown_to_html("# Title\n\n- a\n- b *c*\n\n```python\nx = '<b>'\n```\n\nsee [docs](https://example.org/x) and `a<b`")
+    assert "<h3>Title</h3>" in html and "<ul><li>a</li><li>b <em>c</em></li></ul>" in html
+    assert "x = &#x27;&lt;b&gt;&#x27;" in html and "<code>a&lt;b</code>" in html
+    assert "href" not in html and "(https://example.org/x)" in html
+    assert_safe(html)
+
+
+def frame(turn: int, text: str = "hi") -> dict[str, Any]:
+    bundle = sample_bundle(text)
+    return {"run_id": "r_1", "agent": "main", "turn": turn, "input": text, "reply": text, "status": "ok",
+            "usage": bundle["usage"], "step": bundle["steps"][0], "prompt_source": "rebuilt",
+            "digest_verified": turn != 2, "digest_note": text, "pins": bundle["pins"],
+            "diff": [{"index": 2, "role": "assistant", "source": "history", "change": "changed",
+                      "before": {"outcome": "kept", "fidelity": "L0", "tokens": 400},
+                      "after": {"outcome": "compressed", "fidelity": "L2", "tokens": 90}}]}
+
+
+def test_replay_html_switches_turns_with_css_only() -> None:
+    html = render.replay_html([frame(1), frame(2), frame(3, HOSTILE)], uid="abc", selected=1)
+    assert_safe(html)
+    tags = parse(html)
+    radios = [a for t, a in tags if t == "input"]
+    assert [r.get("type") for r in radios] == ["radio"] * 3
+    assert [("checked" in r) for r in radios] == [False, True, False]
+    assert "#arcana-rp-abc-1:checked~.arcana-frames>.arcana-f1{display:block}" in html
+    assert html.count("digest verified") == 2 and html.count("digest mismatch") == 1
+    assert "rebuilt from the transcript" in html and "Pins active at this turn" in html
+    assert "changed" in html and "400" in html
+
+
+def test_counterfactual_and_chart() -> None:
+    step = sample_bundle()["steps"][0]
+    html = render.counterfactual_html(step, step, label="passthrough, window 4,000")
+    assert "as sent" in html and "passthrough, window 4,000" in html
+    svg = render.tokens_chart_svg([{"label": "1", "input_tokens": 100, "output_tokens": 10},
+                                   {"label": "2", "input_tokens": 300, "output_tokens": 20, "cached_input_tokens": 90}])
+    assert svg.count("<rect") == 2 * 2 + 1 + 3  # two bars per turn, one cached part, three legend swatches
+    assert "http" not in svg
+    assert_safe(svg)
