@@ -1,0 +1,228 @@
+/**
+ * The JupyterLab plugins: the trace viewer (file type, document widget factory, command) and a
+ * sidebar listing the runs beside the active notebook. The MIME renderer is in ./mime.
+ */
+
+import { ILabShell, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
+import { PathExt } from '@jupyterlab/coreutils';
+import { ABCWidgetFactory, DocumentRegistry, DocumentWidget, IDocumentWidget, TextModelFactory } from '@jupyterlab/docregistry';
+import { ILauncher } from '@jupyterlab/launcher';
+import { Contents, ServerConnection } from '@jupyterlab/services';
+import { LabIcon } from '@jupyterlab/ui-components';
+import { Widget } from '@lumino/widgets';
+
+import { clear, h } from './dom';
+import { TraceViewer } from './viewer';
+
+export const FILE_TYPE = 'arcana-trace';
+export const FACTORY = 'Arcana trace viewer';
+const MODEL = 'arcana-trace-model';
+const CMD_OPEN = 'arcana:open-trace-viewer';
+const CMD_RUNS = 'arcana:show-runs';
+
+// Our own static SVG (no user data).
+export const arcanaIcon = new LabIcon({
+  name: 'arcana-jupyter:icon',
+  svgstr:
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24" width="16" height="16">' +
+    '<g class="jp-icon3" fill="#616161"><rect x="3" y="4" width="18" height="3" rx="1"/>' +
+    '<rect x="3" y="10.5" width="12" height="3" rx="1"/><rect x="3" y="17" width="7" height="3" rx="1"/>' +
+    '<circle cx="19" cy="15.5" r="2.5"/></g></svg>'
+});
+
+/**
+ * A model factory that loads nothing: the viewer reads the raw file itself (no JSON wrapping, no
+ * shared text model), which keeps large traces fast to open and refresh.
+ */
+class TraceModelFactory extends TextModelFactory {
+  get name(): string {
+    return MODEL;
+  }
+  get fileFormat(): Contents.FileFormat {
+    return null;
+  }
+}
+
+async function readRaw(app: JupyterFrontEnd, path: string): Promise<string> {
+  const contents = app.serviceManager.contents;
+  const settings = app.serviceManager.serverSettings;
+  const url = await contents.getDownloadUrl(path);
+  const resp = await ServerConnection.makeRequest(url, { cache: 'no-store' }, settings);
+  if (!resp.ok) {
+    throw new Error(`HTTP ${resp.status} ${resp.statusText}`);
+  }
+  return resp.text();
+}
+
+class TraceWidgetFactory extends ABCWidgetFactory<IDocumentWidget<TraceViewer>> {
+  constructor(private readonly app: JupyterFrontEnd, options: DocumentRegistry.IWidgetFactoryOptions<IDocumentWidget<TraceViewer>>) {
+    super(options);
+  }
+
+  protected createNewWidget(context: DocumentRegistry.Context): IDocumentWidget<TraceViewer> {
+    const content = new TraceViewer({ path: context.path, load: () => readRaw(this.app, context.path) });
+    const widget = new DocumentWidget({ content, context, reveal: context.ready.then(() => content.refresh()) });
+    widget.title.icon = arcanaIcon;
+    widget.addClass('arcana-trace-document');
+    return widget;
+  }
+}
+
+/** The notebook's trace folder: `analysis.ipynb` -> `analysis.arcana`. */
+export function traceDirFor(notebookPath: string): string {
+  const dir = PathExt.dirname(notebookPath);
+  const base = PathExt.basename(notebookPath, PathExt.extname(notebookPath));
+  return dir ? `${dir}/${base}.arcana` : `${base}.arcana`;
+}
+
+/** The sidebar: runs beside the active notebook, newest first, each opening in the viewer. */
+class RunsPanel extends Widget {
+  private notebook: string | null = null;
+  private readonly listHost = h('div', { class: 'arcana-runs-list', role: 'list' });
+  private readonly heading = h('div', { class: 'arcana-runs-heading' });
+
+  constructor(private readonly app: JupyterFrontEnd) {
+    super();
+    this.id = 'arcana-runs';
+    this.addClass('arcana-runs');
+    this.title.icon = arcanaIcon;
+    this.title.caption = 'Arcana runs';
+    const refresh = h('button', { type: 'button', class: 'arcana-btn' }, 'Refresh');
+    refresh.addEventListener('click', () => void this.update_());
+    this.node.appendChild(h('div', { class: 'arcana-runs-top' }, h('strong', {}, 'Arcana runs'), refresh));
+    this.node.appendChild(this.heading);
+    this.node.appendChild(this.listHost);
+  }
+
+  setNotebook(path: string | null): void {
+    if (path === this.notebook) {
+      return;
+    }
+    this.notebook = path;
+    void this.update_();
+  }
+
+  async update_(): Promise<void> {
+    clear(this.listHost);
+    if (!this.notebook) {
+      this.heading.textContent = 'Open a notebook to list the runs recorded beside it.';
+      return;
+    }
+    const dir = traceDirFor(this.notebook);
+    this.heading.textContent = `Runs in ${dir}/`;
+    let items: Contents.IModel[] = [];
+    try {
+      const listing = await this.app.serviceManager.contents.get(dir, { content: true });
+      items = ((listing.content ?? []) as Contents.IModel[]).filter(m => m.type !== 'directory' && m.name.endsWith('.jsonl'));
+    } catch {
+      this.listHost.appendChild(h('div', { class: 'arcana-muted' }, 'No runs recorded for this notebook yet.'));
+      return;
+    }
+    items.sort((a, b) => String(b.last_modified).localeCompare(String(a.last_modified)));
+    if (!items.length) {
+      this.listHost.appendChild(h('div', { class: 'arcana-muted' }, 'No runs recorded for this notebook yet.'));
+    }
+    for (const m of items) {
+      const btn = h('button', { type: 'button', class: 'arcana-run-item', role: 'listitem', title: m.path },
+        h('span', { class: 'arcana-mono' }, m.name.replace(/\.jsonl$/, '')),
+        h('span', { class: 'arcana-muted' }, ` · ${new Date(m.last_modified).toLocaleString()} · ${((m.size ?? 0) / 1024).toFixed(0)} KiB`));
+      btn.addEventListener('click', () => void this.app.commands.execute(CMD_OPEN, { path: m.path }));
+      this.listHost.appendChild(btn);
+    }
+  }
+}
+
+const traceViewerPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'arcana-jupyter:trace-viewer',
+  description: 'Opens arcana trace files (run JSONL) in a turn-by-turn viewer.',
+  autoStart: true,
+  optional: [ILabShell, ICommandPalette, ILauncher],
+  activate: (app: JupyterFrontEnd, labShell: ILabShell | null, palette: ICommandPalette | null, launcher: ILauncher | null) => {
+    app.docRegistry.addModelFactory(new TraceModelFactory());
+    app.docRegistry.addFileType({
+      name: FILE_TYPE,
+      displayName: 'Arcana trace',
+      // Run files are named by run id (r_YYYYMMDD_HHMMSS_xxxxxx.jsonl); other .jsonl files keep
+      // their usual editor and can still be opened with "Open With > Arcana trace viewer".
+      pattern: '^r_[A-Za-z0-9_-]+\\.jsonl$',
+      extensions: [],
+      mimeTypes: ['application/x-arcana-trace+jsonl'],
+      contentType: 'file',
+      fileFormat: null,
+      icon: arcanaIcon
+    });
+    const fileTypes = [FILE_TYPE];
+    if (app.docRegistry.getFileType('jsonl')) {
+      fileTypes.push('jsonl');
+    }
+    const factory = new TraceWidgetFactory(app, {
+      name: FACTORY,
+      label: 'Arcana trace viewer',
+      modelName: MODEL,
+      fileTypes,
+      defaultFor: [FILE_TYPE],
+      readOnly: true
+    });
+    app.docRegistry.addWidgetFactory(factory);
+
+    const panel = new RunsPanel(app);
+    const notebookOf = (w: Widget | null): string | null => {
+      const ctx = (w as any)?.context as DocumentRegistry.Context | undefined;
+      return ctx && typeof ctx.path === 'string' && ctx.path.endsWith('.ipynb') ? ctx.path : null;
+    };
+    if (labShell) {
+      labShell.add(panel, 'left', { rank: 900 });
+      labShell.currentChanged.connect((_, change) => {
+        const nb = notebookOf(change.newValue);
+        if (nb) {
+          panel.setNotebook(nb);
+        }
+      });
+    }
+
+    app.commands.addCommand(CMD_OPEN, {
+      label: 'Arcana: Open trace viewer',
+      caption: 'Open a run trace (.jsonl) in the arcana trace viewer',
+      icon: arcanaIcon,
+      execute: async args => {
+        let path = typeof args.path === 'string' ? args.path : '';
+        if (!path) {
+          // The file selected in the file browser, if it is a trace.
+          const selected = (app.shell.currentWidget as any)?.context?.path as string | undefined;
+          if (selected && selected.endsWith('.jsonl')) {
+            path = selected;
+          }
+        }
+        if (!path) {
+          // Nothing to open directly: show the runs beside the active notebook.
+          if (labShell) {
+            labShell.activateById(panel.id);
+            void panel.update_();
+          }
+          return;
+        }
+        return app.commands.execute('docmanager:open', { path, factory: FACTORY });
+      }
+    });
+    app.commands.addCommand(CMD_RUNS, {
+      label: 'Arcana: Show runs of the active notebook',
+      icon: arcanaIcon,
+      execute: () => {
+        if (labShell) {
+          labShell.activateById(panel.id);
+        }
+        return panel.update_();
+      }
+    });
+    if (palette) {
+      palette.addItem({ command: CMD_OPEN, category: 'Arcana' });
+      palette.addItem({ command: CMD_RUNS, category: 'Arcana' });
+    }
+    if (launcher) {
+      launcher.add({ command: CMD_RUNS, category: 'Other', rank: 50 });
+    }
+  }
+};
+
+export default [traceViewerPlugin];

@@ -1,0 +1,293 @@
+/**
+ * Unit tests of the trace logic (src/trace.ts): parsing with torn and corrupt lines, the turn
+ * index, active pins and turn diffs. Run with `jlpm test` (tsc to CommonJS, then `node --test`).
+ */
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { activePins, decisionOf, diffTurns, getTurn, messageFor, messageKey, parseTrace, promptOf } from '../src/trace';
+import { fmtInt, fmtPct, preview, valueText } from '../src/format';
+import type { MessageDecision } from '../src/types';
+
+let seq = 0;
+function ev(event_type: string, turn: number | null, metadata: Record<string, unknown> = {}, agent = 'main'): string {
+  seq += 1;
+  return JSON.stringify({
+    v: 1,
+    event_id: `e_${String(seq).padStart(6, '0')}`,
+    run_id: 'r_20261130_010203_ab12cd',
+    agent,
+    turn,
+    ts: '2026-11-30T01:02:03.000000Z',
+    event_type,
+    parent_id: null,
+    metadata
+  });
+}
+
+function dec(index: number, outcome: MessageDecision['outcome'], after: number, extra: Partial<MessageDecision> = {}): MessageDecision {
+  return {
+    index,
+    role: index % 2 === 0 ? 'user' : 'assistant',
+    outcome,
+    fidelity: outcome === 'dropped' ? null : outcome === 'compressed' ? 'L1' : 'L0',
+    relevance_score: 0.5,
+    token_count_before: 100,
+    token_count_after: after,
+    reason: 'test',
+    layer: 'working',
+    source: 'history',
+    ...extra
+  };
+}
+
+function decisionEvent(turn: number, decisions: MessageDecision[], step = 0, inputs: unknown = undefined): string {
+  return ev('context_decision', turn, {
+    step,
+    decision: { turn, step, strategy: 'tail_preserve', requested_strategy: 'auto', utilization_before: 0.5, decisions },
+    report: { layers: [], total_before: 0, total_after: 0 },
+    budget: { total_window: 1000, response_reserve: 100, available: 900, used: 300, remaining: 600, utilization: 0.33 },
+    request_digest: '0123456789abcdef',
+    history_len: decisions.length,
+    ...(inputs ? { inputs } : {})
+  });
+}
+
+function lines(...ls: string[]): string {
+  return ls.join('\n') + '\n';
+}
+
+test('parses a well-formed trace and indexes it by turn', () => {
+  const text = lines(
+    ev('run_start', null, { model: 'local', arcana_version: '0.1.0' }),
+    ev('turn_start', 1),
+    ev('user_message', 1, { message: { role: 'user', content: 'hello' }, history_index: 0 }),
+    decisionEvent(1, [dec(0, 'kept', 100)]),
+    ev('llm_call', 1, { step: 0, message: { role: 'assistant', content: 'hi' }, history_index: 1 }),
+    ev('turn_end', 1, { status: 'ok', reply: 'hi' }),
+    ev('turn_start', 2),
+    ev('user_message', 2, { message: { role: 'user', content: 'more' }, history_index: 2 }),
+    decisionEvent(2, [dec(0, 'kept', 100), dec(1, 'kept', 100), dec(2, 'kept', 100)]),
+    ev('turn_end', 2, { status: 'ok', reply: 'done' }),
+    ev('run_end', null, { turns: 2 })
+  );
+  const t = parseTrace(text);
+  assert.equal(t.problems.length, 0);
+  assert.equal(t.events.length, 11);
+  assert.equal(t.runId, 'r_20261130_010203_ab12cd');
+  assert.equal(t.runStart?.metadata.model, 'local');
+  assert.ok(t.runEnd);
+  assert.deepEqual(t.turnsByAgent.get('main'), [1, 2]);
+  const t2 = getTurn(t, 'main', 2)!;
+  assert.equal(t2.turnEnd?.metadata.reply, 'done');
+  assert.equal(t2.steps.length, 1);
+  assert.equal(decisionOf(t, 'main', 2)?.decisions.length, 3);
+  // line numbers are 1-based file lines
+  assert.equal(t.lines[0], 1);
+  assert.equal(t.lines[10], 11);
+  // the transcript
+  assert.equal(t.history.get('main')?.get(1)?.content, 'hi');
+  assert.equal(messageFor(t, 'main', 2, dec(1, 'kept', 100))?.content, 'hi');
+  assert.equal(messageFor(t, 'main', 2, dec(5, 'kept', 100, { source: 'input' }))?.content, 'more');
+});
+
+test('a torn last line is a warning and every event before it is kept', () => {
+  const full = lines(ev('run_start', null), ev('turn_start', 1), ev('turn_end', 1, { status: 'ok' }));
+  const torn = full + ev('turn_start', 2).slice(0, 40);
+  const t = parseTrace(torn);
+  assert.equal(t.events.length, 3);
+  assert.equal(t.problems.length, 1);
+  assert.equal(t.problems[0].torn, true);
+  assert.equal(t.problems[0].line, 4);
+  assert.match(t.problems[0].problem, /torn last line/);
+  assert.deepEqual(t.turnsByAgent.get('main'), [1]);
+});
+
+test('a complete last line without a final newline is not torn', () => {
+  const text = ev('run_start', null) + '\n' + ev('turn_start', 1);
+  const t = parseTrace(text);
+  assert.equal(t.problems.length, 0);
+  assert.equal(t.events.length, 2);
+});
+
+test('a corrupt middle line is reported with its line number and the rest is read', () => {
+  const text = lines(
+    ev('run_start', null),
+    ev('turn_start', 1),
+    '{"v": 1, "event_type": "llm_call", oops',
+    ev('turn_end', 1, { status: 'ok' }),
+    '[1, 2, 3]',
+    '{"v": 1, "turn": 1}',
+    '',
+    ev('turn_start', 2)
+  );
+  const t = parseTrace(text);
+  assert.equal(t.events.length, 4);
+  assert.deepEqual(t.problems.map(p => [p.line, p.torn]), [[3, false], [5, false], [6, false]]);
+  assert.match(t.problems[0].problem, /^invalid JSON/);
+  assert.match(t.problems[1].problem, /not a JSON object/);
+  assert.match(t.problems[2].problem, /missing "event_type"/);
+  assert.equal(t.problems[0].excerpt, '{"v": 1, "event_type": "llm_call", oops');
+  // events after the blank line keep their real line numbers
+  assert.equal(t.lines[3], 8);
+  assert.deepEqual(t.turnsByAgent.get('main'), [1, 2]);
+});
+
+test('CRLF line endings and an empty file', () => {
+  const t = parseTrace(ev('run_start', null) + '\r\n' + ev('turn_start', 1) + '\r\n');
+  assert.equal(t.problems.length, 0);
+  assert.equal(t.events.length, 2);
+  const empty = parseTrace('');
+  assert.equal(empty.events.length, 0);
+  assert.equal(empty.problems.length, 0);
+});
+
+test('steps, prompt snapshots and agents are indexed separately', () => {
+  const text = lines(
+    ev('turn_start', 1),
+    decisionEvent(1, [dec(0, 'kept', 10)], 0),
+    ev('prompt_snapshot', 1, { turn: 1, step: 0, messages: [{ role: 'user', content: 'q' }] }),
+    decisionEvent(1, [dec(0, 'kept', 10), dec(1, 'kept', 20)], 1),
+    ev('turn_start', 1, {}, 'critic'),
+    decisionEvent(1, [dec(0, 'dropped', 0)], 0).replace('"agent":"main"', '"agent":"critic"')
+  );
+  const t = parseTrace(text);
+  assert.deepEqual(t.agents, ['main', 'critic']);
+  const info = getTurn(t, 'main', 1)!;
+  assert.deepEqual(info.steps.map(s => s.step), [0, 1]);
+  assert.equal(decisionOf(t, 'main', 1, 1)?.decisions.length, 2);
+  assert.equal(decisionOf(t, 'main', 1)?.decisions.length, 1);
+  assert.deepEqual(promptOf(t, 'main', 1, 0), [{ role: 'user', content: 'q' }]);
+  assert.equal(promptOf(t, 'main', 1, 1), null);
+  assert.equal(decisionOf(t, 'critic', 1)?.decisions[0].outcome, 'dropped');
+});
+
+test('indexes 5,000 turns with one pass', () => {
+  const parts: string[] = [];
+  for (let turn = 1; turn <= 5000; turn++) {
+    parts.push(ev('turn_start', turn), decisionEvent(turn, [dec(0, 'kept', 5), dec(1, 'compressed', 3)]), ev('turn_end', turn, { status: 'ok' }));
+  }
+  const t = parseTrace(lines(...parts));
+  assert.equal(t.turnsByAgent.get('main')?.length, 5000);
+  assert.equal(getTurn(t, 'main', 4321)?.events.length, 3);
+  assert.equal(decisionOf(t, 'main', 5000)?.decisions[1].outcome, 'compressed');
+});
+
+function pinEvent(turn: number, pinId: string, extra: Record<string, unknown> = {}, result: Record<string, unknown> = {}): string {
+  return ev('cognitive_primitive', turn, {
+    primitive: 'pin',
+    tool_call_id: 'c' + pinId,
+    args: { content: `content of ${pinId}`, label: `label ${pinId}`, ...extra },
+    result: { pinned: true, pin_id: pinId, label: `label ${pinId}`, until_turn: extra.until_turn ?? null, already_pinned: false, ...result }
+  });
+}
+
+test('active pins follow pin, unpin, until_turn and rejected pins', () => {
+  const text = lines(
+    ev('turn_start', 1),
+    pinEvent(1, 'p_a'),
+    ev('turn_start', 2),
+    pinEvent(2, 'p_b', { until_turn: 3 }),
+    pinEvent(2, 'p_rejected', {}, { pinned: false, reason: 'pin_budget_exceeded', pin_id: undefined }),
+    ev('turn_start', 3),
+    ev('turn_start', 4),
+    ev('cognitive_primitive', 4, { primitive: 'unpin', args: { pin_id: 'p_a' }, result: { ok: true, pin_id: 'p_a' } }),
+    ev('turn_start', 5),
+    pinEvent(5, 'p_a', {}, { label: 'second life' }),
+    ev('cognitive_primitive', 5, { primitive: 'unpin', args: { pin_id: 'p_missing' }, result: { ok: false, error: 'unknown pin' } })
+  );
+  const t = parseTrace(text);
+  const ids = (turn: number) => activePins(t, 'main', turn).map(p => p.pin_id);
+  assert.deepEqual(ids(1), ['p_a']);
+  assert.deepEqual(ids(2), ['p_a', 'p_b']);
+  assert.deepEqual(ids(3), ['p_a', 'p_b']);
+  assert.deepEqual(ids(4), []); // p_b expired after turn 3, p_a unpinned in turn 4
+  assert.deepEqual(ids(5), ['p_a']);
+  const p = activePins(t, 'main', 2).find(x => x.pin_id === 'p_b')!;
+  assert.equal(p.until_turn, 3);
+  assert.equal(p.created_turn, 2);
+  assert.equal(p.content, 'content of p_b');
+  assert.equal(activePins(t, 'main', 5)[0].label, 'second life');
+  assert.equal(activePins(t, 'main', 5)[0].created_turn, 5);
+  // another agent's pins are not visible
+  assert.deepEqual(activePins(t, 'critic', 5), []);
+});
+
+test('a duplicate pin keeps the original label', () => {
+  const t = parseTrace(lines(ev('turn_start', 1), pinEvent(1, 'p_x'), ev('turn_start', 2), pinEvent(2, 'p_x', { label: 'other' }, { already_pinned: true, label: 'other' })));
+  const pins = activePins(t, 'main', 2);
+  assert.equal(pins.length, 1);
+  assert.equal(pins[0].label, 'label p_x');
+  assert.equal(pins[0].created_turn, 1);
+});
+
+test('turn diff lists outcome, fidelity and token changes, added and removed messages', () => {
+  const text = lines(
+    ev('turn_start', 1),
+    ev('user_message', 1, { message: { role: 'user', content: 'u1' }, history_index: 2 }),
+    decisionEvent(1, [
+      dec(0, 'kept', 100),
+      dec(1, 'kept', 100),
+      dec(2, 'kept', 50, { source: 'input' }),
+      dec(3, 'kept', 30, { source: 'section', section: 'memory_digest', layer: 'external' })
+    ]),
+    ev('turn_start', 2),
+    ev('user_message', 2, { message: { role: 'user', content: 'u2' }, history_index: 4 }),
+    decisionEvent(2, [
+      dec(0, 'compressed', 40), // outcome + fidelity + tokens changed
+      dec(1, 'kept', 100), // unchanged
+      dec(2, 'kept', 50), // the turn-1 input, now history #2: unchanged
+      dec(3, 'kept', 70), // new history message
+      dec(4, 'kept', 60, { source: 'input' }), // new input
+      dec(5, 'kept', 20, { source: 'pin', section: 'p_1', pinned: true })
+    ])
+  );
+  const t = parseTrace(text);
+  const d = diffTurns(t, 'main', 1, 2);
+  const byKey = new Map(d.rows.map(r => [r.key, r]));
+  assert.deepEqual(byKey.get('h:0')?.changes, ['outcome', 'fidelity', 'tokens']);
+  assert.equal(byKey.has('h:1'), false);
+  assert.equal(byKey.has('h:2'), false, 'the input of turn 1 is history #2 in turn 2');
+  assert.deepEqual(byKey.get('h:3')?.changes, ['added']);
+  assert.deepEqual(byKey.get('h:4')?.changes, ['added']);
+  assert.deepEqual(byKey.get('pin:p_1')?.changes, ['added']);
+  assert.deepEqual(byKey.get('section:memory_digest')?.changes, ['removed']);
+  assert.equal(byKey.get('section:memory_digest')?.b, null);
+  assert.equal(d.unchanged, 2);
+  assert.equal(d.tokensA, 280);
+  assert.equal(d.tokensB, 340);
+  assert.deepEqual(d.countsB, { compressed: 1, kept: 5 });
+  // removed rows come last
+  assert.equal(d.rows[d.rows.length - 1].changes[0], 'removed');
+  // the same turn against itself: nothing changed
+  const same = diffTurns(t, 'main', 2, 2);
+  assert.equal(same.rows.length, 0);
+  assert.equal(same.unchanged, 6);
+  // a missing turn diffs as empty
+  assert.equal(diffTurns(t, 'main', 1, 99).rows.every(r => r.changes[0] === 'removed'), true);
+});
+
+test('message keys line up the input of a turn with its later history index', () => {
+  const t = parseTrace(lines(ev('turn_start', 3), ev('user_message', 3, { message: { role: 'user', content: 'x' }, history_index: 7 })));
+  assert.equal(messageKey(t, 'main', 3, dec(9, 'kept', 1, { source: 'input' })), 'h:7');
+  assert.equal(messageKey(t, 'main', 4, dec(9, 'kept', 1, { source: 'input' })), 'input:4');
+  assert.equal(messageKey(t, 'main', 3, dec(9, 'kept', 1, { source: 'pin', section: 'p_z' })), 'pin:p_z');
+});
+
+test('hostile strings are kept verbatim as data', () => {
+  const hostile = '<img src=x onerror=window.__pwned=1><script>window.__pwned=1</script>';
+  const t = parseTrace(lines(ev('turn_start', 1), ev('user_message', 1, { message: { role: 'user', content: hostile }, history_index: 0 })));
+  assert.equal(t.history.get('main')?.get(0)?.content, hostile);
+});
+
+test('formatting helpers', () => {
+  assert.equal(fmtInt(1234567), '1,234,567');
+  assert.equal(fmtInt(null), '—');
+  assert.equal(fmtPct(0.5), '50%');
+  assert.equal(fmtPct(0.05), '5.0%');
+  assert.equal(preview('a\n\nb   c', 10), 'a b c');
+  assert.equal(preview('x'.repeat(20), 5), 'xxxx…');
+  assert.equal(valueText({ a: 1 }), '{\n "a": 1\n}');
+  assert.match(valueText('y'.repeat(50), 10), /40 more characters/);
+});
