@@ -2,8 +2,9 @@
 
 Pinned entries come first (in rank order), then the rest by digest score (see ``ranking``). Lines
 are added while the whole digest — counted exactly with :class:`~arcana_jupyter.tokens.TokenCounter`
-— stays within ``budget_tokens``. If a pinned entry does not fit, it is reported in
-``Digest.omitted_pinned`` and a closing line says so (pinned entries are never silently lost).
+— stays within ``budget_tokens``. Pinned entries are always included before any other; if pinned
+entries alone exceed the budget, the ones left out are listed in ``Digest.omitted_pinned`` and a
+closing line tells the model how many (pinned entries are never silently lost).
 """
 
 from __future__ import annotations
@@ -122,17 +123,21 @@ def build_digest(
         elif item.entry.pinned:
             skipped_pinned.append(item.entry.id)
     if skipped_pinned:
-        note = f"({len(skipped_pinned)} pinned memories did not fit: {', '.join(skipped_pinned)})"
-        # make room for the note by dropping the lowest-ranked unpinned lines
-        while counter.count_text("\n".join([*lines, note])) > budget_tokens and len(lines) > 2:
-            victim = next((k for k in reversed(kept) if not k.entry.pinned), None) or kept[-1]
-            idx = kept.index(victim)
+
+        def note() -> str:
+            return (
+                f"({len(skipped_pinned)} more pinned memories did not fit the digest budget; recall_memory finds them)"
+            )
+
+        # make room for the note: drop the lowest-ranked unpinned lines first, then pinned ones
+        while kept and counter.count_text("\n".join([*lines, note()])) > budget_tokens:
+            idx = max((k for k, it in enumerate(kept) if not it.entry.pinned), default=len(kept) - 1)
+            victim = kept.pop(idx)
             del lines[2 + idx]
-            kept.pop(idx)
             if victim.entry.pinned:
                 skipped_pinned.insert(0, victim.entry.id)
-        if counter.count_text("\n".join([*lines, note])) <= budget_tokens:
-            lines.append(note)
+        if kept:
+            lines.append(note())
     if not kept:
         return Digest(session_id, "", [], 0, budget_tokens, mode, total_candidates, total_candidates, skipped_pinned)
     markdown = "\n".join(lines)

@@ -118,7 +118,7 @@ def _decode(text: str) -> tuple[Any, str | None]:
             return value, None
         except json.JSONDecodeError as exc:
             first_error = first_error or f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
-    return None, first_error or "the answer is empty"
+    return None, first_error or "the summariser answered nothing (expected JSON)"
 
 
 def _describe(exc: ValidationError) -> list[str]:

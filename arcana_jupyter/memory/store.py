@@ -561,6 +561,7 @@ class MemoryStore:
         level: Level | None = None,
     ) -> RecallResult:
         """Rank in-scope live entries against ``query`` (no side effects, no event)."""
+        self._check_open()
         kind_list = [k for k in (kinds or ()) if k]
         for k in kind_list:
             if k not in KINDS:
@@ -712,20 +713,33 @@ class MemoryStore:
         return [int(found[i]) for i in ids if i in found]
 
     @staticmethod
-    def _surface(conn: sqlite3.Connection, session_id: str, pks: Iterable[int], via: str, now: float) -> None:
+    def _surface(
+        conn: sqlite3.Connection, session_id: str, pks: Iterable[int], via: str, now: float, *, recount: bool = True
+    ) -> None:
+        """Record that ``pks`` were surfaced in the session (``recount=False``: only if not yet)."""
         conn.execute(
             "INSERT OR IGNORE INTO sessions (session_id, scopes, started_at) VALUES (?, '', ?)", (session_id, now)
         )
         for pk in pks:
-            cur = conn.execute(
-                "INSERT OR IGNORE INTO surfaced (session_id, entry_pk, via, surfaced_at) VALUES (?, ?, ?, ?)",
-                (session_id, pk, via, now),
-            )
-            conn.execute(
-                "UPDATE entries SET surfaced_count = surfaced_count + 1, "
-                "surfaced_sessions = surfaced_sessions + ? WHERE pk = ?",
-                (1 if cur.rowcount == 1 else 0, pk),
-            )
+            known = conn.execute(
+                "SELECT 1 FROM surfaced WHERE session_id = ? AND entry_pk = ?", (session_id, pk)
+            ).fetchone()
+            if known:
+                conn.execute(
+                    "UPDATE surfaced SET surfaced_at = ? WHERE session_id = ? AND entry_pk = ?", (now, session_id, pk)
+                )
+            else:
+                conn.execute(
+                    "INSERT INTO surfaced (session_id, entry_pk, via, surfaced_at) VALUES (?, ?, ?, ?)",
+                    (session_id, pk, via, now),
+                )
+            fresh = not known
+            if fresh or recount:
+                conn.execute(
+                    "UPDATE entries SET surfaced_count = surfaced_count + 1, "
+                    "surfaced_sessions = surfaced_sessions + ? WHERE pk = ?",
+                    (1 if fresh else 0, pk),
+                )
 
     # --- session lifecycle ------------------------------------------------------------------
 
@@ -779,11 +793,22 @@ class MemoryStore:
         scopes_text = json.dumps([list(s) for s in sets])
 
         def run(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "INSERT INTO sessions (session_id, scopes, started_at) VALUES (?, ?, ?) "
-                "ON CONFLICT(session_id) DO UPDATE SET scopes = excluded.scopes, ended_at = NULL, success = NULL",
-                (session_id, scopes_text, now),
-            )
+            prior = conn.execute("SELECT ended_at FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+            if prior is None:
+                conn.execute(
+                    "INSERT INTO sessions (session_id, scopes, started_at) VALUES (?, ?, ?)",
+                    (session_id, scopes_text, now),
+                )
+            elif prior[0] is not None:
+                # resuming an ended session: a new segment, reinforced on its own at the next end_session
+                conn.execute(
+                    "UPDATE sessions SET scopes = ?, started_at = ?, ended_at = NULL, success = NULL "
+                    "WHERE session_id = ?",
+                    (scopes_text, now, session_id),
+                )
+                conn.execute("UPDATE surfaced SET acted_on = 0 WHERE session_id = ?", (session_id,))
+            else:
+                conn.execute("UPDATE sessions SET scopes = ? WHERE session_id = ?", (scopes_text, session_id))
             self._surface(conn, session_id, self._pks(conn, shown), "digest", now)
 
         self._write(run)
@@ -833,7 +858,7 @@ class MemoryStore:
                 if row is None:
                     continue
                 pk = int(row[0])
-                self._surface(conn, sid, [pk], "acted", now)
+                self._surface(conn, sid, [pk], "acted", now, recount=False)
                 cur = conn.execute(
                     "UPDATE surfaced SET acted_on = 1 WHERE session_id = ? AND entry_pk = ? AND acted_on = 0", (sid, pk)
                 )
@@ -858,7 +883,9 @@ class MemoryStore:
         now = self._now()
 
         def run(conn: sqlite3.Connection) -> tuple[SessionOutcome, list[dict[str, Any]]]:
-            srow = conn.execute("SELECT ended_at FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+            srow = conn.execute(
+                "SELECT ended_at, started_at FROM sessions WHERE session_id = ?", (session_id,)
+            ).fetchone()
             if srow is None:
                 return SessionOutcome(session_id, success, unknown=True), []
             if srow[0] is not None:
@@ -867,8 +894,9 @@ class MemoryStore:
             events: list[dict[str, Any]] = []
             rows = conn.execute(
                 f"SELECT s.acted_on, {', '.join('e.' + c.strip() for c in _COLUMNS.split(','))} FROM surfaced s "
-                "JOIN entries e ON e.pk = s.entry_pk WHERE s.session_id = ? AND e.retracted = 0 ORDER BY e.pk",
-                (session_id,),
+                "JOIN entries e ON e.pk = s.entry_pk WHERE s.session_id = ? AND s.surfaced_at >= ? AND e.retracted = 0 "
+                "ORDER BY e.pk",
+                (session_id, srow[1]),
             ).fetchall()
             for r in rows:
                 acted = bool(r[0])
