@@ -72,6 +72,7 @@ class ArtifactStore:
         artifact_id = self.next_id()
         distilled = distill(text)
         lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+        count = self.counter.count_text
         header = (
             f"[artifact {artifact_id} · {source} · {distilled.kind} · {len(text):,} characters · "
             f"{lines:,} lines · {tokens:,} tokens — stored whole, not shown in full]"
@@ -80,16 +81,25 @@ class ArtifactStore:
             f'Read it with retrieve_artifact("{artifact_id}") — optional offset and limit in characters '
             f"(0 .. {len(text):,}); search_turn_events(query) also finds it."
         )
-        fixed = "\n".join([header, distilled.text(), "Head:", "", footer])
-        room = self.card_tokens - self.counter.count_text(fixed)
+        if count(header) + count(footer) > self.card_tokens // 2:  # a tiny card: the short forms
+            header = f"[artifact {artifact_id} · {distilled.kind} · {len(text):,} characters]"
+            footer = f'Full text: retrieve_artifact("{artifact_id}", offset, limit).'
+        room = self.card_tokens - count(header) - count(footer) - 8  # joins and the "Head:" label
         summary = distilled.text()
-        if room < 24:  # the distillation itself is too long: cut it, keep a little head
-            summary = self.counter.truncate_text(summary, max(16, self.card_tokens // 2)) + " …"
-            room = self.card_tokens - self.counter.count_text("\n".join([header, summary, "Head:", "", footer]))
-        head = self.counter.truncate_text(text, max(0, room - 2))
-        if len(head) < len(text):
-            head = head.rstrip() + " …"
-        card = "\n".join([header, summary, "Head:", head, footer])
+        if count(summary) > room * 3 // 5:
+            summary = self.counter.truncate_text(summary, max(0, room * 3 // 5 - 2)).rstrip() + " …"
+        head_room = max(0, room - count(summary) - 2)
+
+        def compose(head_tokens: int) -> str:
+            head = self.counter.truncate_text(text, head_tokens)
+            if len(head) < len(text):
+                head = head.rstrip() + " …"
+            return "\n".join(part for part in (header, summary, "Head:", head, footer) if part)
+
+        card = compose(head_room)
+        while count(card) > self.card_tokens and head_room > 0:  # BPE merges across joins: shave the head
+            head_room = max(0, head_room - 8)
+            card = compose(head_room)
         return Artifact(
             id=artifact_id,
             turn=turn,

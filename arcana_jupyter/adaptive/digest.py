@@ -25,7 +25,7 @@ _NUMBERED = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+(.+)$")
 _DECISION = re.compile(
     r"\b(decided|decide to|decision:|we(?:'ll| will| should) (?:use|go with|keep|stick)|let's (?:use|go with|keep|stick)|"
     r"i(?:'ll| will) (?:use|go with)|going with|go with|chose|choose|chosen|opt(?:ed)? for|settled on|"
-    r"switch(?:ed)? to|instead of|rather than|prefer)\b",
+    r"switch(?:ed)? to|instead of|rather than|prefer)\b|^(?:please\s+|ok(?:ay)?,?\s+|so\s+)?(?:use|go with)\b",
     re.I,
 )
 _RATIONALE_IN = re.compile(r"\b(because|since|so that|due to|given that|as it|as they|to avoid)\b\s*(.*)$", re.I)
@@ -268,7 +268,7 @@ def _plans(user_texts: Sequence[str], assistant_texts: Sequence[str], final: str
 def _findings(final: str, exclude: set[str]) -> list[str]:
     out: list[str] = []
     for s in sentences(final):
-        if s.endswith("?") or s.endswith(":") or one_line(s, MAX_ITEM).lower() in exclude:
+        if s.endswith(("?", ":")) or one_line(s, MAX_ITEM).lower() in exclude or _DECISION.search(s):
             continue
         if _FINDING.search(s) or (_DIGIT.search(s) and len(s) >= 20):
             out.append(one_line(s, MAX_ITEM))
@@ -310,6 +310,7 @@ def extract_digest(turn: int, messages: Iterable[MessageLike]) -> TurnDigest:
     errors = _dedupe([e for t in [*tool_texts, *user_texts] for e in extract_errors(t)], 4)
     plans = _plans(user_texts, assistant_texts, final)
     exclude = {d.text.lower() for d in decisions} | {p.lower() for p in plans}
+    exclude |= {d.rationale.lower() for d in decisions if d.rationale}
     findings = _findings(final, exclude)
     questions = _questions(final)
 

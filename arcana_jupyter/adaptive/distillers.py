@@ -112,7 +112,7 @@ def _describe(value: Any, depth: int, prefix: str, out: list[str], budget: list[
         kinds = sorted({_type_name(v).split("(")[0] for v in value})
         budget[0] -= 1
         out.append(f"{prefix}[items: {', '.join(kinds)}]")
-        if isinstance(first, dict) and depth > 1:
+        if isinstance(first, dict) and depth >= 1:
             keys = sorted({k for v in value if isinstance(v, dict) for k in v})
             out.append(f"{prefix}item keys: {', '.join(keys[:25])}" + (" …" if len(keys) > 25 else ""))
 

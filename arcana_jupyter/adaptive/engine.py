@@ -202,7 +202,8 @@ class AdaptiveEngine:
             for data in md.get("objects") or ():
                 new = StateObject.model_validate(data)
                 old = self._objects.get(new.id)
-                if old is None or old.search_text() != new.search_text() or old.retracted != new.retracted:
+                if (old is None or old.search_text() != new.search_text() or old.summary != new.summary
+                        or old.retracted != new.retracted):
                     self._index.invalidate()
                 self._objects[new.id] = new
                 self._next_object = max(self._next_object, new.number + 1)
@@ -587,6 +588,8 @@ class AdaptiveEngine:
             hit = {"type": doc.type, "turn": doc.turn, "score": round(s, 4), "snippet": snippet(doc.text, query)}
             if doc.name:
                 hit["name"] = doc.name
+            if doc.artifact:
+                hit["artifact"] = doc.artifact
             hits.append((s, doc.turn, hit))
         live = self.objects()
         if live:

@@ -2,9 +2,11 @@
 
 Promotion (before each prompt): every keyword of the input (alphanumeric, >= 3 characters, stop
 words removed — :func:`arcana_jupyter.text.keywords`) is looked for as a substring of each soft or
-hard object's text; the first keyword that hits promotes the object (cause ``keyword:<kw>``).
-Objects no keyword hit are scored with normalised BM25 against the input, over a corpus of every
-live object; a score at or above the threshold (0.15) promotes (cause ``bm25:<score>``).
+hard object's summary (the line its stub shows — what the user can name); the first keyword that
+hits promotes the object (cause ``keyword:<kw>``). Objects no keyword hit are scored with
+normalised BM25 (:meth:`arcana_jupyter.text.BM25Index.normalised_scores`) of the input against
+their full text (summary, payload, rationale), over a corpus of every live object; a score at or
+above the threshold (0.15) promotes (cause ``bm25:<score>``).
 
 Demotion (after each turn): ``idle = turn - last_touched_turn``; idle >= ``idle_hard_after_turns``
 sends an object to ``hard``, idle >= ``idle_soft_after_turns`` to ``soft``. Focused objects stay.
@@ -58,10 +60,11 @@ class ObjectIndex:
                 continue
             text = obj.search_text()
             self._doc[obj.id] = self._index.add(text)
-            self._lower[obj.id] = text.lower()
+            self._lower[obj.id] = obj.summary.lower()
         self._stale = False
 
     def lower(self, object_id: str) -> str:
+        """The lower-cased summary keywords are matched against."""
         return self._lower.get(object_id, "")
 
     def scores(self, query: str, object_ids: Sequence[str]) -> dict[str, float]:

@@ -8,6 +8,7 @@ themselves are not indexed: their content is the state objects, which the engine
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict
@@ -17,6 +18,7 @@ from ..text import BM25Index, words
 from .state import one_line
 
 DOC_CHARS = 2000
+_CARD = re.compile(r"^\[artifact (a_\d+) ")
 SNIPPET_CHARS = 300
 
 
@@ -31,6 +33,8 @@ class EventDoc(BaseModel):
     name: str | None = None
     """Tool name for tool results (and tool calls an assistant message made)."""
     text: str
+    artifact: str | None = None
+    """The artifact id when the tool result is an artifact card."""
 
 
 def docs_for_turn(
@@ -50,7 +54,9 @@ def docs_for_turn(
             name = m.name or tool_names.get(m.tool_call_id or "")
             if name in skip_tools or not m.content:
                 continue
-            docs.append(EventDoc(turn=turn, type="tool", name=name, text=m.content[:DOC_CHARS]))
+            card = _CARD.match(m.content)
+            docs.append(EventDoc(turn=turn, type="tool", name=name, text=m.content[:DOC_CHARS],
+                                 artifact=card.group(1) if card else None))
             continue
         calls = [c.name for c in m.tool_calls if c.name not in skip_tools]
         text = m.content

@@ -1,0 +1,123 @@
+"""TurnDigest extraction on crafted turns: each field from the rule that should find it."""
+
+from __future__ import annotations
+
+from arcana_jupyter.adaptive import extract_digest
+from arcana_jupyter.adaptive.digest import extract_errors, extract_files, sentences
+from arcana_jupyter.messages import Message, ToolCall
+
+TRACEBACK = """Traceback (most recent call last):
+  File "<cell>", line 1, in <module>
+    pd.read_csv('x')
+  File "/usr/lib/pandas/io.py", line 10, in read_csv
+    raise FileNotFoundError
+FileNotFoundError: [Errno 2] No such file or directory: 'data/sales_2024.csv'"""
+
+TURN = [
+    Message(role="user", content=(
+        "Load data/sales_2024.csv and compare regions. You must keep the original file untouched, never print "
+        "customer emails, and only use pandas. Always round to 2 decimals. Don't plot yet.\n"
+        "Constraint: answers in EUR")),
+    Message(role="assistant", content="Here's my plan:\n1. Load the CSV with pandas\n2. Group by region\n3. Compare growth",
+            tool_calls=(ToolCall(id="c1", name="run_python",
+                                 arguments='{"code": "pd.read_csv(\'data/sales_2024.csv\').to_parquet(\'out/sales.parquet\')"}'),)),
+    Message(role="tool", tool_call_id="c1", name="run_python", content=TRACEBACK),
+    Message(role="assistant", content=(
+        "The file was missing, so I used data/sales.csv instead. We'll use a left join rather than inner. "
+        "This is because some regions have no 2023 rows.\n\nNorth grew fastest at 12.4% while South dropped 3%. "
+        "See https://example.com/report.html for details.\n\nNext, I'll plot the growth per region. "
+        "Should I include Q4 returns?")),
+]
+
+
+def test_request_is_the_users_message() -> None:
+    d = extract_digest(3, TURN)
+    assert d.turn == 3 and d.request.startswith("Load data/sales_2024.csv and compare regions.")
+
+
+def test_plans_from_an_intro_list_and_forward_looking_sentences() -> None:
+    d = extract_digest(3, TURN)
+    assert d.plans == ["Load the CSV with pandas", "Group by region", "Compare growth",
+                       "Next, I'll plot the growth per region."]
+
+
+def test_numbered_findings_without_a_plan_intro_are_not_plans() -> None:
+    d = extract_digest(1, [Message(role="user", content="Which region?"),
+                           Message(role="assistant", content="Results:\n1. North grew 12%\n2. South fell 3%")])
+    assert d.plans == []
+    assert d.findings == ["North grew 12%", "South fell 3%"]
+
+
+def test_user_numbered_steps_and_plan_lines_are_plans() -> None:
+    d = extract_digest(1, [Message(role="user", content="Do this:\n1) clean nulls\n2) dedupe rows\nPlan: then export")])
+    assert d.plans == ["clean nulls", "dedupe rows", "then export"]
+
+
+def test_decisions_keep_their_rationale_inline_and_next_sentence() -> None:
+    d = extract_digest(3, TURN)
+    assert [(x.text, x.rationale) for x in d.decisions] == [
+        ("We'll use a left join rather than inner.", "This is because some regions have no 2023 rows.")
+    ]
+    inline = extract_digest(1, [Message(role="assistant", content="I decided to use DuckDB because the joins are large.")])
+    assert [(x.text, x.rationale) for x in inline.decisions] == [("I decided to use DuckDB", "because the joins are large.")]
+
+
+def test_constraints_explicit_and_implicit() -> None:
+    d = extract_digest(3, TURN)
+    texts = [(c.text, c.implicit) for c in d.constraints]
+    assert texts[0] == ("answers in EUR", False)
+    assert ("Always round to 2 decimals.", True) in texts
+    assert ("Don't plot yet.", True) in texts
+    assert any("must keep the original file untouched" in t and "only use pandas" in t for t, _ in texts)
+    for word in ("never", "only", "must not", "do not", "always"):
+        found = extract_digest(1, [Message(role="user", content=f"You {word} touch the raw folder.")]).constraints
+        assert found and found[0].implicit, word
+
+
+def test_assistant_musts_are_not_user_constraints() -> None:
+    d = extract_digest(1, [Message(role="user", content="Summarise it."),
+                           Message(role="assistant", content="I must admit the data is thin.")])
+    assert d.constraints == []
+
+
+def test_files_from_prose_and_tool_arguments_but_not_urls_or_calls() -> None:
+    d = extract_digest(3, TURN)
+    assert d.files == ["data/sales_2024.csv", "data/sales.csv", "out/sales.parquet"]
+    assert extract_files("see https://x.org/a/b.json and df.to_csv() and ~/notes.md, /tmp/run.log.") == [
+        "~/notes.md", "/tmp/run.log"]
+
+
+def test_errors_from_tracebacks_and_structured_tool_errors() -> None:
+    d = extract_digest(3, TURN)
+    assert d.errors == ["FileNotFoundError: [Errno 2] No such file or directory: 'data/sales_2024.csv'"]
+    assert extract_errors('{"ok": false, "error": "not_found", "hint": "x"}') == ["error: not_found"]
+    assert extract_errors("KeyError: 'region'") == ["KeyError: 'region'"]
+    assert extract_errors("UserWarning: deprecated") == []
+
+
+def test_findings_questions_tools_and_narrative() -> None:
+    d = extract_digest(3, TURN)
+    assert "North grew fastest at 12.4% while South dropped 3%." in d.findings
+    assert "This is because some regions have no 2023 rows." not in d.findings  # it is a rationale
+    assert d.open_questions == ["Should I include Q4 returns?"]
+    assert d.tools == ["run_python"]
+    assert d.narrative.startswith("T3: Load data/sales_2024.csv")
+    assert "tools: run_python" in d.narrative and "error: FileNotFoundError" in d.narrative
+
+
+def test_code_fences_are_not_prose() -> None:
+    assert sentences("Look:\n```python\nx = 1  # must never\n```\nDone.") == ["Look:", "Done."]
+    d = extract_digest(1, [Message(role="user", content="Run this:\n```\nassert x, 'must be set'\n```")])
+    assert d.constraints == []
+
+
+def test_digest_is_deterministic_and_accepts_dicts() -> None:
+    as_dicts = [m.record() for m in TURN]
+    assert extract_digest(3, TURN) == extract_digest(3, as_dicts)
+    assert extract_digest(3, TURN).render() == extract_digest(3, as_dicts).render()
+
+
+def test_empty_turn() -> None:
+    d = extract_digest(4, [])
+    assert d.request == "" and d.narrative == "T4: (no user message)"
+    assert d.render() == "T4: (nothing recorded)"

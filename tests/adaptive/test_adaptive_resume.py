@@ -1,0 +1,114 @@
+"""Resume: snapshot/restore and replay from trace events rebuild exactly the same engine."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from arcana_jupyter.adaptive import AdaptiveEngine, handle
+from arcana_jupyter.trace.events import TraceEvent
+
+from .conftest import Recorder
+
+LOG = "\n".join(f"2026-11-30 01:00:{i % 60:02d} {'ERROR' if i % 9 == 0 else 'INFO'} step {i} " + "y" * 40
+                for i in range(400))
+
+
+def session(rec: Recorder) -> AdaptiveEngine:
+    engine = AdaptiveEngine(emit=rec, idle_soft_after_turns=2, idle_hard_after_turns=4)
+    script: list[tuple[str, list[tuple[str, dict[str, Any]]]]] = [
+        ("Load sales.csv and find the fastest region. Never modify raw files.", [
+            ("create_task", {"title": "Find fastest-growing region", "description": "Compare 2023 and 2024 by region"}),
+            ("add_constraint", {"constraint": "Never modify raw files", "rationale": "user said so"}),
+            ("decide", {"decision": "Use pandas", "rationale": "small data"}),
+        ]),
+        ("Also check the pipeline log", [("note", {"text": "pipeline log has step errors", "title": "Pipeline log"})]),
+        ("What about the weather?", [("create_task", {"title": "Weather side quest"})]),
+        ("ok", []),
+        ("ok", [("retract_task", {"id": "s_3", "reason": "reversed"})]),
+        ("ok", [("focus", {"id": "s_5"})]),
+        ("ok", [("update_task", {"id": "s_1", "status": "done"})]),
+        ("Back to raw files and the pipeline", []),
+        ("bad calls", [("hydrate", {}), ("hydrate", {"id": "s_99"}), ("search_turn_events", {"query": "pipeline"})]),
+    ]
+    for turn, (text, calls) in enumerate(script, 1):
+        engine.begin_turn(turn, text)
+        transcript: list[dict[str, Any]] = [{"role": "user", "content": text}]
+        for i, (name, args) in enumerate(calls):
+            result = handle(engine, name, turn, args)
+            cid = f"c{turn}_{i}"
+            transcript.append({"role": "assistant", "content": "",
+                               "tool_calls": [{"id": cid, "name": name, "arguments": json.dumps(args)}]})
+            transcript.append({"role": "tool", "tool_call_id": cid, "name": name, "content": json.dumps(result)})
+        if turn == 2:
+            card = engine.ingest_tool_output(turn, "read_file", LOG, tool_call_id="log1")
+            transcript.append({"role": "tool", "tool_call_id": "log1", "name": "read_file", "content": card})
+        if turn == 7:
+            engine.hydrate("s_4", turn=turn, source="widget")
+        transcript.append({"role": "assistant", "content": f"Done with turn {turn}. Found 3 issues."})
+        engine.end_turn(turn, transcript)
+    return engine
+
+
+def test_session_exercises_every_kind_of_event(rec: Recorder) -> None:
+    session(rec)
+    causes = {e["cause"].split(":")[0] for e in rec.of("state_change")}
+    assert causes >= {"created", "idle", "keyword", "focus", "widget", "update"}
+    actions = {e["action"] for e in rec.of("context_action")}
+    assert actions >= {"create_task", "add_constraint", "decide", "note", "focus", "retract", "update_task",
+                       "hydrate", "search_turn_events", "store_artifact", "checkpoint"}
+
+
+def test_replay_equals_live_snapshot(rec: Recorder) -> None:
+    live = session(rec)
+    replayed = AdaptiveEngine.replay(rec.events, live.config)
+    assert replayed.snapshot() == live.snapshot()
+    assert [s.model_dump() for s in replayed.sections(10)] == [s.model_dump() for s in live.sections(10)]
+
+
+def test_replay_from_trace_events_through_json(rec: Recorder) -> None:
+    live = session(rec)
+    envelopes = []
+    for i, e in enumerate(rec.events):  # what a trace file holds: the envelope, JSON round-tripped
+        md = dict(e["metadata"])
+        turn = md.pop("turn") if i % 2 else md.get("turn")  # envelope turn alone must be enough
+        envelopes.append(TraceEvent(event_id=f"e_{i:06d}", run_id="r_x", ts="2026-11-30T01:00:00Z",
+                                    event_type=e["event_type"], turn=turn, metadata=md).model_dump(mode="json"))
+    lines = [json.loads(json.dumps(ev)) for ev in envelopes]
+    noise = [TraceEvent(event_id="e_x", run_id="r_x", ts="t", event_type="llm_call", turn=3, metadata={"x": 1}),
+             TraceEvent(event_id="e_y", run_id="r_x", ts="t", event_type="state_change", agent="other", turn=3,
+                        metadata={"object_id": "s_1", "to_tier": "hard", "cause": "idle", "turn": 3})]
+    events = [TraceEvent.model_validate(x) for x in lines] + noise
+    replayed = AdaptiveEngine.replay(events, live.config, agent="main")
+    assert replayed.snapshot() == live.snapshot()
+
+
+def test_instance_replay_keeps_emit_and_emits_nothing(rec: Recorder) -> None:
+    live = session(rec)
+    fresh_rec = Recorder()
+    fresh = AdaptiveEngine(live.config, fresh_rec)
+    assert fresh.replay(rec.events) is fresh
+    assert fresh_rec.events == [] and fresh.snapshot() == live.snapshot()
+    fresh.begin_turn(10, "pipeline again")
+    live.begin_turn(10, "pipeline again")
+    assert fresh.snapshot() == live.snapshot() and fresh_rec.events  # emits again after the replay
+
+
+def test_restore_equals_snapshot_and_continues_identically(rec: Recorder) -> None:
+    live = session(rec)
+    data = json.loads(json.dumps(live.snapshot()))
+    restored = AdaptiveEngine.restore(data)
+    assert restored.snapshot() == live.snapshot()
+    for engine in (live, restored):
+        engine.begin_turn(10, "weather and the pipeline")
+        engine.end_turn(10, [{"role": "user", "content": "weather and the pipeline"}])
+    assert restored.snapshot() == live.snapshot()
+    assert restored.retrieve_artifact("a_1", 0, 50)["content"] == LOG[:50]
+    assert restored.search_turn_events("pipeline log")["results"] == live.search_turn_events("pipeline log")["results"]
+
+
+def test_restore_rejects_an_unknown_version() -> None:
+    with pytest.raises(ValueError, match="unsupported adaptive snapshot version 99"):
+        AdaptiveEngine.restore({"version": 99})
