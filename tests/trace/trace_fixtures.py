@@ -188,3 +188,94 @@ def expected_history(turns: int, pin_turn: int | None = 2, unpin_turn: int | Non
             out.append(("tool", "{"))
         out.append(("assistant", f"Answer {t}"))
     return out
+
+
+def write_built_run(
+    path: Path,
+    run_id: str,
+    *,
+    turns: int = 8,
+    strategy: str = "auto",
+    total_window: int = 900,
+    response_reserve: int = 100,
+    words: int = 40,
+    pin_turn: int | None = 2,
+    pin_until: int | None = None,
+    summarize: bool = True,
+    agent: str = "main",
+    writer: TraceWriter | None = None,
+    content: str = "full",
+) -> TraceWriter:
+    """A run recorded the way the runtime records it, with the real WorkingSetBuilder."""
+    from arcana_jupyter.context.builder import WorkingSetBuilder
+    from arcana_jupyter.context.decisions import TokenBudget
+    from arcana_jupyter.context.sections import ContextSection, PinBlock
+    from arcana_jupyter.messages import ToolSpec
+    from arcana_jupyter.tokens import TokenCounter
+
+    def summarizer(msgs: list[Message]) -> str:
+        return "Summary: " + "; ".join(m.content.split(".")[0][:40] for m in msgs if m.content)
+
+    counter = TokenCounter("gpt-4o-mini")
+    builder = WorkingSetBuilder(budget=TokenBudget(total_window=total_window, response_reserve=response_reserve),
+                                strategy=strategy, counter=counter, summarizer=summarizer if summarize else None)
+    tools = [ToolSpec(name="pin", description="Pin content.", parameters={"type": "object", "properties": {
+        "content": {"type": "string"}}})]
+    w = writer or TraceWriter(path, run_id, content=content)  # type: ignore[arg-type]
+    w.emit("run_start", {"model": MODEL, "provider": "openai", "system_prompt": SYSTEM, "tools": [], "config": {}},
+           agent=agent)
+    history = [Message(role="system", content=SYSTEM)]
+    pins: list[PinBlock] = []
+    sections = [ContextSection(name="memory_digest", content="User prefers metric units and short answers.",
+                               layer="external")]
+    filler = " ".join(f"detail{i}" for i in range(words))
+    for turn in range(1, turns + 1):
+        w.emit("turn_start", {"input_tokens": 10}, turn=turn, agent=agent)
+        history.append(Message(role="user", content=f"Question {turn} about region {turn}. {filler}", turn=turn))
+        w.emit("user_message", {"message": history[-1].record(), "history_index": len(history) - 1}, turn=turn,
+               agent=agent)
+        step = 0
+        while True:
+            live = [p for p in pins if not p.expired(turn)]
+            build = builder.build(history, None, pins=live, sections=sections, tools=tools, turn=turn, step=step)
+            dec = w.emit("context_decision", {
+                "step": step, "decision": build.decision.model_dump(mode="json"),
+                "report": build.report.model_dump(mode="json"), "budget": build.budget.model_dump(mode="json"),
+                "request_digest": build.digest("gpt-4o-mini"), "history_len": len(history),
+                "inputs": {"pins": [p.model_dump(mode="json") for p in live],
+                           "sections": [s.model_dump(mode="json") for s in sections], "task": None},
+                "builder": {"strategy": strategy, "total_window": total_window, "response_reserve": response_reserve,
+                            "model": "gpt-4o-mini", "summarizer": summarize},
+                "tools": [t.model_dump(mode="json") for t in tools],
+            }, turn=turn, agent=agent)
+            w.emit("prompt_snapshot", {"turn": turn, "step": step, "model": "gpt-4o-mini", "messages": build.wire(),
+                                       "tools": [t.wire() for t in tools], "response_format": None,
+                                       "budget_snapshot": build.budget.model_dump(mode="json")},
+                   turn=turn, agent=agent, parent_id=dec.event_id)
+            pin_now = step == 0 and turn == pin_turn
+            calls = (ToolCall(id=f"c{turn}", name="pin", arguments=json.dumps({"content": PIN_CONTENT})),) if pin_now else ()
+            reply = Message(role="assistant", content="" if calls else f"Answer {turn}: it grew. {filler}",
+                            tool_calls=calls, turn=turn)
+            history.append(reply)
+            call = w.emit("llm_call", {"step": step, "gen_ai.request.model": "gpt-4o-mini",
+                                       "request_digest": build.digest("gpt-4o-mini"), "message": reply.record(),
+                                       "history_index": len(history) - 1}, turn=turn, agent=agent,
+                          parent_id=dec.event_id)
+            if not calls:
+                break
+            result = {"pinned": True, "pin_id": "p_0000beef", "label": None, "until_turn": pin_until,
+                      "already_pinned": False}
+            pins.append(PinBlock(pin_id="p_0000beef", content=PIN_CONTENT, until_turn=pin_until, created_turn=turn))
+            history.append(Message(role="tool", content=json.dumps(result), tool_call_id=f"c{turn}", name="pin",
+                                   turn=turn))
+            w.emit("tool_call", {"tool_call_id": f"c{turn}", "name": "pin", "arguments": {"content": PIN_CONTENT},
+                                 "ok": True, "result": history[-1].content, "message": history[-1].record(),
+                                 "history_index": len(history) - 1, "intercepted": True},
+                   turn=turn, agent=agent, parent_id=call.event_id)
+            w.emit("cognitive_primitive", {"primitive": "pin", "tool_call_id": f"c{turn}",
+                                           "args": {"content": PIN_CONTENT}, "result": result},
+                   turn=turn, agent=agent, parent_id=call.event_id)
+            step += 1
+        w.emit("turn_end", {"status": "ok", "reply": history[-1].content, "steps": step + 1}, turn=turn, agent=agent)
+    w.emit("run_end", {"turns": turns}, agent=agent)
+    return w

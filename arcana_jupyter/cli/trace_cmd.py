@@ -1,0 +1,550 @@
+"""``arcana trace list|show|replay|rebuild``: read, replay and rebuild recorded runs.
+
+RUN is a run id (or a unique prefix of one, or ``latest``) in the trace folder — ``--dir DIR``,
+else ``$ARCANA_TRACE_DIR``, else ``./traces`` — or a path: a ``<run_id>.jsonl`` file, a folder of
+traces (a notebook's ``X.arcana``; its latest run is used) or a notebook (``X.ipynb`` ->
+``X.arcana``). Problems found in a file (a torn last line, a corrupt line, which is skipped) are
+printed to stderr as warnings; ``--strict`` makes a corrupt line an error instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..context.decisions import ContextDecision
+from ..exceptions import CorruptTraceError, TraceError
+from ..trace.events import TraceEvent
+from ..trace.reader import TraceReader, env_trace_dir, trace_dir_for_notebook
+from ..trace.replay import (
+    MessageDiff,
+    format_context_decisions,
+    format_replay,
+    one_line,
+)
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "trace",
+        help="list, show, replay and rebuild recorded runs",
+        description="Inspect recorded runs: events, per-message context decisions, prompts, pins; rebuild a turn's "
+        "prompt and verify its digest.",
+    )
+    sub = parser.add_subparsers(dest="trace_command", metavar="ACTION")
+
+    def common(p: argparse.ArgumentParser, *, run: bool = True) -> None:
+        if run:
+            p.add_argument("run", metavar="RUN", help="run id (or unique prefix, or 'latest'), a .jsonl file, "
+                                                      "a trace folder or a notebook")
+        p.add_argument("--dir", type=Path, default=None,
+                       help="trace folder (default: $ARCANA_TRACE_DIR, else ./traces)")
+        p.add_argument("--strict", action="store_true", help="a corrupt line is an error (default: skip it, warn)")
+        p.add_argument("--json", action="store_true", help="JSON output")
+
+    p_list = sub.add_parser("list", help="list the runs in the trace folder")
+    common(p_list, run=False)
+    p_list.set_defaults(func=_list)
+
+    p_show = sub.add_parser("show", help="show a run's events (all, or only some kinds)")
+    common(p_show)
+    p_show.add_argument("--turn", type=int, default=None, help="only this turn")
+    p_show.add_argument("--agent", default=None, help="only this pool member")
+    p_show.add_argument("--cognitive", action="store_true", help="only cognitive primitive calls (recall, pin, unpin)")
+    p_show.add_argument("--context", action="store_true", help="context decisions per message, pinned blocks as [PIN]")
+    p_show.add_argument("--errors", action="store_true", help="only errors, failed tools and failed turns")
+    p_show.set_defaults(func=_show)
+
+    p_replay = sub.add_parser("replay", help="replay a turn: decision table, prompt, active pins")
+    common(p_replay)
+    p_replay.add_argument("--turn", type=int, default=None, help="the turn (without it: list turns with evidence)")
+    p_replay.add_argument("--step", type=int, default=0, help="LLM call within the turn (tool loop), default 0")
+    p_replay.add_argument("--agent", default=None, help="pool member (its own pins and decisions)")
+    only = p_replay.add_mutually_exclusive_group()
+    only.add_argument("--decision-only", action="store_true", help="decisions only, no prompt content (safe to share)")
+    only.add_argument("--prompt-only", action="store_true", help="prompt and pins only")
+    p_replay.set_defaults(func=_replay)
+
+    p_rebuild = sub.add_parser("rebuild", help="rebuild a turn's prompt, verify its digest, try other settings")
+    common(p_rebuild)
+    p_rebuild.add_argument("--turn", type=int, required=True, help="the turn to rebuild")
+    p_rebuild.add_argument("--step", type=int, default=0, help="LLM call within the turn, default 0")
+    p_rebuild.add_argument("--agent", default=None, help="pool member")
+    p_rebuild.add_argument("--strategy", default=None,
+                           choices=["auto", "passthrough", "tail_preserve", "aggressive_truncate", "llm_summarize"],
+                           help="counterfactual strategy")
+    p_rebuild.add_argument("--window", type=int, default=None, help="counterfactual total_window (tokens)")
+    p_rebuild.add_argument("--reserve", type=int, default=None, help="counterfactual response_reserve (tokens)")
+    p_rebuild.set_defaults(func=_rebuild)
+
+    parser.set_defaults(func=lambda args: _usage(parser))
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+# -- opening ------------------------------------------------------------------------------------
+
+
+def _dir(args: argparse.Namespace) -> Path:
+    return args.dir if args.dir is not None else env_trace_dir()
+
+
+def _open(args: argparse.Namespace) -> tuple[TraceReader, str]:
+    """The reader and the run id RUN names (see the module docstring)."""
+    run: str = args.run
+    candidate = Path(run)
+    if candidate.suffix == ".ipynb":
+        folder = trace_dir_for_notebook(candidate)
+        if not folder.is_dir():
+            raise TraceError(f"no trace folder {folder} beside notebook {candidate}; run a %%arcana cell there first")
+        candidate = folder
+    if candidate.suffix == ".jsonl" and candidate.is_file():
+        return TraceReader(candidate, strict=args.strict), candidate.stem
+    if candidate.is_dir() and (args.dir is None or candidate.resolve() != Path(args.dir).resolve()):
+        reader = TraceReader(candidate, strict=args.strict)
+        runs = reader.run_ids()
+        if not runs:
+            raise TraceError(f"no trace files (*.jsonl) in {candidate}")
+        if len(runs) > 1:
+            print(f"note: {candidate} holds {len(runs)} runs; showing the latest, {runs[-1]}", file=sys.stderr)
+        return reader, runs[-1]
+    if candidate.suffix == ".jsonl":
+        raise TraceError(f"trace file {candidate} does not exist")
+    reader = TraceReader(_dir(args), strict=args.strict)
+    return reader, reader.run_info(run).run_id
+
+
+def _warn(reader: TraceReader, run_id: str | None = None) -> None:
+    for warning in reader.warnings_for(run_id) if run_id is not None else reader.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+
+
+def _corrupt(exc: CorruptTraceError) -> int:
+    print(
+        f"arcana: error: {exc.path}:{exc.line}: {exc.problem} — that line is not a valid trace event; "
+        f"repair or delete it, or run without --strict to skip it",
+        file=sys.stderr,
+    )
+    return 1
+
+
+def _dump(value: Any) -> None:
+    print(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False))
+
+
+def _ranges(values: Iterable[int]) -> str:
+    """``[1, 2, 3, 5]`` -> ``1-3, 5``."""
+    out: list[str] = []
+    items = sorted(set(values))
+    i = 0
+    while i < len(items):
+        j = i
+        while j + 1 < len(items) and items[j + 1] == items[j] + 1:
+            j += 1
+        out.append(str(items[i]) if i == j else f"{items[i]}-{items[j]}")
+        i = j + 1
+    return ", ".join(out) or "none"
+
+
+def _seq(event: TraceEvent, fallback: int) -> int:
+    try:
+        return int(event.event_id.rsplit("_", 1)[-1])
+    except ValueError:
+        return fallback
+
+
+# -- list ---------------------------------------------------------------------------------------
+
+
+def _list(args: argparse.Namespace) -> int:
+    folder = _dir(args)
+    if not folder.exists():
+        raise TraceError(f"trace folder {folder} does not exist; pass --dir DIR or set ARCANA_TRACE_DIR")
+    reader = TraceReader(folder, strict=args.strict)
+    try:
+        runs = reader.list_runs()
+    except CorruptTraceError as exc:
+        return _corrupt(exc)
+    if args.json:
+        _dump([r.model_dump(mode="json") for r in runs])
+    elif not runs:
+        print(f"no runs in {reader.trace_dir} (pass --dir DIR or set ARCANA_TRACE_DIR)")
+    else:
+        print(f"{'run':<26}  {'started':<16}  {'model':<24}  {'turns':>5}  {'agents':<16}  {'status':<8}  errors")
+        for r in runs:
+            started = (r.started or "")[:16]
+            agents = ",".join(r.agents) or "-"
+            print(
+                f"{r.run_id:<26}  {started:<16}  {(r.model or '-'):<24}  {r.turns:>5}  {agents:<16}  {r.status:<8}  "
+                f"{r.errors}".rstrip()
+            )
+    _warn(reader)
+    return 0
+
+
+# -- show ---------------------------------------------------------------------------------------
+
+
+def _primitive_detail(md: dict[str, Any]) -> str:
+    prim = md.get("primitive")
+    args = md.get("args") if isinstance(md.get("args"), dict) else {}
+    result = md.get("result") if isinstance(md.get("result"), dict) else {}
+    assert isinstance(args, dict) and isinstance(result, dict)
+    if prim == "recall":
+        turn = args.get("turn", result.get("turn"))
+        if result.get("found"):
+            n = len(result.get("messages") or [])
+            return f"turn={turn} → {n} message{'s' if n != 1 else ''}"
+        return f"turn={turn} → not found ({one_line(str(result.get('note') or ''), 60)})"
+    if prim == "pin":
+        if result.get("pinned"):
+            label = result.get("label", args.get("label"))
+            text = f"pin_id={result.get('pin_id')} label={label!r}" if label is not None else f"pin_id={result.get('pin_id')}"
+            if result.get("until_turn") is not None:
+                text += f" until_turn={result['until_turn']}"
+            return text + (" (already pinned)" if result.get("already_pinned") else "")
+        return f"rejected: {result.get('reason', 'unknown')}"
+    if prim == "unpin":
+        pin_id = result.get("pin_id", args.get("pin_id"))
+        if result.get("unpinned", result.get("ok")):
+            return f"pin_id={pin_id} ok"
+        return f"pin_id={pin_id} failed: {result.get('reason', 'unknown')}"
+    return one_line(json.dumps(args, ensure_ascii=False), 60)
+
+
+def _detail(ev: TraceEvent) -> str:
+    md = ev.metadata
+    et = ev.event_type
+    if et == "run_start":
+        extra = f" resumed_from={md['resumed_from']}" if md.get("resumed_from") else ""
+        return f"model={md.get('model')}{extra}"
+    if et == "turn_start":
+        return f"input_tokens={md.get('input_tokens')}"
+    if et == "user_message":
+        msg = md.get("message") or {}
+        return f"#{md.get('history_index')} {one_line(msg.get('content'), 60)}"
+    if et == "context_decision":
+        d = md.get("decision") or {}
+        outcomes: dict[str, int] = {}
+        for x in d.get("decisions") or []:
+            outcomes[x.get("outcome")] = outcomes.get(x.get("outcome"), 0) + 1
+        counts = " ".join(f"{k}={v}" for k, v in sorted(outcomes.items()))
+        b = md.get("budget") or {}
+        return (f"step={md.get('step')} strategy={d.get('strategy')} {counts} used={b.get('used')}/{b.get('available')} "
+                f"digest={md.get('request_digest')}")
+    if et == "prompt_snapshot":
+        return f"step={md.get('step')} {len(md.get('messages') or [])} messages model={md.get('model')}"
+    if et == "llm_call":
+        msg = md.get("message") or {}
+        calls = [c.get("name") or (c.get("function") or {}).get("name") for c in msg.get("tool_calls") or []]
+        what = f"→ {', '.join(map(str, calls))}()" if calls else one_line(msg.get("content"), 40)
+        finish = ",".join(md.get("gen_ai.response.finish_reasons") or [])
+        usage = "".join(
+            f" {label}={md[key]}" for label, key in (("in", "gen_ai.usage.input_tokens"), ("out", "gen_ai.usage.output_tokens"))
+            if md.get(key) is not None
+        )
+        return f"step={md.get('step')}{usage}{' finish=' + finish if finish else ''} #{md.get('history_index')} {what}"
+    if et == "tool_call":
+        ok = "ok" if md.get("ok", True) else f"error {((md.get('error') or {}).get('type')) or ''}".rstrip()
+        return f"{md.get('name')} {ok} #{md.get('history_index')}{' (intercepted)' if md.get('intercepted') else ''}"
+    if et == "cognitive_primitive":
+        return f"{md.get('primitive')!s:<10}{_primitive_detail(md)}"
+    if et == "state_change":
+        return f"{md.get('object_id')} {md.get('kind')} {md.get('from_tier')}→{md.get('to_tier')} ({md.get('cause')})"
+    if et == "context_action":
+        return f"{md.get('action')} {md.get('object_id') or ''}".rstrip()
+    if et == "memory_read":
+        return f"{md.get('purpose')} {len(md.get('results') or [])} results for {one_line(md.get('query'), 40)!s}"
+    if et == "memory_write":
+        entry = md.get("entry") or {}
+        return f"{md.get('op')} {entry.get('kind')} {entry.get('id')}"
+    if et == "error":
+        return f"{md.get('where')} {md.get('type')}: {one_line(md.get('message'), 80)}"
+    if et == "turn_end":
+        return f"status={md.get('status')} steps={md.get('steps')} {one_line(md.get('reply'), 50)}"
+    if et == "run_end":
+        return f"turns={md.get('turns')}"
+    return one_line(json.dumps(md, ensure_ascii=False, default=str), 80)
+
+
+def _event_line(ev: TraceEvent, n: int, *, with_turn: bool, with_agent: bool) -> str:
+    head = f"{n:>3}. {ev.event_type:<22}{ev.ts[:16]}  "
+    if with_turn:
+        head += f"{('t' + str(ev.turn)) if ev.turn is not None else '-':<5}"
+    if with_agent:
+        head += f"{ev.agent:<8}"
+    return (head + _detail(ev)).rstrip()
+
+
+def _cognitive_line(ev: TraceEvent, n: int, with_agent: bool) -> str:
+    """Seed 000: `` 15. cognitive_primitive   2026-04-18T12:34  recall    turn=3 → 2 messages``."""
+    md = ev.metadata
+    line = f"{n:>3}. {ev.event_type:<22}{ev.ts[:16]}  {md.get('primitive')!s:<10}{_primitive_detail(md)}"
+    return line + (f"  (agent {ev.agent})" if with_agent else "")
+
+
+def _is_error(ev: TraceEvent) -> bool:
+    md = ev.metadata
+    return (
+        ev.event_type == "error"
+        or (ev.event_type == "turn_end" and md.get("status") not in (None, "ok"))
+        or (ev.event_type == "tool_call" and md.get("ok") is False)
+    )
+
+
+def _show(args: argparse.Namespace) -> int:
+    try:
+        reader, run_id = _open(args)
+        return _show_run(args, reader, run_id)
+    except CorruptTraceError as exc:
+        return _corrupt(exc)
+
+
+def _show_run(args: argparse.Namespace, reader: TraceReader, run_id: str) -> int:
+    info = reader.run_info(run_id)
+    if args.agent is not None and args.agent not in info.agents:
+        raise TraceError(f"run {run_id} has no agent {args.agent!r}; agents: {', '.join(info.agents) or 'none'}")
+    if args.turn is not None:
+        turns = reader.list_turns(run_id, args.agent)
+        if args.turn not in turns:
+            raise TraceError(f"run {run_id} has no turn {args.turn}{_of_agent(args.agent)}; turns: {_ranges(turns)}")
+    filtered = args.cognitive or args.context or args.errors
+    types: list[str] | None = None
+    if filtered:
+        types = []
+        if args.cognitive:
+            types.append("cognitive_primitive")
+        if args.context:
+            types.append("context_decision")
+        if args.errors:
+            types += ["error", "turn_end", "tool_call"]
+    events = reader.events(run_id, event_types=types, turn=args.turn, agent=args.agent)
+    numbered = [(_seq(ev, i + 1), ev) for i, ev in enumerate(events)]
+    if args.errors:
+        numbered = [(n, ev) for n, ev in numbered if ev.event_type not in ("turn_end", "tool_call") or _is_error(ev)]
+    multi_agent = len([a for a in info.agents if a != "pool"]) > 1 and args.agent is None
+    if args.json:
+        _dump([ev.model_dump(mode="json") for _, ev in numbered])
+        _warn(reader, run_id)
+        return 0
+    print(
+        f"Run {run_id}  model={info.model or '-'}  status={info.status}  turns={info.turns}  "
+        f"agents={','.join(info.agents) or '-'}  events={info.events}"
+    )
+    if not filtered:
+        for n, ev in numbered:
+            print(_event_line(ev, n, with_turn=True, with_agent=multi_agent))
+    sections = [flag for flag in ("cognitive", "context", "errors") if getattr(args, flag)]
+    for flag in sections:
+        if len(sections) > 1:
+            print(f"\n[{flag}]")
+        if flag == "cognitive":
+            rows = [(n, ev) for n, ev in numbered if ev.event_type == "cognitive_primitive"]
+            if not rows:
+                print("no cognitive primitive calls recorded")
+            for n, ev in rows:
+                print(_cognitive_line(ev, n, multi_agent))
+        elif flag == "context":
+            rows = [(n, ev) for n, ev in numbered if ev.event_type == "context_decision"]
+            if not rows:
+                print("no context decisions recorded")
+            for _, ev in rows:
+                _print_context(ev, multi_agent)
+        else:
+            rows = [(n, ev) for n, ev in numbered if _is_error(ev)]
+            warnings = reader.warnings_for(run_id)
+            if not rows and not warnings:
+                print("no errors recorded")
+            for n, ev in rows:
+                print(_event_line(ev, n, with_turn=True, with_agent=multi_agent))
+            for w in warnings:
+                print(f"  file: {w}")
+    _warn(reader, run_id)
+    return 0
+
+
+def _of_agent(agent: str | None) -> str:
+    return f" for agent {agent}" if agent else ""
+
+
+def _print_context(ev: TraceEvent, with_agent: bool) -> None:
+    md = ev.metadata
+    try:
+        decision = ContextDecision.model_validate(md.get("decision") or {})
+    except ValueError as exc:
+        raise TraceError(f"event {ev.event_id}: its decision does not match the decision model ({exc})") from exc
+    budget = md.get("budget") or {}
+    util = budget.get("utilization", decision.utilization_before)
+    who = f"  (agent {ev.agent})" if with_agent else ""
+    print(f"\nTurn {ev.turn} step {md.get('step', 0)}  strategy={decision.strategy}  utilization={util:.2f}  "
+          f"digest={md.get('request_digest')}{who}")
+    for line in format_context_decisions(decision):
+        print(line)
+
+
+# -- replay -------------------------------------------------------------------------------------
+
+
+def _replay(args: argparse.Namespace) -> int:
+    try:
+        reader, run_id = _open(args)
+        return _replay_run(args, reader, run_id)
+    except CorruptTraceError as exc:
+        return _corrupt(exc)
+
+
+def _replay_run(args: argparse.Namespace, reader: TraceReader, run_id: str) -> int:
+    if args.turn is None:
+        return _replay_list(args, reader, run_id)
+    replay = reader.replay_prompt(run_id, args.turn, args.agent, step=args.step)
+    if replay is None:
+        agent = args.agent
+        turns = reader.list_turns(run_id, agent)
+        evidence = reader.replay_turns(run_id, agent)
+        if args.turn not in turns:
+            raise TraceError(
+                f"run {run_id} has no turn {args.turn}{_of_agent(agent)}; turns: {_ranges(turns)}"
+                f" (with replay evidence: {_ranges(evidence)})"
+            )
+        if args.turn in evidence:
+            steps = reader.replay_prompt(run_id, args.turn, agent).steps  # type: ignore[union-attr]
+            raise TraceError(f"turn {args.turn} of run {run_id} has no step {args.step}; steps: {_ranges(steps)}")
+        raise TraceError(
+            f"turn {args.turn} of run {run_id} has no recorded context decision; turns with replay evidence: "
+            f"{_ranges(evidence)}"
+        )
+    if args.json:
+        data = replay.model_dump(mode="json")
+        if args.decision_only:
+            data = {k: data[k] for k in ("run_id", "agent", "turn", "step", "steps", "context_decision",
+                                         "context_report", "budget_snapshot", "request_digest", "history_len")}
+        elif args.prompt_only:
+            data = {k: data[k] for k in ("run_id", "agent", "turn", "step", "prompt_snapshot", "active_pins",
+                                         "request_digest")}
+        _dump(data)
+    else:
+        lines = format_replay(replay, decision=not args.prompt_only, prompt=not args.decision_only)
+        for line in lines:
+            print(line)
+    _warn(reader, run_id)
+    return 0
+
+
+def _replay_list(args: argparse.Namespace, reader: TraceReader, run_id: str) -> int:
+    agents = [args.agent] if args.agent else [a for a in reader.agents(run_id) if reader.replay_turns(run_id, a)]
+    rows: list[dict[str, Any]] = []
+    for agent in agents:
+        events = reader.events(run_id, event_types=["context_decision", "prompt_snapshot"], agent=agent)
+        snaps = {(e.turn, e.metadata.get("step", 0)) for e in events if e.event_type == "prompt_snapshot"}
+        by_turn: dict[int, list[TraceEvent]] = {}
+        for e in events:
+            if e.event_type == "context_decision" and e.turn is not None:
+                by_turn.setdefault(e.turn, []).append(e)
+        for turn, decs in sorted(by_turn.items()):
+            first = decs[0].metadata
+            d = first.get("decision") or {}
+            outcomes = [x.get("outcome") for x in d.get("decisions") or []]
+            rows.append({
+                "agent": agent, "turn": turn, "steps": len(decs), "strategy": d.get("strategy"),
+                "utilization": (first.get("budget") or {}).get("utilization"),
+                "messages": len(outcomes),
+                **{k: outcomes.count(k) for k in ("kept", "compressed", "dropped", "summarized")},
+                "snapshot": (turn, first.get("step", 0)) in snaps, "digest": first.get("request_digest"),
+            })
+    if args.json:
+        _dump(rows)
+        _warn(reader, run_id)
+        return 0
+    who = f" (agent {args.agent})" if args.agent else ""
+    print(f"Run {run_id}{who}: {len(rows)} turn{'s' if len(rows) != 1 else ''} with replay evidence")
+    if rows:
+        show_agent = len(agents) > 1
+        head = f"  {'agent':<10}" if show_agent else ""
+        print(f"{head}  {'turn':>4}  {'steps':>5}  {'strategy':<20}  {'util':>5}  {'msgs':>4}  {'kept':>4}  "
+              f"{'compr':>5}  {'drop':>4}  {'summ':>4}  {'snapshot':<8}  digest")
+        for r in rows:
+            util = f"{r['utilization']:.2f}" if isinstance(r["utilization"], int | float) else "-"
+            lead = f"  {r['agent']:<10}" if show_agent else ""
+            print(f"{lead}  {r['turn']:>4}  {r['steps']:>5}  {r['strategy'] or '-':<20}  {util:>5}  {r['messages']:>4}  "
+                  f"{r['kept']:>4}  {r['compressed']:>5}  {r['dropped']:>4}  {r['summarized']:>4}  "
+                  f"{'yes' if r['snapshot'] else 'no':<8}  {r['digest'] or '-'}")
+        print(f"\nReplay one: arcana trace replay {run_id} --turn N")
+    _warn(reader, run_id)
+    return 0
+
+
+# -- rebuild ------------------------------------------------------------------------------------
+
+
+def _rebuild(args: argparse.Namespace) -> int:
+    try:
+        reader, run_id = _open(args)
+        return _rebuild_run(args, reader, run_id)
+    except CorruptTraceError as exc:
+        return _corrupt(exc)
+
+
+def _diff_rows(diff: Sequence[MessageDiff]) -> list[str]:
+    def side(outcome: str | None, fidelity: str | None) -> str:
+        if outcome is None:
+            return "(absent)"
+        return f"{outcome} {fidelity}" if outcome == "compressed" and fidelity else outcome
+
+    lines = [f"  {'idx':>3}  {'role':<10}  {'recorded':<16}  {'counterfactual':<16}  tokens"]
+    for c in diff:
+        tag = "" if c.source == "history" else f"  [{c.source}]"
+        lines.append(
+            f"  {c.index:>3}  {c.role:<10}  {side(c.recorded_outcome, c.recorded_fidelity):<16}  "
+            f"{side(c.other_outcome, c.other_fidelity):<16}  {c.recorded_tokens or 0}→{c.other_tokens or 0}{tag}"
+        )
+    return lines
+
+
+def _rebuild_run(args: argparse.Namespace, reader: TraceReader, run_id: str) -> int:
+    from ..context.rebuild import rebuild_turn
+
+    if args.window is not None and args.window <= 0:
+        raise TraceError("--window must be a positive number of tokens")
+    if args.reserve is not None and args.reserve < 0:
+        raise TraceError("--reserve must be 0 or more tokens")
+    result = rebuild_turn(
+        reader, run_id, args.turn, args.agent, args.step,
+        strategy=args.strategy, total_window=args.window, response_reserve=args.reserve,
+    )
+    if args.json:
+        _dump(result.model_dump(mode="json"))
+        _warn(reader, run_id)
+        return 0 if result.verified else 3
+    rec = result.recorded_settings
+    print(f"Rebuild of run {run_id} turn {result.turn} step {result.step} (agent {result.agent})  "
+          f"history={result.history_len} messages  model={result.model or '-'}")
+    print(f"  recorded settings: strategy={rec['strategy']} window={rec['total_window']} reserve={rec['response_reserve']}"
+          f"  → {result.recorded_decision.strategy}")
+    print(f"  recorded digest:   {result.recorded_digest or '-'}")
+    print(f"  rebuilt digest:    {result.rebuilt_digest}  "
+          f"{'verified: the recorded prompt is reproduced exactly' if result.verified else 'NOT VERIFIED'}")
+    if result.counterfactual:
+        s = result.settings
+        b = result.budget
+        print(f"\nCounterfactual: strategy={s['strategy']} window={s['total_window']} reserve={s['response_reserve']}"
+              f"  → {result.decision.strategy}  utilization={b.utilization:.2f}")
+        if result.diff:
+            for line in _diff_rows(result.diff):
+                print(line)
+        else:
+            print("  every message gets the same decision as recorded")
+        delta = result.tokens - result.recorded_tokens
+        print(f"  {len(result.diff)} message{'s' if len(result.diff) != 1 else ''} changed; prompt tokens "
+              f"{result.recorded_tokens} → {result.tokens} ({delta:+d})")
+    for note in result.notes:
+        print(f"  note: {note}")
+    _warn(reader, run_id)
+    return 0 if result.verified else 3
+

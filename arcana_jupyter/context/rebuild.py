@@ -1,0 +1,298 @@
+"""Rebuild a recorded turn's prompt from its trace — and ask "what if" with other settings.
+
+:func:`rebuild_turn` takes the transcript the build saw (``history[:history_len]``), the
+recorded inputs (pins, sections, task, tools) and builder settings of one ``context_decision``,
+runs the real :class:`~arcana_jupyter.context.builder.WorkingSetBuilder` again (the recorded
+``decision.summary`` stands in for the summariser call) and checks the digest of the result
+against the recorded ``request_digest``: ``verified`` says the prompt is reproduced exactly.
+
+With another ``strategy``, ``total_window`` or ``response_reserve`` it also builds the
+counterfactual working set and lists, per message, how its outcome, fidelity and tokens differ
+from what was recorded. A counterfactual ``llm_summarize`` build has no model to summarise with
+unless a ``summarizer`` is passed; it then folds into a placeholder text and says so in ``notes``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..exceptions import TraceError
+from ..messages import Message, ToolSpec, as_message
+from ..tokens import TokenCounter
+from ..trace.reader import TraceReader
+from ..trace.replay import MessageDiff, PromptReplay, diff_decisions, one_line
+from .builder import BuildResult, WorkingSetBuilder
+from .decisions import BudgetSnapshot, ContextDecision, TokenBudget
+from .fidelity import FidelityPolicy
+from .sections import ContextSection, PinBlock
+
+_BUILDER_FLOATS = ("recall_share", "section_share", "head_share", "window_share")
+
+
+class RebuildResult(BaseModel):
+    """The outcome of :func:`rebuild_turn`."""
+
+    run_id: str
+    agent: str
+    turn: int
+    step: int
+    model: str
+    history_len: int
+    verified: bool
+    """True when rebuilding with the recorded settings reproduces ``request_digest`` exactly."""
+    recorded_digest: str | None
+    rebuilt_digest: str
+    recorded_settings: dict[str, Any]
+    settings: dict[str, Any]
+    """The settings of :attr:`decision` (the recorded ones unless a counterfactual was asked)."""
+    counterfactual: bool
+    recorded_decision: ContextDecision
+    decision: ContextDecision
+    """The decision of the counterfactual build, or of the rebuild when none was asked."""
+    recorded_budget: BudgetSnapshot | None = None
+    budget: BudgetSnapshot
+    diff: list[MessageDiff] = Field(default_factory=list)
+    """Per-message changes from the recorded decision to :attr:`decision`."""
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    """The prompt of :attr:`decision` (wire form)."""
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def recorded_tokens(self) -> int:
+        return sum(d.token_count_after for d in self.recorded_decision.decisions)
+
+    @property
+    def tokens(self) -> int:
+        return sum(d.token_count_after for d in self.decision.decisions)
+
+
+def _placeholder_summarizer(calls: list[int]) -> Callable[[list[Message]], str]:
+    def summarize(messages: list[Message]) -> str:
+        calls.append(len(messages))
+        return f"[summary of {len(messages)} earlier messages: not generated, the rebuild ran without a model]"
+
+    return summarize
+
+
+def _builder_kwargs(recorded: dict[str, Any]) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {}
+    for name in _BUILDER_FLOATS:
+        if isinstance(recorded.get(name), int | float):
+            kwargs[name] = float(recorded[name])
+    if isinstance(recorded.get("summary_max_tokens"), int):
+        kwargs["summary_max_tokens"] = recorded["summary_max_tokens"]
+    hint = recorded.get("placeholder_hint")
+    fid = recorded.get("fidelity")
+    if isinstance(fid, dict) or hint is not None:
+        base = FidelityPolicy()
+        fid = fid if isinstance(fid, dict) else {}
+        kwargs["fidelity"] = FidelityPolicy(
+            int(fid.get("l1_head", base.l1_head)), int(fid.get("l1_tail", base.l1_tail)),
+            int(fid.get("l2_head", base.l2_head)),
+        )
+        kwargs["placeholder_hint"] = hint if isinstance(hint, str) else fid.get("placeholder_hint")
+    return kwargs
+
+
+def _had_summarizer(replay: PromptReplay) -> bool:
+    """Whether the live builder had a summariser (``auto`` chooses by it above tail_preserve)."""
+    recorded = replay.builder.get("summarizer")
+    if isinstance(recorded, bool):
+        return recorded
+    d = replay.context_decision
+    if d.summary is not None or d.strategy == "llm_summarize":
+        return True
+    # auto picks aggressive_truncate only when there is no summariser; otherwise assume one (the
+    # runtime always gives its builder one)
+    return not (d.requested_strategy == "auto" and d.strategy == "aggressive_truncate")
+
+
+def _text_or_empty(block: dict[str, Any]) -> dict[str, Any]:
+    """A recorded pin/section; text nulled by ``trace_content="none"`` becomes empty."""
+    return {**block, "content": block.get("content") or ""} if isinstance(block, dict) else block
+
+
+def _first_divergence(rebuilt: list[dict[str, Any]], recorded: list[dict[str, Any]]) -> str | None:
+    for i, (a, b) in enumerate(zip(rebuilt, recorded, strict=False)):
+        if a != b:
+            keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+            return (
+                f"first difference at prompt message {i} ({b.get('role')}), field(s) {', '.join(keys)}: "
+                f"recorded {one_line(str(b.get(keys[0])), 60)!r}, rebuilt {one_line(str(a.get(keys[0])), 60)!r}"
+            )
+    if len(rebuilt) != len(recorded):
+        return f"the rebuilt prompt has {len(rebuilt)} messages, the recorded one {len(recorded)}"
+    return None
+
+
+def _build(
+    history: list[Message],
+    replay: PromptReplay,
+    *,
+    strategy: str,
+    total_window: int,
+    response_reserve: int,
+    model: str,
+    summarizer: Callable[[list[Message]], str] | None,
+    summary_override: str | None,
+    counter: TokenCounter,
+) -> BuildResult:
+    inputs = replay.inputs
+    try:
+        pins = [PinBlock.model_validate(_text_or_empty(p)) for p in inputs.get("pins") or []]
+        sections = [ContextSection.model_validate(_text_or_empty(s)) for s in inputs.get("sections") or []]
+        tools = [ToolSpec.model_validate(t) for t in replay.tools]
+    except ValueError as exc:
+        raise TraceError(
+            f"run {replay.run_id} turn {replay.turn} step {replay.step}: the recorded builder inputs are not valid ({exc})"
+        ) from exc
+    current = inputs.get("current_input")
+    builder = WorkingSetBuilder(
+        budget=TokenBudget(total_window=total_window, response_reserve=response_reserve),
+        strategy=strategy,
+        counter=counter,
+        summarizer=summarizer,
+        **_builder_kwargs(replay.builder),
+    )
+    return builder.build(
+        history,
+        as_message(current) if isinstance(current, dict) else current,
+        task=inputs.get("task"),
+        pins=pins,
+        sections=sections,
+        tools=tools,
+        turn=replay.turn,
+        step=replay.step,
+        summary_override=summary_override,
+    )
+
+
+def rebuild_turn(
+    reader: TraceReader,
+    run_id: str,
+    turn: int,
+    agent: str | None = None,
+    step: int = 0,
+    *,
+    strategy: str | None = None,
+    total_window: int | None = None,
+    response_reserve: int | None = None,
+    summarizer: Callable[[list[Message]], str] | None = None,
+) -> RebuildResult:
+    """Rebuild (turn, step) of a recorded run and verify its digest; optionally a counterfactual.
+
+    Raises :class:`TraceError` when the turn has no recorded decision or the transcript the build
+    saw is not in the trace.
+    """
+    replay = reader.replay_prompt(run_id, turn, agent, step=step)
+    if replay is None:
+        turns = reader.replay_turns(run_id, agent)
+        if turn in turns:
+            steps = reader.replay_prompt(run_id, turn, agent).steps  # type: ignore[union-attr]
+            raise TraceError(
+                f"turn {turn} of run {run_id} has no step {step}; steps with a recorded decision: "
+                f"{', '.join(map(str, steps))}"
+            )
+        raise TraceError(
+            f"run {run_id} has no recorded context decision for turn {turn}; turns with one: "
+            f"{', '.join(map(str, turns)) or 'none'}"
+        )
+    if replay.history_len is None:
+        raise TraceError(f"the context_decision of turn {turn} step {step} has no history_len: cannot rebuild it")
+    history = reader.history(replay.run_id, replay.agent, upto_turn=turn, strict=True)
+    if len(history) < replay.history_len:
+        raise TraceError(
+            f"the build of turn {turn} step {step} saw {replay.history_len} history messages but the trace "
+            f"holds only {len(history)} up to that turn: the transcript is incomplete"
+        )
+    history = history[: replay.history_len]
+
+    recorded = replay.builder
+    model = str(
+        recorded.get("model")
+        or (replay.llm_call or {}).get("gen_ai.request.model")
+        or (replay.prompt_snapshot.model if replay.prompt_snapshot else "")
+        or ""
+    )
+    budget = replay.budget_snapshot
+    rec_settings: dict[str, Any] = {
+        "strategy": str(recorded.get("strategy") or replay.context_decision.requested_strategy),
+        "total_window": int(recorded.get("total_window") or (budget.total_window if budget else 0)),
+        "response_reserve": int(
+            recorded["response_reserve"] if isinstance(recorded.get("response_reserve"), int)
+            else (budget.response_reserve if budget else 0)
+        ),
+    }
+    if rec_settings["total_window"] <= 0:
+        raise TraceError(f"the context_decision of turn {turn} step {step} records no total_window: cannot rebuild it")
+    counter = TokenCounter(model or None)
+    notes: list[str] = []
+    had_summarizer = _had_summarizer(replay)
+    summary = replay.context_decision.summary
+    calls: list[int] = []
+    rebuilt = _build(
+        history, replay, **rec_settings, model=model, counter=counter,
+        summarizer=_placeholder_summarizer(calls) if had_summarizer and summary is None else None,
+        summary_override=summary,
+    )
+    digest = rebuilt.digest(model)
+    verified = replay.request_digest is not None and digest == replay.request_digest
+    if calls:
+        notes.append("the rebuild wanted a summary that the trace does not hold (no decision.summary recorded)")
+    if not verified:
+        if replay.request_digest is None:
+            notes.append("the trace records no request_digest for this call: nothing to verify against")
+        if history and all(not m.content and not m.tool_calls for m in history if m.role == "user"):
+            notes.append("the messages carry no text (trace_content='none'?): the prompt cannot be reproduced")
+        if replay.prompt_snapshot is not None and replay.prompt_snapshot.messages:
+            where = _first_divergence(rebuilt.wire(), replay.prompt_snapshot.messages)
+            if where:
+                notes.append(where)
+        changed = diff_decisions(replay.context_decision, rebuilt.decision)
+        if changed:
+            notes.append(f"{len(changed)} message decision(s) differ from the recorded ones")
+
+    settings: dict[str, Any] = {
+        "strategy": strategy or rec_settings["strategy"],
+        "total_window": total_window or rec_settings["total_window"],
+        "response_reserve": rec_settings["response_reserve"] if response_reserve is None else response_reserve,
+    }
+    counterfactual = settings != rec_settings
+    result = rebuilt
+    if counterfactual:
+        cf_calls: list[int] = []
+        result = _build(
+            history, replay, **settings, model=model, counter=counter,
+            summarizer=summarizer or (_placeholder_summarizer(cf_calls) if had_summarizer else None),
+            summary_override=None,
+        )
+        if cf_calls:
+            notes.append(
+                f"the counterfactual folded {cf_calls[0]} messages into a placeholder summary (no model offline; "
+                "pass summarizer= to rebuild_turn for a real one)"
+            )
+        notes.extend(f"counterfactual: {n}" for n in result.decision.notes)
+    return RebuildResult(
+        run_id=replay.run_id,
+        agent=replay.agent,
+        turn=turn,
+        step=step,
+        model=model,
+        history_len=replay.history_len,
+        verified=verified,
+        recorded_digest=replay.request_digest,
+        rebuilt_digest=digest,
+        recorded_settings=rec_settings,
+        settings=settings,
+        counterfactual=counterfactual,
+        recorded_decision=replay.context_decision,
+        decision=result.decision,
+        recorded_budget=replay.budget_snapshot,
+        budget=result.budget,
+        diff=diff_decisions(replay.context_decision, result.decision),
+        messages=result.wire(),
+        notes=notes,
+    )
