@@ -6,8 +6,7 @@ import math
 
 import pytest
 
-from arcana_jupyter.memory import MemoryStore, Scope
-from arcana_jupyter.memory import ranking
+from arcana_jupyter.memory import MemoryStore, Scope, ranking
 from arcana_jupyter.memory.ranking import DAY, HALF_LIFE_DAYS, effective_confidence
 
 

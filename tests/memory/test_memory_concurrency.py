@@ -1,0 +1,102 @@
+"""Two processes writing at once: no lost writes, no "database is locked" surfacing."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from memory_workers import write_entries
+
+from arcana_jupyter.memory import MemoryStore, Scope
+
+N = 150
+
+
+def test_two_processes_write_concurrently(tmp_path: Path) -> None:
+    path = str(tmp_path / "shared.sqlite3")
+    project = tmp_path / "proj"
+    project.mkdir()
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Manager() as manager:
+        start = manager.Event()
+        with ProcessPoolExecutor(max_workers=2, mp_context=ctx) as pool:
+            futures = [pool.submit(write_entries, path, tag, N, str(project), start) for tag in ("alpha", "beta")]
+            time.sleep(0.2)
+            start.set()  # both open the (not yet existing) file and write at the same time
+            results = [f.result(timeout=120) for f in futures]
+    ids = [i for r, _, _ in results for i in r]
+    (_, a0, a1), (_, b0, b1) = results
+    assert a0 < b1 and b0 < a1, "the two writers did not run at the same time"
+    assert len(ids) == 2 * N and len(set(ids)) == 2 * N
+    with MemoryStore(path) as store:
+        assert store.count(include_retracted=True) == 2 * N
+        assert {e.id for e in store.list_entries(None)} == set(ids)
+        scope = Scope.for_project(project, user="alice")
+        assert store.count(scope) == 2 * N
+        assert len(store.search("alpha", scope, limit=20).hits) == 20
+        with store._lock:
+            conn = store._conn
+            assert conn.execute("SELECT count(*) FROM entries_fts WHERE entries_fts MATCH 'beta'").fetchone()[0] == N
+            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            assert conn.execute("SELECT count(*) FROM sessions WHERE ended_at IS NOT NULL").fetchone()[0] == 2
+
+
+def test_busy_writer_retries_instead_of_failing(tmp_path: Path, project_a: Scope) -> None:
+    """Another connection holds the write lock longer than busy_timeout: the write waits and succeeds."""
+    path = tmp_path / "busy.sqlite3"
+    with MemoryStore(path, busy_timeout=0.05, write_deadline=10) as store:
+        blocker = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        try:
+            blocker.execute("BEGIN IMMEDIATE")
+            blocker.execute("UPDATE schema_version SET version = version")
+            timer = threading.Timer(0.6, lambda: blocker.execute("COMMIT"))
+            timer.start()
+            t0 = time.monotonic()
+            entry = store.remember("fact", "written while another process held the lock", project_a)
+            waited = time.monotonic() - t0
+            timer.join()
+        finally:
+            blocker.close()
+        assert waited >= 0.5  # it really had to wait, well past busy_timeout
+        assert store.get(entry.id) is not None and store.count() == 1
+
+
+def test_write_deadline_gives_a_clear_error(tmp_path: Path, project_a: Scope) -> None:
+    import pytest
+
+    from arcana_jupyter.exceptions import MemoryStoreError
+
+    path = tmp_path / "stuck.sqlite3"
+    with MemoryStore(path, busy_timeout=0.02, write_deadline=0.3) as store:
+        blocker = sqlite3.connect(path, isolation_level=None)
+        try:
+            blocker.execute("BEGIN IMMEDIATE")
+            with pytest.raises(MemoryStoreError, match="stayed busy") as info:
+                store.remember("fact", "cannot be written", project_a)
+            assert "database is locked" not in str(info.value)
+            blocker.execute("ROLLBACK")
+        finally:
+            blocker.close()
+        assert store.count() == 0
+        store.remember("fact", "now it can", project_a)
+        assert store.count() == 1
+
+
+def test_threads_share_one_store(tmp_path: Path, project_a: Scope) -> None:
+    with MemoryStore(tmp_path / "threads.sqlite3") as store:
+
+        def work(k: int) -> None:
+            for i in range(25):
+                store.remember("fact", f"thread {k} item {i}", project_a)
+                store.search(f"thread {k}", project_a)
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert store.count() == 100
