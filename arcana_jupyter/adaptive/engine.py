@@ -153,6 +153,24 @@ class AdaptiveEngine:
         self._input = ""
         self._input_turn: int | None = None
         self._index = ObjectIndex()
+        self._full_cache: dict[str, tuple[StateObject, str]] = {}
+        self._cp_cache: str | None = None
+        """The rendered checkpoint; reset whenever the checkpoint changes."""
+        self._stub_cache: dict[str, tuple[StateObject, str]] = {}
+
+    def _full(self, obj: StateObject) -> str:
+        hit = self._full_cache.get(obj.id)
+        if hit is None or hit[0] is not obj:
+            hit = (obj, obj.render_full())
+            self._full_cache[obj.id] = hit
+        return hit[1]
+
+    def _stub(self, obj: StateObject) -> str:
+        hit = self._stub_cache.get(obj.id)
+        if hit is None or hit[0] is not obj:
+            hit = (obj, obj.render_stub())
+            self._stub_cache[obj.id] = hit
+        return hit[1]
 
     # ------------------------------------------------------------------ reads (tombstones hidden)
 
@@ -202,16 +220,19 @@ class AdaptiveEngine:
             for data in md.get("objects") or ():
                 new = StateObject.model_validate(data)
                 old = self._objects.get(new.id)
-                if (old is None or old.search_text() != new.search_text() or old.summary != new.summary
+                self._objects[new.id] = new
+                if old is None:
+                    self._index.added(new)
+                elif (old.search_text() != new.search_text() or old.summary != new.summary
                         or old.retracted != new.retracted):
                     self._index.invalidate()
-                self._objects[new.id] = new
                 self._next_object = max(self._next_object, new.number + 1)
             action = md.get("action")
             if action == "checkpoint" and md.get("digest") is not None:
                 digest = TurnDigest.model_validate(md["digest"])
                 self.digests[digest.turn] = digest
                 self.checkpoint.reconcile(digest)
+                self._cp_cache = None
                 self.events.add(EventDoc.model_validate(d) for d in md.get("events") or ())
             elif action == "store_artifact" and md.get("artifact") is not None:
                 self.artifacts.put(Artifact.model_validate(md["artifact"]))
@@ -339,7 +360,7 @@ class AdaptiveEngine:
             )
         soft = [o for o in live if o.tier == "soft"]
         if soft:
-            lines = "\n".join("- " + o.render_stub() for o in soft)
+            lines = "\n".join("- " + self._stub(o) for o in soft)
             out.append(
                 ContextSection(
                     name=SECTION_SOFT,
@@ -347,15 +368,17 @@ class AdaptiveEngine:
                     placement="head",
                 )
             )
-        cp = self.checkpoint.render(self.config.narrative_lines)
+        if self._cp_cache is None:
+            self._cp_cache = self.checkpoint.render(self.config.narrative_lines)
+        cp = self._cp_cache
         if cp:
             out.append(ContextSection(name=CHECKPOINT_SECTION, content=cp, placement="late"))
         digests = self._digest_section(t)
         if digests:
             out.append(ContextSection(name=SECTION_DIGESTS, content=digests, placement="late"))
-        active = sorted((o for o in live if o.tier == "active"), key=lambda o: (not o.focused, o.number))
+        active = sorted((o for o in live if o.tier == "active"), key=lambda o: not o.focused)  # live is in id order
         if active:
-            body = "\n".join(o.render_full() for o in active)
+            body = "\n".join(self._full(o) for o in active)
             out.append(
                 ContextSection(
                     name=SECTION_ACTIVE,
@@ -393,7 +416,7 @@ class AdaptiveEngine:
 
     def render_flat(self) -> str:
         """Every live object in full, as one block (what the prompt would hold without tiering)."""
-        return "Working memory:\n" + "\n".join(o.render_full() for o in self.objects())
+        return "Working memory:\n" + "\n".join(self._full(o) for o in self.objects())
 
     # ------------------------------------------------------------------ artifacts
 
@@ -652,6 +675,7 @@ class AdaptiveEngine:
             digest = TurnDigest.model_validate(d)
             engine.digests[digest.turn] = digest
         engine.checkpoint = SessionCheckpoint.model_validate(data["checkpoint"])
+        engine._cp_cache = None
         for a in data["artifacts"]:
             engine.artifacts.put(Artifact.model_validate(a))
         engine.events.add(EventDoc.model_validate(d) for d in data["events"])

@@ -14,11 +14,12 @@ sends an object to ``hard``, idle >= ``idle_soft_after_turns`` to ``soft``. Focu
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from ..text import BM25Index, keywords
+from ..text import BM25Index, keywords, words
 from .state import StateObject, Tier
 
 TIER_RANK: dict[str, int] = {"active": 0, "soft": 1, "hard": 2}
@@ -38,16 +39,33 @@ class Promotion(BaseModel):
 
 
 class ObjectIndex:
-    """A BM25 index over live objects' texts, rebuilt only when a text changes."""
+    """A BM25 index over live objects' texts plus a term -> objects map to score only candidates.
+
+    New objects are appended incrementally; a changed or retracted text marks the index stale and
+    the next use rebuilds it (rare: updates and retractions, not promotions or demotions).
+    """
 
     def __init__(self) -> None:
         self._index = BM25Index()
         self._doc: dict[str, int] = {}
         self._lower: dict[str, str] = {}
+        self._postings: dict[str, set[str]] = {}
         self._stale = True
 
     def invalidate(self) -> None:
         self._stale = True
+
+    def _add(self, obj: StateObject) -> None:
+        text = obj.search_text()
+        self._doc[obj.id] = self._index.add(text)
+        self._lower[obj.id] = obj.summary.lower()
+        for term in set(words(text)):
+            self._postings.setdefault(term, set()).add(obj.id)
+
+    def added(self, obj: StateObject) -> None:
+        """A new object: append it (when the index is current; otherwise the rebuild will see it)."""
+        if not self._stale and not obj.retracted and obj.id not in self._doc:
+            self._add(obj)
 
     def ensure(self, objects: Iterable[StateObject]) -> None:
         if not self._stale:
@@ -55,12 +73,10 @@ class ObjectIndex:
         self._index = BM25Index()
         self._doc = {}
         self._lower = {}
+        self._postings = {}
         for obj in objects:
-            if obj.retracted:
-                continue
-            text = obj.search_text()
-            self._doc[obj.id] = self._index.add(text)
-            self._lower[obj.id] = obj.summary.lower()
+            if not obj.retracted:
+                self._add(obj)
         self._stale = False
 
     def lower(self, object_id: str) -> str:
@@ -68,12 +84,40 @@ class ObjectIndex:
         return self._lower.get(object_id, "")
 
     def scores(self, query: str, object_ids: Sequence[str]) -> dict[str, float]:
-        """Normalised BM25 score of each of ``object_ids`` (missing: zero)."""
-        docs = {self._doc[i]: i for i in object_ids if i in self._doc}
+        """Normalised BM25 score of each of ``object_ids`` that shares a term with ``query``."""
+        terms = words(query)
+        candidates: set[str] = set()
+        for t in set(terms):
+            candidates |= self._postings.get(t, set())
+        docs = {self._doc[i]: i for i in object_ids if i in candidates and i in self._doc}
         if not docs:
             return {}
-        raw = self._index.normalised_scores(query, docs=list(docs))
+        raw = self._index.normalised_scores(terms, docs=sorted(docs))
         return {docs[d]: s for d, s in raw.items()}
+
+
+def _keyword_hits(kws: Sequence[str], texts: Sequence[str]) -> dict[int, str]:
+    """For each text (by position) the first of ``kws`` (in their order) it contains as a substring.
+
+    One ``str.find`` scan per keyword over all texts joined (C speed) instead of a Python loop over
+    every (text, keyword) pair; a separator no keyword can contain keeps matches inside one text.
+    """
+    if not kws or not texts:
+        return {}
+    joined = "\x00".join(texts)
+    starts: list[int] = []
+    pos = 0
+    for t in texts:
+        starts.append(pos)
+        pos += len(t) + 1
+    out: dict[int, str] = {}
+    for kw in kws:
+        at = joined.find(kw)
+        while at >= 0:
+            i = bisect_right(starts, at) - 1
+            out.setdefault(i, kw)
+            at = joined.find(kw, starts[i + 1] if i + 1 < len(starts) else len(joined))
+    return out
 
 
 def find_promotions(
@@ -82,10 +126,10 @@ def find_promotions(
     """Promotions for ``peripheral`` objects (ordered as given) by keyword, then by BM25."""
     kws = keywords(user_input)
     found: dict[str, Promotion] = {}
+    hits = _keyword_hits(kws, [index.lower(o.id) for o in peripheral])
     rest: list[StateObject] = []
-    for obj in peripheral:
-        text = index.lower(obj.id)
-        hit = next((k for k in kws if k in text), None)
+    for i, obj in enumerate(peripheral):
+        hit = hits.get(i)
         if hit is not None:
             found[obj.id] = Promotion(
                 object_id=obj.id, kind=obj.kind, from_tier=obj.tier, to_tier="active", cause=f"keyword:{hit}"

@@ -137,3 +137,13 @@ def test_empty_or_stopword_input_promotes_nothing(rec: Recorder) -> None:
     engine = _make(rec, BASE)
     assert engine.begin_turn(3, "") == []
     assert engine.begin_turn(3, "and the of") == []
+
+
+def test_keyword_scan_matches_the_naive_rule() -> None:
+    from arcana_jupyter.adaptive.promotion import _keyword_hits
+
+    texts = ["upload retries", "", "bucket upload", "cache", "uploadbucket", "xyz"]
+    kws = ["bucket", "upload", "cac"]
+    naive = {i: next(k for k in kws if k in t) for i, t in enumerate(texts) if any(k in t for k in kws)}
+    assert _keyword_hits(kws, texts) == naive == {0: "upload", 2: "bucket", 3: "cac", 4: "bucket"}
+    assert _keyword_hits([], texts) == {} and _keyword_hits(kws, []) == {}

@@ -1,0 +1,1 @@
+"""Benchmarks: `python -m benchmarks.<name>`; results are written to benchmarks/results/."""
