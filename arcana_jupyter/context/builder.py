@@ -41,7 +41,8 @@ from .decisions import (
     TokenBudget,
 )
 from .fidelity import FidelityPolicy, fit_text, render
-from .relevance import RelevanceIndex, combined, looks_like_error, static_score
+from .history import HistoryState, MessageInfo
+from .relevance import RECENCY_HALF_TURNS, W_BM25, W_RECENCY
 from .sections import ContextSection, PinBlock, render_task
 
 Summarizer = Callable[[list[Message]], str]
@@ -67,19 +68,6 @@ def _decision(**values: Any) -> MessageDecision:
     object.__setattr__(obj, "__pydantic_extra__", None)
     object.__setattr__(obj, "__pydantic_private__", None)
     return obj
-
-
-class _Info:
-    """Per-message cache: token count, error flag, compressed renderings."""
-
-    __slots__ = ("content_tokens", "error", "msg", "renders", "tokens")
-
-    def __init__(self, msg: Message, tokens: int) -> None:
-        self.msg = msg
-        self.tokens = tokens
-        self.content_tokens: int | None = None
-        self.error = looks_like_error(msg.content)
-        self.renders: dict[Any, tuple[Message, int] | None] = {}
 
 
 @dataclass(frozen=True)
@@ -136,6 +124,9 @@ class WorkingSetBuilder:
         recall_share: part of the conversation budget reserved for relevant earlier turns.
         section_share: most of the free budget sections may take before they are compressed.
         summary_max_tokens: largest summary the ``llm_summarize`` strategy makes room for.
+        band_fraction: the quantum the verbatim window moves by, as a part of the available tokens.
+            Larger: the prompt prefix survives more turns (cheaper cached input), less of the
+            window is used on average (between ``1 - band_fraction`` and all of it).
     """
 
     def __init__(
@@ -152,11 +143,13 @@ class WorkingSetBuilder:
         head_share: float = 0.15,
         window_share: float = 0.6,
         summary_max_tokens: int = 512,
+        band_fraction: float = 0.25,
     ) -> None:
         if strategy not in S.STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r}; choose one of {list(S.STRATEGIES)}")
         for name, value in (("recall_share", recall_share), ("section_share", section_share),
-                            ("head_share", head_share), ("window_share", window_share)):
+                            ("head_share", head_share), ("window_share", window_share),
+                            ("band_fraction", band_fraction)):
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1, got {value}")
         self.budget = budget
@@ -170,12 +163,11 @@ class WorkingSetBuilder:
         self.head_share = head_share
         self.window_share = window_share
         self.summary_max_tokens = summary_max_tokens
+        self.band_fraction = band_fraction
         # caches (never change a result, only how fast it is computed)
-        self._by_id: dict[int, _Info] = {}
-        self._by_key: dict[str, _Info] = {}
-        self._hist: list[Message] = []
-        self._hinfo: list[_Info] = []
-        self._rel = RelevanceIndex()
+        self._by_id: dict[int, MessageInfo] = {}
+        self._by_key: dict[tuple[Any, ...], MessageInfo] = {}
+        self._state = HistoryState()
         self._tools_key: tuple[int, ...] = ()
         self._tools_ref: tuple[ToolSpec, ...] = ()
         self._tools_tokens = 0
@@ -246,44 +238,37 @@ class WorkingSetBuilder:
         return pending.finish(text)
 
     # ---- caches ----------------------------------------------------------------------------
-    def _info(self, msg: Message) -> _Info:
+    def _info(self, msg: Message) -> MessageInfo:
         info = self._by_id.get(id(msg))
         if info is not None and info.msg is msg:
             return info
-        key = msg.content_key()
+        # everything that is sent, as a hashable tuple (cheaper than Message.content_key's JSON)
+        key = (msg.role, msg.content, msg.tool_calls, msg.tool_call_id, msg.name)
         info = self._by_key.get(key)
         if info is None:
-            info = _Info(msg, self.counter.count_message(msg))
+            info = MessageInfo(msg, self.counter.count_message(msg))
             if len(self._by_key) >= _INFO_CACHE_MAX:
                 self._by_key.clear()
             self._by_key[key] = info
         elif info.msg is not msg:
-            # same wire content, another object: share the counts; compressed forms carry the
-            # message's metadata (turn), so share them only when that is the same too
-            twin = _Info.__new__(_Info)
-            twin.msg, twin.tokens, twin.error = msg, info.tokens, info.error
-            twin.content_tokens = info.content_tokens
-            twin.renders = info.renders if info.msg.turn == msg.turn else {}
-            info = twin
+            info = info.twin(msg)
         if len(self._by_id) >= _INFO_CACHE_MAX:
             self._by_id.clear()
         self._by_id[id(msg)] = info
         return info
 
-    def _sync_history(self, msgs: list[Message]) -> list[_Info]:
-        """Infos of ``msgs``; extends the BM25 index when the history only grew."""
-        old = self._hist
-        k = len(old)
-        if len(msgs) >= k and all(map(operator.is_, old, msgs)):
+    def _sync_history(self, msgs: list[Message]) -> HistoryState:
+        """The history state of ``msgs``, extended in place when the history only grew."""
+        state = self._state
+        k = len(state.msgs)
+        if len(msgs) >= k and all(map(operator.is_, state.msgs, msgs)):
             new = msgs[k:]
         else:
-            self._hist, self._hinfo, self._rel = [], [], RelevanceIndex()
+            state = self._state = HistoryState()
             new = msgs
         for m in new:
-            self._hinfo.append(self._info(m))
-            self._rel.add(m)
-        self._hist = list(msgs) if new else self._hist
-        return self._hinfo
+            state.append(self._info(m))
+        return state
 
     def _tool_tokens(self, tools: tuple[ToolSpec, ...]) -> int:
         key = tuple(map(id, tools))
@@ -292,12 +277,12 @@ class WorkingSetBuilder:
             self._tools_tokens = self.counter.count_tools(tools)
         return self._tools_tokens
 
-    def _content_tokens(self, info: _Info) -> int:
+    def _content_tokens(self, info: MessageInfo) -> int:
         if info.content_tokens is None:
             info.content_tokens = self.counter.count_text(info.msg.content)
         return info.content_tokens
 
-    def _render(self, info: _Info, level: Fidelity, turn: int | None, index: int) -> tuple[Message, int, Fidelity]:
+    def _render(self, info: MessageInfo, level: Fidelity, turn: int | None, index: int) -> tuple[Message, int, Fidelity]:
         """``info.msg`` at ``level`` (or at L0 when that level is not smaller): message, tokens, level."""
         if level == "L0":
             return info.msg, info.tokens, "L0"
@@ -369,63 +354,21 @@ class _Build:
 
         hist = [m if isinstance(m, Message) else as_message(m) for m in history]
         self.n_hist = len(hist)
-        infos = list(b._sync_history(hist))
-        self.separate_input = current_input is not None
+        state = b._sync_history(hist)
+        self.rel = state.rel
         if current_input is not None:
             cur = Message(role="user", content=current_input) if isinstance(current_input, str) else as_message(current_input)
-            infos.append(b._info(cur))
-        self.infos = infos
-        self.msgs = [i.msg for i in infos]
-        self.N = len(infos)
-        self.identity = next((i for i in range(self.n_hist) if self.msgs[i].role == "system"), None)
-        conv = [i for i in range(self.N) if i != self.identity]
-        self.input_index = conv[-1] if conv else None
-        self.units = self._group(conv)
+            state = state.fork()
+            state.append(b._info(cur), index_text=False)
+        self.state = state
+        self.infos = state.infos
+        self.msgs = state.msgs
+        self.N = len(state.msgs)
+        self.identity = state.identity
+        self.units = state.units
+        self.input_index = self.units[-1][-1] if self.units else None
         self.unit_of: dict[int, int] = {}
-        # turns: explicit Message.turn, else derived from the count of user messages so far
-        turns: list[int | None] = []
-        users = 0
-        for m in self.msgs:
-            if m.role == "user":
-                users += 1
-            turns.append(m.turn if m.turn is not None else (users or None))
-        self.turns = turns
-
-    # ---- structure -------------------------------------------------------------------------
-    def _group(self, conv: list[int]) -> list[list[int]]:
-        """Conversation indices grouped into units: an assistant tool call with its results is one."""
-        units: list[list[int]] = []
-        open_ids: set[str] = set()
-        msgs = self.msgs
-        for i in conv:
-            m = msgs[i]
-            if m.role == "tool" and units and m.tool_call_id is not None and m.tool_call_id in open_ids:
-                units[-1].append(i)
-                continue
-            units.append([i])
-            open_ids = {c.id for c in m.tool_calls} if m.role == "assistant" and m.tool_calls else set()
-        return units
-
-    def _stale(self) -> set[int]:
-        """Phase 0: tool results superseded by a later result of an identical call."""
-        calls: dict[str, tuple[str, str]] = {}
-        for unit in self.units:
-            m = self.msgs[unit[0]]
-            for c in m.tool_calls:
-                calls[c.id] = (c.name, c.arguments)
-        seen: set[tuple[str, str]] = set()
-        stale: set[int] = set()
-        last_unit = len(self.units) - 1
-        for u in range(last_unit, -1, -1):
-            for i in reversed(self.units[u]):
-                m = self.msgs[i]
-                if m.role != "tool" or m.tool_call_id is None or m.tool_call_id not in calls:
-                    continue
-                sig = calls[m.tool_call_id]
-                if sig in seen and u != last_unit:
-                    stale.add(i)
-                seen.add(sig)
-        return stale
+        self.turns = state.turns
 
     # ---- run -------------------------------------------------------------------------------
     def run(self) -> BuildResult | _Pending:
@@ -453,7 +396,7 @@ class _Build:
         task_tokens = counter.count_message(self.task_msg) if self.task_msg is not None else 0
         sys_tokens = infos[self.identity].tokens if self.identity is not None else 0
 
-        unit_l0 = [sum(infos[i].tokens for i in unit) for unit in self.units]
+        unit_l0 = self.state.unit_cost
         conv_l0 = sum(unit_l0)
         total_before = sys_tokens + task_tokens + sum(pin_tokens.values()) + sum(sec_tokens) + conv_l0
         prompt_before = total_before + tools_tokens + REPLY_PRIMING
@@ -477,7 +420,13 @@ class _Build:
         must = (sys_tokens + task_tokens + sum(pin_tokens.values()) + sum(sec_tokens[k] for k in protected_secs)
                 + input_cost + tools_tokens + REPLY_PRIMING)
         overflow = must > A
-        self.quantum = max(16, A // 8)
+        if overflow:
+            self.notes.append(
+                f"overflow: what must be kept (system prompt, task, pins, checkpoint, current input, tool specs "
+                f"and reply priming: {must} tokens) exceeds the {A} available tokens; it is sent anyway and "
+                "everything else was dropped"
+            )
+        self.quantum = max(16, int(A * b.band_fraction))
 
         # ---- sections (compressed under pressure, never the checkpoint) -------------------
         sec_render: dict[int, tuple[Message, int, Fidelity] | None] = {}
@@ -507,7 +456,7 @@ class _Build:
         self.C = C
 
         # ---- plan the conversation --------------------------------------------------------
-        self.stale: set[int] = set() if strategy == "passthrough" else self._stale()
+        self.stale: set[int] = set() if strategy == "passthrough" else self.state.stale()
         plan = self._plan(strategy, overflow, unit_l0, C)
         strategy = plan["strategy"]
 
@@ -648,31 +597,51 @@ class _Build:
                     query_parts.append(msgs[last_user].content)
         if self.task:
             query_parts.append(self.task)
-        bm25 = self.b._rel.scores(" ".join(query_parts), limit=self.n_hist) if query_parts else {}
+        bm25 = self.rel.scores(" ".join(query_parts), limit=self.n_hist) if query_parts else {}
         cur_turn = self.turn if self.turn is not None else (turns[self.input_index] if self.input_index is not None else None)
         input_unit = len(self.units) - 1
 
+        recency: dict[int, float] = {}
+        bm25_get = bm25.get
+
         def score(i: int) -> float:
-            age = (cur_turn - t) if (cur_turn is not None and (t := turns[i]) is not None) else 0
-            return combined(bm25.get(i, 0.0), age, static_score(msgs[i].role, infos[i].error))
+            # relevance.combined(), inlined: this runs once per history message on every build
+            t = turns[i]
+            age = cur_turn - t if (cur_turn is not None and t is not None and t < cur_turn) else 0
+            rec = recency.get(age)
+            if rec is None:
+                rec = recency[age] = W_RECENCY / (1.0 + age / RECENCY_HALF_TURNS)
+            return round(W_BM25 * bm25_get(i, 0.0) + rec + infos[i].static, 4)
+
+        input_index = self.input_index
+        new_obj = MessageDecision.__new__
+        setattr_ = object.__setattr__
+
+        def make(values: dict[str, Any]) -> MessageDecision:  # _decision(), inlined for the hot loops
+            obj = new_obj(MessageDecision)
+            setattr_(obj, "__dict__", values)
+            setattr_(obj, "__pydantic_fields_set__", _MSG_FIELDS)
+            setattr_(obj, "__pydantic_extra__", None)
+            setattr_(obj, "__pydantic_private__", None)
+            return obj
 
         def put(i: int, into: list[_Item], msg: Message, tokens: int, outcome: str, level: Fidelity | None,
                 reason: str, rel: float | None) -> None:
             into.append(_Item(msg, tokens, i))
-            decisions[i] = _decision(
-                index=i, role=msgs[i].role, outcome=outcome, fidelity=level, relevance_score=rel,
-                token_count_before=infos[i].tokens, token_count_after=tokens, reason=reason, layer="working",
-                source=self._source(i), section=None, pinned=False, turn=turns[i], position=None,
-                recalled=False, anchor_position=None,
-            )
+            decisions[i] = make({
+                "index": i, "role": msgs[i].role, "outcome": outcome, "fidelity": level, "relevance_score": rel,
+                "token_count_before": infos[i].tokens, "token_count_after": tokens, "reason": reason,
+                "layer": "working", "source": "input" if i == input_index else "history", "section": None,
+                "pinned": False, "turn": turns[i], "position": None, "recalled": False, "anchor_position": None,
+            })
 
         def drop(i: int, reason: str, rel: float | None, outcome: str = "dropped") -> None:
-            decisions[i] = _decision(
-                index=i, role=msgs[i].role, outcome=outcome, fidelity=None, relevance_score=rel,
-                token_count_before=infos[i].tokens, token_count_after=0, reason=reason, layer="working",
-                source=self._source(i), section=None, pinned=False, turn=turns[i], position=None,
-                recalled=False, anchor_position=None,
-            )
+            decisions[i] = make({
+                "index": i, "role": msgs[i].role, "outcome": outcome, "fidelity": None, "relevance_score": rel,
+                "token_count_before": infos[i].tokens, "token_count_after": 0, "reason": reason,
+                "layer": "working", "source": "history", "section": None, "pinned": False, "turn": turns[i],
+                "position": None, "recalled": False, "anchor_position": None,
+            })
 
         # identity, task, head sections, pins
         if self.identity is not None:
@@ -755,10 +724,6 @@ class _Build:
             keep_reason, drop_reason = S.TP_TAIL, S.TP_MIDDLE_DROPPED
         if overflowing:
             drop_reason = S.OVERFLOW
-            self.notes.append(
-                "overflow: the system prompt, task, pins, checkpoint and current input need more than the "
-                f"{self.A} available tokens; everything else was dropped"
-            )
         if strategy == "llm_summarize" and fold_until > 0:
             summary_item, summary_used = self._summary_item(summary_text, fold_until, plan["summary_room"])
         middle_rendered: dict[int, tuple[Message, int, Fidelity]] = {}

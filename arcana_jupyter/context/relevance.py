@@ -40,16 +40,33 @@ _ERROR = re.compile(
 )
 
 
+INDEX_HEAD_CHARS = 4000
+INDEX_TAIL_CHARS = 1000
+"""Long texts (tool outputs) are indexed and checked for errors by their head and tail only: that
+is where a file's header, a frame's columns or a traceback's first and last lines are, and it keeps
+indexing cost bounded per message."""
+
+
+def _bounded(text: str) -> str:
+    if len(text) <= INDEX_HEAD_CHARS + INDEX_TAIL_CHARS:
+        return text
+    return text[:INDEX_HEAD_CHARS] + "\n" + text[-INDEX_TAIL_CHARS:]
+
+
 def looks_like_error(text: str) -> bool:
     """True when ``text`` carries an error: a traceback, an exception name, ``error:`` or ``failed``."""
+    text = _bounded(text)
+    # cheap substring screens first: the regex is only run on texts that might match
+    if "rror" not in text and "xception" not in text and "Traceback" not in text and "failed" not in text:
+        return False
     return _ERROR.search(text) is not None
 
 
 def message_text(message: Message) -> str:
-    """The text a message is indexed by: its content plus tool-call names and arguments."""
+    """The text a message is indexed by: its content (head and tail when long) plus tool calls."""
     if not message.tool_calls:
-        return message.content
-    return " ".join([message.content, *(f"{c.name} {c.arguments}" for c in message.tool_calls)])
+        return _bounded(message.content)
+    return " ".join([_bounded(message.content), *(f"{c.name} {c.arguments}" for c in message.tool_calls)])
 
 
 def static_score(role: str, error: bool) -> float:

@@ -38,7 +38,7 @@ Reasons (``MessageDecision.reason``): the seed's strings ``passthrough``, ``tail
 
 Cache-friendliness: the verbatim window starts at a *quantized* position. Its start is the first
 unit whose cumulative token offset from the start of the conversation reaches a multiple of the
-quantum ``Q`` (an eighth of the available tokens), so as the conversation grows the window start
+quantum ``Q`` (``band_fraction`` of the available tokens, a quarter by default), so as the conversation grows the window start
 stays put — the prompt only grows at the end — until the window no longer fits, and then jumps
 forward by at least ``Q`` tokens at once. Offsets are absolute (they never change for old
 messages), so the same history gives the same bands whatever happened before: decisions are a pure
