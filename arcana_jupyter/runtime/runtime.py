@@ -75,8 +75,8 @@ class Runtime:
 
     def _provider(self, model: str, trace_dir: Path | None) -> tuple[Provider, str, str]:
         if self.provider_instance is not None:
-            name = getattr(self.provider_instance, "model_name", None) or model
-            return self.provider_instance, str(name), model
+            name = getattr(self.provider_instance, "model_name", None) or self.provider_instance.name
+            return self.provider_instance, str(name), f"{self.provider_instance.name}:{name}"
         from ..providers.registry import create_provider
 
         provider, provider_model = create_provider(
