@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -33,6 +33,9 @@ class AdaptiveConfig(BaseModel):
     search_limit: int = Field(default=5, ge=1)
     narrative_lines: int = Field(default=12, ge=1)
     """How many per-turn narrative lines the checkpoint shows (older ones are counted)."""
+    trace_content: Literal["full", "redacted", "none"] = "full"
+    """The run's trace mode: under ``none`` the engine's events carry ids, kinds, tiers and turns
+    but no text (payloads, digests, artifact contents), so a replay restores structure only."""
 
     @model_validator(mode="after")
     def _ordered(self) -> AdaptiveConfig:

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ..context.sections import CHECKPOINT_SECTION, ContextSection
-from ..messages import MessageLike
+from ..messages import Message, MessageLike, as_messages
 from ..text import BM25Index
 from ..tokens import TokenCounter
 from .artifacts import Artifact, ArtifactStore
@@ -153,6 +153,8 @@ class AdaptiveEngine:
         self._input = ""
         self._input_turn: int | None = None
         self._index = ObjectIndex()
+        self.replay_warnings: list[str] = []
+        """Events :meth:`replay` could not apply (each also logged as a warning)."""
         self._full_cache: dict[str, tuple[StateObject, str]] = {}
         self._cp_cache: str | None = None
         """The rendered checkpoint; reset whenever the checkpoint changes."""
@@ -202,7 +204,7 @@ class AdaptiveEngine:
     def _record(self, event_type: str, metadata: dict[str, Any]) -> None:
         self._apply(event_type, metadata)
         if self.emit is not None:
-            self.emit(event_type, metadata)
+            self.emit(event_type, _without_text(metadata) if self.config.trace_content == "none" else metadata)
 
     def _apply(self, event_type: str, md: Mapping[str, Any], event_turn: int | None = None) -> None:
         turn = md.get("turn", event_turn)
@@ -218,7 +220,7 @@ class AdaptiveEngine:
             self._objects[obj.id] = obj.model_copy(update=updates)
         elif event_type == "context_action":
             for data in md.get("objects") or ():
-                new = StateObject.model_validate(data)
+                new = StateObject.model_validate(_with_placeholders(data))
                 old = self._objects.get(new.id)
                 self._objects[new.id] = new
                 if old is None:
@@ -229,13 +231,18 @@ class AdaptiveEngine:
                 self._next_object = max(self._next_object, new.number + 1)
             action = md.get("action")
             if action == "checkpoint" and md.get("digest") is not None:
-                digest = TurnDigest.model_validate(md["digest"])
+                digest = TurnDigest.model_validate(_digest_without_nulls(md["digest"]))
                 self.digests[digest.turn] = digest
                 self.checkpoint.reconcile(digest)
                 self._cp_cache = None
-                self.events.add(EventDoc.model_validate(d) for d in md.get("events") or ())
+                self.events.add(
+                    EventDoc.model_validate(d) for d in md.get("events") or () if isinstance(d.get("text"), str)
+                )
             elif action == "store_artifact" and md.get("artifact") is not None:
-                self.artifacts.put(Artifact.model_validate(md["artifact"]))
+                art = dict(md["artifact"])
+                if art.get("card") is None:
+                    art["card"] = f"[artifact {art.get('id')} · text not recorded in the trace]"
+                self.artifacts.put(Artifact.model_validate(art))
 
     def _action(
         self,
@@ -333,6 +340,14 @@ class AdaptiveEngine:
         digest = tuple(t for t in range(max(1, turn - v - d + 1), max(1, turn - v + 1)))
         older = tuple(range(1, max(1, turn - v - d + 1)))
         return TurnBands(current=turn, verbatim=verbatim, digest=digest, older=older)
+
+    def verbatim_history(self, history: Sequence[MessageLike], turn: int) -> list[Message]:
+        """The messages of ``history`` the prompt keeps verbatim at ``turn``: those without a turn
+        (the system prompt) and those of the verbatim band. Whole turns are kept or left out, so an
+        assistant tool call is never separated from its results; earlier turns reach the prompt
+        through the ``turn_digests`` and ``checkpoint`` sections instead."""
+        start = self.bands(turn).verbatim_from
+        return [m for m in as_messages(history) if m.turn is None or m.turn >= start]
 
     # ------------------------------------------------------------------ the prompt
 
@@ -697,10 +712,58 @@ class AdaptiveEngine:
                     eturn, eagent = getattr(ev, "turn", None), getattr(ev, "agent", None)
                 if agent is not None and eagent is not None and eagent != agent:
                     continue
-                if etype in ("state_change", "context_action"):
+                if etype not in ("state_change", "context_action"):
+                    continue
+                try:
                     self._apply(str(etype), md, eturn)
+                except Exception as exc:  # one bad record must not lose the rest of the session
+                    where = getattr(ev, "event_id", None) or (ev.get("event_id") if isinstance(ev, Mapping) else None)
+                    note = f"skipped {etype} event {where or '?'}: {type(exc).__name__}: {one_line(str(exc), 200)}"
+                    self.replay_warnings.append(note)
+                    log.warning("arcana: adaptive replay %s", note)
         finally:
             self.emit = emit
+
+
+NOT_RECORDED = "(text not recorded)"
+_OBJECT_TEXT = ("payload", "summary", "rationale", "retract_reason")
+_DIGEST_LISTS = ("plans", "decisions", "constraints", "files", "findings", "errors", "open_questions", "tools")
+
+
+def _without_text(md: Mapping[str, Any]) -> dict[str, Any]:
+    """``md`` with every text the engine adds removed (``trace_content="none"``); ids, kinds, tiers,
+    turns, flags and counts stay. Arguments and results are left to the trace writer's redactor."""
+    out = dict(md)
+    if out.get("objects"):
+        out["objects"] = [{**o, **{k: None for k in _OBJECT_TEXT if o.get(k) is not None}} for o in out["objects"]]
+    if out.get("digest") is not None:
+        out["digest"] = {"turn": out["digest"].get("turn")}
+    if "events" in out:
+        out["events"] = []
+    if out.get("artifact") is not None:
+        out["artifact"] = {**out["artifact"], "content": None, "card": None}
+    result = out.get("result")
+    if isinstance(result, dict) and isinstance(result.get("results"), list):
+        out["result"] = {**result, "results": [{**r, "snippet": None} if isinstance(r, dict) else r
+                                               for r in result["results"]]}
+    return out
+
+
+def _with_placeholders(data: Mapping[str, Any]) -> dict[str, Any]:
+    """An object record from a text-less trace, made valid: missing texts read "(text not recorded)"."""
+    out = dict(data)
+    for key in ("payload", "summary"):
+        if out.get(key) is None:
+            out[key] = NOT_RECORDED
+    return out
+
+
+def _digest_without_nulls(data: Mapping[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in data.items() if v is not None}
+    for key in _DIGEST_LISTS:
+        if key in out:
+            out[key] = [x for x in out[key] if x is not None and not (isinstance(x, dict) and x.get("text") is None)]
+    return out
 
 
 def engine_or_none(

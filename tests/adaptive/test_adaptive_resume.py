@@ -112,3 +112,54 @@ def test_restore_equals_snapshot_and_continues_identically(rec: Recorder) -> Non
 def test_restore_rejects_an_unknown_version() -> None:
     with pytest.raises(ValueError, match="unsupported adaptive snapshot version 99"):
         AdaptiveEngine.restore({"version": 99})
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def test_trace_content_none_keeps_structure_not_text() -> None:
+    from arcana_jupyter.runtime.config import RuntimeConfig
+    from arcana_jupyter.trace.redact import Redactor
+
+    rec = Recorder()
+    engine = AdaptiveEngine(RuntimeConfig(trace_content="none"), rec)
+    assert engine.config.trace_content == "none"
+    engine.begin_turn(1, "x")
+    engine.create_task("Zanzibar migration", description="move zanzibar tables", turn=1)
+    engine.decide("Use quokka", rationale="quokka is fast", turn=1)
+    engine.search_turn_events("zanzibar", turn=1)
+    engine.ingest_tool_output(1, "read", "zanzibar " * 3000)
+    engine.end_turn(1, [{"role": "user", "content": "Zanzibar please. Never touch quokka.csv"},
+                        {"role": "assistant", "content": "Zanzibar done."}])
+    redactor = Redactor("none")  # what the trace writer applies on top (args, results)
+    written = [{**e, "metadata": redactor.clean(e["metadata"])} for e in rec.events]
+    leaked = [s for e in written for s in _strings(e["metadata"]) if "zanzibar" in s.lower() or "quokka" in s.lower()]
+    assert leaked == []
+    # the live engine still has everything
+    assert engine.get("s_1").payload == "move zanzibar tables"  # type: ignore[union-attr]
+    replayed = AdaptiveEngine.replay(written, engine.config)
+    assert replayed.replay_warnings == []
+    assert [(o.id, o.kind, o.tier, o.created_turn) for o in replayed.objects()] == [
+        (o.id, o.kind, o.tier, o.created_turn) for o in engine.objects()]
+    assert replayed.get("s_1").payload == "(text not recorded)"  # type: ignore[union-attr]
+    assert replayed.checkpoint.turns == 1 and replayed.artifacts.get("a_1") is not None
+    assert replayed.retrieve_artifact("a_1")["ok"] is False
+    assert all(isinstance(s.content, str) for s in replayed.sections(2))
+
+
+def test_a_corrupt_event_is_skipped_with_a_warning(rec: Recorder, caplog: pytest.LogCaptureFixture) -> None:
+    live = session(rec)
+    events = [*rec.events]
+    events.insert(3, {"event_type": "context_action", "event_id": "e_bad", "turn": 1,
+                      "metadata": {"action": "create_task", "objects": [{"id": "s_9", "kind": "spaceship"}]}})
+    replayed = AdaptiveEngine.replay(events, live.config)
+    assert len(replayed.replay_warnings) == 1 and "e_bad" in replayed.replay_warnings[0]
+    assert replayed.snapshot() == live.snapshot()
+    assert any("e_bad" in r.getMessage() for r in caplog.records)

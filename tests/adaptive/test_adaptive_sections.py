@@ -91,3 +91,19 @@ def test_digest_band_is_scored_against_the_input() -> None:
                for line in lines)
     assert "[relevance 0.00]" in text
     assert "penguins" not in text and "lamps" not in text  # outside the band
+
+
+def test_verbatim_history_keeps_whole_recent_turns() -> None:
+    from arcana_jupyter.messages import Message, ToolCall
+
+    history = [Message(role="system", content="sys")]
+    for t in range(1, 8):
+        history += [Message(role="user", content=f"u{t}", turn=t),
+                    Message(role="assistant", content="", turn=t, tool_calls=(ToolCall(id=f"c{t}", name="f"),)),
+                    Message(role="tool", content="r", tool_call_id=f"c{t}", turn=t),
+                    Message(role="assistant", content=f"a{t}", turn=t)]
+    history.append(Message(role="user", content="u8", turn=8))
+    kept = AdaptiveEngine().verbatim_history(history, 8)
+    assert kept[0].content == "sys" and {m.turn for m in kept[1:]} == {6, 7, 8}
+    assert len(kept) == 1 + 4 + 4 + 1
+    assert AdaptiveEngine().verbatim_history([m.record() for m in history], 2) == history[:9]  # turns 1-2
