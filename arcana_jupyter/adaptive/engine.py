@@ -343,11 +343,11 @@ class AdaptiveEngine:
 
     def verbatim_history(self, history: Sequence[MessageLike], turn: int) -> list[Message]:
         """The messages of ``history`` the prompt keeps verbatim at ``turn``: those without a turn
-        (the system prompt) and those of the verbatim band. Whole turns are kept or left out, so an
+        (the system prompt) and those of the verbatim band (never later turns). Whole turns are kept or left out, so an
         assistant tool call is never separated from its results; earlier turns reach the prompt
         through the ``turn_digests`` and ``checkpoint`` sections instead."""
         start = self.bands(turn).verbatim_from
-        return [m for m in as_messages(history) if m.turn is None or m.turn >= start]
+        return [m for m in as_messages(history) if m.turn is None or start <= m.turn <= turn]
 
     # ------------------------------------------------------------------ the prompt
 
