@@ -195,6 +195,13 @@ class AdaptiveEngine:
     def focused(self) -> StateObject | None:
         return next((o for o in self.objects() if o.focused), None)
 
+    def tiers_view(self) -> dict[str, list[dict[str, Any]]]:
+        """Live objects by tier as JSON-safe dicts (the turn bundle's ``tiers``; tombstones hidden)."""
+        view: dict[str, list[dict[str, Any]]] = {"active": [], "soft": [], "hard": []}
+        for o in self.objects():
+            view[o.tier].append(o.model_dump(mode="json"))
+        return view
+
     def audit_objects(self) -> list[StateObject]:
         """Every object including tombstones (for audit views only; never for the prompt)."""
         return list(self._objects.values())

@@ -79,3 +79,12 @@ def test_ids_are_not_reused_after_retraction(rec: Recorder) -> None:
     engine = _engine(rec)
     engine.retract("s_2", turn=1)
     assert engine.note("new", turn=1)["id"] == "s_3"
+
+
+def test_tiers_view_for_the_turn_bundle_hides_tombstones(rec: Recorder) -> None:
+    engine = _engine(rec)
+    engine.retract("s_1", turn=1)
+    view = engine.tiers_view()
+    assert set(view) == {"active", "soft", "hard"} and [o["id"] for o in view["active"]] == ["s_2"]
+    keys = {"id", "kind", "summary", "payload", "tier", "last_touched_turn", "focused", "retracted"}
+    assert keys <= set(view["active"][0]) and view["soft"] == view["hard"] == []
