@@ -281,12 +281,19 @@ def _questions(final: str) -> list[str]:
     return _dedupe((one_line(s, MAX_ITEM) for s in sentences(final) if s.endswith("?")), 3)
 
 
-def extract_digest(turn: int, messages: Iterable[MessageLike]) -> TurnDigest:
-    """The :class:`TurnDigest` of ``turn`` from that turn's messages (user, assistant, tool)."""
+def extract_digest(turn: int, messages: Iterable[MessageLike], skip_tools: Iterable[str] = ()) -> TurnDigest:
+    """The :class:`TurnDigest` of ``turn`` from that turn's messages (user, assistant, tool).
+
+    Calls and results of ``skip_tools`` (the adaptive-context tools, whose content lives in state
+    objects) are left out, so a retracted object never reaches the checkpoint through them.
+    """
+    skip = frozenset(skip_tools)
     msgs: list[Message] = [as_message(m) for m in messages]
+    skipped_ids = {c.id for m in msgs for c in m.tool_calls if c.name in skip}
     user_texts = [m.content for m in msgs if m.role == "user" and m.content]
     assistant_texts = [m.content for m in msgs if m.role == "assistant" and m.content]
-    tool_texts = [m.content for m in msgs if m.role == "tool" and m.content]
+    tool_texts = [m.content for m in msgs if m.role == "tool" and m.content and m.tool_call_id not in skipped_ids
+                  and (m.name is None or m.name not in skip)]
     final = ""
     for m in reversed(msgs):
         if m.role == "assistant" and m.content and not m.tool_calls:
@@ -299,6 +306,8 @@ def extract_digest(turn: int, messages: Iterable[MessageLike]) -> TurnDigest:
     call_args: list[str] = []
     for m in msgs:
         for c in m.tool_calls:
+            if c.name in skip:
+                continue
             if c.name not in tools:
                 tools.append(c.name)
             call_args.append(c.arguments)

@@ -314,7 +314,7 @@ class AdaptiveEngine:
 
     def end_turn(self, turn: int, transcript_of_turn: Sequence[MessageLike]) -> list[Promotion]:
         """Reconcile the checkpoint from the turn's digest, then demote idle objects; returns demotions."""
-        digest = extract_digest(turn, transcript_of_turn)
+        digest = extract_digest(turn, transcript_of_turn, ADAPTIVE_TOOL_NAMES)
         docs = docs_for_turn(turn, transcript_of_turn, digest.text(), ADAPTIVE_TOOL_NAMES)
         self._record(
             "context_action",

@@ -121,3 +121,18 @@ def test_empty_turn() -> None:
     d = extract_digest(4, [])
     assert d.request == "" and d.narrative == "T4: (no user message)"
     assert d.render() == "T4: (nothing recorded)"
+
+
+def test_skipped_tools_stay_out_of_the_digest() -> None:
+    turn = [
+        Message(role="user", content="Plan the work"),
+        Message(role="assistant", content="", tool_calls=(
+            ToolCall(id="a", name="create_task", arguments='{"title": "secret plan.csv"}'),
+            ToolCall(id="b", name="run_python", arguments='{"path": "data.csv"}'))),
+        Message(role="tool", tool_call_id="a", name="create_task", content='{"ok": false, "error": "not_found"}'),
+        Message(role="tool", tool_call_id="b", name="run_python", content="ValueError: bad"),
+    ]
+    d = extract_digest(1, turn, skip_tools={"create_task"})
+    assert d.tools == ["run_python"] and d.errors == ["ValueError: bad"] and d.files == ["data.csv"]
+    full = extract_digest(1, turn)
+    assert full.tools == ["create_task", "run_python"] and "error: not_found" in full.errors
