@@ -125,11 +125,36 @@ def distill_json(text: str) -> Distilled | None:
     try:
         data = json.loads(stripped)
     except ValueError:
-        return None
+        return _json_lines(stripped)
     lines = [f"JSON {_type_name(data)}, {len(stripped):,} characters"]
     body: list[str] = []
     _describe(data, 2, "  ", body, [40])
     return Distilled(kind="json", lines=lines + body)
+
+
+def _json_lines(text: str) -> Distilled | None:
+    """JSON Lines: one object per line (every non-empty line must parse)."""
+    rows: list[Any] = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            return None
+    if len(rows) < 2:
+        return None
+    keys: dict[str, int] = {}
+    for r in rows:
+        if isinstance(r, dict):
+            for k in r:
+                keys[k] = keys.get(k, 0) + 1
+    out = [f"JSON Lines: {len(rows):,} records, {len(text):,} characters"]
+    if keys:
+        shown = ", ".join(f"{k} ({n})" if n != len(rows) else k for k, n in list(keys.items())[:25])
+        out.append(f"keys: {shown}" + (" …" if len(keys) > 25 else ""))
+    out.append("first: " + one_line(json.dumps(rows[0], ensure_ascii=False), 200))
+    return Distilled(kind="json", lines=out)
 
 
 # ----------------------------------------------------------------------------- tables
@@ -255,6 +280,10 @@ def distill(text: str) -> Distilled:
     for _name, fn in DISTILLERS:
         found = fn(text)
         if found is not None:
+            if found.kind == "traceback":  # a traceback inside a log: keep the log's counts too
+                log = distill_log(text)
+                if log is not None:
+                    found = Distilled(kind="traceback", lines=[*found.lines, *log.lines[:1]])
             return found
     lines = text.splitlines()
     return Distilled(kind="text", lines=[f"Text: {len(lines):,} lines, {len(text):,} characters"])

@@ -99,3 +99,20 @@ def test_log_counts_and_error_lines() -> None:
 def test_plain_text_fallback() -> None:
     d = distill("line one\nline two")
     assert d.kind == "text" and d.lines == ["Text: 2 lines, 17 characters"]
+
+
+def test_json_lines() -> None:
+    rows = [json.dumps({"id": i, "msg": f"m{i}", **({"err": "x"} if i % 2 else {})}) for i in range(10)]
+    d = distill_json("\n".join(rows))
+    assert d is not None and d.kind == "json"
+    assert d.lines[0].startswith("JSON Lines: 10 records")
+    assert d.lines[1] == "keys: id, msg, err (5)"
+    assert d.lines[2] == 'first: {"id": 0, "msg": "m0"}'
+    assert distill_json('{"a": 1}\nnot json') is None
+
+
+def test_traceback_inside_a_log_keeps_both() -> None:
+    log = "\n".join(f"2026-11-30 INFO step {i}" for i in range(10)) + "\n2026-11-30 ERROR crashed\n" + TRACEBACK
+    d = distill(log)
+    assert d.kind == "traceback" and d.lines[0] == "Python traceback: KeyError: 'region'"
+    assert d.lines[-1].startswith("Log: ") and "ERROR 1" in d.lines[-1] and "INFO 10" in d.lines[-1]
