@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
@@ -107,6 +108,7 @@ class _FileIndex:
     lines: int = 0  # lines consumed
     entries: list[_Entry] = field(default_factory=list)
     by_turn: dict[tuple[str, int], list[int]] = field(default_factory=dict)
+    turn_agents: dict[int, set[str]] = field(default_factory=dict)
     by_type: dict[str, list[int]] = field(default_factory=dict)
     agents: dict[str, int] = field(default_factory=dict)
     history: dict[str, dict[int, int]] = field(default_factory=dict)
@@ -162,15 +164,28 @@ class TraceReader:
             self._lock = threading.RLock()
         self._seen: set[tuple[Path, bool]] = set()
         self._counter: Any = None
+        self._listing: tuple[tuple[int, int], dict[str, Path]] | None = None
+        self._resolved: dict[Path, Path] = {}
 
     # -- runs -------------------------------------------------------------------------------------
 
     def _files(self) -> dict[str, Path]:
-        if self.trace_dir.is_file():
-            return {self.trace_dir.stem: self.trace_dir}
-        if not self.trace_dir.is_dir():
+        """``run_id -> path`` of the folder's traces (listed again only when the folder changed)."""
+        try:
+            st = self.trace_dir.stat()
+        except OSError:
             return {}
-        return {p.stem: p for p in sorted(self.trace_dir.glob("*.jsonl")) if p.is_file()}
+        key = (st.st_mtime_ns, st.st_ino)
+        if self._listing is not None and self._listing[0] == key:
+            return self._listing[1]
+        if stat.S_ISREG(st.st_mode):
+            files = {self.trace_dir.stem: self.trace_dir}
+        elif stat.S_ISDIR(st.st_mode):
+            files = {p.stem: p for p in sorted(self.trace_dir.glob("*.jsonl")) if p.is_file()}
+        else:
+            files = {}
+        self._listing = (key, files)
+        return files
 
     def run_ids(self) -> list[str]:
         """The run ids in this folder, oldest first (run ids sort by start time)."""
@@ -263,7 +278,10 @@ class TraceReader:
 
     def _index_path(self, path: Path) -> _FileIndex:
         with self._lock:
-            cache_key = (path.resolve(), self.strict)
+            real = self._resolved.get(path)
+            if real is None:
+                real = self._resolved[path] = path.resolve()
+            cache_key = (real, self.strict)
             self._seen.add(cache_key)
             idx = self._indexes.get(cache_key)
             if idx is not None:
@@ -399,6 +417,7 @@ class TraceReader:
         idx.agents[agent] = idx.agents.get(agent, 0) + 1
         if turn is not None:
             idx.by_turn.setdefault((agent, turn), []).append(position)
+            idx.turn_agents.setdefault(turn, set()).add(agent)
         if idx.run_id is None and isinstance(obj.get("run_id"), str):
             idx.run_id = obj["run_id"]
         if idx.first_ts is None:
@@ -580,7 +599,7 @@ class TraceReader:
         if agent is not None:
             self._check_agent(idx, run_id, agent)
             return agent
-        present = sorted({a for (a, t) in idx.by_turn if t == turn}) if turn is not None else []
+        present = sorted(idx.turn_agents.get(turn, ())) if turn is not None else []
         if not present:
             present = sorted(idx.agents)
         if "main" in present or not present:
@@ -651,7 +670,7 @@ class TraceReader:
             inputs=meta.get("inputs") or {},
             builder=meta.get("builder") or {},
             tools=meta.get("tools") or [],
-            active_pins=self.active_pins(run_id, turn, name, step=step),
+            active_pins=self._active_pins(idx, name, turn, step),
             llm_call=llm,
             decision_event_id=decision_id,
         )
@@ -728,7 +747,9 @@ class TraceReader:
         pin whose ``until_turn`` is below ``turn`` has expired.
         """
         idx = self._index(run_id)
-        name = self._resolve_agent(idx, run_id, agent, turn)
+        return self._active_pins(idx, self._resolve_agent(idx, run_id, agent, turn), turn, step)
+
+    def _active_pins(self, idx: _FileIndex, name: str, turn: int, step: int | None) -> list[ActivePin]:
         cutoff: int | None = None
         if step is not None:
             for p in idx.by_turn.get((name, turn), []):

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 
 from .events import TraceContent
@@ -71,12 +72,17 @@ _KEYWORD_TOKEN = re.compile(
     r"(?i)((?:api[_\-]?key|access[_\-]?key|secret[_\-]?key|private[_\-]?key|key|token|secret|password|passwd|"
     r"auth|authorization|credential|credentials)\b[\"']?\s*(?:[:=]|\bis\b)?\s*[\"']?)([A-Za-z0-9_\-./+=]{32,})"
 )
+_TRIGGERS = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "aiza", "xox", "bearer", "basic", "key", "token", "secret", "passw", "auth", "credential")
+"""Substrings (of the lower-cased text) without which no secret rule can apply (most strings)."""
 _EMAIL = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
 _DIGITS = re.compile(r"(?<![\w+])\+?(?:\d{9,}|\d+(?:[ \-]\d{3,})+)(?!\w)")
 
 _MIN_LITERAL_SECRET = 6
+_CACHE_MAX_LEN = 256
+_CACHE_SIZE = 8192
 
 
+@lru_cache(maxsize=4096)
 def _is_identifier_key(key: str | None) -> bool:
     """Ids and digests are never personal data, even when they happen to be all digits."""
     return key is not None and (key in ("id", "digest", "sha256") or key.endswith(("_id", "digest")))
@@ -125,6 +131,7 @@ class Redactor:
         self._literal: re.Pattern[str] | None = (
             re.compile("|".join(re.escape(s) for s in literals)) if literals else None
         )
+        self._cache: dict[tuple[str, bool], str] = {}
 
     def add_secret(self, secret: str) -> None:
         """Mask ``secret`` from now on (e.g. a provider key configured after the writer opened)."""
@@ -133,20 +140,32 @@ class Redactor:
         current = [] if self._literal is None else self._literal.pattern.split("|")
         current.append(re.escape(secret))
         self._literal = re.compile("|".join(sorted(set(current), key=len, reverse=True)))
+        self._cache = {}
 
     def redact_text(self, text: str, *, personal: bool = True) -> str:
         """``text`` with the secrets (and, in ``redacted`` mode, e-mails and digit runs) masked.
 
         ``personal=False`` skips the e-mail and digit rules (used for ids and digests)."""
+        if len(text) <= _CACHE_MAX_LEN:
+            key = (text, personal)
+            cached = self._cache.get(key)
+            if cached is None:
+                if len(self._cache) >= _CACHE_SIZE:
+                    self._cache.clear()
+                cached = self._cache[key] = self._redact(text, personal)
+            return cached
+        return self._redact(text, personal)
+
+    def _redact(self, text: str, personal: bool) -> str:
         if self._literal is not None:
             text = self._literal.sub(REDACTED, text)
-        if "sk-" in text or "gh" in text or "AIza" in text or "xox" in text or "github_pat_" in text:
+        lower = text.lower()
+        if any(t in lower for t in _TRIGGERS):
             for pattern in _SECRET_PATTERNS:
                 text = pattern.sub(REDACTED, text)
-        if len(text) >= 6:
             text = _BEARER.sub(_mask_credential, text)
-        if len(text) >= 32:
-            text = _KEYWORD_TOKEN.sub(_mask_keyword_token, text)
+            if len(text) >= 32:
+                text = _KEYWORD_TOKEN.sub(_mask_keyword_token, text)
         if self.content == "redacted" and personal:
             if "@" in text:
                 text = _EMAIL.sub(REDACTED, text)
@@ -160,24 +179,28 @@ class Redactor:
     # -- internals ------------------------------------------------------------------------------
 
     def _walk(self, value: Any, key: str | None, in_args: bool) -> Any:
-        if isinstance(value, str):
+        cls = type(value)
+        if cls is str:
             if self.content == "none" and key is not None:
                 if in_args and key not in ARG_KEYS_KEPT:
                     return None
                 if key in NULLED_KEYS or key in ARG_CONTAINERS:
                     return None
             return self.redact_text(value, personal=not _is_identifier_key(key))
-        if value is None or isinstance(value, bool | int):
+        if value is None or cls is int or cls is bool:
             return value
-        if isinstance(value, float):
-            return value if math.isfinite(value) else str(value)
-        if isinstance(value, Mapping):
+        if cls is dict or isinstance(value, Mapping):
             out: dict[str, Any] = {}
             for k, v in value.items():
                 name = k if isinstance(k, str) else str(k)
-                child_in_args = in_args or name in ARG_CONTAINERS
-                out[self.redact_text(name)] = self._walk(v, name, child_in_args)
+                out[self.redact_text(name)] = self._walk(v, name, in_args or name in ARG_CONTAINERS)
             return out
+        if isinstance(value, str):  # a str subclass
+            return self._walk(str(value), key, in_args)
+        if isinstance(value, bool | int):
+            return int(value) if not isinstance(value, bool) else bool(value)
+        if isinstance(value, float):
+            return value if math.isfinite(value) else str(value)
         if isinstance(value, list | tuple | set | frozenset):
             items = sorted(value, key=repr) if isinstance(value, set | frozenset) else value
             # list items inherit the key of their container (``messages`` items are dicts anyway)
