@@ -367,7 +367,6 @@ class _Build:
         self.identity = state.identity
         self.units = state.units
         self.input_index = self.units[-1][-1] if self.units else None
-        self.unit_of: dict[int, int] = {}
         self.turns = state.turns
 
     # ---- run -------------------------------------------------------------------------------
@@ -727,6 +726,7 @@ class _Build:
         if strategy == "llm_summarize" and fold_until > 0:
             summary_item, summary_used = self._summary_item(summary_text, fold_until, plan["summary_room"])
         middle_rendered: dict[int, tuple[Message, int, Fidelity]] = {}
+        stale = self.stale
         for u, unit in enumerate(units):
             if u == input_unit:
                 for i in unit:
@@ -745,8 +745,27 @@ class _Build:
                 for i in unit:
                     drop(i, S.SUMMARIZED, score(i), outcome="summarized")
             elif u < drop_until or u < mid_from or (strategy != "tail_preserve" and u < window):
+                # the hot loop of long histories: score() and drop() inlined
                 for i in unit:
-                    drop(i, S.STALE_TOOL_RESULT if i in self.stale else drop_reason, score(i))
+                    t = turns[i]
+                    age = cur_turn - t if (cur_turn is not None and t is not None and t < cur_turn) else 0
+                    rec = recency.get(age)
+                    if rec is None:
+                        rec = recency[age] = W_RECENCY / (1.0 + age / RECENCY_HALF_TURNS)
+                    info = infos[i]
+                    obj = new_obj(MessageDecision)
+                    setattr_(obj, "__dict__", {
+                        "index": i, "role": info.msg.role, "outcome": "dropped", "fidelity": None,
+                        "relevance_score": round(W_BM25 * bm25_get(i, 0.0) + rec + info.static, 4),
+                        "token_count_before": info.tokens, "token_count_after": 0,
+                        "reason": S.STALE_TOOL_RESULT if i in stale else drop_reason, "layer": "working",
+                        "source": "history", "section": None, "pinned": False, "turn": t, "position": None,
+                        "recalled": False, "anchor_position": None,
+                    })
+                    setattr_(obj, "__pydantic_fields_set__", _MSG_FIELDS)
+                    setattr_(obj, "__pydantic_extra__", None)
+                    setattr_(obj, "__pydantic_private__", None)
+                    decisions[i] = obj
             elif u < window:  # tail_preserve middle band
                 assert level is not None
                 for i in unit:
@@ -863,11 +882,8 @@ class _Build:
                 )
 
     def _unit_index(self, i: int) -> int | None:
-        if not self.unit_of:
-            for u, unit in enumerate(self.units):
-                for j in unit:
-                    self.unit_of[j] = u
-        return self.unit_of.get(i)
+        u = self.state.unit_of[i]
+        return None if u < 0 else u
 
     def _recent_start(self, window: int) -> int | None:
         """The unit where the recent exchange starts: the last user message before the input's unit."""

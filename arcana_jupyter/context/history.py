@@ -52,6 +52,8 @@ class HistoryState:
     users: int = 0
     identity: int | None = None
     units: list[list[int]] = field(default_factory=list)
+    unit_of: list[int] = field(default_factory=list)
+    """Unit of each message (``-1`` for the identity system message)."""
     unit_cost: list[int] = field(default_factory=list)
     open_ids: set[str] = field(default_factory=set)
     calls: dict[str, Signature] = field(default_factory=dict)
@@ -72,11 +74,14 @@ class HistoryState:
             self.rel.add(m)
         if m.role == "system" and self.identity is None:
             self.identity = i
+            self.unit_of.append(-1)
             return
         if m.role == "tool" and self.units and m.tool_call_id is not None and m.tool_call_id in self.open_ids:
             self.units[-1].append(i)
             self.unit_cost[-1] += info.tokens
+            self.unit_of.append(len(self.units) - 1)
         else:
+            self.unit_of.append(len(self.units))
             self.units.append([i])
             self.unit_cost.append(info.tokens)
             if m.role == "assistant" and m.tool_calls:
@@ -98,7 +103,8 @@ class HistoryState:
         last = [list(self.units[-1])] if self.units else []
         return HistoryState(
             msgs=list(self.msgs), infos=list(self.infos), turns=list(self.turns), users=self.users,
-            identity=self.identity, units=self.units[:-1] + last, unit_cost=list(self.unit_cost),
+            identity=self.identity, units=self.units[:-1] + last, unit_of=list(self.unit_of),
+            unit_cost=list(self.unit_cost),
             open_ids=set(self.open_ids), calls=dict(self.calls), last_result=dict(self.last_result),
             superseded=set(self.superseded), rel=self.rel,
         )

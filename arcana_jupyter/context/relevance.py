@@ -17,13 +17,14 @@ so that the stable part of the prompt does not change with every question.
 
 The index is incremental: documents are appended as the history grows, and a posting list (term ->
 documents) restricts scoring to documents that share a term with the query, so a warm build on a
-long history scores a handful of documents, not all of them.
+long history scores a handful of documents, not all of them. The query is reduced to its most
+specific terms (at most 12, none found in more than half the documents; see
+:meth:`RelevanceIndex.query_terms`).
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 from ..messages import Message
 from ..text import BM25Index, words
@@ -33,15 +34,17 @@ W_RECENCY = 0.2
 W_ROLE = 0.1
 W_ERROR = 0.1
 RECENCY_HALF_TURNS = 8.0
+MAX_QUERY_TERMS = 12
+MAX_DF_SHARE = 0.5
 ROLE_WEIGHT: dict[str, float] = {"user": 1.0, "assistant": 0.6, "tool": 0.4, "system": 0.5}
 
 _ERROR = re.compile(
-    r"Traceback \(most recent call last\)|\b[A-Z]\w*(?:Error|Exception)\b|\berror:|\bERROR\b|\bfailed\b",
+    r"Traceback \(most recent call last\)|\w(?:Error|Exception)\b|\b(?:[Ee]rror:|ERROR\b)|\bfailed\b",
 )
 
 
-INDEX_HEAD_CHARS = 4000
-INDEX_TAIL_CHARS = 1000
+INDEX_HEAD_CHARS = 1500
+INDEX_TAIL_CHARS = 500
 """Long texts (tool outputs) are indexed and checked for errors by their head and tail only: that
 is where a file's header, a frame's columns or a traceback's first and last lines are, and it keeps
 indexing cost bounded per message."""
@@ -94,18 +97,35 @@ class RelevanceIndex:
         doc = self.bm25.add(message_text(message))
         # BM25Index keeps each document's term frequencies; reuse them for the postings instead of
         # tokenising the text a second time.
+        postings = self._postings
         for term in self.bm25._tfs[doc]:
-            self._postings.setdefault(term, []).append(doc)
+            plist = postings.get(term)
+            if plist is None:
+                postings[term] = [doc]
+            else:
+                plist.append(doc)
         return doc
 
+    def query_terms(self, query: str) -> list[str]:
+        """The query's terms that carry weight: present in the index, not in most documents, rarest first.
+
+        A term found in more than half the documents has an idf below log 2 (a rare term's is near
+        log N): it hardly changes the ranking but would make every document a candidate. At most
+        :attr:`MAX_QUERY_TERMS` terms are kept, the most specific ones.
+        """
+        n = len(self.bm25)
+        cap = max(3, int(n * MAX_DF_SHARE))
+        found = sorted((len(p), t) for t in set(words(query)) if (p := self._postings.get(t)) and len(p) <= cap)
+        return [t for _, t in found[:MAX_QUERY_TERMS]]
+
     def scores(self, query: str, limit: int | None = None) -> dict[int, float]:
-        """Normalised BM25 score of every document (below ``limit``) sharing a term with ``query``."""
-        terms = words(query)
+        """Normalised BM25 score of every document (below ``limit``) sharing a weighty term with ``query``."""
+        terms = self.query_terms(query)
         if not terms:
             return {}
         candidates: set[int] = set()
-        for term in Counter(terms):
-            candidates.update(self._postings.get(term, ()))
+        for term in terms:
+            candidates.update(self._postings[term])
         if limit is not None:
             candidates = {d for d in candidates if d < limit}
         if not candidates:
