@@ -59,7 +59,7 @@ class ArtifactStore:
 
     def should_store(self, text: str) -> tuple[bool, int]:
         """Whether ``text`` is large enough to become an artifact, and its token count."""
-        if len(text) < self.min_tokens:  # fewer characters than the threshold: fewer tokens too
+        if len(text.encode("utf-8", "replace")) <= self.min_tokens:  # a token is at least one byte
             return False, -1
         n = self.counter.count_text(text)
         return n > self.min_tokens, n

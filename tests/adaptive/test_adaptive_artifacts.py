@@ -102,3 +102,13 @@ def test_search_finds_old_tool_output_and_digests(engine: AdaptiveEngine) -> Non
     assert len(engine.search_turn_events("topic", limit=3)["results"]) == 3
     none = engine.search_turn_events("xylophone")
     assert none["results"] == [] and "hint" in none
+
+
+def test_threshold_counts_tokens_not_characters() -> None:
+    engine = AdaptiveEngine(artifact_min_tokens=100)
+    emoji = "🦜" * 60  # 60 characters, far more than 100 tokens
+    assert TokenCounter().count_text(emoji) > 100
+    assert engine.ingest_tool_output(1, "t", emoji).startswith("[artifact a_1")
+    ascii_text = "word " * 90  # 450 characters, under 100 tokens
+    assert TokenCounter().count_text(ascii_text) <= 100
+    assert engine.ingest_tool_output(1, "t", ascii_text) == ascii_text
