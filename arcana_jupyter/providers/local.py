@@ -18,6 +18,7 @@ Any other GGUF file works too (``local:/path/model.gguf``).
 from __future__ import annotations
 
 import asyncio
+import atexit
 import importlib.util
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -35,6 +36,17 @@ TOOL_CHAT_FORMAT = "chatml-function-calling"
 
 _models: dict[tuple[str, int], _LoadedModel] = {}
 _models_lock = threading.Lock()
+
+
+@atexit.register
+def unload_models() -> None:
+    """Free every loaded model (also run at exit, before llama.cpp's bindings are torn down)."""
+    with _models_lock:
+        loaded = list(_models.values())
+        _models.clear()
+    for model in loaded:
+        with model.lock:
+            model.llama.close()
 
 
 def default_model_path() -> Path:

@@ -1,0 +1,300 @@
+"""Answer every call from a recorded trace, so a notebook re-runs offline and identically.
+
+    provider = ReplayProvider("analysis.arcana", "r_20261130_010203_ab12cd")
+
+The n-th call of an agent gets the n-th recorded ``llm_call`` of that agent: its assistant
+message, usage, finish reason and model. Before answering, the new request's digest
+(:func:`~arcana_jupyter.messages.request_digest` over model, messages and tools) is compared with
+the recorded one:
+
+- strict mode (default) raises :class:`~arcana_jupyter.exceptions.ReplayDivergence` whose report
+  says which recorded turn and step, which message index and role, and what changed (a short
+  unified diff of the content, added or removed messages, tool-call or tool-spec changes);
+- lenient mode appends a :class:`Divergence` to :attr:`ReplayProvider.divergences` and answers
+  with the recording anyway.
+
+The recorded prompt the report compares against is the ``prompt_snapshot`` of that call when the
+run kept snapshots (exact), else the recorded transcript the builder started from (the report
+says which). Calls past the end of the recording raise ``ReplayDivergence`` in both modes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..exceptions import ConfigError, ProviderError, ReplayDivergence, TraceError
+from ..messages import as_message, canonical_json, request_digest
+from ..trace.events import TraceEvent
+from ..trace.reader import TraceReader
+from .base import LLMRequest, LLMResponse, Provider, StreamChunk, Usage
+
+_WORDS = re.compile(r"\S+\s*|\s+")
+_MAX_DIFF_LINES = 24
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """One request that differed from the recording (lenient mode keeps going after it)."""
+
+    call: int
+    """1-based index of the call among the agent's recorded calls."""
+    turn: int | None
+    step: int | None
+    recorded_digest: str | None
+    new_digest: str
+    report: str
+
+
+class ReplayProvider(Provider):
+    """Replays the recorded ``llm_call`` events of one agent of one run, in order.
+
+    Args:
+        trace: the trace directory (or one ``.jsonl`` file), or a :class:`TraceReader`.
+        run_id: the run to replay.
+        agent: the pool member whose calls to replay (``"main"`` for a single chat).
+        strict: raise on the first differing request (``True``) or record and continue.
+    """
+
+    name = "replay"
+
+    def __init__(self, trace: str | Path | TraceReader, run_id: str, agent: str = "main", strict: bool = True) -> None:
+        self.reader = trace if isinstance(trace, TraceReader) else TraceReader(Path(trace))
+        self.run_id = run_id
+        self.agent = agent
+        self.strict = strict
+        self.position = 0
+        self.divergences: list[Divergence] = []
+        try:
+            self.calls: list[TraceEvent] = self.reader.events(run_id, event_types=["llm_call"], agent=agent)
+        except (TraceError, FileNotFoundError, KeyError) as exc:
+            raise ConfigError(f"cannot replay run {run_id!r}: {exc}. Check the run id and the trace directory.") from exc
+        if not self.calls:
+            raise ConfigError(
+                f"run {run_id!r} has no recorded LLM calls for agent {agent!r}; nothing to replay "
+                f"(agents in the run: {', '.join(self.reader.agents(run_id)) or 'none'})"
+            )
+
+    def __repr__(self) -> str:
+        return f"ReplayProvider(run_id={self.run_id!r}, agent={self.agent!r}, strict={self.strict})"
+
+    @property
+    def model_name(self) -> str:
+        """The model the recorded run asked for (what the replaying run should request)."""
+        return str(self.calls[0].metadata.get("gen_ai.request.model") or "")
+
+    @property
+    def remaining(self) -> int:
+        return len(self.calls) - self.position
+
+    def for_agent(self, agent: str) -> ReplayProvider:
+        """A replay of another agent of the same run (pools: one provider per member)."""
+        return ReplayProvider(self.reader, self.run_id, agent=agent, strict=self.strict)
+
+    # -- answering --------------------------------------------------------------------------------
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        if self.position >= len(self.calls):
+            last = self.calls[-1]
+            raise ReplayDivergence(
+                f"replay of run {self.run_id} (agent {self.agent}): call {self.position + 1} asked, but the "
+                f"recording has only {len(self.calls)} LLM call(s) (the last at turn {last.turn}). The new run "
+                "makes more model calls than the recorded one (a different tool loop or an extra turn).",
+                report="",
+            )
+        event = self.calls[self.position]
+        self.position += 1
+        self._check(request, event, self.position)
+        return self._response(event, self.position)
+
+    async def stream(self, request: LLMRequest) -> AsyncIterator[StreamChunk]:
+        response = await self.complete(request)
+        for piece in _WORDS.findall(response.message.content):
+            yield StreamChunk(text=piece)
+        for call in response.message.tool_calls:
+            yield StreamChunk(tool_call_delta=call)
+        yield StreamChunk(response=response)
+
+    def _response(self, event: TraceEvent, call: int) -> LLMResponse:
+        meta = event.metadata
+        record = meta.get("message")
+        if not isinstance(record, dict):
+            raise ProviderError(f"replay: recorded call {call} (turn {event.turn}) has no response message", provider="replay")
+        if record.get("content") is None and not record.get("tool_calls"):
+            raise ProviderError(
+                f"replay: run {self.run_id} was recorded with trace_content='none': call {call} (turn {event.turn}) "
+                "has no response text to replay. Record with trace_content='full' or 'redacted' to replay.",
+                provider="replay",
+            )
+        message = as_message(record).replace(turn=None, role="assistant")
+        reasons = meta.get("gen_ai.response.finish_reasons") or ["stop"]
+        return LLMResponse(
+            message=message,
+            usage=Usage(
+                input_tokens=int(meta.get("gen_ai.usage.input_tokens") or 0),
+                output_tokens=int(meta.get("gen_ai.usage.output_tokens") or 0),
+                cached_input_tokens=int(meta.get("gen_ai.usage.cached_input_tokens") or 0),
+            ),
+            finish_reason=str(reasons[0]),
+            model=str(meta.get("gen_ai.response.model") or meta.get("gen_ai.request.model") or ""),
+        )
+
+    # -- checking ---------------------------------------------------------------------------------
+
+    def _check(self, request: LLMRequest, event: TraceEvent, call: int) -> None:
+        recorded = event.metadata.get("request_digest")
+        if not recorded:
+            return  # e.g. a summariser call, recorded without a digest
+        recorded_model = str(event.metadata.get("gen_ai.request.model") or "")
+        new = request_digest(request.messages, request.tools, request.model)
+        if new == recorded or request_digest(request.messages, request.tools, recorded_model) == recorded:
+            return
+        step = event.metadata.get("step")
+        report = self.divergence_report(request, event, call, new)
+        where = f"turn {event.turn}, step {step}" if event.turn is not None else f"call {call}"
+        divergence = Divergence(call, event.turn, step, recorded, new, report)
+        if self.strict:
+            raise ReplayDivergence(
+                f"replay of run {self.run_id} (agent {self.agent}) diverged at {where}: the request differs "
+                f"from the recorded one.\n{report}",
+                report=report,
+            )
+        self.divergences.append(divergence)
+
+    def divergence_report(self, request: LLMRequest, event: TraceEvent, call: int, new_digest: str) -> str:
+        """A readable account of how ``request`` differs from what was sent at recorded call ``call``."""
+        meta = event.metadata
+        step = meta.get("step")
+        lines = [
+            f"run {self.run_id}, agent {self.agent}, turn {event.turn}, step {step} "
+            f"(recorded LLM call {call} of {len(self.calls)})",
+            f"request digest: recorded {meta.get('request_digest')}, new {new_digest}",
+        ]
+        recorded_messages, recorded_tools, source = self._recorded_request(event, step)
+        lines.append(f"compared with: {source}")
+        new_messages = [m.wire() for m in request.messages]
+        new_tools = [t.wire() for t in request.tools]
+        body: list[str] = []
+        if recorded_messages is not None:
+            body += diff_messages(recorded_messages, new_messages)
+        if recorded_tools is not None:
+            body += diff_tools(recorded_tools, new_tools)
+        recorded_model = str(meta.get("gen_ai.request.model") or "")
+        if recorded_model and request.model != recorded_model:
+            body.append(f"model: recorded {recorded_model!r}, new {request.model!r}")
+        if not body:
+            body.append(
+                "no difference found in the recorded content (the trace may hold redacted or no content, "
+                "or the builder's output differs in a part the transcript does not show)"
+            )
+        return "\n".join(lines + body)
+
+    def _recorded_request(
+        self, event: TraceEvent, step: Any
+    ) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]] | None, str]:
+        if event.turn is None:
+            return None, None, "nothing (the call has no turn)"
+        step_no = step if isinstance(step, int) and step >= 0 else 0
+        try:
+            replay = self.reader.replay_prompt(self.run_id, event.turn, self.agent, step=step_no)
+        except TraceError:
+            replay = None
+        tools = None
+        if replay is not None:
+            if replay.prompt_snapshot is not None:
+                snap = replay.prompt_snapshot
+                return list(snap.messages), list(snap.tools), "the recorded prompt snapshot (exact)"
+            tools = [_tool_wire(t) for t in replay.tools]
+            if replay.history_len is not None:
+                history = self.reader.history(self.run_id, self.agent, strict=False)[: replay.history_len]
+                return (
+                    [m.wire() for m in history],
+                    tools,
+                    f"the recorded transcript (first {replay.history_len} history messages; prompt snapshots were "
+                    "off, so messages the builder compressed or added may also show up here)",
+                )
+        return None, tools, "nothing (no context decision recorded for this call)"
+
+
+def _tool_wire(spec: dict[str, Any]) -> dict[str, Any]:
+    if "function" in spec:
+        return spec
+    return {"type": "function", "function": {"name": spec.get("name", ""), "description": spec.get("description", ""),
+                                             "parameters": spec.get("parameters", {})}}
+
+
+def _preview(text: str, width: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _describe(message: dict[str, Any]) -> str:
+    extra = ""
+    if message.get("tool_calls"):
+        names = ", ".join(c.get("function", {}).get("name", "?") for c in message["tool_calls"])
+        extra = f" [tool calls: {names}]"
+    return f"{message.get('role')}: {_preview(str(message.get('content') or ''))!r}{extra}"
+
+
+def diff_messages(recorded: Sequence[dict[str, Any]], new: Sequence[dict[str, Any]]) -> list[str]:
+    """Lines describing how the ``new`` wire messages differ from the ``recorded`` ones."""
+    a = [canonical_json(m) for m in recorded]
+    b = [canonical_json(m) for m in new]
+    out: list[str] = []
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        if op == "replace" and i2 - i1 == j2 - j1:
+            for offset in range(i2 - i1):
+                out += _diff_one(i1 + offset, j1 + offset, recorded[i1 + offset], new[j1 + offset])
+            continue
+        for i in range(i1, i2):
+            out.append(f"message {i} removed (recorded {_describe(recorded[i])})")
+        for j in range(j1, j2):
+            out.append(f"message {j} added (new {_describe(new[j])})")
+    return out
+
+
+def _diff_one(i: int, j: int, old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    label = f"message {j}" if i == j else f"message {j} (recorded index {i})"
+    if old.get("role") != new.get("role"):
+        return [f"{label}: role changed from {old.get('role')} to {new.get('role')} "
+                f"(recorded {_describe(old)}; new {_describe(new)})"]
+    out: list[str] = []
+    role = new.get("role")
+    old_text, new_text = str(old.get("content") or ""), str(new.get("content") or "")
+    if old_text != new_text:
+        out.append(f"{label} ({role}): content changed")
+        diff = list(difflib.unified_diff(old_text.splitlines(), new_text.splitlines(), "recorded", "new", n=1, lineterm=""))
+        if len(diff) > _MAX_DIFF_LINES:
+            diff = [*diff[:_MAX_DIFF_LINES], f"... ({len(diff) - _MAX_DIFF_LINES} more diff lines)"]
+        out += [f"    {line}" for line in diff]
+    for key in sorted((set(old) | set(new)) - {"role", "content"}):
+        if old.get(key) != new.get(key):
+            out.append(f"{label} ({role}): {key} changed: recorded {json.dumps(old.get(key))[:200]}, "
+                       f"new {json.dumps(new.get(key))[:200]}")
+    return out
+
+
+def diff_tools(recorded: Sequence[dict[str, Any]], new: Sequence[dict[str, Any]]) -> list[str]:
+    """Lines naming tools added, removed or changed between the recorded and the new tool specs."""
+
+    def by_name(specs: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        return {str(s.get("function", {}).get("name", "")): s.get("function", {}) for s in specs}
+
+    old, cur = by_name(recorded), by_name(new)
+    out = [f"tool {name!r} added" for name in cur if name not in old]
+    out += [f"tool {name!r} removed" for name in old if name not in cur]
+    for name in old:
+        if name in cur and canonical_json(old[name]) != canonical_json(cur[name]):
+            fields = [k for k in ("description", "parameters") if canonical_json(old[name].get(k)) != canonical_json(cur[name].get(k))]
+            out.append(f"tool {name!r} changed ({', '.join(fields) or 'spec'})")
+    if not out and [s.get("function", {}).get("name") for s in recorded] != [s.get("function", {}).get("name") for s in new]:
+        out.append("tools reordered")
+    return out

@@ -1,0 +1,166 @@
+"""ReplayProvider: record real runs with the runtime, replay them, and catch divergences."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from arcana_jupyter.exceptions import ConfigError, ReplayDivergence
+from arcana_jupyter.messages import Message, ToolSpec
+from arcana_jupyter.providers.base import LLMRequest
+from arcana_jupyter.providers.function import ScriptedProvider, tool_call
+from arcana_jupyter.providers.registry import create_provider
+from arcana_jupyter.providers.replay import ReplayProvider, diff_messages, diff_tools
+from arcana_jupyter.runtime import Runtime, RuntimeConfig
+from arcana_jupyter.trace.reader import TraceReader
+
+
+def get_weather(city: str) -> str:
+    """The weather in a city."""
+    return f"18 C and sunny in {city}"
+
+
+def get_time(city: str) -> str:
+    """The local time in a city."""
+    return f"12:00 in {city}"
+
+
+INPUTS = ["Weather in Paris?", "Thanks!"]
+
+
+async def record(trace_dir: Path, **config) -> tuple[str, list[str]]:
+    script = ScriptedProvider([tool_call("get_weather", {"city": "Paris"}, id="call_1"), "It is sunny in Paris.",
+                               "You're welcome."])
+    runtime = Runtime(config=RuntimeConfig(trace_dir=trace_dir, **config), tools=[get_weather], provider=script)
+    async with runtime.chat() as chat:
+        replies = [str(await chat.send(text)) for text in INPUTS]
+        return chat.run_id, replies
+
+
+def llm_lines(trace_dir: Path, run_id: str) -> list[dict]:
+    lines = (trace_dir / f"{run_id}.jsonl").read_text().splitlines()
+    return [json.loads(line)["metadata"] for line in lines if '"event_type":"llm_call"' in line]
+
+
+async def test_replay_reproduces_a_recorded_run_byte_for_byte(tmp_path):
+    run_id, replies = await record(tmp_path)
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, model=f"replay:{run_id}"), tools=[get_weather])
+    async with runtime.chat() as chat:
+        replayed = [str(await chat.send(text)) for text in INPUTS]
+        new_run = chat.run_id
+        provider = chat.provider
+    assert isinstance(provider, ReplayProvider) and provider.remaining == 0 and provider.divergences == []
+    assert replayed == replies
+    original, again = llm_lines(tmp_path, run_id), llm_lines(tmp_path, new_run)
+    assert len(original) == 3
+    for a, b in zip(original, again, strict=True):
+        assert json.dumps(a["message"], sort_keys=True) == json.dumps(b["message"], sort_keys=True)
+        assert a["request_digest"] == b["request_digest"]
+        assert a["gen_ai.usage.input_tokens"] == b["gen_ai.usage.input_tokens"]
+        assert a["gen_ai.request.model"] == b["gen_ai.request.model"]
+
+
+async def test_a_changed_system_prompt_is_reported_by_message(tmp_path):
+    run_id, _ = await record(tmp_path)
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, model=f"replay:{run_id}",
+                                           system_prompt="You are a pirate. Answer in pirate speak."), tools=[get_weather])
+    async with runtime.chat() as chat:
+        with pytest.raises(ReplayDivergence) as info:
+            await chat.send(INPUTS[0])
+    report = info.value.report
+    assert f"run {run_id}, agent main, turn 1, step 0" in report
+    assert "message 0 (system): content changed" in report
+    assert "-You are a helpful assistant" in report and "+You are a pirate. Answer in pirate speak." in report
+    assert "turn 1, step 0" in str(info.value)
+
+
+async def test_lenient_mode_records_divergences_and_continues(tmp_path):
+    run_id, replies = await record(tmp_path)
+    runtime = Runtime(providers={"replay": {"strict": False}},
+                      config=RuntimeConfig(trace_dir=tmp_path, model=f"replay:{run_id}"), tools=[get_weather])
+    async with runtime.chat() as chat:
+        first = str(await chat.send("Weather in Lyon?"))
+        second = str(await chat.send(INPUTS[1]))
+        provider = chat.provider
+    assert [first, second] == replies
+    assert isinstance(provider, ReplayProvider)
+    assert provider.divergences and provider.divergences[0].turn == 1
+    assert "message 1 (user): content changed" in provider.divergences[0].report
+    assert "+Weather in Lyon?" in provider.divergences[0].report
+
+
+async def test_snapshot_runs_compare_exactly_and_report_tool_changes(tmp_path):
+    run_id, _ = await record(tmp_path, trace_include_prompt_snapshots=True)
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, model=f"replay:{run_id}"), tools=[get_weather, get_time])
+    async with runtime.chat() as chat:
+        with pytest.raises(ReplayDivergence) as info:
+            await chat.send(INPUTS[0])
+    assert "compared with: the recorded prompt snapshot (exact)" in info.value.report
+    assert "tool 'get_time' added" in info.value.report
+
+
+async def test_running_past_the_recording_is_a_clear_error(tmp_path):
+    run_id, _ = await record(tmp_path)
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, model=f"replay:{run_id}"), tools=[get_weather])
+    async with runtime.chat() as chat:
+        for text in INPUTS:
+            await chat.send(text)
+        with pytest.raises(ReplayDivergence, match=r"call 4 asked, but the recording has only 3 LLM call"):
+            await chat.send("One more thing")
+
+
+async def test_replay_directly_streams_the_recording(tmp_path):
+    run_id, _ = await record(tmp_path)
+    provider = ReplayProvider(TraceReader(tmp_path), run_id, strict=False)
+    request = LLMRequest(model=provider.model_name, messages=[Message(role="user", content="anything")])
+    first = [c async for c in provider.stream(request)]
+    assert first[-1].response is not None and first[-1].response.finish_reason == "tool_calls"
+    assert [c.tool_call_delta.name for c in first if c.tool_call_delta] == ["get_weather"]
+    second = [c async for c in provider.stream(request)]
+    assert "".join(c.text for c in second) == "It is sunny in Paris."
+    assert len(provider.divergences) == 2
+
+
+def test_unknown_runs_and_missing_trace_dirs_are_config_errors(tmp_path):
+    (tmp_path / "r_x.jsonl").write_text("")
+    with pytest.raises(ConfigError, match="no recorded LLM calls"):
+        ReplayProvider(tmp_path, "r_x")
+    with pytest.raises(ConfigError, match="trace_dir"):
+        create_provider("replay:r_x", {})
+    with pytest.raises(ConfigError, match="run id"):
+        create_provider("replay:", {}, trace_dir=tmp_path)
+
+
+def test_message_and_tool_diffs_name_what_changed():
+    old = [{"role": "system", "content": "A"}, {"role": "user", "content": "hi"}]
+    new = [{"role": "system", "content": "A"}, {"role": "user", "content": "hi"}, {"role": "user", "content": "more"}]
+    assert diff_messages(old, new) == ["message 2 added (new user: 'more')"]
+    assert diff_messages(new, old) == ["message 2 removed (recorded user: 'more')"]
+    assert diff_messages(old, [old[0], {"role": "assistant", "content": "hi"}])[0].startswith(
+        "message 1: role changed from user to assistant")
+    spec = ToolSpec(name="f", description="x").wire()
+    changed = ToolSpec(name="f", description="y").wire()
+    assert diff_tools([spec], [changed]) == ["tool 'f' changed (description)"]
+    assert diff_tools([spec], []) == ["tool 'f' removed"]
+
+
+@pytest.mark.slow
+async def test_a_local_model_session_with_a_tool_replays_identically(tmp_path, local_provider):
+    # one model call per turn (max_tool_steps=1): the 135M model would keep calling the tool
+    config = {"trace_dir": tmp_path, "max_tokens": 12, "seed": 7, "total_window": 4096, "response_reserve": 256,
+              "max_tool_steps": 1}
+    runtime = Runtime(config=RuntimeConfig(**config), tools=[get_weather], provider=local_provider)
+    async with runtime.chat() as chat:
+        replies = [str(await chat.send(t)) for t in ("What is the weather in Paris? Use the tool.", "Thanks")]
+        run_id = chat.run_id
+    calls = llm_lines(tmp_path, run_id)
+    assert any(c["message"].get("tool_calls") for c in calls)
+
+    replay = Runtime(config=RuntimeConfig(**(config | {"model": f"replay:{run_id}"})), tools=[get_weather])
+    async with replay.chat() as chat:
+        replayed = [str(await chat.send(t)) for t in ("What is the weather in Paris? Use the tool.", "Thanks")]
+        new_run = chat.run_id
+    assert replayed == replies
+    assert [c["message"] for c in llm_lines(tmp_path, new_run)] == [c["message"] for c in calls]
