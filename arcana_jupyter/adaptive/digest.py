@@ -30,6 +30,7 @@ _DECISION = re.compile(
 )
 _RATIONALE_IN = re.compile(r"\b(because|since|so that|due to|given that|as it|as they|to avoid)\b\s*(.*)$", re.I)
 _RATIONALE_NEXT = re.compile(r"^(because|this is because|reason:|rationale:|that way|this way|since|so that)\b", re.I)
+_WILL = re.compile(r"\b(?:i|we)(?:'ll| will| am going to| are going to)\b", re.I)
 _CONSTRAINT = re.compile(
     r"\b(must|never|don't|do not|dont|always|only|should not|shouldn't|cannot|can't|avoid|make sure|ensure|"
     r"required|requires?|no more than|at most|at least|without|keep it|stay within|not allowed)\b",
@@ -195,8 +196,10 @@ def _decisions(sents: Sequence[str]) -> list[DecisionItem]:
     out: list[DecisionItem] = []
     seen: set[str] = set()
     for i, s in enumerate(sents):
-        if s.endswith("?") or not _DECISION.search(s):
+        if s.endswith("?"):
             continue
+        if not _DECISION.search(s) and not (_WILL.search(s) and _RATIONALE_IN.search(s)):
+            continue  # a decision: a choice word, or an intention with its reason ("I'll X since Y")
         rationale: str | None = None
         text = s
         m = _RATIONALE_IN.search(s)
@@ -268,7 +271,8 @@ def _plans(user_texts: Sequence[str], assistant_texts: Sequence[str], final: str
 def _findings(final: str, exclude: set[str]) -> list[str]:
     out: list[str] = []
     for s in sentences(final):
-        if s.endswith(("?", ":")) or one_line(s, MAX_ITEM).lower() in exclude or _DECISION.search(s):
+        if (s.endswith(("?", ":")) or one_line(s, MAX_ITEM).lower() in exclude or _DECISION.search(s)
+                or (_WILL.search(s) and _RATIONALE_IN.search(s))):
             continue
         if _FINDING.search(s) or (_DIGIT.search(s) and len(s) >= 20):
             out.append(one_line(s, MAX_ITEM))
@@ -328,7 +332,7 @@ def extract_digest(turn: int, messages: Iterable[MessageLike], skip_tools: Itera
         narrative += f" → tools: {', '.join(tools)}"
     if errors:
         narrative += f" → error: {one_line(errors[0], 60)}"
-    first = next((s for s in sentences(final)), "")
+    first = next((s for s in sentences(final) if len(s.split()) >= 4), "")
     if first:
         narrative += f" → {one_line(first, 90)}"
     return TurnDigest(

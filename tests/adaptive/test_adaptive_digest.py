@@ -136,3 +136,15 @@ def test_skipped_tools_stay_out_of_the_digest() -> None:
     assert d.tools == ["run_python"] and d.errors == ["ValueError: bad"] and d.files == ["data.csv"]
     full = extract_digest(1, turn)
     assert full.tools == ["create_task", "run_python"] and "error: not_found" in full.errors
+
+
+def test_intention_with_a_reason_is_a_decision_and_filler_is_not_narrative() -> None:
+    d = extract_digest(5, [
+        Message(role="user", content="Use a log scale?"),
+        Message(role="assistant", content="Sure! I'll switch the y-axis to a log scale since values span decades. "
+                                          "Revenue in the West is 10x the East."),
+    ])
+    assert [(x.text, x.rationale) for x in d.decisions] == [
+        ("I'll switch the y-axis to a log scale", "since values span decades.")]
+    assert d.findings == ["Revenue in the West is 10x the East."]
+    assert d.narrative.endswith("→ I'll switch the y-axis to a log scale since values span decades.")
