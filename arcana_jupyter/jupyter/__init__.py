@@ -27,4 +27,19 @@ def unload_ipython_extension(ipython: Any) -> None:
         magics.close_all()
 
 
-__all__ = ["load_ipython_extension", "unload_ipython_extension"]
+def session(name: str | None = None, ipython: Any = None) -> Any:
+    """The :class:`~arcana_jupyter.runtime.ChatSession` behind ``%%arcana`` (default: the latest started).
+
+    Use it to act on a session from Python: ``session().pin("...")``, ``session().turn_bundle()``.
+    """
+    if ipython is None:
+        from IPython import get_ipython
+
+        ipython = get_ipython()
+    magics = _loaded.get(id(ipython))
+    if magics is None:
+        raise RuntimeError("the arcana extension is not loaded: run %load_ext arcana_jupyter first")
+    return magics.entry(name).chat
+
+
+__all__ = ["load_ipython_extension", "session", "unload_ipython_extension"]

@@ -40,6 +40,9 @@ REPLAY_ENV = "ARCANA_REPLAY_RUNS"
 """JSON ``{"session name": "run id"}``: those sessions answer from the recorded run (``replay:<id>``)."""
 
 
+CELL_MAGICS = ("arcana",)
+
+
 @dataclass
 class SessionEntry:
     """One chat of this notebook and what it was opened with."""
@@ -52,8 +55,14 @@ class SessionEntry:
 
 
 def _usage(method: Any) -> str:
+    """``usage: %magic [--opt ...]`` (IPython formats it as reST; we show it as plain text)."""
     parser = getattr(method, "parser", None)
-    return parser.format_usage().strip() if parser is not None else ""
+    if parser is None:
+        return ""
+    text = parser.format_usage().strip().removeprefix("::").strip()
+    if getattr(method, "__name__", "") in CELL_MAGICS:
+        text = "%" + text
+    return "usage: " + " ".join(text.split()) + f"\n(see {text.split()[0]}? for every option)"
 
 
 def _short(exc: BaseException) -> str:
@@ -73,11 +82,13 @@ class ArcanaMagics(Magics):
     snapshots = Bool(False, help="Record full prompt snapshots in traces.").tag(config=True)
     engine = Bool(True, help="Adaptive context engine (False: classic mode).").tag(config=True)
     memory = Bool(False, help="Long-term cognitive memory.").tag(config=True)
+    memory_path = Unicode("", help="SQLite file of the memory store (empty: ~/.arcana/memory.sqlite3).").tag(config=True)
     system_prompt = Unicode("", help="System prompt of new sessions (empty: the runtime's default).").tag(config=True)
     max_tokens = Int(0, help="Cap on reply tokens (0: no cap).").tag(config=True)
     seed = Int(0, help="Sampling seed passed to providers that accept one.").tag(config=True)
     widgets = Bool(True, help="Show the live ipywidgets inspector under each reply.").tag(config=True)
     stream_interval = Float(0.15, help="Seconds between display updates while a reply streams.").tag(config=True)
+    tools = Bool(True, help="Offer tools to the model: the notebook tools and ask_user (--no-tools turns them off).").tag(config=True)
     notebook_tools = Bool(True, help="Offer the read-only notebook tools (variables, cells) to the model.").tag(config=True)
     allow_run_code = Bool(False, help="Offer the run_code tool (asks the user before each run).").tag(config=True)
     replay_runs = Dict(default_value={}, help="Session name -> recorded run id to replay (also $ARCANA_REPLAY_RUNS).").tag(config=True)
@@ -158,6 +169,8 @@ class ArcanaMagics(Magics):
     @argument("--classic", dest="engine", action="store_false", help="classic mode: full transcript, no engine")
     @argument("--memory", action="store_true", dest="memory", default=None, help="long-term memory on")
     @argument("--no-memory", action="store_false", dest="memory", help="long-term memory off")
+    @argument("--tools", dest="tools", action="store_true", default=None, help="offer notebook tools and ask_user (default)")
+    @argument("--no-tools", dest="tools", action="store_false", help="no tools besides the primitives (for small models)")
     @argument("--resume", default=None, metavar="RUN_ID", help="continue a recorded run (after a kernel restart)")
     @argument("--name", "-n", default="main", help="session name (several can live in one notebook)")
     @line_magic
@@ -206,6 +219,8 @@ class ArcanaMagics(Magics):
         }
         if self.system_prompt:
             settings["system_prompt"] = self.system_prompt
+        if self.memory_path:
+            settings["memory_path"] = location.resolve(os.path.expanduser(self.memory_path))
         if self.max_tokens:
             settings["max_tokens"] = self.max_tokens
         if self.seed:
@@ -214,13 +229,15 @@ class ArcanaMagics(Magics):
             config = RuntimeConfig(**settings)
         except ValidationError as exc:
             raise UsageError(f"bad session settings: {exc.errors(include_url=False)[0]['msg']}\n{_usage(self.arcana_chat)}") from None
+        use_tools = self.tools if opts.tools is None else opts.tools
         tools = []
-        if self.notebook_tools and self.shell is not None:
+        if use_tools and self.notebook_tools and self.shell is not None:
             tools = notebook_tools(
                 self.shell, allow_run_code=self.allow_run_code, ask=self.bridge.ask, run_in_main=self.bridge.call
             )
         old = self.sessions.get(opts.name)
-        runtime = Runtime(config=config, tools=tools, provider=provider, ask_user=self.bridge.ask_user)
+        runtime = Runtime(config=config, tools=tools, provider=provider,
+                          ask_user=self.bridge.ask_user if use_tools else None)
         try:
             chat = runtime.chat(
                 name=opts.name, resume=opts.resume, trace_dir=location.trace_dir,

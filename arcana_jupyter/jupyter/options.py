@@ -26,6 +26,7 @@ class ChatOptions(BaseModel):
     snapshots: bool | None = None
     engine: bool | None = None
     memory: bool | None = None
+    tools: bool | None = None
     resume: str | None = None
     name: str = Field(default="main", pattern=r"^[A-Za-z0-9_.-]{1,64}$")
 

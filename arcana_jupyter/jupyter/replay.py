@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import render
+from ..context.decisions import ContextDecision, MessageDecision
 from ..context.rebuild import rebuild_turn
 from ..exceptions import ArcanaError
 from ..runtime.bundle import bundle_from_events
 from ..trace.reader import TraceReader
-from ..trace.replay import diff_decisions
 
 
 def _state(outcome: str | None, fidelity: str | None, tokens: int | None) -> dict[str, Any] | None:
@@ -32,6 +32,33 @@ def _agent(reader: TraceReader, run_id: str, agent: str | None) -> str:
         return agent
     agents = reader.agents(run_id)
     return "main" if "main" in agents or not agents else agents[0]
+
+
+def _key(d: MessageDecision) -> tuple[str, Any]:
+    # The current input of one turn is a history message at the next: same index, same message.
+    if d.source in ("history", "input"):
+        return ("message", d.index)
+    return (d.source, d.section or d.index)
+
+
+def turn_diff(previous: ContextDecision, current: ContextDecision) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Messages whose outcome or fidelity changed since the previous turn (and pins / sections that
+    left the prompt), and the messages that are new this turn."""
+    before = {_key(d): d for d in previous.decisions}
+    changed: list[dict[str, Any]] = []
+    new: list[dict[str, Any]] = []
+    for d in current.decisions:
+        p = before.pop(_key(d), None)
+        if p is None:
+            new.append({"index": d.index, "role": d.role, "source": d.source, "outcome": d.outcome})
+        elif (p.outcome, p.fidelity) != (d.outcome, d.fidelity):
+            changed.append({"index": d.index, "role": d.role, "source": d.source, "change": "changed",
+                            "before": _state(p.outcome, p.fidelity, p.token_count_after),
+                            "after": _state(d.outcome, d.fidelity, d.token_count_after)})
+    for p in before.values():
+        changed.append({"index": p.index, "role": p.role, "source": p.source, "change": "gone",
+                        "before": _state(p.outcome, p.fidelity, p.token_count_after), "after": None})
+    return changed, new
 
 
 def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None,
@@ -51,7 +78,7 @@ def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None
         frame: dict[str, Any] = {
             "run_id": run_id, "agent": name, "turn": turn, "input": bundle.get("input"), "reply": bundle.get("reply"),
             "status": bundle.get("status"), "usage": bundle.get("usage"), "step": step, "pins": [],
-            "prompt_source": None, "digest_verified": None, "digest_note": "", "diff": [],
+            "prompt_source": None, "digest_verified": None, "digest_note": "", "diff": [], "new_messages": [],
             "primitives": bundle.get("primitives") or [], "errors": bundle.get("errors") or [],
         }
         replay = reader.replay_prompt(run_id, turn, name, step=int(step.get("step") or 0)) if step else None
@@ -70,15 +97,7 @@ def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None
                     step["messages"] = check.messages
                     frame["prompt_source"] = "rebuilt"
             if previous is not None:
-                frame["diff"] = [
-                    {
-                        "index": d.index, "role": d.role, "source": d.source,
-                        "change": "new" if d.recorded_outcome is None else ("gone" if d.other_outcome is None else "changed"),
-                        "before": _state(d.recorded_outcome, d.recorded_fidelity, d.recorded_tokens),
-                        "after": _state(d.other_outcome, d.other_fidelity, d.other_tokens),
-                    }
-                    for d in diff_decisions(previous, replay.context_decision)
-                ]
+                frame["diff"], frame["new_messages"] = turn_diff(previous, replay.context_decision)
             previous = replay.context_decision
         frames.append(frame)
     return frames

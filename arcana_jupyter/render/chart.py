@@ -67,9 +67,10 @@ def tokens_chart_svg(points: Sequence[Mapping[str, Any]], *, title: str = "Token
         if n <= 30 or i % max(1, n // 15) == 0:
             out.append(f'<text x="{x + bar / 2:.1f}" y="{top + plot_h + 14}" text-anchor="middle">{esc(point.get("label"))}</text>')
     out.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 4}" text-anchor="middle" opacity=".7">turn</text>')
-    lx = width - right - 290
-    for j, (name, color) in enumerate((("prompt", INPUT_COLOR), ("cached prompt", CACHED_COLOR), ("reply", OUTPUT_COLOR))):
-        out.append(f'<rect x="{lx + j * 100}" y="8" width="10" height="10" fill="{color}"/>')
-        out.append(f'<text x="{lx + j * 100 + 14}" y="17">{name}</text>')
+    lx = width - right - 300
+    for name, color, step in (("prompt", INPUT_COLOR, 80), ("cached prompt", CACHED_COLOR, 130), ("reply", OUTPUT_COLOR, 0)):
+        out.append(f'<rect x="{lx}" y="8" width="10" height="10" fill="{color}"/>')
+        out.append(f'<text x="{lx + 14}" y="17">{name}</text>')
+        lx += step
     out.append("</svg>")
     return '<div class="arcana-chart">' + "".join(out) + "</div>"

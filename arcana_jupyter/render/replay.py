@@ -63,7 +63,7 @@ def prompt_html(messages: Sequence[Mapping[str, Any]], source: str | None) -> st
 def diff_html(diff: Sequence[Mapping[str, Any]], turn: Any) -> str:
     """Which input messages changed outcome or fidelity since the previous turn."""
     if not diff:
-        return '<div class="arcana-empty">No message changed outcome or fidelity since the previous turn.</div>'
+        return '<div class="arcana-empty">No earlier message changed outcome or fidelity.</div>'
 
     def state(value: Mapping[str, Any] | None) -> str:
         if not value:
@@ -113,7 +113,14 @@ def frame_html(frame: Frame) -> str:
         + "</details>"
     )
     parts.append(pins_html(frame.get("pins") or []).replace("Active pins", "Pins active at this turn"))
-    parts.append(f'<h4 class="arcana-h">Changes since the previous turn</h4>{diff_html(frame.get("diff") or [], frame.get("turn"))}')
+    new = frame.get("new_messages") or []
+    added = ""
+    if new:
+        items = ", ".join(f"#{esc(m.get('index'))} {esc(m.get('role'))} ({esc(m.get('outcome'))})" for m in new)
+        added = f'<div class="arcana-muted" style="font-size:12px;margin-top:3px">{len(new)} new this turn: {items}</div>'
+    parts.append(
+        f'<h4 class="arcana-h">Changes since the previous turn</h4>{diff_html(frame.get("diff") or [], frame.get("turn"))}{added}'
+    )
     return "".join(parts)
 
 

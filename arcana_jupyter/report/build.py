@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import re
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,18 @@ def sessions_of(bundles: list[dict[str, Any]]) -> dict[str, str]:
         if bundle.get("agent") and bundle.get("run_id"):
             out[str(bundle["agent"])] = str(bundle["run_id"])
     return out
+
+
+def _replayed_runs(nb: Any) -> set[str]:
+    """Run ids whose replay scrubber is displayed in the notebook (``%arcana_replay`` outputs)."""
+    found: set[str] = set()
+    for cell in nb.cells:
+        for output in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            html = (output.get("data") or {}).get("text/html")
+            text = "".join(html) if isinstance(html, list) else str(html or "")
+            if "arcana-scrub" in text:
+                found.update(re.findall(r"r_\d{8}_\d{6}_[0-9a-f]+", text))
+    return found
 
 
 def summarize(reader: TraceReader, run_id: str, agent: str) -> RunSummary:
@@ -118,7 +131,10 @@ def render_report(notebook: Path, nb: Any, *, verification: VerifyResult | None 
     if reader is not None:
         from ..jupyter.replay import build_frames
 
+        shown = _replayed_runs(nb)
         for agent, run_id in sessions.items():
+            if run_id in shown:
+                continue  # the notebook already shows this run's scrubber
             try:
                 summaries.append(summarize(reader, run_id, agent))
                 frames = build_frames(trace_dir, run_id, agent=agent, reader=reader)
@@ -184,7 +200,7 @@ h1{{font-size:22px;margin:0 0 4px 0}} h2{{font-size:17px;margin:28px 0 8px 0;bor
 <h2>Notebook</h2>
 <div class="nb">{body}</div>
 <h2>Replay</h2>
-<div class="arcana">{"".join(replays) or '<div class="arcana-empty">No trace folder found beside the notebook.</div>'}</div>
+<div class="arcana">{"".join(replays) or '<div class="arcana-empty">' + ("Every run's replay is shown in the notebook above." if reader is not None else "No trace folder found beside the notebook.") + "</div>"}</div>
 </body></html>
 """
     return strip_external(page)

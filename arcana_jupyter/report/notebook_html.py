@@ -70,8 +70,8 @@ def pygments_css() -> str:
 
 
 NOTEBOOK_CSS = """
-.nb .cell{margin:10px 0;display:flex;flex-direction:column}
-.nb .input,.nb .output_area{display:flex;gap:8px}
+.nb .cell{margin:10px 0}
+.nb .input,.nb .output_area,.nb .text_cell{display:flex;gap:8px}
 .nb .prompt{min-width:64px;flex:0 0 64px;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;opacity:.55;text-align:right;padding-top:6px}
 .nb .inner_cell,.nb .output_subarea{flex:1 1 auto;min-width:0}
 .nb .input_area{border:1px solid rgba(127,127,127,.3);border-radius:6px;background:rgba(127,127,127,.06)}

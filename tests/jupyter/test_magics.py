@@ -1,0 +1,164 @@
+"""The magics driven through a real IPython shell, with the FunctionProvider as the model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
+
+from arcana_jupyter.exceptions import ProviderError
+from tests.jupyter.conftest import MIME, echo, magics, run_cell_magic, turn_outputs
+from tests.render.test_render import HOSTILE, assert_safe
+
+
+def start(ip: Any, line: str = "") -> list[Any]:
+    ip.user_ns["echo"] = echo
+    with capture_output() as captured:
+        ip.run_line_magic("arcana_chat", f"--model fn:echo {line}")
+    return captured.outputs
+
+
+def test_turn_is_a_mime_bundle_with_metadata_and_a_trace_beside_the_notebook(shell: Any, tmp_path: Path) -> None:
+    notes = start(shell, "--window 4000 --reserve 500")
+    assert "trace analysis.arcana/r_" in notes[0].data["text/plain"]
+    shell.user_ns["x"] = 42
+    outputs = turn_outputs(run_cell_magic(shell, "", "x is {x}, braces {{kept}}"))
+    final = outputs[-1]
+    bundle = final.data[MIME]
+    chat = magics(shell).entry(None).chat
+    assert bundle["version"] == 1 and bundle["turn"] == 1 and bundle["status"] == "ok"
+    assert bundle["input"] == "x is 42, braces {kept}"
+    assert bundle["reply"] == "You said: x is 42, braces {kept}"
+    assert bundle["steps"][0]["decision"]["decisions"][0]["role"] == "system"
+    rel = f"analysis.arcana/{chat.run_id}.jsonl"
+    assert final.metadata == {"arcana": {"run_id": chat.run_id, "agent": "main", "turn": 1, "trace_path": rel}}
+    assert bundle["trace_path"] == rel and (tmp_path / rel).is_file()
+    assert "You said: x is 42" in final.data["text/plain"] and "turn 1" in final.data["text/plain"]
+    assert '<details class="arcana-inspector">' in final.data["text/html"]
+    events = [json.loads(line)["event_type"] for line in (tmp_path / rel).read_text().splitlines()]
+    assert events[0] == "run_start" and "turn_end" in events
+
+
+def test_hostile_reply_is_escaped_in_the_html(shell: Any) -> None:
+    shell.user_ns["echo"] = lambda request: HOSTILE
+    with capture_output():
+        shell.run_line_magic("arcana_chat", "--model fn:echo")
+    final = turn_outputs(run_cell_magic(shell, "", "say something nasty"))[-1]
+    assert final.data[MIME]["reply"] == HOSTILE  # the data is the text as written
+    html = final.data["text/html"]
+    assert_safe(html)
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_several_named_sessions_and_status(shell: Any) -> None:
+    start(shell, "--name a")
+    start(shell, "--name b --classic")
+    run_cell_magic(shell, "--session a", "to a")
+    out = turn_outputs(run_cell_magic(shell, "", "to b (the latest)"))[-1]
+    assert out.metadata["arcana"]["agent"] == "b"
+    with capture_output() as captured:
+        shell.run_line_magic("arcana_status", "")
+    html = captured.outputs[0].data["text/html"]
+    assert html.count("<code>r_") == 2 and "(default)" in html and "classic" in html
+
+
+@pytest.mark.parametrize(
+    ("magic", "line", "expected"),
+    [
+        ("arcana_chat", "--window abc", "invalid int value"),
+        ("arcana_chat", "--primitives recall,teleport", "unknown primitive(s) teleport"),
+        ("arcana_chat", "--strategy sideways", "strategy"),
+        ("arcana_chat", "--name 'a b'", "name"),
+        ("arcana_replay", "--turn 0", "turn"),
+        ("arcana_status", "now", "takes no arguments"),
+    ],
+)
+def test_bad_lines_raise_usage_error_with_the_usage(shell: Any, magic: str, line: str, expected: str) -> None:
+    with pytest.raises(UsageError) as info:
+        shell.run_line_magic(magic, line)
+    message = str(info.value)
+    assert expected in message
+    if magic != "arcana_status":
+        assert "usage: %" + magic in message
+
+
+def test_bad_cells_raise_usage_error_and_the_session_survives(shell: Any) -> None:
+    start(shell)
+    with pytest.raises(UsageError, match="usage: %%arcana"):
+        shell.run_cell_magic("arcana", "--bogus", "hello")
+    with pytest.raises(UsageError, match=r"\{nowhere\} names no variable.*\{\{ and \}\}"):
+        shell.run_cell_magic("arcana", "", "value {nowhere}")
+    with pytest.raises(UsageError, match="no arcana session named 'zzz'"):
+        shell.run_cell_magic("arcana", "--session zzz", "hello")
+    result = shell.run_cell("%arcana_chat --window -5")
+    assert isinstance(result.error_in_exec, UsageError)
+    out = turn_outputs(run_cell_magic(shell, "", "still here?"))[-1]
+    assert out.data[MIME]["turn"] == 1 and out.data[MIME]["status"] == "ok"
+
+
+def test_provider_error_is_a_short_message_and_the_session_survives(shell: Any) -> None:
+    calls = {"n": 0}
+
+    def flaky(request: Any) -> str:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise ProviderError("quota exceeded for this key; try again later", provider="function", status=429)
+        return "recovered"
+
+    shell.user_ns["flaky"] = flaky
+    with capture_output():
+        shell.run_line_magic("arcana_chat", "--model fn:flaky")
+    first = turn_outputs(run_cell_magic(shell, "", "first"))[-1]
+    assert first.data[MIME]["status"] == "error"
+    assert "quota exceeded" in first.data["text/html"] and "Traceback" not in first.data["text/html"]
+    assert "arcana-error-box" in first.data["text/html"]
+    second = turn_outputs(run_cell_magic(shell, "", "second"))[-1]
+    assert second.data[MIME]["status"] == "ok" and second.data[MIME]["reply"] == "recovered"
+
+
+def test_resume_continues_the_run_in_the_same_trace(shell: Any, tmp_path: Path) -> None:
+    start(shell)
+    run_cell_magic(shell, "", "remember the word pelican")
+    run_cell_magic(shell, "", "second turn")
+    run_id = magics(shell).entry(None).chat.run_id
+    magics(shell).close_all()  # what a kernel restart leaves: only the trace
+    seen: list[Any] = []
+    shell.user_ns["echo"] = lambda request: seen.append(request) or "resumed"
+    with capture_output() as captured:
+        shell.run_line_magic("arcana_chat", f"--model fn:echo --resume {run_id}")
+    assert "resumed" in captured.outputs[0].data["text/plain"] and "at turn 2" in captured.outputs[0].data["text/plain"]
+    out = turn_outputs(run_cell_magic(shell, "", "what word?"))[-1]
+    assert out.metadata["arcana"]["run_id"] == run_id and out.metadata["arcana"]["turn"] == 3
+    assert any("pelican" in m.content for m in seen[0].messages)
+    assert len(list((tmp_path / "analysis.arcana").glob("*.jsonl"))) == 1
+
+
+def test_replay_magic_shows_a_css_scrubber_with_verified_digests(shell: Any) -> None:
+    start(shell, "--window 700 --reserve 100 --classic --no-tools")
+    for i in range(3):
+        run_cell_magic(shell, "", f"turn {i} " + "words " * 120)
+    with capture_output() as captured:
+        shell.run_line_magic("arcana_replay", "--turn 2")
+    html = captured.outputs[0].data["text/html"]
+    assert_safe(html)
+    assert html.count('type="radio"') == 3 and html.count('" checked>') == 1
+    assert html.count("✓ digest verified") == 3
+    assert "dropped" in html or "compressed" in html  # the small window forced decisions
+
+
+def test_pins_magic_and_memory_off_message(shell: Any) -> None:
+    start(shell, "--primitives pin")
+    run_cell_magic(shell, "", "hello")
+    chat = magics(shell).entry(None).chat
+    chat.pin("Budget: <b>120k</b>", label="budget")
+    with capture_output() as captured:
+        shell.run_line_magic("arcana_pins", "")
+    html = captured.outputs[0].data["text/html"]
+    assert "budget" in html and "Budget: &lt;b&gt;120k&lt;/b&gt;" in html
+    with capture_output() as captured:
+        shell.run_line_magic("arcana_memory", "")
+    assert "memory is off" in captured.outputs[0].data["text/plain"]
