@@ -24,6 +24,9 @@ from .events import EVENT_TYPES, TRACE_FORMAT_VERSION, TraceContent, TraceEvent
 from .redact import Redactor
 
 DEFAULT_KEEP_EVENTS = 10_000
+"""Events a memory-only writer keeps (``path=None``)."""
+DEFAULT_KEEP_EVENTS_WITH_FILE = 256
+"""Events a file-backed writer also keeps in memory (the file has them all)."""
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -100,7 +103,7 @@ class TraceWriter:
         content: TraceContent = "full",
         secrets: Iterable[str] = (),
         fsync: bool = False,
-        keep_events: int = DEFAULT_KEEP_EVENTS,
+        keep_events: int | None = None,
     ) -> None:
         if not run_id or not isinstance(run_id, str):
             raise ValueError("run_id must be a non-empty string (use trace.new_run_id())")
@@ -109,8 +112,10 @@ class TraceWriter:
         self.content: TraceContent = content
         self.redactor = Redactor(content, secrets)
         self.fsync = fsync
+        if keep_events is None:
+            keep_events = DEFAULT_KEEP_EVENTS if path is None else DEFAULT_KEEP_EVENTS_WITH_FILE
         self.events: deque[TraceEvent] = deque(maxlen=max(1, keep_events))
-        """The most recent events (at most ``keep_events``), newest last."""
+        """The most recent events (at most ``keep_events``: 10,000 without a file, 256 with one), newest last."""
         self._lock = threading.Lock()
         self._seq = 0
         self._fd: int | None = None
