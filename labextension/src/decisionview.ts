@@ -14,15 +14,17 @@ export interface MessageTexts {
   sent: MessageRecord | null;
   /** For a recalled message: what stayed in its in-order slot (anchor_position). */
   anchor?: MessageRecord | null;
+  /** What to say when the original is not available. */
+  originalMissing?: string;
   note?: string;
 }
 
 const OUTCOME_RANK: Record<string, number> = { kept: 0, compressed: 1, summarized: 2, dropped: 3 };
 
-function messageBlock(title: string, m: MessageRecord | null): HTMLElement {
+function messageBlock(title: string, m: MessageRecord | null, missing = 'not recorded'): HTMLElement {
   const parts: Child[] = [h('div', { class: 'arcana-msg-head' }, title, m ? ` · ${m.role}${m.name ? ' (' + m.name + ')' : ''}` : '')];
   if (!m) {
-    parts.push(h('div', { class: 'arcana-muted' }, 'not recorded'));
+    parts.push(h('div', { class: 'arcana-muted' }, missing));
   } else {
     parts.push(m.content === null ? h('div', { class: 'arcana-muted' }, 'content not recorded (trace_content = none)') : pre(m.content));
     for (const tc of m.tool_calls ?? []) {
@@ -43,7 +45,7 @@ export function decisionTable(
   return new VirtualTable<MessageDecision>({
     label,
     maxHeight,
-    detailHeight: 220,
+    detailHeight: 170,
     rowClass: d => `arcana-outcome-${d.outcome}` + (d.pinned ? ' arcana-pinned' : ''),
     emptyText: 'No decisions recorded for this build.',
     columns: [
@@ -114,8 +116,9 @@ export function decisionTable(
         h('div', { class: 'arcana-muted' }, meta),
         t.note ? h('div', { class: 'arcana-muted' }, t.note) : null,
         h('div', { class: 'arcana-detail-cols' },
-          messageBlock('Original', t.original),
-          messageBlock(d.recalled ? 'Sent (recalled, late in the prompt)' : 'Sent', t.sent),
+          messageBlock('Original', t.original, t.originalMissing ?? 'not recorded'),
+          messageBlock(d.recalled ? 'Sent (recalled, late in the prompt)' : 'Sent', t.sent,
+            d.outcome === 'dropped' ? 'not sent (dropped)' : d.outcome === 'summarized' ? 'not sent as such: folded into the summary' : 'not recorded'),
           typeof d.anchor_position === 'number' ? messageBlock(`Sent in its slot (position ${d.anchor_position})`, t.anchor ?? null) : null)
       );
     }

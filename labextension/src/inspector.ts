@@ -75,11 +75,13 @@ function stepView(b: TurnBundle, step: TurnStep): HTMLElement {
     if (d.source === 'input' && b.input !== undefined) {
       return { original: { role: 'user', content: b.input ?? null }, sent, anchor };
     }
+    // Kept at L0, what was sent is the original; otherwise the original is in the run's trace.
+    const same = d.outcome === 'kept' && d.fidelity === 'L0' && !d.recalled;
     return {
-      original: null,
+      original: same ? sent : null,
       sent,
       anchor,
-      note: sent ? undefined : d.outcome === 'summarized' ? 'Folded into the summary (see notes below).' : 'Not sent; the original text is in the trace.'
+      originalMissing: 'in the run\'s trace (open it in the trace viewer)'
     };
   });
   table.setRows(decisions);

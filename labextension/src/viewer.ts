@@ -145,8 +145,10 @@ export class TraceViewer extends Widget {
   async refresh(): Promise<void> {
     this.statusEl.textContent = 'Reading…';
     let text: string;
+    const t0 = performance.now();
     try {
       text = await this.opts.load();
+      this.node.dataset.fetchMs = (performance.now() - t0).toFixed(1);
     } catch (err) {
       this.statusEl.textContent = `Could not read ${this.opts.path}: ${String((err as Error)?.message ?? err)}`;
       this.statusEl.classList.add('arcana-warn');
@@ -350,7 +352,7 @@ export class TraceViewer extends Widget {
 
     this.turnHost.appendChild(budgetBars(md.report, md.budget, decisions));
     this.decisions.setRows(decisions);
-    this.turnHost.appendChild(h('h4', { class: 'arcana-section-title arcana-plain' }, `Decisions (${decisions.length})`));
+    this.turnHost.appendChild(h('h4', { class: 'arcana-section-title arcana-plain' }, `Decisions (${fmtInt(decisions.length)})`));
     this.turnHost.appendChild(this.decisions.node);
     if (decision?.notes?.length) {
       this.turnHost.appendChild(h('div', { class: 'arcana-notes' }, h('strong', {}, 'Notes: '), decision.notes.join(' · ')));
