@@ -127,6 +127,8 @@ class WorkingSetBuilder:
         band_fraction: the quantum the verbatim window moves by, as a part of the available tokens.
             Larger: the prompt prefix survives more turns (cheaper cached input), less of the
             window is used on average (between ``1 - band_fraction`` and all of it).
+        recall: bring older turns relevant to the current input back, late in the prompt (default).
+            ``False`` keeps the prompt a pure function of position (no relevance-driven block).
     """
 
     def __init__(
@@ -144,6 +146,7 @@ class WorkingSetBuilder:
         window_share: float = 0.6,
         summary_max_tokens: int = 512,
         band_fraction: float = 0.25,
+        recall: bool = True,
     ) -> None:
         if strategy not in S.STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r}; choose one of {list(S.STRATEGIES)}")
@@ -164,6 +167,7 @@ class WorkingSetBuilder:
         self.window_share = window_share
         self.summary_max_tokens = summary_max_tokens
         self.band_fraction = band_fraction
+        self.recall = recall
         # caches (never change a result, only how fast it is computed)
         self._by_id: dict[int, MessageInfo] = {}
         self._by_key: dict[tuple[Any, ...], MessageInfo] = {}
@@ -532,7 +536,7 @@ class _Build:
         self.offsets = offsets
         self.base = base
         Q = self.quantum
-        recall_room = min(int(C * b.recall_share), 4096)
+        recall_room = min(int(C * b.recall_share), 4096) if b.recall else 0
 
         if strategy == "llm_summarize":
             room = min(b.summary_max_tokens, int(C * 0.25))
@@ -792,7 +796,7 @@ class _Build:
             items_recent = items_stable[cut:]
             del items_stable[cut:]
         # relevant earlier turns
-        if not overflowing and strategy != "passthrough":
+        if not overflowing and strategy != "passthrough" and self.b.recall:
             used = (self._sum(items_head) + self._sum(items_stable) + self._sum(items_late_sections)
                     + self._sum(items_recent) + (summary_item.tokens if summary_item else 0))
             room = self.A - used - ctx.tools_tokens - REPLY_PRIMING

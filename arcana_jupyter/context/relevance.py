@@ -25,6 +25,7 @@ specific terms (at most 12, none found in more than half the documents; see
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 
 from ..messages import Message
 from ..text import BM25Index, words
@@ -88,7 +89,7 @@ class RelevanceIndex:
 
     def __init__(self) -> None:
         self.bm25 = BM25Index()
-        self._postings: dict[str, list[int]] = {}
+        self._postings: defaultdict[str, list[int]] = defaultdict(list)
 
     def __len__(self) -> int:
         return len(self.bm25)
@@ -99,11 +100,7 @@ class RelevanceIndex:
         # tokenising the text a second time.
         postings = self._postings
         for term in self.bm25._tfs[doc]:
-            plist = postings.get(term)
-            if plist is None:
-                postings[term] = [doc]
-            else:
-                plist.append(doc)
+            postings[term].append(doc)
         return doc
 
     def query_terms(self, query: str) -> list[str]:
@@ -115,7 +112,7 @@ class RelevanceIndex:
         """
         n = len(self.bm25)
         cap = max(3, int(n * MAX_DF_SHARE))
-        found = sorted((len(p), t) for t in set(words(query)) if (p := self._postings.get(t)) and len(p) <= cap)
+        found = sorted((len(p), t) for t in set(words(query)) if (p := self._postings.get(t)) is not None and len(p) <= cap)
         return [t for _, t in found[:MAX_QUERY_TERMS]]
 
     def scores(self, query: str, limit: int | None = None) -> dict[int, float]:

@@ -1,0 +1,251 @@
+"""Evidence retention: does the working set still hold the turns a question is about?
+
+Run: ``python -m benchmarks.retention.run [FILE ...] [--budgets 1024,2048,3072] [--reserve 256]``
+(default file: ``benchmarks/retention/data/notebook_qa.json``; writes
+``benchmarks/results/retention.md``).
+
+Input: a JSON list of conversations (or ``{"conversations": [...]}``)::
+
+    [{"id": "c0", "system": "optional system prompt",
+      "turns": [{"id": "t0", "role": "user", "content": "..."}, ...],
+      "questions": [{"id": "q0", "question": "...", "evidence": ["t3", "t7"]}, ...]}]
+
+For each question the whole conversation is the history and the question is the current input.
+The working set is built at each window size, and for every evidence turn we look at its decision:
+kept verbatim (L0), content visible (L0-L2: kept, or compressed to head and tail / head), or present
+at any fidelity (including an L3 placeholder). The baseline is a plain tail window: the system prompt,
+the question and as many of the most recent turns as fit, verbatim — what a chat client without
+a context builder sends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, RootModel, ValidationError, model_validator
+
+from arcana_jupyter.context import TokenBudget, WorkingSetBuilder
+from arcana_jupyter.messages import Message
+from arcana_jupyter.tokens import REPLY_PRIMING, TokenCounter
+
+DEFAULT_DATA = Path(__file__).parent / "data" / "notebook_qa.json"
+
+
+class Turn(BaseModel):
+    id: str = Field(min_length=1)
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str
+
+
+class Question(BaseModel):
+    id: str = Field(min_length=1)
+    question: str = Field(min_length=1)
+    evidence: list[str] = Field(min_length=1)
+    answer: str | None = None
+
+
+class Conversation(BaseModel):
+    id: str = Field(min_length=1)
+    system: str | None = None
+    turns: list[Turn] = Field(min_length=1)
+    questions: list[Question]
+
+    @model_validator(mode="after")
+    def _ids(self) -> Conversation:
+        seen: set[str] = set()
+        for t in self.turns:
+            if t.id in seen:
+                raise ValueError(f"turn id {t.id!r} appears twice in conversation {self.id!r}")
+            seen.add(t.id)
+        for q in self.questions:
+            missing = [e for e in q.evidence if e not in seen]
+            if missing:
+                raise ValueError(f"question {q.id!r} of conversation {self.id!r} cites unknown turn id(s) {missing}")
+        return self
+
+
+class Dataset(RootModel[list[Conversation]]):
+    @model_validator(mode="before")
+    @classmethod
+    def _unwrap(cls, value: object) -> object:
+        if isinstance(value, dict) and "conversations" in value:
+            return value["conversations"]
+        return value
+
+
+class DataError(Exception):
+    """The input file is missing, not JSON, or not of the documented shape."""
+
+
+def load(path: Path) -> list[Conversation]:
+    """Read and validate a conversation-QA file (raises :class:`DataError` with what to fix)."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise DataError(f"{path}: no such file") from exc
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
+    try:
+        return Dataset.model_validate(raw).root
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'/'.join(str(p) for p in err['loc']) or '<top>'}: {err['msg']}" for err in exc.errors()[:5]
+        )
+        more = f" (and {exc.error_count() - 5} more)" if exc.error_count() > 5 else ""
+        raise DataError(
+            f"{path}: not a conversation-QA file: {problems}{more}. Expected a list of "
+            '{"id", "turns": [{"id", "role", "content"}], "questions": [{"id", "question", "evidence": [turn ids]}]}'
+        ) from exc
+
+
+@dataclass
+class Tally:
+    evidence: int = 0
+    verbatim: int = 0
+    visible: int = 0
+    present: int = 0
+    prompt_tokens: list[int] = field(default_factory=list)
+
+    def row(self) -> tuple[float, float, float, float]:
+        n = max(1, self.evidence)
+        mean = sum(self.prompt_tokens) / max(1, len(self.prompt_tokens))
+        return self.verbatim / n, self.visible / n, self.present / n, mean
+
+
+def _history(conv: Conversation) -> tuple[list[Message], dict[str, int]]:
+    msgs: list[Message] = []
+    if conv.system:
+        msgs.append(Message(role="system", content=conv.system))
+    index: dict[str, int] = {}
+    turn = 0
+    for t in conv.turns:
+        if t.role == "user":
+            turn += 1
+        index[t.id] = len(msgs)
+        msgs.append(Message(role=t.role, content=t.content, turn=turn or None))
+    return msgs, index
+
+
+def tail_only(counter: TokenCounter, history: list[Message], question: Message, available: int) -> tuple[set[int], int]:
+    """Indices a plain tail window keeps: system prompt, question, then the most recent turns that fit."""
+    kept: set[int] = set()
+    used = counter.count_message(question) + REPLY_PRIMING
+    start = 0
+    if history and history[0].role == "system":
+        used += counter.count_message(history[0])
+        kept.add(0)
+        start = 1
+    for i in range(len(history) - 1, start - 1, -1):
+        n = counter.count_message(history[i])
+        if used + n > available:
+            break
+        used += n
+        kept.add(i)
+    return kept, used
+
+
+def evaluate(conversations: list[Conversation], windows: list[int], reserve: int) -> dict[tuple[int, str], Tally]:
+    counter = TokenCounter()
+    out: dict[tuple[int, str], Tally] = {}
+    for window in windows:
+        budget = TokenBudget(total_window=window, response_reserve=reserve)
+        builders = {
+            "builder (auto)": WorkingSetBuilder(budget=budget, counter=counter),
+            "builder (tail_preserve)": WorkingSetBuilder(budget=budget, strategy="tail_preserve", counter=counter),
+            "builder (auto, recall off)": WorkingSetBuilder(budget=budget, counter=counter, recall=False),
+        }
+        for conv in conversations:
+            history, index = _history(conv)
+            for q in conv.questions:
+                question = Message(role="user", content=q.question)
+                evidence = [index[e] for e in q.evidence]
+                for name, builder in builders.items():
+                    result = builder.build(history, question)
+                    tally = out.setdefault((window, name), Tally())
+                    tally.prompt_tokens.append(result.budget.used)
+                    by_index = {d.index: d for d in result.decision.decisions}
+                    for i in evidence:
+                        d = by_index[i]
+                        tally.evidence += 1
+                        tally.verbatim += d.outcome == "kept" and d.fidelity == "L0"
+                        tally.visible += d.outcome in ("kept", "compressed") and d.fidelity in ("L0", "L1", "L2")
+                        tally.present += d.outcome in ("kept", "compressed")
+                kept, used = tail_only(counter, history, question, budget.available)
+                tally = out.setdefault((window, "tail-only baseline"), Tally())
+                tally.prompt_tokens.append(used)
+                for i in evidence:
+                    tally.evidence += 1
+                    tally.verbatim += i in kept
+                    tally.visible += i in kept
+                    tally.present += i in kept
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Evidence retention of the working-set builder vs a tail window.")
+    parser.add_argument("files", nargs="*", type=Path, default=[DEFAULT_DATA])
+    parser.add_argument("--budgets", default="1024,2048,3072", help="comma-separated window sizes (tokens)")
+    parser.add_argument("--reserve", type=int, default=256, help="tokens reserved for the reply")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/retention.md"))
+    args = parser.parse_args(argv)
+    try:
+        windows = [int(b) for b in args.budgets.split(",") if b.strip()]
+    except ValueError:
+        print(f"error: --budgets must be comma-separated integers, got {args.budgets!r}", file=sys.stderr)
+        return 2
+    conversations: list[Conversation] = []
+    try:
+        for f in args.files:
+            conversations += load(f)
+    except DataError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    n_q = sum(len(c.questions) for c in conversations)
+    n_e = sum(len(q.evidence) for c in conversations for q in c.questions)
+    counter = TokenCounter()
+    sizes = [counter.count_messages(_history(c)[0]) for c in conversations]
+    results = evaluate(conversations, windows, args.reserve)
+    files = ", ".join(str(f) for f in args.files)
+    lines = [
+        "# Evidence retention",
+        "",
+        f"Command: `.venv/bin/python -m benchmarks.retention.run {' '.join(str(f) for f in args.files)} "
+        f"--budgets {args.budgets} --reserve {args.reserve}`",
+        f"Date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}; machine: {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}",
+        f"Data: {files} — {len(conversations)} conversations, {sum(len(c.turns) for c in conversations)} turns, "
+        f"{n_q} questions, {n_e} evidence turns; conversation sizes {min(sizes)}-{max(sizes)} tokens.",
+        "",
+        "Per question the whole conversation is the history and the question the current input. "
+        "Verbatim = the evidence turn is in the prompt unchanged (L0); content visible = L0, L1 or L2; "
+        "any fidelity = including an L3 placeholder. Tail-only baseline: system prompt, question and the "
+        "most recent turns that fit, verbatim. Prompt tokens = mean tokens sent (messages + priming). "
+        "'recall off' is the same builder with `recall=False` (no block of relevant earlier turns).",
+        "",
+        "Caveat: relevance is lexical (BM25). The questions here name what they ask about, as users usually "
+        "do, and the data set has distractor turns sharing those words; a paraphrase sharing no word with "
+        "its evidence is not brought back by relevance (it survives only if it is recent enough).",
+        "",
+        "| window | reply reserve | method | evidence verbatim | content visible | any fidelity | mean prompt tokens |",
+        "| ---: | ---: | --- | ---: | ---: | ---: | ---: |",
+    ]
+    for (window, name), tally in sorted(results.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        v, vis, p, mean = tally.row()
+        lines.append(f"| {window:,} | {args.reserve} | {name} | {v:.0%} | {vis:.0%} | {p:.0%} | {mean:,.0f} |")
+        print(f"{window:>6} {name:<26} verbatim {v:.0%} visible {vis:.0%} any {p:.0%} tokens {mean:,.0f}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("\n".join(lines) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
