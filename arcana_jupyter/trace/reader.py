@@ -102,7 +102,8 @@ class _PinOp:
 
 @dataclass
 class _FileIndex:
-    path: Path
+    path: Path  # as first named (for messages)
+    real: Path  # absolute (for reading: the working directory may change)
     stat_key: tuple[int, int] = (-1, -1)
     size: int = 0  # bytes consumed (end of the last complete line)
     lines: int = 0  # lines consumed
@@ -123,7 +124,8 @@ class _FileIndex:
     errors: int = 0
     corrupt: list[str] = field(default_factory=list)
     torn: str | None = None
-    unterminated: bool = False  # the last indexed event had no newline after it
+    tail_sig: bytes = b""  # the last bytes indexed: if they changed, the file was rewritten
+    head_sig: bytes = b""  # the first bytes of the file: likewise
     messages: dict[str, dict[int, Message]] = field(default_factory=dict)
 
 
@@ -294,7 +296,7 @@ class TraceReader:
             if idx is not None and idx.stat_key == key:
                 return idx
             if idx is None or not self._is_append(idx, path, st.st_size):
-                idx = _FileIndex(path=path)
+                idx = _FileIndex(path=path, real=real)
                 self._indexes[cache_key] = idx
                 while len(self._indexes) > SHARED_INDEXES:
                     self._indexes.popitem(last=False)
@@ -311,19 +313,18 @@ class TraceReader:
             return True
         if size == idx.stat_key[0] and idx.torn is None:
             return False  # same size, new mtime: rewritten in place
-        if idx.unterminated:
-            return True
-        with path.open("rb") as fh:
-            fh.seek(idx.size - 1)
-            self.stats.bytes_read += 1
-            return fh.read(1) == b"\n"
+        with idx.real.open("rb") as fh:
+            head = fh.read(len(idx.head_sig))
+            fh.seek(idx.size - len(idx.tail_sig))
+            tail = fh.read(len(idx.tail_sig))
+            self.stats.bytes_read += len(head) + len(tail)
+            return head == idx.head_sig and tail == idx.tail_sig
 
     def _extend(self, idx: _FileIndex, size: int) -> None:
         idx.torn = None
-        idx.unterminated = False
         if size <= idx.size:
             return
-        with idx.path.open("rb") as fh:
+        with idx.real.open("rb") as fh:
             fh.seek(idx.size)
             pending = b""
             offset = idx.size
@@ -347,6 +348,14 @@ class TraceReader:
                 offset += start
         if pending:
             self._tail(idx, pending, offset)
+        if idx.size > 0:
+            with idx.real.open("rb") as fh:
+                if not idx.head_sig:
+                    idx.head_sig = fh.read(min(32, idx.size))
+                    self.stats.bytes_read += len(idx.head_sig)
+                fh.seek(max(0, idx.size - 32))
+                idx.tail_sig = fh.read(idx.size - max(0, idx.size - 32))
+                self.stats.bytes_read += len(idx.tail_sig)
 
     def _tail(self, idx: _FileIndex, raw: bytes, offset: int) -> None:
         """The last line has no newline yet: index it if it is a whole event, else report it torn."""
@@ -360,7 +369,6 @@ class TraceReader:
         if problem is None:
             self._add_line(idx, raw, offset)
             idx.size = offset + len(raw)
-            idx.unterminated = True
             return
         idx.torn = (
             f"{idx.path}:{line_no}: torn last line ({len(raw)} bytes, {problem}) ignored; "
@@ -492,7 +500,7 @@ class TraceReader:
         entries = [idx.entries[p] for p in positions]
         order = sorted(range(len(entries)), key=lambda i: entries[i].offset)
         out: list[dict[str, Any] | None] = [None] * len(entries)
-        with idx.path.open("rb") as fh:
+        with idx.real.open("rb") as fh:
             i = 0
             while i < len(order):
                 first = entries[order[i]]

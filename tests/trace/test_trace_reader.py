@@ -179,7 +179,7 @@ def test_index_reuse_reads_only_what_is_new(tmp_path: Path) -> None:
     reader = _reader(tmp_path)
     assert reader.list_turns("r")[-1] == 40
     size = path.stat().st_size
-    assert reader.stats.bytes_read == size and reader.stats.index_builds == 1
+    assert reader.stats.bytes_read == size + 64 and reader.stats.index_builds == 1
     parsed = reader.stats.lines_parsed
     # asking for one turn reads only that turn's events
     before = reader.stats.bytes_read
@@ -193,7 +193,9 @@ def test_index_reuse_reads_only_what_is_new(tmp_path: Path) -> None:
     grown = path.stat().st_size
     before = reader.stats.bytes_read
     assert reader.list_turns("r")[-1] == 40  # write_run restarts at turn 1 for the appended part
-    assert reader.stats.bytes_read - before == grown - size + 1  # +1: the append check
+    # the new bytes, plus the first and last 32 bytes indexed checked (unchanged: an append) and
+    # the new last 32 bytes noted
+    assert reader.stats.bytes_read - before == grown - size + 32 + 32 + 32
     assert reader.stats.index_builds == 1
     # an unchanged file is not read at all
     before = reader.stats.bytes_read
@@ -201,8 +203,12 @@ def test_index_reuse_reads_only_what_is_new(tmp_path: Path) -> None:
     assert reader.stats.bytes_read == before
     # a rewritten (shrunk) file is indexed again
     w.close()
-    path.write_text(path.read_text().split("\n", 1)[0] + "\n")
+    first_line = path.read_text().split("\n", 1)[0] + "\n"
+    path.write_text(first_line)
     assert len(reader.events("r")) == 1 and reader.stats.index_builds == 2
+    # a file replaced by a longer one with other content is indexed again, not treated as grown
+    path.write_text(first_line.replace('"e_000001"', '"e_000009"') + first_line)
+    assert [e.event_id for e in reader.events("r")] == ["e_000009", "e_000001"] and reader.stats.index_builds == 3
 
 
 def test_shared_index_across_readers(tmp_path: Path) -> None:
