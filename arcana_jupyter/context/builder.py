@@ -181,6 +181,32 @@ class WorkingSetBuilder:
     def placeholder_hint(self) -> str | None:
         return self.policy.placeholder_hint
 
+    def settings(self) -> dict[str, Any]:
+        """Every knob that shapes a build, JSON-ready: record it with a decision to rebuild the turn.
+
+        ``WorkingSetBuilder(budget=TokenBudget(total_window=..., response_reserve=...), **rest)``
+        where ``rest`` is this dict minus ``total_window``, ``response_reserve`` and ``summarizer``
+        (a flag: whether a summariser was configured — ``auto`` chooses differently with one), and
+        with ``fidelity`` turned back into a :class:`FidelityPolicy`.
+        """
+        p = self.policy
+        return {
+            "strategy": self.strategy,
+            "total_window": self.budget.total_window,
+            "response_reserve": self.budget.response_reserve,
+            "placeholder_hint": p.placeholder_hint,
+            "fidelity": {"l1_head": p.l1_head, "l1_tail": p.l1_tail, "l2_head": p.l2_head},
+            "recall_share": self.recall_share,
+            "section_share": self.section_share,
+            "head_share": self.head_share,
+            "window_share": self.window_share,
+            "summary_max_tokens": self.summary_max_tokens,
+            "band_fraction": self.band_fraction,
+            "recall": self.recall,
+            "summarizer": self.summarizer is not None,
+            "encoding": self.counter.encoding_name,
+        }
+
     # ---- public API ------------------------------------------------------------------------
     def build(
         self,

@@ -453,3 +453,20 @@ def test_prefix_reuse_is_reported_and_high_turn_after_turn():
             reuse.append(tokens / (prev.budget.used - 3))
         prev = r
     assert sum(x > 0.5 for x in reuse) >= 0.7 * len(reuse), reuse
+
+
+def test_settings_round_trip_rebuilds_the_same_prompt():
+    from arcana_jupyter.context import FidelityPolicy
+
+    history = chat(40, reply_words=50, tool_every=3)
+    b = WorkingSetBuilder(budget=budget(2000, 200), strategy="tail_preserve", placeholder_hint="recall({turn})",
+                          fidelity=FidelityPolicy(l1_head=64, l1_tail=16, l2_head=32), band_fraction=0.2,
+                          recall=False)
+    r = b.build(history, turn=41)
+    s = json.loads(json.dumps(b.settings()))
+    assert s["summarizer"] is False and s["encoding"] == "cl100k_base"
+    fid = FidelityPolicy(**s.pop("fidelity"))
+    for key in ("total_window", "response_reserve", "summarizer", "encoding"):
+        s.pop(key)
+    again = WorkingSetBuilder(budget=budget(2000, 200), fidelity=fid, **s).build(history, turn=41)
+    assert dump(again) == dump(r)
