@@ -245,8 +245,8 @@ def main(argv: list[str] | None = None) -> None:
         f"| append one turn to the indexed file, then `replay_prompt` it | {replay['incremental_ms']:.2f} ms | "
         f"{replay['incremental_bytes'] / 1000:.1f} kB |",
         f"| `active_pins(random turn)`, warm | {replay['pins_us']:.0f} µs | 0 |",
-        f"| `history()` first call ({replay['history_len']:,} messages parsed) | {replay['history_cold_s'] * 1000:.0f} ms | "
-        "the history events |",
+        f"| `history()` first call ({replay['history_len']:,} messages validated from the index) | "
+        f"{replay['history_cold_s'] * 1000:.0f} ms | 0 |",
         f"| `history(upto_turn=N/2)` again (messages cached) | {replay['history_warm_ms']:.1f} ms | 0 |",
         "",
         "Notes: each synthetic `context_decision` carries 40 message decisions. A real run records one",

@@ -3,7 +3,9 @@
 ``TraceReader(trace_dir)`` reads every ``<run_id>.jsonl`` in ``trace_dir`` (or one ``.jsonl``
 file passed directly). Each file is indexed once: every line is parsed and checked, and the index
 keeps, per event, its byte offset and length plus the few envelope fields needed to find it
-(type, agent, turn, step, history index). Later questions read only the byte ranges they need,
+(type, agent, turn, step, history index), the pin/unpin calls, and the message records of the
+transcript (so :meth:`TraceReader.history` reads nothing). Later questions read only the byte
+ranges they need,
 and a file that grew since it was indexed (cached by ``(size, mtime)``) is read from where the
 index stopped — reading turn N of a long run never rescans the file. :attr:`TraceReader.stats`
 counts the bytes read and lines parsed, so this is observable.
@@ -126,7 +128,8 @@ class _FileIndex:
     torn: str | None = None
     tail_sig: bytes = b""  # the last bytes indexed: if they changed, the file was rewritten
     head_sig: bytes = b""  # the first bytes of the file: likewise
-    messages: dict[str, dict[int, Message]] = field(default_factory=dict)
+    records: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)  # history message records
+    messages: dict[str, dict[int, Message]] = field(default_factory=dict)  # ... validated on first use
 
 
 _SHARED_CACHE: OrderedDict[tuple[Path, bool], _FileIndex] = OrderedDict()
@@ -440,6 +443,10 @@ class TraceReader:
                     f"(first at line {prev.line}); the later message is used"
                 )
             slots[hindex] = position
+            record = dict(meta["message"])
+            if record.get("turn") is None and turn is not None:
+                record["turn"] = turn
+            idx.records.setdefault(agent, {})[hindex] = record
             idx.messages.get(agent, {}).pop(hindex, None)
         if etype == "run_start":
             if idx.run_start is None:
@@ -705,14 +712,11 @@ class TraceReader:
             slots = idx.history.get(name, {})
             cache = idx.messages.setdefault(name, {})
             wanted = sorted(h for h, p in slots.items() if _within(idx.entries[p].turn, upto_turn))
-            missing = [h for h in wanted if h not in cache]
-            if missing:
-                for h, obj in zip(missing, self._read_raw(idx, [slots[h] for h in missing]), strict=True):
-                    record = dict(obj.get("metadata", {}).get("message") or {})
-                    if record.get("turn") is None and obj.get("turn") is not None:
-                        record["turn"] = obj["turn"]
+            records = idx.records.get(name, {})
+            for h in wanted:
+                if h not in cache:
                     try:
-                        cache[h] = as_message(record)
+                        cache[h] = as_message(records[h])
                     except (ValueError, TypeError) as exc:
                         line = idx.entries[slots[h]].line
                         raise TraceError(
