@@ -5,9 +5,9 @@ file passed directly). Each file is indexed once: every line is parsed and check
 keeps, per event, its byte offset and length plus the few envelope fields needed to find it
 (type, agent, turn, step, history index), the pin/unpin calls, and the message records of the
 transcript (so :meth:`TraceReader.history` reads nothing). Later questions read only the byte
-ranges they need,
-and a file that grew since it was indexed (cached by ``(size, mtime)``) is read from where the
-index stopped — reading turn N of a long run never rescans the file. :attr:`TraceReader.stats`
+ranges they need, and a file that grew since it was indexed (cached by ``(size, mtime)``; its
+first and last indexed bytes checked) is read from where the index stopped — reading turn N of a
+long run never rescans the file. :attr:`TraceReader.stats`
 counts the bytes read and lines parsed, so this is observable.
 
 Damage is reported, never silently swallowed: a torn last line (a writer that crashed mid-line,
