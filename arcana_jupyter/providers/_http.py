@@ -284,10 +284,13 @@ class HTTPConnection:
             cause: BaseException | None = None
             try:
                 response = await self._client.send(request, stream=True)
+            except (httpx.ReadTimeout, httpx.WriteTimeout) as exc:
+                # the server took the request and went silent: asking again would wait as long again
+                raise self._silent(url, attempts) from exc
             except httpx.TimeoutException as exc:
                 failure: ProviderError = ConnectionFailed(
-                    f"{self.provider}: no answer from {url} within {self.timeout:g} s "
-                    f"after {attempts} attempt(s) (timeout). Is the server up and base_url right?",
+                    f"{self.provider}: could not connect to {url} within {self.timeout:g} s "
+                    f"after {attempts} attempt(s) (connect timeout). Is the server up and base_url right?",
                     provider=self.provider,
                 )
                 cause = exc
@@ -309,6 +312,8 @@ class HTTPConnection:
                         finally:
                             await response.aclose()
                         return
+                    if isinstance(body_error, httpx.TimeoutException):
+                        raise self._silent(url, attempts) from body_error
                     failure = ConnectionFailed(
                         self.scrub(
                             f"{self.provider}: the connection dropped while reading the answer from {url} "
@@ -327,6 +332,14 @@ class HTTPConnection:
                 raise failure from cause
             await self.retry.sleep(self.retry.delay(retries, failed))
             retries += 1
+
+    def _silent(self, url: str, attempts: int) -> ConnectionFailed:
+        return ConnectionFailed(
+            f"{self.provider}: {url} accepted the request but sent nothing for {self.timeout:g} s "
+            f"(read timeout, attempt {attempts}; not retried). Raise the timeout (RuntimeConfig.request_timeout) "
+            "for slow models, or check the server.",
+            provider=self.provider,
+        )
 
     @staticmethod
     async def _read_body(response: httpx.Response) -> httpx.TransportError | None:

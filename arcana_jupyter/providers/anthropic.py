@@ -83,6 +83,9 @@ def to_anthropic(messages: list[Message]) -> tuple[str | None, list[dict[str, An
             out[-1]["content"].extend(blocks)
         else:
             out.append({"role": role, "content": blocks})
+    if out and out[0]["role"] == "assistant":
+        # the API requires the conversation to open with a user turn (a builder may have dropped it)
+        out.insert(0, {"role": "user", "content": [{"type": "text", "text": "(earlier conversation omitted)"}]})
     return system, out
 
 

@@ -284,7 +284,11 @@ class LocalProvider(Provider):
             kwargs["response_format"] = request.response_format
         try:
             if tools:
-                choice = request.tool_choice if request.tool_choice not in (None, "required") else "auto"
+                choice: Any = request.tool_choice if request.tool_choice is not None else "auto"
+                if choice == "required":
+                    # llama-cpp-python can only force one named tool; with several, let the model choose
+                    only = request.tools[0].name if len(request.tools) == 1 else None
+                    choice = {"type": "function", "function": {"name": only}} if only else "auto"
                 return model.tool_handler(
                     llama=llama, tools=[t.wire() for t in request.tools], tool_choice=choice, **kwargs
                 )

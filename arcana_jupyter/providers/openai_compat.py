@@ -69,6 +69,10 @@ class OpenAICompatProvider(Provider):
         max_tokens_field: the body field for ``max_tokens`` (OpenAI's newer models want
             ``max_completion_tokens``).
         extra_headers: more headers (organisation, project...).
+        stream_tools: whether the server can stream a request that offers tools. llama.cpp's
+            Python server cannot (it answers 200 and an empty stream); with ``False`` such a
+            request is sent unstreamed and its answer handed out as chunks. An empty stream for a
+            request with tools falls back the same way.
         retry: a full :class:`RetryPolicy` (tests inject ``sleep`` and ``rng`` here).
         transport: an httpx transport, for parsing tests.
     """
@@ -84,11 +88,13 @@ class OpenAICompatProvider(Provider):
         key_hint: str = "",
         max_tokens_field: str = "max_tokens",
         extra_headers: Mapping[str, str] | None = None,
+        stream_tools: bool = True,
         retry: RetryPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.name = name
         self.max_tokens_field = max_tokens_field
+        self.stream_tools = stream_tools
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
@@ -189,6 +195,10 @@ class OpenAICompatProvider(Provider):
     # -- stream -----------------------------------------------------------------------------------
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[StreamChunk]:
+        if request.tools and not self.stream_tools:
+            async for chunk in self._unstreamed(request):
+                yield chunk
+            return
         state = _StreamState(self.name)
         async with self._http.stream_lines("chat/completions", self.payload(request, stream=True)) as (
             lines,
@@ -200,7 +210,20 @@ class OpenAICompatProvider(Provider):
                     break
                 for chunk in state.feed(event.data):
                     yield chunk
+        if state.events == 0 and request.tools:
+            # nothing was handed out yet, so asking again unstreamed duplicates nothing
+            async for chunk in self._unstreamed(request):
+                yield chunk
+            return
         yield StreamChunk(response=state.response(attempts))
+
+    async def _unstreamed(self, request: LLMRequest) -> AsyncIterator[StreamChunk]:
+        response = await self.complete(request)
+        if response.message.content:
+            yield StreamChunk(text=response.message.content)
+        for call in response.message.tool_calls:
+            yield StreamChunk(tool_call_delta=call)
+        yield StreamChunk(response=response)
 
 
 @dataclass

@@ -36,6 +36,8 @@ class Preset:
     wire: str = "openai"
     key_required: bool = True
     max_tokens_field: str = "max_tokens"
+    stream_tools: bool = True
+    """False for servers that cannot stream a request offering tools (llama.cpp's Python server)."""
 
 
 PRESETS: dict[str, Preset] = {
@@ -49,7 +51,8 @@ PRESETS: dict[str, Preset] = {
         Preset("vllm", "http://127.0.0.1:8000/v1", "VLLM_API_KEY", "VLLM_BASE_URL", key_required=False),
         Preset("ollama", "http://127.0.0.1:11434/v1", None, "OLLAMA_BASE_URL", key_required=False),
         Preset("lmstudio", "http://127.0.0.1:1234/v1", None, "LMSTUDIO_BASE_URL", key_required=False),
-        Preset("llamacpp", "http://127.0.0.1:8080/v1", "LLAMACPP_API_KEY", "LLAMACPP_BASE_URL", key_required=False),
+        Preset("llamacpp", "http://127.0.0.1:8080/v1", "LLAMACPP_API_KEY", "LLAMACPP_BASE_URL", key_required=False,
+               stream_tools=False),
     )
 }
 
@@ -237,6 +240,7 @@ def create_provider(
     provider = OpenAICompatProvider(
         base_url=base_url, api_key=key, name=preset.name, timeout=timeout, max_retries=max_retries,
         key_hint=key_hint, max_tokens_field=preset.max_tokens_field, extra_headers=headers,
+        stream_tools=preset.stream_tools,
     )
     return provider, model
 

@@ -182,3 +182,10 @@ async def test_errors_quote_anthropics_message_and_hide_the_key(fake_anthropic, 
         await p.complete(request())
     await p.aclose()
     assert KEY not in repr(p)
+
+
+def test_a_conversation_opening_with_the_assistant_gets_a_user_turn_first():
+    system, messages = to_anthropic([Message(role="system", content="S"), Message(role="assistant", content="Earlier."),
+                                     Message(role="user", content="Go on.")])
+    assert system == "S"
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]

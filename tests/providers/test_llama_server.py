@@ -8,6 +8,7 @@ from arcana_jupyter.exceptions import NotFoundError
 from arcana_jupyter.messages import Message, ToolSpec
 from arcana_jupyter.providers.base import LLMRequest
 from arcana_jupyter.providers.openai_compat import OpenAICompatProvider
+from arcana_jupyter.providers.registry import create_provider
 
 pytestmark = pytest.mark.slow
 
@@ -38,9 +39,13 @@ async def test_non_streaming_and_streaming(llama_server):
 
 
 async def test_a_real_tool_call_then_the_tool_result_round_trip(llama_server):
-    p = OpenAICompatProvider(base_url=llama_server, name="llamacpp", timeout=60)
-    first = await p.complete(ask("What is the weather in Paris? Use the tool.", tools=[WEATHER], max_tokens=40))
-    assert first.finish_reason == "tool_calls"
+    # the runtime always streams; llama.cpp's server cannot stream tool choice, the preset knows
+    p, _ = create_provider("llamacpp:smollm2", {"llamacpp": {"base_url": llama_server}}, timeout=60)
+    assert isinstance(p, OpenAICompatProvider)
+    chunks = [c async for c in p.stream(ask("What is the weather in Paris? Use the tool.", tools=[WEATHER], max_tokens=40))]
+    first = chunks[-1].response
+    assert first is not None and first.finish_reason == "tool_calls"
+    assert [c.tool_call_delta.name for c in chunks if c.tool_call_delta] == ["get_weather"]
     (call,) = first.message.tool_calls
     assert call.name == "get_weather" and call.parsed_arguments() == {"city": "Paris"}
 

@@ -56,9 +56,12 @@ async def test_a_real_tool_call_complete_and_stream(local_provider):
     (call,) = response.message.tool_calls
     assert call.name == "get_weather" and call.parsed_arguments() == {"city": "Paris"}
 
-    chunks = [c async for c in local_provider.stream(request)]
+    # "required" with one tool forces it (grammar-constrained arguments), streamed as a delta
+    forced = request.model_copy(update={"tool_choice": "required"})
+    chunks = [c async for c in local_provider.stream(forced)]
     final = chunks[-1].response
-    assert final is not None and final.message.tool_calls[0].parsed_arguments() == {"city": "Paris"}
+    assert final is not None and final.finish_reason == "tool_calls"
+    assert final.message.tool_calls[0].parsed_arguments() == {"city": "Paris"}
     assert [c.tool_call_delta.name for c in chunks if c.tool_call_delta] == ["get_weather"]
 
 

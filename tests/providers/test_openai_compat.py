@@ -128,6 +128,19 @@ async def test_stream_assembles_tool_call_deltas_by_index(fake_openai, recorded_
     )
 
 
+async def test_an_empty_stream_for_a_request_with_tools_falls_back_to_unstreamed(fake_openai, recorded_sleep):
+    # what llama.cpp's Python server does: 200, text/event-stream, no events
+    fake_openai.script(Reply(events=[]), oa.completion(None, tool_calls=[oa.tool_call("c1", "get_weather", '{"city": "Rome"}')],
+                                                       finish_reason="tool_calls"))
+    p = provider(fake_openai, recorded_sleep)
+    chunks = await collect(p, request(tools=[WEATHER]))
+    await p.aclose()
+    assert [c.tool_call_delta for c in chunks if c.tool_call_delta] == [
+        ToolCall(id="c1", name="get_weather", arguments='{"city": "Rome"}')]
+    assert chunks[-1].response is not None and chunks[-1].response.finish_reason == "tool_calls"
+    assert [r.json.get("stream") for r in fake_openai.requests] == [True, None]
+
+
 async def test_429_with_retry_after_seconds_then_success_waits_as_told(fake_openai, recorded_sleep):
     fake_openai.script(
         oa.error(429, "Rate limit reached for requests", "requests", **{"Retry-After": "2"}),
@@ -280,6 +293,17 @@ async def test_stalled_stream_hits_the_read_timeout(fake_openai, recorded_sleep)
     with pytest.raises(StreamError, match="stalled"):
         await collect(p, request())
     await p.aclose()
+
+
+async def test_a_server_that_goes_silent_is_not_waited_on_forever_nor_retried(fake_openai, recorded_sleep):
+    fake_openai.script(Reply(json={}, stall_before=5), Reply(events=oa.text_stream(["x"]), stall_after=0, stall_seconds=5))
+    p = provider(fake_openai, recorded_sleep, timeout=0.4)
+    with pytest.raises(ConnectionFailed, match=r"sent nothing for 0\.4 s"):
+        await p.complete(request())
+    with pytest.raises(ConnectionFailed, match="read timeout"):
+        await p.complete(request())  # headers arrive, the body never does
+    await p.aclose()
+    assert recorded_sleep.delays == [] and len(fake_openai.requests) == 2
 
 
 async def test_a_200_that_is_not_json_is_a_clear_error(fake_openai, recorded_sleep):

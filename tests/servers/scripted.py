@@ -41,6 +41,8 @@ class Reply:
     stall_after: int | None = None
     stall_seconds: float = 5.0
     close_without_answer: bool = False
+    stall_before: float = 0.0
+    """Seconds to stay silent before sending anything (to trip a read timeout on the headers)."""
 
 
 @dataclass
@@ -149,6 +151,8 @@ class _Handler(BaseHTTPRequestHandler):
         reply = owner._next(
             Recorded(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
         )
+        if reply.stall_before:
+            owner._stop.wait(reply.stall_before)
         if reply.close_without_answer:
             self._cut()
             return
