@@ -640,17 +640,15 @@ class TraceReader:
         if step not in decisions:
             return None
         wanted = [decisions[step]]
-        snap = [
-            p for p in positions
-            if idx.entries[p].event_type == "prompt_snapshot" and (idx.entries[p].step or 0) == step
-        ]
         decision_id = idx.entries[decisions[step]].event_id
-        calls = [
-            p for p in positions
-            if idx.entries[p].event_type == "llm_call"
-            and (idx.entries[p].parent_id == decision_id or (idx.entries[p].step or 0) == step)
-        ]
-        wanted += snap[-1:] + calls[:1]
+
+        def belonging(event_type: str) -> list[int]:
+            """Events of that type for this step: children of the decision first, then same step."""
+            found = [p for p in positions if idx.entries[p].event_type == event_type]
+            children = [p for p in found if idx.entries[p].parent_id == decision_id]
+            return children or [p for p in found if (idx.entries[p].step or 0) == step]
+
+        wanted += belonging("prompt_snapshot")[-1:] + belonging("llm_call")[:1]
         loaded = {e.event_type: e for e in self._load(idx, wanted)}
         meta = loaded["context_decision"].metadata
         try:
