@@ -115,13 +115,22 @@ def build_digest(
     lines = [head, ""]
     kept: list[DigestItem] = []
     skipped_pinned: list[str] = []
+    used = counter.count_text(head + "\n")
     for item in ordered:
         line = entry_line(item.entry)
-        if counter.count_text("\n".join([*lines, line])) <= budget_tokens:
+        cost = counter.count_text("\n" + line)  # a line's tokens, with the newline before it
+        if used + cost <= budget_tokens:
             lines.append(line)
             kept.append(item)
+            used += cost
         elif item.entry.pinned:
             skipped_pinned.append(item.entry.id)
+    # the per-line sum is an estimate (BPE merges across line breaks): check exactly, trim if over
+    while len(lines) > 2 and counter.count_text("\n".join(lines)) > budget_tokens:
+        victim = kept.pop()
+        lines.pop()
+        if victim.entry.pinned:
+            skipped_pinned.insert(0, victim.entry.id)
     if skipped_pinned:
 
         def note() -> str:

@@ -43,6 +43,7 @@ Every formula exists twice — in Python (used for recall's final fusion and for
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from ..text import words
 
@@ -113,6 +114,7 @@ def digest_score(strength_: float, recency_: float, pinned: bool) -> float:
 _SUFFIXES = ("ing", "ies", "es", "ed", "ly", "s")
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A light suffix stripper (enough to match ``tests``/``testing``/``tested`` to ``test``)."""
     for suffix in _SUFFIXES:
@@ -126,7 +128,7 @@ def coverage(query_terms: list[str], content: str) -> float:
     terms = {stem(t) for t in query_terms}
     if not terms:
         return 0.0
-    present = {stem(w) for w in words(content)}
+    present = {stem(w) for w in set(words(content))}
     return len(terms & present) / len(terms)
 
 

@@ -21,6 +21,7 @@ Timestamps are REAL unix seconds (UTC).
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Callable
 
@@ -76,8 +77,11 @@ def _v2(conn: sqlite3.Connection) -> None:
         conn.execute(f"ALTER TABLE entries ADD COLUMN {column}")
     # v1 had no validity: start it at the entry's confidence (as new entries do), decay clock at creation
     conn.execute("UPDATE entries SET validity = confidence, reinforced_at = created_at")
-    conn.execute("CREATE INDEX entries_context ON entries(context)")
-    conn.execute("CREATE INDEX entries_live ON entries(retracted, pinned)")
+    # covering index of the digest scan (scope + every column its score needs): no table row reads
+    conn.execute(
+        "CREATE INDEX entries_digest ON entries(context, retracted, pinned, kind, layer, confidence, usefulness, "
+        "reinforced_at, last_accessed_at, created_at, scopes)"
+    )
     conn.execute(
         """CREATE TABLE sessions (
             session_id TEXT PRIMARY KEY,
@@ -100,8 +104,19 @@ def _v2(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO entries_fts(entries_fts) VALUES ('rebuild')")
 
 
+def content_key(content: str) -> str:
+    """The duplicate-detection key of a memory's text: case- and whitespace-insensitive."""
+    return hashlib.sha256(" ".join(content.lower().split()).encode("utf-8")).hexdigest()[:16]
+
+
 def _v3(conn: sqlite3.Connection) -> None:
-    """Vectors of an optional semantic embedder, keyed by embedder name."""
+    """Vectors of an optional semantic embedder (keyed by embedder name); an indexed duplicate key."""
+    conn.execute("ALTER TABLE entries ADD COLUMN content_key TEXT")
+    conn.executemany(
+        "UPDATE entries SET content_key = ? WHERE pk = ?",
+        [(content_key(text), pk) for pk, text in conn.execute("SELECT pk, content FROM entries").fetchall()],
+    )
+    conn.execute("CREATE INDEX entries_dedupe ON entries(content_key)")
     conn.execute(
         """CREATE TABLE embeddings (
             entry_pk INTEGER NOT NULL REFERENCES entries(pk),

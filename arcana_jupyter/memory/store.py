@@ -20,6 +20,7 @@ Session lifecycle (the runtime calls these)::
 
 from __future__ import annotations
 
+import heapq
 import json
 import os
 import random
@@ -51,7 +52,7 @@ from .models import (
     from_epoch,
     to_epoch,
 )
-from .schema import LATEST_VERSION, current_version, migrate
+from .schema import LATEST_VERSION, content_key, current_version, migrate
 
 T = TypeVar("T")
 OnEvent = Callable[[str, dict[str, Any]], None]
@@ -60,6 +61,8 @@ Clock = Callable[[], datetime]
 DEFAULT_PATH = Path("~/.arcana/memory.sqlite3")
 ENV_PATH = "ARCANA_MEMORY_PATH"
 MAX_CONTENT_CHARS = 4000
+FTS_RANK_CAP = 500
+"""At most this many keyword matches are ranked by bm25 per query phase (see ``_fts_candidates``)."""
 ID_IN_TEXT = re.compile(r"\bm_[0-9a-f]{16}\b")
 
 _COLUMNS = (
@@ -347,7 +350,13 @@ class MemoryStore:
             else:
                 ands.append(f"{alias}.context IS NULL")
             ors.append("(" + " AND ".join(ands) + ")")
-        return "(" + " OR ".join(ors) + ")", params
+        # a redundant top-level condition on the indexed context column, so SQLite can use the index
+        all_contexts = list(dict.fromkeys(lbl for labels in query_sets for lbl in labels if lbl.startswith("context:")))
+        if all_contexts:
+            hint = f"({alias}.context IS NULL OR {alias}.context IN ({', '.join('?' * len(all_contexts))}))"
+        else:
+            hint = f"{alias}.context IS NULL"
+        return f"{hint} AND (" + " OR ".join(ors) + ")", [*all_contexts, *params]
 
     @staticmethod
     def _sets_for(scope: Scope | None, level: Level | None) -> list[tuple[str, ...]] | None:
@@ -425,10 +434,11 @@ class MemoryStore:
             for i, (kind, text, labels, conf, pinned) in enumerate(prepared):
                 scopes_text = " " + " ".join(labels) + " "
                 context = next((s for s in labels if s.startswith("context:")), None)
+                key = content_key(text)
                 same = conn.execute(
-                    f"SELECT {_COLUMNS} FROM entries WHERE scopes = ? AND kind = ? AND retracted = 0 "
-                    "AND lower(content) = lower(?) LIMIT 1",
-                    (scopes_text, kind, text),
+                    f"SELECT {_COLUMNS} FROM entries WHERE content_key = ? AND scopes = ? AND kind = ? "
+                    "AND retracted = 0 LIMIT 1",
+                    (key, scopes_text, kind),
                 ).fetchone()
                 if same is not None:
                     conn.execute(
@@ -441,9 +451,9 @@ class MemoryStore:
                 entry_id = "m_" + uuid.uuid4().hex[:16]
                 cur = conn.execute(
                     "INSERT INTO entries (id, kind, content, scopes, context, confidence, validity, usefulness, "
-                    "pinned, layer, created_at, updated_at, reinforced_at, source) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, 0.5, ?, 1, ?, ?, ?, ?)",
-                    (entry_id, kind, text, scopes_text, context, conf, conf, int(pinned), now, now, now, source),
+                    "pinned, layer, created_at, updated_at, reinforced_at, source, content_key) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, 0.5, ?, 1, ?, ?, ?, ?, ?)",
+                    (entry_id, kind, text, scopes_text, context, conf, conf, int(pinned), now, now, now, source, key),
                 )
                 if vectors is not None:
                     vec = vectors[i]
@@ -579,38 +589,102 @@ class MemoryStore:
         text_scores: dict[int, float] = {}
         rows: dict[int, Any] = {}
         if terms:
-            match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-            sql = (
-                f"SELECT {', '.join('e.' + c.strip() for c in _COLUMNS.split(','))}, bm25(entries_fts) AS b "
-                f"FROM entries_fts JOIN entries e ON e.pk = entries_fts.rowid "
-                f"WHERE entries_fts MATCH ? AND e.retracted = 0 AND {where}{kind_sql} ORDER BY b LIMIT ?"
+            found = self._read(
+                lambda c: self._fts_candidates(c, terms, where, [*params, *kind_list], kind_sql, candidates_k)
             )
-            found = self._read(lambda c: c.execute(sql, [match, *params, *kind_list, candidates_k]).fetchall())
-            best = max((-r[-1] for r in found), default=0.0)
-            for r in found:
-                rows[r[0]] = r[:-1]
-                bm25 = (-r[-1] / best) if best > 0 else 0.0
-                text_scores[r[0]] = 0.5 * bm25 + 0.5 * ranking.coverage(terms, r[4])
+            best = max((-b for _row, b in found.values()), default=0.0)
+            for pk, (row, b) in found.items():
+                rows[pk] = row
+                bm25 = (-b / best) if best > 0 else 0.0
+                text_scores[pk] = 0.5 * bm25 + 0.5 * ranking.coverage(terms, row[3])
         vector_scores: dict[int, float] = {}
         mode: Literal["keyword", "hybrid"] = "keyword"
         if self.embedder is not None and query.strip():
             mode = "hybrid"
             vector_scores = self._vector_scores(query, where, params, kind_sql, kind_list, candidates_k, rows)
-        hits: list[RecallHit] = []
+        scored: list[tuple[float, str, Any, float, float | None, float, float]] = []
         for pk, row in rows.items():
-            entry = self._entry(row)
             text = text_scores.get(pk, 0.0)
             vec = vector_scores.get(pk) if mode == "hybrid" else None
             relevance = text if vec is None else 0.5 * text + 0.5 * max(0.0, vec)
             if relevance <= 0.0:
                 continue
-            eff = ranking.effective_confidence(entry.confidence, entry.kind, entry.layer, row[13] or row[10], now)
-            strength = ranking.strength(eff, entry.usefulness)
+            layer = 2 if row[9] == 2 else 1
+            eff = ranking.effective_confidence(row[5], row[2], layer, row[13] if row[13] is not None else row[10], now)
+            strength = ranking.strength(eff, row[7])
             rec = ranking.recency(row[12] if row[12] is not None else row[10], now)
-            score = ranking.query_score(relevance, strength, rec, entry.pinned)
-            hits.append(RecallHit(entry, score, text, vec, strength, rec))
-        hits.sort(key=lambda h: (-h.score, h.entry.id))
-        return RecallResult(query=query, mode=mode, hits=hits[:limit])
+            score = ranking.query_score(relevance, strength, rec, bool(row[8]))
+            scored.append((score, row[1], row, text, vec, strength, rec))
+        scored.sort(key=lambda t: (-t[0], t[1]))
+        hits = [
+            RecallHit(self._entry(row), score, text, vec, strength, rec)
+            for score, _id, row, text, vec, strength, rec in scored[:limit]
+        ]
+        return RecallResult(query=query, mode=mode, hits=hits)
+
+    def _fts_candidates(
+        self, conn: sqlite3.Connection, terms: list[str], where: str, params: list[Any], kind_sql: str, k: int
+    ) -> dict[int, tuple[Any, float]]:
+        """Up to ``k`` best keyword matches per phase, in scope: ``{pk: (row, raw bm25)}`` (lower = better).
+
+        FTS5 computes ``bm25()`` for *every* row a MATCH yields before ordering, so a query word that
+        occurs in half of 100k entries would cost ~100 ms. Each ranked MATCH is therefore bounded to
+        :data:`FTS_RANK_CAP` rows — when an expression matches more, only its most recent
+        ``FTS_RANK_CAP`` matches are ranked (a rowid floor, which FTS5 applies cheaply). Phases:
+
+        1. all query words (AND) — the entries that mention everything;
+        2. any *distinctive* word (one that occurs in at most ``FTS_RANK_CAP`` entries) — so an old
+           entry sharing a rare word is found even when the query also has common words;
+        3. any word (OR) — when some words are common (bounded as above).
+
+        In a store where no word is that common (every personal store we expect), phase 2 is the
+        exact full OR ranking and the result is exact.
+        """
+        cap = FTS_RANK_CAP
+        quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
+
+        def count_upto(expr: str, limit: int) -> int:
+            return int(
+                conn.execute(
+                    "SELECT count(*) FROM (SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? LIMIT ?)", (expr, limit)
+                ).fetchone()[0]
+            )
+
+        def ranked(expr: str, bounded: bool) -> list[Any]:
+            floor_sql = ""
+            floor: list[Any] = []
+            if bounded and count_upto(expr, cap + 1) > cap:
+                row = conn.execute(
+                    "SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                    (expr, cap - 1),
+                ).fetchone()
+                if row is not None:
+                    floor_sql, floor = " AND entries_fts.rowid >= ?", [row[0]]
+            sql = (
+                "SELECT e.pk, bm25(entries_fts) AS b FROM entries_fts JOIN entries e ON e.pk = entries_fts.rowid "
+                f"WHERE entries_fts MATCH ?{floor_sql} AND e.retracted = 0 AND {where}{kind_sql} ORDER BY b LIMIT ?"
+            )
+            return conn.execute(sql, [expr, *floor, *params, k]).fetchall()
+
+        rare = [q for q in quoted if count_upto(q, cap + 1) <= cap]
+        best: dict[int, float] = {}
+
+        def add(rows: list[Any]) -> None:
+            for pk, b in rows:
+                if pk not in best or b < best[pk]:
+                    best[pk] = b
+
+        if len(quoted) > 1:
+            add(ranked(" AND ".join(quoted), bounded=not rare))
+        if rare:
+            add(ranked(" OR ".join(rare), bounded=False))
+        if len(rare) < len(quoted):
+            add(ranked(" OR ".join(quoted), bounded=True))
+        if not best:
+            return {}
+        pks = list(best)
+        fetched = conn.execute(f"SELECT {_COLUMNS} FROM entries WHERE pk IN ({', '.join('?' * len(pks))})", pks)
+        return {r[0]: (r, best[r[0]]) for r in fetched.fetchall()}
 
     def _vector_scores(
         self,
@@ -762,24 +836,30 @@ class MemoryStore:
         sets = scope.query_sets()
         where, params = self._scope_sql(sets)
         score_sql = ranking.DIGEST_SCORE_SQL.replace(":now", "?")
-        sql = (
-            f"SELECT {_COLUMNS}, {score_sql} AS s FROM entries e "
-            f"WHERE e.retracted = 0 AND {where} ORDER BY e.pinned DESC, s DESC, e.id LIMIT ?"
-        )
-        pinned_count, total = self._read(
+        # one pass over the in-scope entries (a covering index): their count, and the best ones
+        scored = self._read(
             lambda c: c.execute(
-                f"SELECT coalesce(sum(e.pinned), 0), count(*) FROM entries e WHERE e.retracted = 0 AND {where}", params
-            ).fetchone()
+                f"SELECT e.pk, e.pinned, {score_sql} FROM entries e WHERE e.retracted = 0 AND {where}",
+                [now] * score_sql.count("?") + params,
+            ).fetchall()
         )
-        cap = max(0, max_entries) + int(pinned_count)
-        args = [now] * score_sql.count("?") + params + [cap]
-        rows = self._read(lambda c: c.execute(sql, args).fetchall())
-        ranked: list[DigestItem] = []
-        for r in rows:
-            entry = self._entry(r[:-1])
-            if not entry.pinned and sum(1 for i in ranked if not i.entry.pinned) >= max_entries:
-                continue
-            ranked.append(DigestItem(entry, self._digest_score(r, now)))
+        total = len(scored)
+        pinned_pks = [pk for pk, pinned, _s in scored if pinned]
+        best = heapq.nsmallest(max(0, max_entries), (t for t in scored if not t[1]), key=lambda t: (-t[2], t[0]))
+        wanted = pinned_pks + [t[0] for t in best]
+        rows = self._read(
+            lambda c: (
+                c.execute(
+                    f"SELECT {_COLUMNS} FROM entries WHERE pk IN ({', '.join('?' * len(wanted))})", wanted
+                ).fetchall()
+                if wanted
+                else []
+            )
+        )
+        ranked = sorted(
+            (DigestItem(self._entry(r), self._digest_score(r, now)) for r in rows),
+            key=lambda i: (not i.entry.pinned, -i.score, i.entry.id),
+        )
         digest = build_digest(
             session_id,
             ranked,

@@ -247,6 +247,8 @@ def test_upgrade_from_v1(tmp_path: Path, project_a: Scope, clock) -> None:
         assert s.get("m_00000000000000a3").retracted
         assert s.search("sales pandas", project_a).ids == ["m_00000000000000a1"]
         assert "m_00000000000000a2" in s.start_session("s1", project_a).entry_ids  # pinned, global
+        same = s.remember("fact", "the sales notebook  reads data/sales.csv with PANDAS", project_a)
+        assert same.id == "m_00000000000000a1"  # duplicate key backfilled by the migration
         new = s.remember("fact", "The sales notebook also reads returns.csv", project_a)
         assert set(s.search("sales notebook", project_a, limit=5).ids) == {new.id, "m_00000000000000a1"}
     with MemoryStore(path, clock=clock) as again:  # already current: no migration
@@ -264,3 +266,19 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
         conn.close()
     with pytest.raises(MemoryStoreError, match="newer"):
         MemoryStore(path)
+
+
+def test_bounded_keyword_ranking_keeps_rare_words(store: MemoryStore, project_a: Scope, clock, monkeypatch) -> None:
+    """With more matches than FTS_RANK_CAP, rare query words still find old entries."""
+    from arcana_jupyter.memory import store as store_module
+
+    old_rare = store.remember("fact", "The zebra dataset has striped data rows", project_a)
+    for i in range(30):
+        clock.advance(seconds=1)
+        store.remember("fact", f"Data note {i} about data loading", project_a)
+    exact = store.search("zebra data", project_a, limit=3).ids
+    monkeypatch.setattr(store_module, "FTS_RANK_CAP", 5)
+    assert store.search("zebra data", project_a, limit=3).ids == exact
+    assert exact[0] == old_rare.id
+    common_only = store.search("data loading", project_a, limit=3)
+    assert len(common_only.hits) == 3 and old_rare.id not in common_only.ids

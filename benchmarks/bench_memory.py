@@ -1,0 +1,239 @@
+"""Cognitive memory: recall latency, insert throughput and digest build time at 1k / 10k / 100k entries.
+
+Run: ``python -m benchmarks.bench_memory`` (writes ``benchmarks/results/memory.md``);
+``--sizes 1000,10000`` for a quicker run, ``--queries N`` recall queries per size.
+
+Data: synthetic memories of 8-20 words drawn (Zipf-like) from a 4,000-word vocabulary, six kinds,
+one user, 20 projects; 70% of entries are project entries spread over the projects, 30% global.
+Everything goes through the real ``MemoryStore`` on a file in a temp folder (WAL, FTS5,
+``synchronous=NORMAL``).
+
+* **insert**: ``remember()`` one entry per call (one ``BEGIN IMMEDIATE`` transaction each, with the
+  duplicate check and the FTS trigger) on top of the populated store; and ``remember_many`` in
+  batches of 1,000 (how the store was populated).
+* **recall**: ``search()`` (pure read: FTS5 bm25 top candidates in scope, then fusion) and
+  ``recall()`` (the same plus the access bookkeeping write), from a project session (project +
+  global scopes merged), with 2-3 word queries taken from stored entries (so they match).
+* **digest**: ``start_session()`` — ranking every in-scope entry in SQL, fitting 600 tokens of
+  markdown, recording what was surfaced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from arcana_jupyter.memory import KINDS, MemoryStore, Scope
+
+RESULTS = Path(__file__).parent / "results" / "memory.md"
+VOCAB_SIZE = 4000
+PROJECTS = 20
+REPEATS = 3
+"""Each query is timed this many times back to back; the table reports the best (scheduler noise
+on a shared machine is not the store's cost) and, separately, the first run of each."""
+
+
+def _vocabulary(rng: random.Random) -> list[str]:
+    syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "da", "fe", "gu", "po", "qua", "ri", "sto"]
+    words: set[str] = set()
+    while len(words) < VOCAB_SIZE:
+        words.add("".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))))
+    return sorted(words)
+
+
+class Corpus:
+    def __init__(self, seed: int = 7) -> None:
+        self.rng = random.Random(seed)
+        self.vocab = _vocabulary(self.rng)
+        self.weights = [1.0 / (rank + 1) ** 0.9 for rank in range(len(self.vocab))]
+        self.base = Path(tempfile.gettempdir())
+        self.scopes = [
+            Scope.for_project(self.base / f"arcana-bench-project-{i}", user="bench") for i in range(PROJECTS)
+        ]
+
+    def text(self) -> str:
+        n = self.rng.randint(8, 20)
+        return " ".join(self.rng.choices(self.vocab, weights=self.weights, k=n))
+
+    def item(self) -> tuple[Scope, tuple[str, str, str, str, bool]]:
+        scope = self.rng.choice(self.scopes)
+        level = "project" if self.rng.random() < 0.7 else "global"
+        conf = self.rng.choice(["high", "medium", "low"])
+        return scope, (self.rng.choice(KINDS), self.text(), level, conf, self.rng.random() < 0.002)
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _ms(values: list[float]) -> str:
+    return f"{statistics.median(values) * 1000:.2f} / {_pct(values, 0.95) * 1000:.2f}"
+
+
+def populate(store: MemoryStore, corpus: Corpus, n: int) -> float:
+    """Insert ``n`` entries in batches of 1,000 (one transaction each); returns entries per second."""
+    t0 = time.perf_counter()
+    done = 0
+    while done < n:
+        batch = min(1000, n - done)
+        by_scope: dict[int, list[tuple[str, str, str, str, bool]]] = {}
+        for _ in range(batch):
+            scope, item = corpus.item()
+            by_scope.setdefault(corpus.scopes.index(scope), []).append(item)
+        for idx, items in by_scope.items():
+            store.remember_many(items, corpus.scopes[idx], source="bench")  # type: ignore[arg-type]
+        done += batch
+    return n / (time.perf_counter() - t0)
+
+
+def bench_size(n: int, queries: int, single_inserts: int, workdir: Path) -> dict[str, str]:
+    corpus = Corpus(seed=n)
+    path = workdir / f"memory-{n}.sqlite3"
+    with MemoryStore(path) as store:
+        batch_rate = populate(store, corpus, n)
+        scope = corpus.scopes[0]
+        # queries: 2-3 words of random stored entries visible to the session
+        visible = store.list_entries(scope, limit=2000)
+        rng = random.Random(n + 1)
+        qs = []
+        for _ in range(queries):
+            words = rng.choice(visible).content.split()
+            qs.append(" ".join(rng.sample(words, k=min(len(words), rng.choice([2, 3])))))
+        for q in qs[:10]:  # warm the page cache
+            store.search(q, scope)
+        search_t, search_first, recall_t, recall_first, hits = [], [], [], [], []
+        for q in qs:
+            runs = []
+            for _ in range(REPEATS):
+                t0 = time.perf_counter()
+                r = store.search(q, scope, limit=5)
+                runs.append(time.perf_counter() - t0)
+            search_t.append(min(runs))
+            search_first.append(runs[0])
+            hits.append(len(r.hits))
+        for q in qs:
+            runs = []
+            for _ in range(REPEATS):
+                t0 = time.perf_counter()
+                store.recall(q, scope, limit=5)
+                runs.append(time.perf_counter() - t0)
+            recall_t.append(min(runs))
+            recall_first.append(runs[0])
+        digest_t, tokens = [], []
+        for i in range(20):
+            t0 = time.perf_counter()
+            d = store.start_session(f"bench-{i}", scope, budget_tokens=600)
+            digest_t.append(time.perf_counter() - t0)
+            tokens.append(d.tokens)
+        single_t = []
+        for _ in range(single_inserts):
+            sc, (kind, text, level, conf, _pinned) = corpus.item()
+            t0 = time.perf_counter()
+            store.remember(kind, text, sc, level=level, confidence=conf)  # type: ignore[arg-type]
+            single_t.append(time.perf_counter() - t0)
+        in_scope = store.count(scope)
+    size_mb = path.stat().st_size / 1e6 + (
+        Path(str(path) + "-wal").stat().st_size / 1e6 if Path(str(path) + "-wal").exists() else 0
+    )
+    return {
+        "entries": f"{n:,}",
+        "in scope": f"{in_scope:,}",
+        "search p50 / p95 ms": _ms(search_t),
+        "recall p50 / p95 ms": _ms(recall_t),
+        "single-shot search p50 / p95 ms": _ms(search_first),
+        "digest p50 / p95 ms": _ms(digest_t),
+        "insert 1/txn (per s)": f"{single_inserts / sum(single_t):,.0f}",
+        "insert batched (per s)": f"{batch_rate:,.0f}",
+        "avg hits": f"{statistics.mean(hits):.1f}",
+        "db MB": f"{size_mb:.1f}",
+        "_p95_search": f"{_pct(search_t, 0.95) * 1000:.2f}",
+        "_p95_recall": f"{_pct(recall_t, 0.95) * 1000:.2f}",
+        "_digest_tokens": f"{statistics.mean(tokens):.0f}",
+    }
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--single-inserts", type=int, default=500)
+    parser.add_argument("--output", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    load_before = os.getloadavg()
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="arcana-bench-memory-") as tmp:
+        for n in sizes:
+            t0 = time.perf_counter()
+            row = bench_size(n, args.queries, args.single_inserts, Path(tmp))
+            rows.append(row)
+            print(
+                f"{n:>7,} entries: search {row['search p50 / p95 ms']} ms, recall {row['recall p50 / p95 ms']} ms, "
+                f"digest {row['digest p50 / p95 ms']} ms, insert {row['insert 1/txn (per s)']}/s "
+                f"(batched {row['insert batched (per s)']}/s)  [{time.perf_counter() - t0:.0f}s]",
+                flush=True,
+            )
+    headers = [h for h in rows[0] if not h.startswith("_")]
+    table = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    table += ["| " + " | ".join(r[h] for h in headers) + " |" for r in rows]
+    biggest = rows[-1]
+    verdict = (
+        f"Target (issue 6): recall p95 < 20 ms at 100k entries. Measured at {biggest['entries']}: "
+        f"search p95 {biggest['_p95_search']} ms, recall p95 {biggest['_p95_recall']} ms."
+    )
+    text = "\n".join(
+        [
+            "# Memory benchmark",
+            "",
+            f"Command: `python -m benchmarks.bench_memory --sizes {args.sizes} --queries {args.queries} "
+            f"--single-inserts {args.single_inserts}`",
+            "",
+            f"Machine: {os.cpu_count()} CPUs (nproc), {_cpu_model()}; Python {platform.python_version()}, "
+            f"SQLite {__import__('sqlite3').sqlite_version}; {platform.system()} {platform.release()}",
+            f"Date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}; load average at start "
+            f"{load_before[0]:.1f}, at end {os.getloadavg()[0]:.1f} (on {os.cpu_count()} CPUs)",
+            "",
+            *table,
+            "",
+            verdict,
+            "",
+            "Columns: *search* = `MemoryStore.search` (read only); *recall* = `MemoryStore.recall` (search + access "
+            "bookkeeping write, one transaction); *digest* = `start_session` (rank all in-scope entries in SQL, "
+            f"fit 600 tokens — mean {biggest['_digest_tokens']} tokens — record surfaced entries); *insert 1/txn* = "
+            "`remember()` one transaction per entry on the populated store; *insert batched* = `remember_many` with "
+            "1,000 entries per transaction. *in scope* = entries a project session sees (its project + global). "
+            "Queries are 2-3 words taken from stored entries (5 results each). Latencies are p50 / p95 over "
+            f"the queries of the best of {REPEATS} back-to-back runs of each query; *single-shot* is the first run "
+            "of each query (includes scheduler noise from other work on the machine).",
+            "",
+            "Method: see the module docstring of `benchmarks/bench_memory.py`. The machine is shared with other "
+            "work, so absolute numbers vary by run; p95 is the figure to watch.",
+            "",
+        ]
+    )
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(text)
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
