@@ -46,6 +46,7 @@ class Script:
 def make_runtime(tmp_path: Path) -> Callable[..., tuple[Runtime, Script]]:
     def make(*steps: Any, tools: tuple = (), **config: Any) -> tuple[Runtime, Script]:
         script = Script(*steps)
+        config.setdefault("context_engine", False)  # classic unless a test asks: keeps prompts minimal
         cfg = RuntimeConfig(trace_dir=tmp_path / "traces", **config)
         return Runtime(config=cfg, tools=tools, provider=FunctionProvider(script)), script
 

@@ -40,6 +40,12 @@ class RuntimeConfig(BaseModel):
     context_engine: bool = True
     idle_soft_after_turns: int = Field(default=3, ge=1)
     idle_hard_after_turns: int = Field(default=8, ge=1)
+    verbatim_turns: int = Field(default=3, ge=1)
+    """Engine mode: the most recent turns the prompt keeps verbatim."""
+    digest_turns: int = Field(default=4, ge=0)
+    """Engine mode: the turns before those, shown as scored digests; older ones live in the checkpoint."""
+    artifact_min_tokens: int = Field(default=1000, ge=64)
+    """Engine mode: tool outputs longer than this are stored whole as artifacts, shown as a card."""
 
     # cognitive memory (seed 004)
     memory: bool = False
@@ -47,6 +53,11 @@ class RuntimeConfig(BaseModel):
     """SQLite file of the memory store; default ``~/.arcana/memory.sqlite3``."""
     project_dir: Path | None = None
     """The project memories are scoped to (a notebook's folder); default the working directory."""
+    memory_digest_tokens: int = Field(default=600, ge=0)
+    """Token budget of the memory digest that enters the prompt at session start."""
+    memory_learnings: Literal["auto", "on", "off"] = "auto"
+    """Extract up to five learnings at session end with a summariser call. ``auto``: only with a
+    remote provider (seed 004: the summariser is disabled when no API key is available)."""
 
     # traces (seed 003)
     trace_dir: Path | None = Path("traces")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..context import ContextSection, PinBlock, WorkingSetBuilder
+from ..context.bands import expand_decision, select_from_turn
 from ..context.decisions import ContextDecision, TokenBudget
 from ..exceptions import ArcanaError, ProviderError
 from ..messages import Message, ToolCall, ToolSpec, canonical_json
@@ -102,8 +103,10 @@ class ChatSession:
         self.cost_usd = 0.0
         self.engine: Any = None
         """The adaptive-context engine, or ``None`` in classic mode."""
+        self.engine_note: str | None = None
+        """Why classic mode runs, when it does."""
         self.memory: Any = None
-        """The memory session, or ``None`` when memory is off."""
+        """The memory session (runtime/memory_plugin.py), or ``None`` when memory is off."""
         self.extra_sections: list[Callable[[ChatSession], list[ContextSection]]] = []
         self._subscribers: list[EventCallback] = []
         self._previous_build: Any = None
@@ -252,27 +255,40 @@ class ChatSession:
         self, turn: int, step: int, text: str, on_token: TokenCallback | None, partial: list[str], reply: ChatReply
     ) -> LLMResponse:
         tools = self.tool_specs()
+        history: list[Message] = self.history
+        kept: list[int] | None = None
+        from_turn: int | None = None
+        if self.engine is not None:
+            bands = self.engine.bands(turn)
+            from_turn = bands.verbatim_from
+            history, kept = select_from_turn(self.history, from_turn)
+        pins, sections = self._pin_blocks(), self._sections()
         build = await self.builder.abuild(
-            self.history, None, task=None, pins=self._pin_blocks(), sections=self._sections(), tools=tools,
+            history, None, task=None, pins=pins, sections=sections, tools=tools,
             turn=turn, step=step, previous=self._previous_build,
         )
+        decision = build.decision
+        if kept is not None and len(kept) != len(self.history):
+            counts = [self.counter.count_message(m) for m in self.history]
+            decision = expand_decision(decision, self.history, kept, bands.digest, counts)
         self._previous_build = build
         self.sent_messages[(turn, step)] = build.messages
         while len(self.sent_messages) > 128:
             self.sent_messages.pop(next(iter(self.sent_messages)))
-        reply.decision = build.decision
+        reply.decision = decision
         digest = build.digest(self.provider_model)
         decision_event = self.emit("context_decision", {
             "step": step,
-            "decision": build.decision.model_dump(mode="json"),
+            "decision": decision.model_dump(mode="json"),
             "report": build.report.model_dump(mode="json"),
             "budget": build.budget.model_dump(mode="json"),
             "request_digest": digest,
             "history_len": len(self.history),
             "inputs": {
-                "pins": [p.model_dump(mode="json") for p in self._pin_blocks()],
-                "sections": [s.model_dump(mode="json") for s in self._sections_snapshot(build)],
+                "pins": [p.model_dump(mode="json") for p in pins],
+                "sections": [s.model_dump(mode="json") for s in sections],
                 "task": None,
+                "history_from_turn": from_turn,
             },
             "builder": {"strategy": self.config.strategy, "total_window": self.budget.total_window,
                         "response_reserve": self.budget.response_reserve, "model": self.provider_model},
@@ -329,9 +345,6 @@ class ChatSession:
         }, parent_id=decision_event.event_id)
         return response
 
-    def _sections_snapshot(self, build: Any) -> list[ContextSection]:
-        return list(getattr(build, "sections", None) or self._sections())
-
     async def _summarize(self, messages: list[Message]) -> str:
         """The summariser ``llm_summarize`` calls: the session's own model, recorded like any call."""
         prompt = [
@@ -358,12 +371,12 @@ class ChatSession:
                 ok, content, result, error = await self._run_intercepted(intercepted, call)
                 truncated = False
             else:
-                outcome = await self.tools.execute(call.name, call.arguments, self.counter,
-                                                   self.config.tool_output_max_tokens)
-                ok, content, error, truncated = outcome.ok, outcome.content, outcome.error, outcome.truncated
-                result = content
-                for hook in self.runtime.tool_result_hooks:
+                outcome = await self.tools.execute(call.name, call.arguments)
+                ok, content, error = outcome.ok, outcome.content, outcome.error
+                for hook in self.runtime.tool_result_hooks:  # e.g. large outputs become artifacts
                     content = await _maybe_await(hook(self, call, content)) or content
+                content, truncated = bound_text(content, self.counter, self.config.tool_output_max_tokens)
+                result = content
             message = Message(role="tool", content=content, tool_call_id=call.id, name=call.name, turn=turn)
             self.history.append(message)
             try:

@@ -160,13 +160,10 @@ class ToolRegistry:
     def specs(self) -> list[ToolSpec]:
         return [t.spec for t in self._tools.values()]
 
-    async def execute(
-        self, name: str, raw_arguments: str, counter: TokenCounter, max_tokens: int
-    ) -> ToolResult:
+    async def execute(self, name: str, raw_arguments: str) -> ToolResult:
+        """Run one call; the result's text is not yet bounded (see :func:`bound_text`)."""
         start = time.perf_counter()
         result = await self._execute(name, raw_arguments)
-        if result.ok:
-            result.content, result.truncated = bound_text(result.content, counter, max_tokens)
         result.latency_ms = (time.perf_counter() - start) * 1000
         return result
 

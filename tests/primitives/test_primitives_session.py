@@ -10,18 +10,18 @@ import json
 from pathlib import Path
 
 import pytest
+from scripted_chat import Script, call, events_of, say
 
 from arcana_jupyter.cli import main as cli
 from arcana_jupyter.providers.function import FunctionProvider
 from arcana_jupyter.runtime import Runtime, RuntimeConfig
 from arcana_jupyter.trace.reader import TraceReader
 
-from scripted_chat import Script, call, events_of, say
-
 LONG = " ".join(f"filler sentence number {i} about nothing in particular." for i in range(60))
 
 
 def runtime_with(script: Script, tmp_path: Path, **cfg) -> Runtime:
+    cfg.setdefault("context_engine", False)  # classic mode isolates the primitives
     return Runtime(config=RuntimeConfig(trace_dir=tmp_path, **cfg), provider=FunctionProvider(script))
 
 
@@ -39,7 +39,7 @@ async def _converse(runtime: Runtime, turns: list[str]) -> None:
 async def test_empty_primitive_list_changes_nothing_byte_for_byte(tmp_path: Path) -> None:
     turns = ["hello", "tell me more", "and then?"]
     baseline, explicit = Script(say("a"), say("b"), say("c")), Script(say("a"), say("b"), say("c"))
-    await _converse(Runtime(config=RuntimeConfig(trace_dir=tmp_path / "a"), provider=FunctionProvider(baseline)),
+    await _converse(Runtime(config=RuntimeConfig(trace_dir=tmp_path / "a", context_engine=False), provider=FunctionProvider(baseline)),
                     turns)
     await _converse(runtime_with(explicit, tmp_path / "b", cognitive_primitives=[]), turns)
     assert request_bytes(baseline) == request_bytes(explicit)
@@ -118,7 +118,7 @@ async def test_recall_reads_the_original_turn_and_is_traced(tmp_path: Path) -> N
     result = json.loads(script.requests[-1].messages[-1].content)
     assert result["found"] is True and result["messages"] == [{"role": "assistant", "content": plan}]
     assert reply.primitives[0]["primitive"] == "recall"
-    event = [e for e in events_of(path) if e["event_type"] == "cognitive_primitive"][0]
+    event = next(e for e in events_of(path) if e["event_type"] == "cognitive_primitive")
     assert event["metadata"]["primitive"] == "recall"
     assert event["metadata"]["args"] == {"turn": 1, "include": "assistant_only"}
     assert event["metadata"]["result"]["found"] is True
@@ -210,7 +210,7 @@ async def test_cli_cognitive_context_and_replay_pins(tmp_path: Path, capsys) -> 
 async def test_pool_members_inherit_override_and_opt_out(tmp_path: Path) -> None:
     scripts = {n: Script(say(f"{n} says hi")) for n in "abc"}
     providers = {n: FunctionProvider(s) for n, s in scripts.items()}
-    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path), provider=providers["a"])
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, context_engine=False), provider=providers["a"])
     async with runtime.collaborate(cognitive_primitives=["pin"]) as pool:
         a = pool.add("a")
         b = pool.add("b", cognitive_primitives=["recall"])
@@ -226,7 +226,7 @@ async def test_pool_members_inherit_override_and_opt_out(tmp_path: Path) -> None
 async def test_pool_state_never_crosses_members_and_replay_is_per_agent(tmp_path: Path, capsys) -> None:
     sa = Script(call("pin", {"content": "A-SECRET-PLAN", "label": "a plan"}), say("a pinned"), say("a again"))
     sb = Script(say("b one"), say("b two"))
-    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path), provider=FunctionProvider(sa))
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, context_engine=False), provider=FunctionProvider(sa))
     async with runtime.collaborate(cognitive_primitives=["pin", "recall"]) as pool:
         a, b = pool.add("a"), pool.add("b")
         b.provider = FunctionProvider(sb)
@@ -247,7 +247,7 @@ async def test_pool_state_never_crosses_members_and_replay_is_per_agent(tmp_path
 
 async def test_relay_pattern_passes_answers_explicitly(tmp_path: Path) -> None:
     writer, reviewer = Script(say("DRAFT v1"), say("DRAFT v2")), Script(say("REVIEW: tighten intro"))
-    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path), provider=FunctionProvider(writer))
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, context_engine=False), provider=FunctionProvider(writer))
     async with runtime.collaborate() as pool:
         pool.add("writer")
         pool.add("reviewer").provider = FunctionProvider(reviewer)

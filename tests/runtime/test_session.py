@@ -6,12 +6,11 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from scripted_chat import call, events_of, say
 
 from arcana_jupyter.exceptions import RateLimitError
 from arcana_jupyter.providers.base import LLMRequest, LLMResponse, Provider, StreamChunk
 from arcana_jupyter.runtime import Runtime, RuntimeConfig
-
-from scripted_chat import call, events_of, say
 
 
 async def test_a_turn_is_recorded_event_by_event(make_runtime) -> None:
@@ -121,9 +120,9 @@ async def test_async_tools_and_tool_steps_limit(make_runtime) -> None:
 
 async def test_ask_user_is_intercepted(make_runtime, tmp_path: Path) -> None:
     script_steps = (call("ask_user", {"question": "Which region?"}), say("EMEA it is"))
-    from arcana_jupyter.providers.function import FunctionProvider
-
     from scripted_chat import Script
+
+    from arcana_jupyter.providers.function import FunctionProvider
 
     script = Script(*script_steps)
     asked: list[str] = []
@@ -205,9 +204,9 @@ async def test_cancellation_records_what_was_received(tmp_path: Path) -> None:
 
 
 async def test_usage_and_cost_accounting(tmp_path: Path) -> None:
-    from arcana_jupyter.providers.function import FunctionProvider
-
     from scripted_chat import Script
+
+    from arcana_jupyter.providers.function import FunctionProvider
 
     script = Script(say("a", usage=(1000, 100)), say("b", usage=(2000, 50)))
     provider = FunctionProvider(script, model_name="house-model", name="house")

@@ -1,0 +1,123 @@
+"""Adaptive context inside a real session (engine mode, the default) and classic mode."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from scripted_chat import Script, call, events_of, say
+
+from arcana_jupyter.providers.function import FunctionProvider
+from arcana_jupyter.runtime import Runtime, RuntimeConfig
+
+
+def runtime_with(script: Script, tmp_path: Path, **cfg) -> Runtime:
+    return Runtime(config=RuntimeConfig(trace_dir=tmp_path, **cfg), provider=FunctionProvider(script))
+
+
+async def test_engine_mode_is_the_default_and_offers_its_tools(tmp_path: Path) -> None:
+    script = Script(say("hi"))
+    async with runtime_with(script, tmp_path).chat() as chat:
+        await chat.send("hello")
+        assert chat.engine is not None
+    names = [t.name for t in script.requests[0].tools]
+    assert {"create_task", "hydrate", "retract_task", "search_turn_events", "retrieve_artifact"} <= set(names)
+
+
+async def test_a_created_task_reaches_the_prompt_as_a_section_with_its_own_decision(tmp_path: Path) -> None:
+    script = Script(call("create_task", {"title": "Clean the sales data", "description": "drop null regions"}),
+                    say("created"), say("working on it"))
+    async with runtime_with(script, tmp_path).chat() as chat:
+        await chat.send("start a task")
+        await chat.send("go on")
+        events = chat.turn_events(2)
+    sent = script.requests[-1].messages
+    section = [m for m in sent if m.name == "adaptive_active"]
+    assert section and "Clean the sales data" in section[0].content
+    decision = next(e for e in events if e.event_type == "context_decision").metadata["decision"]
+    rows = [d for d in decision["decisions"] if d["section"] == "adaptive_active"]
+    assert rows and rows[0]["source"] == "section" and "adaptive_active" in rows[0]["reason"]
+
+
+async def test_large_tool_output_becomes_an_artifact_the_model_can_retrieve(tmp_path: Path) -> None:
+    rows = "\n".join(f"{i},region_{i % 7},{i * 13 % 101}" for i in range(3000))
+
+    def load_csv() -> str:
+        return "id,region,sales\n" + rows
+
+    script = Script(call("load_csv", {}), say("loaded"),
+                    call("retrieve_artifact", {"id": "a_1", "offset": 0, "limit": 200}), say("ok"))
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path), tools=[load_csv], provider=FunctionProvider(script))
+    async with runtime.chat() as chat:
+        await chat.send("load it")
+        await chat.send("show me the start")
+    card = script.requests[1].messages[-1].content
+    assert card.startswith("[artifact a_1") and "retrieve_artifact" in card and len(card) < 4000
+    got = json.loads(script.requests[-1].messages[-1].content)
+    assert got["ok"] is True and got["content"].startswith("id,region,sales")
+
+
+async def test_older_turns_leave_the_prompt_with_a_decision_each(tmp_path: Path) -> None:
+    turns = 10
+    script = Script(*[say(f"answer {i}") for i in range(turns)])
+    async with runtime_with(script, tmp_path, verbatim_turns=2, digest_turns=2).chat() as chat:
+        for i in range(turns):
+            await chat.send(f"question {i} about topic {i}")
+        events = chat.turn_events(turns)
+        history_len = len(chat.history)
+    md = next(e for e in events if e.event_type == "context_decision").metadata
+    decisions = md["decision"]["decisions"]
+    history_rows = [d for d in decisions if d["source"] in ("history", "input")]
+    assert [d["index"] for d in history_rows] == list(range(md["history_len"]))
+    assert md["history_len"] == history_len - 1  # the reply came after the build
+    reasons = {d["reason"] for d in history_rows}
+    assert {"engine_checkpoint", "engine_turn_digest"} <= reasons
+    sent = [m.content for m in script.requests[-1].messages]
+    assert "question 0 about topic 0" not in sent and "question 9 about topic 9" in sent
+    assert any(m.name == "checkpoint" for m in script.requests[-1].messages)
+
+
+async def test_classic_mode_sends_the_exact_transcript(tmp_path: Path) -> None:
+    script = Script(say("one"), say("two"), say("three"))
+    async with runtime_with(script, tmp_path, context_engine=False).chat() as chat:
+        for t in ("a", "b", "c"):
+            await chat.send(t)
+        history = [m.wire() for m in chat.history[:-1]]
+        assert chat.engine is None
+    assert [m.wire() for m in script.requests[-1].messages] == history
+    assert script.requests[-1].tools == []
+
+
+async def test_engine_failure_falls_back_to_classic_and_says_why(tmp_path: Path) -> None:
+    script = Script(say("still works"))
+    async with runtime_with(script, tmp_path, idle_soft_after_turns=5, idle_hard_after_turns=5).chat() as chat:
+        reply = await chat.send("hello")
+        assert chat.engine is None and chat.engine_note and "classic mode" in chat.engine_note
+    assert reply.text == "still works"
+
+
+async def test_resume_rebuilds_the_same_working_memory(tmp_path: Path) -> None:
+    script = Script(call("create_task", {"title": "Ship the report"}), say("ok"),
+                    call("decide", {"decision": "Use parquet", "rationale": "faster"}), say("ok"), say("resumed"))
+    runtime = runtime_with(script, tmp_path)
+    async with runtime.chat() as chat:
+        await chat.send("task please")
+        await chat.send("decide")
+        before = chat.engine.snapshot()
+        run_id = chat.run_id
+    async with runtime.chat(resume=run_id) as again:
+        assert again.engine.snapshot() == before
+        await again.send("where were we?")
+    assert any("Ship the report" in m.content for m in script.requests[-1].messages)
+
+
+async def test_widget_actions_go_through_the_engine_and_are_traced(tmp_path: Path) -> None:
+    script = Script(call("note", {"text": "the API key rotates monthly", "title": "rotation"}), say("noted"))
+    async with runtime_with(script, tmp_path).chat() as chat:
+        await chat.send("note it")
+        object_id = chat.engine.objects()[0].id
+        assert chat.retract(object_id)["ok"] is True
+        assert chat.engine.objects() == []
+        path = chat.trace_path
+    actions = [e["metadata"] for e in events_of(path) if e["event_type"] == "context_action"]
+    assert any(a.get("action") == "retract" and a.get("source") == "widget" for a in actions)
