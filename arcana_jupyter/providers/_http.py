@@ -200,12 +200,24 @@ class HTTPConnection:
         self.retry = retry or RetryPolicy()
         self.key_hint = key_hint
         self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
-        self._client = httpx.AsyncClient(
-            headers=dict(headers or {}),
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 15.0)),
-            transport=transport,
-            follow_redirects=True,
-        )
+        self._headers = dict(headers or {})
+        self._transport = transport
+        self._client: httpx.AsyncClient | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def _current_client(self) -> httpx.AsyncClient:
+        """The client for the running event loop: a connection pool cannot outlive its loop, and a
+        script may call ``asyncio.run`` more than once with the same provider."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client.is_closed or self._client_loop is not loop:
+            self._client = httpx.AsyncClient(
+                headers=self._headers,
+                timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 15.0)),
+                transport=self._transport,
+                follow_redirects=True,
+            )
+            self._client_loop = loop
+        return self._client
 
     def __repr__(self) -> str:
         return f"HTTPConnection(provider={self.provider!r}, base_url={self.base_url!r})"
@@ -221,7 +233,10 @@ class HTTPConnection:
         return f"{self.base_url}/{path.lstrip('/')}"
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        """Close the connection pool (the next request opens a new one)."""
+        client, self._client = self._client, None
+        if client is not None and self._client_loop is asyncio.get_running_loop():
+            await client.aclose()
 
     # -- requests ---------------------------------------------------------------------------------
 
@@ -279,11 +294,12 @@ class HTTPConnection:
         retries = 0
         while True:
             attempts = retries + 1
-            request = self._client.build_request("POST", url, json=body)
+            client = self._current_client()
+            request = client.build_request("POST", url, json=body)
             failed: httpx.Response | None = None
             cause: BaseException | None = None
             try:
-                response = await self._client.send(request, stream=True)
+                response = await client.send(request, stream=True)
             except (httpx.ReadTimeout, httpx.WriteTimeout) as exc:
                 # the server took the request and went silent: asking again would wait as long again
                 raise self._silent(url, attempts) from exc

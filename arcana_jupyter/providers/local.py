@@ -190,7 +190,10 @@ class LocalProvider(Provider):
         stop = threading.Event()
 
         def put(kind: str, item: Any) -> None:
-            loop.call_soon_threadsafe(queue.put_nowait, (kind, item))
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, (kind, item))
+            except RuntimeError:  # the event loop is gone: nobody is listening any more
+                stop.set()
 
         def work() -> None:
             try:

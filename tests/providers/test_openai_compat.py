@@ -353,3 +353,20 @@ async def test_parsing_deepseek_cache_hits_and_null_content_and_missing_ids():
     assert response.usage.cached_input_tokens == 64
     assert response.finish_reason == "length"
     assert response.message.tool_calls == (ToolCall(id="call_0", name="f", arguments='{"a": 1}'),)
+
+
+def test_one_provider_works_across_event_loops_and_after_aclose(fake_openai, recorded_sleep):
+    import asyncio
+
+    fake_openai.script(oa.completion("one"), oa.completion("two"), oa.completion("three"))
+    p = provider(fake_openai, recorded_sleep)
+
+    async def ask_and_close(close: bool) -> str:
+        text = (await p.complete(request())).message.content
+        if close:
+            await p.aclose()
+        return text
+
+    assert asyncio.run(ask_and_close(False)) == "one"
+    assert asyncio.run(ask_and_close(True)) == "two"  # a new loop: a new connection pool
+    assert asyncio.run(ask_and_close(True)) == "three"  # closed before: opened again
