@@ -463,7 +463,8 @@ def _replay_list(args: argparse.Namespace, reader: TraceReader, run_id: str) -> 
         _warn(reader, run_id)
         return 0
     who = f" (agent {args.agent})" if args.agent else ""
-    print(f"Run {run_id}{who}: {len(rows)} turn{'s' if len(rows) != 1 else ''} with replay evidence")
+    across = f" across agents {', '.join(agents)}" if len(agents) > 1 else ""
+    print(f"Run {run_id}{who}: {len(rows)} turn{'s' if len(rows) != 1 else ''} with replay evidence{across}")
     if rows:
         show_agent = len(agents) > 1
         head = f"  {'agent':<10}" if show_agent else ""
@@ -475,7 +476,7 @@ def _replay_list(args: argparse.Namespace, reader: TraceReader, run_id: str) -> 
             print(f"{lead}  {r['turn']:>4}  {r['steps']:>5}  {r['strategy'] or '-':<20}  {util:>5}  {r['messages']:>4}  "
                   f"{r['kept']:>4}  {r['compressed']:>5}  {r['dropped']:>4}  {r['summarized']:>4}  "
                   f"{'yes' if r['snapshot'] else 'no':<8}  {r['digest'] or '-'}")
-        print(f"\nReplay one: arcana trace replay {run_id} --turn N")
+        print(f"\nReplay one: arcana trace replay {run_id} --turn N{' --agent NAME' if len(agents) > 1 else ''}")
     _warn(reader, run_id)
     return 0
 

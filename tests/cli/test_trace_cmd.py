@@ -170,6 +170,17 @@ def test_show_errors_and_agent_filter(tmp_path: Path, capsys: pytest.CaptureFixt
     assert out.splitlines()[1].endswith("pin_id=p_a1b2c3d4 label='key facts'  (agent a)")
     code, _, err = run(capsys, "trace", "show", "pool", "--agent", "zed", "--dir", str(tmp_path))
     assert code == 1 and err == "arcana: error: run pool has no agent 'zed'; agents: a, b\n"
+    code, out, _ = run(capsys, "trace", "replay", "pool", "--dir", str(tmp_path))
+    lines = out.splitlines()
+    assert lines[0] == "Run pool: 4 turns with replay evidence across agents a, b"
+    assert [line.split()[:2] for line in lines[2:6]] == [["a", "1"], ["a", "2"], ["b", "1"], ["b", "2"]]
+    assert lines[-1] == "Replay one: arcana trace replay pool --turn N --agent NAME"
+    code, _, err = run(capsys, "trace", "replay", "pool", "--turn", "1", "--dir", str(tmp_path))
+    assert code == 1 and "several agents at turn 1: a, b; choose one" in err
+    code, out, _ = run(capsys, "trace", "replay", "pool", "--turn", "2", "--agent", "a", "--dir", str(tmp_path))
+    assert code == 0 and "Active pins at turn 2 (agent a): 1" in out
+    code, out, _ = run(capsys, "trace", "replay", "pool", "--turn", "2", "--agent", "b", "--dir", str(tmp_path))
+    assert code == 0 and "Active pins at turn 2 (agent b): none" in out
 
 
 def test_show_combined_flags(traces: Path, capsys: pytest.CaptureFixture[str]) -> None:
