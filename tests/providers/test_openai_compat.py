@@ -370,3 +370,15 @@ def test_one_provider_works_across_event_loops_and_after_aclose(fake_openai, rec
     assert asyncio.run(ask_and_close(False)) == "one"
     assert asyncio.run(ask_and_close(True)) == "two"  # a new loop: a new connection pool
     assert asyncio.run(ask_and_close(True)) == "three"  # closed before: opened again
+
+
+async def test_leaving_a_stream_early_closes_it_and_the_provider_goes_on(fake_openai, recorded_sleep):
+    fake_openai.script(Reply(events=oa.text_stream(["a", "b", "c"]), stall_after=3, stall_seconds=5), oa.completion("next"))
+    p = provider(fake_openai, recorded_sleep, timeout=5)
+    stream = p.stream(request())
+    async for chunk in stream:
+        if chunk.text:
+            break
+    await stream.aclose()  # what `async for` + garbage collection or task cancellation does
+    assert (await p.complete(request())).message.content == "next"
+    await p.aclose()
