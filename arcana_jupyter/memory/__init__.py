@@ -4,13 +4,12 @@ Quick tour::
 
     from arcana_jupyter.memory import MemoryStore, MemoryTools, Scope
 
-    store = MemoryStore()                          # ~/.arcana/memory.sqlite3 (or $ARCANA_MEMORY_PATH)
-    scope = Scope.for_project(notebook_dir)
-    digest = store.start_session(session_id, scope)  # digest.markdown -> a prompt section
-    tools = MemoryTools(store, scope, session_id=session_id)
-    ...
-    store.end_session(session_id, success=True)
-    await store.extract_learnings(transcript, summarise, scope)
+    store = MemoryStore(on_event=trace_hook)       # ~/.arcana/memory.sqlite3 (or $ARCANA_MEMORY_PATH)
+    mem = MemorySession(store, Scope.for_project(notebook_dir), session_id)
+    digest = mem.start()                           # digest.markdown -> the "memory_digest" section
+    mem.specs, mem.handle_tool(name, arguments)    # the intercepted tools
+    mem.note_reply(reply_text)                     # cited [m_…] ids count as acted on
+    await mem.end(success=None, transcript=messages, summarise=summarise)
     store.close()
 """
 
@@ -18,6 +17,7 @@ from .digest import SECTION_NAME, Digest, DigestItem
 from .embedding import Embedder
 from .learnings import MAX_LEARNINGS, Learning, LearningsResult, parse_learnings
 from .models import CONFIDENCE_LEVELS, KINDS, ConfidenceLevel, Kind, Level, MemoryEntry, Scope
+from .session import MemorySession, SessionEnd
 from .store import (
     ENV_PATH,
     MemoryStore,
@@ -49,11 +49,13 @@ __all__ = [
     "LearningsResult",
     "Level",
     "MemoryEntry",
+    "MemorySession",
     "MemoryStore",
     "MemoryTools",
     "RecallHit",
     "RecallResult",
     "Scope",
+    "SessionEnd",
     "SessionOutcome",
     "default_memory_path",
     "find_entry_ids",

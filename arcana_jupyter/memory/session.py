@@ -1,0 +1,101 @@
+"""MemorySession: one chat session's view of the memory store — the runtime's single entry point.
+
+::
+
+    mem = MemorySession(store, Scope.for_project(notebook_dir), session_id=run_id)
+    digest = mem.start()                      # digest.markdown -> ContextSection("memory_digest", ...)
+    specs = mem.specs                         # offer remember / recall_memory / forget_memory
+    result = mem.handle_tool(name, args)      # an intercepted tool call -> JSON-able dict
+    mem.note_reply(reply_text)                # ids the model cited ([m_…]) count as acted on
+    end = await mem.end(success=True, transcript=messages, summarise=summarise)
+
+Everything the session reads or writes is reported through the store's ``on_event`` hook.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..messages import ToolSpec
+from .digest import Digest
+from .learnings import LearningsResult
+from .models import Scope
+from .store import MemoryStore, SessionOutcome, find_entry_ids
+from .tools import MEMORY_TOOL_NAMES, MemoryTools
+
+
+@dataclass(frozen=True)
+class SessionEnd:
+    outcome: SessionOutcome
+    learnings: LearningsResult | None
+    """``None`` when no summariser (or no transcript) was given."""
+
+
+class MemorySession:
+    def __init__(
+        self,
+        store: MemoryStore,
+        scope: Scope,
+        session_id: str,
+        *,
+        budget_tokens: int = 600,
+        max_entries: int = 30,
+    ) -> None:
+        if not session_id:
+            raise ValueError("session_id is empty")
+        self.store = store
+        self.scope = scope
+        self.session_id = session_id
+        self.budget_tokens = budget_tokens
+        self.max_entries = max_entries
+        self.digest: Digest | None = None
+        self.tools = MemoryTools(store, scope, session_id=session_id)
+        self.ended: SessionEnd | None = None
+
+    @property
+    def specs(self) -> list[ToolSpec]:
+        return self.tools.specs
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        return MEMORY_TOOL_NAMES
+
+    def start(self) -> Digest:
+        """Build (and remember) the session-start digest; calling it again rebuilds it."""
+        self.digest = self.store.start_session(
+            self.session_id, self.scope, budget_tokens=self.budget_tokens, max_entries=self.max_entries
+        )
+        return self.digest
+
+    def handle_tool(self, name: str, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
+        return self.tools.handle(name, arguments)
+
+    def note_reply(self, text: str) -> list[str]:
+        """Mark the memories an assistant reply cites by id as acted on; returns the ids marked."""
+        ids = find_entry_ids(text)
+        return self.store.mark_acted_on(ids, session_id=self.session_id) if ids else []
+
+    def mark_acted_on(self, ids: Sequence[str]) -> list[str]:
+        return self.store.mark_acted_on(ids, session_id=self.session_id)
+
+    async def end(
+        self,
+        *,
+        success: bool | None = None,
+        transcript: Sequence[Mapping[str, Any]] | None = None,
+        summarise: Callable[[str], Awaitable[str]] | None = None,
+    ) -> SessionEnd:
+        """Reinforce (``end_session``), then extract learnings when a summariser and transcript are given.
+
+        A second call returns the first result unchanged.
+        """
+        if self.ended is not None:
+            return self.ended
+        outcome = self.store.end_session(self.session_id, success=success)
+        learnings = None
+        if summarise is not None and transcript:
+            learnings = await self.store.extract_learnings(transcript, summarise, self.scope)
+        self.ended = SessionEnd(outcome, learnings)
+        return self.ended
