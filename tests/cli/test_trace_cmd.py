@@ -177,7 +177,8 @@ def test_show_errors_and_agent_filter(tmp_path: Path, capsys: pytest.CaptureFixt
     assert lines[-1] == "Replay one: arcana trace replay pool --turn N --agent NAME"
     code, _, err = run(capsys, "trace", "replay", "pool", "--turn", "1", "--dir", str(tmp_path))
     assert code == 1 and "several agents at turn 1: a, b; choose one" in err
-    code, out, _ = run(capsys, "trace", "replay", "pool", "--turn", "2", "--agent", "a", "--dir", str(tmp_path))
+    code, out, _ = run(capsys, "trace", "replay", "pool", "--turn", "2", "--agent", "a", "--step", "1",
+                       "--dir", str(tmp_path))
     assert code == 0 and "Active pins at turn 2 (agent a): 1" in out
     code, out, _ = run(capsys, "trace", "replay", "pool", "--turn", "2", "--agent", "b", "--dir", str(tmp_path))
     assert code == 0 and "Active pins at turn 2 (agent b): none" in out
