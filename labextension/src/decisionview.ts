@@ -45,7 +45,7 @@ export function decisionTable(
   return new VirtualTable<MessageDecision>({
     label,
     maxHeight,
-    detailHeight: 170,
+    detailHeight: 280,
     rowClass: d => `arcana-outcome-${d.outcome}` + (d.pinned ? ' arcana-pinned' : ''),
     emptyText: 'No decisions recorded for this build.',
     columns: [

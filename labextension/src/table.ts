@@ -43,6 +43,8 @@ export class VirtualTable<T> {
   private rows: T[] = [];
   private offsets: number[] = [0];
   private expanded = new Set<T>();
+  /** Measured height of each expanded row's detail pane (content height, capped). */
+  private detailHeights = new Map<T, number>();
   private sortCol: string | null = null;
   private sortDir: SortDir = 'ascending';
   private active = 0;
@@ -148,7 +150,11 @@ export class VirtualTable<T> {
   }
 
   private heightOf(i: number): number {
-    return this.opts.rowHeight + (this.expanded.has(this.rows[i]) ? this.opts.detailHeight : 0);
+    const row = this.rows[i];
+    if (!this.expanded.has(row)) {
+      return this.opts.rowHeight;
+    }
+    return this.opts.rowHeight + (this.detailHeights.get(row) ?? this.opts.detailHeight);
   }
 
   private layout(): void {
@@ -209,6 +215,37 @@ export class VirtualTable<T> {
     if (hadFocus) {
       this.rowEl(this.active)?.focus({ preventScroll: true });
     }
+    this.measureDetails();
+  }
+
+  /** Fit each open detail pane to its content (up to detailHeight), then lay out again once. */
+  private measureDetails(): void {
+    let changed = false;
+    for (const det of Array.from(this.spacer.querySelectorAll<HTMLElement>('.arcana-vt-detail'))) {
+      const i = Number(det.dataset.detail);
+      const row = this.rows[i];
+      if (row === undefined) {
+        continue;
+      }
+      const prev = det.style.height;
+      det.style.height = 'auto';
+      const content = det.scrollHeight;
+      det.style.height = prev;
+      if (!content) {
+        continue; // not laid out (hidden): keep the default
+      }
+      const want = Math.min(this.opts.detailHeight, Math.max(this.opts.rowHeight, content + 2));
+      const have = this.detailHeights.get(row) ?? this.opts.detailHeight;
+      if (Math.abs(want - have) > 2) {
+        this.detailHeights.set(row, want);
+        changed = true;
+      }
+    }
+    if (changed) {
+      const top = this.viewport.scrollTop;
+      this.layout();
+      this.viewport.scrollTop = top;
+    }
   }
 
   private renderRow(i: number): HTMLElement {
@@ -241,9 +278,9 @@ export class VirtualTable<T> {
     const wrap = document.createDocumentFragment();
     wrap.appendChild(el);
     if (isOpen && this.opts.detail) {
-      const det = h('div', { class: 'arcana-vt-detail', role: 'region', 'aria-label': `Details of row ${i + 1}` }, this.opts.detail(row));
+      const det = h('div', { class: 'arcana-vt-detail', role: 'region', 'aria-label': `Details of row ${i + 1}`, 'data-detail': i }, this.opts.detail(row));
       det.style.top = `${this.offsets[i] + this.opts.rowHeight}px`;
-      det.style.height = `${this.opts.detailHeight}px`;
+      det.style.height = `${this.detailHeights.get(row) ?? this.opts.detailHeight}px`;
       det.addEventListener('click', e => e.stopPropagation());
       wrap.appendChild(det);
     }

@@ -62,6 +62,9 @@ def lab_server(built_extension: Path, lab_root: Path, tmp_path_factory: pytest.T
     port = _free_port()
     env = {
         **os.environ,
+        # A private home: a kernel started by this server writes nothing (memory, caches) to the user's.
+        "HOME": str(home),
+        "IPYTHONDIR": str(home / "ipython"),
         "JUPYTER_CONFIG_DIR": str(home / "config"),
         "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
         "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),

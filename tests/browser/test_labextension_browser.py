@@ -18,11 +18,11 @@ import re
 from pathlib import Path
 
 import pytest
-
 from playwright.sync_api import expect
 
 from .conftest import ROOT, shot
 from .fixtures.generate import BIG_RUN_ID, CORRUPT_LINE, HOSTILE, HOSTILE_RUN_ID, RUN_ID, make_bundle, make_trace
+from .helpers import as_int, cell_texts, open_trace, wait_for_lab
 
 pytestmark = pytest.mark.browser
 
@@ -39,24 +39,6 @@ def decisions_in(trace_text: str, turn: int) -> list[dict]:
             if ev["turn"] == turn and ev["metadata"]["step"] == 0:
                 return ev["metadata"]["decision"]["decisions"]
     raise AssertionError(f"no decision for turn {turn}")
-
-
-def wait_for_lab(page) -> None:
-    page.wait_for_selector("#jp-main-dock-panel", timeout=60_000)
-    page.wait_for_function("() => !!(window.jupyterapp && window.jupyterapp.commands.hasCommand('arcana:open-trace-viewer'))",
-                           timeout=60_000)
-
-
-def open_trace(page, path: str) -> None:
-    page.evaluate("(path) => window.jupyterapp.commands.execute('arcana:open-trace-viewer', {path})", path)
-
-
-def cell_texts(rows, col: int) -> list[str]:
-    return [rows.nth(i).locator(".arcana-vt-cell").nth(col).inner_text() for i in range(rows.count())]
-
-
-def as_int(s: str) -> int:
-    return int(re.sub(r"[^0-9-]", "", s) or 0)
 
 
 # ---- (a) the inspector -------------------------------------------------------------------------
@@ -398,7 +380,7 @@ def write_benchmark(res: dict, size: int, lines: int) -> None:
         "# labextension: trace viewer open time\n\n"
         "Measured in headless Chromium (Debian `chromium`, Playwright) against a real JupyterLab on 127.0.0.1 by\n"
         "`.venv/bin/python -m pytest tests/browser -k open_time` (the browser test module writes this file).\n\n"
-        f"- date: {dt.datetime.now(dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}\n"
+        f"- date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}\n"
         f"- machine: {os.cpu_count()} cores, {cpu}, {platform.system()} {platform.release()}\n"
         f"- trace: 5,000 turns, {lines:,} lines, {size / 1e6:.1f} MB (16 history messages reported per build, a prompt\n"
         "  snapshot every 50 turns, one corrupt line; the last turn reports all 10,000 history messages)\n\n"
