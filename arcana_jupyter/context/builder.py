@@ -24,9 +24,10 @@ import inspect
 import operator
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
-from ..messages import Message, MessageLike, ToolSpec, as_message, digest, request_digest
+from ..messages import Message, MessageLike, ToolSpec, as_message, request_digest
 from ..tokens import REPLY_PRIMING, TokenCounter
 from . import strategies as S
 from .decisions import (
@@ -105,7 +106,7 @@ class _Pending:
     """A build that is waiting for the summariser (``llm_summarize``)."""
 
     folded: list[Message]
-    key: str
+    key: tuple[Any, ...]
     finish: Callable[[str | None], BuildResult]
 
 
@@ -175,7 +176,7 @@ class WorkingSetBuilder:
         self._tools_key: tuple[int, ...] = ()
         self._tools_ref: tuple[ToolSpec, ...] = ()
         self._tools_tokens = 0
-        self._summaries: dict[str, str] = {}
+        self._summaries: dict[tuple[Any, ...], str] = {}
 
     @property
     def placeholder_hint(self) -> str | None:
@@ -496,13 +497,13 @@ class _Build:
         )
         if strategy == "llm_summarize" and plan["fold_until"] > 0:
             folded = [msgs[i] for u in range(plan["fold_until"]) for i in self.units[u]]
-            key = digest([[m.role, m.content, [c.id for c in m.tool_calls], m.tool_call_id] for m in folded])
+            key = tuple((m.role, m.content, m.tool_calls, m.tool_call_id) for m in folded)
             if self.summary_override is not None:
                 return self._finish(ctx, self.summary_override)
             return _Pending(folded=folded, key=key, finish=lambda text: self._summary_done(ctx, key, text))
         return self._finish(ctx, None)
 
-    def _summary_done(self, ctx: _Assembly, key: str, text: str | None) -> BuildResult:
+    def _summary_done(self, ctx: _Assembly, key: tuple[Any, ...], text: str | None) -> BuildResult:
         if text is not None:
             self.b._summaries[key] = text
             if len(self.b._summaries) > 64:
@@ -552,13 +553,9 @@ class _Build:
             return plan
         # base (phase-0) costs: stale results at L3
         base = list(unit_l0)
-        if self.stale:
-            for u, unit in enumerate(self.units):
-                if any(i in self.stale for i in unit):
-                    base[u] = sum(self._msg_cost(i, "L0")[1] for i in unit)
-        offsets = [0]
-        for c in base:
-            offsets.append(offsets[-1] + c)
+        for u in sorted({self.state.unit_of[i] for i in self.stale}):
+            base[u] = sum(self._msg_cost(i, "L0")[1] for i in self.units[u])
+        offsets = [0, *accumulate(base)]
         self.offsets = offsets
         self.base = base
         Q = self.quantum
