@@ -207,6 +207,11 @@ class MemoryStore:
                 self._retry(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
                 conn.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and _is_busy(exc):
+                raise MemoryStoreError(
+                    f"the memory database {self.path} stayed busy for {self.write_deadline:.0f}s while opening "
+                    "(another process holds it); try again"
+                ) from exc
             raise MemoryStoreError(f"{self.path} is not a usable memory database: {exc}") from exc
 
         def run(c: sqlite3.Connection) -> tuple[int, int]:
@@ -218,10 +223,7 @@ class MemoryStore:
                 )
             return migrate(c)
 
-        try:
-            start, end = self._write(run)
-        except MemoryStoreError:
-            raise
+        start, end = self._write(run)
         self.migrated_from = start if start != end else None
 
     def _retry(self, fn: Callable[[], T]) -> T:
