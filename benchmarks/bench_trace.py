@@ -27,7 +27,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from arcana_jupyter.context.decisions import BudgetSnapshot, ContextDecision, ContextReport, LayerReport, MessageDecision
+from arcana_jupyter.context.decisions import (
+    BudgetSnapshot,
+    ContextDecision,
+    ContextReport,
+    LayerReport,
+    MessageDecision,
+)
 from arcana_jupyter.messages import Message, digest
 from arcana_jupyter.trace import TraceReader, TraceWriter
 
@@ -203,6 +209,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--samples", type=int, default=500, help="warm replays timed")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "trace.md")
     args = parser.parse_args(argv)
+    load_start = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         (tmp / "append").mkdir()
@@ -217,7 +224,9 @@ def main(argv: list[str] | None = None) -> None:
         f"Command: `{cmd}`  ",
         f"Date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}  ",
         f"Machine: {os.cpu_count()} CPUs (nproc), {_cpu()}, Python {platform.python_version()}, "
-        f"{platform.system()} {platform.release()}",
+        f"{platform.system()} {platform.release()}  ",
+        f"Load average (1 min) at start / end: {load_start[0]:.1f} / {os.getloadavg()[0]:.1f} — other work shared the "
+        "machine; medians are robust to it, p95 and max much less so.",
         "",
         "## Append (TraceWriter.emit, one `llm_call` with a ~600-char message, flushed per event, no fsync)",
         "",
