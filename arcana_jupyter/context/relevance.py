@@ -46,15 +46,18 @@ _ERROR = re.compile(
 
 INDEX_HEAD_CHARS = 1500
 INDEX_TAIL_CHARS = 500
-"""Long texts (tool outputs) are indexed and checked for errors by their head and tail only: that
-is where a file's header, a frame's columns or a traceback's first and last lines are, and it keeps
-indexing cost bounded per message."""
+TOOL_HEAD_CHARS = 600
+TOOL_TAIL_CHARS = 300
+"""Long texts are indexed and checked for errors by their head and tail only: that is where a
+file's header, a frame's columns or a traceback's first and last lines are, and it keeps the
+indexing cost per message bounded. Tool results (CSV rows, tables, logs) get a shorter window:
+their bulk is numbers that no question is about."""
 
 
-def _bounded(text: str) -> str:
-    if len(text) <= INDEX_HEAD_CHARS + INDEX_TAIL_CHARS:
+def _bounded(text: str, head: int = INDEX_HEAD_CHARS, tail: int = INDEX_TAIL_CHARS) -> str:
+    if len(text) <= head + tail:
         return text
-    return text[:INDEX_HEAD_CHARS] + "\n" + text[-INDEX_TAIL_CHARS:]
+    return text[:head] + "\n" + text[-tail:]
 
 
 def looks_like_error(text: str) -> bool:
@@ -68,6 +71,8 @@ def looks_like_error(text: str) -> bool:
 
 def message_text(message: Message) -> str:
     """The text a message is indexed by: its content (head and tail when long) plus tool calls."""
+    if message.role == "tool":
+        return _bounded(message.content, TOOL_HEAD_CHARS, TOOL_TAIL_CHARS)
     if not message.tool_calls:
         return _bounded(message.content)
     return " ".join([_bounded(message.content), *(f"{c.name} {c.arguments}" for c in message.tool_calls)])
