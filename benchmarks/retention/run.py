@@ -213,11 +213,12 @@ def main(argv: list[str] | None = None) -> int:
     counter = TokenCounter()
     sizes = [counter.count_messages(_history(c)[0]) for c in conversations]
     results = evaluate(conversations, windows, args.reserve)
-    files = ", ".join(str(f) for f in args.files)
+    shown = [os.path.relpath(f) if f.is_absolute() and str(f).startswith(os.getcwd()) else str(f) for f in args.files]
+    files = ", ".join(shown)
     lines = [
         "# Evidence retention",
         "",
-        f"Command: `.venv/bin/python -m benchmarks.retention.run {' '.join(str(f) for f in args.files)} "
+        f"Command: `.venv/bin/python -m benchmarks.retention.run {' '.join(shown)} "
         f"--budgets {args.budgets} --reserve {args.reserve}`",
         f"Date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}; machine: {os.cpu_count()} CPUs, "
         f"Python {platform.python_version()}",
