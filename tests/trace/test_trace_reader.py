@@ -304,3 +304,31 @@ def test_file_disappearing_is_a_clear_error(tmp_path: Path) -> None:
     os.remove(path)
     with pytest.raises(TraceError):
         reader.list_turns("r")
+
+
+def test_every_prefix_of_a_trace_reads_cleanly(tmp_path: Path) -> None:
+    """A file cut at any byte (a crash, or a reader racing the writer) yields exactly its whole lines."""
+    src = tmp_path / "src.jsonl"
+    write_run(src, "src", turns=3).close()
+    data = src.read_bytes()
+    ends = [i + 1 for i, b in enumerate(data) if b == 0x0A]  # offsets just after each newline
+    cut_dir = tmp_path / "cut"
+    cut_dir.mkdir()
+    cut = cut_dir / "r.jsonl"
+    live = _reader(cut_dir)  # one reader following the file as it grows
+    for n in sorted({*range(0, len(data) + 1, max(1, len(data) // 120)), *ends[:5], *(e - 1 for e in ends[:5])}):
+        cut.write_bytes(data[:n])
+        # a line cut just before its newline is still a whole event
+        complete = sum(1 for e in ends if e <= n) + (1 if n + 1 in ends else 0)
+        mid_line = n not in ends and n + 1 not in ends and n != 0
+        fresh = _reader(cut_dir)
+        for reader in (fresh, live):
+            events = reader.events("r")
+            assert len(events) == complete, n
+            assert [e.event_id for e in events] == [f"e_{i:06d}" for i in range(1, complete + 1)]
+            warnings = reader.warnings
+            assert len(warnings) == (1 if mid_line else 0), (n, warnings)
+            assert not mid_line or "torn last line" in warnings[0]
+    cut.write_bytes(data)
+    assert len(live.events("r")) == len(ends) and live.warnings == []
+    assert live.stats.index_builds == 1  # it only ever read on from where it stopped
