@@ -470,3 +470,53 @@ def test_settings_round_trip_rebuilds_the_same_prompt():
         s.pop(key)
     again = WorkingSetBuilder(budget=budget(2000, 200), fidelity=fid, **s).build(history, turn=41)
     assert dump(again) == dump(r)
+
+
+def test_reused_builder_equals_fresh_builds_while_the_history_grows_and_changes():
+    history = chat(50, reply_words=40, tool_every=3)
+    reused = WorkingSetBuilder(budget=budget(2500))
+    prev = None
+    for end in range(60, len(history) + 1, 7):
+        r = reused.build(history[:end], previous=prev, turn=end // 2)
+        fresh = WorkingSetBuilder(budget=budget(2500)).build(history[:end], turn=end // 2)
+        assert json.dumps(r.decision.model_dump(mode="json")) == json.dumps(fresh.decision.model_dump(mode="json"))
+        assert r.messages == fresh.messages
+        prev = r
+    edited = list(history)
+    edited[5] = Message(role="assistant", content="An edited answer about the weather in Lisbon.", turn=2)
+    r = reused.build(edited)
+    assert dump(r) == dump(WorkingSetBuilder(budget=budget(2500)).build(edited))
+
+
+def test_short_middle_messages_stay_verbatim_and_sections_can_be_dropped():
+    history = [SYSTEM, Message(role="user", content="start", turn=1)]
+    for t in range(2, 40):
+        history.append(Message(role="user", content="ok", turn=t))
+        history.append(Message(role="assistant", content=" ".join(f"w{t}_{k}" for k in range(150)), turn=t))
+    total = TokenCounter().count_messages(history)
+    seen = Counter()
+    for window in range(total // 8, total, total // 16):
+        r = WorkingSetBuilder(budget=budget(window), strategy="tail_preserve").build(history)
+        check_invariants(r, len(history))
+        seen.update(reasons(r))
+    assert seen["tail_preserve_middle_kept"] > 0
+    huge = ContextSection(name="memory_digest", content="fact " * 3000, layer="external")
+    r = WorkingSetBuilder(budget=budget(60)).build([SYSTEM, Message(role="user", content="hi")], sections=[huge])
+    d = decision_of(r, 2)
+    assert (d.outcome, d.reason, d.position) == ("dropped", "section:memory_digest", None)
+    assert r.budget.used <= r.budget.available
+
+
+async def test_abuild_accepts_a_sync_summariser_and_build_rejects_awaitables():
+    history = chat(40, reply_words=50)
+    r = await WorkingSetBuilder(budget=budget(1500), summarizer=lambda ms: "sync summary").abuild(history)
+    assert r.decision.summary == "sync summary"
+
+    class Weird:
+        def __call__(self, messages):
+            async def later():
+                return "x"
+            return later()
+
+    with pytest.raises(TypeError, match="awaitable"):
+        WorkingSetBuilder(budget=budget(1500), summarizer=Weird()).build(history)
