@@ -5,6 +5,7 @@ every ``trace_content`` mode:
 
 - **secrets** (all modes) become ``[REDACTED]``: OpenAI / Anthropic style keys (``sk-...``,
   ``sk-ant-...``, ``sk-proj-...``), GitHub tokens (``ghp_...``), Google API keys (``AIza...``),
+  Slack tokens (``xox?-...``) — each with at least one digit, wherever it starts —
   ``Bearer <token>`` / ``Basic <token>`` credentials (8+ characters with a digit or
   ``-._~+/=``, or 20+ characters: "bearer tokens" in prose stays), a 32+ character key-looking token (letters
   *and* digits) written after a word such as ``key``, ``token``, ``secret`` or ``password``, and
@@ -60,12 +61,14 @@ ARG_KEYS_KEPT: frozenset[str] = frozenset({"pin_id", "object_id", "id", "include
 """Argument keys that are identifiers, not text: kept under ``none``."""
 
 _SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
-    re.compile(r"\bsk-(?:ant-|proj-|live-|test-)[A-Za-z0-9_\-]{8,}"),
-    re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}"),
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}"),
-    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{30,}"),
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"),
-    re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
+    # no leading word boundary: "KEY=sk-...", "xsk-..." are caught too; a digit is required (below)
+    # so that prose such as "task-management-and-planning" is left alone
+    re.compile(r"sk-(?:ant-|proj-|live-|test-|admin-|svcacct-)[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"sk-[A-Za-z0-9_\-]{16,}"),
+    re.compile(r"gh[pousr]_[A-Za-z0-9]{30,}"),
+    re.compile(r"github_pat_[A-Za-z0-9_]{30,}"),
+    re.compile(r"AIza[0-9A-Za-z_\-]{30,}"),
+    re.compile(r"xox[abposr]-[A-Za-z0-9\-]{10,}"),
 )
 _BEARER = re.compile(r"\b(Bearer|Basic)(\s+)([A-Za-z0-9\-._~+/]{8,}=*)", re.IGNORECASE)
 _KEYWORD_TOKEN = re.compile(
@@ -90,6 +93,10 @@ def _is_identifier_key(key: str | None) -> bool:
 
 def _key_looking(token: str) -> bool:
     return any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
+
+
+def _mask_secret(match: re.Match[str]) -> str:
+    return REDACTED if any(c.isdigit() for c in match.group(0)) else match.group(0)
 
 
 def _mask_keyword_token(match: re.Match[str]) -> str:
@@ -162,7 +169,7 @@ class Redactor:
         lower = text.lower()
         if any(t in lower for t in _TRIGGERS):
             for pattern in _SECRET_PATTERNS:
-                text = pattern.sub(REDACTED, text)
+                text = pattern.sub(_mask_secret, text)
             text = _BEARER.sub(_mask_credential, text)
             if len(text) >= 32:
                 text = _KEYWORD_TOKEN.sub(_mask_keyword_token, text)

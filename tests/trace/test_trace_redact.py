@@ -4,6 +4,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arcana_jupyter.messages import Message, ToolCall
 from arcana_jupyter.trace import REDACTED, Redactor, TraceReader, TraceWriter, redact_text
@@ -125,3 +127,19 @@ def test_none_mode_trace_still_replays_decisions(tmp_path: Path) -> None:
     history = reader.history("r_none")
     assert [m.role for m in history][:3] == ["system", "user", "assistant"]
     assert all(m.content == "" for m in history)
+
+
+_TEXT = st.text(alphabet="abcXYZ019 .,:;=\"'-_/\n@", max_size=40)
+_KEY_BODY = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_size=24, max_size=48)
+
+
+@settings(max_examples=150, deadline=None)
+@given(prefix=_TEXT, suffix=_TEXT, body=_KEY_BODY, kind=st.sampled_from(["sk-", "sk-ant-api03-", "sk-proj-"]),
+       mode=st.sampled_from(["full", "redacted", "none"]))
+def test_generated_keys_never_survive(prefix: str, suffix: str, body: str, kind: str, mode: str) -> None:
+    key = kind + body + "7"  # provider keys carry digits
+    out = Redactor(mode).clean({"content": prefix + key + suffix, "error": {"message": f"{prefix}{key}"}})  # type: ignore[arg-type]
+    dumped = json.dumps(out)
+    assert key not in dumped
+    if body not in prefix + suffix:
+        assert body not in dumped
