@@ -22,7 +22,7 @@ from ..messages import ToolSpec
 from .digest import Digest
 from .learnings import LearningsResult
 from .models import Scope
-from .store import MemoryStore, SessionOutcome, find_entry_ids
+from .store import MemoryStore, OnEvent, SessionOutcome, find_entry_ids, route_events
 from .tools import MEMORY_TOOL_NAMES, MemoryTools
 
 
@@ -42,6 +42,7 @@ class MemorySession:
         *,
         budget_tokens: int = 600,
         max_entries: int = 30,
+        on_event: OnEvent | None = None,
     ) -> None:
         if not session_id:
             raise ValueError("session_id is empty")
@@ -51,7 +52,9 @@ class MemorySession:
         self.budget_tokens = budget_tokens
         self.max_entries = max_entries
         self.digest: Digest | None = None
-        self.tools = MemoryTools(store, scope, session_id=session_id)
+        self.on_event = on_event
+        """This session's trace hook (else the store's ``on_event``)."""
+        self.tools = MemoryTools(store, scope, session_id=session_id, on_event=on_event)
         self.ended: SessionEnd | None = None
 
     @property
@@ -64,9 +67,10 @@ class MemorySession:
 
     def start(self) -> Digest:
         """Build (and remember) the session-start digest; calling it again rebuilds it."""
-        self.digest = self.store.start_session(
-            self.session_id, self.scope, budget_tokens=self.budget_tokens, max_entries=self.max_entries
-        )
+        with route_events(self.on_event):
+            self.digest = self.store.start_session(
+                self.session_id, self.scope, budget_tokens=self.budget_tokens, max_entries=self.max_entries
+            )
         return self.digest
 
     def handle_tool(self, name: str, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
@@ -75,10 +79,11 @@ class MemorySession:
     def note_reply(self, text: str) -> list[str]:
         """Mark the memories an assistant reply cites by id as acted on; returns the ids marked."""
         ids = find_entry_ids(text)
-        return self.store.mark_acted_on(ids, session_id=self.session_id) if ids else []
+        return self.mark_acted_on(ids) if ids else []
 
     def mark_acted_on(self, ids: Sequence[str]) -> list[str]:
-        return self.store.mark_acted_on(ids, session_id=self.session_id)
+        with route_events(self.on_event):
+            return self.store.mark_acted_on(ids, session_id=self.session_id)
 
     async def end(
         self,
@@ -93,9 +98,10 @@ class MemorySession:
         """
         if self.ended is not None:
             return self.ended
-        outcome = self.store.end_session(self.session_id, success=success)
-        learnings = None
-        if summarise is not None and transcript:
-            learnings = await self.store.extract_learnings(transcript, summarise, self.scope)
+        with route_events(self.on_event):
+            outcome = self.store.end_session(self.session_id, success=success)
+            learnings = None
+            if summarise is not None and transcript:
+                learnings = await self.store.extract_learnings(transcript, summarise, self.scope)
         self.ended = SessionEnd(outcome, learnings)
         return self.ended

@@ -29,7 +29,9 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -63,12 +65,28 @@ ENV_PATH = "ARCANA_MEMORY_PATH"
 MAX_CONTENT_CHARS = 4000
 FTS_RANK_CAP = 500
 """At most this many keyword matches are ranked by bm25 per query phase (see ``_fts_candidates``)."""
+MAX_QUERY_TERMS = 16
+"""A recall query uses at most this many distinct words (the first ones)."""
 ID_IN_TEXT = re.compile(r"\bm_[0-9a-f]{16}\b")
 
 _COLUMNS = (
     "pk, id, kind, content, scopes, confidence, validity, usefulness, pinned, layer, created_at, updated_at, "
     "last_accessed_at, reinforced_at, surfaced_count, surfaced_sessions, acted_on_count, retracted, source"
 )
+
+
+_ROUTE: ContextVar[OnEvent | None] = ContextVar("arcana_memory_on_event", default=None)
+
+
+@contextmanager
+def route_events(hook: OnEvent | None) -> Iterator[None]:
+    """Within this block (this thread / task), send the store's events to ``hook`` instead of the
+    store's own ``on_event`` — so one store can serve several sessions, each tracing to its own run."""
+    token = _ROUTE.set(hook)
+    try:
+        yield
+    finally:
+        _ROUTE.reset(token)
 
 
 def default_memory_path() -> Path:
@@ -286,8 +304,9 @@ class MemoryStore:
         return to_epoch(self.clock())
 
     def _emit(self, event_type: str, metadata: dict[str, Any]) -> None:
-        if self.on_event is not None:
-            self.on_event(event_type, metadata)
+        hook = _ROUTE.get() or self.on_event
+        if hook is not None:
+            hook(event_type, metadata)
 
     def close(self) -> None:
         with self._lock:
@@ -582,7 +601,7 @@ class MemoryStore:
             raise ValueError("limit must be at least 1")
         sets = self._sets_for(scope, level) or scope.query_sets()
         now = self._now()
-        terms = list(dict.fromkeys(words(query)))
+        terms = list(dict.fromkeys(words(query)))[:MAX_QUERY_TERMS]
         candidates_k = max(50, limit * 10)
         where, params = self._scope_sql(sets)
         kind_sql = ""

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..exceptions import MemoryStoreError
 from ..messages import ToolSpec
 from .models import ENTRY_ID, KINDS, Kind, Scope
-from .store import MAX_CONTENT_CHARS, MemoryStore
+from .store import MAX_CONTENT_CHARS, MemoryStore, OnEvent, route_events
 
 MAX_RECALL_LIMIT = 20
 
@@ -143,10 +143,14 @@ def _validation_error(tool: str, exc: ValidationError) -> dict[str, Any]:
 class MemoryTools:
     """The three memory tools bound to one store, scope and (optional) session."""
 
-    def __init__(self, store: MemoryStore, scope: Scope, *, session_id: str | None = None) -> None:
+    def __init__(
+        self, store: MemoryStore, scope: Scope, *, session_id: str | None = None, on_event: OnEvent | None = None
+    ) -> None:
         self.store = store
         self.scope = scope
         self.session_id = session_id
+        self.on_event = on_event
+        """When set, this object's reads and writes are traced here instead of the store's ``on_event``."""
 
     @property
     def specs(self) -> list[ToolSpec]:
@@ -175,19 +179,23 @@ class MemoryTools:
             return _error("arguments must be a JSON object", _HINTS[name])
         if not all(isinstance(k, str) for k in arguments):
             return _error("argument names must be strings", _HINTS[name])
-        return self.handlers[name](arguments)
+        with route_events(self.on_event):
+            return self.handlers[name](arguments)
 
     def remember(self, **arguments: Any) -> dict[str, Any]:
         """``remember(kind, content, scope="project")``."""
-        return self._remember(arguments)
+        with route_events(self.on_event):
+            return self._remember(arguments)
 
     def recall_memory(self, **arguments: Any) -> dict[str, Any]:
         """``recall_memory(query, kinds=None, limit=5)``."""
-        return self._recall(arguments)
+        with route_events(self.on_event):
+            return self._recall(arguments)
 
     def forget_memory(self, **arguments: Any) -> dict[str, Any]:
         """``forget_memory(id)``."""
-        return self._forget(arguments)
+        with route_events(self.on_event):
+            return self._forget(arguments)
 
     def _remember(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         try:

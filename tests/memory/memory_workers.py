@@ -5,21 +5,24 @@ from __future__ import annotations
 import os
 
 
-def write_entries(path: str, tag: str, n: int, project_dir: str, start_event) -> tuple[list[str], float, float]:  # type: ignore[no-untyped-def]
+def write_entries(path: str, tag: str, n: int, project_dir: str, barrier) -> tuple[list[str], float, float]:  # type: ignore[no-untyped-def]
     """Open a store and remember ``n`` entries, one transaction each, interleaved with reads and a session.
 
-    Returns the ids and the wall-clock window (first write attempt, last write done)."""
+    Both workers meet at a barrier before writing and again half-way, so their write windows overlap
+    even on a loaded machine. Returns the ids and the wall-clock window (first write, last write done)."""
     import time
 
     from arcana_jupyter.memory import MemoryStore, Scope
 
-    start_event.wait(30)
+    barrier.wait(60)
     scope = Scope.for_project(project_dir, user="alice")
     ids: list[str] = []
     first = time.time()
     with MemoryStore(path) as store:
         store.start_session(f"{tag}-session", scope, budget_tokens=300)
         for i in range(n):
+            if i == n // 2:
+                barrier.wait(60)
             entry = store.remember(
                 "fact" if i % 2 else "pattern",
                 f"{tag} wrote entry {i} from pid {os.getpid()}",

@@ -22,11 +22,9 @@ def test_two_processes_write_concurrently(tmp_path: Path) -> None:
     project.mkdir()
     ctx = multiprocessing.get_context("spawn")
     with ctx.Manager() as manager:
-        start = manager.Event()
+        barrier = manager.Barrier(2)  # both open the (not yet existing) file and write at the same time
         with ProcessPoolExecutor(max_workers=2, mp_context=ctx) as pool:
-            futures = [pool.submit(write_entries, path, tag, N, str(project), start) for tag in ("alpha", "beta")]
-            time.sleep(0.2)
-            start.set()  # both open the (not yet existing) file and write at the same time
+            futures = [pool.submit(write_entries, path, tag, N, str(project), barrier) for tag in ("alpha", "beta")]
             results = [f.result(timeout=120) for f in futures]
     ids = [i for r, _, _ in results for i in r]
     (_, a0, a1), (_, b0, b1) = results

@@ -53,3 +53,22 @@ async def test_two_sessions_end_to_end(tmp_path: Path, project_a: Scope, clock, 
         ("memory_write", "learning"),
         ("memory_write", "reinforce"),
     }
+
+
+async def test_one_store_two_sessions_trace_separately(tmp_path: Path, project_a: Scope, project_b: Scope) -> None:
+    got_store: list[str] = []
+    got_a: list[tuple[str, dict]] = []
+    got_b: list[tuple[str, dict]] = []
+    with MemoryStore(tmp_path / "m.sqlite3", on_event=lambda t, m: got_store.append(t)) as store:
+        a = MemorySession(store, project_a, "A", on_event=lambda t, m: got_a.append((t, m)))
+        b = MemorySession(store, project_b, "B", on_event=lambda t, m: got_b.append((t, m)))
+        a.start()
+        b.start()
+        a.handle_tool("remember", {"kind": "fact", "content": "only in A"})
+        b.tools.recall_memory(query="anything")
+        await a.end(success=True)
+        store.remember("fact", "direct write", project_a)  # outside any session: the store's hook
+    assert [t for t, _ in got_a] == ["memory_read", "memory_write"]
+    assert got_a[1][1]["entry"]["content"] == "only in A"
+    assert [(t, m["purpose"]) for t, m in got_b] == [("memory_read", "digest"), ("memory_read", "recall_memory")]
+    assert got_store == ["memory_write"]

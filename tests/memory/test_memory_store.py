@@ -282,3 +282,9 @@ def test_bounded_keyword_ranking_keeps_rare_words(store: MemoryStore, project_a:
     assert exact[0] == old_rare.id
     common_only = store.search("data loading", project_a, limit=3)
     assert len(common_only.hits) == 3 and old_rare.id not in common_only.ids
+
+
+def test_long_queries_are_bounded(store: MemoryStore, project_a: Scope) -> None:
+    e = store.remember("fact", "alpha beta gamma", project_a)
+    query = "alpha " + " ".join(f"word{i}" for i in range(300))
+    assert store.search(query, project_a).ids == [e.id]
