@@ -485,6 +485,8 @@ class _Build:
         C = A - rounded if A - rounded >= input_cost else A - fixed_nonconv
         self.C = C
 
+        self.bm25 = self._relevance()  # before any await: the shared index may grow meanwhile
+
         # ---- plan the conversation --------------------------------------------------------
         self.stale: set[int] = set() if strategy == "passthrough" else self.state.stale()
         plan = self._plan(strategy, overflow, unit_l0, C)
@@ -500,8 +502,29 @@ class _Build:
             key = tuple((m.role, m.content, m.tool_calls, m.tool_call_id) for m in folded)
             if self.summary_override is not None:
                 return self._finish(ctx, self.summary_override)
+            self._detach()
             return _Pending(folded=folded, key=key, finish=lambda text: self._summary_done(ctx, key, text))
         return self._finish(ctx, None)
+
+    def _relevance(self) -> dict[int, float]:
+        """BM25 of history messages against the current input + task (+ this turn's user message)."""
+        msgs = self.msgs
+        query_parts = []
+        if self.input_index is not None:
+            query_parts.append(msgs[self.input_index].content)
+            if msgs[self.input_index].role != "user":
+                last_user = next((i for i in range(self.input_index - 1, -1, -1) if msgs[i].role == "user"), None)
+                if last_user is not None:
+                    query_parts.append(msgs[last_user].content)
+        if self.task:
+            query_parts.append(self.task)
+        return self.rel.scores(" ".join(query_parts), limit=self.n_hist) if query_parts else {}
+
+    def _detach(self) -> None:
+        """Own copies of the shared history state, for a build that waits on the summariser: another
+        build on the same builder may extend the shared state meanwhile."""
+        state = self.state.fork()
+        self.state, self.msgs, self.infos, self.units, self.turns = state, state.msgs, state.infos, state.units, state.turns
 
     def _summary_done(self, ctx: _Assembly, key: tuple[Any, ...], text: str | None) -> BuildResult:
         if text is not None:
@@ -613,17 +636,7 @@ class _Build:
         items_recall: list[_Item] = []
         items_recent: list[_Item] = []
 
-        # relevance (query: current input + task, plus the user message of this turn in a tool loop)
-        query_parts = []
-        if self.input_index is not None:
-            query_parts.append(msgs[self.input_index].content)
-            if msgs[self.input_index].role != "user":
-                last_user = next((i for i in range(self.input_index - 1, -1, -1) if msgs[i].role == "user"), None)
-                if last_user is not None:
-                    query_parts.append(msgs[last_user].content)
-        if self.task:
-            query_parts.append(self.task)
-        bm25 = self.rel.scores(" ".join(query_parts), limit=self.n_hist) if query_parts else {}
+        bm25 = self.bm25
         cur_turn = self.turn if self.turn is not None else (turns[self.input_index] if self.input_index is not None else None)
         input_unit = len(self.units) - 1
 

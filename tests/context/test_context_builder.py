@@ -520,3 +520,18 @@ async def test_abuild_accepts_a_sync_summariser_and_build_rejects_awaitables():
 
     with pytest.raises(TypeError, match="awaitable"):
         WorkingSetBuilder(budget=budget(1500), summarizer=Weird()).build(history)
+
+
+async def test_concurrent_abuilds_on_one_builder_do_not_interfere():
+    import asyncio
+
+    async def summarize(messages):
+        await asyncio.sleep(0.01)
+        return f"summary of {len(messages)}"
+
+    history = chat(60, reply_words=50)
+    shared = WorkingSetBuilder(budget=budget(1500), summarizer=summarize)
+    a, b = await asyncio.gather(shared.abuild(history[:100]), shared.abuild(history))
+    fresh_a = await WorkingSetBuilder(budget=budget(1500), summarizer=summarize).abuild(history[:100])
+    fresh_b = await WorkingSetBuilder(budget=budget(1500), summarizer=summarize).abuild(history)
+    assert dump(a) == dump(fresh_a) and dump(b) == dump(fresh_b)
