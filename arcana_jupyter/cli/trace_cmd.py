@@ -16,6 +16,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..context.decisions import ContextDecision
 from ..exceptions import CorruptTraceError, TraceError
 from ..trace.events import TraceEvent
@@ -376,13 +378,17 @@ def _of_agent(agent: str | None) -> str:
 
 def _print_context(ev: TraceEvent, with_agent: bool) -> None:
     md = ev.metadata
+    who = f"  (agent {ev.agent})" if with_agent else ""
     try:
         decision = ContextDecision.model_validate(md.get("decision") or {})
-    except ValueError as exc:
-        raise TraceError(f"event {ev.event_id}: its decision does not match the decision model ({exc})") from exc
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(map(str, first["loc"])) or "decision"
+        print(f"\nTurn {ev.turn} step {md.get('step', 0)}  event {ev.event_id}: decision not readable "
+              f"({exc.error_count()} problems, first: {first['msg']} at {where}){who}")
+        return
     budget = md.get("budget") or {}
     util = budget.get("utilization", decision.utilization_before)
-    who = f"  (agent {ev.agent})" if with_agent else ""
     print(f"\nTurn {ev.turn} step {md.get('step', 0)}  strategy={decision.strategy}  utilization={util:.2f}  "
           f"digest={md.get('request_digest')}{who}")
     for line in format_context_decisions(decision):

@@ -321,3 +321,30 @@ def test_rebuild_not_verified_and_errors(traces: Path, capsys: pytest.CaptureFix
 def test_no_action_prints_usage(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "trace")
     assert code == 2 and "list" in out and "rebuild" in out
+
+
+def test_show_survives_every_event_type_with_sparse_metadata(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from arcana_jupyter.trace.events import EVENT_TYPES
+
+    with TraceWriter(tmp_path / "r_s.jsonl", "r_s") as w:
+        for i, et in enumerate(EVENT_TYPES):
+            w.emit(et, {}, turn=1 if i % 2 else None)
+        w.emit("state_change", {"object_id": "t_1", "kind": "task", "from_tier": "active", "to_tier": "soft",
+                                "cause": "idle"}, turn=1)
+        w.emit("memory_read", {"query": "units", "results": [{"id": "m_1"}], "purpose": "digest"}, turn=1)
+        w.emit("memory_write", {"op": "remember", "entry": {"id": "m_2", "kind": "fact"}}, turn=1)
+        w.emit("context_action", {"action": "retract", "object_id": "t_1"}, turn=1)
+    code, out, err = run(capsys, "trace", "show", "r_s", "--dir", str(tmp_path))
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert len(lines) == 1 + len(EVENT_TYPES) + 4
+    assert lines[-4].endswith("t_1 task active→soft (idle)")
+    assert lines[-3].endswith("digest 1 results for units")
+    assert lines[-2].endswith("remember fact m_2") and lines[-1].endswith("retract t_1")
+    for flag in ("--cognitive", "--context", "--errors"):
+        code, out, err = run(capsys, "trace", "show", "r_s", flag, "--dir", str(tmp_path))
+        assert code == 0, (flag, err)
+        if flag == "--context":
+            assert "event e_000004: decision not readable (" in out
+    code, _, err = run(capsys, "trace", "replay", "r_s", "--dir", str(tmp_path))
+    assert code == 0, err
