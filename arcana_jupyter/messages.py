@@ -66,11 +66,23 @@ class Message(BaseModel):
         return self.model_dump(mode="json", exclude_defaults=True) | {"role": self.role}
 
     def content_key(self) -> str:
-        """A stable key of everything that is sent for this message (cache key for token counts)."""
-        return canonical_json(self.wire())
+        """The canonical JSON of :meth:`wire`: a stable key of everything sent for this message.
+
+        Computed once per message (messages are immutable) and reused by token counting and
+        request digests."""
+        key = self.__dict__.get("_content_key")
+        if key is None:
+            key = canonical_json(self.wire())
+            self.__dict__["_content_key"] = key
+        return key
 
     def replace(self, **changes: Any) -> Message:
         return self.model_copy(update=changes)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Message:
+        copy = super().model_copy(update=update, deep=deep)
+        copy.__dict__.pop("_content_key", None)  # the copy may differ: never inherit the cached key
+        return copy
 
 
 class ToolSpec(BaseModel):
@@ -134,7 +146,12 @@ def digest(value: Any, length: int = 16) -> str:
 
 
 def request_digest(messages: Iterable[Message], tools: Iterable[ToolSpec] = (), model: str = "") -> str:
-    """The digest of a provider request: model, wire messages and tool specs."""
-    return digest(
-        {"model": model, "messages": [m.wire() for m in messages], "tools": [t.wire() for t in tools]}
+    """The digest of a provider request: model, wire messages and tool specs.
+
+    Equal to ``digest({"model": model, "messages": [m.wire() ...], "tools": [t.wire() ...]})``;
+    assembled from each message's cached canonical JSON so a long prompt is not re-serialised."""
+    text = (
+        '{"messages":[' + ",".join(m.content_key() for m in messages) + '],"model":' + canonical_json(model)
+        + ',"tools":' + canonical_json([t.wire() for t in tools]) + "}"
     )
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

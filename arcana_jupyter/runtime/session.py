@@ -25,6 +25,7 @@ from ..messages import Message, ToolCall, ToolSpec, canonical_json
 from ..primitives.pin import PinState
 from ..providers.base import LLMRequest, LLMResponse, Provider, Usage
 from ..tokens import TokenCounter
+from ..trace.decision_delta import DeltaEncoder
 from ..trace.events import TraceEvent
 from ..trace.writer import TraceWriter
 from .config import RuntimeConfig
@@ -110,6 +111,7 @@ class ChatSession:
         self.extra_sections: list[Callable[[ChatSession], list[ContextSection]]] = []
         self._subscribers: list[EventCallback] = []
         self._previous_build: Any = None
+        self._decision_encoder = DeltaEncoder()
         self._turn_events: dict[int, list[TraceEvent]] = {}
         self.sent_messages: dict[tuple[int, int], list[Message]] = {}
         """The prompts of recent steps, by (turn, step), for the inspector's message text."""
@@ -125,9 +127,15 @@ class ChatSession:
         return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
 
     def emit(self, event_type: str, metadata: dict[str, Any], *, parent_id: str | None = None,
-             turn: int | None = -1) -> TraceEvent:
+             turn: int | None = -1, live_metadata: dict[str, Any] | None = None) -> TraceEvent:
+        """Write an event and pass it to subscribers.
+
+        ``live_metadata`` replaces the metadata subscribers and :meth:`turn_events` see, where the
+        trace holds a compact form (a decision delta, see trace/decision_delta.py)."""
         t = self.turn if turn == -1 else turn
         event = self.writer.emit(event_type, metadata, turn=t, agent=self.agent, parent_id=parent_id)
+        if live_metadata is not None:
+            event = event.model_copy(update={"metadata": {**event.metadata, **live_metadata}})
         if t is not None:
             events = self._turn_events.setdefault(t, [])
             events.append(event)
@@ -277,9 +285,11 @@ class ChatSession:
             self.sent_messages.pop(next(iter(self.sent_messages)))
         reply.decision = decision
         digest = build.digest(self.provider_model)
+        decision_md = decision.model_dump(mode="json")
+        packed, keyframe = self._decision_encoder.pack(decision_md)
         decision_event = self.emit("context_decision", {
             "step": step,
-            "decision": decision.model_dump(mode="json"),
+            "decision": packed,
             "report": build.report.model_dump(mode="json"),
             "budget": build.budget.model_dump(mode="json"),
             "request_digest": digest,
@@ -293,7 +303,9 @@ class ChatSession:
             "builder": {"strategy": self.config.strategy, "total_window": self.budget.total_window,
                         "response_reserve": self.budget.response_reserve, "model": self.provider_model},
             "tools": [t.model_dump(mode="json") for t in tools],
-        })
+        }, live_metadata={"decision": decision_md})
+        if keyframe:
+            self._decision_encoder.keyframe_written(decision_event.event_id, decision_md)
         if self.config.trace_include_prompt_snapshots:
             self.emit("prompt_snapshot", {
                 "turn": turn, "step": step, "model": self.provider_model,

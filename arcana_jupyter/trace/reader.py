@@ -35,6 +35,7 @@ from pydantic import BaseModel, Field, ValidationError
 from ..context.decisions import BudgetSnapshot, ContextDecision, ContextReport
 from ..exceptions import CorruptTraceError, TraceError
 from ..messages import Message, as_message
+from .decision_delta import resolve_decision
 from .events import TraceEvent
 from .replay import ActivePin, PromptReplay, PromptSnapshot
 
@@ -540,8 +541,28 @@ class TraceReader:
             obj.setdefault("metadata", {})
             obj.setdefault("run_id", idx.run_id or idx.path.stem)
             obj.setdefault("ts", "")
+            if obj.get("event_type") == "context_decision":
+                self._resolve_delta(idx, obj)
             events.append(TraceEvent.model_validate(obj))
         return events
+
+    def _resolve_delta(self, idx: _FileIndex, obj: dict[str, Any]) -> None:
+        """Replace a decision delta (trace/decision_delta.py) by the full decision list, in place."""
+        decision = (obj.get("metadata") or {}).get("decision")
+        if not isinstance(decision, dict) or not decision.get("decisions_delta"):
+            return
+
+        def load_base(event_id: str) -> dict[str, Any] | None:
+            for p in idx.by_type.get("context_decision", []):
+                if idx.entries[p].event_id == event_id:
+                    raw = self._read_raw(idx, [p])
+                    return (raw[0].get("metadata") or {}).get("decision") if raw else None
+            return None
+
+        try:
+            obj["metadata"]["decision"] = resolve_decision(decision, load_base)
+        except (ValueError, KeyError, TypeError, StopIteration) as exc:
+            raise TraceError(f"{idx.path}: event {obj.get('event_id')}: {exc}") from exc
 
     def events(
         self,

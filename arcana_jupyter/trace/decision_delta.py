@@ -1,0 +1,138 @@
+"""Compact per-turn decisions in traces: a decision list stored as a delta against an earlier one.
+
+A ``context_decision`` holds one MessageDecision per input message, so a long session would write
+O(history) rows every turn — O(n²) bytes over a run. The builder keeps old decisions stable (that
+is what makes prompts cache-friendly), so consecutive decision lists are mostly equal. The
+runtime therefore writes, every few turns, a full list (a *keyframe*) and otherwise a delta::
+
+    "decision": {..., "decisions": null,
+                 "decisions_delta": {"base": "e_000123", "count": 1840,
+                                     "columns": {"outcome": {"same": [[0, 1800]], "values": [...]}, ...}}}
+
+Per column, ``same`` holds half-open ranges of positions whose value equals the base's at the
+same position, ``values`` the others in order. The base is always a keyframe, so resolving a delta needs exactly
+one more event. :func:`resolve_decision` turns either form back into the full list; every reader
+(TraceReader, rebuild, the JupyterLab viewer) goes through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+KEYFRAME_EVERY = 32
+"""A keyframe at least this often (per agent), so any delta's base is close and cheap to load."""
+
+
+def columns(rows: Sequence[dict[str, Any]]) -> dict[str, list[Any]]:
+    """Rows to columns (every row has the same keys: they are MessageDecision dumps)."""
+    if not rows:
+        return {}
+    return {key: [r.get(key) for r in rows] for key in rows[0]}
+
+
+def _spans(new: Sequence[Any], base: Sequence[Any]) -> tuple[list[list[int]], list[Any]]:
+    same: list[list[int]] = []
+    values: list[Any] = []
+    start: int | None = None
+    nb = len(base)
+    for i, v in enumerate(new):
+        if i < nb and v == base[i] and type(v) is type(base[i]):
+            if start is None:
+                start = i
+            continue
+        if start is not None:
+            same.append([start, i])
+            start = None
+        values.append(v)
+    if start is not None:
+        same.append([start, len(new)])
+    return same, values
+
+
+def encode(rows: Sequence[dict[str, Any]], base_rows: Sequence[dict[str, Any]] | None,
+           base_columns: dict[str, list[Any]] | None = None) -> dict[str, Any] | None:
+    """A column-wise delta of ``rows`` against ``base_rows``; ``None`` when it would not be smaller.
+
+    Each column (``outcome``, ``relevance_score`` ...) is stored as the ranges equal to the base's
+    column at the same positions plus the other values in order — so a column that changes
+    everywhere (relevance scores follow the new input) costs its values, and the ones that rarely
+    change (role, outcome, fidelity, reason, token counts) cost almost nothing.
+    """
+    if base_rows is None or not rows:
+        return None
+    base_cols = base_columns if base_columns is not None else columns(base_rows)
+    new_cols = columns(rows)
+    if set(new_cols) != set(base_cols):
+        return None
+    out: dict[str, Any] = {}
+    stored = 0
+    for key, col in new_cols.items():
+        same, values = _spans(col, base_cols[key])
+        out[key] = {"same": same, "values": values}
+        stored += len(values) + 2 * len(same)
+    if stored * 2 > len(rows) * len(new_cols):
+        return None
+    return {"count": len(rows), "columns": out}
+
+
+def resolve_decision(decision: dict[str, Any], load_base: Callable[[str], dict[str, Any] | None]) -> dict[str, Any]:
+    """The decision with its full ``decisions`` list. ``load_base(event_id)`` returns that event's
+    ``decision`` dict (a keyframe). A delta whose base cannot be loaded raises ``ValueError``."""
+    delta = decision.get("decisions_delta")
+    if not delta:
+        return decision
+    base = load_base(delta["base"])
+    if base is None or base.get("decisions") is None:
+        raise ValueError(f"decision delta refers to {delta['base']}, which is not a full decision in this trace")
+    base_cols = columns(base["decisions"])
+    count = int(delta["count"])
+    cols: dict[str, list[Any]] = {}
+    for key, spec in delta["columns"].items():
+        base_col = base_cols.get(key, [])
+        values = iter(spec["values"])
+        col: list[Any] = []
+        pos = 0
+        for a, b in sorted(spec["same"]):
+            while pos < a:
+                col.append(next(values))
+                pos += 1
+            col.extend(base_col[a:b])
+            pos = b
+        col.extend(values)
+        if len(col) != count:
+            raise ValueError(f"decision delta against {delta['base']}: column {key!r} resolves to {len(col)} "
+                             f"values, expected {count}")
+        cols[key] = col
+    keys = list(cols)
+    full = {k: v for k, v in decision.items() if k != "decisions_delta"}
+    full["decisions"] = [{k: cols[k][i] for k in keys} for i in range(count)]
+    return full
+
+
+class DeltaEncoder:
+    """Per-agent state for writing decisions as keyframes and deltas (used by the runtime)."""
+
+    def __init__(self, every: int = KEYFRAME_EVERY) -> None:
+        self.every = every
+        self._base: tuple[str, list[dict[str, Any]], dict[str, list[Any]]] | None = None
+        self._since = 0
+
+    def pack(self, decision: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        """The ``decision`` dict to write and whether it is a keyframe (then call :meth:`keyframe_written`)."""
+        rows = decision["decisions"]
+        if self._base is not None and self._since < self.every:
+            base_id, base_rows, base_cols = self._base
+            delta = encode(rows, base_rows, base_cols)
+            if delta is not None:
+                self._since += 1
+                packed = {k: v for k, v in decision.items() if k != "decisions"}
+                packed["decisions"] = None
+                packed["decisions_delta"] = {"base": base_id, **delta}
+                return packed, False
+        return decision, True
+
+    def keyframe_written(self, event_id: str, decision: dict[str, Any]) -> None:
+        rows = decision["decisions"]
+        self._base = (event_id, rows, columns(rows))
+        self._since = 0
