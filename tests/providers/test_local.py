@@ -72,7 +72,7 @@ async def test_with_tools_a_text_answer_is_still_text(local_provider):
 
 
 async def test_breaking_out_of_a_stream_leaves_the_model_usable(local_provider):
-    async for chunk in local_provider.stream(ask("Count from one to twenty.", max_tokens=30)):
+    async for chunk in local_provider.stream(ask("Count from one to twenty.", max_tokens=10)):
         if chunk.text:
             break
     response = await local_provider.complete(ask("Name a colour.", max_tokens=4))
