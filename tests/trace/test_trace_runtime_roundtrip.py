@@ -73,3 +73,24 @@ async def test_pool_trace_is_read_per_agent(make_runtime) -> None:
                 assert rebuild_turn(reader, run_id, turn, name, step).verified
     assert [p.pin_id for p in reader.active_pins(run_id, 2, agent="a")] != []
     assert reader.active_pins(run_id, 2, agent="b") == []
+
+
+async def test_decision_deltas_replay_and_rebuild_exactly(make_runtime) -> None:
+    """A long session stores most decisions as deltas; every reader path sees full decisions."""
+    import json
+
+    turns = 40
+    runtime, _ = make_runtime(*[say(f"Answer {t}: noted.") for t in range(1, turns + 1)], total_window=4000,
+                              response_reserve=200)
+    async with runtime.chat() as chat:
+        for turn in range(1, turns + 1):
+            await chat.send(f"Note {turn}: the value is {turn * 7}.")
+        run_id, path = chat.run_id, chat.trace_path
+    stored = [json.loads(line) for line in Path(path).read_text().splitlines()]
+    deltas = [e for e in stored if e["event_type"] == "context_decision" and e["metadata"]["decision"].get("decisions_delta")]
+    assert len(deltas) > turns // 2  # most turns are written as deltas
+    reader = TraceReader(Path(path).parent, shared=False)
+    for turn in range(1, turns + 1):
+        replay = reader.replay_prompt(run_id, turn)
+        assert replay is not None and len(replay.context_decision.decisions) == replay.history_len == 2 * turn
+        assert rebuild_turn(reader, run_id, turn).verified, turn
