@@ -6,7 +6,10 @@ one :class:`MessageDecision` per input (history first, then the separate current
 the pins and the sections, in that order). It is a pure function of its inputs — no clock, no
 randomness, no dependence on earlier calls — so a turn is rebuilt from its trace byte for byte;
 the builder object only caches (token counts, compressed forms, the BM25 index) to be fast when it
-is reused turn after turn.
+is reused turn after turn. ``previous=`` (the previous :class:`BuildResult`) is only compared with
+the new prompt to report ``prefix_tokens_reused`` / ``prefix_messages_reused``: stability across
+turns comes from the quantized bands of :mod:`.strategies`, not from remembering old decisions, so
+a rebuild needs nothing but the turn's own inputs.
 
 Prompt layout (stable first, so providers can reuse the cached prefix)::
 
@@ -819,11 +822,11 @@ class _Build:
                         put(i, items_stable, m, n, "compressed", lv, S.TP_MIDDLE_COMPRESSED, score(i))
             else:  # verbatim window
                 for i in unit:
-                    m, n, lv = self._msg_cost(i, "L0") if strategy != "passthrough" else (msgs[i], infos[i].tokens, "L0")
-                    if i in self.stale:
+                    if i in stale:
+                        m, n, lv = self._msg_cost(i, "L0")
                         put(i, items_stable, m, n, "compressed", lv, S.STALE_TOOL_RESULT, score(i))
                     else:
-                        put(i, items_stable, m, n, "kept", "L0", keep_reason, score(i))
+                        put(i, items_stable, msgs[i], infos[i].tokens, "kept", "L0", keep_reason, score(i))
         # the recent exchange (from the last user message before the input) goes after the late block
         if units:
             recent_from = self._recent_start(input_unit if overflowing else window)
@@ -1003,7 +1006,9 @@ class _Build:
             used=used, remaining=max(0, A - used), utilization=round(used / A, 4) if A > 0 else float(used),
             overflow=overflow,
         )
-        decision = ContextDecision(
+        # every field is already valid (and the decisions are MessageDecision objects): skip the
+        # per-element validation pass over thousands of decisions
+        decision = ContextDecision.model_construct(
             turn=self.turn, step=self.step, strategy=ctx.strategy, requested_strategy=self.requested,
             utilization_before=self.util_before, decisions=final, overflow=overflow, notes=self.notes,
             summary=summary_used,

@@ -18,7 +18,7 @@ so that the stable part of the prompt does not change with every question.
 The index is incremental: documents are appended as the history grows, and a posting list (term ->
 documents) restricts scoring to documents that share a term with the query, so a warm build on a
 long history scores a handful of documents, not all of them. The query is reduced to its most
-specific terms (at most 12, none found in more than half the documents; see
+specific terms (at most 10, none found in more than a quarter of the documents; see
 :meth:`RelevanceIndex.query_terms`).
 """
 
@@ -35,8 +35,8 @@ W_RECENCY = 0.2
 W_ROLE = 0.1
 W_ERROR = 0.1
 RECENCY_HALF_TURNS = 8.0
-MAX_QUERY_TERMS = 12
-MAX_DF_SHARE = 0.5
+MAX_QUERY_TERMS = 10
+MAX_DF_SHARE = 0.25
 ROLE_WEIGHT: dict[str, float] = {"user": 1.0, "assistant": 0.6, "tool": 0.4, "system": 0.5}
 
 _ERROR = re.compile(
@@ -109,11 +109,11 @@ class RelevanceIndex:
         return doc
 
     def query_terms(self, query: str) -> list[str]:
-        """The query's terms that carry weight: present in the index, not in most documents, rarest first.
+        """The query's terms that carry weight: present in the index, not in many documents, rarest first.
 
-        A term found in more than half the documents has an idf below log 2 (a rare term's is near
-        log N): it hardly changes the ranking but would make every document a candidate. At most
-        :attr:`MAX_QUERY_TERMS` terms are kept, the most specific ones.
+        A term found in more than a quarter of the documents has an idf below log 4 (a rare term's
+        is near log N): it hardly changes the ranking but would make most documents candidates. At
+        most ``MAX_QUERY_TERMS`` terms are kept, the most specific ones.
         """
         n = len(self.bm25)
         cap = max(3, int(n * MAX_DF_SHARE))

@@ -13,8 +13,6 @@ which is treated like a pin.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..messages import Message, Role
@@ -76,5 +74,3 @@ def render_task(task: str) -> Message:
     """The Task-layer message for ``task=`` text."""
     return Message(role="system", content=f"Current task: {task}", name=TASK_SECTION)
 
-
-SectionKind = Literal["task", "pin", "section"]
