@@ -72,7 +72,8 @@ print(sys.prefix)")
 JLPM=("$PYBIN" -c "import sys; from jupyter_builder.jlpm import main; sys.argv[0] = 'jlpm'; sys.exit(main())")
 
 stamp=$( (cd "$EXT" && find src style -type f | LC_ALL=C sort | xargs cat; cat package.json yarn.lock tsconfig.json install.json .yarnrc.yml; cat "$ROOT/scripts/build-labextension.sh"; echo "$JLAB_VERSION") | sha256sum | cut -c1-16)
-if [ $force = 0 ] && [ "$(cat "$OUT/.build-stamp" 2>/dev/null)" = "$stamp" ] && ls "$OUT"/static/remoteEntry.*.js >/dev/null 2>&1; then
+STAMP_FILE=$EXT/node_modules/.arcana-build-stamp
+if [ $force = 0 ] && [ "$(cat "$STAMP_FILE" 2>/dev/null)" = "$stamp" ] && ls "$OUT"/static/remoteEntry.*.js >/dev/null 2>&1; then
   say "up to date ($stamp)"
 else
   t0=$(date +%s)
@@ -84,7 +85,8 @@ else
   say "building the extension (jupyter labextension build --core-path $CORE)"
   "$PYBIN" -m jupyterlab.labextensions build --core-path "$CORE" . >/tmp/arcana-labext-build.log 2>&1 || { cat /tmp/arcana-labext-build.log >&2; exit 1; }
   cp install.json "$OUT/install.json"
-  echo "$stamp" >"$OUT/.build-stamp"
+  rm -f "$OUT/.build-stamp"
+  echo "$stamp" >"$STAMP_FILE"
   cd "$ROOT"
   say "built in $(( $(date +%s) - t0 )) s -> arcana_jupyter/labextension/"
 fi
