@@ -4,7 +4,8 @@ Run: ``python -m benchmarks.bench_memory`` (writes ``benchmarks/results/memory.m
 ``--sizes 1000,10000`` for a quicker run, ``--queries N`` recall queries per size.
 
 Data: synthetic memories of 8-20 words drawn (Zipf-like) from a 4,000-word vocabulary, six kinds,
-one user, 20 projects; 70% of entries are project entries spread over the projects, 30% global.
+one user, 20 projects; 70% of entries are project entries spread over the projects, 30% global;
+confidence high / medium / low at random; creation times spread evenly over the past year.
 Everything goes through the real ``MemoryStore`` on a file in a temp folder (WAL, FTS5,
 ``synchronous=NORMAL``).
 
@@ -14,8 +15,8 @@ Everything goes through the real ``MemoryStore`` on a file in a temp folder (WAL
 * **recall**: ``search()`` (pure read: FTS5 bm25 top candidates in scope, then fusion) and
   ``recall()`` (the same plus the access bookkeeping write), from a project session (project +
   global scopes merged), with 2-3 word queries taken from stored entries (so they match).
-* **digest**: ``start_session()`` — ranking every in-scope entry in SQL, fitting 600 tokens of
-  markdown, recording what was surfaced.
+* **digest**: ``start_session()`` — the best in-scope entries by digest score (an exact top-k walk
+  over the strength and recency indexes), fitting 600 tokens of markdown, recording what was surfaced.
 """
 
 from __future__ import annotations
@@ -79,8 +80,23 @@ def _ms(values: list[float]) -> str:
     return f"{statistics.median(values) * 1000:.2f} / {_pct(values, 0.95) * 1000:.2f}"
 
 
+class SpreadClock:
+    """The store's clock while populating: the ``n`` entries arrive evenly over the past year."""
+
+    def __init__(self, n: int) -> None:
+        self.now = dt.datetime.now(dt.UTC) - dt.timedelta(days=365)
+        self.step = dt.timedelta(days=365) / max(1, n)
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+
 def populate(store: MemoryStore, corpus: Corpus, n: int) -> float:
-    """Insert ``n`` entries in batches of 1,000 (one transaction each); returns entries per second."""
+    """Insert ``n`` entries in batches of 1,000 (one transaction each) with creation times spread
+    over the past year; returns entries per second."""
+    clock = SpreadClock(n)
+    real_clock = store.clock
+    store.clock = clock
     t0 = time.perf_counter()
     done = 0
     while done < n:
@@ -91,8 +107,11 @@ def populate(store: MemoryStore, corpus: Corpus, n: int) -> float:
             by_scope.setdefault(corpus.scopes.index(scope), []).append(item)
         for idx, items in by_scope.items():
             store.remember_many(items, corpus.scopes[idx], source="bench")  # type: ignore[arg-type]
+            clock.now += clock.step * len(items)
         done += batch
-    return n / (time.perf_counter() - t0)
+    rate = n / (time.perf_counter() - t0)
+    store.clock = real_clock
+    return rate
 
 
 def bench_size(n: int, queries: int, single_inserts: int, workdir: Path) -> dict[str, str]:
@@ -217,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
             verdict,
             "",
             "Columns: *search* = `MemoryStore.search` (read only); *recall* = `MemoryStore.recall` (search + access "
-            "bookkeeping write, one transaction); *digest* = `start_session` (rank all in-scope entries in SQL, "
+            "bookkeeping write, one transaction); *digest* = `start_session` (exact top-k of the in-scope entries by digest score, "
             f"fit 600 tokens — mean {biggest['_digest_tokens']} tokens — record surfaced entries); *insert 1/txn* = "
             "`remember()` one transaction per entry on the populated store; *insert batched* = `remember_many` with "
             "1,000 entries per transaction. *in scope* = entries a project session sees (its project + global). "

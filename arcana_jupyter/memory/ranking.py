@@ -146,10 +146,11 @@ def cosine(a: list[float], b: list[float]) -> float:
 # --- the same formulas in SQL (entries table columns; parameter :now in epoch seconds) ---------
 
 
-def _half_life_sql() -> str:
+def _half_life_sql(prefix: str = "") -> str:
     cases = " ".join(f"WHEN '{k}' THEN {v * DAY!r}" for k, v in HALF_LIFE_DAYS.items())
     return (
-        f"((CASE kind {cases} ELSE {45.0 * DAY!r} END) * (CASE WHEN layer = 2 THEN {LAYER2_SLOWDOWN!r} ELSE 1.0 END))"
+        f"((CASE {prefix}kind {cases} ELSE {45.0 * DAY!r} END) * "
+        f"(CASE WHEN {prefix}layer = 2 THEN {LAYER2_SLOWDOWN!r} ELSE 1.0 END))"
     )
 
 
@@ -162,3 +163,34 @@ DIGEST_SCORE_SQL = (
     f"({W_DIGEST_STRENGTH!r} * {STRENGTH_SQL} + {W_DIGEST_RECENCY!r} * {RECENCY_SQL}"
     f" + (CASE WHEN pinned THEN {W_PINNED_DIGEST!r} ELSE 0.0 END))"
 )
+
+
+# --- time-invariant strength key (lets the digest walk an index instead of scoring every entry) --
+#
+# log2(confidence * (0.5 + usefulness) * 2 ** (-(now - reinforced_at) / h))
+#     = [log2(confidence * (0.5 + usefulness)) + reinforced_at / h] - now / h
+# The bracket (``skey``) does not depend on ``now``: within one (kind, layer) — one half-life ``h`` —
+# ordering by ``skey`` is ordering by strength at any time. (Without the max(0, ·) clamp for
+# timestamps in the future, which only over-estimates: safe for the digest's upper bounds.)
+
+STRENGTH_FLOOR = 1e-9
+
+
+def strength_key(confidence: float, usefulness: float, kind: str, layer: int, reinforced_at: float) -> float:
+    return math.log2(max(confidence * (0.5 + usefulness), STRENGTH_FLOOR)) + reinforced_at / half_life_seconds(
+        kind, layer
+    )
+
+
+def strength_from_key(skey: float, kind: str, layer: int, now: float) -> float:
+    """Upper bound of the strength of an entry with this key at ``now`` (exact unless reinforced in the future)."""
+    exponent = skey - now / half_life_seconds(kind, layer)
+    return 1.0 if exponent >= 0 else min(1.0, 2.0**exponent)
+
+
+def strength_key_sql(prefix: str = "") -> str:
+    p = prefix
+    return (
+        f"(log2(max({p}confidence * (0.5 + {p}usefulness), {STRENGTH_FLOOR!r})) + "
+        f"coalesce({p}reinforced_at, {p}created_at) / {_half_life_sql(p)})"
+    )

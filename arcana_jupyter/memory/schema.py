@@ -128,7 +128,32 @@ def _v3(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3)
+def _v4(conn: sqlite3.Connection) -> None:
+    """A time-invariant strength key (``ranking.strength_key``) kept by triggers, and the two indexes
+    the digest walks: strength per (kind, layer), and last access. Both cover the scope columns."""
+    from .ranking import strength_key_sql
+
+    conn.execute("ALTER TABLE entries ADD COLUMN skey REAL")
+    conn.execute(f"UPDATE entries SET skey = {strength_key_sql()}")
+    conn.execute(
+        f"""CREATE TRIGGER entries_skey_ai AFTER INSERT ON entries BEGIN
+            UPDATE entries SET skey = {strength_key_sql("new.")} WHERE pk = new.pk;
+        END"""
+    )
+    conn.execute(
+        f"""CREATE TRIGGER entries_skey_au
+            AFTER UPDATE OF kind, layer, confidence, usefulness, reinforced_at ON entries BEGIN
+            UPDATE entries SET skey = {strength_key_sql("new.")} WHERE pk = new.pk;
+        END"""
+    )
+    conn.execute("CREATE INDEX entries_strength ON entries(kind, layer, skey, retracted, pinned, context, scopes)")
+    conn.execute(
+        "CREATE INDEX entries_recency ON entries(coalesce(last_accessed_at, created_at), retracted, pinned, "
+        "context, scopes)"
+    )
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3, _v4)
 """``MIGRATIONS[i]`` takes a file from version ``i`` to ``i + 1``."""
 LATEST_VERSION = len(MIGRATIONS)
 

@@ -221,6 +221,7 @@ class MemoryStore:
 
                 conn.create_function("exp", 1, math.exp, deterministic=True)
                 conn.create_function("ln", 1, math.log, deterministic=True)
+                conn.create_function("log2", 1, math.log2, deterministic=True)
             if self.path != ":memory:":
                 self._retry(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
                 conn.execute("PRAGMA synchronous = NORMAL")
@@ -358,26 +359,40 @@ class MemoryStore:
 
     @staticmethod
     def _scope_sql(query_sets: Sequence[Sequence[str]], alias: str = "e") -> tuple[str, list[Any]]:
-        """SQL for "matches any of the query sets" (strict AND within a set, no foreign context)."""
+        """SQL for "matches any of the query sets" (strict AND within a set, no foreign context).
+
+        An entry carries at most one ``context:`` label, mirrored in the indexed ``context`` column, so
+        "carries context c" is ``context = c`` and "carries no context" is ``context IS NULL``; the other
+        labels are tested on ``scopes``. Sets that differ only in their context (a project session's
+        project and global sets) collapse into one ``... AND (context IS NULL OR context IN (...))``,
+        which SQLite answers from the index.
+        """
+        groups: dict[tuple[str, ...], tuple[list[bool], list[str]]] = {}
+        for labels in query_sets:
+            contexts = [label for label in labels if label.startswith("context:")]
+            if len(contexts) > 1:
+                continue  # no entry carries two contexts
+            base = tuple(sorted({label for label in labels if not label.startswith("context:")}))
+            null, ctxs = groups.setdefault(base, ([False], []))
+            if contexts:
+                if contexts[0] not in ctxs:
+                    ctxs.append(contexts[0])
+            else:
+                null[0] = True
+        if not groups:
+            return "0", []
         ors: list[str] = []
         params: list[Any] = []
-        for labels in query_sets:
-            ands = [f"instr({alias}.scopes, ?) > 0" for _ in labels]
-            params.extend(f" {label} " for label in labels)
-            contexts = [label for label in labels if label.startswith("context:")]
-            if contexts:
-                ands.append(f"({alias}.context IS NULL OR {alias}.context IN ({', '.join('?' * len(contexts))}))")
-                params.extend(contexts)
-            else:
-                ands.append(f"{alias}.context IS NULL")
+        for base, (null, ctxs) in groups.items():
+            ands = [f"instr({alias}.scopes, ?) > 0" for _ in base]
+            params.extend(f" {label} " for label in base)
+            options = [f"{alias}.context IS NULL"] if null[0] else []
+            if ctxs:
+                options.append(f"{alias}.context IN ({', '.join('?' * len(ctxs))})")
+                params.extend(ctxs)
+            ands.append("(" + " OR ".join(options) + ")")
             ors.append("(" + " AND ".join(ands) + ")")
-        # a redundant top-level condition on the indexed context column, so SQLite can use the index
-        all_contexts = list(dict.fromkeys(lbl for labels in query_sets for lbl in labels if lbl.startswith("context:")))
-        if all_contexts:
-            hint = f"({alias}.context IS NULL OR {alias}.context IN ({', '.join('?' * len(all_contexts))}))"
-        else:
-            hint = f"{alias}.context IS NULL"
-        return f"{hint} AND (" + " OR ".join(ors) + ")", [*all_contexts, *params]
+        return "(" + " OR ".join(ors) + ")", params
 
     @staticmethod
     def _sets_for(scope: Scope | None, level: Level | None) -> list[tuple[str, ...]] | None:
@@ -856,18 +871,7 @@ class MemoryStore:
         now = self._now()
         sets = scope.query_sets()
         where, params = self._scope_sql(sets)
-        score_sql = ranking.DIGEST_SCORE_SQL.replace(":now", "?")
-        # one pass over the in-scope entries (a covering index): their count, and the best ones
-        scored = self._read(
-            lambda c: c.execute(
-                f"SELECT e.pk, e.pinned, {score_sql} FROM entries e WHERE e.retracted = 0 AND {where}",
-                [now] * score_sql.count("?") + params,
-            ).fetchall()
-        )
-        total = len(scored)
-        pinned_pks = [pk for pk, pinned, _s in scored if pinned]
-        best = heapq.nsmallest(max(0, max_entries), (t for t in scored if not t[1]), key=lambda t: (-t[2], t[0]))
-        wanted = pinned_pks + [t[0] for t in best]
+        total, wanted = self._read(lambda c: self._digest_candidates(c, where, params, max(0, max_entries), now))
         rows = self._read(
             lambda c: (
                 c.execute(
@@ -932,6 +936,74 @@ class MemoryStore:
             },
         )
         return digest
+
+    @staticmethod
+    def _digest_candidates(
+        conn: sqlite3.Connection, where: str, params: list[Any], k: int, now: float
+    ) -> tuple[int, list[int]]:
+        """(in-scope count, pks of every pinned entry + the ``k`` best unpinned by digest score).
+
+        Exact top-k without scoring every entry (Fagin's threshold algorithm): walk the strength index
+        of each (kind, layer) — ordered by the time-invariant ``skey`` — and the last-access index,
+        ``m`` in-scope entries each. An entry seen in none of them scores at most
+        ``0.7 * max(strength of each list's m-th) + 0.3 * recency of the recency list's m-th``; once
+        the k-th best candidate reaches that bound the answer is exact, else ``m`` grows.
+        """
+        total = int(
+            conn.execute(f"SELECT count(*) FROM entries e WHERE e.retracted = 0 AND {where}", params).fetchone()[0]
+        )
+        pinned = [
+            r[0]
+            for r in conn.execute(
+                f"SELECT e.pk FROM entries e WHERE e.pinned = 1 AND e.retracted = 0 AND {where}", params
+            ).fetchall()
+        ]
+        if k == 0 or total <= len(pinned):
+            return total, pinned
+        score_sql = ranking.DIGEST_SCORE_SQL.replace(":now", "?")
+        m = max(2 * k, 16)
+        while True:
+            if m * (len(KINDS) * 2 + 1) >= total:
+                # the walk would visit about as many entries as a full scan (small store, or many ties)
+                scored = conn.execute(
+                    f"SELECT e.pk, {score_sql} FROM entries e WHERE e.retracted = 0 AND e.pinned = 0 AND {where}",
+                    [now] * score_sql.count("?") + params,
+                ).fetchall()
+                best = heapq.nsmallest(k, scored, key=lambda t: (-t[1], t[0]))
+                return total, pinned + [pk for pk, _ in best]
+            seen: set[int] = set()
+            bound_strength = 0.0
+            exhausted = True
+            for kind in KINDS:
+                for layer in (1, 2):
+                    got = conn.execute(
+                        f"SELECT e.pk, e.skey FROM entries e INDEXED BY entries_strength "
+                        f"WHERE e.kind = ? AND e.layer = ? AND e.retracted = 0 AND e.pinned = 0 AND {where} "
+                        "ORDER BY e.skey DESC LIMIT ?",
+                        [kind, layer, *params, m],
+                    ).fetchall()
+                    seen.update(pk for pk, _ in got)
+                    if len(got) == m:
+                        exhausted = False
+                        bound_strength = max(bound_strength, ranking.strength_from_key(got[-1][1], kind, layer, now))
+            got = conn.execute(
+                "SELECT e.pk, coalesce(e.last_accessed_at, e.created_at) FROM entries e INDEXED BY entries_recency "
+                f"WHERE e.retracted = 0 AND e.pinned = 0 AND {where} "
+                "ORDER BY coalesce(e.last_accessed_at, e.created_at) DESC LIMIT ?",
+                [*params, m],
+            ).fetchall()
+            seen.update(pk for pk, _ in got)
+            bound_recency = ranking.recency(got[-1][1], now) if len(got) == m else 0.0
+            ids: list[Any] = list(seen)
+            scored = conn.execute(
+                f"SELECT pk, {score_sql} FROM entries WHERE pk IN ({', '.join('?' * len(ids))})",
+                [now] * score_sql.count("?") + ids,
+            ).fetchall()
+            best = heapq.nsmallest(k, scored, key=lambda t: (-t[1], t[0]))
+            bound = ranking.W_DIGEST_STRENGTH * bound_strength + ranking.W_DIGEST_RECENCY * bound_recency
+            if exhausted or (len(best) == k and best[-1][1] >= bound):
+                return total, pinned + [pk for pk, _ in best]
+            m *= 4
 
     @staticmethod
     def _digest_score(row: Sequence[Any], now: float) -> float:

@@ -223,3 +223,57 @@ def test_hybrid_mode_with_embedder(tmp_path, project_a: Scope, clock) -> None:
             assert s._conn.execute("SELECT count(*) FROM embeddings").fetchone()[0] == 2
     assert math.isclose(ranking.cosine([1.0, 0.0], [2.0, 0.0]), 1.0)
     assert ranking.cosine([], []) == 0.0 and ranking.cosine([0.0], [1.0]) == 0.0
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_digest_top_k_equals_brute_force(store: MemoryStore, project_a: Scope, project_b: Scope, clock, seed) -> None:
+    """The index walk (threshold algorithm) returns exactly the best entries by digest score."""
+    import random
+
+    rng = random.Random(seed)
+    kinds = ["fact", "preference", "decision", "pattern", "mistake", "constraint"]
+    for i in range(240):
+        scope = project_a if rng.random() < 0.7 else project_b
+        store.remember(
+            rng.choice(kinds),
+            f"entry {i} " + rng.choice(["alpha", "beta", "gamma"]),
+            scope,
+            level="project" if rng.random() < 0.6 else "global",
+            confidence=rng.choice(["high", "medium", "low"]),
+            pinned=rng.random() < 0.03,
+        )
+        clock.advance(days=rng.random() * 3)
+    with store._lock:  # vary usefulness, layers and accesses (the skey trigger keeps up)
+        for pk in range(1, 241):
+            store._conn.execute(
+                "UPDATE entries SET usefulness = ?, layer = ?, last_accessed_at = ? WHERE pk = ?",
+                (rng.random(), rng.choice([1, 1, 2]), clock().timestamp() - rng.random() * 86400 * 200, pk),
+            )
+    clock.advance(days=rng.random() * 30)
+    now = clock().timestamp()
+    live = store.list_entries(project_a)
+    with store._lock:
+        rows = store._conn.execute(
+            "SELECT pk, id, kind, content, scopes, confidence, validity, usefulness, pinned, layer, created_at, "
+            "updated_at, last_accessed_at, reinforced_at FROM entries WHERE id IN ({})".format(
+                ",".join("?" * len(live))
+            ),
+            [e.id for e in live],
+        ).fetchall()
+    brute = sorted((r for r in rows if not r[8]), key=lambda r: (-store._digest_score(r, now), r[0]))
+    for k in (1, 3, 10, 40):
+        digest = store.start_session(f"s{seed}-{k}", project_a, budget_tokens=100_000, max_entries=k)
+        unpinned = [i.entry.id for i in digest.items if not i.entry.pinned]
+        assert unpinned == [r[1] for r in brute[:k]]
+        assert {i.entry.id for i in digest.items if i.entry.pinned} == {r[1] for r in rows if r[8]}
+        assert digest.candidates == len(live)
+
+
+def test_strength_key_matches_strength() -> None:
+    now = 2_000_000_000.0
+    for kind in HALF_LIFE_DAYS:
+        for layer in (1, 2):
+            r = now - 37 * DAY
+            key = ranking.strength_key(0.6, 0.7, kind, layer, r)
+            eff = effective_confidence(0.6, kind, layer, r, now)
+            assert ranking.strength_from_key(key, kind, layer, now) == pytest.approx(ranking.strength(eff, 0.7))

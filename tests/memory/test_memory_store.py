@@ -224,7 +224,7 @@ def test_not_a_database(tmp_path: Path) -> None:
 
 
 def test_fresh_file_is_at_latest_version(store: MemoryStore) -> None:
-    assert store.schema_version() == LATEST_VERSION == 3
+    assert store.schema_version() == LATEST_VERSION == 4
     assert store.migrated_from == 0
 
 
