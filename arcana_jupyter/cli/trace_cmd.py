@@ -428,9 +428,11 @@ def _replay_run(args: argparse.Namespace, reader: TraceReader, run_id: str) -> i
         )
     if args.json:
         data = replay.model_dump(mode="json")
-        if args.decision_only:
+        if args.decision_only:  # no model or user text: safe to share
             data = {k: data[k] for k in ("run_id", "agent", "turn", "step", "steps", "context_decision",
                                          "context_report", "budget_snapshot", "request_digest", "history_len")}
+            if data["context_decision"].get("summary") is not None:
+                data["context_decision"]["summary"] = "[left out of a decision-only replay]"
         elif args.prompt_only:
             data = {k: data[k] for k in ("run_id", "agent", "turn", "step", "prompt_snapshot", "active_pins",
                                          "request_digest")}

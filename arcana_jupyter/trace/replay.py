@@ -239,7 +239,11 @@ def format_replay(replay: PromptReplay, *, decision: bool = True, prompt: bool =
         lines.extend(format_decision_table(d.decisions))
         if d.summary is not None or any(x.outcome == "summarized" for x in d.decisions):
             lines.append("")
-            lines.append(f"Summary: {one_line(d.summary, 100)}")
+            if prompt:
+                lines.append(f"Summary: {one_line(d.summary, 100)}")
+            else:  # decision only: no model or user text
+                size = f"{len(d.summary)} characters" if d.summary is not None else "not recorded"
+                lines.append(f"Summary: ({size}; text left out of a decision-only replay)")
     if prompt:
         lines.append("")
         sent_tokens = sum(x.token_count_after for x in d.decisions)

@@ -285,23 +285,38 @@ def test_corrupt_file_warns_or_fails(traces: Path, capsys: pytest.CaptureFixture
 
 
 def test_rebuild_verified_and_counterfactual(traces: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "trace", "rebuild", BUILT, "--turn", "8", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["verified"] is True and data["counterfactual"] is False and data["diff"] == []
     code, out, err = run(capsys, "trace", "rebuild", BUILT, "--turn", "8")
     assert code == 0 and err == ""
-    lines = out.splitlines()
-    assert lines[0] == f"Rebuild of run {BUILT} turn 8 step 0 (agent main)  history=18 messages  model=gpt-4o-mini"
-    assert lines[1] == "  recorded settings: strategy=auto window=900 reserve=100  → tail_preserve"
-    digest = lines[2].split()[-1]
-    assert lines[3] == f"  rebuilt digest:    {digest}  verified: the recorded prompt is reproduced exactly"
-    code, out, _ = run(capsys, "trace", "rebuild", BUILT, "--turn", "8", "--strategy", "aggressive_truncate",
-                       "--window", "600")
+    assert out.splitlines() == [
+        f"Rebuild of run {BUILT} turn 8 step 0 (agent main)  history=18 messages  model=gpt-4o-mini",
+        f"  recorded settings: strategy=auto window=900 reserve=100  → {data['recorded_decision']['strategy']}",
+        f"  recorded digest:   {data['recorded_digest']}",
+        f"  rebuilt digest:    {data['rebuilt_digest']}  verified: the recorded prompt is reproduced exactly",
+    ]
+    argv = ["trace", "rebuild", BUILT, "--turn", "8", "--strategy", "aggressive_truncate", "--window", "600"]
+    code, out, _ = run(capsys, *argv, "--json")
+    cf = json.loads(out)
+    assert code == 0 and cf["verified"] is True and cf["counterfactual"] is True and cf["diff"]
+    assert cf["settings"] == {"strategy": "aggressive_truncate", "total_window": 600, "response_reserve": 100}
+    code, out, _ = run(capsys, *argv)
     assert code == 0
     assert "Counterfactual: strategy=aggressive_truncate window=600 reserve=100  → aggressive_truncate" in out
     assert "  idx  role        recorded          counterfactual    tokens" in out
-    assert "    1  user        kept              dropped           92→0" in out
-    assert "messages changed; prompt tokens 764 → " in out
-    code, out, _ = run(capsys, "trace", "rebuild", BUILT, "--turn", "8", "--window", "600", "--json")
-    data = json.loads(out)
-    assert data["verified"] is True and data["counterfactual"] is True and data["diff"]
+
+    def side(outcome: str | None, fidelity: str | None) -> str:
+        return "(absent)" if outcome is None else (f"{outcome} {fidelity}" if outcome == "compressed" else outcome)
+
+    for c in cf["diff"]:
+        row = (f"  {c['index']:>3}  {c['role']:<10}  {side(c['recorded_outcome'], c['recorded_fidelity']):<16}  "
+               f"{side(c['other_outcome'], c['other_fidelity']):<16}  {c['recorded_tokens'] or 0}→{c['other_tokens'] or 0}")
+        assert row in out.splitlines() or any(line.startswith(row + "  [") for line in out.splitlines()), row
+    before = sum(d["token_count_after"] for d in cf["recorded_decision"]["decisions"])
+    after = sum(d["token_count_after"] for d in cf["decision"]["decisions"])
+    n = len(cf["diff"])
+    assert f"  {n} message{'s' if n != 1 else ''} changed; prompt tokens {before} → {after} ({after - before:+d})" in out
 
 
 def test_rebuild_not_verified_and_errors(traces: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -348,3 +363,14 @@ def test_show_survives_every_event_type_with_sparse_metadata(tmp_path: Path, cap
             assert "event e_000004: decision not readable (" in out
     code, _, err = run(capsys, "trace", "replay", "r_s", "--dir", str(tmp_path))
     assert code == 0, err
+
+
+def test_decision_only_leaves_out_the_summary_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fixtures.write_built_run(tmp_path / "r_sum.jsonl", "r_sum", strategy="llm_summarize").close()
+    _, out, _ = run(capsys, "trace", "replay", "r_sum", "--turn", "8", "--dir", str(tmp_path))
+    assert "Summary: Summary: Question 1 about region 1" in out
+    _, out, _ = run(capsys, "trace", "replay", "r_sum", "--turn", "8", "--decision-only", "--dir", str(tmp_path))
+    assert "Question" not in out and "Summary: (" in out and "text left out of a decision-only replay" in out
+    _, out, _ = run(capsys, "trace", "replay", "r_sum", "--turn", "8", "--decision-only", "--json", "--dir", str(tmp_path))
+    assert "Question" not in out
+    assert json.loads(out)["context_decision"]["summary"] == "[left out of a decision-only replay]"
