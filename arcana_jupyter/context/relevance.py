@@ -25,7 +25,6 @@ specific terms (at most 10, none found in more than a quarter of the documents; 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 
 from ..messages import Message
 from ..text import BM25Index, words
@@ -90,23 +89,46 @@ def combined(bm25: float, age_turns: int, static: float) -> float:
 
 
 class RelevanceIndex:
-    """An append-only BM25 index over history messages, with postings to score only candidates."""
+    """An append-only BM25 index over history messages, scoring only candidate documents.
+
+    Candidates come from posting lists (term -> documents). Words get theirs as documents are
+    added; numbers — most of the distinct terms of CSV and table outputs, and rarely what a
+    question is about — get theirs lazily, only when a query names one, extended to new documents
+    when it is queried again. That keeps a cold build on tool-heavy histories cheap and a warm
+    build proportional to the new messages.
+    """
 
     def __init__(self) -> None:
         self.bm25 = BM25Index()
-        self._postings: defaultdict[str, list[int]] = defaultdict(list)
+        self._postings: dict[str, list[int]] = {}
+        self._scanned: dict[str, int] = {}
 
     def __len__(self) -> int:
         return len(self.bm25)
 
     def add(self, message: Message) -> int:
         doc = self.bm25.add(message_text(message))
-        # BM25Index keeps each document's term frequencies; reuse them for the postings instead of
-        # tokenising the text a second time.
+        # BM25Index keeps each document's term frequencies: read them rather than re-tokenising
         postings = self._postings
         for term in self.bm25._tfs[doc]:
-            postings[term].append(doc)
+            if not term.isdigit():
+                plist = postings.get(term)
+                if plist is None:
+                    postings[term] = [doc]
+                else:
+                    plist.append(doc)
         return doc
+
+    def _docs_with(self, term: str) -> list[int]:
+        if not term.isdigit():
+            return self._postings.get(term, [])
+        tfs = self.bm25._tfs
+        start = self._scanned.get(term, 0)
+        plist = self._postings.setdefault(term, [])
+        if start < len(tfs):
+            plist.extend(d for d in range(start, len(tfs)) if term in tfs[d])
+            self._scanned[term] = len(tfs)
+        return plist
 
     def query_terms(self, query: str) -> list[str]:
         """The query's terms that carry weight: present in the index, not in many documents, rarest first.
@@ -117,7 +139,8 @@ class RelevanceIndex:
         """
         n = len(self.bm25)
         cap = max(3, int(n * MAX_DF_SHARE))
-        found = sorted((len(p), t) for t in set(words(query)) if (p := self._postings.get(t)) is not None and len(p) <= cap)
+        df = self.bm25._df
+        found = sorted((k, t) for t in set(words(query)) if 0 < (k := df.get(t, 0)) <= cap)
         return [t for _, t in found[:MAX_QUERY_TERMS]]
 
     def scores(self, query: str, limit: int | None = None) -> dict[int, float]:
@@ -127,7 +150,7 @@ class RelevanceIndex:
             return {}
         candidates: set[int] = set()
         for term in terms:
-            candidates.update(self._postings[term])
+            candidates.update(self._docs_with(term))
         if limit is not None:
             candidates = {d for d in candidates if d < limit}
         if not candidates:

@@ -64,3 +64,14 @@ def test_history_state_units_and_superseded_results():
     fork = state.fork()
     fork.append(MessageInfo(Message(role="user", content="next"), 5), index_text=False)
     assert len(state.msgs) == 7 and len(fork.msgs) == 8 and len(state.rel) == 7
+
+
+def test_numbers_are_found_lazily_and_kept_up_to_date():
+    idx = RelevanceIndex()
+    idx.add(Message(role="user", content="invoice 48213 was paid twice"))
+    for k in range(20):
+        idx.add(Message(role="assistant", content=f"row {k} value {k * 7}"))
+    assert set(idx.scores("what happened to invoice 48213")) == {0}
+    assert set(idx.scores("48213")) == {0}
+    idx.add(Message(role="tool", content="48213,paid,2024-01-02"))
+    assert set(idx.scores("48213")) == {0, 21}
