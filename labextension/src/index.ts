@@ -7,6 +7,7 @@ import { ILabShell, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/a
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { PathExt } from '@jupyterlab/coreutils';
 import { ABCWidgetFactory, DocumentRegistry, DocumentWidget, IDocumentWidget, TextModelFactory } from '@jupyterlab/docregistry';
+import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
 import { ILauncher } from '@jupyterlab/launcher';
 import { Contents, ServerConnection } from '@jupyterlab/services';
 import { LabIcon } from '@jupyterlab/ui-components';
@@ -137,8 +138,14 @@ const traceViewerPlugin: JupyterFrontEndPlugin<void> = {
   id: 'arcana-jupyter:trace-viewer',
   description: 'Opens arcana trace files (run JSONL) in a turn-by-turn viewer.',
   autoStart: true,
-  optional: [ILabShell, ICommandPalette, ILauncher],
-  activate: (app: JupyterFrontEnd, labShell: ILabShell | null, palette: ICommandPalette | null, launcher: ILauncher | null) => {
+  optional: [ILabShell, ICommandPalette, ILauncher, IDefaultFileBrowser],
+  activate: (
+    app: JupyterFrontEnd,
+    labShell: ILabShell | null,
+    palette: ICommandPalette | null,
+    launcher: ILauncher | null,
+    fileBrowser: IDefaultFileBrowser | null
+  ) => {
     app.docRegistry.addModelFactory(new TraceModelFactory());
     app.docRegistry.addFileType({
       name: FILE_TYPE,
@@ -187,11 +194,23 @@ const traceViewerPlugin: JupyterFrontEndPlugin<void> = {
       icon: arcanaIcon,
       execute: async args => {
         let path = typeof args.path === 'string' ? args.path : '';
-        if (!path) {
+        if (!path && fileBrowser) {
           // The file selected in the file browser, if it is a trace.
-          const selected = (app.shell.currentWidget as any)?.context?.path as string | undefined;
-          if (selected && selected.endsWith('.jsonl')) {
-            path = selected;
+          const it = fileBrowser.selectedItems();
+          let item = it.next();
+          while (item && !item.done) {
+            if (item.value.type !== 'directory' && item.value.path.endsWith('.jsonl')) {
+              path = item.value.path;
+              break;
+            }
+            item = it.next();
+          }
+        }
+        if (!path) {
+          // The document in the main area, if it is a trace.
+          const current = (app.shell.currentWidget as any)?.context?.path as string | undefined;
+          if (current && current.endsWith('.jsonl')) {
+            path = current;
           }
         }
         if (!path) {
@@ -215,6 +234,10 @@ const traceViewerPlugin: JupyterFrontEndPlugin<void> = {
         return panel.update_();
       }
     });
+    // Right-click on a .jsonl file in the file browser: open it in the viewer.
+    for (const ft of [FILE_TYPE, 'jsonl']) {
+      app.contextMenu.addItem({ command: CMD_OPEN, selector: `.jp-DirListing-item[data-file-type="${ft}"]`, rank: 3 });
+    }
     if (palette) {
       palette.addItem({ command: CMD_OPEN, category: 'Arcana' });
       palette.addItem({ command: CMD_RUNS, category: 'Arcana' });

@@ -129,6 +129,8 @@ def page(browser: object, lab_server: str) -> Iterator[object]:
     pg.set_default_timeout(30_000)
     errors: list[str] = []
     pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    # Console errors that name our extension (a plugin that failed to activate logs one).
+    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" and "arcana" in m.text.lower() else None)
     pg.base_url = lab_server  # type: ignore[attr-defined]
     pg.page_errors = errors  # type: ignore[attr-defined]
     try:

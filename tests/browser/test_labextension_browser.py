@@ -280,7 +280,11 @@ def test_hostile_content_is_rendered_as_text(page) -> None:
     expect(body.locator(".arcana-errors")).to_contain_text(f"sales_2025.csv not found{HOSTILE}")
     shot(page, "hostile-inspector")
 
-    open_trace(page, f"hostile.arcana/{HOSTILE_RUN_ID}.jsonl")
+    # Open the hostile trace from the file browser's context menu.
+    page.evaluate("() => window.jupyterapp.commands.execute('filebrowser:go-to-path', {path: 'hostile.arcana/'})")
+    item = page.locator(".jp-DirListing-item", has_text=f"{HOSTILE_RUN_ID}.jsonl")
+    item.click(button="right")
+    page.locator(".lm-Menu-item", has_text="Arcana: Open trace viewer").click()
     viewer = page.locator(".arcana-viewer")
     expect(viewer.locator(".arcana-turn-label")).to_contain_text("Turn 4 (4 of 4)", timeout=60_000)
     viewer.get_by_role("button", name=re.compile(r"^Prompt \(")).click()
