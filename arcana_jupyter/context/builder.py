@@ -26,20 +26,14 @@ from __future__ import annotations
 import inspect
 import operator
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
-from ..messages import Message, MessageLike, ToolSpec, as_message, request_digest
+from ..messages import Message, MessageLike, ToolSpec, as_message
 from ..tokens import REPLY_PRIMING, TokenCounter
 from . import strategies as S
 from .decisions import (
-    BudgetSnapshot,
-    ContextDecision,
-    ContextReport,
     Fidelity,
-    Layer,
-    LayerReport,
     MessageDecision,
     Source,
     TokenBudget,
@@ -47,6 +41,7 @@ from .decisions import (
 from .fidelity import FidelityPolicy, fit_text, render
 from .history import HistoryState, MessageInfo
 from .relevance import RECENCY_HALF_TURNS, W_BM25, W_RECENCY
+from .result import MSG_FIELDS, Assembly, BuildResult, Item, Pending, compose, make_decision
 from .sections import ContextSection, PinBlock, render_task
 
 Summarizer = Callable[[list[Message]], str]
@@ -56,63 +51,8 @@ RECALL_MIN_BM25 = 0.25
 """Normalised BM25 an older message needs to be brought back as relevant to the current input."""
 RECALL_MAX_UNITS = 4
 MIN_SUMMARY_TOKENS = 64
-_LIFT: dict[str, Fidelity] = {"L1": "L1", "L2": "L1", "L3": "L2"}
-_MSG_FIELDS = frozenset(MessageDecision.model_fields)
 _INFO_CACHE_MAX = 200_000
-
-
-def _decision(**values: Any) -> MessageDecision:
-    """A MessageDecision from already-valid values, skipping validation (thousands per build).
-
-    Every field is passed by the callers below; the objects dump and validate like any other.
-    """
-    obj = MessageDecision.__new__(MessageDecision)
-    object.__setattr__(obj, "__dict__", values)
-    object.__setattr__(obj, "__pydantic_fields_set__", _MSG_FIELDS)
-    object.__setattr__(obj, "__pydantic_extra__", None)
-    object.__setattr__(obj, "__pydantic_private__", None)
-    return obj
-
-
-@dataclass(frozen=True)
-class BuildResult:
-    """What :meth:`WorkingSetBuilder.build` returns: the prompt and the evidence of how it was made."""
-
-    messages: list[Message]
-    decision: ContextDecision
-    report: ContextReport
-    budget: BudgetSnapshot
-    tools: list[ToolSpec] = field(default_factory=list)
-    sections: list[ContextSection] = field(default_factory=list)
-    pins: list[PinBlock] = field(default_factory=list)
-    task: str | None = None
-
-    def digest(self, model: str = "") -> str:
-        """The request digest of ``(model, messages, tools)`` (:func:`messages.request_digest`)."""
-        return request_digest(self.messages, self.tools, model)
-
-    def wire(self) -> list[dict[str, Any]]:
-        return [m.wire() for m in self.messages]
-
-
-@dataclass
-class _Item:
-    """One message of the prompt being assembled (an input's rendering or the summary)."""
-
-    msg: Message
-    tokens: int
-    owner: int | None  # decision index, None for the summary
-
-
-@dataclass
-class _Pending:
-    """A build that is waiting for the summariser (``llm_summarize``)."""
-
-    folded: list[Message]
-    key: tuple[Any, ...]
-    finish: Callable[[str | None], BuildResult]
-
-
+_LIFT: dict[str, Fidelity] = {"L1": "L1", "L2": "L1", "L3": "L2"}
 class WorkingSetBuilder:
     """Builds the working set of each LLM call and explains it (see the module docstring).
 
@@ -350,7 +290,7 @@ class WorkingSetBuilder:
         step: int,
         previous: BuildResult | None,
         summary_override: str | None,
-    ) -> BuildResult | _Pending:
+    ) -> BuildResult | Pending:
         return _Build(self, history, current_input, task, pins_in, sections_in, tools_in, turn, step, previous,
                       summary_override).run()
 
@@ -404,7 +344,7 @@ class _Build:
         self.turns = state.turns
 
     # ---- run -------------------------------------------------------------------------------
-    def run(self) -> BuildResult | _Pending:
+    def run(self) -> BuildResult | Pending:
         b = self.b
         counter = self.counter
         A = self.A
@@ -486,7 +426,6 @@ class _Build:
         grain = max(1, self.quantum // 4)
         rounded = -(-fixed_nonconv // grain) * grain
         C = A - rounded if A - rounded >= input_cost else A - fixed_nonconv
-        self.C = C
 
         self.bm25 = self._relevance()  # before any await: the shared index may grow meanwhile
 
@@ -495,7 +434,7 @@ class _Build:
         plan = self._plan(strategy, overflow, unit_l0, C)
         strategy = plan["strategy"]
 
-        ctx = _Assembly(
+        ctx = Assembly(
             strategy=strategy, overflow=overflow, live_pins=live_pins, pin_tokens=pin_tokens,
             sec_render=sec_render, sec_msgs=sec_msgs, sec_tokens=sec_tokens, task_tokens=task_tokens,
             tools_tokens=tools_tokens, plan=plan,
@@ -506,7 +445,7 @@ class _Build:
             if self.summary_override is not None:
                 return self._finish(ctx, self.summary_override)
             self._detach()
-            return _Pending(folded=folded, key=key, finish=lambda text: self._summary_done(ctx, key, text))
+            return Pending(folded=folded, key=key, finish=lambda text: self._summary_done(ctx, key, text))
         return self._finish(ctx, None)
 
     def _relevance(self) -> dict[int, float]:
@@ -529,7 +468,7 @@ class _Build:
         state = self.state.fork()
         self.state, self.msgs, self.infos, self.units, self.turns = state, state.msgs, state.infos, state.units, state.turns
 
-    def _summary_done(self, ctx: _Assembly, key: tuple[Any, ...], text: str | None) -> BuildResult:
+    def _summary_done(self, ctx: Assembly, key: tuple[Any, ...], text: str | None) -> BuildResult:
         if text is not None:
             self.b._summaries[key] = text
             if len(self.b._summaries) > 64:
@@ -582,8 +521,6 @@ class _Build:
         for u in sorted({self.state.unit_of[i] for i in self.stale}):
             base[u] = sum(self._msg_cost(i, "L0")[1] for i in self.units[u])
         offsets = [0, *accumulate(base)]
-        self.offsets = offsets
-        self.base = base
         Q = self.quantum
         recall_room = min(int(C * b.recall_share), 4096) if b.recall else 0
 
@@ -623,21 +560,20 @@ class _Build:
         if level is None:
             plan["drop_until"] = plan["mid_from"] = w
             plan["no_budget_middle"] = w > mid_lo
-        plan["mid_lo"] = mid_lo
         return plan
 
     # ---- assembly ----------------------------------------------------------------------------
-    def _finish(self, ctx: _Assembly, summary_text: str | None) -> BuildResult:
+    def _finish(self, ctx: Assembly, summary_text: str | None) -> BuildResult:
         msgs, infos = self.msgs, self.infos
         plan = ctx.plan
         strategy = ctx.strategy
         decisions = self.decisions
         turns = self.turns
-        items_head: list[_Item] = []
-        items_stable: list[_Item] = []
-        items_late_sections: list[_Item] = []
-        items_recall: list[_Item] = []
-        items_recent: list[_Item] = []
+        items_head: list[Item] = []
+        items_stable: list[Item] = []
+        items_late_sections: list[Item] = []
+        items_recall: list[Item] = []
+        items_recent: list[Item] = []
 
         bm25 = self.bm25
         cur_turn = self.turn if self.turn is not None else (turns[self.input_index] if self.input_index is not None else None)
@@ -659,17 +595,17 @@ class _Build:
         new_obj = MessageDecision.__new__
         setattr_ = object.__setattr__
 
-        def make(values: dict[str, Any]) -> MessageDecision:  # _decision(), inlined for the hot loops
+        def make(values: dict[str, Any]) -> MessageDecision:  # make_decision(), inlined for the hot loops
             obj = new_obj(MessageDecision)
             setattr_(obj, "__dict__", values)
-            setattr_(obj, "__pydantic_fields_set__", _MSG_FIELDS)
+            setattr_(obj, "__pydantic_fields_set__", MSG_FIELDS)
             setattr_(obj, "__pydantic_extra__", None)
             setattr_(obj, "__pydantic_private__", None)
             return obj
 
-        def put(i: int, into: list[_Item], msg: Message, tokens: int, outcome: str, level: Fidelity | None,
+        def put(i: int, into: list[Item], msg: Message, tokens: int, outcome: str, level: Fidelity | None,
                 reason: str, rel: float | None) -> None:
-            into.append(_Item(msg, tokens, i))
+            into.append(Item(msg, tokens, i))
             decisions[i] = make({
                 "index": i, "role": msgs[i].role, "outcome": outcome, "fidelity": level, "relevance_score": rel,
                 "token_count_before": infos[i].tokens, "token_count_after": tokens, "reason": reason,
@@ -688,16 +624,16 @@ class _Build:
         # identity, task, head sections, pins
         if self.identity is not None:
             i = self.identity
-            items_head.append(_Item(msgs[i], infos[i].tokens, i))
-            decisions[i] = _decision(
+            items_head.append(Item(msgs[i], infos[i].tokens, i))
+            decisions[i] = make_decision(
                 index=i, role="system", outcome="kept", fidelity="L0", relevance_score=None,
                 token_count_before=infos[i].tokens, token_count_after=infos[i].tokens, reason=S.PASSTHROUGH,
                 layer="identity", source="history", section=None, pinned=False, turn=turns[i], position=None,
                 recalled=False, anchor_position=None,
             )
         if self.task_msg is not None and self.task_index is not None:
-            items_head.append(_Item(self.task_msg, ctx.task_tokens, self.task_index))
-            decisions[self.task_index] = _decision(
+            items_head.append(Item(self.task_msg, ctx.task_tokens, self.task_index))
+            decisions[self.task_index] = make_decision(
                 index=self.task_index, role="system", outcome="kept", fidelity="L0", relevance_score=None,
                 token_count_before=ctx.task_tokens, token_count_after=ctx.task_tokens, reason=S.TASK, layer="task",
                 source="section", section="task", pinned=True, turn=None, position=None, recalled=False,
@@ -708,7 +644,7 @@ class _Build:
             r = ctx.sec_render[k]
             before = ctx.sec_tokens[k]
             if r is None:
-                decisions[idx] = _decision(
+                decisions[idx] = make_decision(
                     index=idx, role=sec.role, outcome="dropped", fidelity=None, relevance_score=None,
                     token_count_before=before, token_count_after=0, reason=S.section_reason(sec.name),
                     layer=sec.layer, source="section", section=sec.name, pinned=False, turn=None, position=None,
@@ -716,8 +652,8 @@ class _Build:
                 )
                 continue
             m, n, level = r
-            (items_head if sec.placement == "head" else items_late_sections).append(_Item(m, n, idx))
-            decisions[idx] = _decision(
+            (items_head if sec.placement == "head" else items_late_sections).append(Item(m, n, idx))
+            decisions[idx] = make_decision(
                 index=idx, role=sec.role, outcome="kept" if level == "L0" else "compressed", fidelity=level,
                 relevance_score=None, token_count_before=before, token_count_after=n,
                 reason=S.section_reason(sec.name), layer=sec.layer, source="section", section=sec.name,
@@ -729,8 +665,8 @@ class _Build:
             idx = self.pin_base + k
             if k in live:
                 n = ctx.pin_tokens[k]
-                items_head.append(_Item(pin_msgs[k], n, idx))
-                decisions[idx] = _decision(
+                items_head.append(Item(pin_msgs[k], n, idx))
+                decisions[idx] = make_decision(
                     index=idx, role="system", outcome="kept", fidelity="L0", relevance_score=None,
                     token_count_before=n, token_count_after=n, reason=S.PINNED, layer="working", source="pin",
                     section=pin.pin_id, pinned=True, turn=pin.created_turn, position=None, recalled=False,
@@ -738,7 +674,7 @@ class _Build:
                 )
             else:
                 n = self.counter.count_message(pin.render())
-                decisions[idx] = _decision(
+                decisions[idx] = make_decision(
                     index=idx, role="system", outcome="dropped", fidelity=None, relevance_score=None,
                     token_count_before=n, token_count_after=0, reason=S.PIN_EXPIRED, layer="working",
                     source="pin", section=pin.pin_id, pinned=True, turn=pin.created_turn, position=None,
@@ -746,7 +682,7 @@ class _Build:
                 )
 
         units = self.units
-        summary_item: _Item | None = None
+        summary_item: Item | None = None
         summary_used: str | None = None
         overflowing = plan.get("overflow", False)
         drop_until = plan["drop_until"]
@@ -805,7 +741,7 @@ class _Build:
                         "source": "history", "section": None, "pinned": False, "turn": t, "position": None,
                         "recalled": False, "anchor_position": None,
                     })
-                    setattr_(obj, "__pydantic_fields_set__", _MSG_FIELDS)
+                    setattr_(obj, "__pydantic_fields_set__", MSG_FIELDS)
                     setattr_(obj, "__pydantic_extra__", None)
                     setattr_(obj, "__pydantic_private__", None)
                     decisions[i] = obj
@@ -846,9 +782,14 @@ class _Build:
         if summary_item is not None:
             ordered.append(summary_item)
         ordered += items_stable + items_late_sections + items_recall + items_recent
-        return self._result(ctx, ordered, summary_used)
+        return compose(
+            decisions=self.decisions, ordered=ordered, ctx=ctx, budget=self.budget, previous=self.previous,
+            turn=self.turn, step=self.step, requested=self.requested, utilization_before=self.util_before,
+            notes=self.notes, summary=summary_used, tools=list(self.tools), sections=list(self.sections),
+            pins=list(self.pins), task=self.task,
+        )
 
-    def _summary_item(self, text: str | None, fold_until: int, room: int) -> tuple[_Item | None, str | None]:
+    def _summary_item(self, text: str | None, fold_until: int, room: int) -> tuple[Item | None, str | None]:
         """The summary message (cut to ``room`` tokens), or ``None`` when there is no summary text."""
         if text is None or not text.strip():
             self.notes.append("no summary text (the summariser returned nothing): folded messages dropped instead")
@@ -868,7 +809,7 @@ class _Build:
             if n > room:
                 self.notes.append("no room for the summary: folded messages dropped instead")
                 return None, None
-        return _Item(msg, n, None), text
+        return Item(msg, n, None), text
 
     def _recall(
         self,
@@ -877,7 +818,7 @@ class _Build:
         score: Callable[[int], float],
         room: int,
         middle_rendered: dict[int, tuple[Message, int, Fidelity]],
-        out: list[_Item],
+        out: list[Item],
     ) -> None:
         """Bring back the older units the current input is about, verbatim (or at L1) if they fit."""
         decisions = self.decisions
@@ -913,10 +854,10 @@ class _Build:
         reason = S.AT_KEPT if strategy == "aggressive_truncate" else S.RELEVANT_RECALLED
         for u, rendered in sorted(chosen, key=lambda c: c[0]):
             for i, (m, n, lv) in zip(self.units[u], rendered, strict=True):
-                out.append(_Item(m, n, i))
+                out.append(Item(m, n, i))
                 old = decisions[i]
                 anchor = middle_rendered.get(i)
-                decisions[i] = _decision(
+                decisions[i] = make_decision(
                     index=i, role=self.msgs[i].role, outcome="kept" if lv == "L0" else "compressed", fidelity=lv,
                     relevance_score=old.relevance_score if old is not None else score(i),
                     token_count_before=self.infos[i].tokens, token_count_after=n + (anchor[1] if anchor else 0),
@@ -940,95 +881,7 @@ class _Build:
         return "input" if i == self.input_index else "history"
 
     @staticmethod
-    def _sum(items: list[_Item]) -> int:
+    def _sum(items: list[Item]) -> int:
         return sum(it.tokens for it in items)
-
-    def _result(self, ctx: _Assembly, ordered: list[_Item], summary_used: str | None) -> BuildResult:
-        decisions = self.decisions
-        owners_seen: set[int] = set()
-        for pos, it in enumerate(ordered):
-            if it.owner is None:
-                continue
-            d = decisions[it.owner]
-            assert d is not None
-            if it.owner in owners_seen:
-                # second appearance of a recalled message: the first one was its in-order anchor
-                d.__dict__["anchor_position"] = d.__dict__["position"]
-            d.__dict__["position"] = pos
-            owners_seen.add(it.owner)
-        final: list[MessageDecision] = [d for d in decisions if d is not None]
-        assert len(final) == len(decisions), "every input gets a decision"
-        messages = [it.msg for it in ordered]
-        msg_tokens = sum(it.tokens for it in ordered)
-        used = msg_tokens + ctx.tools_tokens + REPLY_PRIMING
-        A = self.A
-        overflow = used > A
-        if overflow and not ctx.overflow:
-            raise AssertionError(f"working-set builder exceeded its budget ({used} > {A}); this is a bug")
-        if ctx.overflow:
-            overflow = True
-
-        # per-layer report
-        layers: dict[Layer, list[int]] = {"identity": [0, 0, 0], "task": [0, 0, 0], "working": [0, 0, 0],
-                                          "external": [0, 0, 0]}
-        for d in final:
-            acc = layers[d.layer]
-            acc[0] += 1
-            acc[1] += d.token_count_before
-            acc[2] += d.token_count_after
-        summary_tokens = 0
-        for it in ordered:
-            if it.owner is None:
-                summary_tokens += it.tokens
-        layers["working"][2] += summary_tokens
-        report = ContextReport(
-            layers=[LayerReport(layer=name, messages=v[0], tokens_before=v[1], tokens_after=v[2])
-                    for name, v in layers.items()],
-            total_before=sum(v[1] for v in layers.values()),
-            total_after=msg_tokens,
-            tools_tokens=ctx.tools_tokens,
-            summary_tokens=summary_tokens,
-        )
-        if self.previous is not None:
-            prev = self.previous.messages
-            reused = 0
-            reused_tokens = 0
-            for a, bm in zip(prev, ordered, strict=False):
-                if a is bm.msg or a == bm.msg:
-                    reused += 1
-                    reused_tokens += bm.tokens
-                else:
-                    break
-            report.prefix_messages_reused = reused
-            report.prefix_tokens_reused = reused_tokens
-        budget = BudgetSnapshot(
-            total_window=self.budget.total_window, response_reserve=self.budget.response_reserve, available=A,
-            used=used, remaining=max(0, A - used), utilization=round(used / A, 4) if A > 0 else float(used),
-            overflow=overflow,
-        )
-        # every field is already valid (and the decisions are MessageDecision objects): skip the
-        # per-element validation pass over thousands of decisions
-        decision = ContextDecision.model_construct(
-            turn=self.turn, step=self.step, strategy=ctx.strategy, requested_strategy=self.requested,
-            utilization_before=self.util_before, decisions=final, overflow=overflow, notes=self.notes,
-            summary=summary_used,
-        )
-        return BuildResult(messages=messages, decision=decision, report=report, budget=budget, tools=list(self.tools),
-                           sections=list(self.sections), pins=list(self.pins), task=self.task)
-
-
-@dataclass
-class _Assembly:
-    strategy: str
-    overflow: bool
-    live_pins: list[tuple[int, PinBlock, Message]]
-    pin_tokens: dict[int, int]
-    sec_render: dict[int, tuple[Message, int, Fidelity] | None]
-    sec_msgs: list[Message]
-    sec_tokens: list[int]
-    task_tokens: int
-    tools_tokens: int
-    plan: dict[str, Any]
-
 
 __all__ = ["AsyncSummarizer", "BuildResult", "Summarizer", "WorkingSetBuilder"]

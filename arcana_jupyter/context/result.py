@@ -1,0 +1,188 @@
+"""The finished build: :class:`BuildResult` and how a build's pieces become it.
+
+:func:`compose` turns the ordered prompt items and the per-input decisions into the evidence:
+prompt positions (and the anchor position of a recalled message), the per-layer
+:class:`ContextReport` with prefix reuse against the previous build, the :class:`BudgetSnapshot`
+and the :class:`ContextDecision`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..messages import Message, ToolSpec, request_digest
+from ..tokens import REPLY_PRIMING
+from .decisions import (
+    BudgetSnapshot,
+    ContextDecision,
+    ContextReport,
+    Fidelity,
+    Layer,
+    LayerReport,
+    MessageDecision,
+    TokenBudget,
+)
+from .sections import ContextSection, PinBlock
+
+MSG_FIELDS = frozenset(MessageDecision.model_fields)
+
+
+def make_decision(**values: Any) -> MessageDecision:
+    """A MessageDecision from already-valid values, skipping validation (thousands per build).
+
+    Callers pass every field; the objects dump and validate like any other.
+    """
+    obj = MessageDecision.__new__(MessageDecision)
+    object.__setattr__(obj, "__dict__", values)
+    object.__setattr__(obj, "__pydantic_fields_set__", MSG_FIELDS)
+    object.__setattr__(obj, "__pydantic_extra__", None)
+    object.__setattr__(obj, "__pydantic_private__", None)
+    return obj
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """What :meth:`WorkingSetBuilder.build` returns: the prompt and the evidence of how it was made."""
+
+    messages: list[Message]
+    decision: ContextDecision
+    report: ContextReport
+    budget: BudgetSnapshot
+    tools: list[ToolSpec] = field(default_factory=list)
+    sections: list[ContextSection] = field(default_factory=list)
+    pins: list[PinBlock] = field(default_factory=list)
+    task: str | None = None
+
+    def digest(self, model: str = "") -> str:
+        """The request digest of ``(model, messages, tools)`` (:func:`messages.request_digest`)."""
+        return request_digest(self.messages, self.tools, model)
+
+    def wire(self) -> list[dict[str, Any]]:
+        return [m.wire() for m in self.messages]
+
+
+@dataclass
+class Item:
+    """One message of the prompt being assembled (an input's rendering or the summary)."""
+
+    msg: Message
+    tokens: int
+    owner: int | None  # decision index, None for the summary
+
+
+@dataclass
+class Pending:
+    """A build that is waiting for the summariser (``llm_summarize``)."""
+
+    folded: list[Message]
+    key: tuple[Any, ...]
+    finish: Callable[[str | None], BuildResult]
+
+
+@dataclass
+class Assembly:
+    """What a build decided before assembling the prompt (shared by the two build phases)."""
+
+    strategy: str
+    overflow: bool
+    live_pins: list[tuple[int, PinBlock, Message]]
+    pin_tokens: dict[int, int]
+    sec_render: dict[int, tuple[Message, int, Fidelity] | None]
+    sec_msgs: list[Message]
+    sec_tokens: list[int]
+    task_tokens: int
+    tools_tokens: int
+    plan: dict[str, Any]
+
+
+def compose(
+    *,
+    decisions: list[MessageDecision | None],
+    ordered: list[Item],
+    ctx: Assembly,
+    budget: TokenBudget,
+    previous: BuildResult | None,
+    turn: int | None,
+    step: int,
+    requested: str,
+    utilization_before: float,
+    notes: list[str],
+    summary: str | None,
+    tools: list[ToolSpec],
+    sections: list[ContextSection],
+    pins: list[PinBlock],
+    task: str | None,
+) -> BuildResult:
+    """Positions, accounting per layer, prefix reuse, budget snapshot: the finished build."""
+    owners_seen: set[int] = set()
+    for pos, it in enumerate(ordered):
+        if it.owner is None:
+            continue
+        d = decisions[it.owner]
+        assert d is not None
+        if it.owner in owners_seen:
+            # second appearance of a recalled message: the first one was its in-order anchor
+            d.__dict__["anchor_position"] = d.__dict__["position"]
+        d.__dict__["position"] = pos
+        owners_seen.add(it.owner)
+    final: list[MessageDecision] = [d for d in decisions if d is not None]
+    assert len(final) == len(decisions), "every input gets a decision"
+    messages = [it.msg for it in ordered]
+    msg_tokens = sum(it.tokens for it in ordered)
+    used = msg_tokens + ctx.tools_tokens + REPLY_PRIMING
+    A = budget.available
+    overflow = used > A
+    if overflow and not ctx.overflow:
+        raise AssertionError(f"working-set builder exceeded its budget ({used} > {A}); this is a bug")
+    if ctx.overflow:
+        overflow = True
+
+    # per-layer report
+    layers: dict[Layer, list[int]] = {"identity": [0, 0, 0], "task": [0, 0, 0], "working": [0, 0, 0],
+                                      "external": [0, 0, 0]}
+    for d in final:
+        acc = layers[d.layer]
+        acc[0] += 1
+        acc[1] += d.token_count_before
+        acc[2] += d.token_count_after
+    summary_tokens = 0
+    for it in ordered:
+        if it.owner is None:
+            summary_tokens += it.tokens
+    layers["working"][2] += summary_tokens
+    report = ContextReport(
+        layers=[LayerReport(layer=name, messages=v[0], tokens_before=v[1], tokens_after=v[2])
+                for name, v in layers.items()],
+        total_before=sum(v[1] for v in layers.values()),
+        total_after=msg_tokens,
+        tools_tokens=ctx.tools_tokens,
+        summary_tokens=summary_tokens,
+    )
+    if previous is not None:
+        prev = previous.messages
+        reused = 0
+        reused_tokens = 0
+        for a, bm in zip(prev, ordered, strict=False):
+            if a is bm.msg or a == bm.msg:
+                reused += 1
+                reused_tokens += bm.tokens
+            else:
+                break
+        report.prefix_messages_reused = reused
+        report.prefix_tokens_reused = reused_tokens
+    snapshot = BudgetSnapshot(
+        total_window=budget.total_window, response_reserve=budget.response_reserve, available=A,
+        used=used, remaining=max(0, A - used), utilization=round(used / A, 4) if A > 0 else float(used),
+        overflow=overflow,
+    )
+    # every field is already valid (and the decisions are MessageDecision objects): skip the
+    # per-element validation pass over thousands of decisions
+    decision = ContextDecision.model_construct(
+        turn=turn, step=step, strategy=ctx.strategy, requested_strategy=requested,
+        utilization_before=utilization_before, decisions=final, overflow=overflow, notes=notes,
+        summary=summary,
+    )
+    return BuildResult(messages=messages, decision=decision, report=report, budget=snapshot, tools=tools,
+                       sections=sections, pins=pins, task=task)
