@@ -231,7 +231,7 @@ export function renderTurn(host: HTMLElement, b: TurnBundle, expanded = false): 
     host.appendChild(h('div', { class: 'arcana-warn' }, 'arcana: this output holds no turn data.'));
     return;
   }
-  const root = h('div', { class: `arcana-turn arcana-status-${String(b.status)}` });
+  const root = h('div', { class: `arcana-turn arcana-status-${String(b.status).replace(/[^a-z]/g, '')}` });
   if (typeof b.reply === 'string' && b.reply.length) {
     root.appendChild(h('div', { class: 'arcana-reply' }, b.reply));
   } else if (b.status === 'running') {
@@ -247,7 +247,12 @@ export function renderTurn(host: HTMLElement, b: TurnBundle, expanded = false): 
     holder.hidden = !open;
     if (open && !built) {
       built = true;
-      holder.appendChild(body(b));
+      try {
+        holder.appendChild(body(b));
+      } catch (err) {
+        // Data from a newer or broken producer: say so instead of showing nothing.
+        holder.appendChild(h('div', { class: 'arcana-warn' }, `arcana: could not render this turn: ${String((err as Error)?.message ?? err)}`));
+      }
     }
   };
   toggle.addEventListener('click', () => set(toggle.getAttribute('aria-expanded') !== 'true'));

@@ -170,14 +170,19 @@ export class TraceViewer extends Widget {
     const turns = trace.turnsByAgent.get(this.agent) ?? [];
     const keepIdx = keepTurn === null ? -1 : turns.indexOf(keepTurn);
     this.turnPos = keepIdx >= 0 ? keepIdx : Math.max(0, turns.length - 1);
-    this.renderHeader();
-    this.renderAgents();
-    this.renderProblems();
-    this.renderRunErrors();
-    this.syncSlider();
-    this.renderTurn();
-    this.syncDiffInputs();
-    this.renderDiff();
+    try {
+      this.renderHeader();
+      this.renderAgents();
+      this.renderProblems();
+      this.renderRunErrors();
+      this.syncSlider();
+      this.renderTurn();
+      this.syncDiffInputs();
+      this.renderDiff();
+    } catch (err) {
+      clear(this.turnHost);
+      this.turnHost.appendChild(h('div', { class: 'arcana-warn', role: 'alert' }, `Could not show this trace: ${String((err as Error)?.message ?? err)}`));
+    }
     const t2 = performance.now();
     this.lastParseMs = t1 - t0;
     this.lastRenderMs = t2 - t1;
@@ -304,6 +309,15 @@ export class TraceViewer extends Widget {
   }
 
   private renderTurn(): void {
+    try {
+      this.renderTurnInner();
+    } catch (err) {
+      clear(this.turnHost);
+      this.turnHost.appendChild(h('div', { class: 'arcana-warn', role: 'alert' }, `Could not show turn ${this.currentTurn()}: ${String((err as Error)?.message ?? err)}`));
+    }
+  }
+
+  private renderTurnInner(): void {
     clear(this.turnHost);
     const t = this.trace;
     const turn = this.currentTurn();

@@ -21,3 +21,16 @@ def test_typescript_unit_tests_pass(node_packages: Path) -> None:
     assert int(passed.group(1)) >= 13, out[-3000:]
     for name in ("torn last line", "corrupt middle line", "5,000 turns", "active pins", "turn diff"):
         assert name in out, f"TypeScript test about {name!r} did not run"
+
+
+def test_sources_never_turn_text_into_html() -> None:
+    """Model and user text reach the page through text nodes only: no HTML sinks in the sources."""
+    from .conftest import EXT
+
+    sinks = re.compile(r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|dangerouslySetInnerHTML|\.srcdoc|new Function|eval\(")
+    found = []
+    for path in sorted((EXT / "src").glob("*.ts")):
+        for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if sinks.search(line):
+                found.append(f"{path.name}:{no}: {line.strip()}")
+    assert found == []
