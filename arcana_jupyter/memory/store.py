@@ -1028,8 +1028,9 @@ class MemoryStore:
             return []
         now = self._now()
 
-        def run(conn: sqlite3.Connection) -> list[str]:
+        def run(conn: sqlite3.Connection) -> tuple[list[str], list[MemoryEntry]]:
             marked: list[str] = []
+            changed: list[MemoryEntry] = []
             for entry_id in wanted:
                 row = conn.execute("SELECT pk FROM entries WHERE id = ? AND retracted = 0", (entry_id,)).fetchone()
                 if row is None:
@@ -1044,10 +1045,14 @@ class MemoryStore:
                         "UPDATE entries SET acted_on_count = acted_on_count + 1, last_accessed_at = ? WHERE pk = ?",
                         (now, pk),
                     )
+                    changed.append(self._entry(self._get_row(conn, entry_id)))
                 marked.append(entry_id)
-            return marked
+            return marked, changed
 
-        return self._write(run)
+        marked, changed = self._write(run)
+        for entry in changed:
+            self._emit("memory_write", {"op": "acted_on", "entry": entry.brief(), "session_id": sid})
+        return marked
 
     def end_session(self, session_id: str, success: bool | None = None) -> SessionOutcome:
         """Reinforce what the session surfaced, then close it (a second call changes nothing).

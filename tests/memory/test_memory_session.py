@@ -52,6 +52,7 @@ async def test_two_sessions_end_to_end(tmp_path: Path, project_a: Scope, clock, 
         ("memory_write", "remember"),
         ("memory_write", "learning"),
         ("memory_write", "reinforce"),
+        ("memory_write", "acted_on"),
     }
 
 
@@ -66,9 +67,16 @@ async def test_one_store_two_sessions_trace_separately(tmp_path: Path, project_a
         b.start()
         a.handle_tool("remember", {"kind": "fact", "content": "only in A"})
         b.tools.recall_memory(query="anything")
+        assert a.mark_acted_on([got_a[1][1]["entry"]["id"]]) == [got_a[1][1]["entry"]["id"]]
         await a.end(success=True)
         store.remember("fact", "direct write", project_a)  # outside any session: the store's hook
-    assert [t for t, _ in got_a] == ["memory_read", "memory_write"]
+    assert [(t, m.get("op")) for t, m in got_a] == [
+        ("memory_read", None),
+        ("memory_write", "remember"),
+        ("memory_write", "acted_on"),
+        ("memory_write", "reinforce"),
+    ]
     assert got_a[1][1]["entry"]["content"] == "only in A"
+    assert got_a[2][1]["op"] == "acted_on" and got_a[2][1]["session_id"] == "A"
     assert [(t, m["purpose"]) for t, m in got_b] == [("memory_read", "digest"), ("memory_read", "recall_memory")]
     assert got_store == ["memory_write"]
