@@ -297,6 +297,10 @@ class MemoryStore:
             try:
                 return self._retry(lambda: fn(self._conn))
             except sqlite3.Error as exc:
+                if isinstance(exc, sqlite3.OperationalError) and _is_busy(exc):
+                    raise MemoryStoreError(
+                        f"the memory database {self.path} stayed busy for {self.write_deadline:.0f}s; try again"
+                    ) from exc
                 raise MemoryStoreError(f"memory database error ({self.path}): {exc}") from exc
 
     def _check_open(self) -> None:
