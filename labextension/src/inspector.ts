@@ -111,8 +111,11 @@ function stateObject(o: StateObject): HTMLElement {
     h('span', { class: 'arcana-mono' }, o.id),
     o.focused ? h('span', { class: 'arcana-badge arcana-badge-focus' }, 'focused') : null,
     o.retracted ? h('span', { class: 'arcana-badge' }, 'retracted') : null,
+    o.status ? h('span', { class: 'arcana-badge' }, o.status) : null,
     typeof o.last_touched_turn === 'number' ? h('span', { class: 'arcana-muted' }, ` · turn ${o.last_touched_turn}`) : null,
-    h('div', { class: 'arcana-state-summary' }, o.summary ?? '')
+    h('div', { class: 'arcana-state-summary' }, o.summary ?? ''),
+    o.rationale ? h('div', { class: 'arcana-muted' }, `why: ${o.rationale}`) : null,
+    o.retracted && o.retract_reason ? h('div', { class: 'arcana-muted' }, `retracted: ${o.retract_reason}`) : null
   );
 }
 

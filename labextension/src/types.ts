@@ -143,6 +143,7 @@ export interface Pin {
   tokens?: number | null;
   until_turn?: number | null;
   created_turn?: number | null;
+  unpinned_turn?: number | null;
 }
 
 export type Tier = 'active' | 'soft' | 'hard';
@@ -153,9 +154,14 @@ export interface StateObject {
   summary: string;
   payload?: unknown;
   tier: Tier | string;
+  created_turn?: number | null;
   last_touched_turn?: number | null;
   focused?: boolean;
   retracted?: boolean;
+  retracted_turn?: number | null;
+  retract_reason?: string | null;
+  status?: string | null;
+  rationale?: string | null;
 }
 
 export interface Memory {

@@ -76,6 +76,23 @@ def test_optional_fields_are_optional_in_typescript() -> None:
             assert optional_in_ts == (not field.is_required()), f"{model.__name__}.{name}"
 
 
+def test_bundle_parts_match_their_models() -> None:
+    """The bundle's pins are ``Pin.summary()`` (no sha256); its tiers hold ``StateObject`` dumps."""
+    from arcana_jupyter.adaptive.state import StateObject
+    from arcana_jupyter.primitives.pin import Pin
+
+    assert ts_interface_fields("Pin") == set(Pin.model_fields) - {"sha256"}
+    assert ts_interface_fields("StateObject") == set(StateObject.model_fields)
+
+
+def test_turn_bundle_keys_match_the_runtime() -> None:
+    from arcana_jupyter.runtime.bundle import bundle_from_events
+
+    bundle = bundle_from_events([], run_id="r_x", agent="main", turn=1, model="local", trace_path=None)
+    assert ts_interface_fields("TurnBundle") == set(bundle)
+    assert ts_interface_fields("TurnStep") == {"step", "decision", "report", "budget", "request_digest", "messages"}
+
+
 def test_sync_check_notices_a_difference() -> None:
     assert ts_interface_fields("LayerReport") != set(decisions.MessageDecision.model_fields)
 
