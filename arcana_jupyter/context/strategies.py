@@ -133,16 +133,19 @@ def plan_middle(
 
     Units ``[mid_lo, drop_until)`` are dropped, ``[drop_until, window_start)`` rendered at
     ``level`` (the middle), ``[window_start, end)`` verbatim. First choice: the largest quantized
-    window for which the whole middle fits at L1, L2 or L3 (in that order of preference). Else the
-    window gets ``window_share`` of ``budget``, the middle is rendered at ``fallback_level`` and its
-    oldest part is dropped at a quantized boundary (in that level's cost space) until it fits.
+    window, down to ``window_share`` of ``budget``, for which the whole middle fits at L1, L2 or L3
+    (in that order of preference). Else the window gets ``window_share`` of ``budget``, the middle
+    is rendered at ``fallback_level`` and its oldest part is dropped at a quantized boundary (in
+    that level's cost space) until it fits.
     ``level`` is ``None`` when nothing of the middle fits.
     """
     total = offsets[-1]
+    # the window never shrinks below its share of the budget to make room for the middle
+    w_limit = window_start(offsets, int(budget * window_share), quantum, mid_lo, hi)
     w = window_start(offsets, budget, quantum, mid_lo, hi)
     sums = {lvl: 0 for lvl in MIDDLE_LEVELS}
     done = mid_lo
-    while True:
+    while w <= w_limit:
         window = total - offsets[w]
         if window <= budget:
             for u in range(done, w):
@@ -156,8 +159,8 @@ def plan_middle(
         if w >= hi:
             break
         w = next_grid(offsets, w, quantum, hi)
-    # fallback: fixed share for the window, drop the oldest middle at quantized points
-    w = window_start(offsets, int(budget * window_share), quantum, mid_lo, hi)
+    # fallback: the window keeps its share, the oldest middle is dropped at quantized points
+    w = w_limit
     room = budget - (total - offsets[w])
     if room <= 0 or w <= mid_lo:
         return w, w, None
