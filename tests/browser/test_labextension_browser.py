@@ -256,6 +256,14 @@ def test_trace_viewer_refreshes_a_trace_still_being_written(page, lab_root: Path
     expect(status).to_contain_text("run ended")
     expect(status).not_to_contain_text("incomplete")
     expect(viewer.locator(".arcana-problems")).to_have_count(0)
+    # The viewer in the dark theme.
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+    viewer.locator(".arcana-turn-host .arcana-vt-body-row").nth(1).click()
+    page.wait_for_timeout(300)
+    shot(page, "viewer-dark")
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=30_000)
     assert page.page_errors == []
 
 
