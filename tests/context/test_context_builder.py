@@ -535,3 +535,18 @@ async def test_concurrent_abuilds_on_one_builder_do_not_interfere():
     fresh_a = await WorkingSetBuilder(budget=budget(1500), summarizer=summarize).abuild(history[:100])
     fresh_b = await WorkingSetBuilder(budget=budget(1500), summarizer=summarize).abuild(history)
     assert dump(a) == dump(fresh_a) and dump(b) == dump(fresh_b)
+
+
+def test_tail_preserve_keeps_a_verbatim_tail_rather_than_placeholders_everywhere():
+    history = chat(14, reply_words=80, tool_every=4)
+    history.insert(3, Message(role="user", content="Remember: the orders table uses shipped_at as a timestamptz column.",
+                              turn=1))
+    question = "What type is shipped_at in the orders table?"
+    extra = dict(pins=[PinBlock(pin_id="p1", content="Use metric units")],
+                 sections=[ContextSection(name="memory_digest", content="User prefers polars", layer="external")])
+    for window in (1400, 1800, 2500, 4000):
+        r = WorkingSetBuilder(budget=budget(window, 200), strategy="tail_preserve").build(history, question, turn=15,
+                                                                                         **extra)
+        check_invariants(r, len(history) + 3)
+        last_reply = decision_of(r, len(history) - 1)
+        assert (last_reply.outcome, last_reply.reason) == ("kept", "tail_preserve_tail"), window
