@@ -85,6 +85,7 @@ class ArcanaMagics(Magics):
     memory_path = Unicode("", help="SQLite file of the memory store (empty: ~/.arcana/memory.sqlite3).").tag(config=True)
     system_prompt = Unicode("", help="System prompt of new sessions (empty: the runtime's default).").tag(config=True)
     max_tokens = Int(0, help="Cap on reply tokens (0: no cap).").tag(config=True)
+    max_tool_steps = Int(0, help="Cap on LLM calls per turn in the tool loop (0: the runtime's default).").tag(config=True)
     seed = Int(0, help="Sampling seed passed to providers that accept one.").tag(config=True)
     widgets = Bool(True, help="Show the live ipywidgets inspector under each reply.").tag(config=True)
     stream_interval = Float(0.15, help="Seconds between display updates while a reply streams.").tag(config=True)
@@ -225,6 +226,8 @@ class ArcanaMagics(Magics):
             settings["max_tokens"] = self.max_tokens
         if self.seed:
             settings["seed"] = self.seed
+        if self.max_tool_steps:
+            settings["max_tool_steps"] = self.max_tool_steps
         try:
             config = RuntimeConfig(**settings)
         except ValidationError as exc:
