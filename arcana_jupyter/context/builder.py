@@ -756,13 +756,31 @@ class _Build:
                         put(i, items_stable, m, n, "kept", "L0", S.TP_MIDDLE_KEPT, score(i))
                     else:
                         put(i, items_stable, m, n, "compressed", lv, S.TP_MIDDLE_COMPRESSED, score(i))
-            else:  # verbatim window
+            else:  # verbatim window (hot on long windows: put() and score() inlined)
                 for i in unit:
                     if i in stale:
                         m, n, lv = self._msg_cost(i, "L0")
                         put(i, items_stable, m, n, "compressed", lv, S.STALE_TOOL_RESULT, score(i))
-                    else:
-                        put(i, items_stable, msgs[i], infos[i].tokens, "kept", "L0", keep_reason, score(i))
+                        continue
+                    t = turns[i]
+                    age = cur_turn - t if (cur_turn is not None and t is not None and t < cur_turn) else 0
+                    rec = recency.get(age)
+                    if rec is None:
+                        rec = recency[age] = W_RECENCY / (1.0 + age / RECENCY_HALF_TURNS)
+                    info = infos[i]
+                    items_stable.append(Item(info.msg, info.tokens, i))
+                    obj = new_obj(MessageDecision)
+                    setattr_(obj, "__dict__", {
+                        "index": i, "role": info.msg.role, "outcome": "kept", "fidelity": "L0",
+                        "relevance_score": round(W_BM25 * bm25_get(i, 0.0) + rec + info.static, 4),
+                        "token_count_before": info.tokens, "token_count_after": info.tokens, "reason": keep_reason,
+                        "layer": "working", "source": "history", "section": None, "pinned": False, "turn": t,
+                        "position": None, "recalled": False, "anchor_position": None,
+                    })
+                    setattr_(obj, "__pydantic_fields_set__", MSG_FIELDS)
+                    setattr_(obj, "__pydantic_extra__", None)
+                    setattr_(obj, "__pydantic_private__", None)
+                    decisions[i] = obj
         # the recent exchange (from the last user message before the input) goes after the late block
         if units:
             recent_from = self._recent_start(input_unit if overflowing else window)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..messages import Message, ToolSpec, request_digest
 from ..tokens import REPLY_PRIMING
@@ -63,13 +63,12 @@ class BuildResult:
         return [m.wire() for m in self.messages]
 
 
-@dataclass
-class Item:
-    """One message of the prompt being assembled (an input's rendering or the summary)."""
+class Item(NamedTuple):
+    """One message of the prompt being assembled (an input's rendering, or the summary)."""
 
     msg: Message
     tokens: int
-    owner: int | None  # decision index, None for the summary
+    owner: int | None  # decision index; None for the summary
 
 
 @dataclass
