@@ -70,6 +70,8 @@ def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None
     frames: list[dict[str, Any]] = []
     previous = None
     for turn in reader.list_turns(run_id, name):
+        if turn < 1:
+            continue  # actions before the first message (a pin set up front): they show in turn 1
         events = reader.events(run_id, turn=turn, agent=name)
         bundle = bundle_from_events(events, run_id=run_id, agent=name, turn=turn, model=info.model or "",
                                     trace_path=None)

@@ -35,6 +35,7 @@ CSS = """
 .arcana-table{border-collapse:collapse;width:100%;font-size:12px;margin:2px 0 4px 0}
 .arcana-table th{text-align:left;font-weight:600;opacity:.8;border-bottom:1px solid rgba(127,127,127,.4);padding:3px 6px;white-space:nowrap}
 .arcana-table td{border-bottom:1px solid rgba(127,127,127,.16);padding:3px 6px;vertical-align:top}
+.arcana-table td.nowrap{white-space:nowrap}
 .arcana-table td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .arcana-table details summary{cursor:pointer;opacity:.85}
 .arcana-table details pre{max-height:16em;font-size:11.5px}

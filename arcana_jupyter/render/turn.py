@@ -101,7 +101,13 @@ def inspector_html(bundle: Bundle, *, open_inspector: bool = False) -> str:
         for number, step in enumerate(steps):
             title = "Context decisions"
             if len(steps) > 1:
-                title += f" · step {step.get('step', number)} of {len(steps)}"
+                title += f" · LLM call {number + 1} of {len(steps)}"
+            if number + 1 < len(steps):  # earlier calls of the tool loop: on demand
+                body.append(
+                    f'<details><summary class="arcana-h" style="cursor:pointer;font-size:12px;opacity:.8">{esc(title)} '
+                    f"(before a tool call)</summary>{decision_table_html(step)}</details>"
+                )
+                continue
             body.append(f'<h4 class="arcana-h">{esc(title)}</h4>')
             body.append(decision_table_html(step))
     else:
@@ -219,7 +225,7 @@ def decision_table_html(step: Mapping[str, Any]) -> str:
         if d.get("section"):
             where += f":{esc(d.get('section'))}"
         if d.get("pinned"):
-            where += " 📌"
+            where += " <span class='arcana-muted'>(pinned)</span>"
         fidelity = d.get("fidelity") or ""
         rows.append(
             [
@@ -227,7 +233,7 @@ def decision_table_html(step: Mapping[str, Any]) -> str:
                 esc(d.get("role")),
                 pill(str(d.get("outcome")), str(d.get("outcome"))),
                 esc(fidelity),
-                f"{fmt_int(d.get('token_count_before'))} → {fmt_int(d.get('token_count_after'))}",
+                (f"{fmt_int(d.get('token_count_before'))} → {fmt_int(d.get('token_count_after'))}", "nowrap"),
                 f"<code>{esc(d.get('reason'))}</code>",
                 fmt_score(d.get("relevance_score")),
                 f"{where}<br><span class='arcana-muted'>{esc(d.get('layer') or '')}</span>",
