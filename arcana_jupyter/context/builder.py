@@ -804,7 +804,8 @@ class _Build:
             decisions=self.decisions, ordered=ordered, ctx=ctx, budget=self.budget, previous=self.previous,
             turn=self.turn, step=self.step, requested=self.requested, utilization_before=self.util_before,
             notes=self.notes, summary=summary_used, tools=list(self.tools), sections=list(self.sections),
-            pins=list(self.pins), task=self.task,
+            pins=list(self.pins), task=self.task, n_history=self.N, identity=self.identity,
+            conversation=(self.N - (self.identity is not None), sum(self.state.unit_cost)),
         )
 
     def _summary_item(self, text: str | None, fold_until: int, room: int) -> tuple[Item | None, str | None]:

@@ -113,8 +113,16 @@ def compose(
     sections: list[ContextSection],
     pins: list[PinBlock],
     task: str | None,
+    n_history: int,
+    identity: int | None,
+    conversation: tuple[int, int],
 ) -> BuildResult:
-    """Positions, accounting per layer, prefix reuse, budget snapshot: the finished build."""
+    """Positions, accounting per layer, prefix reuse, budget snapshot: the finished build.
+
+    ``n_history`` is the number of history inputs (with a separate current input), ``identity``
+    the index of the identity system message, ``conversation`` the (count, tokens) of the other
+    history inputs — all in the Working layer.
+    """
     owners_seen: set[int] = set()
     for pos, it in enumerate(ordered):
         if it.owner is None:
@@ -138,19 +146,23 @@ def compose(
     if ctx.overflow:
         overflow = True
 
-    # per-layer report
+    # per-layer report: the history's part of "before" comes precomputed (it is all Working except
+    # the identity message), "after" from what was sent: no pass over thousands of dropped decisions
     layers: dict[Layer, list[int]] = {"identity": [0, 0, 0], "task": [0, 0, 0], "working": [0, 0, 0],
                                       "external": [0, 0, 0]}
-    for d in final:
+    layers["working"][0] += conversation[0]
+    layers["working"][1] += conversation[1]
+    for d in final[n_history:] if identity is None else [final[identity], *final[n_history:]]:
         acc = layers[d.layer]
         acc[0] += 1
         acc[1] += d.token_count_before
-        acc[2] += d.token_count_after
     summary_tokens = 0
     for it in ordered:
         if it.owner is None:
             summary_tokens += it.tokens
-    layers["working"][2] += summary_tokens
+            layers["working"][2] += it.tokens
+        else:
+            layers[final[it.owner].layer][2] += it.tokens
     report = ContextReport(
         layers=[LayerReport(layer=name, messages=v[0], tokens_before=v[1], tokens_after=v[2])
                 for name, v in layers.items()],

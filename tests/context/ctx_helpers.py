@@ -48,6 +48,13 @@ def check_invariants(result: BuildResult, n_inputs: int) -> None:
     assert result.budget.used == result.report.total_after + result.report.tools_tokens + 3
     sent = sum(d.token_count_after for d in decisions) + result.report.summary_tokens
     assert sent == result.report.total_after
+    for lr in result.report.layers:
+        mine = [d for d in decisions if d.layer == lr.layer]
+        assert lr.messages == len(mine)
+        assert lr.tokens_before == sum(d.token_count_before for d in mine)
+        extra = result.report.summary_tokens if lr.layer == "working" else 0
+        assert lr.tokens_after == sum(d.token_count_after for d in mine) + extra
+    assert result.report.total_before == sum(d.token_count_before for d in decisions)
     for d in decisions:
         if d.outcome in ("dropped", "summarized"):
             assert d.position is None and d.token_count_after == 0
