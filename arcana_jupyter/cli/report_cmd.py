@@ -21,6 +21,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("notebook", help="the .ipynb file (its traces are in NOTEBOOK.arcana/ beside it)")
     parser.add_argument("-o", "--output", default=None, help="output file (default: NOTEBOOK.report.html)")
     parser.add_argument("--verify", action="store_true", help="re-execute with the replay provider and check every turn")
+    parser.add_argument("--embed", action="store_true",
+                        help="also store the traces in the notebook's metadata (one file carries everything)")
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell when verifying (default 600)")
     parser.set_defaults(func=run)
 
@@ -35,6 +37,10 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.notebook).resolve()
     if not path.is_file():
         raise ArcanaError(f"no notebook at {path}")
+    if args.embed:
+        from ..report.embed import embed_traces
+
+        print(f"embedded {len(embed_traces(path))} trace file(s) in {path.name}")
     nb = nbformat.read(path, as_version=4)
     if not args.verify:
         print(f"report: {write_report(path, nb, output=args.output)}")

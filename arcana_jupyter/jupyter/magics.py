@@ -383,6 +383,7 @@ class ArcanaMagics(Magics):
     @magic_arguments()
     @argument("--output", "-o", default=None, help="where to write the report (default: NOTEBOOK.report.html)")
     @argument("--verify", action="store_true", help="re-execute with the replay provider and check every turn")
+    @argument("--embed", action="store_true", help="also store the traces in the notebook file's metadata")
     @line_magic
     def arcana_export(self, line: str = "") -> str | None:
         """Write the notebook's self-contained HTML report (save the notebook first)."""
@@ -395,7 +396,8 @@ class ArcanaMagics(Magics):
             )
         from ..report import build_report
 
-        out = build_report(location.notebook, output=Path(opts.output) if opts.output else None, verify=opts.verify)
+        out = build_report(location.notebook, output=Path(opts.output) if opts.output else None, verify=opts.verify,
+                           embed=opts.embed)
         message = f"arcana: report written to {out} (from the notebook as last saved)"
         display({"text/html": render.notice_html(message), "text/plain": message}, raw=True)
         return str(out)

@@ -67,6 +67,7 @@ class ExportOptions(BaseModel):
 
     output: str | None = None
     verify: bool = False
+    embed: bool = False
 
 
 class _Namespace(dict[str, Any]):

@@ -15,6 +15,7 @@ from .. import __version__, render
 from ..exceptions import ArcanaError
 from ..render._html import esc, fmt_cost, fmt_int, pill, table
 from ..trace.reader import TraceReader
+from .embed import embed_traces, trace_dir_for
 from .notebook_html import NOTEBOOK_CSS, notebook_body_html, pygments_css, strip_external
 from .verify import VerifyResult, verify_notebook
 
@@ -122,7 +123,9 @@ def _verify_html(result: VerifyResult | None) -> str:
 
 def render_report(notebook: Path, nb: Any, *, verification: VerifyResult | None = None) -> str:
     """The report page as one HTML string."""
-    trace_dir = notebook.with_name(notebook.stem + ".arcana")
+    scratch: list[Any] = []
+    trace_dir = trace_dir_for(notebook, nb, scratch)
+    embedded = trace_dir != notebook.with_name(notebook.stem + ".arcana")
     bundles = collect_bundles(nb)
     sessions = sessions_of(bundles)
     reader = TraceReader(trace_dir) if trace_dir.is_dir() else None
@@ -189,7 +192,7 @@ h1{{font-size:22px;margin:0 0 4px 0}} h2{{font-size:17px;margin:28px 0 8px 0;bor
 <div class="arcana">
 <h1>{esc(notebook.name)}</h1>
 <div class="arcana-meta"><span>arcana report</span><span>generated {esc(generated)}</span><span>arcana-jupyter {esc(__version__)}</span>
-<span>traces <code>{esc(trace_dir.name)}/</code></span></div>
+<span>traces <code>{esc(trace_dir.name)}/</code>{" (embedded in the notebook)" if embedded else ""}</span></div>
 <h2>Verification</h2>
 {_verify_html(verification)}
 <h2>Summary</h2>
@@ -203,15 +206,22 @@ h1{{font-size:22px;margin:0 0 4px 0}} h2{{font-size:17px;margin:28px 0 8px 0;bor
 <div class="arcana">{"".join(replays) or '<div class="arcana-empty">' + ("Every run's replay is shown in the notebook above." if reader is not None else "No trace folder found beside the notebook.") + "</div>"}</div>
 </body></html>
 """
+    for holder in scratch:
+        holder.cleanup()
     return strip_external(page)
 
 
 def build_report(notebook: str | Path, *, output: str | Path | None = None, verify: bool = False,
-                 timeout: int = 600) -> Path:
-    """Write the report of ``notebook`` (default ``NOTEBOOK.report.html`` beside it); returns its path."""
+                 timeout: int = 600, embed: bool = False) -> Path:
+    """Write the report of ``notebook`` (default ``NOTEBOOK.report.html`` beside it); returns its path.
+
+    ``embed=True`` first stores the notebook's traces in its own metadata (see :mod:`.embed`).
+    """
     path = Path(notebook).resolve()
     if not path.is_file():
         raise ArcanaError(f"no notebook at {path}")
+    if embed:
+        embed_traces(path)
     nb = nbformat.read(path, as_version=4)
     verification = None
     if verify:

@@ -22,6 +22,7 @@ import nbformat
 from nbclient import NotebookClient
 
 from ..trace.reader import TraceReader
+from .embed import trace_dir_for
 
 
 @dataclass
@@ -84,7 +85,8 @@ def verify_notebook(notebook: Path, sessions: Mapping[str, str], *, timeout: int
 
     started = time.monotonic()
     notebook = Path(notebook).resolve()
-    trace_dir = notebook.with_name(notebook.stem + ".arcana")
+    holders: list[Any] = []
+    trace_dir = trace_dir_for(notebook, nbformat.read(notebook, as_version=4), holders)
     errors: list[str] = []
     with tempfile.TemporaryDirectory(prefix="arcana-verify-") as scratch:
         work = Path(scratch)
@@ -138,4 +140,6 @@ def verify_notebook(notebook: Path, sessions: Mapping[str, str], *, timeout: int
                 elif prompt_ok and not reply_ok and not note:
                     note = "same prompt, different reply"
                 checks.append(TurnCheck(name, run_id, turn, prompt_ok, reply_ok, rec["digests"], new["digests"], note))
+    for holder in holders:
+        holder.cleanup()
     return VerifyResult(checks, errors, time.monotonic() - started)

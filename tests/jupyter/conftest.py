@@ -9,6 +9,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 from arcana_jupyter.jupyter import _loaded, load_ipython_extension
+from arcana_jupyter.jupyter.bridge import MainThreadBridge
 
 MIME = "application/vnd.arcana.turn+json"
 
@@ -27,6 +28,7 @@ def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Interacti
     yield ip
     magics.close_all()
     magics.replay_runs = {}
+    magics.bridge = MainThreadBridge()
     for name in [n for n in ip.user_ns if n in ("echo", "flaky", "x", "df")]:
         del ip.user_ns[name]
 

@@ -162,3 +162,40 @@ def test_pins_magic_and_memory_off_message(shell: Any) -> None:
     with capture_output() as captured:
         shell.run_line_magic("arcana_memory", "")
     assert "memory is off" in captured.outputs[0].data["text/plain"]
+
+
+def test_ask_user_reaches_the_person_on_the_main_thread(shell: Any) -> None:
+    import threading
+
+    asked: list[tuple[str, bool]] = []
+
+    def person(question: str) -> str:
+        asked.append((question, threading.current_thread() is threading.main_thread()))
+        return "blue"
+
+    def model(request: Any) -> Any:
+        last = request.messages[-1]
+        if last.role == "tool":
+            return f"You answered: {last.content}"
+        return {"tool": "ask_user", "args": {"question": "Which colour?"}}
+
+    magics(shell).bridge.input_fn = person
+    shell.user_ns["echo"] = model
+    with capture_output():
+        shell.run_line_magic("arcana_chat", "--model fn:echo")
+    bundle = turn_outputs(run_cell_magic(shell, "", "pick a colour for the chart"))[-1].data[MIME]
+    assert asked == [("Which colour? ", True)]
+    assert bundle["tool_calls"][0]["name"] == "ask_user" and "blue" in bundle["reply"]
+
+
+def test_export_magic_writes_the_report_of_the_saved_notebook(shell: Any, tmp_path: Path) -> None:
+    import nbformat
+
+    start(shell)
+    final = turn_outputs(run_cell_magic(shell, "", "hello"))[-1]
+    cell = nbformat.v4.new_code_cell("%%arcana\nhello", outputs=[nbformat.v4.new_output(
+        "display_data", data=final.data, metadata=final.metadata)])
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), tmp_path / "analysis.ipynb")
+    with capture_output():
+        out = shell.run_line_magic("arcana_export", "-o report.html")
+    assert out == "report.html" and "You said: hello" in (tmp_path / "report.html").read_text()

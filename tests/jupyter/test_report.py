@@ -67,3 +67,20 @@ def test_verify_reports_a_turn_that_is_no_longer_reproduced(tmp_path: Path) -> N
     assert result.checks[1].note  # says why (the replay provider's divergence, or the digest)
     report = build_report(path)
     assert report == tmp_path / "analysis.report.html" and "Not verified." in report.read_text()
+
+
+def test_embedded_traces_let_the_notebook_travel_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    path = recorded_notebook(tmp_path)
+    assert cli_main(["report", str(path), "--embed", "-o", str(tmp_path / "first.html")]) == 0
+    assert "embedded 1 trace file(s)" in capsys.readouterr().out
+    alone = tmp_path / "moved"
+    alone.mkdir()
+    shutil.copy2(path, alone / path.name)  # only the .ipynb: no trace folder beside it
+    assert not (alone / "analysis.arcana").exists()
+    out = build_report(alone / path.name, verify=True)
+    html = out.read_text()
+    assert "(embedded in the notebook)" in html and "reproduced: 2 of 2 turn(s)" in html
+    assert re.search(r"<b>2</b><span>turns</span>", html)
+    assert not (alone / "analysis.arcana").exists()  # nothing unpacked beside the notebook
