@@ -278,8 +278,12 @@ class ArcanaMagics(Magics):
     def arcana(self, line: str, cell: str) -> None:
         """Send the cell as the user's turn; ``{var}`` fills in notebook variables, ``{{ }}`` is literal."""
         opts = self._parse(self.arcana, line, TurnOptions)
-        if not self.sessions and opts.session is None:
-            entry = self.open_session(ChatOptions())
+        if not self.sessions and opts.session is None:  # no %arcana_chat yet: start one with the defaults
+            try:
+                entry = self.open_session(ChatOptions())
+            except ArcanaError as exc:
+                self._error(f"arcana: could not start a session: {_short(exc)}")
+                return
             self.current = entry.name
         entry = self.entry(opts.session)
         try:

@@ -111,17 +111,18 @@ class ReplayWidget(widgets.VBox):
         index = selected if selected is not None and 0 <= selected < len(turns) else max(0, len(turns) - 1)
         pages = [widgets.HTML(value=render.style_block() + '<div class="arcana">' + render.frame_html(f) + "</div>") for f in self.frames]
         self.stack = widgets.Stack(children=pages, selected_index=index)
-        self.slider = widgets.IntSlider(
-            value=index, min=0, max=max(0, len(turns) - 1), description="turn index", readout=True,
+        # A SelectionSlider shows turn numbers; its integer ``index`` is what jslink ties to the Stack.
+        self.slider = widgets.SelectionSlider(
+            options=[(str(t), i) for i, t in enumerate(turns)] or [("–", 0)], index=index, description="turn",
             continuous_update=True, layout=widgets.Layout(width="60%"),
         )
-        self.link = widgets.jslink((self.slider, "value"), (self.stack, "selected_index"))
+        self.link = widgets.jslink((self.slider, "index"), (self.stack, "selected_index"))
         first = self.frames[0] if self.frames else {}
         title = widgets.HTML(
             value=render.style_block()
             + f'<div class="arcana arcana-meta"><span><b>Replay</b></span><span>run <b>{render.esc(first.get("run_id"))}</b></span>'
             f"<span>agent <b>{render.esc(first.get('agent') or 'main')}</b></span>"
-            f"<span>turns {render.esc(', '.join(map(str, turns)))}</span><span>slide: turn index 0 = turn {turns[0] if turns else '–'}</span></div>"
+            f"<span>{len(turns)} turn(s)</span><span class='arcana-muted'>drag the slider; it works without a kernel once the widget state is saved</span></div>"
         )
         children: list[widgets.Widget] = [title, self.slider, self.stack]
         if rebuild is not None and self.frames:
@@ -143,7 +144,7 @@ class ReplayWidget(widgets.VBox):
     def show_counterfactual(self) -> str:
         """Rebuild the selected turn under the chosen strategy and window, side by side."""
         try:
-            value = self._rebuild(int(self.slider.value), str(self.strategy.value), int(self.window.value))
+            value = self._rebuild(int(self.slider.index), str(self.strategy.value), int(self.window.value))
         except Exception as exc:
             value = render.notice_html(f"could not rebuild: {type(exc).__name__}: {exc}", kind="error")
         self.counterfactual.value = value

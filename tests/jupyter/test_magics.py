@@ -199,3 +199,22 @@ def test_export_magic_writes_the_report_of_the_saved_notebook(shell: Any, tmp_pa
     with capture_output():
         out = shell.run_line_magic("arcana_export", "-o report.html")
     assert out == "report.html" and "You said: hello" in (tmp_path / "report.html").read_text()
+
+
+def test_a_cell_without_a_session_starts_one_and_a_bad_model_is_a_short_message(shell: Any) -> None:
+    magics(shell).default_model = "nosuchprovider:model-x"
+    try:
+        with capture_output() as captured:
+            shell.run_cell_magic("arcana", "", "hello")
+        text = captured.outputs[0].data["text/plain"]
+        assert text.startswith("arcana: could not start a session:") and "nosuchprovider" in text
+        assert "Traceback" not in text and len(text) < 700
+    finally:
+        magics(shell).default_model = "auto"
+    shell.user_ns["echo"] = echo
+    magics(shell).default_model = "fn:echo"
+    try:
+        out = turn_outputs(run_cell_magic(shell, "", "hello again"))[-1]
+    finally:
+        magics(shell).default_model = "auto"
+    assert out.data[MIME]["reply"] == "You said: hello again" and out.metadata["arcana"]["agent"] == "main"

@@ -47,9 +47,10 @@ def test_replay_widget_links_slider_and_stack_in_the_front_end(shell: Any) -> No
     widget = ReplayWidget(frames, selected=1, rebuild=rebuild)
     assert len(widget.stack.children) == 3 and widget.stack.selected_index == 1
     assert type(widget.link).__name__ == "Link" and widget.link._model_name == "LinkModel"  # jslink: works with no kernel once the state is saved
-    assert widget.link.source == (widget.slider, "value") and widget.link.target == (widget.stack, "selected_index")
+    assert widget.link.source == (widget.slider, "index") and widget.link.target == (widget.stack, "selected_index")
+    assert [label for label, _ in widget.slider.options] == ["1", "2", "3"]
     assert "digest verified" in widget.stack.children[2].value
-    widget.slider.value = 2
+    widget.slider.index = 2
     widget.strategy.value = "passthrough"
     widget.window.value = 4096
     widget.run_button.click()
