@@ -188,7 +188,7 @@ def main() -> None:
     for n in sizes:
         for window in WINDOWS:
             reps = 7 if n <= 1_000 else 3
-            calls = 100 if n <= 1_000 else 20
+            calls = {100: 40, 1_000: 100}.get(n, 20)
             row = bench(n, window, reps, calls)
             rows.append(row)
             print(f"{n:>6} msgs {window:>7} tok: {row['strategy']:<20} cold {row['cold_cpu']:.1f} ms cpu "
