@@ -113,7 +113,8 @@ def _verify_html(result: VerifyResult | None) -> str:
     ]
     errors = "".join(f'<div class="arcana-error-box">{esc(e)}</div>' for e in result.errors)
     return (
-        f'<div class="arcana-card"><div style="font-size:15px">{pill(result.summary(), kind)}</div>'
+        f'<div class="arcana-card arcana-{kind}" style="border-width:2px"><div style="font-size:16px;font-weight:600">'
+        f'{"✓" if result.ok else "✗"} {esc(result.summary())}</div>'
         f'<div class="arcana-muted" style="font-size:12px;margin:4px 0">re-executed with the replay provider in '
         f"{result.seconds:.1f} s</div>{errors}"
         + (table(["session", "run", "turn", "prompt digest", "reply", "recorded digest(s)", "note"], rows) if rows else "")
@@ -136,10 +137,10 @@ def render_report(notebook: Path, nb: Any, *, verification: VerifyResult | None 
 
         shown = _replayed_runs(nb)
         for agent, run_id in sessions.items():
-            if run_id in shown:
-                continue  # the notebook already shows this run's scrubber
             try:
                 summaries.append(summarize(reader, run_id, agent))
+                if run_id in shown:
+                    continue  # the notebook already shows this run's scrubber
                 frames = build_frames(trace_dir, run_id, agent=agent, reader=reader)
             except ArcanaError as exc:
                 replays.append(f'<div class="arcana-error-box">run {esc(run_id)}: {esc(exc)}</div>')
