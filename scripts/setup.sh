@@ -27,15 +27,15 @@ fi
 
 stamp_of() { cat "$@" 2>/dev/null | sha256sum | cut -c1-16; }
 
+# The JupyterLab extension first (it installs jupyterlab into .venv if needed), so that the
+# package's build hook finds it built and skips its own node build.
+scripts/build-labextension.sh
+
 deps_stamp=$(stamp_of pyproject.toml scripts/setup.sh)
 if [ "$(cat "$VENV/.deps-stamp" 2>/dev/null)" != "$deps_stamp" ]; then
   say "installing arcana-jupyter with extras local,server,dev (first time: llama-cpp-python builds from source, ~5 min)"
   "$VENV/bin/pip" install -q -e ".[local,server,dev]"
   echo "$deps_stamp" > "$VENV/.deps-stamp"
-fi
-
-if [ -f labextension/package.json ] && [ -x scripts/build-labextension.sh ]; then
-  scripts/build-labextension.sh
 fi
 
 if [ $want_browser = 1 ] && [ ! -x /usr/bin/chromium ]; then

@@ -14,6 +14,7 @@ unless a ``summarizer`` is passed; it then folds into a placeholder text and say
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -24,12 +25,13 @@ from ..messages import Message, ToolSpec, as_message
 from ..tokens import TokenCounter
 from ..trace.reader import TraceReader
 from ..trace.replay import MessageDiff, PromptReplay, diff_decisions, one_line
+from .bands import expand_decision, select_from_turn
 from .builder import BuildResult, WorkingSetBuilder
 from .decisions import BudgetSnapshot, ContextDecision, TokenBudget
 from .fidelity import FidelityPolicy
 from .sections import ContextSection, PinBlock
 
-_BUILDER_FLOATS = ("recall_share", "section_share", "head_share", "window_share")
+_BUILDER_FLOATS = ("recall_share", "section_share", "head_share", "window_share", "band_fraction")
 
 
 class RebuildResult(BaseModel):
@@ -84,6 +86,8 @@ def _builder_kwargs(recorded: dict[str, Any]) -> dict[str, Any]:
             kwargs[name] = float(recorded[name])
     if isinstance(recorded.get("summary_max_tokens"), int):
         kwargs["summary_max_tokens"] = recorded["summary_max_tokens"]
+    if isinstance(recorded.get("recall"), bool):
+        kwargs["recall"] = recorded["recall"]
     hint = recorded.get("placeholder_hint")
     fid = recorded.get("fidelity")
     if isinstance(fid, dict) or hint is not None:
@@ -157,7 +161,12 @@ def _build(
         summarizer=summarizer,
         **_builder_kwargs(replay.builder),
     )
-    return builder.build(
+    full = history
+    kept: list[int] | None = None
+    from_turn = inputs.get("history_from_turn")
+    if isinstance(from_turn, int):  # engine mode: only the verbatim band reached the builder (context/bands.py)
+        history, kept = select_from_turn(full, from_turn)
+    result = builder.build(
         history,
         as_message(current) if isinstance(current, dict) else current,
         task=inputs.get("task"),
@@ -168,6 +177,11 @@ def _build(
         step=replay.step,
         summary_override=summary_override,
     )
+    if kept is not None and len(kept) != len(full):
+        counts = [counter.count_message(m) for m in full]
+        result = dataclasses.replace(
+            result, decision=expand_decision(result.decision, full, kept, inputs.get("digest_turns") or [], counts))
+    return result
 
 
 def rebuild_turn(

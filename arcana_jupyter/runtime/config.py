@@ -38,6 +38,11 @@ class RuntimeConfig(BaseModel):
 
     # adaptive context (seed 004)
     context_engine: bool = True
+    engine_tools: Literal["auto", "on", "off"] = "auto"
+    """Offer the adaptive-context tools (create_task, decide, hydrate ...) to the model. ``auto``:
+    yes, except for the bundled local model — a 135M model drowns in ten tool schemas (measured:
+    one turn spent 24k prompt tokens calling tools in a loop). Tiers, promotion, the checkpoint and
+    artifacts work either way; only the model's own tool access is withheld."""
     idle_soft_after_turns: int = Field(default=3, ge=1)
     idle_hard_after_turns: int = Field(default=8, ge=1)
     verbatim_turns: int = Field(default=3, ge=1)

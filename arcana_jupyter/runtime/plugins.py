@@ -49,8 +49,10 @@ def _attach_engine(session: ChatSession) -> None:
     session.engine_note = reason
     if engine is None:
         return
-    for tool in adaptive_tools():
-        session.intercepted[tool.spec.name] = _adaptive_tool(tool)
+    mode = session.config.engine_tools
+    if mode == "on" or (mode == "auto" and session.provider.name != "local"):
+        for tool in adaptive_tools():
+            session.intercepted[tool.spec.name] = _adaptive_tool(tool)
     session.extra_sections.append(lambda s: s.engine.sections(s.turn) if s.engine is not None else [])
 
 

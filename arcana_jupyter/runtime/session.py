@@ -299,9 +299,9 @@ class ChatSession:
                 "sections": [s.model_dump(mode="json") for s in sections],
                 "task": None,
                 "history_from_turn": from_turn,
+                "digest_turns": list(bands.digest) if kept is not None else [],
             },
-            "builder": {"strategy": self.config.strategy, "total_window": self.budget.total_window,
-                        "response_reserve": self.budget.response_reserve, "model": self.provider_model},
+            "builder": {**self.builder.settings(), "model": self.provider_model},
             "tools": [t.model_dump(mode="json") for t in tools],
         }, live_metadata={"decision": decision_md})
         if keyframe:

@@ -121,3 +121,24 @@ async def test_widget_actions_go_through_the_engine_and_are_traced(tmp_path: Pat
         path = chat.trace_path
     actions = [e["metadata"] for e in events_of(path) if e["event_type"] == "context_action"]
     assert any(a.get("action") == "retract" and a.get("source") == "widget" for a in actions)
+
+
+async def test_engine_mode_turns_rebuild_exactly_from_the_trace(tmp_path: Path) -> None:
+    from arcana_jupyter.context.rebuild import rebuild_turn
+    from arcana_jupyter.trace.reader import TraceReader
+
+    script = Script(*[say(f"answer {i} " * 30) for i in range(9)])
+    async with runtime_with(script, tmp_path, verbatim_turns=2, digest_turns=2, total_window=3000).chat() as chat:
+        for i in range(9):
+            await chat.send(f"question {i} about the sales of region {i % 3}")
+        run_id = chat.run_id
+    reader = TraceReader(tmp_path)
+    for turn in (1, 5, 9):
+        result = rebuild_turn(reader, run_id, turn)
+        assert result.verified, result.notes
+        assert result.diff == []
+    counterfactual = rebuild_turn(reader, run_id, 9, total_window=2600, response_reserve=400)
+    assert counterfactual.counterfactual and not counterfactual.budget.overflow
+    assert counterfactual.budget.used <= 2200
+    squeezed = rebuild_turn(reader, run_id, 9, total_window=1200)  # less than the reply reserve leaves
+    assert squeezed.budget.overflow and any("overflow" in n or "do not fit" in n for n in squeezed.decision.notes)
