@@ -42,7 +42,7 @@ def test_keyframes_come_back_regularly() -> None:
     rows = [{"index": i, "outcome": "kept"} for i in range(10)]
     kinds = []
     for n in range(8):
-        packed, key = enc.pack({"decisions": rows})
+        _packed, key = enc.pack({"decisions": rows})
         kinds.append(key)
         if key:
             enc.keyframe_written(f"e_{n}", {"decisions": rows})
