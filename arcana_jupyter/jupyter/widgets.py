@@ -31,7 +31,7 @@ class InspectorWidget(widgets.VBox):
         self.status = widgets.HTML(value="")
         body = widgets.VBox([self.html, self.actions, self.status])
         self.accordion = widgets.Accordion(children=[body], selected_index=None)
-        self.accordion.set_title(0, f"live inspector · turn {turn}")
+        self.accordion.set_title(0, f"live inspector & actions · turn {turn}")
         super().__init__([self.accordion], layout=widgets.Layout(width="100%"))
         self.add_class("arcana-live-inspector")
         self.last_bundle: Mapping[str, Any] = {}
@@ -44,7 +44,7 @@ class InspectorWidget(widgets.VBox):
         usage = bundle.get("usage") or {}
         self.accordion.set_title(
             0,
-            f"live inspector · turn {bundle.get('turn')} · {bundle.get('status')} · "
+            f"live inspector & actions · turn {bundle.get('turn')} · {bundle.get('status')} · "
             f"{usage.get('input_tokens', 0)} in / {usage.get('output_tokens', 0)} out tokens",
         )
         self.actions.children = self._action_rows(bundle)
