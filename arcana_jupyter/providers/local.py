@@ -319,7 +319,8 @@ class LocalProvider(Provider):
 
         llama.create_completion = capped
         try:
-            return model.tool_handler(llama=llama, tools=[t.wire() for t in request.tools], tool_choice=choice, **kwargs)
+            tools = [grammar_safe(t.wire()) for t in request.tools]
+            return model.tool_handler(llama=llama, tools=tools, tool_choice=choice, **kwargs)
         finally:
             del llama.create_completion  # back to the class method
 
@@ -338,6 +339,29 @@ class LocalProvider(Provider):
             model=self.model_name,
             raw_id=data.get("id"),
         )
+
+
+_GRAMMAR_UNSAFE = ("maxLength", "minLength", "pattern", "format", "maxItems", "minItems", "uniqueItems")
+
+
+def grammar_safe(schema: Any) -> Any:
+    """``schema`` without the JSON-schema bounds llama.cpp's grammar compiler expands badly.
+
+    A string ``maxLength`` of a few thousand becomes a grammar with that many alternatives, which
+    crashes llama.cpp's parser (and with it the Python process — a notebook kernel). The tool
+    itself still validates its arguments, so nothing is lost but the sampling-time constraint.
+    """
+    if isinstance(schema, dict):
+        out: dict[str, Any] = {}
+        for k, v in schema.items():
+            if k in ("properties", "$defs", "definitions") and isinstance(v, dict):
+                out[k] = {name: grammar_safe(sub) for name, sub in v.items()}  # names, not keywords
+            elif k not in _GRAMMAR_UNSAFE:
+                out[k] = grammar_safe(v)
+        return out
+    if isinstance(schema, list):
+        return [grammar_safe(v) for v in schema]
+    return schema
 
 
 def _convert(messages: list[Message], *, tools: bool) -> list[dict[str, Any]]:

@@ -89,6 +89,12 @@ class ReplayProvider(Provider):
         return str(self.calls[0].metadata.get("gen_ai.request.model") or "")
 
     @property
+    def recorded_provider(self) -> str:
+        """The provider the recorded run talked to (``local``, ``openai`` ...): settings that depend
+        on the provider (which tools ``auto`` offers) follow the recording, not the replay."""
+        return str(self.calls[0].metadata.get("gen_ai.system") or "")
+
+    @property
     def remaining(self) -> int:
         return len(self.calls) - self.position
 

@@ -50,7 +50,8 @@ def _attach_engine(session: ChatSession) -> None:
     if engine is None:
         return
     mode = session.config.engine_tools
-    if mode == "on" or (mode == "auto" and session.provider.name != "local"):
+    kind = getattr(session.provider, "recorded_provider", None) or session.provider.name
+    if mode == "on" or (mode == "auto" and kind != "local"):
         for tool in adaptive_tools():
             session.intercepted[tool.spec.name] = _adaptive_tool(tool)
     session.extra_sections.append(lambda s: s.engine.sections(s.turn) if s.engine is not None else [])

@@ -19,6 +19,13 @@ from .tools import Tool, ToolRegistry
 SessionHook = Callable[..., Any]
 
 
+def local_context(total_window: int) -> int:
+    """The llama.cpp context for a ``total_window`` budget: a quarter more, because the budget is
+    counted with tiktoken while the model counts with its own tokenizer (SmolLM2's needs 5-20%
+    more tokens for English text) and its chat template adds framing the budget does not see."""
+    return total_window + total_window // 4
+
+
 class Runtime:
     """Opens chats (``runtime.chat()``) and pools (``runtime.collaborate()``) with shared settings.
 
@@ -81,7 +88,7 @@ class Runtime:
 
         provider, provider_model = create_provider(
             model, self.providers, timeout=self.config.request_timeout, max_retries=self.config.max_retries,
-            trace_dir=trace_dir, n_ctx=self.config.total_window, seed=self.config.seed,
+            trace_dir=trace_dir, n_ctx=local_context(self.config.total_window), seed=self.config.seed,
         )
         resolved = model if model != "auto" else f"{provider.name}:{provider_model}"
         return provider, provider_model, resolved

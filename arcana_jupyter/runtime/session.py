@@ -218,10 +218,14 @@ class ChatSession:
                     break
                 await self._run_tool_calls(turn, step, response.message.tool_calls, reply)
             else:
-                reply.text = self.history[-1].content if self.history[-1].role == "assistant" else ""
                 self.emit("error", {"type": "max_tool_steps", "where": "runtime", "recoverable": True,
-                                    "message": f"stopped after {self.config.max_tool_steps} tool steps "
-                                               "without a final answer (RuntimeConfig.max_tool_steps)"})
+                                    "message": f"{self.config.max_tool_steps} tool steps without a final answer "
+                                               "(RuntimeConfig.max_tool_steps): asking once more, without tools"})
+                response = await self._step(turn, self.config.max_tool_steps, text, on_token, partial, reply,
+                                            offer_tools=False)
+                reply.steps += 1
+                partial.clear()
+                reply.text = response.message.content
         except (asyncio.CancelledError, KeyboardInterrupt):
             status = "cancelled"
             received = "".join(partial)
@@ -260,9 +264,10 @@ class ChatSession:
         })
 
     async def _step(
-        self, turn: int, step: int, text: str, on_token: TokenCallback | None, partial: list[str], reply: ChatReply
+        self, turn: int, step: int, text: str, on_token: TokenCallback | None, partial: list[str], reply: ChatReply,
+        *, offer_tools: bool = True,
     ) -> LLMResponse:
-        tools = self.tool_specs()
+        tools = self.tool_specs() if offer_tools else []
         history: list[Message] = self.history
         kept: list[int] | None = None
         from_turn: int | None = None

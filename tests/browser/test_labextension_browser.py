@@ -386,12 +386,17 @@ def write_benchmark(res: dict, size: int, lines: int) -> None:
                 break
     except OSError:
         pass
-    path = ROOT / "benchmarks" / "results" / "labextension.md"
+    # The committed result is refreshed on purpose (ARCANA_RECORD_BENCH=1); a plain test run (CI)
+    # writes its measurement beside the screenshots and leaves the repository untouched.
+    if os.environ.get("ARCANA_RECORD_BENCH") == "1":
+        path = ROOT / "benchmarks" / "results" / "labextension.md"
+    else:
+        path = ROOT / "test-artifacts" / "browser" / "labextension-open-time.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
         "# labextension: trace viewer open time\n\n"
         "Measured in headless Chromium (Debian `chromium`, Playwright) against a real JupyterLab on 127.0.0.1 by\n"
-        "`.venv/bin/python -m pytest tests/browser -k open_time` (the browser test module writes this file).\n\n"
+        "`ARCANA_RECORD_BENCH=1 .venv/bin/python -m pytest tests/browser -k open_time` (the browser test module writes this file).\n\n"
         f"- date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}\n"
         f"- machine: {os.cpu_count()} cores, {cpu}, {platform.system()} {platform.release()}\n"
         f"- trace: 5,000 turns, {lines:,} lines, {size / 1e6:.1f} MB (16 history messages reported per build, a prompt\n"

@@ -95,3 +95,19 @@ def test_missing_gguf_and_missing_llama_cpp_are_config_errors(tmp_path, monkeypa
     monkeypatch.setitem(sys.modules, "llama_cpp", None)
     with pytest.raises(ConfigError, match=r"pip install 'arcana-jupyter\[local\]'"):
         LocalProvider()
+
+
+def test_grammar_safe_strips_bounds_but_keeps_property_names() -> None:
+    from arcana_jupyter.providers.local import grammar_safe
+
+    schema = {"type": "function", "function": {"name": "remember", "parameters": {
+        "type": "object",
+        "properties": {"content": {"type": "string", "maxLength": 4000, "minLength": 1},
+                       "format": {"type": "string", "pattern": "^[a-z]+$"},
+                       "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 9}},
+        "required": ["content"]}}}
+    safe = grammar_safe(schema)
+    props = safe["function"]["parameters"]["properties"]
+    assert props == {"content": {"type": "string"}, "format": {"type": "string"},
+                     "tags": {"type": "array", "items": {"type": "string"}}}
+    assert safe["function"]["parameters"]["required"] == ["content"]

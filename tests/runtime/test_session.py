@@ -109,11 +109,13 @@ async def test_async_tools_and_tool_steps_limit(make_runtime) -> None:
         await asyncio.sleep(0)
         return "pong"
 
-    runtime, _ = make_runtime(*[call("ping", {}, call_id=f"c{i}") for i in range(5)], tools=(ping,), max_tool_steps=3)
+    runtime, script = make_runtime(*[call("ping", {}, call_id=f"c{i}") for i in range(3)], say("pong it is"),
+                                   tools=(ping,), max_tool_steps=3)
     async with runtime.chat() as chat:
         reply = await chat.send("ping forever")
         path = chat.trace_path
-    assert reply.steps == 3
+    assert reply.steps == 4 and reply.text == "pong it is" and reply.status == "ok"
+    assert script.requests[-1].tools == [] and all(r.tools for r in script.requests[:-1])
     errors = [e for e in events_of(path) if e["event_type"] == "error"]
     assert errors and errors[0]["metadata"]["type"] == "max_tool_steps"
 
