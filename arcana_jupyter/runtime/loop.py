@@ -9,7 +9,6 @@ coroutine, waits for it to record its cancellation, and re-raises.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -46,15 +45,22 @@ class LoopThread:
         if threading.current_thread() is self._thread:
             coro.close()
             raise RuntimeError("LoopThread.run() called from its own loop; use 'await' there")
-        future = asyncio.run_coroutine_threadsafe(coro, loop)
+        finished = threading.Event()
+
+        async def runner() -> T:
+            try:
+                return await coro
+            finally:
+                finished.set()
+
+        future = asyncio.run_coroutine_threadsafe(runner(), loop)
         try:
             return future.result()
         except KeyboardInterrupt:
+            # cancel the task and wait until it has recorded its cancellation (the future itself
+            # reports "cancelled" at once, before the coroutine has run its cleanup)
             future.cancel()
-            try:
-                future.result(timeout=10)
-            except (concurrent.futures.CancelledError, concurrent.futures.TimeoutError, Exception):
-                pass
+            finished.wait(timeout=10)
             raise
 
     def close(self) -> None:

@@ -148,7 +148,7 @@ class Runtime:
         intercepted += primitive_tools(cfg.cognitive_primitives)
         session = ChatSession(
             self, agent=agent, run_id=run_id, writer=writer, config=cfg, provider=provider,
-            provider_model=provider_model, model_string=model_string, tools=self.tools, intercepted=intercepted,
+            provider_model=provider_model, model_string=model_string, tools=self.tools.copy(), intercepted=intercepted,
             ask_user=ask_user,
         )
         for hook in self.session_start_hooks:

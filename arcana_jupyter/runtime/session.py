@@ -163,6 +163,10 @@ class ChatSession:
         return TraceReader(self.writer.path.parent).events(self.run_id, turn=turn, agent=self.agent)
 
     # ---- tools ----------------------------------------------------------------------------
+    def add_tool(self, tool: Any) -> None:
+        """Register a Python function (or :class:`Tool`) for this session only."""
+        self.tools.add(tool)
+
     def tool_specs(self) -> list[ToolSpec]:
         return [*self.tools.specs(), *(t.spec for t in self.intercepted.values())]
 

@@ -151,6 +151,10 @@ class ToolRegistry:
         self._tools[t.name] = t
         return t
 
+    def copy(self) -> ToolRegistry:
+        """A registry with the same tools; adding to the copy leaves this one unchanged."""
+        return ToolRegistry(self._tools.values())
+
     def __contains__(self, name: object) -> bool:
         return name in self._tools
 

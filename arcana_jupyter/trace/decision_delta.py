@@ -18,6 +18,8 @@ one more event. :func:`resolve_decision` turns either form back into the full li
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import groupby
+from operator import eq, itemgetter
 from typing import Any
 
 KEYFRAME_EVERY = 32
@@ -28,25 +30,26 @@ def columns(rows: Sequence[dict[str, Any]]) -> dict[str, list[Any]]:
     """Rows to columns (every row has the same keys: they are MessageDecision dumps)."""
     if not rows:
         return {}
-    return {key: [r.get(key) for r in rows] for key in rows[0]}
+    return {key: list(map(itemgetter(key), rows)) for key in rows[0]}
 
 
 def _spans(new: Sequence[Any], base: Sequence[Any]) -> tuple[list[list[int]], list[Any]]:
+    """Half-open ranges where ``new`` equals ``base`` position by position, and the other values.
+
+    Values of one column share a type (MessageDecision fields), so ``==`` is exact here; the
+    comparisons and the grouping run in C (``map``, ``groupby``)."""
+    equal = list(map(eq, new, base))
+    equal.extend([False] * (len(new) - len(equal)))
     same: list[list[int]] = []
     values: list[Any] = []
-    start: int | None = None
-    nb = len(base)
-    for i, v in enumerate(new):
-        if i < nb and v == base[i] and type(v) is type(base[i]):
-            if start is None:
-                start = i
-            continue
-        if start is not None:
-            same.append([start, i])
-            start = None
-        values.append(v)
-    if start is not None:
-        same.append([start, len(new)])
+    pos = 0
+    for is_same, group in groupby(equal):
+        n = sum(1 for _ in group)
+        if is_same:
+            same.append([pos, pos + n])
+        else:
+            values.extend(new[pos:pos + n])
+        pos += n
     return same, values
 
 

@@ -35,6 +35,7 @@ from typing import Any
 
 from .events import TraceContent
 
+_PLAIN_NUMBERS = frozenset({int, float, bool, type(None)})
 REDACTED = "[REDACTED]"
 
 NULLED_KEYS: frozenset[str] = frozenset(
@@ -196,6 +197,8 @@ class Redactor:
             return self.redact_text(value, personal=not _is_identifier_key(key))
         if value is None or cls is int or cls is bool:
             return value
+        if cls is float:
+            return value if math.isfinite(value) else str(value)
         if cls is dict or isinstance(value, Mapping):
             out: dict[str, Any] = {}
             for k, v in value.items():
@@ -208,6 +211,9 @@ class Redactor:
             return int(value) if not isinstance(value, bool) else bool(value)
         if isinstance(value, float):
             return value if math.isfinite(value) else str(value)
+        if cls is list and set(map(type, value)) <= _PLAIN_NUMBERS:
+            return [v if type(v) is not float or math.isfinite(v) else str(v) for v in value] \
+                if float in set(map(type, value)) else list(value)  # numbers hold no secrets: skip the walk
         if isinstance(value, list | tuple | set | frozenset):
             items = sorted(value, key=repr) if isinstance(value, set | frozenset) else value
             # list items inherit the key of their container (``messages`` items are dicts anyway)

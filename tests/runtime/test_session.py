@@ -254,3 +254,38 @@ async def test_subscribers_see_every_event_live(make_runtime) -> None:
         chat.subscribe(lambda e: 1 / 0)  # a broken subscriber must not break the turn
         await chat.send("hello")
     assert seen[:5] == ["turn_start", "user_message", "context_decision", "llm_call", "turn_end"]
+
+
+async def test_session_tools_do_not_leak_into_other_sessions(make_runtime) -> None:
+    def shared() -> str:
+        return "s"
+
+    def private() -> str:
+        return "p"
+
+    runtime, script = make_runtime(say("a"), say("b"), tools=(shared,))
+    async with runtime.chat() as one, runtime.chat() as two:
+        one.add_tool(private)
+        await one.send("hi")
+        await two.send("hi")
+    assert [t.name for t in script.requests[0].tools] == ["shared", "private"]
+    assert [t.name for t in script.requests[1].tools] == ["shared"]
+
+
+def test_ctrl_c_during_a_sync_send_cancels_and_records_the_turn(tmp_path: Path) -> None:
+    import signal
+    import threading
+
+    provider = SlowStream()
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, context_engine=False), provider=provider)
+    chat = runtime.chat()
+    timer = threading.Timer(1.0, lambda: signal.pthread_kill(threading.main_thread().ident, signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        chat.send_sync("tell me")  # what a notebook cell does; Ctrl-C arrives as SIGINT
+    timer.join()
+    end = [e for e in events_of(chat.trace_path) if e["event_type"] == "turn_end"][-1]
+    assert end["metadata"]["status"] == "cancelled"
+    assert chat.send_sync  # the session is still usable
+    chat.close()
+    runtime.close()
