@@ -8,12 +8,19 @@
 
 import type { ContextDecision, MessageDecision, MessageRecord, TraceEvent } from './types';
 
-/** A line that could not be read. A torn last line (a trace still being written) is a warning. */
+/**
+ * A line that could not be read (`kind: 'line'`; a torn last line, a trace still being written, is
+ * a warning), or an event that was read but whose content cannot be used (`kind: 'event'`: a
+ * context decision stored as a delta whose base is missing or does not match it).
+ */
 export interface TraceProblem {
   line: number;
   problem: string;
   torn: boolean;
   excerpt: string;
+  kind: 'line' | 'event';
+  /** The event's id, for `kind: 'event'`. */
+  eventId?: string | null;
 }
 
 /** One LLM call's build inside a turn: its decision and, when recorded, the prompt snapshot. */
@@ -54,6 +61,16 @@ export interface ParsedTrace {
   history: Map<string, Map<number, MessageRecord>>;
   errors: TraceEvent[];
   bytes: number;
+  /**
+   * Context decisions stored as a delta (arcana_jupyter/trace/decision_delta.py): the event -> the
+   * keyframe event it is a delta against. Every delta here was checked at index time; its rows are
+   * rebuilt on demand (decisionOfEvent) and only the last few are kept.
+   */
+  deltaBases: Map<TraceEvent, TraceEvent>;
+  /** Context decisions that cannot be read (a delta with a missing or inconsistent base): the event -> why. */
+  decisionProblems: Map<TraceEvent, string>;
+  /** The most recently rebuilt delta decisions (bounded, least recently used first). */
+  resolvedDecisions: Map<TraceEvent, ContextDecision>;
 }
 
 const turnKey = (agent: string, turn: number): string => `${agent}\u0000${turn}`;
@@ -117,13 +134,14 @@ export function parseTrace(text: string): ParsedTrace {
         problem: torn
           ? 'torn last line (the trace is probably still being written): ' + String((err as Error).message)
           : 'invalid JSON: ' + String((err as Error).message),
-        excerpt: excerptOf(raw)
+        excerpt: excerptOf(raw),
+        kind: 'line'
       });
       continue;
     }
     const bad = envelopeProblem(value);
     if (bad !== null) {
-      problems.push({ line: lineNo, torn: false, problem: 'not a trace event: ' + bad, excerpt: excerptOf(raw) });
+      problems.push({ line: lineNo, torn: false, problem: 'not a trace event: ' + bad, excerpt: excerptOf(raw), kind: 'line' });
       continue;
     }
     const ev = value as TraceEvent;
@@ -172,6 +190,9 @@ export function indexTrace(
   let runStart: TraceEvent | null = null;
   let runEnd: TraceEvent | null = null;
   let runId: string | null = null;
+  // Context decisions by event_id (the first one wins, as in TraceReader), and the delta-encoded ones.
+  const decisionById = new Map<string, TraceEvent>();
+  const deltaEvents: number[] = [];
 
   events.forEach((ev, i) => {
     if (runId === null && typeof ev.run_id === 'string') {
@@ -192,6 +213,14 @@ export function indexTrace(
         break;
       case 'error':
         errors.push(ev);
+        break;
+      case 'context_decision':
+        if (typeof ev.event_id === 'string' && !decisionById.has(ev.event_id)) {
+          decisionById.set(ev.event_id, ev);
+        }
+        if (md.decision && typeof md.decision === 'object' && pyTruthy(md.decision.decisions_delta)) {
+          deltaEvents.push(i);
+        }
         break;
     }
     if (
@@ -255,6 +284,34 @@ export function indexTrace(
         break;
     }
   });
+  // Check every delta against its base now (cheap: ranges and lengths, no rows are built), so a
+  // bad one is listed with the trace's problems and its turn shows why it has no decisions.
+  const deltaBases = new Map<TraceEvent, TraceEvent>();
+  const decisionProblems = new Map<TraceEvent, string>();
+  for (const i of deltaEvents) {
+    const ev = events[i];
+    const delta = ev.metadata.decision.decisions_delta;
+    const baseId = delta && typeof delta === 'object' && !Array.isArray(delta) ? delta.base : undefined;
+    const baseEv = typeof baseId === 'string' ? decisionById.get(baseId) : undefined;
+    const plan = planDelta(delta, baseEv ? baseEv.metadata.decision : null);
+    if (typeof plan === 'string') {
+      decisionProblems.set(ev, plan);
+      problems.push({
+        line: lines[i] ?? 0,
+        torn: false,
+        kind: 'event',
+        eventId: typeof ev.event_id === 'string' ? ev.event_id : null,
+        problem: `context_decision ${typeof ev.event_id === 'string' ? ev.event_id : '(no event_id)'}` +
+          (typeof ev.turn === 'number' ? ` (turn ${ev.turn}, step ${stepOf(ev)})` : '') + `: ${plan}`,
+        excerpt: excerptOf('decisions_delta: ' + deltaSummary(delta))
+      });
+    } else {
+      deltaBases.set(ev, baseEv!);
+    }
+  }
+  if (decisionProblems.size) {
+    problems.sort((a, b) => a.line - b.line);
+  }
   for (const list of turnsByAgent.values()) {
     // Turns normally arrive in order; sort only when they did not (a resumed or merged run).
     for (let i = 1; i < list.length; i++) {
@@ -276,7 +333,10 @@ export function indexTrace(
     turns,
     history,
     errors,
-    bytes
+    bytes,
+    deltaBases,
+    decisionProblems,
+    resolvedDecisions: new Map()
   };
 }
 
@@ -284,15 +344,299 @@ export function getTurn(trace: ParsedTrace, agent: string, turn: number): TurnIn
   return trace.turns.get(turnKey(agent, turn)) ?? null;
 }
 
-/** The context decision of (agent, turn, step); step defaults to the turn's first build. */
-export function decisionOf(trace: ParsedTrace, agent: string, turn: number, step?: number): ContextDecision | null {
+function decisionEventOf(trace: ParsedTrace, agent: string, turn: number, step?: number): TraceEvent | null {
   const info = getTurn(trace, agent, turn);
   if (!info) {
     return null;
   }
   const s = step === undefined ? info.steps.find(x => x.decision) : info.steps.find(x => x.step === step);
-  const d = s?.decision?.metadata?.decision;
-  return d && typeof d === 'object' && Array.isArray(d.decisions) ? (d as ContextDecision) : null;
+  return s?.decision ?? null;
+}
+
+/** How many rebuilt delta decisions are kept (the viewer needs the selected turn and a diff's two). */
+const RESOLVED_CACHE = 16;
+
+/**
+ * The full decision of a `context_decision` event: as recorded, or rebuilt from its delta against
+ * its keyframe. Null when the event has no decision list or the delta could not be resolved (see
+ * `trace.decisionProblems`).
+ */
+export function decisionOfEvent(trace: ParsedTrace, ev: TraceEvent | null | undefined): ContextDecision | null {
+  const d = ev?.metadata?.decision;
+  if (!ev || !d || typeof d !== 'object' || trace.decisionProblems.has(ev)) {
+    return null;
+  }
+  const base = trace.deltaBases.get(ev);
+  if (!base) {
+    return Array.isArray(d.decisions) ? (d as ContextDecision) : null;
+  }
+  const cache = trace.resolvedDecisions;
+  let full = cache.get(ev);
+  if (full) {
+    cache.delete(ev); // most recently used last
+  } else {
+    full = resolveDecision(d, () => base.metadata.decision) as unknown as ContextDecision;
+    if (cache.size >= RESOLVED_CACHE) {
+      cache.delete(cache.keys().next().value!);
+    }
+  }
+  cache.set(ev, full);
+  return full;
+}
+
+/** The context decision of (agent, turn, step); step defaults to the turn's first build. */
+export function decisionOf(trace: ParsedTrace, agent: string, turn: number, step?: number): ContextDecision | null {
+  return decisionOfEvent(trace, decisionEventOf(trace, agent, turn, step));
+}
+
+/** Why the context decision of (agent, turn, step) cannot be read, or null when it can (or there is none). */
+export function decisionProblemOf(trace: ParsedTrace, agent: string, turn: number, step?: number): string | null {
+  const ev = decisionEventOf(trace, agent, turn, step);
+  return ev ? trace.decisionProblems.get(ev) ?? null : null;
+}
+
+// ---- decision deltas (arcana_jupyter/trace/decision_delta.py) --------------------------------
+
+/**
+ * A decision list stored as a column-wise delta against a keyframe: per column, the half-open
+ * ranges of positions equal to the base's column at the same positions, and the other values in order.
+ */
+export interface DecisionDelta {
+  base: string;
+  count: number;
+  columns: Record<string, { same: Array<[number, number]>; values: unknown[] }>;
+}
+
+/** Python truthiness of a JSON value (`if not delta` in resolve_decision). */
+function pyTruthy(v: unknown): boolean {
+  if (v === null || v === undefined || v === false || v === 0 || v === '') {
+    return false;
+  }
+  if (Array.isArray(v)) {
+    return v.length > 0;
+  }
+  if (typeof v === 'object') {
+    return Object.keys(v as object).length > 0;
+  }
+  return true;
+}
+
+/** Python's `int(x)` of a JSON value, or null where it raises. */
+function pyInt(v: unknown): number | null {
+  if (typeof v === 'boolean') {
+    return v ? 1 : 0;
+  }
+  if (typeof v === 'number') {
+    return Number.isFinite(v) ? Math.trunc(v) : null;
+  }
+  if (typeof v === 'string' && /^\s*[+-]?\d+(?:_\d+)*\s*$/.test(v)) {
+    return parseInt(v.replace(/_/g, ''), 10);
+  }
+  return null;
+}
+
+/** A slice bound as Python accepts it (an int or a bool), or null. */
+function pyIndex(v: unknown): number | null {
+  if (typeof v === 'boolean') {
+    return v ? 1 : 0;
+  }
+  return typeof v === 'number' && Number.isInteger(v) ? v : null;
+}
+
+/** `seq[a:b]` of a sequence of length `len`, as [start, end) (Python's clamping and negative indices). */
+function pySlice(len: number, a: number, b: number): [number, number] {
+  const norm = (x: number) => (x < 0 ? Math.max(0, len + x) : Math.min(x, len));
+  const s = norm(a);
+  return [s, Math.max(s, norm(b))];
+}
+
+/** Python's repr of a str (enough for column names in messages). */
+function pyRepr(s: string): string {
+  return s.includes("'") && !s.includes('"') ? `"${s}"` : `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+function isPlainObject(v: unknown): v is Record<string, any> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function deltaSummary(delta: unknown): string {
+  if (!isPlainObject(delta)) {
+    return excerptOf(JSON.stringify(delta) ?? String(delta));
+  }
+  const cols = isPlainObject(delta.columns) ? Object.keys(delta.columns) : delta.columns;
+  return JSON.stringify({ base: delta.base, count: delta.count, columns: cols }) ?? '';
+}
+
+interface ColumnPlan {
+  key: string;
+  /** The `same` ranges, sorted as Python sorts them. */
+  ranges: Array<[number, number]>;
+  values: unknown[];
+  /** Whether the base has this column (its first row's keys, as decision_delta.columns reads them). */
+  inBase: boolean;
+}
+
+interface DeltaPlan {
+  count: number;
+  columns: ColumnPlan[];
+  baseRows: Array<Record<string, unknown>>;
+}
+
+/** Base rows already checked to be objects (resolve_decision reads them with `row.get`). */
+const checkedBaseRows = new WeakSet<unknown[]>();
+
+/**
+ * Check a delta against its base decision exactly as resolve_decision would read it, without
+ * building a row: the plan to rebuild it, or why it cannot be (Python's message where it has one).
+ * Costs O(ranges) per column, so every delta of a long trace is checked at index time.
+ */
+function planDelta(delta: unknown, base: unknown): DeltaPlan | string {
+  if (!isPlainObject(delta)) {
+    return 'decisions_delta is not an object';
+  }
+  if (!('base' in delta)) {
+    return 'decisions_delta has no "base"';
+  }
+  const baseId = typeof delta.base === 'string' ? delta.base : JSON.stringify(delta.base);
+  if (!isPlainObject(base) || base.decisions === null || base.decisions === undefined) {
+    return `decision delta refers to ${baseId}, which is not a full decision in this trace`;
+  }
+  const rows = base.decisions;
+  if (!Array.isArray(rows)) {
+    return `decision delta refers to ${baseId}, whose decisions are not a list`;
+  }
+  if (!checkedBaseRows.has(rows)) {
+    if (!rows.every(isPlainObject)) {
+      return `decision delta refers to ${baseId}, whose decisions are not all objects`;
+    }
+    checkedBaseRows.add(rows);
+  }
+  const baseKeys = new Set(rows.length ? Object.keys(rows[0]) : []);
+  if (!('count' in delta)) {
+    return `decision delta against ${baseId} has no "count"`;
+  }
+  const count = pyInt(delta.count);
+  if (count === null) {
+    return `decision delta against ${baseId}: "count" is not an integer`;
+  }
+  if (!isPlainObject(delta.columns)) {
+    return `decision delta against ${baseId}: "columns" is ${'columns' in delta ? 'not an object' : 'missing'}`;
+  }
+  const columns: ColumnPlan[] = [];
+  for (const [key, spec] of Object.entries(delta.columns)) {
+    const where = `decision delta against ${baseId}: column ${pyRepr(key)}`;
+    if (!isPlainObject(spec) || !Array.isArray(spec.values) || !Array.isArray(spec.same)) {
+      return `${where} is not {"same": [...], "values": [...]}`;
+    }
+    const ranges: Array<[number, number]> = [];
+    for (const r of spec.same as unknown[]) {
+      const a = Array.isArray(r) && r.length === 2 ? pyIndex(r[0]) : null;
+      const b = Array.isArray(r) && r.length === 2 ? pyIndex(r[1]) : null;
+      if (a === null || b === null) {
+        return `${where}: ${excerptOf(JSON.stringify(r) ?? String(r))} is not a range [start, end]`;
+      }
+      ranges.push([a, b]);
+    }
+    ranges.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+    const values = spec.values as unknown[];
+    const inBase = baseKeys.has(key);
+    const baseLen = inBase ? rows.length : 0;
+    // resolve_decision's loop, counting instead of copying.
+    let pos = 0;
+    let used = 0;
+    let len = 0;
+    for (const [a, b] of ranges) {
+      if (pos < a) {
+        const need = a - pos;
+        if (used + need > values.length) {
+          return `${where} has fewer values than its ranges need`;
+        }
+        used += need;
+        len += need;
+      }
+      const [s, e] = pySlice(baseLen, a, b);
+      len += e - s;
+      pos = b;
+    }
+    len += values.length - used;
+    if (len !== count) {
+      return `decision delta against ${baseId}: column ${pyRepr(key)} resolves to ${len} values, expected ${count}`;
+    }
+    columns.push({ key, ranges, values, inBase });
+  }
+  if (count < 0) {
+    // Only reachable with no columns: Python's range(count) is then empty.
+    return { count: 0, columns, baseRows: rows };
+  }
+  return { count, columns, baseRows: rows };
+}
+
+/** Rebuild the rows of a checked delta (resolve_decision's loop). */
+function applyPlan(plan: DeltaPlan): Array<Record<string, unknown>> {
+  const { count, baseRows } = plan;
+  const hasOwn = Object.prototype.hasOwnProperty;
+  const cols = plan.columns.map(({ key, ranges, values, inBase }) => {
+    const baseLen = inBase ? baseRows.length : 0;
+    const col: unknown[] = new Array(count);
+    let k = 0;
+    let vi = 0;
+    let pos = 0;
+    for (const [a, b] of ranges) {
+      while (pos < a) {
+        col[k++] = values[vi++];
+        pos += 1;
+      }
+      const [s, e] = pySlice(baseLen, a, b);
+      for (let i = s; i < e; i++) {
+        const row = baseRows[i];
+        col[k++] = hasOwn.call(row, key) ? row[key] : null;
+      }
+      pos = b;
+    }
+    while (vi < values.length) {
+      col[k++] = values[vi++];
+    }
+    return col;
+  });
+  const keys = plan.columns.map(c => c.key);
+  const unsafe = keys.includes('__proto__');
+  const out: Array<Record<string, unknown>> = new Array(count);
+  for (let i = 0; i < count; i++) {
+    const row: Record<string, unknown> = {};
+    for (let j = 0; j < keys.length; j++) {
+      if (unsafe && keys[j] === '__proto__') {
+        Object.defineProperty(row, '__proto__', { value: cols[j][i], enumerable: true, writable: true, configurable: true });
+      } else {
+        row[keys[j]] = cols[j][i];
+      }
+    }
+    out[i] = row;
+  }
+  return out;
+}
+
+/**
+ * `resolve_decision` of arcana_jupyter/trace/decision_delta.py: the decision with its full
+ * `decisions` list. `loadBase(eventId)` returns that event's `decision` (a keyframe). A decision
+ * without a delta comes back as it is; a delta that cannot be resolved throws an Error.
+ */
+export function resolveDecision(
+  decision: Record<string, any>,
+  loadBase: (eventId: string) => Record<string, any> | null | undefined
+): Record<string, any> {
+  const delta = decision.decisions_delta;
+  if (!pyTruthy(delta)) {
+    return decision;
+  }
+  const base = isPlainObject(delta) && typeof delta.base === 'string' ? loadBase(delta.base) ?? null : null;
+  const plan = planDelta(delta, base);
+  if (typeof plan === 'string') {
+    throw new Error(plan);
+  }
+  const full: Record<string, any> = { ...decision }; // spread defines keys (a "__proto__" key stays data)
+  delete full.decisions_delta;
+  full.decisions = applyPlan(plan);
+  return full;
 }
 
 /** The prompt recorded by a prompt_snapshot event, or null when snapshots were off. */

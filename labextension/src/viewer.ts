@@ -14,6 +14,7 @@ import {
   activePins,
   contentText,
   decisionOf,
+  decisionProblemOf,
   DiffRow,
   diffTurns,
   getTurn,
@@ -191,10 +192,12 @@ export class TraceViewer extends Widget {
     this.node.dataset.turns = String(turns.length);
     this.statusEl.classList.remove('arcana-warn');
     const torn = trace.problems.some(p => p.torn);
-    const bad = trace.problems.filter(p => !p.torn).length;
+    const bad = trace.problems.filter(p => !p.torn && p.kind !== 'event').length;
+    const badEvents = trace.problems.filter(p => p.kind === 'event').length;
     this.statusEl.textContent =
       `${fmtInt(trace.events.length)} events · ${fmtInt(turns.length)} turns · ${(trace.bytes / 1024).toFixed(0)} KiB · parsed in ${this.lastParseMs.toFixed(0)} ms` +
       (bad ? ` · ${bad} corrupt line${bad > 1 ? 's' : ''} (listed below)` : '') +
+      (badEvents ? ` · ${badEvents} decision${badEvents > 1 ? 's' : ''} that could not be resolved (listed below)` : '') +
       (torn ? ' · last line incomplete (still being written? press Refresh)' : '') +
       (trace.runEnd ? ' · run ended' : ' · run not ended');
   }
@@ -330,6 +333,7 @@ export class TraceViewer extends Widget {
     const stepNo = this.step ?? this.firstStep(turn);
     const stepInfo = info.steps.find(s => s.step === stepNo) ?? null;
     const decision = decisionOf(t, this.agent, turn, stepNo);
+    const problem = decision ? null : decisionProblemOf(t, this.agent, turn, stepNo);
     const md = stepInfo?.decision?.metadata ?? {};
     const end = info.turnEnd?.metadata ?? {};
     const decisions = decision?.decisions ?? [];
@@ -350,11 +354,15 @@ export class TraceViewer extends Widget {
     const summary = h('div', { class: 'arcana-turn-summary' },
       h('strong', {}, `Turn ${turn}`),
       ` · ${end.status ?? (info.turnEnd ? '?' : 'in progress')}`,
-      decision ? ` · ${decision.strategy} · ${outcomeSummary(decisions)}` : ' · no context decision',
+      decision ? ` · ${decision.strategy} · ${outcomeSummary(decisions)}` : problem ? ' · context decision unreadable' : ' · no context decision',
       md.budget ? ` · ${fmtInt(md.budget.used)} / ${fmtInt(md.budget.available)} tokens (${fmtPct(md.budget.utilization)})` : '',
       info.turnEnd ? ` · ${fmtInt(usage.input_tokens ?? usage['gen_ai.usage.input_tokens'])} in / ${fmtInt(usage.output_tokens ?? usage['gen_ai.usage.output_tokens'])} out · ${fmtCost(end.cost_usd)} · ${fmtMs(end.latency_ms)}` : '',
       stepSel ? ' · ' : '', stepSel);
     this.turnHost.appendChild(summary);
+    if (problem) {
+      this.turnHost.appendChild(h('div', { class: 'arcana-warn arcana-decision-problem', role: 'alert' },
+        `The decisions of this build could not be read: ${problem}`));
+    }
 
     const input = contentText(info.userMessage?.metadata?.message);
     const reply = typeof end.reply === 'string' ? end.reply : null;
@@ -446,6 +454,14 @@ export class TraceViewer extends Widget {
       this.diffSummary.textContent = this.diffA.value && this.diffB.value ? `No turn ${missing.join(' or ')} in this run.` : 'Choose two turns.';
       return;
     }
+    const unreadable = [...new Set([a, b])].filter(x => decisionProblemOf(t, this.agent, x) !== null);
+    if (unreadable.length) {
+      // Comparing with an empty list would list every message as added or removed.
+      this.diffTable.setRows([]);
+      this.diffSummary.classList.add('arcana-warn');
+      this.diffSummary.textContent = `Cannot compare turn ${a} with turn ${b}: the decisions of turn ${unreadable.join(' and ')} could not be read (see the problems below).`;
+      return;
+    }
     const d = diffTurns(t, this.agent, a, b);
     const counts = (c: Record<string, number>) => Object.entries(c).map(([k, v]) => `${v} ${k}`).join(', ') || 'none';
     this.diffSummary.textContent =
@@ -463,7 +479,8 @@ export class TraceViewer extends Widget {
     }
     this.problemsHost.appendChild(
       h('section', { class: 'arcana-section arcana-problems', role: 'alert' },
-        h('h4', { class: 'arcana-section-title arcana-plain' }, `Lines that could not be read (${probs.length})`),
+        h('h4', { class: 'arcana-section-title arcana-plain' },
+          probs.some(p => p.kind === 'event') ? `Lines and events that could not be read (${probs.length})` : `Lines that could not be read (${probs.length})`),
         list(probs, p => h('div', { class: p.torn ? 'arcana-muted' : 'arcana-warn' },
           h('strong', {}, `line ${p.line}`), `: ${p.problem}`, pre(p.excerpt, 'arcana-pre arcana-excerpt')), ''))
     );

@@ -1,12 +1,24 @@
 /**
  * Unit tests of the trace logic (src/trace.ts): parsing with torn and corrupt lines, the turn
- * index, active pins and turn diffs. Run with `jlpm test` (tsc to CommonJS, then `node --test`).
+ * index, decision deltas, active pins and turn diffs. Run with `jlpm test` (tsc to CommonJS, then `node --test`).
  */
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { isDeepStrictEqual } from 'node:util';
 
-import { activePins, decisionOf, diffTurns, getTurn, messageFor, messageKey, parseTrace, promptOf } from '../src/trace';
+import {
+  activePins,
+  decisionOf,
+  decisionProblemOf,
+  diffTurns,
+  getTurn,
+  messageFor,
+  messageKey,
+  parseTrace,
+  promptOf,
+  resolveDecision
+} from '../src/trace';
 import { fmtInt, fmtPct, preview, valueText } from '../src/format';
 import type { MessageDecision } from '../src/types';
 
@@ -290,4 +302,274 @@ test('formatting helpers', () => {
   assert.equal(preview('x'.repeat(20), 5), 'xxxx…');
   assert.equal(valueText({ a: 1 }), '{\n "a": 1\n}');
   assert.match(valueText('y'.repeat(50), 10), /40 more characters/);
+});
+
+// ---- decision deltas (arcana_jupyter/trace/decision_delta.py) ----------------------------------
+
+type Row = Record<string, unknown>;
+
+/** decision_delta.columns */
+function columnsOf(rows: Row[]): Record<string, unknown[]> {
+  if (!rows.length) {
+    return {};
+  }
+  return Object.fromEntries(Object.keys(rows[0]).map(k => [k, rows.map(r => r[k] ?? null)]));
+}
+
+/** decision_delta.encode, ported line by line (the Python encoder writes the real traces). */
+function encode(rows: Row[], baseRows: Row[] | null): { count: number; columns: Record<string, { same: number[][]; values: unknown[] }> } | null {
+  if (baseRows === null || !rows.length) {
+    return null;
+  }
+  const baseCols = columnsOf(baseRows);
+  const newCols = columnsOf(rows);
+  const keys = Object.keys(newCols);
+  if (keys.length !== Object.keys(baseCols).length || !keys.every(k => k in baseCols)) {
+    return null;
+  }
+  const out: Record<string, { same: number[][]; values: unknown[] }> = {};
+  let stored = 0;
+  for (const key of keys) {
+    const col = newCols[key];
+    const base = baseCols[key];
+    const same: number[][] = [];
+    const values: unknown[] = [];
+    let start: number | null = null;
+    col.forEach((v, i) => {
+      if (i < base.length && isDeepStrictEqual(v, base[i])) {
+        start = start ?? i;
+        return;
+      }
+      if (start !== null) {
+        same.push([start, i]);
+        start = null;
+      }
+      values.push(v);
+    });
+    if (start !== null) {
+      same.push([start, col.length]);
+    }
+    out[key] = { same, values };
+    stored += values.length + 2 * same.length;
+  }
+  if (stored * 2 > rows.length * keys.length) {
+    return null;
+  }
+  return { count: rows.length, columns: out };
+}
+
+/** A deterministic pseudo-random generator (mulberry32). */
+function rng(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A growing session's decisions: old rows stable, ages move outcomes, relevance changes everywhere. */
+function sessionDecisions(turn: number, rand: () => number, maxRows = Infinity): MessageDecision[] {
+  const n = Math.min(2 * turn + 1, maxRows);
+  const out: MessageDecision[] = [];
+  for (let i = 0; i < n; i++) {
+    const age = n - 1 - i;
+    const outcome = i === 0 || age < 6 ? 'kept' : age < 14 ? 'compressed' : 'dropped';
+    out.push(dec(i, outcome, outcome === 'dropped' ? 0 : outcome === 'compressed' ? 40 : 100, {
+      relevance_score: i === 0 ? null : Math.round(rand() * 1000) / 1000,
+      reason: outcome === 'kept' ? (i === 0 ? 'system_always_kept' : 'recent_turn') : 'older_turn',
+      turn: i === 0 ? null : Math.ceil(i / 2),
+      position: outcome === 'dropped' ? null : i,
+      pinned: false,
+      section: null // MessageDecision dumps all have the same keys
+    }));
+  }
+  if (turn % 7 === 3) {
+    out.push(dec(n, 'kept', 20, { source: 'pin', section: `p_${turn}`, pinned: true, relevance_score: null, turn: null, position: n }));
+  }
+  return out;
+}
+
+/** The same run twice: every decision in full, and as the runtime writes it (keyframes + deltas). */
+function fullAndPacked(
+  turns: number,
+  every = 32,
+  opts: { maxRows?: number; keep?: Set<number> } = {}
+): { full: string; packed: string; deltas: number; rows: Map<number, MessageDecision[]> } {
+  const rand = rng(7);
+  const fullLines: string[] = [];
+  const packedLines: string[] = [];
+  const rows = new Map<number, MessageDecision[]>();
+  let base: { id: string; rows: Row[] } | null = null;
+  let since = 0;
+  let deltas = 0;
+  for (let turn = 1; turn <= turns; turn++) {
+    const ds = sessionDecisions(turn, rand, opts.maxRows);
+    if (!opts.keep || opts.keep.has(turn)) {
+      rows.set(turn, ds);
+    }
+    const start = ev('turn_start', turn);
+    const line = decisionEvent(turn, ds);
+    const obj = JSON.parse(line);
+    if (!opts.keep) {
+      fullLines.push(start, line);
+    }
+    // DeltaEncoder.pack, then keyframe_written for a keyframe.
+    const delta = base && since < every ? encode(ds as unknown as Row[], base.rows) : null;
+    if (base && delta) {
+      since += 1;
+      deltas += 1;
+      obj.metadata.decision.decisions = null;
+      obj.metadata.decision.decisions_delta = { base: base.id, ...delta };
+    } else {
+      base = { id: obj.event_id, rows: ds as unknown as Row[] };
+      since = 0;
+    }
+    packedLines.push(start, JSON.stringify(obj));
+  }
+  return { full: lines(...fullLines), packed: lines(...packedLines), deltas, rows };
+}
+
+test('decision deltas: keyframes + deltas give exactly the rows of the full trace, turn tables and diffs alike', () => {
+  const { full, packed, deltas, rows } = fullAndPacked(80, 8);
+  assert.ok(deltas > 40, `most turns are deltas (${deltas} of 80)`);
+  assert.ok(packed.length < full.length / 2, 'the packed trace is much smaller');
+  const tf = parseTrace(full);
+  const tp = parseTrace(packed);
+  assert.deepEqual(tp.problems, []);
+  assert.equal(tp.deltaBases.size, deltas);
+  assert.equal(tp.resolvedDecisions.size, 0, 'rows are rebuilt on demand, not at parse time');
+  for (let turn = 1; turn <= 80; turn++) {
+    const want = decisionOf(tf, 'main', turn);
+    const got = decisionOf(tp, 'main', turn);
+    assert.deepStrictEqual(got, want, `turn ${turn}`);
+    assert.deepStrictEqual(got?.decisions, rows.get(turn));
+    assert.equal('decisions_delta' in (got as object), false);
+  }
+  assert.ok(tp.resolvedDecisions.size <= 16, 'only the last few rebuilt decisions are kept');
+  for (const [a, b] of [[1, 2], [9, 10], [3, 77], [40, 41], [80, 1]]) {
+    assert.deepStrictEqual(diffTurns(tp, 'main', a, b), diffTurns(tf, 'main', a, b), `diff ${a} -> ${b}`);
+  }
+  // The same object again while it is cached.
+  assert.equal(decisionOf(tp, 'main', 80), decisionOf(tp, 'main', 80));
+});
+
+test('a decision delta resolves exactly as resolve_decision does', () => {
+  const base = {
+    decisions: [
+      { index: 0, outcome: 'kept', score: 0.1, extra: 'x' },
+      { index: 1, outcome: 'kept', score: 0.2 },
+      { index: 2, outcome: 'dropped', score: 0.3 }
+    ]
+  };
+  const packed = {
+    strategy: 'tail_preserve',
+    decisions: null,
+    decisions_delta: {
+      base: 'e_1',
+      count: 5,
+      columns: {
+        // ranges out of order are sorted; positions outside them take the values in order
+        index: { same: [[1, 3], [0, 1]], values: [3, 4] },
+        outcome: { same: [[0, 2]], values: ['compressed', 'kept', 'kept'] },
+        // a negative range bound counts from the end, as in a Python slice: base[-1:3] is [0.3]
+        score: { same: [[-1, 3]], values: [0.5, 0.6, 0.7, 0.8] },
+        // a column the base does not have (its first row's keys) takes only values
+        layer: { same: [], values: ['working', 'working', 'working', 'working', 'working'] }
+      }
+    }
+  };
+  const seen: string[] = [];
+  const full = resolveDecision(packed, id => {
+    seen.push(id);
+    return base;
+  });
+  assert.deepEqual(seen, ['e_1']);
+  // What resolve_decision returns for the same input (checked with the Python).
+  assert.deepStrictEqual(full, {
+    strategy: 'tail_preserve',
+    decisions: [
+      { index: 0, outcome: 'kept', score: 0.3, layer: 'working' },
+      { index: 1, outcome: 'kept', score: 0.5, layer: 'working' },
+      { index: 2, outcome: 'compressed', score: 0.6, layer: 'working' },
+      { index: 3, outcome: 'kept', score: 0.7, layer: 'working' },
+      { index: 4, outcome: 'kept', score: 0.8, layer: 'working' }
+    ]
+  });
+  // a decision without a delta comes back as it is
+  const plain = { decisions: [{ index: 0 }], decisions_delta: null };
+  assert.equal(resolveDecision(plain, () => null), plain);
+  assert.throws(() => resolveDecision({ decisions: null, decisions_delta: { base: 'e_9', count: 0, columns: {} } }, () => null),
+    /decision delta refers to e_9, which is not a full decision in this trace/);
+  assert.throws(() => resolveDecision({ decisions_delta: { base: 'e_1', count: 4, columns: { index: { same: [[0, 3]], values: [] } } } }, () => base),
+    /column 'index' resolves to 3 values, expected 4/);
+});
+
+test('a decision delta with a missing base is a problem of that event, not of the trace', () => {
+  const ok = decisionEvent(1, [dec(0, 'kept', 10), dec(1, 'kept', 20)]);
+  const okId = JSON.parse(ok).event_id;
+  const delta = (turn: number, base: string, d: Record<string, unknown> = {}) => {
+    const obj = JSON.parse(decisionEvent(turn, []));
+    obj.metadata.decision.decisions = null;
+    obj.metadata.decision.decisions_delta = {
+      base,
+      count: 2,
+      columns: { index: { same: [[0, 2]], values: [] }, outcome: { same: [[0, 1]], values: ['dropped'] } },
+      ...d
+    };
+    return JSON.stringify(obj);
+  };
+  const missing = delta(2, 'e_999999');
+  const text = lines(
+    ev('run_start', null),
+    ev('turn_start', 1), ok, ev('turn_end', 1, { status: 'ok' }),
+    ev('turn_start', 2), missing, ev('turn_end', 2, { status: 'ok' }),
+    ev('turn_start', 3), delta(3, okId), ev('turn_end', 3, { status: 'ok' }),
+    ev('turn_start', 4), delta(4, okId, { count: 3 }), // inconsistent with its base
+    ev('turn_start', 5), delta(5, JSON.parse(missing).event_id), // its base is a delta, not a keyframe
+    '{"v": 1, oops',
+    ev('turn_start', 6), delta(6, okId, { columns: { index: { same: [[0, 1], [2, 3]], values: [] } } }) // too few values
+  );
+  const t = parseTrace(text);
+  assert.deepEqual(t.turnsByAgent.get('main'), [1, 2, 3, 4, 5, 6], 'every turn is still there');
+  assert.deepEqual(t.problems.map(p => [p.line, p.kind]), [[6, 'event'], [12, 'event'], [14, 'event'], [15, 'line'], [17, 'event']]);
+  const [p2, p4, p5, , p6] = t.problems;
+  assert.equal(p2.eventId, JSON.parse(missing).event_id);
+  assert.equal(p2.torn, false);
+  assert.match(p2.problem, /\(turn 2, step 0\): decision delta refers to e_999999, which is not a full decision in this trace/);
+  assert.match(p2.excerpt, /"base":"e_999999"/);
+  assert.match(p4.problem, /column 'index' resolves to 2 values, expected 3/);
+  assert.match(p5.problem, /which is not a full decision in this trace/);
+  assert.match(p6.problem, /column 'index' has fewer values than its ranges need/);
+  // The turns with a bad delta have no decisions and say why; the others resolve.
+  assert.equal(decisionOf(t, 'main', 2), null);
+  assert.match(decisionProblemOf(t, 'main', 2) ?? '', /e_999999/);
+  assert.equal(decisionProblemOf(t, 'main', 1), null);
+  assert.equal(decisionProblemOf(t, 'main', 3), null);
+  assert.deepEqual(decisionOf(t, 'main', 3)?.decisions.map(d => [d.index, d.outcome]), [[0, 'kept'], [1, 'dropped']]);
+  assert.equal(decisionOf(t, 'main', 1)?.decisions.length, 2);
+  // A diff against an unreadable turn lists the readable side only.
+  assert.deepEqual(diffTurns(t, 'main', 1, 2).rows.map(r => r.changes[0]), ['removed', 'removed']);
+});
+
+test('5,000 turns of keyframes and deltas parse in one pass and resolve on demand', () => {
+  const keep = new Set([5000, 4999, 2500, 33, 2]);
+  const { packed, deltas, rows } = fullAndPacked(5000, 32, { maxRows: 400, keep });
+  assert.ok(deltas > 4000, `${deltas} deltas`);
+  const t0 = performance.now();
+  const t = parseTrace(packed);
+  const parseMs = performance.now() - t0;
+  assert.deepEqual(t.problems, []);
+  assert.equal(t.turnsByAgent.get('main')?.length, 5000);
+  assert.equal(t.resolvedDecisions.size, 0);
+  const t1 = performance.now();
+  for (const turn of keep) {
+    assert.deepStrictEqual(decisionOf(t, 'main', turn)?.decisions, rows.get(turn), `turn ${turn}`);
+  }
+  const resolveMs = (performance.now() - t1) / 5;
+  // Generous bounds (a slow CI machine).
+  assert.ok(parseMs < 20000, `parse took ${parseMs.toFixed(0)} ms`);
+  assert.ok(resolveMs < 2000, `a turn took ${resolveMs.toFixed(0)} ms`);
+  console.log(`5,000-turn delta trace: ${(packed.length / 1e6).toFixed(1)} MB parsed in ${parseMs.toFixed(0)} ms, ${resolveMs.toFixed(1)} ms per turn rebuilt`);
 });
