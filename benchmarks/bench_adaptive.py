@@ -25,6 +25,7 @@ from arcana_jupyter.adaptive import AdaptiveEngine
 from arcana_jupyter.adaptive.engine import SECTION_ACTIVE, SECTION_HARD, SECTION_SOFT
 from arcana_jupyter.messages import Message
 from arcana_jupyter.tokens import TokenCounter
+from benchmarks._machine import cpu_model
 
 TOPICS = 60
 MEASURED_TURNS = 80
@@ -120,14 +121,6 @@ def measure(n_objects: int) -> dict[str, float]:
     }
 
 
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def main() -> None:
@@ -141,7 +134,7 @@ def main() -> None:
         "",
         "Command: `.venv/bin/python -m benchmarks.bench_adaptive`",
         f"Date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
-        f"Machine: {os.cpu_count()} CPUs (nproc), {_cpu()}, Python {platform.python_version()}; "
+        f"Machine: {os.cpu_count()} CPUs (nproc), {cpu_model()}, Python {platform.python_version()}; "
         f"load average at start {load:.2f} (wall-clock p90 reflects other processes; "
         "the CPU column is this thread's own time)",
         "",

@@ -36,6 +36,7 @@ from pathlib import Path
 from arcana_jupyter.context import TokenBudget, WorkingSetBuilder
 from arcana_jupyter.messages import Message, ToolCall
 from arcana_jupyter.tokens import TokenCounter
+from benchmarks._machine import cpu_model
 
 SIZES = (100, 1_000, 10_000)
 WINDOWS = (4_000, 16_000, 128_000)
@@ -167,14 +168,6 @@ def bench(n: int, window: int, cold_reps: int, warm_calls: int) -> dict[str, obj
     }
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def main() -> None:
@@ -200,7 +193,7 @@ def main() -> None:
         "",
         f"Command: `.venv/bin/python -m benchmarks.bench_builder{' --quick' if args.quick else ''}`",
         f"Date: {now}",
-        f"Machine: {os.cpu_count()} CPUs (nproc), {_cpu_model()}, Python {platform.python_version()}; "
+        f"Machine: {os.cpu_count()} CPUs (nproc), {cpu_model()}, Python {platform.python_version()}; "
         f"load average at start {load:.2f} (other processes share the machine: wall-clock columns include "
         "their interference, CPU columns are this thread's own time)",
         "",

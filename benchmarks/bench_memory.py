@@ -33,6 +33,7 @@ from pathlib import Path
 
 from arcana_jupyter.memory import KINDS, MemoryStore, Scope
 from arcana_jupyter.memory.store import FTS_RANK_CAP
+from benchmarks._machine import cpu_model
 
 RESULTS = Path(__file__).parent / "results" / "memory.md"
 VOCAB_SIZE = 4000
@@ -180,14 +181,6 @@ def bench_size(n: int, queries: int, single_inserts: int, workdir: Path) -> dict
     }
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -226,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
             f"Command: `python -m benchmarks.bench_memory --sizes {args.sizes} --queries {args.queries} "
             f"--single-inserts {args.single_inserts}`",
             "",
-            f"Machine: {os.cpu_count()} CPUs (nproc), {_cpu_model()}; Python {platform.python_version()}, "
+            f"Machine: {os.cpu_count()} CPUs (nproc), {cpu_model()}; Python {platform.python_version()}, "
             f"SQLite {__import__('sqlite3').sqlite_version}; {platform.system()} {platform.release()}",
             f"Date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}; load average at start "
             f"{load_before[0]:.1f}, at end {os.getloadavg()[0]:.1f} (on {os.cpu_count()} CPUs)",

@@ -26,6 +26,7 @@ from arcana_jupyter.messages import Message, ToolCall
 from arcana_jupyter.providers.base import LLMRequest, LLMResponse, Usage
 from arcana_jupyter.providers.function import FunctionProvider
 from arcana_jupyter.runtime import Runtime, RuntimeConfig
+from benchmarks._machine import cpu_model
 
 REPLY = " ".join(["The analysis shows the numbers moved as expected across the regions this quarter."] * 4)
 
@@ -73,15 +74,7 @@ async def session(turns: int, engine: bool, trace_dir: Path) -> dict[str, float]
 
 
 def machine() -> str:
-    cpu = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{os.cpu_count()} cores, {cpu}, Python {platform.python_version()}"
+    return f"{os.cpu_count()} cores, {cpu_model()}, Python {platform.python_version()}"
 
 
 def main() -> None:

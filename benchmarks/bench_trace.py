@@ -36,6 +36,7 @@ from arcana_jupyter.context.decisions import (
 )
 from arcana_jupyter.messages import Message, digest
 from arcana_jupyter.trace import TraceReader, TraceWriter
+from benchmarks._machine import cpu_model
 
 WORDS = ("region sales grew quarter revenue forecast pandas dataframe column index merge plot median "
          "outlier variance customer order invoice margin growth decline weekly monthly report").split()
@@ -192,14 +193,6 @@ def bench_replay(tmp: Path, turns: int, samples: int) -> dict[str, Any]:
     }
 
 
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -223,7 +216,7 @@ def main(argv: list[str] | None = None) -> None:
         "",
         f"Command: `{cmd}`  ",
         f"Date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}  ",
-        f"Machine: {os.cpu_count()} CPUs (nproc), {_cpu()}, Python {platform.python_version()}, "
+        f"Machine: {os.cpu_count()} CPUs (nproc), {cpu_model()}, Python {platform.python_version()}, "
         f"{platform.system()} {platform.release()}  ",
         f"Load average (1 min) at start / end: {load_start[0]:.1f} / {os.getloadavg()[0]:.1f} — other work shared the "
         "machine; medians are robust to it, p95 and max much less so.",
