@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,8 @@ import nbformat
 import pytest
 
 from arcana_jupyter.demo import EXAMPLES, execute_notebook
+from arcana_jupyter.report.build import collect_bundles, sessions_of
+from arcana_jupyter.report.verify import verify_notebook
 
 MIME = "application/vnd.arcana.turn+json"
 pytestmark = pytest.mark.slow
@@ -28,6 +31,23 @@ def errors(nb: Any) -> list[str]:
             for o in c.get("outputs", []) if o.get("output_type") == "error"]
 
 
+def stdout(nb: Any) -> str:
+    return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+                   if o.get("name") == "stdout")
+
+
+def trace_events(folder: Path, trace_path: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (folder / trace_path).read_text().splitlines()]
+
+
+def sections(bundle: dict[str, Any]) -> list[str]:
+    return [d["section"] for d in bundle["steps"][-1]["decision"]["decisions"] if d["source"] == "section"]
+
+
+def prompt_text(bundle: dict[str, Any]) -> str:
+    return "\n".join(str(m.get("content") or "") for m in bundle["steps"][-1]["messages"])
+
+
 def copy_example(name: str, folder: Path) -> Path:
     for item in EXAMPLES.iterdir():
         if item.suffix in (".csv",) or item.name == f"{name}.ipynb":
@@ -35,9 +55,14 @@ def copy_example(name: str, folder: Path) -> Path:
     return folder / f"{name}.ipynb"
 
 
-@pytest.mark.parametrize("name", ["explainability_and_replay", "primitives", "data_analysis"])
+@pytest.mark.parametrize(
+    "name", ["explainability_and_replay", "primitives", "data_analysis", "adaptive_context", "memory"]
+)
 def test_example_notebook_runs_headless(name: str, tmp_path: Path) -> None:
-    nb = execute_notebook(copy_example(name, tmp_path))
+    home = tmp_path / "home"  # a memory store under ~/.arcana would show up here
+    home.mkdir()
+    path = copy_example(name, tmp_path)
+    nb = execute_notebook(path, env={**os.environ, "HOME": str(home)})
     assert errors(nb) == []
     found = bundles(nb)
     assert found and all(b["status"] == "ok" and b["reply"] for b, _ in found)
@@ -47,10 +72,67 @@ def test_example_notebook_runs_headless(name: str, tmp_path: Path) -> None:
     if name == "explainability_and_replay":
         last = found[-1][0]["steps"][-1]["decision"]["decisions"]
         assert {d["outcome"] for d in last} & {"compressed", "dropped"}  # the small window forced choices
-        printed = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []) if o.get("name") == "stdout")
-        assert "digest verified: True" in printed
+        assert "digest verified: True" in stdout(nb)
     if name == "primitives":
         assert found[0][0]["pins"][0]["label"] == "project facts" and found[1][0]["pins"] == []
+    if name == "adaptive_context":
+        check_adaptive_context(nb, [b for b, _ in found])
+        # the user's engine actions (add, retract, hydrate) are replayed too: every prompt is rebuilt exactly
+        verification = verify_notebook(path, sessions_of(collect_bundles(nb)))
+        assert verification.ok, (verification.summary(), verification.errors)
+    if name == "memory":
+        check_memory(nb, found, tmp_path)
+        assert not (home / ".arcana").exists()  # the notebook's store lives in a temporary folder
+
+
+def check_adaptive_context(nb: Any, found: list[dict[str, Any]]) -> None:
+    """Tiers move (idle demotion, keyword promotion, hydrate), a retraction leaves the prompt, old turns become digests."""
+    assert [b["turn"] for b in found] == [1, 2, 3, 4, 5]
+    first, fourth, last = found[0], found[3], found[-1]
+    assert sections(first) == ["adaptive_active"]
+    assert [o["id"] for o in first["tiers"]["active"]] == ["s_1", "s_2", "s_3", "s_4"]
+    assert all(b["tool_calls"] == [] for b in found)  # engine tools withheld from the local model
+    idle = [(c["object_id"], c["to_tier"]) for c in fourth["state_changes"] if c.get("cause") == "idle"]
+    assert idle == [("s_1", "soft"), ("s_2", "soft"), ("s_3", "soft"), ("s_4", "soft")]
+    assert [o["id"] for o in fourth["tiers"]["soft"]] == ["s_1", "s_2", "s_3", "s_4"]
+    promoted = [(c["object_id"], c["from_tier"], c["to_tier"], c["cause"])
+                for c in last["state_changes"] if c["event_type"] == "state_change"]
+    assert promoted == [("s_2", "soft", "active", "keyword:museum")]
+    assert sections(last) == ["adaptive_soft", "checkpoint", "turn_digests", "adaptive_active"]
+    assert {o["id"] for o in last["tiers"]["active"]} == {"s_1", "s_2"}  # hydrated budget, promoted museum
+    assert [o["id"] for o in last["tiers"]["soft"]] == ["s_4"] and last["tiers"]["hard"] == []
+    prompt = prompt_text(last)
+    assert "Total budget under 600 EUR" in prompt and "Pick one museum for day one" in prompt
+    assert "s_4 note: Ana is vegetarian" in prompt  # the soft note as a stub
+    assert "Ribeira" not in prompt  # the retracted decision is hidden
+    digested = {d["turn"] for d in last["steps"][-1]["decision"]["decisions"] if d["outcome"] == "dropped"}
+    assert digested == {1, 2}  # outside the verbatim band: through turn_digests and the checkpoint
+    printed = stdout(nb)
+    assert "retracted hotel in the prompt: False" in printed and "--- adaptive_soft (head)" in printed
+
+
+def check_memory(nb: Any, found: list[tuple[dict[str, Any], dict[str, Any]]], folder: Path) -> None:
+    """Session 1 stores a preference; session 2 starts with it in its digest and its prompt; forgetting removes it."""
+    assert [(b["agent"], b["turn"]) for b, _ in found] == [("first", 1), ("second", 1)]
+    (first, first_meta), (second, second_meta) = found
+    assert first["run_id"] != second["run_id"]
+    writes = [e["metadata"] for e in trace_events(folder, first_meta["arcana"]["trace_path"])
+              if e["event_type"] == "memory_write"]
+    assert [(w["op"], w["entry"]["kind"], w["entry"]["content"]) for w in writes] == [
+        ("remember", "preference", "The user prefers answers as short bullet lists.")]
+    entry_id = writes[0]["entry"]["id"]
+    events = trace_events(folder, second_meta["arcana"]["trace_path"])
+    digest = [e["metadata"] for e in events if e["event_type"] == "memory_read" and e["metadata"]["purpose"] == "digest"]
+    assert [[r["id"] for r in d["results"]] for d in digest] == [[entry_id]]
+    rows = [d for d in second["steps"][0]["decision"]["decisions"] if d["source"] == "section"]
+    assert [(d["section"], d["layer"], d["outcome"]) for d in rows] == [("memory_digest", "external", "kept")]
+    assert f"[{entry_id}] (preference, project) The user prefers answers as short bullet lists." in prompt_text(second)
+    assert "memory_digest" not in sections(first)  # session 1 started with an empty store
+    offered = [e["metadata"]["tools"] for e in events if e["event_type"] == "context_decision"]
+    assert offered == [[]]  # the memory tools were taken away from the 135M model
+    printed = stdout(nb)
+    assert "the stored preference is in session 2's prompt: True" in printed
+    assert "session 3's digest: ''" in printed
 
 
 def test_resume_across_a_kernel_restart(tmp_path: Path) -> None:
