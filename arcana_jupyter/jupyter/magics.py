@@ -181,8 +181,10 @@ class ArcanaMagics(Magics):
         try:
             entry = self.open_session(opts)
         except ArcanaError as exc:
-            self._error(f"arcana: could not start the session: {_short(exc)}")
+            self._failed_chat = f"arcana: could not start the session: {_short(exc)}"
+            self._error(self._failed_chat)
             return None
+        self._failed_chat = None
         self.current = entry.name
         chat = entry.chat
         what = "resumed" if opts.resume else "started"
@@ -204,7 +206,7 @@ class ArcanaMagics(Magics):
         model = opts.model or self.default_model
         replay = self._replay_runs().get(opts.name)
         if replay:
-            model = f"replay:{replay}"
+            model = f"replay:{replay}@{opts.name}"  # the recorded calls of this session's own agent
         provider = self._provider_from_namespace(model)
         settings: dict[str, Any] = {
             "model": "auto" if provider is not None else model,
@@ -233,6 +235,8 @@ class ArcanaMagics(Magics):
         except ValidationError as exc:
             raise UsageError(f"bad session settings: {exc.errors(include_url=False)[0]['msg']}\n{_usage(self.arcana_chat)}") from None
         use_tools = self.tools if opts.tools is None else opts.tools
+        if not use_tools:  # --no-tools: nothing but the primitives the user asked for
+            config = config.model_copy(update={"engine_tools": "off", "memory_tools": "off"})
         tools = []
         if use_tools and self.notebook_tools and self.shell is not None:
             tools = notebook_tools(
@@ -279,6 +283,11 @@ class ArcanaMagics(Magics):
         """Send the cell as the user's turn; ``{var}`` fills in notebook variables, ``{{ }}`` is literal."""
         opts = self._parse(self.arcana, line, TurnOptions)
         if not self.sessions and opts.session is None:  # no %arcana_chat yet: start one with the defaults
+            failed = getattr(self, "_failed_chat", None)
+            if failed or self._replay_runs():
+                # never paper over a failed %arcana_chat (or a replay) with a session of other settings
+                raise UsageError((failed + "\n" if failed else "") +
+                                 "no session: run %arcana_chat (fixed) before sending a turn")
             try:
                 entry = self.open_session(ChatOptions())
             except ArcanaError as exc:

@@ -20,6 +20,7 @@ Session lifecycle (the runtime calls these)::
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import json
 import os
@@ -28,7 +29,6 @@ import re
 import sqlite3
 import threading
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -490,7 +490,13 @@ class MemoryStore:
                     )
                     out.append((self._entry(self._get_row(conn, same[1])), False))
                     continue
-                entry_id = "m_" + uuid.uuid4().hex[:16]
+                # deterministic: the same memory written into a fresh store gets the same id, so a
+                # notebook that re-runs against its recording builds the same digest, byte for byte
+                # (not of the scope either: a notebook verified in a scratch copy has another project folder)
+                earlier = conn.execute(
+                    "SELECT count(*) FROM entries WHERE content_key = ? AND kind = ?", (key, kind),
+                ).fetchone()[0]
+                entry_id = "m_" + hashlib.sha256(f"{kind}\n{key}\n{earlier}".encode()).hexdigest()[:16]
                 cur = conn.execute(
                     "INSERT INTO entries (id, kind, content, scopes, context, confidence, validity, usefulness, "
                     "pinned, layer, created_at, updated_at, reinforced_at, source, content_key) "

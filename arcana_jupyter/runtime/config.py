@@ -60,6 +60,9 @@ class RuntimeConfig(BaseModel):
     """The project memories are scoped to (a notebook's folder); default the working directory."""
     memory_digest_tokens: int = Field(default=600, ge=0)
     """Token budget of the memory digest that enters the prompt at session start."""
+    memory_tools: Literal["auto", "on", "off"] = "auto"
+    """Offer remember / recall_memory / forget_memory to the model. ``auto``: yes, except for the
+    bundled local model, which stores junk with them; the digest reaches the prompt either way."""
     memory_learnings: Literal["auto", "on", "off"] = "auto"
     """Extract up to five learnings at session end with a summariser call. ``auto``: only with a
     remote provider (seed 004: the summariser is disabled when no API key is available)."""

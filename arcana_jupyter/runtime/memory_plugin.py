@@ -59,8 +59,10 @@ def _attach(session: ChatSession) -> None:
     session_id = f"{session.run_id}:{session.agent}"
     digest = store.start_session(session_id, scope, budget_tokens=cfg.memory_digest_tokens)
     tools = MemoryTools(store, scope, session_id=session_id)
-    for spec in tools.specs:
-        session.intercepted[spec.name] = _memory_tool(tools, spec.name, spec)
+    kind = getattr(session.provider, "recorded_provider", None) or session.provider.name
+    if cfg.memory_tools == "on" or (cfg.memory_tools == "auto" and kind != "local"):
+        for spec in tools.specs:
+            session.intercepted[spec.name] = _memory_tool(tools, spec.name, spec)
     session.memory = MemorySession(store, scope, session_id, digest, tools)
     if digest.markdown:
         section = ContextSection(name=digest.section_name, content=digest.markdown, layer="external",
@@ -87,7 +89,8 @@ def _wants_learnings(session: ChatSession) -> bool:
         return False
     if mode == "on":
         return True
-    return session.provider.name not in LEARNING_PROVIDERS_OFF and session.turn > 0
+    kind = getattr(session.provider, "recorded_provider", None) or session.provider.name
+    return kind not in LEARNING_PROVIDERS_OFF and session.turn > 0
 
 
 async def _end(session: ChatSession) -> None:

@@ -218,3 +218,28 @@ def test_a_cell_without_a_session_starts_one_and_a_bad_model_is_a_short_message(
     finally:
         magics(shell).default_model = "auto"
     assert out.data[MIME]["reply"] == "You said: hello again" and out.metadata["arcana"]["agent"] == "main"
+
+
+def test_a_failed_arcana_chat_is_not_papered_over_by_a_default_session(shell: Any) -> None:
+    with capture_output() as captured:
+        shell.run_line_magic("arcana_chat", "--model nosuchprovider:model-x")
+    assert "could not start the session" in captured.outputs[0].data["text/plain"]
+    with pytest.raises(UsageError, match="run %arcana_chat"):
+        shell.run_cell_magic("arcana", "", "hello")
+    assert not magics(shell).sessions
+    start(shell)  # fixed: turns work again
+    assert turn_outputs(run_cell_magic(shell, "", "hi"))[-1].data[MIME]["reply"] == "You said: hi"
+
+
+def test_a_named_session_replays_its_own_agent(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    start(shell, "--name analyst --classic")
+    run_cell_magic(shell, "", "first question")
+    run_id = magics(shell).entry("analyst").chat.run_id
+    magics(shell).sessions.clear()
+    monkeypatch.setenv("ARCANA_REPLAY_RUNS", json.dumps({"analyst": run_id}))
+    with capture_output():
+        shell.run_line_magic("arcana_chat", "--name analyst --classic")
+    entry = magics(shell).entry("analyst")
+    assert entry.chat.provider.name == "replay" and entry.chat.provider.agent == "analyst"
+    out = turn_outputs(run_cell_magic(shell, "", "first question"))[-1]
+    assert out.data[MIME]["reply"] == "You said: first question"

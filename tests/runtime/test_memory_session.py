@@ -14,6 +14,7 @@ from arcana_jupyter.runtime import Runtime, RuntimeConfig
 
 
 def runtime_with(script: Script, tmp_path: Path, **cfg) -> Runtime:
+    cfg.setdefault("memory_tools", "on")
     config = RuntimeConfig(trace_dir=tmp_path / "traces", memory=True, memory_path=tmp_path / "mem.sqlite3",
                            project_dir=tmp_path / "project", context_engine=False, **cfg)
     return Runtime(config=config, provider=FunctionProvider(script))
@@ -98,3 +99,25 @@ async def test_no_summariser_call_for_the_local_kind_of_provider_by_default(tmp_
     async with runtime_with(script, tmp_path).chat() as chat:
         await chat.send("hello")
     assert len(script.requests) == 1  # memory_learnings="auto" and a function provider: no summariser
+
+
+async def test_memory_ids_are_deterministic_in_a_fresh_store(tmp_path: Path) -> None:
+    ids = []
+    for run in ("a", "b"):
+        script = Script(call("remember", {"kind": "fact", "content": "The fiscal year starts in April"}), say("ok"))
+        async with runtime_with(script, tmp_path / run).chat() as chat:
+            await chat.send("remember")
+        ids.append(json.loads(script.requests[-1].messages[-1].content)["id"])
+    assert ids[0] == ids[1]
+
+
+async def test_memory_tools_are_not_offered_to_the_local_kind_by_default(tmp_path: Path) -> None:
+    from arcana_jupyter.providers.function import FunctionProvider
+
+    script = Script(say("hi"))
+    provider = FunctionProvider(script, name="local", model_name="tiny")
+    config = RuntimeConfig(trace_dir=tmp_path, memory=True, memory_path=tmp_path / "m.sqlite3",
+                           project_dir=tmp_path, context_engine=False)
+    async with Runtime(config=config, provider=provider).chat() as chat:
+        await chat.send("hello")
+    assert script.requests[0].tools == []
