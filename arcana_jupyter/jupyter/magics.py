@@ -100,6 +100,8 @@ class ArcanaMagics(Magics):
         self.current: str | None = None
         self.bridge = MainThreadBridge()
         self._location_noted = False
+        self._failed_chat: str | None = None
+        """The error of the last %arcana_chat that failed (cleared by one that works)."""
 
     # ---- helpers ------------------------------------------------------------------------------
     def _parse(self, method: Any, line: str, model: type[M], **renames: str) -> M:
@@ -283,7 +285,7 @@ class ArcanaMagics(Magics):
         """Send the cell as the user's turn; ``{var}`` fills in notebook variables, ``{{ }}`` is literal."""
         opts = self._parse(self.arcana, line, TurnOptions)
         if not self.sessions and opts.session is None:  # no %arcana_chat yet: start one with the defaults
-            failed = getattr(self, "_failed_chat", None)
+            failed = self._failed_chat
             if failed or self._replay_runs():
                 # never paper over a failed %arcana_chat (or a replay) with a session of other settings
                 raise UsageError((failed + "\n" if failed else "") +
