@@ -42,6 +42,8 @@ class ArtifactStore:
         self.counter = counter
         self.min_tokens = min_tokens
         self.card_tokens = card_tokens
+        self.tool_hints = True
+        """Cards say how to read the rest with ``retrieve_artifact``; off when the model has no such tool."""
         self._items: dict[str, Artifact] = {}
         self._next = 1
 
@@ -80,10 +82,10 @@ class ArtifactStore:
         footer = (
             f'Read it with retrieve_artifact("{artifact_id}") — optional offset and limit in characters '
             f"(0 .. {len(text):,}); search_turn_events(query) also finds it."
-        )
+        ) if self.tool_hints else "The rest is kept outside the conversation."
         if count(header) + count(footer) > self.card_tokens // 2:  # a tiny card: the short forms
             header = f"[artifact {artifact_id} · {distilled.kind} · {len(text):,} characters]"
-            footer = f'Full text: retrieve_artifact("{artifact_id}", offset, limit).'
+            footer = f'Full text: retrieve_artifact("{artifact_id}", offset, limit).' if self.tool_hints else ""
         room = self.card_tokens - count(header) - count(footer) - 8  # joins and the "Head:" label
         summary = distilled.text()
         if count(summary) > room * 3 // 5:

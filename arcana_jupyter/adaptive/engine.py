@@ -147,6 +147,8 @@ class AdaptiveEngine:
         )
         self.digests: dict[int, TurnDigest] = {}
         self.checkpoint = SessionCheckpoint()
+        self.tools_offered = True
+        """Whether the model has the adaptive tools: prompt texts only mention hydrate() when it does."""
         self.events = TurnEventIndex()
         self.turn = 0
         """The latest turn any recorded event belongs to."""
@@ -374,8 +376,10 @@ class AdaptiveEngine:
                     name=SECTION_HARD,
                     content=(
                         "Archived working memory (anchors only — id and kind). "
-                        f"{listing}.\nTo see one in full, call hydrate(id), e.g. hydrate(\"{hard[0].id}\"); "
-                        "mentioning its subject also brings it back."
+                        f"{listing}.\n"
+                        + (f"To see one in full, call hydrate(id), e.g. hydrate(\"{hard[0].id}\"); "
+                           "mentioning its subject also brings it back." if self.tools_offered
+                           else "Mentioning its subject brings it back.")
                     ),
                     placement="head",
                 )
@@ -386,7 +390,8 @@ class AdaptiveEngine:
             out.append(
                 ContextSection(
                     name=SECTION_SOFT,
-                    content=f"Peripheral working memory (one-line stubs; hydrate(id) shows the full text):\n{lines}",
+                    content=("Peripheral working memory (one-line stubs; hydrate(id) shows the full text):\n"
+                             if self.tools_offered else "Peripheral working memory (one-line stubs):\n") + lines,
                     placement="head",
                 )
             )

@@ -54,6 +54,9 @@ def _attach_engine(session: ChatSession) -> None:
     if mode == "on" or (mode == "auto" and kind != "local"):
         for tool in adaptive_tools():
             session.intercepted[tool.spec.name] = _adaptive_tool(tool)
+    else:  # no tools: no prompt text may tell the model to call them
+        engine.tools_offered = False
+        engine.artifacts.tool_hints = False
     session.extra_sections.append(lambda s: s.engine.sections(s.turn) if s.engine is not None else [])
 
 

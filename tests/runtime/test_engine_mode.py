@@ -142,3 +142,24 @@ async def test_engine_mode_turns_rebuild_exactly_from_the_trace(tmp_path: Path) 
     assert counterfactual.budget.used <= 2200
     squeezed = rebuild_turn(reader, run_id, 9, total_window=1200)  # less than the reply reserve leaves
     assert squeezed.budget.overflow and any("overflow" in n or "do not fit" in n for n in squeezed.decision.notes)
+
+
+async def test_without_engine_tools_no_prompt_text_mentions_them(tmp_path: Path) -> None:
+    rows = "\n".join(f"{i},north,{i}" for i in range(3000))
+
+    def load() -> str:
+        return "id,region,sales\n" + rows
+
+    script = Script(call("load", {}), say("loaded"), *[say(f"ok {i}") for i in range(6)])
+    provider = FunctionProvider(script, name="local", model_name="tiny")  # the local kind: tools withheld
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, idle_soft_after_turns=1, idle_hard_after_turns=2),
+                      tools=[load], provider=provider)
+    async with runtime.chat() as chat:
+        chat.engine.create_task("Audit the northern region", turn=0, source="user")
+        for i in range(6):
+            await chat.send(f"unrelated question {i}" if i else "load the data")
+    tools = {t.name for r in script.requests for t in r.tools}
+    assert tools == {"load"}
+    text = "\n".join(m.content for r in script.requests for m in r.messages)
+    assert "[artifact a_1" in text and "Audit the northern region" in text
+    assert "retrieve_artifact" not in text and "hydrate(" not in text
