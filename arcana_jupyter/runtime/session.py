@@ -239,6 +239,7 @@ class ChatSession:
             reply.text = received
             self.emit("error", {"type": "cancelled", "where": "runtime", "recoverable": True,
                                 "message": "the turn was cancelled", "received": received})
+            await self._turn_end_hooks(reply)
             self._end_turn(reply, status, started)
             raise
         except ProviderError as exc:
@@ -252,12 +253,27 @@ class ChatSession:
             reply.error = exc
             self.emit("error", {"type": type(exc).__name__, "where": "runtime", "recoverable": True,
                                 "message": str(exc)})
-        for hook in self.runtime.turn_end_hooks:
-            await _maybe_await(hook(self, reply))
+        except Exception as exc:  # a bug: record it, close the turn, and let it surface
+            self.emit("error", {"type": type(exc).__name__, "where": "runtime", "recoverable": False,
+                                "message": str(exc)})
+            await self._turn_end_hooks(reply)
+            self._end_turn(reply, "error", started)
+            raise
+        await self._turn_end_hooks(reply)
         self._end_turn(reply, status, started)
         if reply.error is not None and raise_errors:
             raise reply.error
         return reply
+
+    async def _turn_end_hooks(self, reply: ChatReply) -> None:
+        """Adaptive reconciliation, memory bookkeeping: run even for failed turns, never fatal."""
+        for hook in self.runtime.turn_end_hooks:
+            try:
+                await _maybe_await(hook(self, reply))
+            except Exception as exc:
+                log.exception("arcana: a turn-end hook failed")
+                self.emit("error", {"type": type(exc).__name__, "where": "runtime", "recoverable": True,
+                                    "message": f"at turn end: {exc}"})
 
     def _end_turn(self, reply: ChatReply, status: str, started: float) -> None:
         reply.status = status

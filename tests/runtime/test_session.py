@@ -289,3 +289,22 @@ def test_ctrl_c_during_a_sync_send_cancels_and_records_the_turn(tmp_path: Path) 
     assert chat.send_sync  # the session is still usable
     chat.close()
     runtime.close()
+
+
+async def test_an_unexpected_exception_still_closes_the_turn_in_the_trace(tmp_path: Path) -> None:
+    class Broken(Provider):
+        name = "broken"
+
+        async def complete(self, request: LLMRequest) -> LLMResponse:
+            raise RuntimeError("provider bug")
+
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, context_engine=False), provider=Broken())
+    async with runtime.chat() as chat:
+        with pytest.raises(RuntimeError, match="provider bug"):
+            await chat.send("hello")
+        path = chat.trace_path
+    events = events_of(path)
+    end = next(e for e in events if e["event_type"] == "turn_end")
+    assert end["metadata"]["status"] == "error"
+    err = next(e for e in events if e["event_type"] == "error")
+    assert err["metadata"]["recoverable"] is False and "provider bug" in err["metadata"]["message"]
