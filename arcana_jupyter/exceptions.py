@@ -41,31 +41,31 @@ class ProviderError(ArcanaError):
 
 
 class AuthenticationError(ProviderError):
-    pass
+    """401 / 403: the key is missing, wrong or lacks access; the message says which setting."""
 
 
 class NotFoundError(ProviderError):
-    pass
+    """404: an unknown model or endpoint; the message quotes the provider."""
 
 
 class BadRequestError(ProviderError):
-    pass
+    """400 / 422: the provider rejected the request's payload; the message quotes why."""
 
 
 class RateLimitError(ProviderError):
-    pass
+    """429 after every retry (Retry-After honoured); wait, or lower the request rate."""
 
 
 class ServerError(ProviderError):
-    pass
+    """5xx after every retry: the provider is failing, not the request."""
 
 
 class ConnectionFailed(ProviderError):
-    pass
+    """The endpoint could not be reached, or dropped the connection, after every retry."""
 
 
 class StreamError(ProviderError):
-    pass
+    """A stream broke off, or carried something that is not the documented protocol."""
 
 
 class ReplayDivergence(ProviderError):
@@ -77,7 +77,7 @@ class ReplayDivergence(ProviderError):
 
 
 class TraceError(ArcanaError):
-    pass
+    """A trace file could not be read or written; the message names the file."""
 
 
 class CorruptTraceError(TraceError):
@@ -89,4 +89,4 @@ class CorruptTraceError(TraceError):
 
 
 class MemoryStoreError(ArcanaError):
-    pass
+    """The memory database could not be opened, migrated or written."""
