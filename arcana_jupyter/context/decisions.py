@@ -6,7 +6,7 @@ JupyterLab extension (``labextension/src/types.ts`` mirrors them). Change them t
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -105,3 +105,21 @@ class ContextDecision(BaseModel):
     notes: list[str] = Field(default_factory=list)
     summary: str | None = None
     """The summariser's text, when ``llm_summarize`` folded messages (recorded for exact rebuild)."""
+
+
+def decision_record(decision: ContextDecision) -> dict[str, Any]:
+    """``decision.model_dump(mode="json")``, about ten times faster.
+
+    Every field of these two models already holds a JSON value (str, int, float, bool, None, a
+    list of str), so the dump is a copy of their ``__dict__``s; the runtime writes one per LLM call
+    with a row per history message, where pydantic's serializer was a visible share of the turn.
+    tests/context/test_decision_record.py checks it equals ``model_dump(mode="json")``.
+    """
+    out = {k: v for k, v in decision.__dict__.items() if k in _DECISION_FIELDS}
+    out["notes"] = list(decision.notes)
+    out["decisions"] = [{k: row.__dict__[k] for k in _ROW_FIELDS} for row in decision.decisions]
+    return out
+
+
+_DECISION_FIELDS = tuple(ContextDecision.model_fields)
+_ROW_FIELDS = tuple(MessageDecision.model_fields)

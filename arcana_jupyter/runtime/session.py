@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..context import ContextSection, PinBlock, WorkingSetBuilder
 from ..context.bands import expand_decision, select_from_turn
-from ..context.decisions import ContextDecision, TokenBudget
+from ..context.decisions import ContextDecision, TokenBudget, decision_record
 from ..exceptions import ArcanaError, ProviderError
 from ..messages import Message, ToolCall, ToolSpec, canonical_json
 from ..primitives.pin import PinState
@@ -310,7 +310,7 @@ class ChatSession:
             self.sent_messages.pop(next(iter(self.sent_messages)))
         reply.decision = decision
         digest = build.digest(self.provider_model)
-        decision_md = decision.model_dump(mode="json")
+        decision_md = decision_record(decision)
         packed, keyframe = self._decision_encoder.pack(decision_md)
         decision_event = self.emit("context_decision", {
             "step": step,
