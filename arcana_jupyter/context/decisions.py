@@ -117,9 +117,8 @@ def decision_record(decision: ContextDecision) -> dict[str, Any]:
     """
     out = {k: v for k, v in decision.__dict__.items() if k in _DECISION_FIELDS}
     out["notes"] = list(decision.notes)
-    out["decisions"] = [{k: row.__dict__[k] for k in _ROW_FIELDS} for row in decision.decisions]
+    out["decisions"] = [row.__dict__.copy() for row in decision.decisions]
     return out
 
 
-_DECISION_FIELDS = tuple(ContextDecision.model_fields)
-_ROW_FIELDS = tuple(MessageDecision.model_fields)
+_DECISION_FIELDS = frozenset(ContextDecision.model_fields)
