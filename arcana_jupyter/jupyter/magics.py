@@ -11,6 +11,7 @@ the session lives on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 from dataclasses import dataclass
@@ -270,10 +271,8 @@ class ArcanaMagics(Magics):
 
     def close_all(self) -> None:
         for entry in list(self.sessions.values()):
-            try:
+            with contextlib.suppress(Exception):  # unloading must go on
                 self._close(entry)
-            except Exception:  # unloading must go on
-                pass
         self.sessions.clear()
         self.current = None
 
@@ -318,10 +317,8 @@ class ArcanaMagics(Magics):
             reply = self.bridge.run_until(future, view.tick)
         except KeyboardInterrupt:
             future.cancel()
-            try:
+            with contextlib.suppress(BaseException):
                 future.result(timeout=10)
-            except BaseException:
-                pass
             view.finish()
             raise
         except ArcanaError as exc:  # the turn could not even start (closed session...)

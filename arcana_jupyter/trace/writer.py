@@ -9,6 +9,7 @@ only. One writer is shared by every agent of a pool: ``emit`` is thread-safe.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets as _secrets
@@ -220,10 +221,8 @@ class TraceWriter:
     def __del__(self) -> None:  # pragma: no cover - best effort at interpreter exit
         fd = getattr(self, "_fd", None)
         if fd is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
 
     def __repr__(self) -> str:
         where = str(self.path) if self.path else "memory"
