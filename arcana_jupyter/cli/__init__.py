@@ -1,4 +1,4 @@
-"""The ``arcana`` command line: ``arcana trace ...``, ``arcana memory ...``, ``arcana report ...``.
+"""The ``arcana`` command line: ``arcana trace ...``, ``arcana memory ...``, ``arcana report ...``, ``arcana run ...``.
 
 Each command group lives in its own module with a ``register(subparsers)`` function that adds its
 sub-parser and sets ``func`` (called with the parsed namespace, returns an exit code). Add a group
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from ..exceptions import ArcanaError
 
-COMMAND_MODULES: tuple[str, ...] = ("trace_cmd", "memory_cmd", "report_cmd")
+COMMAND_MODULES: tuple[str, ...] = ("trace_cmd", "memory_cmd", "report_cmd", "run_cmd")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,7 +18,8 @@ def register(subparsers: Any) -> None:
             "(replay provider) and reports, turn by turn, whether each prompt and reply was reproduced."
         ),
     )
-    parser.add_argument("notebook", help="the .ipynb file (its traces are in NOTEBOOK.arcana/ beside it)")
+    parser.add_argument("notebook", help="the .ipynb file (its traces: the trace_path each turn's output recorded, "
+                                         "else NOTEBOOK.arcana/ beside it, else embedded)")
     parser.add_argument("-o", "--output", default=None, help="output file (default: NOTEBOOK.report.html)")
     parser.add_argument("--verify", action="store_true", help="re-execute with the replay provider and check every turn")
     parser.add_argument("--embed", action="store_true",
@@ -27,29 +28,54 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
+def _output(path: Path, output: str | None) -> Path | None:
+    from ..exceptions import ArcanaError
+
+    if output is None:
+        return None
+    out = Path(output)
+    if out.suffix == ".ipynb" or (out.exists() and out.resolve() == path):
+        raise ArcanaError(f"refusing to write the HTML report over a notebook ({out}); give -o a .html file")
+    if out.is_dir():
+        raise ArcanaError(f"-o {out} is a folder; give a file name such as {out / (path.stem + '.report.html')}")
+    if not out.parent.is_dir():
+        raise ArcanaError(f"cannot write {out}: the folder {out.parent} does not exist")
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     import nbformat
 
     from ..exceptions import ArcanaError
-    from ..report.build import collect_bundles, sessions_of, write_report
+    from ..report.build import write_report
     from ..report.verify import verify_notebook
 
     path = Path(args.notebook).resolve()
     if not path.is_file():
         raise ArcanaError(f"no notebook at {path}")
+    output = _output(path, args.output)
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception as exc:  # nbformat raises several unrelated types for a bad file
+        raise ArcanaError(f"{path} is not a readable notebook: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     if args.embed:
         from ..report.embed import embed_traces
 
         print(f"embedded {len(embed_traces(path))} trace file(s) in {path.name}")
-    nb = nbformat.read(path, as_version=4)
-    if not args.verify:
-        print(f"report: {write_report(path, nb, output=args.output)}")
-        return 0
-    result = verify_notebook(path, sessions_of(collect_bundles(nb)), timeout=args.timeout)
-    out = write_report(path, nb, output=args.output, verification=result)
+        nb = nbformat.read(path, as_version=4)
+    try:
+        if not args.verify:
+            print(f"report: {write_report(path, nb, output=output)}")
+            return 0
+        result = verify_notebook(path, timeout=args.timeout)
+        out = write_report(path, nb, output=output, verification=result)
+    except OSError as exc:
+        raise ArcanaError(f"cannot write the report: {exc.strerror or exc}") from None
+    many = len({c.run_id for c in result.checks}) > 1
     for check in result.checks:
         mark = "ok  " if check.ok else "FAIL"
-        print(f"{mark} {check.session} turn {check.turn}: prompt {'same' if check.prompt_reproduced else 'differs'}, "
+        run_note = f" (run {check.run_id})" if many else ""
+        print(f"{mark} {check.session} turn {check.turn}{run_note}: prompt {'same' if check.prompt_reproduced else 'differs'}, "
               f"reply {'same' if check.reply_reproduced else 'differs'}{' — ' + check.note if check.note else ''}")
     for error in result.errors:
         print(f"error: {error}", file=sys.stderr)

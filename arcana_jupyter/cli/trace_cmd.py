@@ -1,16 +1,20 @@
 """``arcana trace list|show|replay|rebuild``: read, replay and rebuild recorded runs.
 
-RUN is a run id (or a unique prefix of one, or ``latest``) in the trace folder — ``--dir DIR``,
-else ``$ARCANA_TRACE_DIR``, else ``./traces`` — or a path: a ``<run_id>.jsonl`` file, a folder of
-traces (a notebook's ``X.arcana``; its latest run is used) or a notebook (``X.ipynb`` ->
-``X.arcana``). Problems found in a file (a torn last line, a corrupt line, which is skipped) are
-printed to stderr as warnings; ``--strict`` makes a corrupt line an error instead.
+RUN is a run id (or a unique prefix of one, or ``latest``) or a path: a ``<run_id>.jsonl`` file, a
+folder of traces (its latest run is used) or a notebook (``X.ipynb``: the runs its outputs recorded
+— their ``trace_path`` — else the runs in ``X.arcana/``; the latest is used, ``--agent`` picks a
+session's). A run id is looked up in ``--dir DIR`` when given; otherwise in every default folder:
+``$ARCANA_TRACE_DIR``, the ``*.arcana/`` folders beside the current folder's notebooks (and the
+folders their outputs recorded), and ``./traces``. ``arcana trace list [NOTEBOOK|FOLDER]`` lists
+the same. Problems found in a file (a torn last line, a corrupt line, which is skipped) are printed
+to stderr as warnings; ``--strict`` makes a corrupt line an error instead.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -21,7 +25,7 @@ from pydantic import ValidationError
 from ..context.decisions import ContextDecision
 from ..exceptions import CorruptTraceError, TraceError
 from ..trace.events import TraceEvent
-from ..trace.reader import TraceReader, env_trace_dir, trace_dir_for_notebook
+from ..trace.reader import RunInfo, TraceReader
 from ..trace.replay import (
     MessageDiff,
     format_context_decisions,
@@ -44,11 +48,14 @@ def register(subparsers: Any) -> None:
             p.add_argument("run", metavar="RUN", help="run id (or unique prefix, or 'latest'), a .jsonl file, "
                                                       "a trace folder or a notebook")
         p.add_argument("--dir", type=Path, default=None,
-                       help="trace folder (default: $ARCANA_TRACE_DIR, else ./traces)")
+                       help="trace folder (default: $ARCANA_TRACE_DIR, the *.arcana/ folders of this folder's "
+                            "notebooks and ./traces)")
         p.add_argument("--strict", action="store_true", help="a corrupt line is an error (default: skip it, warn)")
         p.add_argument("--json", action="store_true", help="JSON output")
 
-    p_list = sub.add_parser("list", help="list the runs in the trace folder")
+    p_list = sub.add_parser("list", help="list the runs in the trace folder(s)")
+    p_list.add_argument("target", nargs="?", default=None, metavar="NOTEBOOK|FOLDER",
+                        help="a notebook (its runs) or a trace folder (default: the default folders, see --dir)")
     common(p_list, run=False)
     p_list.set_defaults(func=_list)
 
@@ -94,19 +101,122 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 # -- opening ------------------------------------------------------------------------------------
 
 
-def _dir(args: argparse.Namespace) -> Path:
-    return args.dir if args.dir is not None else env_trace_dir()
+def _shown(path: Path) -> str:
+    """``path`` relative to the working directory when it is below it."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix() or "."
+    except ValueError:
+        return str(path)
+
+
+def default_folders(cwd: Path | None = None) -> list[Path]:
+    """Where runs are looked for without ``--dir``: ``$ARCANA_TRACE_DIR``, the trace folders of the
+    notebooks in ``cwd`` (recorded in their outputs, and ``X.arcana/`` beside ``X.ipynb``), any other
+    ``*.arcana/`` folder there, and ``./traces``. Only folders that exist."""
+    from ..report.sources import notebook_trace_files
+
+    here = Path.cwd() if cwd is None else cwd
+    found: list[Path] = []
+    env = os.environ.get("ARCANA_TRACE_DIR")
+    if env:
+        found.append(Path(env))
+    for notebook in sorted(here.glob("*.ipynb")):
+        try:
+            runs, guess = notebook_trace_files(notebook)
+        except TraceError:
+            runs, guess = [], notebook.with_name(notebook.stem + ".arcana")
+        found += [r.path.parent for r in runs if r.path is not None and r.source != "embedded"] + [guess]
+    found += sorted(here.glob("*.arcana"))
+    found.append(here / "traces")
+    out: list[Path] = []
+    seen: set[Path] = set()
+    for folder in found:
+        if folder.is_dir() and folder.resolve() not in seen:
+            seen.add(folder.resolve())
+            out.append(folder if not folder.is_absolute() else Path(_shown(folder)))
+    return out
+
+
+def _no_folders() -> TraceError:
+    return TraceError(
+        f"no traces found from {Path.cwd()}: no *.arcana/ folder beside a notebook here, no ./traces, and "
+        "ARCANA_TRACE_DIR is not set; pass --dir DIR, a notebook (X.ipynb) or a trace file"
+    )
+
+
+def _folders(args: argparse.Namespace) -> list[Path]:
+    if args.dir is not None:
+        if not args.dir.exists():
+            raise TraceError(f"trace folder {args.dir} does not exist; pass --dir DIR or set ARCANA_TRACE_DIR")
+        return [args.dir]
+    return default_folders()
+
+
+def _find(args: argparse.Namespace, run: str) -> tuple[TraceReader, str]:
+    """The folder holding run id ``run`` (exact, unique prefix or ``latest``) among the folders searched."""
+    folders = _folders(args)
+    if not folders:
+        raise _no_folders()
+    if len(folders) == 1:
+        reader = TraceReader(folders[0], strict=args.strict)
+        return reader, reader.run_info(run).run_id
+    readers = [TraceReader(f, strict=args.strict) for f in folders]
+    if run == "latest":
+        runs = [(info.started or info.run_id, info.run_id, r) for r in readers for info in r.list_runs()]
+        if not runs:
+            raise TraceError(f"no runs in {', '.join(_shown(f) for f in folders)}")
+        _, run_id, reader = max(runs, key=lambda x: (x[0], x[1]))
+        return reader, run_id
+    for reader in readers:
+        if run in reader.run_ids():
+            return reader, run
+    matches = [(r, run_id) for r in readers for run_id in r.run_ids() if run_id.startswith(run)]
+    if len(matches) == 1:
+        return matches[0]
+    where = ", ".join(_shown(f) for f in folders)
+    if matches:
+        raise TraceError(f"run {run!r} is ambiguous in {where}: matches "
+                         f"{', '.join(sorted(m[1] for m in matches)[:20])}; give more of the id")
+    raise TraceError(f"unknown run {run!r} in {where} (see `arcana trace list`, or pass --dir DIR)")
+
+
+def _open_notebook(args: argparse.Namespace, notebook: Path) -> tuple[TraceReader, str]:
+    """A notebook as RUN: its latest recorded run (of ``--agent`` when given), else its folder's latest."""
+    from ..report.sources import notebook_trace_files
+
+    runs, guess = notebook_trace_files(notebook)
+    if not notebook.is_file() and not guess.is_dir():
+        raise TraceError(f"no notebook at {notebook} (and no trace folder {guess.name}/ beside it)")
+    agent = getattr(args, "agent", None)
+    usable = [r for r in runs if r.path is not None and r.source != "embedded" and (agent is None or r.agent == agent)]
+    for r in runs:
+        for problem in r.problems if r.path is None else []:
+            print(f"warning: {notebook.name}: {problem}", file=sys.stderr)
+    if usable:
+        dated = sorted(usable, key=lambda r: (TraceReader(r.path).run_info(r.run_id).started or "", r.run_id))  # type: ignore[arg-type]
+        chosen = dated[-1]
+        if len({r.run_id for r in usable}) > 1:
+            print(f"note: {notebook.name} shows {len(usable)} runs; using the latest, {chosen.run_id} "
+                  f"(others: {', '.join(r.run_id for r in dated[:-1])})", file=sys.stderr)
+        assert chosen.path is not None
+        return TraceReader(chosen.path.parent, strict=args.strict), chosen.run_id
+    if guess.is_dir():
+        reader = TraceReader(guess, strict=args.strict)
+        ids = reader.run_ids()
+        if ids:
+            return reader, reader.run_info("latest").run_id
+    raise TraceError(f"notebook {notebook} has no recorded runs (no arcana output with a trace, no "
+                     f"{guess.name}/ beside it); run a %%arcana cell there first")
 
 
 def _open(args: argparse.Namespace) -> tuple[TraceReader, str]:
     """The reader and the run id RUN names (see the module docstring)."""
     run: str = args.run
+    if len(run) > 1000 or "\x00" in run:
+        raise TraceError("RUN is too long or not a name; give a run id, a .jsonl file, a folder or a notebook")
     candidate = Path(run)
     if candidate.suffix == ".ipynb":
-        folder = trace_dir_for_notebook(candidate)
-        if not folder.is_dir():
-            raise TraceError(f"no trace folder {folder} beside notebook {candidate}; run a %%arcana cell there first")
-        candidate = folder
+        return _open_notebook(args, candidate)
     if candidate.suffix == ".jsonl" and candidate.is_file():
         return TraceReader(candidate, strict=args.strict), candidate.stem
     if candidate.is_dir() and (args.dir is None or candidate.resolve() != Path(args.dir).resolve()):
@@ -119,8 +229,7 @@ def _open(args: argparse.Namespace) -> tuple[TraceReader, str]:
         return reader, runs[-1]
     if candidate.suffix == ".jsonl":
         raise TraceError(f"trace file {candidate} does not exist")
-    reader = TraceReader(_dir(args), strict=args.strict)
-    return reader, reader.run_info(run).run_id
+    return _find(args, run)
 
 
 def _warn(reader: TraceReader, run_id: str | None = None) -> None:
@@ -165,29 +274,67 @@ def _seq(event: TraceEvent, fallback: int) -> int:
 # -- list ---------------------------------------------------------------------------------------
 
 
+def _list_sources(args: argparse.Namespace) -> list[tuple[TraceReader, list[str] | None]]:
+    """(reader, the run ids to list or ``None`` for all) for ``arcana trace list [TARGET]``."""
+    target = Path(args.target) if args.target else None
+    if target is not None and target.suffix == ".ipynb":
+        from ..report.sources import notebook_trace_files
+
+        if not target.is_file():
+            raise TraceError(f"no notebook at {target}")
+        runs, guess = notebook_trace_files(target)
+        for r in runs:
+            for problem in r.problems if r.path is None else []:
+                print(f"warning: {target.name}: {problem}", file=sys.stderr)
+        sources: list[tuple[TraceReader, list[str] | None]] = []
+        if guess.is_dir():
+            sources.append((TraceReader(guess, strict=args.strict), None))
+        outside = [r for r in runs if r.path is not None and r.source != "embedded"
+                   and r.path.parent.resolve() != guess.resolve()]
+        for r in outside:
+            assert r.path is not None
+            sources.append((TraceReader(r.path.parent, strict=args.strict), [r.run_id]))
+        if not sources:
+            raise TraceError(f"notebook {target} has no recorded runs (no arcana output with a trace, no "
+                             f"{guess.name}/ beside it)")
+        return sources
+    if target is not None:
+        if not target.is_dir():
+            raise TraceError(f"{target} is neither a notebook (.ipynb) nor a trace folder")
+        return [(TraceReader(target, strict=args.strict), None)]
+    folders = _folders(args)
+    if not folders:
+        raise _no_folders()
+    return [(TraceReader(f, strict=args.strict), None) for f in folders]
+
+
 def _list(args: argparse.Namespace) -> int:
-    folder = _dir(args)
-    if not folder.exists():
-        raise TraceError(f"trace folder {folder} does not exist; pass --dir DIR or set ARCANA_TRACE_DIR")
-    reader = TraceReader(folder, strict=args.strict)
+    sources = _list_sources(args)
+    rows: list[tuple[RunInfo, TraceReader]] = []
     try:
-        runs = reader.list_runs()
+        for reader, only in sources:
+            for info in reader.list_runs():
+                if only is None or info.run_id in only:
+                    rows.append((info, reader))
     except CorruptTraceError as exc:
         return _corrupt(exc)
+    folders = list(dict.fromkeys(_shown(r.trace_dir) for r, _ in sources))
     if args.json:
-        _dump([r.model_dump(mode="json") for r in runs])
-    elif not runs:
-        print(f"no runs in {reader.trace_dir} (pass --dir DIR or set ARCANA_TRACE_DIR)")
+        _dump([{**info.model_dump(mode="json"), "folder": _shown(reader.trace_dir)} for info, reader in rows])
+    elif not rows:
+        print(f"no runs in {', '.join(folders)} (pass --dir DIR or set ARCANA_TRACE_DIR)")
     else:
-        print(f"{'run':<26}  {'started':<16}  {'model':<24}  {'turns':>5}  {'agents':<16}  {'status':<8}  errors")
-        for r in runs:
+        many = len(folders) > 1
+        print(f"{'run':<26}  {'started':<16}  {'model':<24}  {'turns':>5}  {'agents':<16}  {'status':<8}  errors"
+              + ("  folder" if many else ""))
+        for r, reader in rows:
             started = (r.started or "")[:16]
             agents = ",".join(r.agents) or "-"
-            print(
-                f"{r.run_id:<26}  {started:<16}  {(r.model or '-'):<24}  {r.turns:>5}  {agents:<16}  {r.status:<8}  "
-                f"{r.errors}".rstrip()
-            )
-    _warn(reader)
+            line = (f"{r.run_id:<26}  {started:<16}  {(r.model or '-'):<24}  {r.turns:>5}  {agents:<16}  "
+                    f"{r.status:<8}  {r.errors:<6}" + (f"  {_shown(reader.trace_dir)}" if many else ""))
+            print(line.rstrip())
+    for reader, _ in sources:
+        _warn(reader)
     return 0
 
 

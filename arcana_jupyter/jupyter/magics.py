@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -32,7 +33,7 @@ from ..runtime.config import RuntimeConfig
 from .bridge import MainThreadBridge
 from .display import TurnDisplay
 from .notebook_path import NotebookLocation, locate_notebook
-from .options import ChatOptions, ExportOptions, ReplayOptions, TurnOptions, interpolate
+from .options import CellOptions, ChatOptions, ExportOptions, ReplayOptions, TurnOptions, interpolate
 from .tools import notebook_tools
 
 M = TypeVar("M", bound=BaseModel)
@@ -127,14 +128,23 @@ class ArcanaMagics(Magics):
         return location
 
     def _replay_runs(self) -> dict[str, str]:
-        runs = dict(self.replay_runs)
+        """Session name -> the recorded run its next ``%arcana_chat`` replays.
+
+        Values (traitlet or ``$ARCANA_REPLAY_RUNS``) are a run id or a list of run ids: with a list,
+        the n-th session opened under that name replays the n-th run (``arcana report --verify``
+        checks every run of a notebook this way). ``.get(name)`` on the result takes that name's next run.
+        """
+        runs: dict[str, Any] = dict(self.replay_runs)
         raw = os.environ.get(REPLAY_ENV)
         if raw:
             try:
-                runs.update({str(k): str(v) for k, v in json.loads(raw).items()})
+                loaded = json.loads(raw)
+                runs.update({str(k): [str(x) for x in v] if isinstance(v, list) else str(v) for k, v in loaded.items()})
             except (ValueError, AttributeError):
-                raise UsageError(f"${REPLAY_ENV} must be a JSON object of session name -> run id, got {raw!r}") from None
-        return runs
+                raise UsageError(f"${REPLAY_ENV} must be a JSON object of session name -> run id (or list of run "
+                                 f"ids), got {raw!r}") from None
+        cursor: dict[str, int] = self.__dict__.setdefault("_replay_cursor", {})
+        return _ReplayPlan(runs, cursor)
 
     def _provider_from_namespace(self, model: str) -> Provider | None:
         if not model.startswith("fn:"):
@@ -279,13 +289,19 @@ class ArcanaMagics(Magics):
     # ---- %%arcana -----------------------------------------------------------------------------
     @magic_arguments()
     @argument("--session", "-s", default=None, help="which session (default: the latest started)")
+    @argument("--format", "-f", default="markdown", metavar="FORMAT",
+              help="markdown (default: the reply rendered under the cell), code (the reply's code goes into a "
+                   "new cell below), json (the cell's result is the reply with its run, turn, status, usage), "
+                   "text (the cell's result is the reply as plain text)")
+    @argument("--out", "-o", default=None, metavar="NAME", help="store the reply's text in the variable NAME")
     @cell_magic
-    def arcana(self, line: str, cell: str) -> None:
-        """Send the cell as the user's turn; ``{var}`` fills in notebook variables, ``{{ }}`` is literal."""
-        opts = self._parse(self.arcana, line, TurnOptions)
+    def arcana(self, line: str, cell: str) -> Any:
+        """Send the cell as the user's turn. ``{var}`` fills in notebook variables, ``{In[n]}`` /
+        ``{Out[n]}`` / ``{Err[n]}`` the source, result or error of cell n; ``{{ }}`` is literal."""
+        opts = self._parse(self.arcana, line, CellOptions)
         if not self.sessions and opts.session is None:  # no %arcana_chat yet: start one with the defaults
             failed = self._failed_chat
-            if failed or self._replay_runs():
+            if failed or _replay_configured(self):
                 # never paper over a failed %arcana_chat (or a replay) with a session of other settings
                 raise UsageError((failed + "\n" if failed else "") +
                                  "no session: run %arcana_chat (fixed) before sending a turn")
@@ -293,16 +309,26 @@ class ArcanaMagics(Magics):
                 entry = self.open_session(ChatOptions())
             except ArcanaError as exc:
                 self._error(f"arcana: could not start a session: {_short(exc)}")
-                return
+                return None
             self.current = entry.name
         entry = self.entry(opts.session)
-        try:
-            text = interpolate(cell, self.shell.user_ns if self.shell is not None else {})
-        except (KeyError, ValueError) as exc:
-            raise UsageError(str(exc.args[0] if exc.args else exc)) from None
+        text = self._fill(cell)
         if not text.strip():
             raise UsageError("the cell is empty: write your message under %%arcana")
-        self.send(entry, text)
+        reply = self.send(entry, text)
+        return _deliver(self.shell, reply, opts)
+
+    def _fill(self, cell: str) -> str:
+        """The cell with ``{var}``, ``{In[n]}``, ``{Out[n]}``, ``{Err[n]}`` filled in."""
+        shell = self.shell
+        user_ns = shell.user_ns if shell is not None else {}
+        history = getattr(shell, "history_manager", None)
+        raw = getattr(history, "input_hist_raw", None)
+        try:
+            return interpolate(cell, user_ns, inputs=raw if isinstance(raw, list) else None,
+                               errors=cell_errors(shell))
+        except (KeyError, ValueError) as exc:
+            raise UsageError(str(exc.args[0] if exc.args else exc)) from None
 
     def send(self, entry: SessionEntry, text: str) -> Any:
         """Run one turn with live display; returns the ``ChatReply`` (or ``None`` if it never started)."""
@@ -433,6 +459,115 @@ class ArcanaMagics(Magics):
         display({"text/html": render.sessions_html(rows), "text/plain": plain}, raw=True)
 
 
+class _ReplayPlan(dict[str, Any]):
+    """Session name -> run id (or list of run ids, replayed one per session opened under the name)."""
+
+    def __init__(self, runs: dict[str, Any], cursor: dict[str, int]) -> None:
+        super().__init__(runs)
+        self.cursor = cursor
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        value = super().get(name)
+        if not isinstance(value, list):
+            return value if value is not None else default
+        if not value:
+            return default
+        index = self.cursor.get(name, 0)
+        self.cursor[name] = index + 1
+        return value[min(index, len(value) - 1)]  # more sessions than runs: the last again (it will diverge)
+
+
+def _replay_configured(magics: ArcanaMagics) -> bool:
+    """A replay is configured (traitlet or environment), without taking a run off the plan."""
+    return bool(magics.replay_runs) or bool(os.environ.get(REPLAY_ENV, "").strip() not in ("", "{}"))
+
+
+_FENCE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([^\n`]*)\n(.*?)^[ \t]*\1[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def code_blocks(text: str) -> list[str]:
+    """The fenced code blocks of a Markdown reply, in order (without their fences)."""
+    return [m.group(3).rstrip("\n") for m in _FENCE.finditer(text or "")]
+
+
+def reply_code(text: str) -> str:
+    """What ``%%arcana -f code`` puts into the new cell: the reply's fenced code blocks (joined by a
+    blank line), else — a reply that is bare code — the whole reply."""
+    blocks = [b for b in code_blocks(text) if b.strip()]
+    return "\n\n".join(blocks) if blocks else (text or "").strip()
+
+
+class ReplyText(str):
+    """``%%arcana -f text``: the reply as the cell's result, shown as plain text (not quoted)."""
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(str(self))
+
+
+class ReplyJSON(dict[str, Any]):
+    """``%%arcana -f json``: the reply and its turn as the cell's result (a JSON tree in JupyterLab)."""
+
+    def _repr_json_(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        return dict(self), {"expanded": True, "root": "reply"}
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(json.dumps(dict(self), indent=2, ensure_ascii=False, default=str))
+
+
+def _deliver(shell: Any, reply: Any, opts: CellOptions) -> Any:
+    """After the turn: ``--out`` stores the text; ``-f`` picks what the cell returns or adds."""
+    if reply is None:
+        return None
+    text = str(getattr(reply, "text", "") or "")
+    if opts.out is not None and shell is not None:
+        shell.user_ns[opts.out] = text
+    if opts.format == "code":
+        code = reply_code(text)
+        if getattr(reply, "status", "ok") == "ok" and code and shell is not None:
+            shell.set_next_input(code, replace=False)
+        return None
+    if opts.format == "text":
+        return ReplyText(text)
+    if opts.format == "json":
+        usage = getattr(reply, "usage", None)
+        error = getattr(reply, "error", None)
+        return ReplyJSON({
+            "text": text, "status": getattr(reply, "status", None), "run_id": getattr(reply, "run_id", None),
+            "agent": getattr(reply, "agent", None), "turn": getattr(reply, "turn", None),
+            "usage": usage.model_dump() if hasattr(usage, "model_dump") else usage,
+            "cost_usd": getattr(reply, "cost_usd", None),
+            "error": None if error is None else f"{type(error).__name__}: {error}",
+            "code": code_blocks(text),
+        })
+    return None
+
+
+def cell_errors(shell: Any) -> dict[int, BaseException] | None:
+    """Execution count -> the error that cell raised (kept by :func:`track_errors`)."""
+    return getattr(shell, "_arcana_cell_errors", None) if shell is not None else None
+
+
+def track_errors(shell: Any) -> None:
+    """Keep each cell's error (``result.error_in_exec`` or ``error_before_exec``) for ``{Err[n]}``."""
+    if shell is None or getattr(shell, "_arcana_cell_errors", None) is not None:
+        return
+    errors: dict[int, BaseException] = {}
+    shell._arcana_cell_errors = errors
+
+    def post_run_cell(result: Any) -> None:
+        count = getattr(result, "execution_count", None)
+        error = getattr(result, "error_in_exec", None) or getattr(result, "error_before_exec", None)
+        if isinstance(count, int):
+            if isinstance(error, BaseException):
+                errors[count] = error
+                while len(errors) > 1000:  # bounded: the oldest go first
+                    errors.pop(next(iter(errors)))
+            else:
+                errors.pop(count, None)
+
+    shell.events.register("post_run_cell", post_run_cell)
+
+
 def entry_bundle(entry: SessionEntry) -> dict[str, Any]:
     from .display import relative_bundle
 
@@ -470,6 +605,7 @@ def _widgets_available() -> bool:
 def load(ipython: Any) -> ArcanaMagics:
     magics = ArcanaMagics(shell=ipython)
     ipython.register_magics(magics)
+    track_errors(ipython)
     return magics
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import keyword
+import re
 import string
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -54,6 +56,28 @@ class TurnOptions(BaseModel):
     session: str | None = None
 
 
+ReplyFormat = Literal["markdown", "code", "json", "text"]
+
+
+class CellOptions(TurnOptions):
+    """``%%arcana`` after parsing."""
+
+    format: ReplyFormat = "markdown"
+    out: str | None = None
+
+    @field_validator("format", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("out")
+    @classmethod
+    def _identifier(cls, value: str | None) -> str | None:
+        if value is not None and (not value.isidentifier() or keyword.iskeyword(value)):
+            raise ValueError(f"--out {value!r} is not a Python variable name")
+        return value
+
+
 class ReplayOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -77,18 +101,72 @@ class _Namespace(dict[str, Any]):
         raise KeyError(key)
 
 
-def interpolate(body: str, user_ns: Mapping[str, Any]) -> str:
-    """Fill ``{name}`` (and ``{name.attr}``, ``{name[0]}``, ``{x:.2f}``) from the notebook's variables.
+_HISTORY_FIELD = re.compile(r"(In|Out|Err)\[\s*(\d+)\s*\](.*)", re.DOTALL)
 
-    ``{{`` and ``}}`` stay literal braces. Raises ``KeyError`` for an unknown name and
-    ``ValueError`` for a malformed field, with a message that says how to write a literal brace.
+
+class _CellFormatter(string.Formatter):
+    """``str.format`` plus ``{In[n]}``, ``{Out[n]}`` and ``{Err[n]}`` with errors that name the cell."""
+
+    def __init__(self, inputs: Sequence[str] | None, outputs: Mapping[int, Any] | None,
+                 errors: Mapping[int, BaseException] | None) -> None:
+        self.inputs, self.outputs, self.errors = inputs, outputs, errors
+
+    def _history(self, kind: str, n: int) -> Any:
+        if kind == "In":
+            if self.inputs is None or not 0 < n < len(self.inputs):
+                raise LookupError(f"{{In[{n}]}}: no cell {n} has run in this kernel yet")
+            return self.inputs[n]
+        if kind == "Out":
+            if self.outputs is None or n not in self.outputs:
+                raise LookupError(f"{{Out[{n}]}}: cell {n} has no output (it has not run, or returned nothing)")
+            return self.outputs[n]
+        if self.errors is None or n not in self.errors:
+            raise LookupError(f"{{Err[{n}]}}: cell {n} raised no error (or has not run)")
+        return error_text(self.errors[n])
+
+    def get_field(self, field_name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        match = _HISTORY_FIELD.fullmatch(field_name)
+        if match is not None:
+            kind, n, rest = match.group(1), int(match.group(2)), match.group(3)
+            if kind != "Err" or self.errors is not None:
+                value = self._history(kind, n)
+                if not rest:
+                    return value, field_name
+                return super().get_field("_" + rest, (), {"_": value})
+        return super().get_field(field_name, args, kwargs)
+
+
+def error_text(exc: BaseException) -> str:
+    """What ``{Err[n]}`` becomes: ``Type: message``."""
+    message = str(exc).strip()
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def interpolate(body: str, user_ns: Mapping[str, Any], *, inputs: Sequence[str] | None = None,
+                outputs: Mapping[int, Any] | None = None, errors: Mapping[int, BaseException] | None = None) -> str:
+    """Fill ``{name}`` (and ``{name.attr}``, ``{name[0]}``, ``{x:.2f}``) from the notebook's variables,
+    and — as in jupyter-ai — ``{In[n]}`` (the source of cell n, as typed), ``{Out[n]}`` (its result)
+    and ``{Err[n]}`` (the error it raised, ``Type: message``).
+
+    ``inputs``/``outputs`` default to the namespace's ``In``/``Out``; ``errors`` (execution count ->
+    exception) comes from the magics' post-run hook. ``{{`` and ``}}`` stay literal braces. Raises
+    ``KeyError`` for an unknown name and ``ValueError`` for a malformed field or a missing cell, with
+    a message that says what to do.
     """
-    formatter = string.Formatter()
+    if inputs is None and isinstance(user_ns.get("In"), list):
+        inputs = user_ns["In"]
+    if outputs is None and isinstance(user_ns.get("Out"), dict):
+        outputs = user_ns["Out"]
+    formatter = _CellFormatter(inputs, outputs, errors)
     try:
         return formatter.vformat(body, (), _Namespace(user_ns))
-    except KeyError as exc:
-        raise KeyError(
-            f"{{{exc.args[0]}}} names no variable in the notebook; define it, or write {{{{ and }}}} for literal braces"
-        ) from None
-    except (IndexError, ValueError, AttributeError) as exc:
+    except LookupError as exc:
+        if not isinstance(exc, KeyError | IndexError):
+            raise ValueError(str(exc.args[0] if exc.args else exc)) from None
+        if isinstance(exc, KeyError) and isinstance(exc.args[0] if exc.args else None, str):
+            raise KeyError(
+                f"{{{exc.args[0]}}} names no variable in the notebook; define it, or write {{{{ and }}}} for literal braces"
+            ) from None
+        raise ValueError(f"cannot fill the cell's {{...}} fields: {exc!r}; write {{{{ and }}}} for literal braces") from None
+    except (ValueError, AttributeError, TypeError) as exc:
         raise ValueError(f"cannot fill the cell's {{...}} fields: {exc}; write {{{{ and }}}} for literal braces") from None

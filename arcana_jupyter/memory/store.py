@@ -97,6 +97,36 @@ def default_memory_path() -> Path:
     return Path(env).expanduser() if env else DEFAULT_PATH.expanduser()
 
 
+SANDBOX_ENV = "ARCANA_MEMORY_SANDBOX"
+"""A folder: while set, every store opens a scratch copy there instead of its file (``arcana report
+--verify`` sets it so a re-executed notebook never writes to the user's real memory)."""
+
+
+def sandboxed_path(path: str | os.PathLike[str], box: str | os.PathLike[str] | None = None) -> Path:
+    """The file a store at ``path`` really opens: ``path`` itself, or under ``$ARCANA_MEMORY_SANDBOX``
+    (or ``box``) a copy of it (made on first use with SQLite's backup API, so a live WAL is included)."""
+    folder = box if box is not None else os.environ.get(SANDBOX_ENV)
+    original = Path(path).expanduser()
+    if not folder:
+        return original
+    resolved = original.resolve()
+    target = Path(folder) / f"{hashlib.sha256(str(resolved).encode()).hexdigest()[:12]}-{original.name}"
+    if resolved.is_relative_to(Path(folder).resolve()):
+        return original  # already inside the sandbox
+    if not target.exists() and resolved.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        source = sqlite3.connect(f"file:{resolved}?mode=ro", uri=True)
+        try:
+            copy = sqlite3.connect(target)
+            try:
+                source.backup(copy)
+            finally:
+                copy.close()
+        finally:
+            source.close()
+    return target
+
+
 def find_entry_ids(text: str) -> list[str]:
     """Memory ids cited in ``text`` (e.g. an assistant reply quoting ``[m_…]``), in order, distinct."""
     return list(dict.fromkeys(ID_IN_TEXT.findall(text or "")))
@@ -184,7 +214,7 @@ class MemoryStore:
     ) -> None:
         if path is None:
             path = default_memory_path()
-        self.path: str = str(path) if str(path) == ":memory:" else str(Path(path).expanduser())
+        self.path: str = str(path) if str(path) == ":memory:" else str(sandboxed_path(path))
         self.clock: Clock = clock or (lambda: datetime.now(UTC))
         self.embedder = embedder
         self.on_event = on_event

@@ -16,6 +16,13 @@ the recorded one:
 The recorded prompt the report compares against is the ``prompt_snapshot`` of that call when the
 run kept snapshots (exact), else the recorded transcript the builder started from (the report
 says which). Calls past the end of the recording raise ``ReplayDivergence`` in both modes.
+
+A call that failed in the recording (an ``error`` event with ``where: "provider"``: a 429 after
+every retry, a stream that broke off ...) fails again at the same position, as the same error: an
+exception of the recorded class (the :mod:`~arcana_jupyter.exceptions` class of that name, else a
+:class:`~arcana_jupyter.exceptions.ProviderError` subclass given that name) with the recorded
+message and status, after streaming the partial reply the recording received. So a turn that
+errored reproduces as the same error.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import exceptions as _exceptions
 from ..exceptions import ConfigError, ProviderError, ReplayDivergence, TraceError
 from ..messages import as_message, canonical_json, request_digest
 from ..trace.events import TraceEvent
@@ -71,10 +79,13 @@ class ReplayProvider(Provider):
         self.position = 0
         self.divergences: list[Divergence] = []
         try:
-            self.calls: list[TraceEvent] = self.reader.events(run_id, event_types=["llm_call"], agent=agent)
+            recorded = self.reader.events(run_id, event_types=["llm_call", "error"], agent=agent)
         except (TraceError, FileNotFoundError, KeyError) as exc:
             raise ConfigError(f"cannot replay run {run_id!r}: {exc}. Check the run id and the trace directory.") from exc
-        if not self.calls:
+        self.script: list[TraceEvent] = [e for e in recorded if e.event_type == "llm_call" or _is_provider_error(e)]
+        """What the recording's calls did, in order: answered (``llm_call``) or failed (``error``)."""
+        self.calls: list[TraceEvent] = [e for e in self.script if e.event_type == "llm_call"]
+        if not self.script:
             raise ConfigError(
                 f"run {run_id!r} has no recorded LLM calls for agent {agent!r}; nothing to replay "
                 f"(agents in the run: {', '.join(self.reader.agents(run_id)) or 'none'})"
@@ -86,17 +97,27 @@ class ReplayProvider(Provider):
     @property
     def model_name(self) -> str:
         """The model the recorded run asked for (what the replaying run should request)."""
-        return str(self.calls[0].metadata.get("gen_ai.request.model") or "")
+        if self.calls:
+            return str(self.calls[0].metadata.get("gen_ai.request.model") or "")
+        for event in self.reader.events(self.run_id, event_types=["context_decision"], agent=self.agent):
+            builder = event.metadata.get("builder")
+            if isinstance(builder, dict) and builder.get("model"):
+                return str(builder["model"])
+        model = str(self.reader.run_info(self.run_id).model or "")
+        return model.split(":", 1)[1] if ":" in model else model
 
     @property
     def recorded_provider(self) -> str:
         """The provider the recorded run talked to (``local``, ``openai`` ...): settings that depend
         on the provider (which tools ``auto`` offers) follow the recording, not the replay."""
-        return str(self.calls[0].metadata.get("gen_ai.system") or "")
+        if self.calls:
+            return str(self.calls[0].metadata.get("gen_ai.system") or "")
+        model = str(self.reader.run_info(self.run_id).model or "")
+        return model.split(":", 1)[0] if ":" in model else model
 
     @property
     def remaining(self) -> int:
-        return len(self.calls) - self.position
+        return len(self.script) - self.position
 
     def for_agent(self, agent: str) -> ReplayProvider:
         """A replay of another agent of the same run (pools: one provider per member)."""
@@ -104,27 +125,51 @@ class ReplayProvider(Provider):
 
     # -- answering --------------------------------------------------------------------------------
 
-    async def complete(self, request: LLMRequest) -> LLMResponse:
-        if self.position >= len(self.calls):
-            last = self.calls[-1]
+    def _next(self, request: LLMRequest) -> TraceEvent:
+        if self.position >= len(self.script):
+            last = self.script[-1]
             raise ReplayDivergence(
                 f"replay of run {self.run_id} (agent {self.agent}): call {self.position + 1} asked, but the "
-                f"recording has only {len(self.calls)} LLM call(s) (the last at turn {last.turn}). The new run "
+                f"recording has only {len(self.script)} LLM call(s) (the last at turn {last.turn}). The new run "
                 "makes more model calls than the recorded one (a different tool loop or an extra turn).",
                 report="",
             )
-        event = self.calls[self.position]
+        event = self.script[self.position]
         self.position += 1
-        self._check(request, event, self.position)
+        if event.event_type == "llm_call":
+            self._check(request, event, self.position)
+        return event
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        event = self._next(request)
+        if event.event_type != "llm_call":
+            raise self.recorded_error(event)
         return self._response(event, self.position)
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[StreamChunk]:
-        response = await self.complete(request)
+        event = self._next(request)
+        if event.event_type != "llm_call":
+            received = event.metadata.get("received")
+            for piece in _WORDS.findall(received if isinstance(received, str) else ""):
+                yield StreamChunk(text=piece)
+            raise self.recorded_error(event)
+        response = self._response(event, self.position)
         for piece in _WORDS.findall(response.message.content):
             yield StreamChunk(text=piece)
         for call in response.message.tool_calls:
             yield StreamChunk(tool_call_delta=call)
         yield StreamChunk(response=response)
+
+    def recorded_error(self, event: TraceEvent) -> ProviderError:
+        """The error a recorded ``error`` event describes, as an exception of the same class name."""
+        meta = event.metadata
+        status = meta.get("status")
+        exc = _error_class(str(meta.get("type") or "ProviderError"))(
+            str(meta.get("message") or ""), provider=self.recorded_provider,
+            status=status if isinstance(status, int) and not isinstance(status, bool) else None,
+        )
+        exc.recorded = True  # type: ignore[attr-defined]
+        return exc
 
     def _response(self, event: TraceEvent, call: int) -> LLMResponse:
         meta = event.metadata
@@ -178,7 +223,7 @@ class ReplayProvider(Provider):
         step = meta.get("step")
         lines = [
             f"run {self.run_id}, agent {self.agent}, turn {event.turn}, step {step} "
-            f"(recorded LLM call {call} of {len(self.calls)})",
+            f"(recorded LLM call {call} of {len(self.script)})",
             f"request digest: recorded {meta.get('request_digest')}, new {new_digest}",
         ]
         recorded_messages, recorded_tools, source = self._recorded_request(event, step)
@@ -225,6 +270,27 @@ class ReplayProvider(Provider):
                     "off, so messages the builder compressed or added may also show up here)",
                 )
         return None, tools, "nothing (no context decision recorded for this call)"
+
+
+def _is_provider_error(event: TraceEvent) -> bool:
+    return event.event_type == "error" and event.metadata.get("where") == "provider"
+
+
+_ERROR_CLASSES: dict[str, type[ProviderError]] = {}
+
+
+def _error_class(name: str) -> type[ProviderError]:
+    """The exception class a recorded provider error had: ours by name, else a ProviderError named so."""
+    known = getattr(_exceptions, name, None)
+    if isinstance(known, type) and issubclass(known, ProviderError) and known is not ReplayDivergence:
+        return known
+    safe = re.sub(r"\W", "_", name)[:80] or "ProviderError"
+    if safe[0].isdigit():
+        safe = "_" + safe
+    if safe not in _ERROR_CLASSES:
+        _ERROR_CLASSES[safe] = type(safe, (ProviderError,), {
+            "__module__": __name__, "__doc__": f"A recorded provider error of type {name} (replayed)."})
+    return _ERROR_CLASSES[safe]
 
 
 def _tool_wire(spec: dict[str, Any]) -> dict[str, Any]:

@@ -15,8 +15,9 @@ from .. import __version__, render
 from ..exceptions import ArcanaError
 from ..render._html import esc, fmt_cost, fmt_int, pill, table
 from ..trace.reader import TraceReader
-from .embed import embed_traces, trace_dir_for
+from .embed import embed_traces
 from .notebook_html import NOTEBOOK_CSS, notebook_body_html, pygments_css, strip_external
+from .sources import EmbeddedTraces, NotebookRun, locate_runs, notebook_turns
 from .verify import VerifyResult, verify_notebook
 
 MIME_TYPE = "application/vnd.arcana.turn+json"
@@ -58,15 +59,24 @@ def sessions_of(bundles: list[dict[str, Any]]) -> dict[str, str]:
     return out
 
 
-def _replayed_runs(nb: Any) -> set[str]:
-    """Run ids whose replay scrubber is displayed in the notebook (``%arcana_replay`` outputs)."""
-    found: set[str] = set()
-    for cell in nb.cells:
+def _replayed_runs(nb: Any) -> dict[str, int]:
+    """Run id -> 1-based cell number of a replay scrubber the notebook displays (``%arcana_replay``)."""
+    found: dict[str, int] = {}
+    for number, cell in enumerate(nb.cells, start=1):
         for output in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
-            html = (output.get("data") or {}).get("text/html")
+            data = output.get("data") or {}
+            ids: list[str] = []
+            for mime, value in data.items():
+                if "arcana" in mime and "replay" in mime and isinstance(value, dict):
+                    ids += [str(value.get("run_id") or "")] + [str(f.get("run_id") or "") for f in value.get("frames") or []
+                                                             if isinstance(f, dict)]
+            html = data.get("text/html")
             text = "".join(html) if isinstance(html, list) else str(html or "")
             if "arcana-scrub" in text:
-                found.update(re.findall(r"r_\d{8}_\d{6}_[0-9a-f]+", text))
+                ids += re.findall(r"r_\d{8}_\d{6}_[0-9a-f]+", text)
+            for run_id in ids:
+                if run_id:
+                    found.setdefault(run_id, number)
     return found
 
 
@@ -122,48 +132,90 @@ def _verify_html(result: VerifyResult | None) -> str:
     )
 
 
+def _bundle_summary(run: NotebookRun, nb: Any) -> RunSummary:
+    """A run whose trace is missing, summarised from the turns the notebook shows."""
+    summary = RunSummary(run_id=run.run_id, agent=run.agent, model="(trace missing)")
+    for t in notebook_turns(nb):
+        if (t.agent, t.run_id) != (run.agent, run.run_id):
+            continue
+        b = t.bundle
+        usage = b.get("usage") if isinstance(b.get("usage"), dict) else {}
+        summary.turns += 1
+        summary.input_tokens += int(usage.get("input_tokens") or 0)
+        summary.output_tokens += int(usage.get("output_tokens") or 0)
+        summary.cached_input_tokens += int(usage.get("cached_input_tokens") or 0)
+        summary.cost_usd += float(b.get("cost_usd") or 0)
+        summary.primitive_calls += len(b.get("primitives") or [])
+        summary.points.append({"label": str(t.turn), **{k: int(usage.get(k) or 0) for k in
+                               ("input_tokens", "output_tokens", "cached_input_tokens")}})
+    return summary
+
+
+def _where(run: NotebookRun, notebook: Path) -> str:
+    if run.path is None:
+        return "missing"
+    if run.source == "embedded":
+        return "embedded in the notebook"
+    return run.path.relative_to(notebook.parent).as_posix()
+
+
 def render_report(notebook: Path, nb: Any, *, verification: VerifyResult | None = None) -> str:
     """The report page as one HTML string."""
-    scratch: list[Any] = []
-    trace_dir = trace_dir_for(notebook, nb, scratch)
-    embedded = trace_dir != notebook.with_name(notebook.stem + ".arcana")
-    bundles = collect_bundles(nb)
-    sessions = sessions_of(bundles)
-    reader = TraceReader(trace_dir) if trace_dir.is_dir() else None
+    notebook = Path(notebook).resolve()
+    embedded = EmbeddedTraces(nb)
+    try:
+        return _render(notebook, nb, embedded, verification)
+    finally:
+        embedded.cleanup()
+
+
+def _render(notebook: Path, nb: Any, embedded: EmbeddedTraces, verification: VerifyResult | None) -> str:
+    runs = locate_runs(notebook, nb, embedded)
     summaries: list[RunSummary] = []
     replays: list[str] = []
-    if reader is not None:
-        from ..jupyter.replay import build_frames
+    shown = _replayed_runs(nb)
+    from ..jupyter.replay import build_frames
 
-        shown = _replayed_runs(nb)
-        for agent, run_id in sessions.items():
-            try:
-                summaries.append(summarize(reader, run_id, agent))
-                if run_id in shown:
-                    continue  # the notebook already shows this run's scrubber
-                frames = build_frames(trace_dir, run_id, agent=agent, reader=reader)
-            except ArcanaError as exc:
-                replays.append(f'<div class="arcana-error-box">run {esc(run_id)}: {esc(exc)}</div>')
+    for run in runs:
+        label = f"{esc(run.agent)} · <code>{esc(run.run_id)}</code>"
+        if run.path is None:
+            summaries.append(_bundle_summary(run, nb))
+            replays.append(f'<div class="arcana-error-box">{label}: no replay — {esc("; ".join(run.problems))}</div>')
+            continue
+        reader = TraceReader(run.path)
+        try:
+            summaries.append(summarize(reader, run.run_id, run.agent))
+            if run.run_id in shown:
+                replays.append(f'<div class="arcana-muted">{label}: its replay is shown in the notebook above '
+                               f"(cell {shown[run.run_id]}).</div>")
                 continue
-            replays.append(render.replay_html(frames, uid=f"{agent}-{uuid.uuid4().hex[:6]}", include_style=False))
+            frames = build_frames(run.path, run.run_id, agent=run.agent, reader=reader)
+        except ArcanaError as exc:
+            replays.append(f'<div class="arcana-error-box">{label}: cannot replay: {esc(exc)}</div>')
+            continue
+        if not frames:
+            replays.append(f'<div class="arcana-muted">{label}: the trace holds no turns to replay.</div>')
+            continue
+        replays.append(f'<h3 class="arcana-h">{label}</h3>'
+                       + render.replay_html(frames, uid=f"{run.agent}-{uuid.uuid4().hex[:6]}", include_style=False))
     total = RunSummary(run_id="", agent="")
     for s in summaries:
         for name in ("turns", "input_tokens", "output_tokens", "primitive_calls", "tool_calls", "errors"):
             setattr(total, name, getattr(total, name) + getattr(s, name))
         total.cost_usd += s.cost_usd
         total.points += [{**p, "label": p["label"] if len(summaries) == 1 else f"{s.agent}:{p['label']}"} for p in s.points]
-    if not summaries:  # no trace folder: fall back on the bundles in the notebook
-        for b in bundles:
-            usage = b.get("usage") or {}
-            total.turns += 1
-            total.input_tokens += int(usage.get("input_tokens") or 0)
-            total.output_tokens += int(usage.get("output_tokens") or 0)
-            total.cost_usd += float(b.get("cost_usd") or 0)
-            total.primitive_calls += len(b.get("primitives") or [])
-            total.points.append({"label": str(b.get("turn")), **{k: int(usage.get(k) or 0) for k in
-                                 ("input_tokens", "output_tokens", "cached_input_tokens")}})
+    folders = sorted({_where(r, notebook).rsplit("/", 1)[0] + "/" for r in runs
+                      if r.path is not None and r.source != "embedded"})
+    traces_note = ", ".join(f"<code>{esc(f)}</code>" for f in folders)
+    if any(r.source == "embedded" for r in runs):
+        traces_note += " (embedded in the notebook)"
+    if any(r.path is None for r in runs):
+        traces_note += f" ({sum(r.path is None for r in runs)} run(s) missing)"
+    traces_note = traces_note.strip() or "none"
+    where = {(r.agent, r.run_id): _where(r, notebook) for r in runs}
     runs_rows = [
-        [esc(s.agent), f"<code>{esc(s.run_id)}</code>", esc(s.model), (fmt_int(s.turns), "num"),
+        [esc(s.agent), f"<code>{esc(s.run_id)}</code>", f"<code>{esc(where.get((s.agent, s.run_id), ''))}</code>",
+         esc(s.model), (fmt_int(s.turns), "num"),
          (fmt_int(s.input_tokens), "num"), (fmt_int(s.output_tokens), "num"), (fmt_cost(s.cost_usd), "num"),
          (fmt_int(s.primitive_calls), "num"), (fmt_int(s.tool_calls), "num"), (fmt_int(s.errors), "num")]
         for s in summaries
@@ -193,22 +245,20 @@ h1{{font-size:22px;margin:0 0 4px 0}} h2{{font-size:17px;margin:28px 0 8px 0;bor
 <div class="arcana">
 <h1>{esc(notebook.name)}</h1>
 <div class="arcana-meta"><span>arcana report</span><span>generated {esc(generated)}</span><span>arcana-jupyter {esc(__version__)}</span>
-<span>traces <code>{esc(trace_dir.name)}/</code>{" (embedded in the notebook)" if embedded else ""}</span></div>
+<span>traces {traces_note}</span></div>
 <h2>Verification</h2>
 {_verify_html(verification)}
 <h2>Summary</h2>
 <div class="arcana-summary">{stats}</div>
-{table(["session", "run", "model", "turns", "in", "out", "cost", "primitives", "tools", "errors"], runs_rows) if runs_rows else ""}
+{table(["session", "run", "trace", "model", "turns", "in", "out", "cost", "primitives", "tools", "errors"], runs_rows) if runs_rows else ""}
 {render.tokens_chart_svg(total.points)}
 </div>
 <h2>Notebook</h2>
 <div class="nb">{body}</div>
 <h2>Replay</h2>
-<div class="arcana">{"".join(replays) or '<div class="arcana-empty">' + ("Every run's replay is shown in the notebook above." if reader is not None else "No trace folder found beside the notebook.") + "</div>"}</div>
+<div class="arcana">{"".join(replays) or '<div class="arcana-empty">The notebook shows no recorded arcana runs.</div>'}</div>
 </body></html>
 """
-    for holder in scratch:
-        holder.cleanup()
     return strip_external(page)
 
 
@@ -226,7 +276,7 @@ def build_report(notebook: str | Path, *, output: str | Path | None = None, veri
     nb = nbformat.read(path, as_version=4)
     verification = None
     if verify:
-        verification = verify_notebook(path, sessions_of(collect_bundles(nb)), timeout=timeout)
+        verification = verify_notebook(path, timeout=timeout)
     return write_report(path, nb, output=output, verification=verification)
 
 

@@ -20,22 +20,27 @@ METADATA_KEY = "arcana"
 
 
 def referenced_runs(nb: Any) -> list[str]:
-    from .build import collect_bundles
+    from .sources import notebook_turns
 
-    return list(dict.fromkeys(str(b["run_id"]) for b in collect_bundles(nb) if b.get("run_id")))
+    return list(dict.fromkeys(t.run_id for t in notebook_turns(nb)))
 
 
 def embed_traces(notebook: str | Path) -> list[str]:
-    """Write the notebook back with its runs' traces in its metadata; returns the files embedded."""
+    """Write the notebook back with its runs' traces in its metadata; returns the files embedded.
+
+    Each run's file is found as every reader finds it (:func:`.sources.locate_runs`: the recorded
+    ``trace_path``, then ``<stem>.arcana/``); a run id or path that would leave the notebook's
+    folder is refused.
+    """
+    from .sources import locate_runs
+
     path = Path(notebook)
     nb = nbformat.read(path, as_version=4)
-    folder = path.with_name(path.stem + ".arcana")
     traces: dict[str, str] = {}
-    for run_id in referenced_runs(nb):
-        file = folder / f"{run_id}.jsonl"
-        if not file.is_file():
-            raise ArcanaError(f"cannot embed run {run_id}: {file} does not exist")
-        traces[file.name] = file.read_text(encoding="utf-8")
+    for run in locate_runs(path, nb):
+        if run.path is None or run.source not in ("recorded", "beside"):
+            raise ArcanaError(f"cannot embed run {run.run_id[:80]}: {'; '.join(run.problems) or 'no trace file'}")
+        traces[f"{run.run_id}.jsonl"] = run.path.read_text(encoding="utf-8")
     nb.metadata.setdefault(METADATA_KEY, {})["traces"] = traces
     nbformat.write(nb, path)
     return sorted(traces)
@@ -48,8 +53,10 @@ def extract_traces(nb: Any, folder: Path) -> bool:
         return False
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in traces.items():
+        from .sources import valid_run_id
+
         safe = Path(str(name)).name  # a file name, never a path out of the folder
-        if safe.endswith(".jsonl"):
+        if safe.endswith(".jsonl") and valid_run_id(safe[: -len(".jsonl")]):
             (folder / safe).write_text(str(text), encoding="utf-8")
     return True
 

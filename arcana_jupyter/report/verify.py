@@ -1,10 +1,21 @@
 """``--verify``: re-execute a notebook against its own recorded runs and compare, turn by turn.
 
-The notebook and its trace folder are copied to a scratch folder; the copy is executed with
-nbclient, with ``ARCANA_NOTEBOOK`` pointing at the copy (so new traces land beside it) and
-``ARCANA_REPLAY_RUNS`` mapping each session name to its recorded run, which makes ``%arcana_chat``
-use the replay provider (``replay:<run_id>``). Every prompt's request digest and every reply of
-the new run is then compared with the recorded one. The original files are never touched.
+Every run the notebook's outputs show is verified (not only the last one of each session): the
+runs are found as every reader finds them (:mod:`.sources`: the recorded ``trace_path`` first, so
+a renamed or nbconvert-executed notebook verifies), copied into ``<stem>.arcana/`` beside a copy
+of the notebook in a scratch folder, and the copy is executed with nbclient, with
+
+- ``ARCANA_NOTEBOOK`` pointing at the copy (new traces land beside it),
+- ``ARCANA_REPLAY_RUNS`` mapping each session name to its recorded runs in the order they started
+  (``{"main": ["r_…", "r_…"]}``: the n-th ``%arcana_chat --name main`` replays the n-th run), which
+  makes ``%arcana_chat`` use the replay provider; a recorded provider error fails again, as the same
+  error,
+- ``ARCANA_MEMORY_SANDBOX`` pointing at a scratch folder: every memory store the notebook opens is a
+  copy there (without the entries the recorded runs themselves wrote), never the user's real store.
+
+Every turn's request digests, reply, status and provider errors are then compared with the
+recorded ones. A turn the notebook shows but whose trace is missing counts as not reproduced. The
+original files are never touched.
 """
 
 from __future__ import annotations
@@ -12,7 +23,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,8 +34,9 @@ from typing import Any
 import nbformat
 from nbclient import NotebookClient
 
+from ..exceptions import ArcanaError
 from ..trace.reader import TraceReader
-from .embed import trace_dir_for
+from .sources import EmbeddedTraces, NotebookRun, beside, locate_runs
 
 
 @dataclass
@@ -37,6 +51,8 @@ class TurnCheck:
     recorded_digests: list[str] = field(default_factory=list)
     new_digests: list[str] = field(default_factory=list)
     note: str = ""
+    recorded_error: str | None = None
+    """``Type: message`` of the provider error the recorded turn ended with (``None``: it did not fail)."""
 
     @property
     def ok(self) -> bool:
@@ -47,8 +63,10 @@ class TurnCheck:
 class VerifyResult:
     checks: list[TurnCheck]
     errors: list[str]
-    """Cells that failed to execute, runs that could not be matched."""
+    """Cells that failed to execute, runs that could not be found or matched."""
     seconds: float = 0.0
+    runs: int = 0
+    """How many recorded runs the notebook shows."""
 
     @property
     def ok(self) -> bool:
@@ -58,51 +76,163 @@ class VerifyResult:
         good = sum(c.ok for c in self.checks)
         if not self.checks:
             return "nothing to verify: the notebook has no recorded arcana turns" + (f"; {self.errors[0]}" if self.errors else "")
+        runs = f" in {self.runs} run(s)" if self.runs else ""
         verdict = "reproduced" if self.ok else "NOT reproduced"
-        return f"{verdict}: {good} of {len(self.checks)} turn(s) had the same prompt digest and reply"
+        tail = f"; {len(self.errors)} problem(s), first: {self.errors[0]}" if self.errors and good == len(self.checks) else ""
+        return f"{verdict}: {good} of {len(self.checks)} turn(s){runs} had the same prompt digest and reply{tail}"
 
 
-def _turns(reader: TraceReader, run_id: str, agent: str) -> dict[int, dict[str, Any]]:
-    out: dict[int, dict[str, Any]] = {}
+@dataclass
+class _Turn:
+    digests: list[str] = field(default_factory=list)
+    reply: Any = None
+    status: Any = None
+    errors: list[str] = field(default_factory=list)
+    provider_errors: list[str] = field(default_factory=list)
+
+
+def _turns(reader: TraceReader, run_id: str, agent: str) -> dict[int, _Turn]:
+    out: dict[int, _Turn] = {}
     for event in reader.events(run_id, event_types=("context_decision", "turn_end", "error"), agent=agent):
         if event.turn is None:
             continue
-        entry = out.setdefault(event.turn, {"digests": [], "reply": None, "status": None, "errors": []})
+        entry = out.setdefault(event.turn, _Turn())
+        md = event.metadata
         if event.event_type == "context_decision":
-            entry["digests"].append(str(event.metadata.get("request_digest")))
+            entry.digests.append(str(md.get("request_digest")))
         elif event.event_type == "turn_end":
-            entry["reply"] = event.metadata.get("reply")
-            entry["status"] = event.metadata.get("status")
+            entry.reply = md.get("reply")
+            entry.status = md.get("status")
         else:
-            entry["errors"].append(str(event.metadata.get("message") or ""))
+            text = f"{md.get('type')}: {md.get('message') or ''}"
+            entry.errors.append(text)
+            if md.get("where") == "provider":
+                entry.provider_errors.append(text)
     return out
 
 
-def verify_notebook(notebook: Path, sessions: Mapping[str, str], *, timeout: int = 600,
-                    kernel_name: str | None = None) -> VerifyResult:
-    """Re-run ``notebook`` with ``sessions`` (name -> recorded run id) answered by replay."""
-    import time
+def _started(reader: TraceReader, run_id: str) -> str:
+    try:
+        return reader.run_info(run_id).started or run_id
+    except ArcanaError:
+        return run_id
 
+
+def _copy_inputs(notebook: Path, work: Path) -> None:
+    """The data files the notebook reads (CSV ...) beside the copy; not other notebooks or reports."""
+    for item in notebook.parent.iterdir():
+        if (item.is_file() and not item.is_symlink() and item.suffix not in (".ipynb", ".html")
+                and item.stat().st_size < 50_000_000):
+            shutil.copy2(item, work / item.name)
+
+
+def _prepare_memory(runs: list[NotebookRun], box: Path) -> None:
+    """Scratch copies of the memory stores the recorded runs used, as they were before those runs
+    wrote to them (entries the runs remembered or learned are taken out again)."""
+    from ..memory.store import default_memory_path, sandboxed_path
+
+    stores: set[Path] = set()
+    written: set[str] = set()
+    for run in runs:
+        if run.path is None:
+            continue
+        reader = TraceReader(run.path)
+        for event in reader.events(run.run_id, event_types=("run_start", "memory_write")):
+            md = event.metadata
+            if event.event_type == "run_start":
+                config = md.get("config") if isinstance(md.get("config"), dict) else {}
+                if config.get("memory"):
+                    raw = config.get("memory_path")
+                    stores.add(Path(str(raw)).expanduser() if raw else default_memory_path())
+            elif md.get("op") in ("remember", "learning"):
+                entry = md.get("entry") if isinstance(md.get("entry"), dict) else {}
+                if entry.get("id"):
+                    written.add(str(entry["id"]))
+    box.mkdir(parents=True, exist_ok=True)
+    for store in stores:
+        try:
+            copy = sandboxed_path(store, box)
+        except (OSError, sqlite3.Error):
+            continue  # the kernel's store will start empty in the sandbox
+        if not written or not copy.is_file():
+            continue
+        conn = sqlite3.connect(copy)
+        try:
+            ids = sorted(written)
+            marks = ",".join("?" * len(ids))
+            pks = [row[0] for row in conn.execute(f"SELECT pk FROM entries WHERE id IN ({marks})", ids)]
+            if pks:
+                pk_marks = ",".join("?" * len(pks))
+                for table in ("surfaced", "embeddings"):
+                    try:
+                        conn.execute(f"DELETE FROM {table} WHERE entry_pk IN ({pk_marks})", pks)
+                    except sqlite3.OperationalError:
+                        pass  # an older schema without that table
+                conn.execute(f"DELETE FROM entries WHERE pk IN ({pk_marks})", pks)
+                conn.commit()
+        except sqlite3.Error:
+            pass  # not a memory database we understand: the copy is still a sandbox
+        finally:
+            conn.close()
+
+
+def _replay_plan(runs: list[NotebookRun]) -> dict[str, list[str]]:
+    plan: dict[str, list[tuple[str, str]]] = {}
+    for run in runs:
+        if run.path is not None:
+            plan.setdefault(run.agent, []).append((_started(TraceReader(run.path), run.run_id), run.run_id))
+    return {agent: [run_id for _, run_id in sorted(items)] for agent, items in plan.items()}
+
+
+def verify_notebook(notebook: Path, sessions: Mapping[str, str] | None = None, *, timeout: int = 600,
+                    kernel_name: str | None = None) -> VerifyResult:
+    """Re-run ``notebook`` with every recorded run it shows answered by replay; compare each turn.
+
+    ``sessions`` is accepted for compatibility and ignored: the runs come from the notebook's outputs.
+    """
+    del sessions
     started = time.monotonic()
     notebook = Path(notebook).resolve()
-    holders: list[Any] = []
-    trace_dir = trace_dir_for(notebook, nbformat.read(notebook, as_version=4), holders)
+    original = nbformat.read(notebook, as_version=4)
+    embedded = EmbeddedTraces(original)
+    try:
+        runs = locate_runs(notebook, original, embedded)
+        return _verify(notebook, runs, timeout=timeout, kernel_name=kernel_name, started=started)
+    finally:
+        embedded.cleanup()
+
+
+def _verify(notebook: Path, runs: list[NotebookRun], *, timeout: int, kernel_name: str | None,
+            started: float) -> VerifyResult:
     errors: list[str] = []
+    checks: list[TurnCheck] = []
+    if not runs:
+        return VerifyResult(checks, errors, time.monotonic() - started, runs=0)
     with tempfile.TemporaryDirectory(prefix="arcana-verify-") as scratch:
-        work = Path(scratch)
+        work = Path(scratch) / "notebook"
+        work.mkdir()
         copy_nb = work / notebook.name
         shutil.copy2(notebook, copy_nb)
-        for item in notebook.parent.iterdir():  # data files the notebook reads (CSV ...), not other notebooks
-            if item.is_file() and item.suffix not in (".ipynb", ".html") and item.stat().st_size < 50_000_000:
-                shutil.copy2(item, work / item.name)
-        copy_traces = work / trace_dir.name
-        if trace_dir.is_dir():
-            shutil.copytree(trace_dir, copy_traces)
-        before = {p.stem for p in copy_traces.glob("*.jsonl")} if copy_traces.is_dir() else set()
+        _copy_inputs(notebook, work)
+        copy_traces = beside(copy_nb)
+        copy_traces.mkdir(exist_ok=True)
+        own = beside(notebook)
+        if own.is_dir() and not own.is_symlink():  # other runs of the notebook (a --resume needs them)
+            for item in own.glob("*.jsonl"):
+                if item.is_file() and not item.is_symlink():
+                    shutil.copy2(item, copy_traces / item.name)
+        for run in runs:
+            if run.path is not None:
+                shutil.copy2(run.path, copy_traces / f"{run.run_id}.jsonl")
+        before = {p.stem for p in copy_traces.glob("*.jsonl")}
+        box = Path(scratch) / "memory"
+        _prepare_memory(runs, box)
+        plan = _replay_plan(runs)
         nb = nbformat.read(copy_nb, as_version=4)
         env = dict(os.environ)
         env["ARCANA_NOTEBOOK"] = str(copy_nb)
-        env["ARCANA_REPLAY_RUNS"] = json.dumps(dict(sessions))
+        env["ARCANA_REPLAY_RUNS"] = json.dumps(plan)
+        env["ARCANA_MEMORY_SANDBOX"] = str(box)
         env.pop("JPY_SESSION_NAME", None)
         client = NotebookClient(
             nb, timeout=timeout, allow_errors=True, kernel_name=kernel_name or "python3",
@@ -113,33 +243,57 @@ def verify_notebook(notebook: Path, sessions: Mapping[str, str], *, timeout: int
             for output in cell.get("outputs", []):
                 if output.get("output_type") == "error":
                     errors.append(f"cell {index + 1}: {output.get('ename')}: {output.get('evalue')}")
-        recorded_reader = TraceReader(trace_dir) if trace_dir.is_dir() else None
-        new_reader = TraceReader(copy_traces) if copy_traces.is_dir() else None
-        new_runs: dict[str, str] = {}
-        if new_reader is not None:
-            for info in new_reader.list_runs():
-                if info.run_id not in before:
-                    for agent in info.agents:
-                        new_runs[agent] = info.run_id
-        checks: list[TurnCheck] = []
-        for name, run_id in sessions.items():
-            if recorded_reader is None:
-                errors.append(f"session {name}: no trace folder {trace_dir.name} beside the notebook")
-                continue
-            recorded = _turns(recorded_reader, run_id, name)
-            replayed = _turns(new_reader, new_runs[name], name) if new_reader is not None and name in new_runs else {}
-            if name not in new_runs:
-                errors.append(f"session {name}: the re-executed notebook recorded no run for it")
-            for turn, rec in sorted(recorded.items()):
-                new = replayed.get(turn, {"digests": [], "reply": None, "status": None, "errors": ["turn not re-executed"]})
-                prompt_ok = bool(rec["digests"]) and rec["digests"] == new["digests"]
-                reply_ok = rec["reply"] == new["reply"] and new["status"] == rec["status"]
-                note = "; ".join(new["errors"])[:400]
-                if not prompt_ok and not note:
-                    note = "the rebuilt prompt differs from the recorded one"
-                elif prompt_ok and not reply_ok and not note:
-                    note = "same prompt, different reply"
-                checks.append(TurnCheck(name, run_id, turn, prompt_ok, reply_ok, rec["digests"], new["digests"], note))
-    for holder in holders:
-        holder.cleanup()
-    return VerifyResult(checks, errors, time.monotonic() - started)
+        new_reader = TraceReader(copy_traces)
+        new_runs: dict[str, list[tuple[str, str]]] = {}
+        for info in new_reader.list_runs():
+            if info.run_id not in before:
+                for agent in info.agents:
+                    new_runs.setdefault(agent, []).append((info.started or info.run_id, info.run_id))
+        replayed_ids = {agent: [run_id for _, run_id in sorted(items)] for agent, items in new_runs.items()}
+        recorded_reader = TraceReader(copy_traces)
+        for run in runs:
+            checks += _check_run(run, plan, replayed_ids, recorded_reader, new_reader, errors)
+    return VerifyResult(checks, errors, time.monotonic() - started, runs=len(runs))
+
+
+def _check_run(run: NotebookRun, plan: dict[str, list[str]], replayed_ids: dict[str, list[str]],
+               recorded_reader: TraceReader, new_reader: TraceReader, errors: list[str]) -> list[TurnCheck]:
+    name = run.agent
+    if run.path is None:
+        problem = "; ".join(run.problems) or f"no trace file for run {run.run_id}"
+        errors.append(f"session {name}: {problem}")
+        return [TurnCheck(name, run.run_id, turn, False, False, note=problem) for turn in sorted(run.turns)]
+    recorded = _turns(recorded_reader, run.run_id, name)
+    position = plan.get(name, []).index(run.run_id)
+    new_ids = replayed_ids.get(name, [])
+    new_id = new_ids[position] if position < len(new_ids) else None
+    replayed = _turns(new_reader, new_id, name) if new_id is not None else {}
+    if new_id is None:
+        errors.append(f"session {name}: the re-executed notebook recorded no run for {run.run_id}")
+    out: list[TurnCheck] = []
+    for turn in sorted(set(recorded) | set(run.turns)):
+        rec = recorded.get(turn)
+        if rec is None:
+            out.append(TurnCheck(name, run.run_id, turn, False, False,
+                                 note=f"the notebook shows turn {turn} but the trace of {run.run_id} does not hold it"))
+            continue
+        new = replayed.get(turn) or _Turn(errors=["turn not re-executed"])
+        prompt_ok = bool(rec.digests) and rec.digests == new.digests
+        errors_ok = rec.provider_errors == new.provider_errors
+        reply_ok = rec.reply == new.reply and new.status == rec.status and errors_ok
+        recorded_error = rec.provider_errors[-1] if rec.provider_errors else None
+        unexpected = [e for e in new.errors if e not in rec.errors]
+        note = "; ".join(unexpected)[:400]
+        if not prompt_ok and not note:
+            note = "the rebuilt prompt differs from the recorded one"
+        elif prompt_ok and not reply_ok and not note:
+            if not errors_ok:
+                note = (f"recorded error {recorded_error or 'none'}, re-executed "
+                        f"{new.provider_errors[-1] if new.provider_errors else 'none'}")
+            else:
+                note = "same prompt, different reply"
+        elif recorded_error and reply_ok:
+            note = f"the recorded error reproduced: {recorded_error}"[:400]
+        out.append(TurnCheck(name, run.run_id, turn, prompt_ok, reply_ok, rec.digests, new.digests, note,
+                             recorded_error))
+    return out

@@ -63,7 +63,7 @@ def test_dir_option_and_env(traces: Path, tmp_path: Path, capsys: pytest.Capture
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
     code, _, err = run(capsys, "trace", "show", BUILT)
-    assert code == 1 and "no trace files (*.jsonl) in traces" in err
+    assert code == 1 and "no traces found from" in err and "pass --dir DIR" in err and len(err.splitlines()) == 1
     code, out, _ = run(capsys, "trace", "show", BUILT, "--dir", str(traces))
     assert code == 0 and out.startswith(f"Run {BUILT}")
     monkeypatch.setenv("ARCANA_TRACE_DIR", str(traces))
@@ -90,7 +90,7 @@ def test_run_given_as_file_folder_or_notebook(traces: Path, tmp_path: Path, caps
     code, _, err = run(capsys, "trace", "show", str(tmp_path / "missing.jsonl"))
     assert code == 1 and "does not exist" in err
     code, _, err = run(capsys, "trace", "show", str(tmp_path / "other.ipynb"))
-    assert code == 1 and "no trace folder" in err
+    assert code == 1 and "no notebook at" in err and "no trace folder other.arcana/" in err
 
 
 def test_show_all_events(traces: Path, capsys: pytest.CaptureFixture[str]) -> None:
