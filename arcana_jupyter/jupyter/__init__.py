@@ -17,7 +17,10 @@ def load_ipython_extension(ipython: Any) -> None:
 
     if id(ipython) in _loaded:
         return
-    _loaded[id(ipython)] = load(ipython)
+    magics = _loaded[id(ipython)] = load(ipython)
+    from .comm import register
+
+    magics.comm = register(magics)  # the JupyterLab extension's link: notebook path, live actions
 
 
 def unload_ipython_extension(ipython: Any) -> None:

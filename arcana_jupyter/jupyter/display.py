@@ -1,5 +1,11 @@
-"""What a ``%%arcana`` cell shows: the reply streaming in, then the turn's MIME bundle, plus the
-live inspector widget under it.
+"""What a ``%%arcana`` cell shows: one output, the turn's MIME bundle, updated live.
+
+The output is created when the turn starts and updated in place (``display_id``) as tokens and
+events arrive: the JupyterLab extension re-renders its inspector from each update, everywhere else
+the ``text/html`` shows the reply streaming in. At the end it holds the turn's compact bundle
+(:func:`arcana_jupyter.runtime.bundle.compact_bundle`): a summary whose detail (the prompt texts)
+is read from the trace beside the notebook. There is no widget: live actions (unpin, hydrate,
+retract) travel over the ``arcana`` comm (:mod:`.comm`).
 
 Everything here runs on the kernel's main thread. The runtime's loop thread only appends tokens
 and events to this object (under a lock); :meth:`TurnDisplay.tick`, called by the waiting cell,
@@ -16,6 +22,7 @@ from typing import Any
 from IPython.display import DisplayHandle, display
 
 from .. import render
+from ..runtime.bundle import compact_bundle
 from ..trace.events import TraceEvent
 from .notebook_path import NotebookLocation
 
@@ -28,6 +35,18 @@ def relative_bundle(bundle: Mapping[str, Any], location: NotebookLocation) -> di
     if data.get("trace_path"):
         data["trace_path"] = location.relative(str(data["trace_path"]))
     return data
+
+
+def session_usage(chat: Any) -> dict[str, Any]:
+    """Tokens and cost of the session so far (every turn of this run, in this kernel and before)."""
+    usage = getattr(chat, "usage", None)
+    return {
+        "turns": int(getattr(chat, "turn", 0) or 0),
+        "input_tokens": int(getattr(usage, "input_tokens", 0) or 0),
+        "output_tokens": int(getattr(usage, "output_tokens", 0) or 0),
+        "cached_input_tokens": int(getattr(usage, "cached_input_tokens", 0) or 0),
+        "cost_usd": float(getattr(chat, "cost_usd", 0.0) or 0.0),
+    }
 
 
 def bundle_output(bundle: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -49,13 +68,13 @@ def bundle_output(bundle: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, 
 
 
 class TurnDisplay:
-    """The outputs of one turn, updated live."""
+    """The output of one turn, updated live."""
 
-    def __init__(self, chat: Any, location: NotebookLocation, *, widgets: bool = True, interval: float = 0.15) -> None:
+    def __init__(self, chat: Any, location: NotebookLocation, *, widgets: bool = False, interval: float = 0.15) -> None:
+        # ``widgets`` is accepted for callers written for the old ipywidgets inspector; it does nothing.
         self.chat = chat
         self.location = location
         self.interval = interval
-        self.use_widgets = widgets
         self.turn: int = int(getattr(chat, "turn", 0)) + 1
         self._lock = threading.Lock()
         self._tokens: list[str] = []
@@ -65,7 +84,8 @@ class TurnDisplay:
         self._last_events = 0.0
         self.events: list[TraceEvent] = []
         self.handle: DisplayHandle | None = None
-        self.inspector: Any = None
+        self._live: dict[str, Any] | None = None
+        """The last bundle built while the turn runs (compact), reused between event updates."""
 
     # ---- called from the runtime's loop thread ---------------------------------------------
     def on_token(self, text: str) -> None:
@@ -84,22 +104,40 @@ class TurnDisplay:
 
     # ---- main thread ------------------------------------------------------------------------
     def start(self) -> None:
-        self.handle = display(
-            {"text/html": render.streaming_html("", note="waiting for the model…"), "text/plain": "…"},
-            raw=True, display_id=True,
-        )
-        if self.use_widgets:
-            from .widgets import InspectorWidget
-
-            self.inspector = InspectorWidget(self.chat, self.turn, self.bundle)
-            display(self.inspector)
+        self.handle = display(self._running_output("", "waiting for the model…"), raw=True, display_id=True)
 
     def partial_text(self) -> str:
         with self._lock:
             return "".join(self._tokens)
 
+    def full_bundle(self) -> dict[str, Any]:
+        """Everything about the turn (prompts included), ``trace_path`` relative to the notebook."""
+        bundle = relative_bundle(self.chat.turn_bundle(self.turn), self.location)
+        bundle["session"] = session_usage(self.chat)
+        return bundle
+
     def bundle(self) -> dict[str, Any]:
-        return relative_bundle(self.chat.turn_bundle(self.turn), self.location)
+        """The notebook's copy: the compact bundle (see :func:`compact_bundle`)."""
+        return compact_bundle(self.full_bundle())
+
+    def _running_output(self, partial: str, note: str) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "text/html": render.streaming_html(partial, note=note),
+            "text/plain": partial or note,
+        }
+        if self._live is not None:
+            live = dict(self._live)
+            live["status"] = "running"
+            live["reply"] = partial
+            live["progress"] = note
+            data = {MIME_TYPE: live, **data}
+        return data
+
+    def _refresh_live(self) -> None:
+        try:
+            self._live = self.bundle()
+        except Exception:  # the turn may not have written its first event yet
+            self._live = None
 
     def tick(self, force: bool = False) -> None:
         now = time.monotonic()
@@ -113,24 +151,23 @@ class TurnDisplay:
                 self._events_dirty = False
                 self._last_events = now
             tools = [e.metadata.get("name") for e in self.events if e.event_type == "tool_call"]
-        if text_due and self.handle is not None:
-            partial = self.partial_text()
+        if events_due:
+            self._refresh_live()
+        if self.handle is None or not (text_due or events_due):
+            return
+        partial = self.partial_text()
+        if partial:
             note = "generating…" if not tools else f"generating… (after {len(tools)} tool call(s))"
-            self.handle.update({"text/html": render.streaming_html(partial, note=note), "text/plain": partial}, raw=True)
-        elif events_due and self.handle is not None and not self.partial_text():
+        else:
             note = f"running tool {tools[-1]}…" if tools else "building the context…"
-            self.handle.update({"text/html": render.streaming_html("", note=note), "text/plain": note}, raw=True)
-        if events_due and self.inspector is not None:
-            self.inspector.refresh(self.bundle())
+        self.handle.update(self._running_output(partial, note), raw=True)
 
     def finish(self) -> dict[str, Any]:
-        """Replace the streaming view with the turn's MIME bundle; returns the bundle."""
-        bundle = self.bundle()
-        data, metadata = bundle_output(bundle)
+        """Replace the streaming view with the turn's compact MIME bundle; returns the full bundle."""
+        full = self.full_bundle()
+        data, metadata = bundle_output(compact_bundle(full))
         if self.handle is not None:
             self.handle.update(data, raw=True, metadata=metadata)
         else:
             display(data, raw=True, metadata=metadata)
-        if self.inspector is not None:
-            self.inspector.refresh(bundle)
-        return bundle
+        return full

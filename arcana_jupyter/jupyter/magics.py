@@ -388,7 +388,7 @@ class ArcanaMagics(Magics):
     @argument("--session", "-s", default=None)
     @line_magic
     def arcana_pins(self, line: str = "") -> None:
-        """The session's active pins, with unpin buttons where widgets run."""
+        """The session's active pins (unpin them from a turn's inspector in JupyterLab, or ``session().unpin``)."""
         opts = self._parse(self.arcana_pins, line, TurnOptions)
         entry = self.entry(opts.session)
         chat = entry.chat
@@ -396,12 +396,6 @@ class ArcanaMagics(Magics):
         html = render.style_block() + '<div class="arcana">' + render.pins_html(pins) + "</div>"
         plain = "\n".join(f"{p.get('pin_id')}: {p.get('label') or ''} ({p.get('tokens')} tokens)" for p in pins) or "no active pins"
         display({"text/html": html, "text/plain": plain}, raw=True)
-        if pins and self.widgets and _widgets_available():
-            from .widgets import InspectorWidget
-
-            widget = InspectorWidget(chat, chat.turn, lambda: entry_bundle(entry))
-            widget.refresh()
-            display(widget.actions, widget.status)
 
     # ---- %arcana_memory -----------------------------------------------------------------------
     @magic_arguments()

@@ -2,6 +2,8 @@
 
 Jupyter does not tell a kernel which notebook it serves in one standard way, so we ask, in order:
 
+0. the path the JupyterLab extension reported over the ``arcana`` comm (at kernel start and on
+   every rename: :func:`report_notebook_path`, see :mod:`.comm`);
 1. ``ARCANA_NOTEBOOK`` (set it yourself, or ``arcana report --verify`` sets it);
 2. ``JPY_SESSION_NAME``: jupyter_server 2 sets it to the notebook's path when it starts the kernel;
 3. ``__vsc_ipynb_file__`` in the user namespace: VS Code's Jupyter extension defines it;
@@ -20,6 +22,20 @@ from pathlib import Path
 from typing import Any
 
 FALLBACK_STEM = "notebook"
+FRONTEND = "frontend"
+
+_reported: Path | None = None
+"""The notebook path the front end reported last (absolute), or None."""
+
+
+def report_notebook_path(path: str | os.PathLike[str] | None) -> None:
+    """Remember the notebook path the front end reported (``None`` forgets it)."""
+    global _reported
+    _reported = Path(path).expanduser().resolve() if path is not None else None
+
+
+def reported_notebook_path() -> Path | None:
+    return _reported
 
 
 @dataclass(frozen=True)
@@ -29,7 +45,7 @@ class NotebookLocation:
     notebook: Path | None
     folder: Path
     source: str
-    """``ARCANA_NOTEBOOK``, ``JPY_SESSION_NAME``, ``__vsc_ipynb_file__`` or ``fallback``."""
+    """``frontend``, ``ARCANA_NOTEBOOK``, ``JPY_SESSION_NAME``, ``__vsc_ipynb_file__`` or ``fallback``."""
 
     @property
     def stem(self) -> str:
@@ -90,6 +106,8 @@ def locate_notebook(
     """Find the notebook this kernel runs (see the module docstring for the order)."""
     env = os.environ if environ is None else environ
     here = Path(cwd) if cwd is not None else Path.cwd()
+    if _reported is not None and _reported.suffix == ".ipynb":
+        return NotebookLocation(notebook=_reported, folder=_reported.parent, source=FRONTEND)
     for source, value in (
         ("ARCANA_NOTEBOOK", env.get("ARCANA_NOTEBOOK")),
         ("JPY_SESSION_NAME", env.get("JPY_SESSION_NAME")),

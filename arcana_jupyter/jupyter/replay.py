@@ -79,7 +79,8 @@ def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None
         step = dict(steps[-1]) if steps else {}
         frame: dict[str, Any] = {
             "run_id": run_id, "agent": name, "turn": turn, "input": bundle.get("input"), "reply": bundle.get("reply"),
-            "status": bundle.get("status"), "usage": bundle.get("usage"), "step": step, "pins": [],
+            "status": bundle.get("status"), "usage": bundle.get("usage"), "cost_usd": bundle.get("cost_usd"),
+            "step": step, "pins": [],
             "prompt_source": None, "digest_verified": None, "digest_note": "", "diff": [], "new_messages": [],
             "primitives": bundle.get("primitives") or [], "errors": bundle.get("errors") or [],
         }
@@ -133,26 +134,86 @@ def counterfactual(trace_dir: str | Path, frame: dict[str, Any], strategy: str, 
     )
 
 
+REPLAY_MIME_TYPE = "application/vnd.arcana.replay+json"
+
+
+def compact_frames(frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The frames without the prompt texts the trace holds (what the notebook's static HTML keeps)."""
+    from ..runtime.bundle import _compact_messages
+
+    out = []
+    for frame in frames:
+        small = dict(frame)
+        step = dict(frame.get("step") or {})
+        if step:
+            step["messages"] = _compact_messages(step)
+            small["step"] = step
+        small["prompt_source"] = "trace" if step.get("messages") else frame.get("prompt_source")
+        out.append(small)
+    return out
+
+
+def replay_bundle(frames: list[dict[str, Any]], *, run_id: str, agent: str | None, trace_path: str,
+                  selected: int | None = None) -> dict[str, Any]:
+    """``application/vnd.arcana.replay+json``: where the run's trace is, and one line per turn.
+
+    The JupyterLab extension reads the whole trace from ``trace_path`` (relative to the notebook's
+    folder) through the contents API and shows the scrubber; the per-turn summary is what it shows
+    before (or without) the file.
+    """
+    from ..runtime.bundle import session_totals
+
+    turns = []
+    for frame in frames:
+        usage = frame.get("usage") or {}
+        step = frame.get("step") or {}
+        budget = step.get("budget") or {}
+        turns.append({
+            "turn": frame.get("turn"), "status": frame.get("status"),
+            "input": _preview(frame.get("input")), "reply": _preview(frame.get("reply")),
+            "usage": {k: int(usage.get(k) or 0) for k in ("input_tokens", "output_tokens", "cached_input_tokens")},
+            "cost_usd": float(frame.get("cost_usd") or 0.0),
+            "strategy": (step.get("decision") or {}).get("strategy"), "prompt_tokens": budget.get("used"),
+            "digest_verified": frame.get("digest_verified"),
+        })
+    return {
+        "version": 1, "run_id": run_id, "agent": agent or (frames[0].get("agent") if frames else "main"),
+        "trace_path": trace_path, "selected_turn": frames[selected]["turn"] if selected is not None and frames else None,
+        "turns": turns, "totals": session_totals(frames),
+    }
+
+
+def _preview(text: Any, limit: int = 160) -> Any:
+    if isinstance(text, str) and len(text) > limit:
+        return text[:limit] + "…"
+    return text
+
+
 def display_replay(frames: list[dict[str, Any]], *, trace_dir: str | Path, turn: int | None = None,
-                   widgets: bool = True, default_window: int = 8192) -> None:
-    """Show the scrubber: a jslinked widget where widgets run, the CSS scrubber everywhere else."""
+                   widgets: bool = False, default_window: int = 8192, run_id: str | None = None,
+                   agent: str | None = None) -> None:
+    """Show the scrubber: our MIME type (the extension reads the trace) and a static CSS scrubber.
+
+    ``widgets`` and ``default_window`` are accepted for older callers; there is no widget any more
+    (a reopened notebook shows the same scrubber with no kernel and no widget state).
+    """
+    from IPython import get_ipython
     from IPython.display import display
 
+    from .notebook_path import locate_notebook
+
+    shell = get_ipython()
+    location = locate_notebook(shell.user_ns if shell is not None else {})
+    run = run_id or (frames[0]["run_id"] if frames else None)
     turns = [f["turn"] for f in frames]
     selected = turns.index(turn) if turn in turns else None
-    static = render.replay_html(frames, uid=uuid.uuid4().hex[:10], selected=selected)
-    plain = f"arcana replay of run {frames[0]['run_id'] if frames else '?'}: turns {turns}"
-    if not widgets or not frames:
-        display({"text/html": static, "text/plain": plain}, raw=True)
-        return
-    from .widgets import ReplayWidget
-
-    widget = ReplayWidget(
-        frames, selected=selected, default_window=default_window,
-        rebuild=lambda index, strategy, window: counterfactual(trace_dir, frames[index], strategy, window),
-    )
-    data = widget._repr_mimebundle_()
-    data = dict(data[0] if isinstance(data, tuple) else data)
-    data["text/html"] = static
-    data["text/plain"] = plain
-    display(data, raw=True)
+    static = render.replay_html(compact_frames(frames), uid=uuid.uuid4().hex[:10], selected=selected)
+    plain = f"arcana replay of run {run or '?'}: turns {turns}"
+    data: dict[str, Any] = {"text/html": static, "text/plain": plain}
+    metadata: dict[str, Any] = {}
+    if run is not None:
+        trace_path = location.relative(Path(trace_dir) / f"{run}.jsonl")
+        data = {REPLAY_MIME_TYPE: replay_bundle(frames, run_id=run, agent=agent, trace_path=trace_path,
+                                                selected=selected), **data}
+        metadata = {"arcana": {"run_id": run, "agent": agent, "trace_path": trace_path, "replay": True}}
+    display(data, raw=True, metadata=metadata)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._html import clip, css_ident, esc, fmt_int, get, json_text, pill, table
+from ._html import clip, css_ident, esc, fmt_cost, fmt_int, get, json_text, pill, table
 from .markdown import markdown_to_html
 from .styles import style_block
 from .turn import budget_html, decision_table_html, pins_html
@@ -93,7 +93,8 @@ def frame_html(frame: Frame) -> str:
     head = (
         f'<div class="arcana-meta"><span>turn <b>{esc(frame.get("turn"))}</b></span>'
         f"<span>{pill(str(frame.get('status') or '?'), str(frame.get('status') or 'unknown'))}</span>"
-        f"<span>{fmt_int(usage.get('input_tokens'))} in / {fmt_int(usage.get('output_tokens'))} out</span>"
+        f"<span>{fmt_int(usage.get('input_tokens'))} in / {fmt_int(usage.get('output_tokens'))} out"
+        f"{', ' + fmt_cost(frame.get('cost_usd')) if frame.get('cost_usd') is not None else ''}</span>"
         f"<span>{digest_mark(frame)}</span></div>"
     )
     user = frame.get("input")
@@ -107,11 +108,15 @@ def frame_html(frame: Frame) -> str:
     if step:
         parts.append(budget_html(step))
         parts.append('<h4 class="arcana-h">Decisions</h4>' + decision_table_html(step))
-    parts.append(
-        '<h4 class="arcana-h">Prompt</h4><details><summary>show the prompt</summary>'
-        + prompt_html(step.get("messages") or [], frame.get("prompt_source"))
-        + "</details>"
-    )
+    if frame.get("prompt_source") == "trace":
+        parts.append('<h4 class="arcana-h">Prompt</h4><div class="arcana-muted">In the trace beside the notebook '
+                     "(the JupyterLab extension, <code>arcana trace replay</code> and the report show it).</div>")
+    else:
+        parts.append(
+            '<h4 class="arcana-h">Prompt</h4><details><summary>show the prompt</summary>'
+            + prompt_html(step.get("messages") or [], frame.get("prompt_source"))
+            + "</details>"
+        )
     parts.append(pins_html(frame.get("pins") or []).replace("Active pins", "Pins active at this turn"))
     new = frame.get("new_messages") or []
     added = ""

@@ -30,11 +30,9 @@ Bundle = Mapping[str, Any]
 
 def turn_plain(bundle: Bundle) -> str:
     """``text/plain`` of a turn: the reply and a one-line summary."""
-    usage = bundle.get("usage") or {}
     line = (
         f"[arcana {bundle.get('agent', 'main')} turn {bundle.get('turn')} · {bundle.get('status', '?')}"
-        f" · {usage.get('input_tokens', 0)} in / {usage.get('output_tokens', 0)} out tokens"
-        f" · run {bundle.get('run_id')}]"
+        f" · {usage_text(bundle)} · run {bundle.get('run_id')}]"
     )
     reply = bundle.get("reply") or ""
     errors = bundle.get("errors") or []
@@ -67,6 +65,20 @@ def reply_html(bundle: Bundle) -> str:
     return "".join(out)
 
 
+def usage_text(bundle: Bundle) -> str:
+    """``this turn: 1,234 in / 56 out tokens, $0.0012 · session: 3 turns, 4,567 in / 89 out, $0.0040``."""
+    usage = bundle.get("usage") or {}
+    cost = bundle.get("cost_usd")
+    text = (f"this turn: {fmt_int(usage.get('input_tokens') or 0)} in / {fmt_int(usage.get('output_tokens') or 0)} out tokens"
+            f", {fmt_cost(cost if cost is not None else 0.0)}")
+    session = bundle.get("session")
+    if isinstance(session, Mapping):
+        turns = int(session.get("turns") or 0)
+        text += (f" · session: {turns} turn{'s' if turns != 1 else ''}, {fmt_int(session.get('input_tokens') or 0)} in / "
+                 f"{fmt_int(session.get('output_tokens') or 0)} out, {fmt_cost(session.get('cost_usd') or 0.0)}")
+    return text
+
+
 def summary_line(bundle: Bundle) -> str:
     """The one-line header of the inspector (also its ``<summary>``)."""
     usage = bundle.get("usage") or {}
@@ -77,7 +89,7 @@ def summary_line(bundle: Bundle) -> str:
     bits = [
         f"<b>arcana</b> {esc(bundle.get('agent') or 'main')} · turn {esc(bundle.get('turn'))}",
         pill(str(bundle.get("status") or "?"), str(bundle.get("status") or "unknown")),
-        f"{fmt_int(usage.get('input_tokens'))} in / {fmt_int(usage.get('output_tokens'))} out tokens",
+        esc(usage_text(bundle)),
     ]
     if usage.get("cached_input_tokens"):
         bits.append(f"{fmt_int(usage.get('cached_input_tokens'))} cached")
@@ -203,6 +215,8 @@ def _message_cell(decision: Mapping[str, Any], sent: Sequence[Mapping[str, Any]]
     if isinstance(position, int) and 0 <= position < len(sent):
         content = sent[position].get("content")
         if content is None:
+            if sent[position].get("in_trace"):
+                return '<span class="arcana-muted">in the trace</span>'
             return '<span class="arcana-muted">content not recorded</span>'
         text = str(content)
         calls = sent[position].get("tool_calls")

@@ -72,3 +72,90 @@ def turn_bundle(session: ChatSession, turn: int) -> dict[str, Any]:
     if session.engine is not None:
         bundle["tiers"] = session.engine.tiers_view()
     return bundle
+
+
+# ---- the notebook's copy ------------------------------------------------------------------------
+
+TEXT_LIMIT = 400
+"""Characters kept of each secondary text (pin content, tool results...) in a compact bundle."""
+
+
+def _clip(value: Any, limit: int = TEXT_LIMIT) -> Any:
+    if isinstance(value, str) and len(value) > limit:
+        return value[:limit] + f"… [{len(value) - limit:,} more characters in the trace]"
+    if isinstance(value, dict | list):
+        import json
+
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        if len(text) > limit:
+            return text[:limit] + f"… [{len(text) - limit:,} more characters in the trace]"
+    return value
+
+
+def _compact_messages(step: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The prompt of a step with only what the trace cannot give back: the text of compressed messages.
+
+    Every other message (kept at L0: the history, the input, a section or a pin as recorded) is sent
+    exactly as the trace holds it, so the notebook keeps its role only (``"content": null,
+    "in_trace": true``) and the renderer reads the text from the trace when the table is opened.
+    """
+    messages = step.get("messages")
+    if not isinstance(messages, list):
+        return None
+    compressed: set[int] = set()
+    for d in (step.get("decision") or {}).get("decisions") or []:
+        if d.get("fidelity") in ("L1", "L2", "L3") and isinstance(d.get("position"), int):
+            compressed.add(int(d["position"]))
+    out: list[dict[str, Any]] = []
+    for position, message in enumerate(messages):
+        if position in compressed:
+            out.append({k: v for k, v in message.items() if k in ("role", "content", "name", "tool_call_id")})
+        else:
+            out.append({"role": message.get("role"), "content": None, "in_trace": True})
+    return out
+
+
+def compact_bundle(bundle: dict[str, Any]) -> dict[str, Any]:
+    """The summary of a turn that the notebook keeps (docs/TURN_BUNDLE.md, "What the notebook keeps").
+
+    Same shape and fields as the full bundle (the report and the CLI read it unchanged); the prompt
+    texts the trace already holds are left out and long secondary texts are clipped. ``compact``
+    says so; the renderer loads the rest from ``trace_path`` when the inspector is opened.
+    """
+    data = dict(bundle)
+    data["compact"] = True
+    steps = []
+    for step in bundle.get("steps") or []:
+        small = dict(step)
+        small["messages"] = _compact_messages(step)
+        decision = step.get("decision")
+        if isinstance(decision, dict) and decision.get("summary"):
+            small["decision"] = {**decision, "summary": _clip(decision["summary"], 2000)}
+        steps.append(small)
+    data["steps"] = steps
+    data["tool_calls"] = [{**c, "arguments": _clip(c.get("arguments")), "result": _clip(c.get("result"))}
+                          for c in bundle.get("tool_calls") or []]
+    data["primitives"] = [{**p, "args": _clip(p.get("args")), "result": _clip(p.get("result"))}
+                          for p in bundle.get("primitives") or []]
+    data["pins"] = [{**p, "content": _clip(p.get("content"))} for p in bundle.get("pins") or []]
+    data["memories"] = [{**m, "content": _clip(m.get("content"))} for m in bundle.get("memories") or []]
+    tiers = bundle.get("tiers") or {}
+    data["tiers"] = {
+        tier: [{k: (_clip(v, 200) if k == "summary" else v) for k, v in obj.items() if k != "payload"}
+               for obj in tiers.get(tier) or []]
+        for tier in ("active", "soft", "hard")
+    }
+    return data
+
+
+def session_totals(bundles: list[dict[str, Any]]) -> dict[str, Any]:
+    """Tokens and cost of a run so far, summed over the bundles of its turns."""
+    totals: dict[str, Any] = {"turns": 0, "input_tokens": 0, "output_tokens": 0, "cached_input_tokens": 0,
+                              "cost_usd": 0.0}
+    for b in bundles:
+        usage = b.get("usage") or {}
+        totals["turns"] += 1
+        for key in ("input_tokens", "output_tokens", "cached_input_tokens"):
+            totals[key] += int(usage.get(key) or 0)
+        totals["cost_usd"] += float(b.get("cost_usd") or 0.0)
+    return totals

@@ -200,6 +200,24 @@ class TraceWriter:
                 self.bytes_written += len(data)
         return event
 
+    def moved_to(self, path: Path | str) -> None:
+        """The file was renamed (or its folder was) to ``path``: record the new name.
+
+        The open POSIX file descriptor follows a rename, so writing simply goes on; only readers of
+        :attr:`path` need the new name. Raises :class:`TraceError` when ``path`` is not the file
+        this writer has open (a copy, or nothing there).
+        """
+        target = Path(path)
+        with self._lock:
+            if self._fd is not None:
+                try:
+                    same = os.path.samestat(os.fstat(self._fd), os.stat(target))
+                except OSError:
+                    same = False
+                if not same:
+                    raise TraceError(f"{target} is not the trace file of run {self.run_id} (still {self.path})")
+            self.path = target
+
     def close(self) -> None:
         """Close the file (idempotent). Later ``emit`` calls raise :class:`TraceError`."""
         with self._lock:

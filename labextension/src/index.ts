@@ -5,16 +5,18 @@
 
 import { ILabShell, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
-import { PathExt } from '@jupyterlab/coreutils';
 import { ABCWidgetFactory, DocumentRegistry, DocumentWidget, IDocumentWidget, TextModelFactory } from '@jupyterlab/docregistry';
 import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
 import { ILauncher } from '@jupyterlab/launcher';
-import { Contents, ServerConnection } from '@jupyterlab/services';
+import { Contents } from '@jupyterlab/services';
 import { LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
 import { clear, h } from './dom';
+import { Hub, setHub, traceDirFor } from './hub';
 import { TraceViewer } from './viewer';
+
+export { traceDirFor };
 
 export const FILE_TYPE = 'arcana-trace';
 export const FACTORY = 'Arcana trace viewer';
@@ -45,24 +47,13 @@ class TraceModelFactory extends TextModelFactory {
   }
 }
 
-async function readRaw(app: JupyterFrontEnd, path: string): Promise<string> {
-  const contents = app.serviceManager.contents;
-  const settings = app.serviceManager.serverSettings;
-  const url = await contents.getDownloadUrl(path);
-  const resp = await ServerConnection.makeRequest(url, { cache: 'no-store' }, settings);
-  if (!resp.ok) {
-    throw new Error(`HTTP ${resp.status} ${resp.statusText}`);
-  }
-  return resp.text();
-}
-
 class TraceWidgetFactory extends ABCWidgetFactory<IDocumentWidget<TraceViewer>> {
-  constructor(private readonly app: JupyterFrontEnd, options: DocumentRegistry.IWidgetFactoryOptions<IDocumentWidget<TraceViewer>>) {
+  constructor(private readonly hub: Hub, options: DocumentRegistry.IWidgetFactoryOptions<IDocumentWidget<TraceViewer>>) {
     super(options);
   }
 
   protected createNewWidget(context: DocumentRegistry.Context): IDocumentWidget<TraceViewer> {
-    const content = new TraceViewer({ path: context.path, load: () => readRaw(this.app, context.path) });
+    const content = new TraceViewer({ path: context.path, load: () => this.hub.readRaw(context.path) });
     const widget = new DocumentWidget({ content, context, reveal: context.ready.then(() => content.refresh()) });
     widget.title.icon = arcanaIcon;
     widget.addClass('arcana-trace-document');
@@ -70,30 +61,34 @@ class TraceWidgetFactory extends ABCWidgetFactory<IDocumentWidget<TraceViewer>> 
   }
 }
 
-/** The notebook's trace folder: `analysis.ipynb` -> `analysis.arcana`. */
-export function traceDirFor(notebookPath: string): string {
-  const dir = PathExt.dirname(notebookPath);
-  const base = PathExt.basename(notebookPath, PathExt.extname(notebookPath));
-  return dir ? `${dir}/${base}.arcana` : `${base}.arcana`;
-}
-
 /** The sidebar: runs beside the active notebook, newest first, each opening in the viewer. */
 class RunsPanel extends Widget {
   private notebook: string | null = null;
   private readonly listHost = h('div', { class: 'arcana-runs-list', role: 'list' });
   private readonly heading = h('div', { class: 'arcana-runs-heading' });
+  private signature = '';
+  private timer = 0;
+  private busy = false;
+  /** Seconds between two looks at the trace folder while the panel is shown. */
+  static POLL_MS = 2000;
 
-  constructor(private readonly app: JupyterFrontEnd) {
+  constructor(private readonly app: JupyterFrontEnd, private readonly hub: Hub) {
     super();
     this.id = 'arcana-runs';
     this.addClass('arcana-runs');
     this.title.icon = arcanaIcon;
     this.title.caption = 'Arcana runs';
     const refresh = h('button', { type: 'button', class: 'arcana-btn' }, 'Refresh');
-    refresh.addEventListener('click', () => void this.update_());
+    refresh.addEventListener('click', () => void this.update_(true));
     this.node.appendChild(h('div', { class: 'arcana-runs-top' }, h('strong', {}, 'Arcana runs'), refresh));
     this.node.appendChild(this.heading);
     this.node.appendChild(this.listHost);
+    hub.renamed.connect((_, { oldPath, newPath }) => {
+      if (this.notebook === oldPath) {
+        this.notebook = newPath;
+      }
+      void this.update_(true);
+    });
   }
 
   setNotebook(path: string | null): void {
@@ -101,26 +96,65 @@ class RunsPanel extends Widget {
       return;
     }
     this.notebook = path;
-    void this.update_();
+    void this.update_(true);
   }
 
-  async update_(): Promise<void> {
-    clear(this.listHost);
+  protected onAfterShow(): void {
+    void this.update_(true);
+    this.schedule();
+  }
+
+  protected onAfterHide(): void {
+    window.clearTimeout(this.timer);
+    this.timer = 0;
+  }
+
+  /** While shown, look again every POLL_MS: a run that starts or grows shows up by itself. */
+  private schedule(): void {
+    window.clearTimeout(this.timer);
+    this.timer = window.setTimeout(() => {
+      if (this.isVisible && !this.isDisposed) {
+        void this.update_(false).finally(() => this.schedule());
+      }
+    }, RunsPanel.POLL_MS);
+  }
+
+  /** List the runs (redrawn only when the folder changed, unless `force`). */
+  async update_(force = true): Promise<void> {
+    if (this.busy && !force) {
+      return;
+    }
+    this.busy = true;
+    try {
+      await this.draw(force);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async draw(force: boolean): Promise<void> {
     if (!this.notebook) {
+      clear(this.listHost);
+      this.signature = '';
       this.heading.textContent = 'Open a notebook to list the runs recorded beside it.';
       return;
     }
-    const dir = traceDirFor(this.notebook);
-    this.heading.textContent = `Runs in ${dir}/`;
-    let items: Contents.IModel[] = [];
-    try {
-      const listing = await this.app.serviceManager.contents.get(dir, { content: true });
-      items = ((listing.content ?? []) as Contents.IModel[]).filter(m => m.type !== 'directory' && m.name.endsWith('.jsonl'));
-    } catch {
-      this.listHost.appendChild(h('div', { class: 'arcana-muted' }, 'No runs recorded for this notebook yet.'));
+    const notebook = this.notebook;
+    const dir = traceDirFor(notebook);
+    // Listing the parent first: a notebook with no trace folder yet costs no 404.
+    const listing = await this.hub.list(dir);
+    if (notebook !== this.notebook) {
       return;
     }
+    const items = (listing ?? []).filter((m: Contents.IModel) => m.type !== 'directory' && m.name.endsWith('.jsonl'));
     items.sort((a, b) => String(b.last_modified).localeCompare(String(a.last_modified)));
+    const signature = dir + '\n' + items.map(m => `${m.name}|${m.size}|${m.last_modified}`).join('\n');
+    if (!force && signature === this.signature) {
+      return;
+    }
+    this.signature = signature;
+    clear(this.listHost);
+    this.heading.textContent = `Runs in ${dir}/`;
     if (!items.length) {
       this.listHost.appendChild(h('div', { class: 'arcana-muted' }, 'No runs recorded for this notebook yet.'));
     }
@@ -146,6 +180,8 @@ const traceViewerPlugin: JupyterFrontEndPlugin<void> = {
     launcher: ILauncher | null,
     fileBrowser: IDefaultFileBrowser | null
   ) => {
+    const hub = new Hub(app);
+    setHub(hub);
     app.docRegistry.addModelFactory(new TraceModelFactory());
     app.docRegistry.addFileType({
       name: FILE_TYPE,
@@ -163,7 +199,7 @@ const traceViewerPlugin: JupyterFrontEndPlugin<void> = {
     if (app.docRegistry.getFileType('jsonl')) {
       fileTypes.push('jsonl');
     }
-    const factory = new TraceWidgetFactory(app, {
+    const factory = new TraceWidgetFactory(hub, {
       name: FACTORY,
       label: 'Arcana trace viewer',
       modelName: MODEL,
@@ -173,19 +209,31 @@ const traceViewerPlugin: JupyterFrontEndPlugin<void> = {
     });
     app.docRegistry.addWidgetFactory(factory);
 
-    const panel = new RunsPanel(app);
+    const panel = new RunsPanel(app, hub);
     const notebookOf = (w: Widget | null): string | null => {
       const ctx = (w as any)?.context as DocumentRegistry.Context | undefined;
       return ctx && typeof ctx.path === 'string' && ctx.path.endsWith('.ipynb') ? ctx.path : null;
     };
+    // Every notebook panel gets a link to its kernel (the arcana comm) and follows its renames.
+    const trackAll = () => {
+      for (const w of app.shell.widgets('main')) {
+        hub.track(w);
+      }
+    };
+    void app.restored.then(() => {
+      trackAll();
+      app.docRegistry.getWidgetFactory('Notebook')?.widgetCreated.connect((_, w) => hub.track(w));
+    });
     if (labShell) {
       labShell.add(panel, 'left', { rank: 900 });
       labShell.currentChanged.connect((_, change) => {
+        hub.track(change.newValue);
         const nb = notebookOf(change.newValue);
         if (nb) {
           panel.setNotebook(nb);
         }
       });
+      labShell.layoutModified.connect(trackAll);
     }
 
     app.commands.addCommand(CMD_OPEN, {
@@ -217,7 +265,7 @@ const traceViewerPlugin: JupyterFrontEndPlugin<void> = {
           // Nothing to open directly: show the runs beside the active notebook.
           if (labShell) {
             labShell.activateById(panel.id);
-            void panel.update_();
+            void panel.update_(true);
           }
           return;
         }
@@ -231,7 +279,7 @@ const traceViewerPlugin: JupyterFrontEndPlugin<void> = {
         if (labShell) {
           labShell.activateById(panel.id);
         }
-        return panel.update_();
+        return panel.update_(true);
       }
     });
     // Right-click on a .jsonl file in the file browser: open it in the viewer.

@@ -7,7 +7,37 @@
 import { budgetBars, decisionTable, list, outcomeSummary } from './decisionview';
 import { clear, collapsible, h, pre, uid } from './dom';
 import { fmtCost, fmtInt, fmtMs, fmtPct, fmtScore, preview, valueText } from './format';
-import { MessageDecision, StateObject, TurnBundle, TurnStep } from './types';
+import { messageFor, ParsedTrace, promptOf } from './trace';
+import { MessageRecord, Pin, StateObject, TurnBundle, TurnStep } from './types';
+
+/** The trace of the turn, read when the inspector opens (the notebook keeps a summary). */
+export interface TurnDetail {
+  path: string;
+  trace: ParsedTrace;
+}
+
+/** The kernel's side of a live session (the `arcana` comm), when one is connected. */
+export interface LiveSession {
+  request(data: Record<string, any>): Promise<Record<string, any> | null>;
+}
+
+/** What the renderer adds to a bundle: where its detail is, and the live session. */
+export interface TurnContext {
+  loadDetail?: () => Promise<TurnDetail | null>;
+  live?: LiveSession | null;
+}
+
+/** `this turn: 1,234 in / 56 out tokens, $0.0012 · session: 3 turns, 4,567 in / 89 out, $0.0040` */
+export function usageText(b: TurnBundle): string {
+  const u = b.usage ?? {};
+  let text = `this turn: ${fmtInt(u.input_tokens ?? 0)} in / ${fmtInt(u.output_tokens ?? 0)} out tokens, ${fmtCost(b.cost_usd ?? 0)}`;
+  const s = b.session;
+  if (s && typeof s === 'object') {
+    const n = Number(s.turns ?? 0);
+    text += ` · session: ${n} turn${n === 1 ? '' : 's'}, ${fmtInt(s.input_tokens ?? 0)} in / ${fmtInt(s.output_tokens ?? 0)} out, ${fmtCost(s.cost_usd ?? 0)}`;
+  }
+  return text;
+}
 
 function asArray<T>(v: T[] | null | undefined): T[] {
   return Array.isArray(v) ? v : [];
@@ -25,6 +55,7 @@ export function summaryLine(b: TurnBundle): string {
     parts.push(String(b.model));
   }
   parts.push(String(b.status));
+  parts.push(usageText(b));
   if (step?.budget) {
     parts.push(`${fmtInt(step.budget.used)} / ${fmtInt(step.budget.available)} tokens (${fmtPct(step.budget.utilization)})`);
   }
@@ -59,29 +90,42 @@ function lastStep(b: TurnBundle): TurnStep | null {
   return steps.length ? steps[steps.length - 1] : null;
 }
 
-function stepView(b: TurnBundle, step: TurnStep): HTMLElement {
+function stepView(b: TurnBundle, step: TurnStep, detail: TurnDetail | null): HTMLElement {
   const decisions = asArray(step.decision?.decisions);
   const pins = asArray(b.pins);
   const msgs = asArray(step.messages);
-  const at = (pos: number | null | undefined) => (typeof pos === 'number' && pos >= 0 && pos < msgs.length ? msgs[pos] : null);
-  const sentAt = (d: MessageDecision) => at(d.position);
+  const snapshot = detail ? promptOf(detail.trace, b.agent || 'main', b.turn, step.step) : null;
+  const at = (pos: number | null | undefined): MessageRecord | null => {
+    if (typeof pos !== 'number' || pos < 0) {
+      return null;
+    }
+    if (snapshot && pos < snapshot.length) {
+      return snapshot[pos];
+    }
+    const m = pos < msgs.length ? msgs[pos] : null;
+    return m && (m as any).in_trace ? null : m;
+  };
   const table = decisionTable(`Context decisions, step ${step.step}`, d => {
-    const sent = sentAt(d);
+    const fromTrace = detail ? messageFor(detail.trace, b.agent || 'main', b.turn, d, step.step) : null;
+    // Kept at L0, what was sent is the original; the notebook keeps only the compressed texts.
+    const same = d.outcome === 'kept' && (d.fidelity === 'L0' || !d.fidelity) && !d.recalled;
+    let sent = at(d.position);
+    if (!sent && same && fromTrace) {
+      sent = fromTrace;
+    }
     const anchor = at(d.anchor_position);
     if (d.source === 'pin') {
       const p = pins.find(x => x.pin_id === d.section);
-      return { original: p ? { role: d.role, content: p.content ?? null } : sent, sent, anchor };
+      return { original: fromTrace ?? (p ? { role: d.role, content: p.content ?? null } : sent), sent, anchor };
     }
-    if (d.source === 'input' && b.input !== undefined) {
+    if (d.source === 'input' && b.input !== undefined && !fromTrace) {
       return { original: { role: 'user', content: b.input ?? null }, sent, anchor };
     }
-    // Kept at L0, what was sent is the original; otherwise the original is in the run's trace.
-    const same = d.outcome === 'kept' && d.fidelity === 'L0' && !d.recalled;
     return {
-      original: same ? sent : null,
+      original: fromTrace ?? (same ? sent : null),
       sent,
       anchor,
-      originalMissing: 'in the run\'s trace (open it in the trace viewer)'
+      originalMissing: detail ? 'not recorded in the trace' : b.compact ? 'in the run\'s trace (loading…)' : 'in the run\'s trace (open it in the trace viewer)'
     };
   });
   table.setRows(decisions);
@@ -119,8 +163,11 @@ function stateObject(o: StateObject): HTMLElement {
   );
 }
 
-function body(b: TurnBundle): HTMLElement {
+function body(b: TurnBundle, detail: TurnDetail | null, note: string, live: LiveSession | null): HTMLElement {
   const out = h('div', { class: 'arcana-inspector-body' });
+  if (note) {
+    out.appendChild(h('div', { class: 'arcana-muted arcana-detail-note' }, note));
+  }
   const steps = asArray(b.steps);
   // Step chooser: one build per LLM call of the turn (tool loop).
   const stepHost = h('div', { class: 'arcana-step-host' });
@@ -135,13 +182,13 @@ function body(b: TurnBundle): HTMLElement {
     const show = (i: number) => {
       buttons.forEach((bt, j) => bt.setAttribute('aria-pressed', String(i === j)));
       clear(stepHost);
-      stepHost.appendChild(stepView(b, steps[i]));
+      stepHost.appendChild(stepView(b, steps[i], detail));
     };
     out.appendChild(tabs);
     out.appendChild(stepHost);
     show(steps.length - 1);
   } else if (steps.length === 1) {
-    stepHost.appendChild(stepView(b, steps[0]));
+    stepHost.appendChild(stepView(b, steps[0], detail));
     out.appendChild(stepHost);
   } else {
     out.appendChild(h('div', { class: 'arcana-muted' }, 'No LLM call recorded for this turn.'));
@@ -224,11 +271,70 @@ function body(b: TurnBundle): HTMLElement {
         list(errs, e => h('div', {}, h('strong', {}, e.type), e.where ? ` in ${e.where}` : '', ': ', e.message), ''))
     );
   }
+  if (live && b.status !== 'running') {
+    out.appendChild(liveSection(b, live));
+  }
   return out;
 }
 
+/**
+ * The session as it is now in the kernel (pins, adaptive-context objects) with the actions a
+ * person can take: unpin, hydrate, retract. Shown under the session's latest turn while its
+ * kernel runs; a reopened notebook without a kernel shows the recorded turn only.
+ */
+function liveSection(b: TurnBundle, live: LiveSession): HTMLElement {
+  const host = h('section', { class: 'arcana-live', 'aria-label': 'Live session actions' });
+  const status = h('div', { class: 'arcana-live-status', role: 'status', 'aria-live': 'polite' });
+  const items = h('div', { class: 'arcana-live-items' });
+  const show = (state: Record<string, any> | null) => {
+    clear(items);
+    if (!state || !state.live) {
+      host.hidden = true;
+      return;
+    }
+    if (typeof state.turn === 'number' && state.turn !== b.turn) {
+      host.hidden = true; // the actions live under the session's latest turn
+      return;
+    }
+    host.hidden = false;
+    const button = (label: string, action: string, target: string) => {
+      const btn = h('button', { type: 'button', class: 'arcana-btn arcana-action', 'data-action': action, 'data-target': target }, label);
+      btn.addEventListener('click', () => {
+        btn.setAttribute('disabled', '');
+        status.textContent = `${action} ${target}…`;
+        void live.request({ type: 'action', action, target, run_id: b.run_id, agent: b.agent }).then(r => {
+          status.textContent = r ? String(r.message ?? (r.ok ? 'done' : 'failed')) : 'no answer from the kernel';
+          status.classList.toggle('arcana-warn', !r || r.ok === false);
+          show(r && r.live !== undefined ? r : null);
+        });
+      });
+      return btn;
+    };
+    const pins = asArray(state.pins as Pin[]);
+    items.appendChild(h('div', { class: 'arcana-live-row' }, h('strong', {}, 'Pins: '),
+      pins.length ? null : h('span', { class: 'arcana-muted' }, 'none'),
+      ...pins.map(p => h('span', { class: 'arcana-live-item' }, h('span', { class: 'arcana-mono' }, p.pin_id), p.label ? ` “${p.label}” ` : ' ', button('unpin', 'unpin', p.pin_id)))));
+    const tiers = (state.tiers ?? {}) as Partial<Record<string, StateObject[]>>;
+    for (const tier of ['active', 'soft', 'hard']) {
+      const objs = asArray(tiers[tier]).filter(o => !o.retracted);
+      if (!objs.length) {
+        continue;
+      }
+      items.appendChild(h('div', { class: 'arcana-live-row' }, h('strong', {}, `${tier}: `),
+        ...objs.map(o => h('span', { class: 'arcana-live-item' }, h('span', { class: 'arcana-mono' }, o.id), ` ${preview(o.summary ?? '', 60)} `,
+          tier !== 'active' ? button('hydrate', 'hydrate', o.id) : null, button('retract', 'retract', o.id)))));
+    }
+  };
+  host.appendChild(h('div', { class: 'arcana-live-title' }, h('strong', {}, 'Live session'), h('span', { class: 'arcana-muted' }, ' · the kernel is running this session: actions are traced like the model\'s tool calls')));
+  host.appendChild(items);
+  host.appendChild(status);
+  host.hidden = true;
+  void live.request({ type: 'state', run_id: b.run_id, agent: b.agent }).then(show);
+  return host;
+}
+
 /** Render a bundle into `host` (cleared first). Collapsed by default. */
-export function renderTurn(host: HTMLElement, b: TurnBundle, expanded = false): void {
+export function renderTurn(host: HTMLElement, b: TurnBundle, expanded = false, ctx: TurnContext = {}): void {
   clear(host);
   if (!b || typeof b !== 'object') {
     host.appendChild(h('div', { class: 'arcana-warn' }, 'arcana: this output holds no turn data.'));
@@ -237,24 +343,36 @@ export function renderTurn(host: HTMLElement, b: TurnBundle, expanded = false): 
   const root = h('div', { class: `arcana-turn arcana-status-${String(b.status).replace(/[^a-z]/g, '')}` });
   if (typeof b.reply === 'string' && b.reply.length) {
     root.appendChild(h('div', { class: 'arcana-reply' }, b.reply));
-  } else if (b.status === 'running') {
-    root.appendChild(h('div', { class: 'arcana-muted' }, 'The model is answering…'));
+  }
+  if (b.status === 'running') {
+    root.appendChild(h('div', { class: 'arcana-muted arcana-progress', role: 'status' }, b.progress ? `The model is answering… (${b.progress})` : 'The model is answering…'));
   }
   const bodyId = uid('arcana-inspector');
   const toggle = h('button', { type: 'button', class: 'arcana-summary', 'aria-expanded': 'false', 'aria-controls': bodyId },
     h('span', { class: 'arcana-caret', 'aria-hidden': 'true' }), summaryLine(b));
   const holder = h('div', { class: 'arcana-inspector', id: bodyId });
   let built = false;
+  const fill = (detail: TurnDetail | null, note: string) => {
+    clear(holder);
+    try {
+      holder.appendChild(body(b, detail, note, ctx.live ?? null));
+    } catch (err) {
+      // Data from a newer or broken producer: say so instead of showing nothing.
+      holder.appendChild(h('div', { class: 'arcana-warn' }, `arcana: could not render this turn: ${String((err as Error)?.message ?? err)}`));
+    }
+  };
   const set = (open: boolean) => {
     toggle.setAttribute('aria-expanded', String(open));
     holder.hidden = !open;
     if (open && !built) {
       built = true;
-      try {
-        holder.appendChild(body(b));
-      } catch (err) {
-        // Data from a newer or broken producer: say so instead of showing nothing.
-        holder.appendChild(h('div', { class: 'arcana-warn' }, `arcana: could not render this turn: ${String((err as Error)?.message ?? err)}`));
+      const load = b.compact && b.status !== 'running' ? ctx.loadDetail : undefined;
+      fill(null, load ? 'Reading the prompt texts from the trace…' : '');
+      if (load) {
+        void load().then(
+          detail => fill(detail, detail ? `Detail from ${detail.path}` : `The trace ${b.trace_path ?? ''} is not beside the notebook: the prompt texts are not shown (the notebook keeps a summary).`),
+          err => fill(null, `Could not read the trace: ${String((err as Error)?.message ?? err)}`)
+        );
       }
     }
   };

@@ -1,27 +1,146 @@
 /**
- * The MIME renderer extension for `application/vnd.arcana.turn+json`: a saved notebook reopened
- * without a kernel still shows the whole inspector. Everything is rendered as text.
+ * The MIME renderers: `application/vnd.arcana.turn+json` (the turn inspector) and
+ * `application/vnd.arcana.replay+json` (the replay scrubber of `%arcana_replay`).
+ *
+ * A saved notebook reopened without a kernel shows both: the turn's summary is in the notebook,
+ * its detail (the prompt texts) and every turn of a replay are read from the trace beside the
+ * notebook through the contents API. When the notebook's kernel runs arcana, the inspector of the
+ * session's latest turn also offers the live actions over the `arcana` comm (./hub).
+ * Everything is rendered as text.
  */
 
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
-import { Widget } from '@lumino/widgets';
+import { Panel, Widget } from '@lumino/widgets';
 
-import { renderTurn } from './inspector';
-import { TURN_MIME_TYPE, TurnBundle } from './types';
+import { clear, h } from './dom';
+import { fmtCost, fmtInt, preview } from './format';
+import { besideNotebook, getHub, KernelLink, traceDirFor } from './hub';
+import { renderTurn, TurnContext } from './inspector';
+import { REPLAY_MIME_TYPE, ReplayBundle, TURN_MIME_TYPE, TurnBundle } from './types';
+import { TraceViewer } from './viewer';
+
+/** The notebook an output belongs to: the path its URL resolver resolves against (follows renames). */
+function notebookOf(options: IRenderMime.IRendererOptions): string | null {
+  const path = (options.resolver as any)?.path;
+  return typeof path === 'string' && path.endsWith('.ipynb') ? path : null;
+}
 
 export class TurnRenderer extends Widget implements IRenderMime.IRenderer {
-  constructor(options: IRenderMime.IRendererOptions) {
+  private data: TurnBundle | null = null;
+  private link: KernelLink | null = null;
+
+  constructor(private readonly options: IRenderMime.IRendererOptions) {
     super();
     this.mimeType = options.mimeType;
     this.addClass('jp-RenderedArcanaTurn');
+    getHub()?.linksChanged.connect(this.onLinks, this);
+  }
+
+  private onLinks(): void {
+    const link = getHub()?.linkFor(notebookOf(this.options)) ?? null;
+    const connected = !!link?.connected;
+    if (connected !== !!this.link?.connected || link !== this.link) {
+      this.link = link;
+      if (this.data && this.data.status !== 'running') {
+        this.draw();
+      }
+    }
   }
 
   renderModel(model: IRenderMime.IMimeModel): Promise<void> {
-    const data = model.data[this.mimeType] as unknown as TurnBundle;
+    this.data = model.data[this.mimeType] as unknown as TurnBundle;
+    this.link = getHub()?.linkFor(notebookOf(this.options)) ?? null;
+    this.draw();
+    return Promise.resolve();
+  }
+
+  private draw(): void {
+    const b = this.data!;
     // Keep the open/closed state when the same output is re-rendered (live updates of a turn).
     const wasOpen = this.node.querySelector('.arcana-summary')?.getAttribute('aria-expanded') === 'true';
-    renderTurn(this.node, data, wasOpen);
-    return Promise.resolve();
+    const hub = getHub();
+    const notebook = notebookOf(this.options);
+    const ctx: TurnContext = {};
+    if (hub && notebook && b && typeof b === 'object') {
+      ctx.loadDetail = () => hub.trace(notebook, b.trace_path, b.run_id);
+    }
+    const link = this.link;
+    if (link?.connected) {
+      ctx.live = { request: data => link.request(data) };
+    }
+    renderTurn(this.node, b, wasOpen, ctx);
+  }
+
+  dispose(): void {
+    getHub()?.linksChanged.disconnect(this.onLinks, this);
+    super.dispose();
+  }
+
+  readonly mimeType: string;
+}
+
+/** The replay scrubber: the trace viewer on the run's trace, or the summary when it is missing. */
+export class ReplayRenderer extends Panel implements IRenderMime.IRenderer {
+  private viewer: TraceViewer | null = null;
+  private readonly head = new Widget({ node: h('div', { class: 'arcana-replay-head' }) });
+
+  constructor(private readonly options: IRenderMime.IRendererOptions) {
+    super();
+    this.mimeType = options.mimeType;
+    this.addClass('jp-RenderedArcanaReplay');
+    this.addWidget(this.head);
+  }
+
+  async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    const r = model.data[this.mimeType] as unknown as ReplayBundle;
+    const node = this.head.node;
+    clear(node);
+    if (!r || typeof r !== 'object' || !Array.isArray(r.turns)) {
+      node.appendChild(h('div', { class: 'arcana-warn' }, 'arcana: this output holds no replay data.'));
+      return;
+    }
+    const t = r.totals ?? {};
+    node.appendChild(h('div', { class: 'arcana-replay-title' },
+      h('strong', {}, 'Replay'), ` · run ${r.run_id}` + (r.agent && r.agent !== 'main' ? ` · agent ${r.agent}` : '') +
+      ` · ${r.turns.length} turn${r.turns.length === 1 ? '' : 's'} · ${fmtInt(t.input_tokens ?? 0)} in / ${fmtInt(t.output_tokens ?? 0)} out tokens, ${fmtCost(t.cost_usd ?? 0)}`));
+    const status = h('div', { class: 'arcana-muted arcana-replay-status', role: 'status' }, 'Reading the trace…');
+    node.appendChild(status);
+    const hub = getHub();
+    const notebook = notebookOf(this.options);
+    let path: string | null = null;
+    if (hub && notebook) {
+      const candidates = [besideNotebook(notebook, r.trace_path), `${traceDirFor(notebook)}/${r.run_id}.jsonl`];
+      for (const c of candidates) {
+        if (await hub.fileInfo(c)) {
+          path = c;
+          break;
+        }
+      }
+    }
+    if (!hub || !path) {
+      status.textContent = hub
+        ? `The trace ${r.trace_path} is not beside the notebook: showing the summary kept in the notebook.`
+        : 'The arcana extension is not fully active: showing the summary kept in the notebook.';
+      node.appendChild(this.summaryTable(r));
+      return;
+    }
+    status.textContent = `From ${path}`;
+    if (!this.viewer) {
+      const where = path;
+      this.viewer = new TraceViewer({ path: where, load: () => hub.readRaw(where), focusOnAttach: false, selectTurn: r.selected_turn ?? null });
+      this.viewer.addClass('arcana-viewer-inline');
+      this.addWidget(this.viewer);
+    }
+    await this.viewer.refresh();
+  }
+
+  private summaryTable(r: ReplayBundle): HTMLElement {
+    return h('table', { class: 'arcana-replay-summary' },
+      h('thead', {}, h('tr', {}, ...['turn', 'status', 'input', 'reply', 'tokens', 'cost'].map(c => h('th', {}, c)))),
+      h('tbody', {}, ...r.turns.map(x => h('tr', {},
+        h('td', {}, String(x.turn)), h('td', {}, String(x.status ?? '')), h('td', {}, preview(x.input ?? '', 80)),
+        h('td', {}, preview(x.reply ?? '', 80)), h('td', {}, `${fmtInt(x.usage?.input_tokens ?? 0)} in / ${fmtInt(x.usage?.output_tokens ?? 0)} out`),
+        h('td', {}, fmtCost(x.cost_usd ?? 0))))));
   }
 
   readonly mimeType: string;
@@ -34,12 +153,28 @@ export const rendererFactory: IRenderMime.IRendererFactory = {
   createRenderer: options => new TurnRenderer(options)
 };
 
-const extension: IRenderMime.IExtension = {
-  id: 'arcana-jupyter:turn-renderer',
-  description: 'Renders arcana turn bundles as the context inspector.',
-  rendererFactory,
-  rank: 40,
-  dataType: 'json'
+export const replayRendererFactory: IRenderMime.IRendererFactory = {
+  safe: true,
+  mimeTypes: [REPLAY_MIME_TYPE],
+  defaultRank: 40,
+  createRenderer: options => new ReplayRenderer(options)
 };
 
-export default extension;
+const extensions: IRenderMime.IExtension[] = [
+  {
+    id: 'arcana-jupyter:turn-renderer',
+    description: 'Renders arcana turn bundles as the context inspector.',
+    rendererFactory,
+    rank: 40,
+    dataType: 'json'
+  },
+  {
+    id: 'arcana-jupyter:replay-renderer',
+    description: 'Renders %arcana_replay outputs as a turn scrubber over the run\'s trace.',
+    rendererFactory: replayRendererFactory,
+    rank: 40,
+    dataType: 'json'
+  }
+];
+
+export default extensions;

@@ -208,6 +208,43 @@ export interface TurnBundle {
   errors?: TurnError[];
   /** Adaptive-context events of the turn: state_change and context_action metadata. */
   state_changes?: Array<Record<string, any>>;
+  /** The notebook's copy: prompt texts the trace holds are left out (docs/TURN_BUNDLE.md). */
+  compact?: boolean;
+  /** Tokens and cost of the session so far, this turn included. */
+  session?: SessionUsage | null;
+  /** While the turn runs: what it is doing. */
+  progress?: string | null;
+}
+
+export interface SessionUsage {
+  turns?: number;
+  input_tokens?: number;
+  output_tokens?: number;
+  cached_input_tokens?: number;
+  cost_usd?: number;
+}
+
+export const REPLAY_MIME_TYPE = 'application/vnd.arcana.replay+json';
+
+/** `%arcana_replay`: where the run's trace is, and one line per turn. */
+export interface ReplayBundle {
+  version: number;
+  run_id: string;
+  agent?: string | null;
+  trace_path: string;
+  selected_turn?: number | null;
+  turns: Array<{
+    turn: number;
+    status?: string | null;
+    input?: string | null;
+    reply?: string | null;
+    usage?: TurnUsage | null;
+    cost_usd?: number | null;
+    strategy?: string | null;
+    prompt_tokens?: number | null;
+    digest_verified?: boolean | null;
+  }>;
+  totals?: SessionUsage | null;
 }
 
 // ---- the trace (docs/TRACE_FORMAT.md) ------------------------------------------------------

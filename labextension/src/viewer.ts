@@ -29,6 +29,10 @@ export interface TraceViewerOptions {
   /** Reads the file's current text (called on open and on Refresh). */
   load: () => Promise<string>;
   path: string;
+  /** Take the keyboard focus when shown (default true; false inside a notebook output). */
+  focusOnAttach?: boolean;
+  /** The turn to show first (default: the last). */
+  selectTurn?: number | null;
 }
 
 function fmtDecision(d: MessageDecision | null): string {
@@ -169,7 +173,8 @@ export class TraceViewer extends Widget {
       this.agent = trace.agents.find(a => trace.turnsByAgent.has(a)) ?? 'main';
     }
     const turns = trace.turnsByAgent.get(this.agent) ?? [];
-    const keepIdx = keepTurn === null ? -1 : turns.indexOf(keepTurn);
+    const first = this.opts.selectTurn;
+    const keepIdx = keepTurn === null ? (typeof first === 'number' ? turns.indexOf(first) : -1) : turns.indexOf(keepTurn);
     this.turnPos = keepIdx >= 0 ? keepIdx : Math.max(0, turns.length - 1);
     try {
       this.renderHeader();
@@ -509,6 +514,8 @@ export class TraceViewer extends Widget {
 
   protected onAfterAttach(): void {
     // Let the keyboard work right away when the viewer opens.
-    this.node.focus({ preventScroll: true });
+    if (this.opts.focusOnAttach !== false) {
+      this.node.focus({ preventScroll: true });
+    }
   }
 }

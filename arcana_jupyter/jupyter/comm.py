@@ -1,0 +1,202 @@
+"""The ``arcana`` comm: how the JupyterLab extension and the kernel talk.
+
+Registered when the extension is loaded (``%load_ext arcana_jupyter``). The kernel registers the
+comm target ``arcana`` and also opens one comm itself, so a front end already showing the notebook
+learns at once that arcana runs there and answers with the notebook's path. Messages are JSON
+objects with a ``type``; requests may carry a ``request_id`` that the answer repeats.
+
+From the front end:
+
+- ``{"type": "path", "path", "old_path", "root"}``: the notebook's path (relative to the server's
+  root) at kernel start and after every rename. The kernel updates the notebook location of the
+  magics (:func:`.notebook_path.report_notebook_path`); the open sessions whose trace folder was
+  the old notebook's own keep writing to the moved file (the extension renames
+  ``<old>.arcana/`` to ``<new>.arcana/``; if it could not, the kernel does) and new turns record
+  the new ``trace_path``. Answer: ``{"type": "path", "notebook", "trace_dir", "moved": [...]}``.
+- ``{"type": "state", "run_id", "agent"}``: is that run live in this kernel, and its current pins
+  and adaptive-context tiers. Answer ``{"type": "state", "live", "turn", "pins", "tiers"}``.
+- ``{"type": "action", "action": "unpin" | "hydrate" | "retract", "target", "run_id", "agent"}``:
+  the same runtime calls the model's tools use, traced the same way. Answer ``{"type": "action",
+  "ok", "message", ...state}``.
+
+Nothing a reader needs later goes over the comm: the notebook and the trace hold it all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from .notebook_path import FRONTEND, NotebookLocation, locate_notebook, report_notebook_path
+
+TARGET = "arcana"
+ACTIONS = ("unpin", "hydrate", "retract")
+
+
+def _kernel_running() -> bool:
+    try:
+        from ipykernel.kernelbase import Kernel
+
+        return bool(Kernel.initialized())
+    except Exception:
+        return False
+
+
+def absolute_notebook(path: str, old_path: str | None, root: str | None, current: NotebookLocation) -> Path:
+    """The absolute path of ``path`` (relative to the server's root), from what the kernel knows.
+
+    The server's root is the known notebook's absolute path minus its relative path (``old_path``,
+    or ``path`` itself at kernel start), else the ``root`` the page reported, else the working
+    directory (where jupyter_server starts a notebook's kernel).
+    """
+    rel = PurePosixPath(path.lstrip("/"))
+    if current.notebook is not None:
+        known = current.notebook.as_posix()
+        for candidate in (old_path, path):
+            if candidate:
+                tail = "/" + candidate.lstrip("/")
+                if known.endswith(tail):
+                    return Path(known[: -len(tail)] or "/") / rel
+    if root:
+        base = Path(os.path.expanduser(root))
+        if base.is_absolute():
+            return base / rel
+    return Path.cwd() / rel.name
+
+
+class ArcanaComm:
+    """The kernel side of the comm: one per IPython shell, shared by every comm it opened or got."""
+
+    def __init__(self, magics: Any) -> None:
+        self.magics = magics
+        self.comms: list[Any] = []
+
+    # ---- wiring --------------------------------------------------------------------------------
+    def register(self) -> bool:
+        """Register the target and announce arcana to the front end (only inside a real kernel)."""
+        if not _kernel_running():
+            return False
+        import comm as comm_pkg
+
+        manager = comm_pkg.get_comm_manager()
+        manager.register_target(TARGET, self._on_open)
+        with contextlib.suppress(Exception):  # a front end without our extension ignores it
+            opened = comm_pkg.create_comm(target_name=TARGET, data={"type": "hello"})
+            self._attach(opened)
+        return True
+
+    def _on_open(self, comm: Any, msg: dict[str, Any]) -> None:
+        self._attach(comm)
+        self._answer(comm, (msg.get("content") or {}).get("data") or {})
+
+    def _attach(self, comm: Any) -> None:
+        self.comms.append(comm)
+        comm.on_msg(lambda msg: self._answer(comm, (msg.get("content") or {}).get("data") or {}))
+        comm.on_close(lambda _msg: self.comms.remove(comm) if comm in self.comms else None)
+
+    def _answer(self, comm: Any, data: dict[str, Any]) -> None:
+        reply = self.handle(data)
+        if reply is not None:
+            comm.send(reply)
+
+    # ---- messages ------------------------------------------------------------------------------
+    def handle(self, data: dict[str, Any]) -> dict[str, Any] | None:
+        """Answer one message from the front end (``None``: nothing to answer)."""
+        kind = data.get("type")
+        try:
+            if kind == "path" and data.get("path"):
+                reply = self.notebook_path(str(data["path"]), data.get("old_path"), data.get("root"))
+            elif kind == "state":
+                reply = {"type": "state", **self.state(data.get("run_id"), data.get("agent"))}
+            elif kind == "action":
+                reply = {"type": "action", **self.action(data)}
+            else:
+                return None
+        except Exception as exc:  # a message must never take the kernel's cell down
+            reply = {"type": kind, "ok": False, "message": f"{type(exc).__name__}: {exc}"}
+        if data.get("request_id") is not None:
+            reply["request_id"] = data["request_id"]
+        return reply
+
+    def _user_ns(self) -> dict[str, Any]:
+        shell = getattr(self.magics, "shell", None)
+        return shell.user_ns if shell is not None else {}
+
+    def notebook_path(self, path: str, old_path: str | None = None, root: str | None = None) -> dict[str, Any]:
+        """The notebook is (now) at ``path``: update the location and follow a moved trace folder."""
+        old = locate_notebook(self._user_ns())
+        if not path.endswith(".ipynb"):
+            return {"ok": False, "message": f"{path} is not a notebook"}
+        report_notebook_path(absolute_notebook(path, old_path, root, old))
+        new = locate_notebook(self._user_ns())
+        moved: list[dict[str, str]] = []
+        for entry in list(getattr(self.magics, "sessions", {}).values()):
+            moved.extend(self._follow(entry, old, new))
+        return {"ok": True, "notebook": str(new.notebook), "source": FRONTEND, "trace_dir": str(new.trace_dir),
+                "moved": moved}
+
+    @staticmethod
+    def _follow(entry: Any, old: NotebookLocation, new: NotebookLocation) -> list[dict[str, str]]:
+        """Point ``entry`` at the notebook's new location; its writer at the moved trace file."""
+        moved: list[dict[str, str]] = []
+        writer = getattr(entry.chat, "writer", None)
+        path = getattr(writer, "path", None)
+        if entry.location.notebook == old.notebook:
+            entry.location = new
+        if path is None or old.trace_dir == new.trace_dir:
+            return moved
+        own = Path(path).parent
+        with contextlib.suppress(OSError):
+            own = own.resolve()
+        if own != old.trace_dir.resolve():
+            return moved  # a trace folder of another name: it stays where it is
+        target = new.trace_dir / Path(path).name
+        if not target.exists() and own.is_dir() and not new.trace_dir.exists() and (
+            old.notebook is None or not old.notebook.exists()
+        ):
+            # The notebook was renamed before the front end could move its folder (the extension
+            # was loaded after the rename): move it here.
+            os.rename(own, new.trace_dir)
+        if target.exists():
+            writer.moved_to(target)
+            moved.append({"run_id": str(entry.chat.run_id), "from": str(path), "to": str(target)})
+        return moved
+
+    def _entry(self, run_id: Any, agent: Any) -> Any:
+        for entry in getattr(self.magics, "sessions", {}).values():
+            chat = entry.chat
+            if chat.run_id == run_id and (agent is None or chat.agent == agent):
+                return entry
+        return None
+
+    def state(self, run_id: Any, agent: Any) -> dict[str, Any]:
+        entry = self._entry(run_id, agent)
+        if entry is None:
+            return {"live": False}
+        chat = entry.chat
+        turn = max(int(chat.turn), 1)
+        tiers = chat.engine.tiers_view() if getattr(chat, "engine", None) is not None else {}
+        return {"live": True, "session": entry.name, "turn": int(chat.turn),
+                "pins": [p.summary() for p in chat.pins.active(turn)], "tiers": tiers}
+
+    def action(self, data: dict[str, Any]) -> dict[str, Any]:
+        name, target = data.get("action"), data.get("target")
+        if name not in ACTIONS or not isinstance(target, str) or not target:
+            return {"ok": False, "message": f"unknown action {name!r} (known: {', '.join(ACTIONS)}) or no target"}
+        entry = self._entry(data.get("run_id"), data.get("agent"))
+        if entry is None:
+            return {"ok": False, "live": False, "message": "this run is not open in the kernel (read-only)"}
+        result = dict(getattr(entry.chat, name)(target))
+        ok = result.get("ok", True) is not False
+        message = str(result.get("message") or result.get("note") or result.get("error") or "")
+        return {"ok": ok, "message": f"{name} {target}: {'done' if ok else 'failed'}" + (f" — {message}" if message else ""),
+                "result": result, **self.state(entry.chat.run_id, entry.chat.agent)}
+
+
+def register(magics: Any) -> ArcanaComm:
+    """Create the comm handler of ``magics`` and register it with the kernel, if there is one."""
+    link = ArcanaComm(magics)
+    link.register()
+    return link
