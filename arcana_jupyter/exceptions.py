@@ -6,6 +6,7 @@
     │   ├── AuthenticationError    401 / 403
     │   ├── NotFoundError          404 (unknown model or endpoint)
     │   ├── BadRequestError        400 / 422
+    │   │   └── ContextLengthError     the prompt is longer than the model's context window
     │   ├── RateLimitError         429 after all retries
     │   ├── ServerError            5xx after all retries
     │   ├── ConnectionFailed       could not connect / connection dropped after retries
@@ -50,6 +51,30 @@ class NotFoundError(ProviderError):
 
 class BadRequestError(ProviderError):
     """400 / 422: the provider rejected the request's payload; the message quotes why."""
+
+
+class ContextLengthError(BadRequestError):
+    """The provider refused the prompt as longer than its context window. ``prompt_tokens`` and
+    ``limit`` are the provider's own figures when it gave them. The runtime shrinks the budget and
+    retries once; seeing this at all means the token count drifted from the model's."""
+
+    def __init__(self, message: str, *, provider: str = "", status: int | None = None,
+                 prompt_tokens: int | None = None, limit: int | None = None) -> None:
+        super().__init__(message, provider=provider, status=status)
+        self.prompt_tokens = prompt_tokens
+        self.limit = limit
+
+
+_CONTEXT_PATTERNS = (
+    "context length", "context_length", "context window", "maximum context", "too many tokens",
+    "prompt is too long", "exceed context", "exceeds the context", "reduce the length",
+)
+
+
+def looks_like_context_length(message: str) -> bool:
+    """True when a provider's 400 message says the prompt does not fit (OpenAI, Anthropic, llama.cpp, vLLM)."""
+    low = message.lower()
+    return any(p in low for p in _CONTEXT_PATTERNS)
 
 
 class RateLimitError(ProviderError):

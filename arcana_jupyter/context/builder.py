@@ -30,7 +30,7 @@ from itertools import accumulate
 from typing import Any
 
 from ..messages import Message, MessageLike, ToolSpec, as_message
-from ..tokens import REPLY_PRIMING, TokenCounter
+from ..tokens import TokenCounter
 from . import strategies as S
 from .decisions import (
     Fidelity,
@@ -372,7 +372,7 @@ class _Build:
         unit_l0 = self.state.unit_cost
         conv_l0 = sum(unit_l0)
         total_before = sys_tokens + task_tokens + sum(pin_tokens.values()) + sum(sec_tokens) + conv_l0
-        prompt_before = total_before + tools_tokens + REPLY_PRIMING
+        prompt_before = total_before + tools_tokens + counter.reply_priming
         util_before = round(prompt_before / A, 4) if A > 0 else float(prompt_before)
         self.util_before = util_before
 
@@ -391,7 +391,7 @@ class _Build:
         input_cost = unit_l0[input_unit] if self.units else 0
         protected_secs = [k for k, s in enumerate(self.sections) if s.protected]
         must = (sys_tokens + task_tokens + sum(pin_tokens.values()) + sum(sec_tokens[k] for k in protected_secs)
-                + input_cost + tools_tokens + REPLY_PRIMING)
+                + input_cost + tools_tokens + counter.reply_priming)
         overflow = must > A
         if overflow:
             self.notes.append(
@@ -421,7 +421,7 @@ class _Build:
         sections_after = sum(r[1] for r in sec_render.values() if r is not None)
 
         fixed_nonconv = (sys_tokens + task_tokens + sum(pin_tokens.values()) + sections_after + tools_tokens
-                         + REPLY_PRIMING)
+                         + counter.reply_priming)
         # round the fixed part up to a quarter quantum so small changes in sections do not move bands
         grain = max(1, self.quantum // 4)
         rounded = -(-fixed_nonconv // grain) * grain
@@ -437,7 +437,7 @@ class _Build:
         ctx = Assembly(
             strategy=strategy, overflow=overflow, live_pins=live_pins, pin_tokens=pin_tokens,
             sec_render=sec_render, sec_msgs=sec_msgs, sec_tokens=sec_tokens, task_tokens=task_tokens,
-            tools_tokens=tools_tokens, plan=plan,
+            tools_tokens=tools_tokens, reply_priming=counter.reply_priming, plan=plan,
         )
         if strategy == "llm_summarize" and plan["fold_until"] > 0:
             folded = [msgs[i] for u in range(plan["fold_until"]) for i in self.units[u]]
@@ -792,7 +792,7 @@ class _Build:
         if not overflowing and strategy != "passthrough" and self.b.recall:
             used = (self._sum(items_head) + self._sum(items_stable) + self._sum(items_late_sections)
                     + self._sum(items_recent) + (summary_item.tokens if summary_item else 0))
-            room = self.A - used - ctx.tools_tokens - REPLY_PRIMING
+            room = self.A - used - ctx.tools_tokens - self.counter.reply_priming
             self._recall(strategy, bm25, score, room, middle_rendered, items_recall)
 
         # ---- order, positions, accounting -------------------------------------------------------

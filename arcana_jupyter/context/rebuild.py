@@ -20,8 +20,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..exceptions import TraceError
+from ..exceptions import ArcanaError, TraceError
 from ..messages import Message, ToolSpec, as_message
+from ..providers.counting import counter_for_encoding
 from ..tokens import TokenCounter
 from ..trace.reader import TraceReader
 from ..trace.replay import MessageDiff, PromptReplay, diff_decisions, one_line
@@ -242,7 +243,11 @@ def rebuild_turn(
     }
     if rec_settings["total_window"] <= 0:
         raise TraceError(f"the context_decision of turn {turn} step {step} records no total_window: cannot rebuild it")
-    counter = TokenCounter(model or None)
+    try:
+        counter = counter_for_encoding(str(recorded["encoding"]) if recorded.get("encoding") else None, model or None)
+    except (ArcanaError, LookupError) as exc:
+        raise TraceError(f"cannot rebuild turn {turn}: the recording counted tokens with {recorded.get('encoding')!r}, "
+                         f"which this machine cannot load ({exc})") from None
     notes: list[str] = []
     had_summarizer = _had_summarizer(replay)
     summary = replay.context_decision.summary

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ..messages import Message, ToolSpec, request_digest
-from ..tokens import REPLY_PRIMING
 from .decisions import (
     BudgetSnapshot,
     ContextDecision,
@@ -93,6 +92,7 @@ class Assembly:
     sec_tokens: list[int]
     task_tokens: int
     tools_tokens: int
+    reply_priming: int
     plan: dict[str, Any]
 
 
@@ -138,7 +138,7 @@ def compose(
     assert len(final) == len(decisions), "every input gets a decision"
     messages = [it.msg for it in ordered]
     msg_tokens = sum(it.tokens for it in ordered)
-    used = msg_tokens + ctx.tools_tokens + REPLY_PRIMING
+    used = msg_tokens + ctx.tools_tokens + ctx.reply_priming
     A = budget.available
     overflow = used > A
     if overflow and not ctx.overflow:

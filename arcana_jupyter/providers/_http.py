@@ -35,11 +35,13 @@ from ..exceptions import (
     AuthenticationError,
     BadRequestError,
     ConnectionFailed,
+    ContextLengthError,
     NotFoundError,
     ProviderError,
     RateLimitError,
     ServerError,
     StreamError,
+    looks_like_context_length,
 )
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -389,6 +391,13 @@ class HTTPConnection:
         elif status >= 500:
             error = ServerError(
                 f"{where} after {attempts} attempt(s){said}.", provider=self.provider, status=status
+            )
+        elif status in (400, 413, 422) and looks_like_context_length(said):
+            numbers = [int(n) for n in re.findall(r"\b(\d{2,7})\b", said)]
+            error = ContextLengthError(
+                f"{where}: the prompt is longer than the model's context window{said}.", provider=self.provider,
+                status=status, prompt_tokens=max(numbers) if numbers else None,
+                limit=min(numbers) if len(numbers) > 1 else None,
             )
         elif status in (400, 413, 422):
             error = BadRequestError(f"{where}: the request was rejected{said}.", provider=self.provider, status=status)

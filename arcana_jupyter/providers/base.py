@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ..messages import Message, ToolCall, ToolSpec
+from ..tokens import TokenCounter
 
 
 class Usage(BaseModel):
@@ -59,6 +60,9 @@ class LLMResponse(BaseModel):
     raw_id: str | None = None
     attempts: int = 1
     """HTTP attempts it took (1 = no retry); 1 for in-process providers."""
+    prompt_tokens: int | None = None
+    """The prompt's size as the model counted it, when ``usage.input_tokens`` adds up several
+    model calls (the local model decides on tools, then answers): what calibration compares with."""
 
 
 class StreamChunk(BaseModel):
@@ -84,6 +88,20 @@ class Provider(abc.ABC):
         if response.message.content:
             yield StreamChunk(text=response.message.content)
         yield StreamChunk(response=response)
+
+    count_margin: float = 1.15
+    """How many of the model's tokens one counted token may be, before any call has been measured
+    (the runtime's calibration starts here and follows the ``prompt_tokens`` the provider reports).
+    Providers whose :meth:`token_counter` is exact use 1.0."""
+
+    def token_counter(self, model: str | None = None) -> TokenCounter:
+        """The counter whose tokens this provider's model uses: tiktoken's encoding of an OpenAI
+        model, else ``cl100k_base`` (inexact: see :attr:`count_margin`)."""
+        return TokenCounter(model)
+
+    def initial_margin(self, counter: TokenCounter) -> float:
+        """The calibration ratio to start from: 1.0 for an exact counter, else :attr:`count_margin`."""
+        return 1.0 if counter.exact else self.count_margin
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, nothing to release by default
         """Release connections and other resources."""

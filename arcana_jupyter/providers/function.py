@@ -46,6 +46,9 @@ class FunctionProvider(Provider):
         name: the provider name (traces show it as ``gen_ai.system``).
     """
 
+    count_margin = 1.0
+    """Usage is counted with the session's own counter: exact by construction."""
+
     def __init__(self, fn: AnswerFunction, *, model_name: str = "function", name: str = "function") -> None:
         self.fn = fn
         self.model_name = model_name

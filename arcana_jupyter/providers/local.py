@@ -20,13 +20,15 @@ from __future__ import annotations
 import asyncio
 import atexit
 import importlib.util
+import re
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..exceptions import BadRequestError, ConfigError, ProviderError
-from ..messages import Message, ToolCall, canonical_json
+from ..exceptions import ConfigError, ContextLengthError, ProviderError
+from ..messages import Message, ToolCall, ToolSpec, canonical_json
+from ..tokens import TokenCounter
 from .base import LLMRequest, LLMResponse, Provider, StreamChunk, Usage
 from .openai_compat import map_finish_reason
 
@@ -49,6 +51,11 @@ def unload_models() -> None:
     for model in loaded:
         with model.lock:
             model.llama.close()
+    with _vocabs_lock:
+        vocabs = list(_vocabs.values())
+        _vocabs.clear()
+    for vocab in vocabs:
+        vocab.close()
 
 
 def default_model_path() -> Path:
@@ -112,19 +119,153 @@ def load_model(path: Path, n_ctx: int, *, n_threads: int | None = None) -> _Load
             llama = llama_cpp.Llama(**kwargs)
         except (ValueError, RuntimeError) as exc:
             raise ConfigError(f"could not load the local model {path}: {exc}. Is it a GGUF file?") from exc
-        chat_format = llama_cpp.llama_chat_format
-        handler = chat_format.get_chat_completion_handler(TOOL_CHAT_FORMAT)
-        template = llama.metadata.get("tokenizer.chat_template")
-        formatter = None
-        if template:
-            eos, bos = llama.token_eos(), llama.token_bos()
-            formatter = chat_format.Jinja2ChatFormatter(
-                template=template,
-                eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
-                bos_token=llama._model.token_get_text(bos) if bos != -1 else "",
-            )
+        handler = llama_cpp.llama_chat_format.get_chat_completion_handler(TOOL_CHAT_FORMAT)
+        formatter = _chat_formatter(llama)
         loaded = _models[key] = _LoadedModel(llama, handler, formatter)
         return loaded
+
+
+BUNDLED_ENCODING = f"gguf:bundled/{DEFAULT_MODEL_FILE}"
+"""The encoding name of the bundled model's tokenizer, as recorded in traces (portable)."""
+
+_vocabs: dict[str, Any] = {}
+_vocabs_lock = threading.Lock()
+
+
+def _chat_formatter(llama: Any) -> Any:
+    """The model's own chat template (llama-cpp-python's Jinja2 formatter), or ``None``."""
+    template = llama.metadata.get("tokenizer.chat_template")
+    if not template:
+        return None
+    chat_format = _import_llama().llama_chat_format
+    eos, bos = llama.token_eos(), llama.token_bos()
+    return chat_format.Jinja2ChatFormatter(
+        template=template,
+        eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
+        bos_token=llama._model.token_get_text(bos) if bos != -1 else "",
+    )
+
+
+def _vocab(path: Path) -> Any:
+    """A vocabulary-only ``Llama`` of ``path`` (no weights, milliseconds to load), once per process."""
+    key = str(path.resolve())
+    with _vocabs_lock:
+        vocab = _vocabs.get(key)
+        if vocab is None:
+            llama_cpp = _import_llama()
+            try:
+                vocab = llama_cpp.Llama(model_path=key, vocab_only=True, verbose=False)
+            except (ValueError, RuntimeError) as exc:
+                raise ConfigError(f"could not read the tokenizer of {path}: {exc}. Is it a GGUF file?") from exc
+            _vocabs[key] = vocab
+        return vocab
+
+
+class GGUFTokenCounter(TokenCounter):
+    """Counts in a GGUF model's own tokens, through its own chat template — what llama.cpp counts.
+
+    A message costs what the template adds for it: ``tokens(render([anchor, m])) -
+    tokens(render([anchor]))`` (for ChatML templates such as SmolLM2's the pieces are separated by
+    special tokens, so the sum over messages is exactly the whole prompt's count, which
+    tests/providers/test_local_counter.py checks against llama.cpp's reported ``prompt_tokens``).
+    ``reply_priming`` is the generation prompt (``<|im_start|>assistant\n``) plus a BOS token when
+    llama.cpp adds one. Tool specs are counted as the ``chatml-function-calling`` template renders
+    them; the runtime's calibration covers what that template changes around the messages.
+    """
+
+    def __init__(self, path: Path, encoding_name: str, cache_size: int = 200_000) -> None:
+        from collections import OrderedDict
+
+        self.model = path.stem
+        self.path = path
+        self.encoding_name = encoding_name
+        self.exact = True
+        self._cache: OrderedDict[str, int] = OrderedDict()
+        self._cache_size = cache_size
+        self.encoded = 0
+        self._lock = threading.Lock()
+        self._llama = _vocab(path)
+        self._formatter = _chat_formatter(self._llama)
+        self._anchor = {"role": "system", "content": "x"}
+        base = self._prompt_tokens([self._anchor], generation=False)
+        self._base = base
+        with_priming = self._prompt_tokens([self._anchor], generation=True)
+        self.reply_priming = with_priming - base + self._bos_tokens()
+
+    def _bos_tokens(self) -> int:
+        """1 when llama.cpp puts a BOS token before the rendered prompt, else 0."""
+        if self._formatter is None:
+            return 0
+        rendered = self._formatter(messages=[self._anchor])
+        if getattr(rendered, "added_special", False):
+            return 0
+        with self._lock:
+            plain = self._llama.tokenize(b"x", add_bos=False, special=True)
+            bos = self._llama.tokenize(b"x", add_bos=True, special=True)
+        return len(bos) - len(plain)
+
+    def encode(self, text: str) -> list[int]:
+        with self._lock:
+            return list(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def decode(self, ids: list[int]) -> str:
+        with self._lock:
+            return bytes(self._llama.detokenize(ids)).decode("utf-8", errors="ignore")
+
+    def _render(self, messages: list[dict[str, Any]], *, generation: bool) -> str:
+        if self._formatter is None:
+            text = "".join(f"{m['role']}\n{m['content']}\n" for m in messages)
+            return text + ("assistant\n" if generation else "")
+        self._formatter.add_generation_prompt = generation
+        try:
+            return str(self._formatter(messages=messages).prompt)
+        finally:
+            self._formatter.add_generation_prompt = True
+
+    def _prompt_tokens(self, messages: list[dict[str, Any]], *, generation: bool) -> int:
+        rendered = self._render(messages, generation=generation).encode("utf-8")
+        with self._lock:
+            return len(self._llama.tokenize(rendered, add_bos=False, special=True))
+
+    def _count_message(self, message: Message) -> int:
+        wire = _convert([message], tools=False)[0]
+        return self._prompt_tokens([self._anchor, wire], generation=False) - self._base
+
+    def count_tools(self, tools: Any) -> int:
+        specs = list(tools)
+        if not specs:
+            return 0
+        return sum(self.count_text(canonical_json(t.wire())) for t in specs) + _TOOL_PREAMBLE_TOKENS
+
+    def prompt_tokens(self, messages: list[Message], tools: list[ToolSpec] | None = None) -> int:
+        """The whole prompt's tokens as llama.cpp counts them (the check of this counter)."""
+        wire = _convert(messages, tools=False)
+        return self._prompt_tokens(wire, generation=True) + self._bos_tokens() + self.count_tools(tools or [])
+
+
+_TOOL_PREAMBLE_TOKENS = 160
+"""What the chatml-function-calling template writes around the tool schemas (instructions, the
+``functions.NAME:`` lines); a measured upper bound for the bundled model, refined per session by
+calibration against the counts llama.cpp reports."""
+
+
+def counter_for_path(path: Path) -> GGUFTokenCounter:
+    """The counter of the GGUF file ``path`` (the bundled model gets a portable encoding name)."""
+    try:
+        bundled = default_model_path()
+    except ConfigError:
+        bundled = None
+    is_bundled = bundled is not None and path.resolve() == bundled.resolve()
+    return GGUFTokenCounter(path, BUNDLED_ENCODING if is_bundled else f"gguf:{path.resolve()}")
+
+
+def counter_for_gguf_encoding(encoding_name: str) -> GGUFTokenCounter:
+    """The counter recorded as ``encoding_name`` (``gguf:bundled/...`` or ``gguf:/abs/path.gguf``)."""
+    rest = encoding_name.removeprefix("gguf:")
+    path = default_model_path() if rest.startswith("bundled/") else Path(rest)
+    if not path.is_file():
+        raise ConfigError(f"the tokenizer {encoding_name} is not on this machine (no file {path})")
+    return counter_for_path(path)
 
 
 class LocalProvider(Provider):
@@ -159,6 +300,10 @@ class LocalProvider(Provider):
     def model_name(self) -> str:
         return self.model_path.stem
 
+    def token_counter(self, model: str | None = None) -> TokenCounter:
+        """The model's own tokenizer, through its own chat template (exact)."""
+        return counter_for_path(self.model_path)
+
     def _model(self) -> _LoadedModel:
         return load_model(self.model_path, self.n_ctx, n_threads=self.n_threads)
 
@@ -181,7 +326,10 @@ class LocalProvider(Provider):
                     return response
                 usage = response.usage
                 second = self._response(self._call(model, request, tools=False, stream=False))
-                return second.model_copy(update={"usage": usage + second.usage})
+                return second.model_copy(update={
+                    "usage": usage + second.usage,
+                    "prompt_tokens": max(usage.input_tokens, second.usage.input_tokens),
+                })
             return self._response(self._call(model, request, tools=False, stream=False))
 
     # -- stream -----------------------------------------------------------------------------------
@@ -259,6 +407,7 @@ class LocalProvider(Provider):
             response = LLMResponse(
                 message=Message(role="assistant", content=text),
                 usage=usage + counted,
+                prompt_tokens=max(usage.input_tokens, counted.input_tokens),
                 finish_reason=map_finish_reason(finish),
                 model=self.model_name,
                 raw_id=raw_id,
@@ -272,10 +421,10 @@ class LocalProvider(Provider):
         messages = _convert(request.messages, tools=False)
         prompt_tokens = model.prompt_tokens(messages)
         if prompt_tokens >= self.n_ctx:
-            raise BadRequestError(
+            raise ContextLengthError(
                 f"local: the prompt ({prompt_tokens} tokens) does not fit the model's context window "
                 f"({self.n_ctx} tokens). Lower total_window or raise n_ctx.",
-                provider="local",
+                provider="local", prompt_tokens=prompt_tokens, limit=self.n_ctx,
             )
         llama.set_seed(request.seed if request.seed is not None else self.seed)
         kwargs: dict[str, Any] = {
@@ -293,10 +442,11 @@ class LocalProvider(Provider):
             return llama.create_chat_completion(**kwargs)
         except ValueError as exc:
             if "context window" in str(exc) or "exceed" in str(exc):
-                raise BadRequestError(
+                found = re.search(r"Requested tokens \((\d+)\)", str(exc))
+                raise ContextLengthError(
                     f"local: the prompt does not fit the model's context window ({self.n_ctx} tokens): {exc}. "
                     "Lower total_window or raise n_ctx.",
-                    provider="local",
+                    provider="local", prompt_tokens=int(found.group(1)) if found else None, limit=self.n_ctx,
                 ) from exc
             raise ProviderError(f"local: llama.cpp rejected the request: {exc}", provider="local") from exc
 

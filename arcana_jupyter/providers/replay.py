@@ -38,6 +38,7 @@ from typing import Any
 from .. import exceptions as _exceptions
 from ..exceptions import ConfigError, ProviderError, ReplayDivergence, TraceError
 from ..messages import as_message, canonical_json, request_digest
+from ..tokens import TokenCounter
 from ..trace.events import TraceEvent
 from ..trace.reader import TraceReader
 from .base import LLMRequest, LLMResponse, Provider, StreamChunk, Usage
@@ -114,6 +115,26 @@ class ReplayProvider(Provider):
             return str(self.calls[0].metadata.get("gen_ai.system") or "")
         model = str(self.reader.run_info(self.run_id).model or "")
         return model.split(":", 1)[0] if ":" in model else model
+
+    def _first_decision(self) -> dict[str, Any]:
+        for event in self.reader.events(self.run_id, event_types=["context_decision"], agent=self.agent):
+            return dict(event.metadata)
+        return {}
+
+    def token_counter(self, model: str | None = None) -> TokenCounter:
+        """Count as the recording did: the encoding its builder recorded (a GGUF model's own too)."""
+        from .counting import counter_for_encoding
+
+        builder = self._first_decision().get("builder")
+        encoding = builder.get("encoding") if isinstance(builder, dict) else None
+        return counter_for_encoding(str(encoding) if encoding else None, model)
+
+    def initial_margin(self, counter: TokenCounter) -> float:
+        """The calibration the recording started from, so every budget is rebuilt as it was."""
+        calibration = self._first_decision().get("calibration")
+        if isinstance(calibration, dict) and isinstance(calibration.get("ratio"), int | float):
+            return float(calibration["ratio"])
+        return 1.0
 
     @property
     def remaining(self) -> int:

@@ -41,6 +41,21 @@ PIN = InterceptedTool(PIN_SPEC, _pin, primitive="pin", group="primitives")
 UNPIN = InterceptedTool(UNPIN_SPEC, _unpin, primitive="unpin", group="primitives")
 
 
+SMALL_LOCAL_MODELS = ("SmolLM2-135M",)
+"""Models too small to be offered tools by default (``auto``): they call them in a loop."""
+
+
+def small_model(provider: Any, provider_model: str) -> bool:
+    """True for the bundled 135M model (also when a recording of it is replayed)."""
+    kind = getattr(provider, "recorded_provider", None) or getattr(provider, "name", "")
+    return kind == "local" and any(name in provider_model for name in SMALL_LOCAL_MODELS)
+
+
+def offers_tools(mode: str, provider: Any, provider_model: str) -> bool:
+    """Whether a tool group set to ``mode`` (``auto`` / ``on`` / ``off``) is offered to this model."""
+    return mode == "on" or (mode == "auto" and not small_model(provider, provider_model))
+
+
 def primitive_tools(enabled: list[str]) -> list[InterceptedTool]:
     tools: list[InterceptedTool] = []
     if "recall" in enabled:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..trace.events import TraceContent
 
@@ -14,6 +14,14 @@ PRIMITIVES = ("recall", "pin")
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant working inside a Jupyter notebook. Answer clearly and concisely."
 )
+
+
+MAX_DEFAULT_RESERVE = 1024
+
+
+def default_reserve(total_window: int) -> int:
+    """The reply reserve a window gets by default: a quarter of it, at most 1024 tokens."""
+    return max(1, min(MAX_DEFAULT_RESERVE, total_window // 4))
 
 
 class RuntimeConfig(BaseModel):
@@ -29,11 +37,18 @@ class RuntimeConfig(BaseModel):
 
     # context window
     total_window: int = Field(default=8192, gt=0)
-    response_reserve: int = Field(default=1024, ge=0)
+    """The model's context window, in the model's own tokens (prompt and reply together)."""
+    response_reserve: int = Field(default=-1, ge=-1)
+    """Tokens kept free for the reply; also the cap on the reply's length. ``-1`` (default): a
+    quarter of the window, at most 1024 (:func:`default_reserve`). Must be below the window."""
     strategy: Literal["auto", "passthrough", "tail_preserve", "aggressive_truncate", "llm_summarize"] = "auto"
 
     # cognitive primitives (seed 000)
     cognitive_primitives: list[str] = Field(default_factory=list)
+    primitive_tools: Literal["auto", "on", "off"] = "auto"
+    """Offer the enabled primitives to the model as tools. ``auto``: yes, except for the bundled
+    135M local model, which calls them in a loop (measured: 8 tool calls and a junk pin in one
+    turn); pins made from the notebook and recall placeholders work either way."""
     pin_budget_fraction: float = Field(default=0.5, gt=0, le=1)
 
     # adaptive context (seed 004)
@@ -78,11 +93,26 @@ class RuntimeConfig(BaseModel):
     max_tokens: int | None = None
     seed: int | None = None
     max_tool_steps: int = Field(default=8, ge=1)
+    """LLM calls with tools per turn; then one more without tools, so the turn still answers."""
+    max_tool_seconds: float = Field(default=120.0, gt=0)
+    """Wall-clock budget of a turn's tool loop: past it, the model answers without tools."""
     tool_output_max_tokens: int = Field(default=2000, ge=64)
     request_timeout: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=4, ge=0)
     prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
     """USD per million (input, output) tokens by model name; overrides the built-in table."""
+
+    @model_validator(mode="after")
+    def _reserve_below_window(self) -> RuntimeConfig:
+        if self.response_reserve == -1:
+            object.__setattr__(self, "response_reserve", default_reserve(self.total_window))
+        if self.response_reserve >= self.total_window:
+            raise ValueError(
+                f"response_reserve ({self.response_reserve}) must be smaller than total_window "
+                f"({self.total_window}): nothing would be left for the prompt. Use a larger window or a "
+                f"smaller reserve (default: a quarter of the window, at most {MAX_DEFAULT_RESERVE})."
+            )
+        return self
 
     @field_validator("cognitive_primitives")
     @classmethod

@@ -59,8 +59,9 @@ def _attach(session: ChatSession) -> None:
     session_id = f"{session.run_id}:{session.agent}"
     digest = store.start_session(session_id, scope, budget_tokens=cfg.memory_digest_tokens)
     tools = MemoryTools(store, scope, session_id=session_id)
-    kind = getattr(session.provider, "recorded_provider", None) or session.provider.name
-    if cfg.memory_tools == "on" or (cfg.memory_tools == "auto" and kind != "local"):
+    from .builtin_tools import offers_tools
+
+    if offers_tools(cfg.memory_tools, session.provider, session.provider_model):
         for spec in tools.specs:
             session.intercepted[spec.name] = _memory_tool(tools, spec.name, spec)
     session.memory = MemorySession(store, scope, session_id, digest, tools)

@@ -49,9 +49,9 @@ def _attach_engine(session: ChatSession) -> None:
     session.engine_note = reason
     if engine is None:
         return
-    mode = session.config.engine_tools
-    kind = getattr(session.provider, "recorded_provider", None) or session.provider.name
-    if mode == "on" or (mode == "auto" and kind != "local"):
+    from .builtin_tools import offers_tools
+
+    if offers_tools(session.config.engine_tools, session.provider, session.provider_model):
         for tool in adaptive_tools():
             session.intercepted[tool.spec.name] = _adaptive_tool(tool)
     else:  # no tools: no prompt text may tell the model to call them

@@ -20,10 +20,10 @@ SessionHook = Callable[..., Any]
 
 
 def local_context(total_window: int) -> int:
-    """The llama.cpp context for a ``total_window`` budget: a quarter more, because the budget is
-    counted with tiktoken while the model counts with its own tokenizer (SmolLM2's needs 5-20%
-    more tokens for English text) and its chat template adds framing the budget does not see."""
-    return total_window + total_window // 4
+    """The llama.cpp context for a ``total_window`` budget: the window itself. The budget is counted
+    with the model's own tokenizer through its own chat template (providers/local.py), and the
+    reply is capped at the reserve, so prompt and reply together never exceed it."""
+    return total_window
 
 
 class Runtime:
@@ -143,14 +143,19 @@ class Runtime:
         tdir = writer.path.parent if writer.path is not None else None
         provider, provider_model, model_string = self._provider(cfg.model, tdir)
         intercepted: list[InterceptedTool] = [ASK_USER] if ask_user is not None else []
-        from .builtin_tools import primitive_tools
+        from .builtin_tools import offers_tools, primitive_tools
 
-        intercepted += primitive_tools(cfg.cognitive_primitives)
+        withheld: list[str] = []
+        if offers_tools(cfg.primitive_tools, provider, provider_model):
+            intercepted += primitive_tools(cfg.cognitive_primitives)
+        else:
+            withheld += [t.name for t in primitive_tools(cfg.cognitive_primitives)]
         session = ChatSession(
             self, agent=agent, run_id=run_id, writer=writer, config=cfg, provider=provider,
             provider_model=provider_model, model_string=model_string, tools=self.tools.copy(), intercepted=intercepted,
             ask_user=ask_user,
         )
+        session.withheld_tools = withheld
         for hook in self.session_start_hooks:
             hook(session)
         return session

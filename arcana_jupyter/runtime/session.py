@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..context import ContextSection, PinBlock, WorkingSetBuilder
 from ..context.bands import expand_decision, select_from_turn
 from ..context.decisions import ContextDecision, TokenBudget, decision_record
-from ..exceptions import ArcanaError, ProviderError
+from ..exceptions import ArcanaError, ContextLengthError, ProviderError
 from ..messages import Message, ToolCall, ToolSpec, canonical_json
 from ..primitives.pin import PinState
 from ..providers.base import LLMRequest, LLMResponse, Provider, Usage
@@ -28,7 +28,9 @@ from ..tokens import TokenCounter
 from ..trace.decision_delta import DeltaEncoder
 from ..trace.events import TraceEvent
 from ..trace.writer import TraceWriter
+from .calibration import Calibration
 from .config import RuntimeConfig
+from .guard import ToolLoopGuard
 from .intercept import AskUser, InterceptedTool
 from .tools import ArgumentsError, ToolRegistry, bound_text, parse_arguments, to_text
 
@@ -36,6 +38,9 @@ if TYPE_CHECKING:
     from .runtime import Runtime
 
 log = logging.getLogger("arcana_jupyter")
+
+INEXACT_SLACK = 1.03
+"""Room kept on top of the observed count ratio when the counter is not the model's own."""
 
 TokenCallback = Callable[[str], None]
 EventCallback = Callable[[TraceEvent], None]
@@ -93,10 +98,14 @@ class ChatSession:
         self.tools = tools
         self.intercepted: dict[str, InterceptedTool] = {t.name: t for t in intercepted}
         self.ask_user_callback = ask_user
-        self.counter = TokenCounter(provider_model)
+        self.counter: TokenCounter = provider.token_counter(provider_model)
+        """Counts in the tokens of the model that gets the prompt (see tokens.py)."""
+        self.calibration = Calibration(provider.initial_margin(self.counter),
+                                       slack=1.0 if self.counter.exact else INEXACT_SLACK)
         self.budget = TokenBudget(total_window=config.total_window, response_reserve=config.response_reserve)
-        self.builder = WorkingSetBuilder(budget=self.budget, strategy=config.strategy, counter=self.counter,
-                                         summarizer=self._summarize)
+        """The window and reserve in the model's tokens; the builder gets them calibrated."""
+        self.builder = WorkingSetBuilder(budget=self.calibration.budget(config.total_window, config.response_reserve),
+                                         strategy=config.strategy, counter=self.counter, summarizer=self._summarize)
         self.pins = PinState(self.counter, config.total_window, config.pin_budget_fraction)
         self.history: list[Message] = [Message(role="system", content=config.system_prompt)]
         self.turn = 0
@@ -117,6 +126,8 @@ class ChatSession:
         """The prompts of recent steps, by (turn, step), for the inspector's message text."""
         self._lock = asyncio.Lock()
         self.closed = False
+        self.withheld_tools: list[str] = []
+        """Tools enabled in the config but not offered to this model (too small to use them)."""
         self.owns_run = True
         """False for pool members: the pool writes ``run_end``."""
 
@@ -212,24 +223,24 @@ class ChatSession:
             await _maybe_await(hook(self, text))
         partial: list[str] = []
         status = "ok"
+        guard = ToolLoopGuard(self.config.max_tool_steps, self.config.max_tool_seconds)
         try:
-            for step in range(self.config.max_tool_steps):
-                response = await self._step(turn, step, text, on_token, partial, reply)
+            step = 0
+            while True:
+                offer = guard.reason is None
+                response = await self._step(turn, step, text, on_token, partial, reply, offer_tools=offer,
+                                            tool_loop=None if offer else guard.record())
                 reply.steps = step + 1
                 partial.clear()
-                if not response.message.tool_calls:
+                if not response.message.tool_calls or not offer:
                     reply.text = response.message.content
                     break
-                await self._run_tool_calls(turn, step, response.message.tool_calls, reply)
-            else:
-                self.emit("error", {"type": "max_tool_steps", "where": "runtime", "recoverable": True,
-                                    "message": f"{self.config.max_tool_steps} tool steps without a final answer "
-                                               "(RuntimeConfig.max_tool_steps): asking once more, without tools"})
-                response = await self._step(turn, self.config.max_tool_steps, text, on_token, partial, reply,
-                                            offer_tools=False)
-                reply.steps += 1
-                partial.clear()
-                reply.text = response.message.content
+                outcomes = await self._run_tool_calls(turn, step, response.message.tool_calls, reply, guard)
+                reason = guard.after_step(step, response.message.tool_calls, outcomes)
+                if reason is not None:
+                    self.emit("error", {"type": reason, "where": "runtime", "recoverable": True,
+                                        "message": f"{guard.detail}: asking once more, without tools"})
+                step += 1
         except (asyncio.CancelledError, KeyboardInterrupt):
             status = "cancelled"
             received = "".join(partial)
@@ -285,9 +296,36 @@ class ChatSession:
 
     async def _step(
         self, turn: int, step: int, text: str, on_token: TokenCallback | None, partial: list[str], reply: ChatReply,
-        *, offer_tools: bool = True,
+        *, offer_tools: bool = True, tool_loop: dict[str, Any] | None = None,
     ) -> LLMResponse:
         tools = self.tool_specs() if offer_tools else []
+        refused: ContextLengthError | None = None
+        for attempt in range(2):
+            build, reply.decision, digest, decision_event = await self._build(turn, step, tools, tool_loop, refused)
+            try:
+                return await self._call(turn, step, build, digest, decision_event, tools, on_token, partial, reply)
+            except ContextLengthError as exc:
+                if attempt or partial:
+                    raise
+                refused = exc
+                counted = build.budget.used
+                self.emit("error", {"type": type(exc).__name__, "where": "provider", "recoverable": True,
+                                    "message": str(exc), "status": exc.status, "received": "",
+                                    "request_digest": digest, "counted_input_tokens": counted,
+                                    "reported_input_tokens": exc.prompt_tokens},
+                          parent_id=decision_event.event_id)
+                needed = exc.prompt_tokens / counted if exc.prompt_tokens and counted else self.calibration.ratio * 1.25
+                self.calibration.require(max(needed, self.calibration.ratio) * 1.02)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _build(
+        self, turn: int, step: int, tools: list[ToolSpec], tool_loop: dict[str, Any] | None,
+        refused: ContextLengthError | None,
+    ) -> tuple[Any, ContextDecision, str, TraceEvent]:
+        """Build the working set of one call and record its decision."""
+        budget = self.calibration.budget(self.config.total_window, self.config.response_reserve)
+        if budget != self.builder.budget:
+            self.builder.budget = budget
         history: list[Message] = self.history
         kept: list[int] | None = None
         from_turn: int | None = None
@@ -308,11 +346,16 @@ class ChatSession:
         self.sent_messages[(turn, step)] = build.messages
         while len(self.sent_messages) > 128:
             self.sent_messages.pop(next(iter(self.sent_messages)))
-        reply.decision = decision
+        if tool_loop is not None:
+            decision.notes.append(f"tools withheld for this call: {tool_loop['reason']} ({tool_loop['detail']})")
+        if refused is not None:
+            decision.notes.append(
+                f"the provider refused the previous prompt as too long ({refused.prompt_tokens or '?'} tokens by its "
+                f"count); rebuilt with the budget shrunk by {self.calibration.ratio:.3f} and retried once")
         digest = build.digest(self.provider_model)
         decision_md = decision_record(decision)
         packed, keyframe = self._decision_encoder.pack(decision_md)
-        decision_event = self.emit("context_decision", {
+        metadata: dict[str, Any] = {
             "step": step,
             "decision": packed,
             "report": build.report.model_dump(mode="json"),
@@ -328,7 +371,12 @@ class ChatSession:
             },
             "builder": {**self.builder.settings(), "model": self.provider_model},
             "tools": [t.model_dump(mode="json") for t in tools],
-        }, live_metadata={"decision": decision_md})
+            "calibration": {**self.calibration.record(), "window": self.config.total_window,
+                            "response_reserve": self.config.response_reserve},
+        }
+        if tool_loop is not None:
+            metadata["tool_loop"] = tool_loop
+        decision_event = self.emit("context_decision", metadata, live_metadata={"decision": decision_md})
         if keyframe:
             self._decision_encoder.keyframe_written(decision_event.event_id, decision_md)
         if self.config.trace_include_prompt_snapshots:
@@ -337,9 +385,23 @@ class ChatSession:
                 "messages": [m.wire() for m in build.messages], "tools": [t.wire() for t in tools],
                 "response_format": None, "budget_snapshot": build.budget.model_dump(mode="json"),
             }, parent_id=decision_event.event_id)
+        return build, decision, digest, decision_event
+
+    def _max_tokens(self) -> int | None:
+        """The reply's cap: the reserve (what the window keeps free for it), or less if configured."""
+        reserve = self.config.response_reserve
+        if self.config.max_tokens is not None:
+            return min(self.config.max_tokens, reserve) if reserve > 0 else self.config.max_tokens
+        return reserve if reserve > 0 else None
+
+    async def _call(
+        self, turn: int, step: int, build: Any, digest: str, decision_event: TraceEvent, tools: list[ToolSpec],
+        on_token: TokenCallback | None, partial: list[str], reply: ChatReply,
+    ) -> LLMResponse:
+        """Send one built prompt, stream the answer, record the call (and what it says about counting)."""
         request = LLMRequest(
             model=self.provider_model, messages=build.messages, tools=tools, temperature=self.config.temperature,
-            max_tokens=self.config.max_tokens, seed=self.config.seed,
+            max_tokens=self._max_tokens(), seed=self.config.seed,
         )
         started = time.perf_counter()
         response: LLMResponse | None = None
@@ -364,6 +426,9 @@ class ChatSession:
         reply.usage = reply.usage + response.usage
         self.cost_usd += call_cost
         reply.cost_usd += call_cost
+        counted = build.budget.used
+        reported = response.prompt_tokens if response.prompt_tokens is not None else response.usage.input_tokens
+        observed = self.calibration.observe(counted, reported)
         self.emit("llm_call", {
             "step": step,
             "gen_ai.system": self.provider.name,
@@ -379,6 +444,10 @@ class ChatSession:
             "message": message.record(),
             "history_index": len(self.history) - 1,
             "cost_usd": call_cost,
+            "counted_input_tokens": counted,
+            "reported_input_tokens": reported,
+            "count_ratio": observed,
+            "calibration": self.calibration.ratio,
         }, parent_id=decision_event.event_id)
         return response
 
@@ -400,11 +469,23 @@ class ChatSession:
         })
         return response.message.content
 
-    async def _run_tool_calls(self, turn: int, step: int, calls: Sequence[ToolCall], reply: ChatReply) -> None:
+    async def _run_tool_calls(
+        self, turn: int, step: int, calls: Sequence[ToolCall], reply: ChatReply, guard: ToolLoopGuard | None = None,
+    ) -> list[tuple[bool, str]]:
+        """Run a step's tool calls in order; returns each call's ``(ok, result text)``."""
+        outcomes: list[tuple[bool, str]] = []
         for call in calls:
             started = time.perf_counter()
             intercepted = self.intercepted.get(call.name)
-            if intercepted is not None:
+            first = guard.repeated(call) if guard is not None else None
+            if first is not None:  # the same call again: answer from the loop guard, run nothing twice
+                note = (f"{call.name} was already called with these arguments at step {first}; its result is "
+                        "above. Answer the user with what you have.")
+                result: Any = {"ok": False, "error": "repeated_call", "message": note}
+                ok, content, truncated = False, canonical_json(result), False
+                error: dict[str, str] | None = {"type": "repeated_call", "message": note}
+                intercepted = None
+            elif intercepted is not None:
                 ok, content, result, error = await self._run_intercepted(intercepted, call)
                 truncated = False
             else:
@@ -420,6 +501,7 @@ class ChatSession:
                 args: Any = parse_arguments(call.arguments)
             except ArgumentsError:
                 args = call.arguments
+            outcomes.append((ok, content))
             record = {"name": call.name, "arguments": args, "ok": ok, "result": content,
                       "intercepted": intercepted is not None}
             reply.tool_calls.append(record)
@@ -433,6 +515,7 @@ class ChatSession:
                 prim = {"primitive": intercepted.primitive, "tool_call_id": call.id, "args": args, "result": result}
                 reply.primitives.append(prim)
                 self.emit("cognitive_primitive", prim)
+        return outcomes
 
     async def _run_intercepted(
         self, tool: InterceptedTool, call: ToolCall

@@ -111,11 +111,11 @@ async def test_memory_ids_are_deterministic_in_a_fresh_store(tmp_path: Path) -> 
     assert ids[0] == ids[1]
 
 
-async def test_memory_tools_are_not_offered_to_the_local_kind_by_default(tmp_path: Path) -> None:
+async def test_memory_tools_are_not_offered_to_the_bundled_model_by_default(tmp_path: Path) -> None:
     from arcana_jupyter.providers.function import FunctionProvider
 
     script = Script(say("hi"))
-    provider = FunctionProvider(script, name="local", model_name="tiny")
+    provider = FunctionProvider(script, name="local", model_name="SmolLM2-135M-Instruct.Q4_1")
     config = RuntimeConfig(trace_dir=tmp_path, memory=True, memory_path=tmp_path / "m.sqlite3",
                            project_dir=tmp_path, context_engine=False)
     async with Runtime(config=config, provider=provider).chat() as chat:

@@ -105,11 +105,11 @@ async def test_large_tool_output_is_bounded_with_a_marker(make_runtime) -> None:
 
 
 async def test_async_tools_and_tool_steps_limit(make_runtime) -> None:
-    async def ping() -> str:
+    async def ping(n: int) -> str:
         await asyncio.sleep(0)
-        return "pong"
+        return f"pong {n}"
 
-    runtime, script = make_runtime(*[call("ping", {}, call_id=f"c{i}") for i in range(3)], say("pong it is"),
+    runtime, script = make_runtime(*[call("ping", {"n": i}, call_id=f"c{i}") for i in range(3)], say("pong it is"),
                                    tools=(ping,), max_tool_steps=3)
     async with runtime.chat() as chat:
         reply = await chat.send("ping forever")
@@ -118,6 +118,64 @@ async def test_async_tools_and_tool_steps_limit(make_runtime) -> None:
     assert script.requests[-1].tools == [] and all(r.tools for r in script.requests[:-1])
     errors = [e for e in events_of(path) if e["event_type"] == "error"]
     assert errors and errors[0]["metadata"]["type"] == "max_tool_steps"
+    last = [e for e in events_of(path) if e["event_type"] == "context_decision"][-1]["metadata"]
+    assert last["tool_loop"]["reason"] == "max_tool_steps" and last["tools"] == []
+
+
+async def test_a_repeated_tool_call_stops_the_loop_with_its_decision(make_runtime) -> None:
+    runs: list[str] = []
+
+    def lookup(city: str) -> str:
+        runs.append(city)
+        return f"{city}: 12 degrees"
+
+    # key order and spacing do not make a call new
+    runtime, script = make_runtime(call("lookup", {"city": "Oslo"}, call_id="a"),
+                                   call("lookup", '{ "city" :  "Oslo" }', call_id="b"),
+                                   say("It is 12 degrees in Oslo."), tools=(lookup,), max_tool_steps=8)
+    async with runtime.chat() as chat:
+        reply = await chat.send("weather in Oslo?")
+        path = chat.trace_path
+    assert runs == ["Oslo"], "the repeated call must not run twice"
+    assert reply.text == "It is 12 degrees in Oslo." and reply.steps == 3 and reply.status == "ok"
+    assert reply.tool_calls[1]["ok"] is False and '"repeated_call"' in reply.tool_calls[1]["result"]
+    assert script.requests[-1].tools == [], "the last call is made without tools"
+    events = events_of(path)
+    decisions = [e["metadata"] for e in events if e["event_type"] == "context_decision"]
+    assert decisions[-1]["tool_loop"] == {"stopped": True, "reason": "repeated_call",
+                                          "detail": "lookup called again with the same arguments (first at step 0)"}
+    assert reply.decision is not None
+    assert any(n.startswith("tools withheld for this call: repeated_call") for n in reply.decision.notes)
+    assert [e["metadata"]["type"] for e in events if e["event_type"] == "error"] == ["repeated_call"]
+
+
+async def test_steps_without_progress_stop_the_loop(make_runtime) -> None:
+    def broken(x: int) -> str:
+        raise RuntimeError("backend down")
+
+    runtime, script = make_runtime(call("broken", {"x": 1}), call("broken", {"x": 2}), say("Sorry, the backend is down."),
+                                   tools=(broken,), max_tool_steps=8)
+    async with runtime.chat() as chat:
+        reply = await chat.send("try it")
+        path = chat.trace_path
+    assert reply.steps == 3 and reply.text == "Sorry, the backend is down."
+    last = [e for e in events_of(path) if e["event_type"] == "context_decision"][-1]["metadata"]
+    assert last["tool_loop"]["reason"] == "no_progress"
+
+
+async def test_the_tool_loop_has_a_wall_clock_budget(make_runtime) -> None:
+    async def slow(n: int) -> str:
+        await asyncio.sleep(0.3)
+        return f"done {n}"
+
+    runtime, script = make_runtime(call("slow", {"n": 1}), say("finished"),
+                                   tools=(slow,), max_tool_steps=8, max_tool_seconds=0.2)
+    async with runtime.chat() as chat:
+        reply = await chat.send("go")
+        path = chat.trace_path
+    assert reply.text == "finished" and reply.steps == 2 and script.requests[-1].tools == [], "no more tools"
+    last = [e for e in events_of(path) if e["event_type"] == "context_decision"][-1]["metadata"]
+    assert last["tool_loop"]["reason"] == "max_tool_seconds"
 
 
 async def test_ask_user_is_intercepted(make_runtime, tmp_path: Path) -> None:
