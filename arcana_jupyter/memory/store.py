@@ -104,7 +104,7 @@ SANDBOX_ENV = "ARCANA_MEMORY_SANDBOX"
 
 def sandboxed_path(path: str | os.PathLike[str], box: str | os.PathLike[str] | None = None) -> Path:
     """The file a store at ``path`` really opens: ``path`` itself, or under ``$ARCANA_MEMORY_SANDBOX``
-    (or ``box``) a copy of it (made on first use with SQLite's backup API, so a live WAL is included)."""
+    (or ``box``) a copy of it (made on first use: the database file and its write-ahead log)."""
     folder = box if box is not None else os.environ.get(SANDBOX_ENV)
     original = Path(path).expanduser()
     if not folder:
@@ -114,16 +114,14 @@ def sandboxed_path(path: str | os.PathLike[str], box: str | os.PathLike[str] | N
     if resolved.is_relative_to(Path(folder).resolve()):
         return original  # already inside the sandbox
     if not target.exists() and resolved.is_file():
+        import shutil
+
         target.parent.mkdir(parents=True, exist_ok=True)
-        source = sqlite3.connect(f"file:{resolved}?mode=ro", uri=True)
-        try:
-            copy = sqlite3.connect(target)
-            try:
-                source.backup(copy)
-            finally:
-                copy.close()
-        finally:
-            source.close()
+        # the files as they are (the database and its write-ahead log): opening the original, even
+        # read-only, would touch its shared-memory file
+        for suffix in ("-wal", ""):
+            if Path(f"{resolved}{suffix}").is_file():
+                shutil.copyfile(f"{resolved}{suffix}", f"{target}{suffix}")
     return target
 
 

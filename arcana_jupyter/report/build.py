@@ -72,8 +72,8 @@ def _replayed_runs(nb: Any) -> dict[str, int]:
                                                              if isinstance(f, dict)]
             html = data.get("text/html")
             text = "".join(html) if isinstance(html, list) else str(html or "")
-            if "arcana-scrub" in text:
-                ids += re.findall(r"r_\d{8}_\d{6}_[0-9a-f]+", text)
+            if MIME_TYPE not in data and re.search(r"""class=["'][^"']*\barcana-scrub\b""", text):
+                ids += re.findall(r"r_\d{8}_\d{6}_[0-9a-f]+", text)  # a %arcana_replay scrubber, not a turn
             for run_id in ids:
                 if run_id:
                     found.setdefault(run_id, number)

@@ -182,6 +182,7 @@ def locate_runs(notebook: Path, nb: Any, embedded: EmbeddedTraces | None = None)
             run.problems.append(f"run id {run.run_id[:80]!r} is not a valid run id (letters, digits, '_', '.', '-'); "
                                 "its trace is not read")
             continue
+        looked: list[str] = []
         if run.recorded_path:
             path, why = safe_trace_file(folder, run.recorded_path)
             if path is not None and path.name != f"{run.run_id}.jsonl":
@@ -189,7 +190,10 @@ def locate_runs(notebook: Path, nb: Any, embedded: EmbeddedTraces | None = None)
             if path is not None and path.is_file():
                 run.path, run.source = path, "recorded"
                 continue
-            run.problems.append(why or f"recorded trace_path {run.recorded_path} does not exist")
+            if path is None:
+                run.problems.append(why)  # refused: never read
+            else:
+                looked.append(path.relative_to(folder).as_posix())
         guess = beside(notebook) / f"{run.run_id}.jsonl"
         if guess.is_file() and guess.resolve().is_relative_to(folder):
             run.path, run.source = guess, "beside"
@@ -198,8 +202,9 @@ def locate_runs(notebook: Path, nb: Any, embedded: EmbeddedTraces | None = None)
         if found is not None:
             run.path, run.source = found, "embedded"
             continue
-        where = f"{run.recorded_path} or " if run.recorded_path and not run.problems else ""
-        run.problems.append(f"no trace file for run {run.run_id} ({where}{guess.relative_to(folder).as_posix()})")
+        looked.append(guess.relative_to(folder).as_posix())
+        where = ", ".join(dict.fromkeys(looked)) + (", the notebook's embedded traces" if embedded is not None else "")
+        run.problems.append(f"no trace file for run {run.run_id} (looked for {where})")
     return list(runs.values())
 
 
