@@ -375,7 +375,10 @@ class ArcanaMagics(Magics):
         else:
             location = self.location()
             trace_dir, agent, window = location.trace_dir, None, self.default_window
-            run_id = opts.run_id or _latest_run(trace_dir)
+            from ..report.sources import replay_source  # the runs the saved notebook recorded count too
+
+            trace_dir, found = replay_source(location.notebook, trace_dir, opts.run_id)
+            run_id = found or _latest_run(trace_dir)
         try:
             frames = build_frames(trace_dir, run_id, agent=agent)
         except ArcanaError as exc:

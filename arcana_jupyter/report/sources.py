@@ -240,3 +240,43 @@ def notebook_trace_files(notebook: Path) -> tuple[list[NotebookRun], Path]:
     """The notebook's runs (found as every reader finds them) and its name-based trace folder."""
     nb = read_notebook(notebook) if Path(notebook).is_file() else {"cells": []}
     return locate_runs(Path(notebook), nb), beside(Path(notebook).resolve())
+
+
+def replay_source(notebook: Path | None, trace_dir: Path, run_id: str | None = None) -> tuple[Path, str | None]:
+    """Where ``%arcana_replay`` without an open session reads a run: ``(folder, run id)``.
+
+    The runs the saved notebook's outputs recorded (their ``trace_path``) count besides the runs in
+    ``trace_dir`` (the name-based folder): a given ``run_id`` is looked up among both; without one,
+    the latest started of both is used. ``(trace_dir, None)`` when neither has a run.
+    """
+    from ..exceptions import ArcanaError
+    from ..trace.reader import TraceReader
+
+    recorded: list[NotebookRun] = []
+    if notebook is not None and Path(notebook).is_file():
+        try:
+            recorded = [r for r in locate_runs(Path(notebook), read_notebook(Path(notebook)))
+                        if r.path is not None and r.source != "embedded"]
+        except ArcanaError:
+            recorded = []
+    if run_id is not None:
+        for r in recorded:
+            if r.run_id == run_id and r.path is not None:
+                return r.path.parent, run_id
+        return trace_dir, run_id
+    candidates: list[tuple[str, str, Path]] = []
+    for r in recorded:
+        assert r.path is not None
+        try:
+            candidates.append((TraceReader(r.path).run_info(r.run_id).started or "", r.run_id, r.path.parent))
+        except ArcanaError:
+            continue
+    if trace_dir.is_dir():
+        try:
+            candidates += [(info.started or "", info.run_id, trace_dir) for info in TraceReader(trace_dir).list_runs()]
+        except ArcanaError:
+            pass
+    if not candidates:
+        return trace_dir, None
+    _, latest, folder = max(candidates, key=lambda c: (c[0], c[1]))
+    return folder, latest

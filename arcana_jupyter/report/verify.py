@@ -14,8 +14,9 @@ of the notebook in a scratch folder, and the copy is executed with nbclient, wit
   copy there (without the entries the recorded runs themselves wrote), never the user's real store.
 
 Every turn's request digests, reply, status and provider errors are then compared with the
-recorded ones. A turn the notebook shows but whose trace is missing counts as not reproduced. The
-original files are never touched.
+recorded ones. A turn the notebook shows but whose trace is missing counts as not reproduced. A
+cell that fails is a problem unless the saved notebook shows the same error in the same cell (a
+recorded failed turn fails its cell again). The original files are never touched.
 """
 
 from __future__ import annotations
@@ -108,6 +109,16 @@ def _turns(reader: TraceReader, run_id: str, agent: str) -> dict[int, _Turn]:
             entry.errors.append(text)
             if md.get("where") == "provider":
                 entry.provider_errors.append(text)
+    return out
+
+
+def _cell_errors(nb: Any) -> dict[int, tuple[str, str]]:
+    """Cell index -> (ename, evalue) of the first error output of that cell."""
+    out: dict[int, tuple[str, str]] = {}
+    for index, cell in enumerate(nb.cells):
+        for output in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            if output.get("output_type") == "error" and index not in out:
+                out[index] = (str(output.get("ename")), str(output.get("evalue")))
     return out
 
 
@@ -239,10 +250,10 @@ def _verify(notebook: Path, runs: list[NotebookRun], *, timeout: int, kernel_nam
             resources={"metadata": {"path": str(work)}},
         )
         client.execute(env=env, cwd=str(work))
-        for index, cell in enumerate(nb.cells):
-            for output in cell.get("outputs", []):
-                if output.get("output_type") == "error":
-                    errors.append(f"cell {index + 1}: {output.get('ename')}: {output.get('evalue')}")
+        recorded_errors = _cell_errors(nbformat.read(notebook, as_version=4))
+        for index, error in _cell_errors(nb).items():
+            if recorded_errors.get(index) != error:  # the same error in the same cell was recorded: reproduced
+                errors.append(f"cell {index + 1}: {error[0]}: {error[1]}")
         new_reader = TraceReader(copy_traces)
         new_runs: dict[str, list[tuple[str, str]]] = {}
         for info in new_reader.list_runs():

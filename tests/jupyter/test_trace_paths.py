@@ -120,3 +120,20 @@ def test_report_output_errors_are_one_line(tmp_path: Path, capsys: pytest.Captur
     assert cli_main(["report", str(tmp_path / "broken.ipynb")]) == 1
     assert "is not a readable notebook" in capsys.readouterr().err
     assert nbformat.read(path, as_version=4).cells  # the notebook is untouched
+
+
+def test_replay_magic_without_a_session_follows_the_saved_notebook(shell: Any, tmp_path: Path) -> None:
+    from IPython.utils.capture import capture_output
+
+    run_id = "r_20261130_010203_abcdef"
+    fixtures.write_run(tmp_path / "Untitled.arcana" / f"{run_id}.jsonl", run_id, turns=2).close()
+    notebook_with(tmp_path, "analysis.ipynb", [turn_output(run_id, f"Untitled.arcana/{run_id}.jsonl", turn=t)
+                                               for t in (1, 2)])
+    assert not (tmp_path / "analysis.arcana").exists()  # the kernel's name-based guess holds nothing
+    with capture_output() as captured:
+        shell.run_line_magic("arcana_replay", "")
+    shown = "".join(str(o.data.get("text/plain", "")) for o in captured.outputs)
+    assert run_id in shown
+    with capture_output() as captured:
+        shell.run_line_magic("arcana_replay", f"{run_id} --turn 2")
+    assert run_id in "".join(str(o.data.get("text/plain", "")) for o in captured.outputs)
