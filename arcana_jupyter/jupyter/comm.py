@@ -44,17 +44,18 @@ def _kernel_running() -> bool:
         return False
 
 
-def absolute_notebook(path: str, old_path: str | None, root: str | None, current: NotebookLocation) -> Path:
+def absolute_notebook(path: str, old_path: str | None, root: str | None, current: NotebookLocation,
+                      old_paths: list[str] | None = None) -> Path:
     """The absolute path of ``path`` (relative to the server's root), from what the kernel knows.
 
     The server's root is the known notebook's absolute path minus its relative path (``old_path``,
-    or ``path`` itself at kernel start), else the ``root`` the page reported, else the working
+    an earlier name in ``old_paths``, or ``path`` itself), else the ``root`` the page reported, else the working
     directory (where jupyter_server starts a notebook's kernel).
     """
     rel = PurePosixPath(path.lstrip("/"))
     if current.notebook is not None:
         known = current.notebook.as_posix()
-        for candidate in (old_path, path):
+        for candidate in (old_path, *(old_paths or []), path):
             if candidate:
                 tail = "/" + candidate.lstrip("/")
                 if known.endswith(tail):
@@ -107,7 +108,8 @@ class ArcanaComm:
         kind = data.get("type")
         try:
             if kind == "path" and data.get("path"):
-                reply = self.notebook_path(str(data["path"]), data.get("old_path"), data.get("root"))
+                old_paths = [str(p) for p in data.get("old_paths") or [] if isinstance(p, str)]
+                reply = self.notebook_path(str(data["path"]), data.get("old_path"), data.get("root"), old_paths)
             elif kind == "state":
                 reply = {"type": "state", **self.state(data.get("run_id"), data.get("agent"))}
             elif kind == "action":
@@ -124,12 +126,13 @@ class ArcanaComm:
         shell = getattr(self.magics, "shell", None)
         return shell.user_ns if shell is not None else {}
 
-    def notebook_path(self, path: str, old_path: str | None = None, root: str | None = None) -> dict[str, Any]:
+    def notebook_path(self, path: str, old_path: str | None = None, root: str | None = None,
+                      old_paths: list[str] | None = None) -> dict[str, Any]:
         """The notebook is (now) at ``path``: update the location and follow a moved trace folder."""
         old = locate_notebook(self._user_ns())
         if not path.endswith(".ipynb"):
             return {"ok": False, "message": f"{path} is not a notebook"}
-        report_notebook_path(absolute_notebook(path, old_path, root, old))
+        report_notebook_path(absolute_notebook(path, old_path, root, old, old_paths))
         new = locate_notebook(self._user_ns())
         moved: list[dict[str, str]] = []
         for entry in list(getattr(self.magics, "sessions", {}).values()):

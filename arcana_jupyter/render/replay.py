@@ -106,8 +106,14 @@ def frame_html(frame: Frame) -> str:
     )
     parts = [head, convo]
     if step:
-        parts.append(budget_html(step))
-        parts.append('<h4 class="arcana-h">Decisions</h4>' + decision_table_html(step))
+        compact = frame.get("prompt_source") == "trace"
+        if not compact:
+            parts.append(budget_html(step))
+        else:
+            budget = step.get("budget") or {}
+            parts.append(f'<div class="arcana-meta"><span>prompt <b>{fmt_int(budget.get("used"))}</b> of '
+                         f'{fmt_int(budget.get("available"))} tokens</span></div>')
+        parts.append('<h4 class="arcana-h">Decisions</h4>' + decision_table_html(step, changed_only=compact))
     if frame.get("prompt_source") == "trace":
         parts.append('<h4 class="arcana-h">Prompt</h4><div class="arcana-muted">In the trace beside the notebook '
                      "(the JupyterLab extension, <code>arcana trace replay</code> and the report show it).</div>")
@@ -117,7 +123,8 @@ def frame_html(frame: Frame) -> str:
             + prompt_html(step.get("messages") or [], frame.get("prompt_source"))
             + "</details>"
         )
-    parts.append(pins_html(frame.get("pins") or []).replace("Active pins", "Pins active at this turn"))
+    if frame.get("pins") or frame.get("prompt_source") != "trace":
+        parts.append(pins_html(frame.get("pins") or []).replace("Active pins", "Pins active at this turn"))
     new = frame.get("new_messages") or []
     added = ""
     if new:

@@ -108,7 +108,16 @@ def inspector_html(bundle: Bundle, *, open_inspector: bool = False) -> str:
     """The collapsible inspector: budget, decisions, primitives, pins, tiers, memories."""
     body = [meta_html(bundle)]
     steps = bundle.get("steps") or []
-    if steps:
+    compact = bool(bundle.get("compact"))
+    if steps and compact:
+        # The notebook's copy: the last LLM call, the messages the builder changed; the rest is in the trace.
+        body.append(budget_html(steps[-1]))
+        title = "Context decisions" + (f" · LLM call {len(steps)} of {len(steps)}" if len(steps) > 1 else "")
+        body.append(f'<h4 class="arcana-h">{esc(title)}</h4>')
+        body.append(decision_table_html(steps[-1], changed_only=True))
+        if len(steps) > 1:
+            body.append(f'<div class="arcana-muted">The {len(steps) - 1} earlier LLM call(s) of the tool loop: in the trace.</div>')
+    elif steps:
         body.append(budget_html(steps[-1]))
         for number, step in enumerate(steps):
             title = "Context decisions"
@@ -228,12 +237,24 @@ def _message_cell(decision: Mapping[str, Any], sent: Sequence[Mapping[str, Any]]
     return '<span class="arcana-muted">not recorded</span>'
 
 
-def decision_table_html(step: Mapping[str, Any]) -> str:
-    """The per-message decision table with each sent message's text on demand."""
+def _unchanged(d: Mapping[str, Any]) -> bool:
+    """A history message sent verbatim, in place, for no special reason."""
+    return (d.get("outcome") == "kept" and d.get("fidelity") in ("L0", None) and not d.get("pinned")
+            and not d.get("recalled") and (d.get("source") or "history") in ("history", "input"))
+
+
+def decision_table_html(step: Mapping[str, Any], *, changed_only: bool = False) -> str:
+    """The per-message decision table with each sent message's text on demand.
+
+    ``changed_only``: only the messages the builder did something to (compressed, dropped,
+    summarised, pinned, recalled, sections), then one line for the rest (the notebook's copy).
+    """
     decision = step.get("decision") or {}
     rows = []
     sent = step.get("messages") or []
-    for d in decision.get("decisions") or []:
+    everything = decision.get("decisions") or []
+    shown = [d for d in everything if not (changed_only and _unchanged(d))]
+    for d in shown:
         source = d.get("source") or "history"
         where = esc(source)
         if d.get("section"):
@@ -265,11 +286,16 @@ def decision_table_html(step: Mapping[str, Any]) -> str:
         head += '<div class="arcana-muted">' + "; ".join(esc(n) for n in notes) + "</div>"
     if decision.get("summary"):
         head += f"<details><summary>summary used</summary><pre>{esc(clip(decision['summary']))}</pre></details>"
+    rest = ""
+    if changed_only and len(shown) < len(everything):
+        same = [d for d in everything if _unchanged(d)]
+        rest = (f'<div class="arcana-muted">{len(same)} message(s) sent verbatim '
+                f"({fmt_int(sum(int(d.get('token_count_after') or 0) for d in same))} tokens): listed in the trace.</div>")
     if not rows:
-        return head + '<div class="arcana-empty">No messages.</div>'
+        return head + (rest or '<div class="arcana-empty">No messages.</div>')
     return head + table(
         ["#", "role", "outcome", "fidelity", "tokens", "reason", "score", "source", "message"], rows
-    )
+    ) + rest
 
 
 def tool_calls_html(calls: Sequence[Mapping[str, Any]]) -> str:
@@ -373,8 +399,14 @@ def streaming_html(partial: str, *, note: str = "generating…", include_style: 
 
 def notice_html(message: str, *, kind: str = "info") -> str:
     """A short message in a cell (session started, an error the user can fix...)."""
-    box = "arcana-error-box" if kind == "error" else "arcana-meta"
-    return f'{style_block()}<div class="arcana"><div class="{box}">{esc(message)}</div></div>'
+    # Inline styles, not the stylesheet: a one-line notice should not cost 6 KB of notebook.
+    if kind == "error":
+        style = "border:1px solid rgba(208,73,63,.6);background:rgba(208,73,63,.1);border-radius:6px;padding:6px 10px;margin:4px 0"
+        box = "arcana-error-box"
+    else:
+        style = "opacity:.78;font-size:12px;margin:2px 0 4px 0"
+        box = "arcana-meta"
+    return f'<div class="arcana"><div class="{box}" style="{style}">{esc(message)}</div></div>'
 
 
 def sessions_html(rows: Sequence[Mapping[str, Any]]) -> str:

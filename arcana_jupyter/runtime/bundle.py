@@ -129,8 +129,13 @@ def compact_bundle(bundle: dict[str, Any]) -> dict[str, Any]:
         small = dict(step)
         small["messages"] = _compact_messages(step)
         decision = step.get("decision")
-        if isinstance(decision, dict) and decision.get("summary"):
-            small["decision"] = {**decision, "summary": _clip(decision["summary"], 2000)}
+        if isinstance(decision, dict):
+            # Rows without their empty fields (None / False): a reader's ``.get`` sees the same values.
+            rows = [{k: v for k, v in d.items() if v is not None and v is not False} if isinstance(d, dict) else d
+                    for d in decision.get("decisions") or []]
+            small["decision"] = {**decision, "decisions": rows}
+            if decision.get("summary"):
+                small["decision"]["summary"] = _clip(decision["summary"], 2000)
         steps.append(small)
     data["steps"] = steps
     data["tool_calls"] = [{**c, "arguments": _clip(c.get("arguments")), "result": _clip(c.get("result"))}

@@ -64,6 +64,8 @@ export class KernelLink {
   private nextId = 0;
   private readonly pending = new Map<string, (r: Reply) => void>();
   private readonly changed_ = new Signal<this, void>(this);
+  /** The notebook's earlier paths (renames seen by this page), oldest first. */
+  readonly history: string[] = [];
   /** Answers to the path message (tests read it). */
   lastPathReply: Reply | null = null;
 
@@ -155,13 +157,14 @@ export class KernelLink {
   }
 
   pathMessage(oldPath: string | null): Reply {
-    return { type: 'path', path: this.panel.context.path, old_path: oldPath, root: PageConfig.getOption('serverRoot') };
+    // Every earlier name too: a kernel started before a rename knows the notebook by its first name.
+    return { type: 'path', path: this.panel.context.path, old_path: oldPath, old_paths: [...this.history], root: PageConfig.getOption('serverRoot') };
   }
 
   /** Send `data` and wait for the answer (null after `timeoutMs` or without a comm). */
   request(data: Reply, timeoutMs = 15000): Promise<Reply | null> {
     const comm = this.comm;
-    if (!comm || comm.isDisposed) {
+    if (!comm || comm.isDisposed || !this.connected) {
       return Promise.resolve(null);
     }
     const id = `q${++this.nextId}`;
@@ -330,6 +333,7 @@ export class Hub {
     if (!oldPath || oldPath === newPath) {
       return;
     }
+    link.history.push(oldPath);
     const oldDir = traceDirFor(oldPath);
     const newDir = traceDirFor(newPath);
     let moved = false;
@@ -350,8 +354,8 @@ export class Hub {
       this.rewriteTracePaths(link, PathExt.basename(oldDir), PathExt.basename(newDir));
       this.traces.clear();
     }
-    await link.request(link.pathMessage(oldPath));
     this.renamed_.emit({ oldPath, newPath });
+    await link.request(link.pathMessage(oldPath));
   }
   private readonly lastPaths = new WeakMap<KernelLink, string>();
 

@@ -1,0 +1,193 @@
+"""Notebook-native, end to end in a real JupyterLab (Debian chromium): a new notebook is renamed
+(Untitled.ipynb -> tour.ipynb), runs the tour's turns, is saved, closed and its kernel shut down;
+reopened without a kernel it still shows every turn's inspector and the replay scrubber, with no
+widget errors and no 404s; the sidebar lists the run; the traces are in tour.arcana/; and
+``arcana report tour.ipynb --verify`` reproduces every turn. The saved notebook stays small.
+
+Screenshots: test-artifacts/browser/notebook-native-*.png.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from .conftest import shot
+from .helpers import wait_for_lab
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+MODEL = '''\
+def tour_model(request):
+    """A fast, deterministic model for the tour: answers in Markdown, pins a fact on turn 2."""
+    users = [m for m in request.messages if m.role == "user"]
+    last = request.messages[-1]
+    if last.role == "tool":
+        return "Pinned: the west region grew fastest (**+18%**)."
+    if len(users) == 2 and "remember" in (last.content or ""):
+        return {"tool": "pin", "args": {"content": "The west region grew fastest: +18% from Q1 to Q4.", "label": "finding"}}
+    return f"Turn {len(users)}: I read *{(last.content or '')[:40]}*.\\n\\n| region | growth |\\n|---|---|\\n| west | +18% |\\n| east | +4% |"
+'''
+
+TURNS = [
+    "Load sales.csv with pandas and tell me which region grew fastest.",
+    "Please remember that finding for later.",
+    "Which quarter was the best one?",
+    "Summarise what we found in one line.",
+]
+
+TOUR = [
+    "%load_ext arcana_jupyter",
+    MODEL,
+    "%arcana_chat --model fn:tour_model --window 4096 --primitives recall,pin",
+    *[f"%%arcana\n{t}" for t in TURNS],
+    "%arcana_replay",
+]
+
+RUN_CELL = """async (src) => {
+  const app = window.jupyterapp;
+  const panel = app.shell.currentWidget;
+  const cell = panel.content.activeCell;
+  cell.model.sharedModel.setSource(src);
+  await app.commands.execute('notebook:run-cell-and-insert-below');
+  return panel.content.widgets.indexOf(cell);
+}"""
+
+CELL_DONE = """(i) => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const cell = panel.content.widgets[i];
+  return cell.model.executionCount !== null && panel.sessionContext.session.kernel.status === 'idle';
+}"""
+
+KERNEL_CONNECTED = """() => { const w = window.jupyterapp.shell.currentWidget;
+  return !!(w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel
+    && w.sessionContext.session.kernel.connectionStatus === 'connected'); }"""
+
+
+def run_cell(page, source: str, timeout: int = 120_000) -> None:
+    index = page.evaluate(RUN_CELL, source)
+    page.wait_for_function(CELL_DONE, arg=index, timeout=timeout)
+
+
+def test_renamed_notebook_reopens_without_a_kernel_and_verifies(page, lab_root: Path) -> None:
+    for stale in ("tour.ipynb", "Untitled.ipynb"):
+        (lab_root / stale).unlink(missing_ok=True)
+    stacks: list[str] = []
+    page.on("pageerror", lambda exc: stacks.append(f"{exc}\n{exc.stack}"))
+    page.goto(f"{page.base_url}/lab?reset")
+    wait_for_lab(page)
+    created = page.evaluate("async () => (await window.jupyterapp.commands.execute('notebook:create-new', {kernelName: 'python3'})).context.path")
+    assert created.startswith("Untitled") and created.endswith(".ipynb"), created
+    page.wait_for_function(KERNEL_CONNECTED, timeout=60_000)
+    # The usual JupyterLab flow: rename the new notebook before (or after) working in it.
+    page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.context.rename('tour.ipynb'); }")
+    page.wait_for_function("() => window.jupyterapp.shell.currentWidget.context.path === 'tour.ipynb'")
+
+    # The runs sidebar follows the notebook and refreshes itself (no Refresh click below).
+    page.evaluate("() => window.jupyterapp.shell.activateById('arcana-runs')")
+    expect(page.locator(".arcana-runs-heading")).to_have_text("Runs in tour.arcana/")
+    expect(page.locator(".arcana-runs")).to_contain_text("No runs recorded for this notebook yet.")
+
+    for source in TOUR:
+        run_cell(page, source)
+    outputs_text = page.locator(".jp-OutputArea").all_inner_texts()
+    assert not any("Error" in t and "Traceback" in t for t in outputs_text), outputs_text
+    run_ids = sorted(p.stem for p in (lab_root / "tour.arcana").glob("r_*.jsonl"))
+    assert len(run_ids) == 1, run_ids
+    assert not (lab_root / "Untitled.arcana").exists()
+    expect(page.locator(".arcana-run-item", has_text=run_ids[0])).to_have_count(1, timeout=15_000)
+
+    # Live: the latest turn's inspector offers the session's actions over the comm.
+    turns = page.locator(".jp-RenderedArcanaTurn")
+    expect(turns).to_have_count(len(TURNS))
+    last = turns.nth(len(TURNS) - 1)
+    summary = last.locator(".arcana-summary")
+    expect(summary).to_contain_text("this turn: ")
+    expect(summary).to_contain_text(f"session: {len(TURNS)} turns")
+    summary.click()
+    live = last.locator(".arcana-live")
+    expect(live).to_be_visible(timeout=20_000)
+    unpin = live.locator("button[data-action=unpin]")
+    expect(unpin).to_have_count(1)
+    unpin.click()
+    expect(live.locator(".arcana-live-status")).to_contain_text("done", timeout=20_000)
+    expect(live.locator("button[data-action=unpin]")).to_have_count(0)
+    assert not turns.nth(0).locator(".arcana-live").is_visible()  # actions live under the latest turn only
+    shot(page, "notebook-native-live")
+
+    page.evaluate("async () => { await window.jupyterapp.commands.execute('docmanager:save'); }")
+    page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
+    page.evaluate("""async () => {
+      const app = window.jupyterapp;
+      await app.commands.execute('application:close-all');
+      await app.serviceManager.sessions.refreshRunning();
+      for (const s of [...app.serviceManager.sessions.running()]) { await app.serviceManager.sessions.shutdown(s.id); }
+    }""")
+    page.wait_for_function("() => [...window.jupyterapp.serviceManager.sessions.running()].length === 0")
+
+    # Reopen with no kernel at all (as a reader would, or a server without one).
+    page.evaluate("""async () => {
+      const app = window.jupyterapp;
+      const f = app.docRegistry.getWidgetFactory('Notebook');
+      f._preferKernel = false; f._canStartKernel = false;
+      await app.commands.execute('docmanager:open', {path: 'tour.ipynb'});
+    }""")
+    page.wait_for_function("() => { const w = window.jupyterapp.shell.currentWidget; return !!(w && w.context && w.context.path === 'tour.ipynb'); }")
+    reopened = page.locator(".jp-NotebookPanel:visible")
+    turns = reopened.locator(".jp-RenderedArcanaTurn")
+    expect(turns).to_have_count(len(TURNS), timeout=30_000)
+    assert page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session") is None
+    expect(reopened).not_to_contain_text("Error displaying widget")
+    expect(reopened).not_to_contain_text("Model not found")
+
+    replay = reopened.locator(".jp-RenderedArcanaReplay")
+    expect(replay).to_have_count(1)
+    expect(replay.locator(".arcana-replay-status")).to_contain_text(f"From tour.arcana/{run_ids[0]}.jsonl", timeout=30_000)
+    label = replay.locator(".arcana-turn-label")
+    expect(label).to_contain_text(f"Turn {len(TURNS)} ({len(TURNS)} of {len(TURNS)})")
+    replay.locator(".arcana-prev").click()
+    expect(label).to_contain_text(f"Turn {len(TURNS) - 1}")
+
+    first = turns.nth(0)
+    first.locator(".arcana-summary").click()
+    body = first.locator(".arcana-inspector")
+    expect(body.locator(".arcana-detail-note")).to_contain_text(f"Detail from tour.arcana/{run_ids[0]}.jsonl", timeout=20_000)
+    rows = body.locator(".arcana-vt-body-row")
+    expect(rows.first).to_be_visible()
+    user_row = rows.filter(has_text="user").first
+    user_row.click()
+    expect(body.locator(".arcana-vt-detail").first).to_contain_text("Load sales.csv with pandas")  # read from the trace
+    expect(first.locator(".arcana-live")).to_have_count(0)  # no kernel: read-only
+    first.scroll_into_view_if_needed()
+    shot(page, "notebook-native-reopened-inspector")
+    replay.scroll_into_view_if_needed()
+    shot(page, "notebook-native-reopened-replay")
+
+    page.evaluate("() => window.jupyterapp.shell.activateById('arcana-runs')")
+    expect(page.locator(".arcana-runs-heading")).to_have_text("Runs in tour.arcana/")
+    expect(page.locator(".arcana-run-item", has_text=run_ids[0])).to_have_count(1)
+    shot(page, "notebook-native-reopened-sidebar")
+    # ipywidgets' own extension throws on a notebook with no session at all ("reading 'kernel'"): not ours.
+    assert [s for s in stacks if "@jupyter-widgets/jupyterlab-manager" not in s] == []
+    assert [e for e in page.page_errors if "reading 'kernel'" not in e] == []
+
+    # The saved notebook holds summaries: small, and the metadata points at the moved traces.
+    path = lab_root / "tour.ipynb"
+    nb = json.loads(path.read_text())
+    metas = [o.get("metadata", {}).get("arcana") for c in nb["cells"] for o in c.get("outputs", [])
+             if "application/vnd.arcana.turn+json" in o.get("data", {})]
+    assert len(metas) == len(TURNS) and all(m["trace_path"] == f"tour.arcana/{run_ids[0]}.jsonl" for m in metas)
+    per_turn = path.stat().st_size / len(TURNS)
+    assert per_turn <= 30_000, f"{per_turn:.0f} bytes per turn"
+
+    # Every turn reproduces from its recording.
+    arcana = Path(sys.executable).parent / "arcana"
+    proc = subprocess.run([str(arcana), "report", str(path), "--verify", "-o", str(lab_root / "tour.report.html")],
+                          capture_output=True, text=True, timeout=600, cwd=lab_root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (lab_root / "tour.report.html").is_file()
