@@ -531,7 +531,7 @@ def _deliver(shell: Any, reply: Any, opts: CellOptions) -> Any:
         return ReplyJSON({
             "text": text, "status": getattr(reply, "status", None), "run_id": getattr(reply, "run_id", None),
             "agent": getattr(reply, "agent", None), "turn": getattr(reply, "turn", None),
-            "usage": usage.model_dump() if hasattr(usage, "model_dump") else usage,
+            "usage": getattr(usage, "model_dump", lambda: usage)(),
             "cost_usd": getattr(reply, "cost_usd", None),
             "error": None if error is None else f"{type(error).__name__}: {error}",
             "code": code_blocks(text),

@@ -139,7 +139,8 @@ def _bundle_summary(run: NotebookRun, nb: Any) -> RunSummary:
         if (t.agent, t.run_id) != (run.agent, run.run_id):
             continue
         b = t.bundle
-        usage = b.get("usage") if isinstance(b.get("usage"), dict) else {}
+        raw = b.get("usage")
+        usage: dict[str, Any] = raw if isinstance(raw, dict) else {}
         summary.turns += 1
         summary.input_tokens += int(usage.get("input_tokens") or 0)
         summary.output_tokens += int(usage.get("output_tokens") or 0)

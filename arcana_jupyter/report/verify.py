@@ -151,13 +151,13 @@ def _prepare_memory(runs: list[NotebookRun], box: Path) -> None:
         for event in reader.events(run.run_id, event_types=("run_start", "memory_write")):
             md = event.metadata
             if event.event_type == "run_start":
-                config = md.get("config") if isinstance(md.get("config"), dict) else {}
-                if config.get("memory"):
+                config = md.get("config")
+                if isinstance(config, dict) and config.get("memory"):
                     raw = config.get("memory_path")
                     stores.add(Path(str(raw)).expanduser() if raw else default_memory_path())
             elif md.get("op") in ("remember", "learning"):
-                entry = md.get("entry") if isinstance(md.get("entry"), dict) else {}
-                if entry.get("id"):
+                entry = md.get("entry")
+                if isinstance(entry, dict) and entry.get("id"):
                     written.add(str(entry["id"]))
     box.mkdir(parents=True, exist_ok=True)
     for store in stores:
