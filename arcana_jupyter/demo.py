@@ -1,6 +1,6 @@
-"""The main-job demo: run the quickstart notebook headless on the bundled local model, then report.
+"""The main-job demo: run the README tour headless on the bundled local model, then report.
 
-    python -m arcana_jupyter.demo [--out arcana-demo] [--notebook quickstart] [--no-verify]
+    python -m arcana_jupyter.demo [--out arcana-demo] [--notebook tour] [--no-verify]
 
 Copies ``example-notebooks/<notebook>.ipynb`` (and its data files) into ``--out``, executes it with
 nbclient (as Jupyter would, but with no browser), saves the executed notebook with its traces in
@@ -40,7 +40,7 @@ def execute_notebook(path: Path, *, timeout: int = 600, env: dict[str, str] | No
     return nb
 
 
-def run_demo(out: Path, notebook: str = "quickstart", *, verify: bool = True, timeout: int = 600) -> dict[str, Path]:
+def run_demo(out: Path, notebook: str = "tour", *, verify: bool = True, timeout: int = 600) -> dict[str, Path]:
     """Copy, execute and report one example notebook; returns the paths written."""
     source = EXAMPLES / f"{notebook}.ipynb"
     if not source.is_file():
@@ -66,7 +66,7 @@ def run_demo(out: Path, notebook: str = "quickstart", *, verify: bool = True, ti
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m arcana_jupyter.demo", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="arcana-demo", help="folder for the executed notebook, traces and report")
-    parser.add_argument("--notebook", default="quickstart", help="example notebook name (default: quickstart)")
+    parser.add_argument("--notebook", default="tour", help="example notebook name (default: tour, the README tour)")
     parser.add_argument("--no-verify", dest="verify", action="store_false", help="skip the replay verification")
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
     args = parser.parse_args(argv)

@@ -1,7 +1,12 @@
-"""The main-job demo: the quickstart runs headless on the local model and its report verifies."""
+"""The main-job demo: the README tour runs headless on the bundled model and its report verifies.
+
+The tour is what a new user does first: eight turns, three of them pasted pages, in a 1,024-token
+window that fills several times over. Every turn must end ok with a reply, in at most 4 LLM calls,
+with the builder's counts equal to the model's and no prompt refused for length."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -12,25 +17,51 @@ from arcana_jupyter.demo import main
 pytestmark = pytest.mark.slow
 
 
-def test_demo_runs_the_quickstart_and_writes_a_verified_offline_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.timeout(1200)
+def test_demo_runs_the_readme_tour_and_writes_a_verified_offline_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["--out", str(tmp_path / "demo")]) == 0
     printed = capsys.readouterr().out
-    report = tmp_path / "demo" / "quickstart.report.html"
+    report = tmp_path / "demo" / "tour.report.html"
     assert f"report:            {report}" in printed
-    assert "reproduced: 2 of 2 turn(s)" in printed
+    assert "reproduced: 8 of 8 turn(s)" in printed
+    check_tour_traces(tmp_path / "demo")
     html = report.read_text()
     assert re.findall(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", html, re.IGNORECASE) == []
     assert "<script" not in html.lower() and "require.js" not in html and "cdn" not in html.lower()
     top = html[: html.index("<h2>Summary</h2>")]
-    assert "reproduced: 2 of 2 turn(s) had the same prompt digest and reply" in top
+    assert "reproduced: 8 of 8 turn(s) had the same prompt digest and reply" in top
     assert "<svg" in html and "Tokens per turn" in html
-    assert html.count('<details class="arcana-inspector">') == 2  # every turn's inspector
-    assert "The Lisbon" in html or "Lisbon" in html
-    assert (tmp_path / "demo" / "quickstart.arcana").is_dir()
-    screenshot_report(report)
+    assert html.count('<details class="arcana-inspector">') == 8  # every turn's inspector
+    screenshot_report(report, "reproduced: 8 of 8 turn(s)")
 
 
-def screenshot_report(report: Path) -> None:
+def check_tour_traces(folder: Path) -> None:
+    """Every turn ok with a reply in at most 4 calls; exact counts; no overflow; the banner says
+    what the small model is not offered."""
+    traces = list((folder / "tour.arcana").glob("*.jsonl"))
+    assert len(traces) == 1
+    events = [json.loads(line) for line in traces[0].read_text().splitlines()]
+    ends = [e["metadata"] for e in events if e["event_type"] == "turn_end"]
+    assert len(ends) == 8
+    for end in ends:
+        assert end["status"] == "ok" and end["reply"].strip() and end["steps"] <= 4, end
+    calls = [e["metadata"] for e in events if e["event_type"] == "llm_call"]
+    assert all(c["counted_input_tokens"] == c["reported_input_tokens"] for c in calls), "exact counts"
+    assert not [e for e in events if e["event_type"] == "error"]
+    decisions = [e["metadata"] for e in events if e["event_type"] == "context_decision"]
+    assert not any(d["budget"]["overflow"] for d in decisions)
+    assert max(d["budget"]["used"] for d in decisions) <= 1024 - 256
+    assert sum(d["budget"]["utilization"] > 0.6 for d in decisions) >= 4, "the window fills, turn after turn"
+    nb = json.loads((folder / "tour.ipynb").read_text())
+    banner = json.dumps(nb["cells"][1]["outputs"])
+    assert "not offered to this small model" in banner and "recall" in banner and "--force" in banner
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert "".join(nb["cells"][1]["source"]).splitlines()[1] in readme, "the README shows the tour's %arcana_chat"
+
+
+def screenshot_report(report: Path, verified: str) -> None:
     """The report opened from disk in headless Chromium with the network off: it must stand alone."""
     from playwright.sync_api import sync_playwright
 
@@ -46,6 +77,6 @@ def screenshot_report(report: Path) -> None:
         page.on("request", lambda request: requests.append(request.url))
         page.goto(report.as_uri())
         assert [u for u in requests if not u.startswith("file://")] == []
-        assert page.get_by_text("reproduced: 2 of 2 turn(s)").is_visible()
+        assert page.get_by_text(verified).first.is_visible()
         page.screenshot(path=str(artifacts / "report.png"))
         browser.close()

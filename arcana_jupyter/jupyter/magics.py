@@ -29,9 +29,10 @@ from traitlets import Bool, Dict, Float, Int, List, Unicode
 from .. import render
 from ..exceptions import ArcanaError
 from ..providers.base import Provider
-from ..runtime.config import RuntimeConfig
+from ..runtime.config import MAX_DEFAULT_RESERVE, RuntimeConfig, default_reserve
 from .bridge import MainThreadBridge
 from .display import TurnDisplay
+from .errors import TurnFailed, TurnInterrupted, explain, field_problem, usage_line
 from .notebook_path import NotebookLocation, locate_notebook
 from .options import CellOptions, ChatOptions, ExportOptions, ReplayOptions, TurnOptions, interpolate
 from .tools import notebook_tools
@@ -56,17 +57,6 @@ class SessionEntry:
     model: str
 
 
-def _usage(method: Any) -> str:
-    """``usage: %magic [--opt ...]`` (IPython formats it as reST; we show it as plain text)."""
-    parser = getattr(method, "parser", None)
-    if parser is None:
-        return ""
-    text = parser.format_usage().strip().removeprefix("::").strip()
-    if getattr(method, "__name__", "") in CELL_MAGICS:
-        text = "%" + text
-    return "usage: " + " ".join(text.split()) + f"\n(see {text.split()[0]}? for every option)"
-
-
 def _short(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text if len(text) <= 600 else text[:600] + "…"
@@ -78,7 +68,7 @@ class ArcanaMagics(Magics):
 
     default_model = Unicode("auto", help="Model of new sessions: provider:model, local, replay:<run_id>, fn:NAME or auto.").tag(config=True)
     default_window = Int(8192, help="Context window (tokens) of new sessions.").tag(config=True)
-    default_reserve = Int(1024, help="Tokens kept free for the reply.").tag(config=True)
+    default_reserve = Int(-1, help="Tokens kept free for the reply (-1: a quarter of the window, at most 1024).").tag(config=True)
     default_strategy = Unicode("auto", help="Working-set strategy of new sessions.").tag(config=True)
     default_primitives = List(Unicode(), default_value=[], help="Cognitive primitives of new sessions.").tag(config=True)
     snapshots = Bool(False, help="Record full prompt snapshots in traces.").tag(config=True)
@@ -94,6 +84,7 @@ class ArcanaMagics(Magics):
     tools = Bool(True, help="Offer tools to the model: the notebook tools and ask_user (--no-tools turns them off).").tag(config=True)
     notebook_tools = Bool(True, help="Offer the read-only notebook tools (variables, cells) to the model.").tag(config=True)
     allow_run_code = Bool(False, help="Offer the run_code tool (asks the user before each run).").tag(config=True)
+    raise_errors = Bool(True, help="A failed turn fails its cell (one red line); False: the line only.").tag(config=True)
     replay_runs = Dict(default_value={}, help="Session name -> recorded run id to replay (also $ARCANA_REPLAY_RUNS).").tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
@@ -107,18 +98,19 @@ class ArcanaMagics(Magics):
 
     # ---- helpers ------------------------------------------------------------------------------
     def _parse(self, method: Any, line: str, model: type[M], **renames: str) -> M:
+        """The magic's line as ``model``; a bad line is a one-line ``UsageError`` naming the flag."""
+        name = ("%" if getattr(method, "__name__", "") in CELL_MAGICS else "") + str(getattr(method, "__name__", "magic"))
         try:
             ns = parse_argstring(method, line)
         except UsageError as exc:
-            raise UsageError(f"{exc}\n{_usage(method)}") from None
+            raise UsageError(usage_line(name, str(exc))) from None
         values = {renames.get(k, k): v for k, v in vars(ns).items()}
         try:
             return model.model_validate(values)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'line'}: {e['msg']}" for e in exc.errors(include_url=False)
-            )
-            raise UsageError(f"{problems}\n{_usage(method)}") from None
+            flags = {v: f"--{k}" for k, v in renames.items()}
+            problems = "; ".join(field_problem(e, flags) for e in exc.errors(include_url=False))
+            raise UsageError(usage_line(name, problems)) from None
 
     def location(self) -> NotebookLocation:
         location = locate_notebook(self.shell.user_ns if self.shell is not None else {})
@@ -185,6 +177,8 @@ class ArcanaMagics(Magics):
     @argument("--no-memory", action="store_false", dest="memory", help="long-term memory off")
     @argument("--tools", dest="tools", action="store_true", default=None, help="offer notebook tools and ask_user (default)")
     @argument("--no-tools", dest="tools", action="store_false", help="no tools besides the primitives (for small models)")
+    @argument("--force", action="store_true", default=None,
+              help="offer the primitives and the engine and memory tools even to the bundled 135M model")
     @argument("--resume", default=None, metavar="RUN_ID", help="continue a recorded run (after a kernel restart)")
     @argument("--name", "-n", default="main", help="session name (several can live in one notebook)")
     @line_magic
@@ -195,8 +189,7 @@ class ArcanaMagics(Magics):
             entry = self.open_session(opts)
         except ArcanaError as exc:
             self._failed_chat = f"arcana: could not start the session: {_short(exc)}"
-            self._error(self._failed_chat)
-            return None
+            raise UsageError(usage_line("arcana_chat", f"could not start the session: {_short(exc)}")) from None
         self._failed_chat = None
         self.current = entry.name
         chat = entry.chat
@@ -205,9 +198,12 @@ class ArcanaMagics(Magics):
         trace = entry.location.relative(chat.trace_path) if chat.trace_path is not None else "(no trace)"
         message = (
             f"arcana session {entry.name!r} {what}: model {entry.model}, run {chat.run_id}"
-            f"{f' at turn {chat.turn}' if opts.resume else ''}, window {chat.config.total_window}, {mode} context, "
-            f"trace {trace}"
+            f"{f' at turn {chat.turn}' if opts.resume else ''}, window {chat.config.total_window} "
+            f"(reply reserve {chat.config.response_reserve}), {mode} context, trace {trace}"
         )
+        withheld = withheld_line(chat.withheld_tools)
+        if withheld:
+            message += "\n" + withheld
         display({"text/html": render.notice_html(message), "text/plain": message}, raw=True)
         return None
 
@@ -243,13 +239,25 @@ class ArcanaMagics(Magics):
             settings["seed"] = self.seed
         if self.max_tool_steps:
             settings["max_tool_steps"] = self.max_tool_steps
+        if settings["response_reserve"] == -1:
+            settings["response_reserve"] = default_reserve(settings["total_window"])
+        if settings["response_reserve"] >= settings["total_window"]:
+            raise UsageError(usage_line("arcana_chat", (
+                f"--window {settings['total_window']} leaves no room for the prompt with --reserve "
+                f"{settings['response_reserve']}: give a larger --window or a smaller --reserve (by default the "
+                f"reserve is a quarter of the window, at most {MAX_DEFAULT_RESERVE})")))
+        use_tools = self.tools if opts.tools is None else opts.tools
+        if opts.tools is True:
+            settings["user_tools"] = "on"  # --tools: offered even to the bundled model
+        elif not use_tools:
+            settings.update(user_tools="off", engine_tools="off", memory_tools="off")
+        if opts.force:
+            settings.update(primitive_tools="on", engine_tools="on", memory_tools="on")
         try:
             config = RuntimeConfig(**settings)
         except ValidationError as exc:
-            raise UsageError(f"bad session settings: {exc.errors(include_url=False)[0]['msg']}\n{_usage(self.arcana_chat)}") from None
-        use_tools = self.tools if opts.tools is None else opts.tools
-        if not use_tools:  # --no-tools: nothing but the primitives the user asked for
-            config = config.model_copy(update={"engine_tools": "off", "memory_tools": "off"})
+            problems = "; ".join(field_problem(e) for e in exc.errors(include_url=False))
+            raise UsageError(usage_line("arcana_chat", f"bad session settings: {problems}")) from None
         tools = []
         if use_tools and self.notebook_tools and self.shell is not None:
             tools = notebook_tools(
@@ -343,19 +351,25 @@ class ArcanaMagics(Magics):
             reply = self.bridge.run_until(future, view.tick)
         except KeyboardInterrupt:
             future.cancel()
-            with contextlib.suppress(BaseException):
-                future.result(timeout=10)
-            view.finish()
-            raise
-        except ArcanaError as exc:  # the turn could not even start (closed session...)
-            self._error(f"arcana: {_short(exc)}")
-            return None
-        finally:
+            _wait_for_turn_end(view)  # the runtime records the cancellation and the partial reply
             unsubscribe()
+            view.finish()
+            received = len(view.partial_text())
+            kept = f"partial reply ({received} characters) kept in the trace" if received else "nothing was received"
+            raise TurnInterrupted(f"interrupted; {kept}") from None
+        except ArcanaError as exc:  # the turn could not even start (closed session...)
+            unsubscribe()
+            raise TurnFailed(explain(exc, model=entry.model, window=chat.config.total_window,
+                                     reserve=chat.config.response_reserve)) from None
+        unsubscribe()
         view.tick(force=True)
         view.finish()
-        if reply.status == "error" and reply.error is not None and not view.events:
-            self._error(f"arcana: {_short(reply.error)}")
+        if reply.status == "error" and reply.error is not None:
+            line = explain(reply.error, model=entry.model, window=chat.config.total_window,
+                           reserve=chat.config.response_reserve)
+            if self.raise_errors:
+                raise TurnFailed(line)
+            self._error(f"arcana turn failed: {line}")
         return reply
 
     # ---- %arcana_replay -----------------------------------------------------------------------
@@ -563,6 +577,31 @@ def track_errors(shell: Any) -> None:
                 errors.pop(count, None)
 
     shell.events.register("post_run_cell", post_run_cell)
+
+
+def withheld_line(names: list[str]) -> str:
+    """The banner's one line about tools the bundled model is not offered (empty when none)."""
+    if not names:
+        return ""
+    shown = ", ".join(dict.fromkeys(names).keys())
+    if len(shown) > 120:
+        shown = shown[:117].rsplit(", ", 1)[0] + ", …"
+    return (f"not offered to this small model (it calls tools in a loop): {shown}; "
+            "--tools offers the notebook tools, --force the rest")
+
+
+def _wait_for_turn_end(view: TurnDisplay, timeout: float = 10.0) -> None:
+    """After Ctrl-C: wait (ignoring further Ctrl-C) until the cancelled turn recorded its end."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if any(e.event_type == "turn_end" for e in list(view.events)):
+                return
+            time.sleep(0.02)
+        except KeyboardInterrupt:
+            continue
 
 
 def entry_bundle(entry: SessionEntry) -> dict[str, Any]:

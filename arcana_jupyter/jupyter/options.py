@@ -15,13 +15,17 @@ from ..runtime.config import PRIMITIVES
 Strategy = Literal["auto", "passthrough", "tail_preserve", "aggressive_truncate", "llm_summarize"]
 
 
+MIN_WINDOW = 256
+"""The smallest ``--window``: below it not even a system prompt and one question fit."""
+
+
 class ChatOptions(BaseModel):
     """``%arcana_chat`` after parsing; ``None`` means "use the ``ArcanaMagics`` default"."""
 
     model_config = ConfigDict(extra="forbid")
 
     model: str | None = None
-    window: int | None = Field(default=None, gt=0)
+    window: int | None = Field(default=None, ge=MIN_WINDOW)
     reserve: int | None = Field(default=None, ge=0)
     strategy: Strategy | None = None
     primitives: list[str] | None = None
@@ -29,6 +33,7 @@ class ChatOptions(BaseModel):
     engine: bool | None = None
     memory: bool | None = None
     tools: bool | None = None
+    force: bool | None = None
     resume: str | None = None
     name: str = Field(default="main", pattern=r"^[A-Za-z0-9_.-]{1,64}$")
 

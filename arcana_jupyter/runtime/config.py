@@ -45,6 +45,9 @@ class RuntimeConfig(BaseModel):
 
     # cognitive primitives (seed 000)
     cognitive_primitives: list[str] = Field(default_factory=list)
+    user_tools: Literal["auto", "on", "off"] = "auto"
+    """Offer the runtime's tools (your Python functions, ``ask_user``) to the model. ``auto``: yes,
+    except for the bundled 135M local model (see ``primitive_tools``)."""
     primitive_tools: Literal["auto", "on", "off"] = "auto"
     """Offer the enabled primitives to the model as tools. ``auto``: yes, except for the bundled
     135M local model, which calls them in a loop (measured: 8 tool calls and a junk pin in one

@@ -64,6 +64,8 @@ def _attach(session: ChatSession) -> None:
     if offers_tools(cfg.memory_tools, session.provider, session.provider_model):
         for spec in tools.specs:
             session.intercepted[spec.name] = _memory_tool(tools, spec.name, spec)
+    else:
+        session.withheld_tools += [spec.name for spec in tools.specs]
     session.memory = MemorySession(store, scope, session_id, digest, tools)
     if digest.markdown:
         section = ContextSection(name=digest.section_name, content=digest.markdown, layer="external",

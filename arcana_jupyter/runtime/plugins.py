@@ -55,6 +55,7 @@ def _attach_engine(session: ChatSession) -> None:
         for tool in adaptive_tools():
             session.intercepted[tool.spec.name] = _adaptive_tool(tool)
     else:  # no tools: no prompt text may tell the model to call them
+        session.withheld_tools += [tool.spec.name for tool in adaptive_tools()]
         engine.tools_offered = False
         engine.artifacts.tool_hints = False
     session.extra_sections.append(lambda s: s.engine.sections(s.turn) if s.engine is not None else [])

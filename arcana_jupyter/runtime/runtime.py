@@ -142,17 +142,21 @@ class Runtime:
     ) -> ChatSession:
         tdir = writer.path.parent if writer.path is not None else None
         provider, provider_model, model_string = self._provider(cfg.model, tdir)
-        intercepted: list[InterceptedTool] = [ASK_USER] if ask_user is not None else []
         from .builtin_tools import offers_tools, primitive_tools
 
         withheld: list[str] = []
+        tools = self.tools.copy()
+        if not offers_tools(cfg.user_tools, provider, provider_model):
+            withheld += [spec.name for spec in tools.specs()] + (["ask_user"] if ask_user is not None else [])
+            tools, ask_user = ToolRegistry(()), None
+        intercepted: list[InterceptedTool] = [ASK_USER] if ask_user is not None else []
         if offers_tools(cfg.primitive_tools, provider, provider_model):
             intercepted += primitive_tools(cfg.cognitive_primitives)
         else:
             withheld += [t.name for t in primitive_tools(cfg.cognitive_primitives)]
         session = ChatSession(
             self, agent=agent, run_id=run_id, writer=writer, config=cfg, provider=provider,
-            provider_model=provider_model, model_string=model_string, tools=self.tools.copy(), intercepted=intercepted,
+            provider_model=provider_model, model_string=model_string, tools=tools, intercepted=intercepted,
             ask_user=ask_user,
         )
         session.withheld_tools = withheld
@@ -171,6 +175,7 @@ class Runtime:
             "tools": [t.model_dump(mode="json") for t in session.tool_specs()],
             "notebook": notebook,
             "resumed_from": resumed_from,
+            "withheld_tools": list(session.withheld_tools),
         }, turn=None)
 
     def collaborate(self, *, cognitive_primitives: list[str] | None = None, trace_dir: str | Path | None = None,

@@ -11,6 +11,7 @@ from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 from arcana_jupyter.exceptions import ProviderError
+from arcana_jupyter.jupyter.errors import TurnFailed
 from tests.jupyter.conftest import MIME, echo, magics, run_cell_magic, turn_outputs
 from tests.render.test_render import HOSTILE, assert_safe
 
@@ -69,26 +70,34 @@ def test_several_named_sessions_and_status(shell: Any) -> None:
 @pytest.mark.parametrize(
     ("magic", "line", "expected"),
     [
-        ("arcana_chat", "--window abc", "invalid int value"),
-        ("arcana_chat", "--primitives recall,teleport", "unknown primitive(s) teleport"),
-        ("arcana_chat", "--strategy sideways", "strategy"),
-        ("arcana_chat", "--name 'a b'", "name"),
-        ("arcana_replay", "--turn 0", "turn"),
+        ("arcana_chat", "--window abc", "--window must be a whole number, got 'abc'"),
+        ("arcana_chat", "--window 0", "--window must be at least 256 (got 0)"),
+        ("arcana_chat", "--reserve -5", "--reserve must be at least 0 (got -5)"),
+        ("arcana_chat", "--window 1024 --reserve 1024", "--window 1024 leaves no room for the prompt with --reserve 1024"),
+        ("arcana_chat", "--window 300 --reserve 4000", "give a larger --window or a smaller --reserve"),
+        ("arcana_chat", "--model nosuchprovider:x", "unknown provider 'nosuchprovider'"),
+        ("arcana_chat", "--model gpt5", "model string 'gpt5' has no provider"),
+        ("arcana_chat", "--primitives recall,teleport", "--primitives: unknown primitive(s) teleport"),
+        ("arcana_chat", "--strategy sideways", "--strategy must be 'auto'"),
+        ("arcana_chat", "--name 'a b'", "--name must be 1 to 64 letters"),
+        ("arcana_replay", "--turn 0", "--turn must be at least 1"),
         ("arcana_status", "now", "takes no arguments"),
     ],
 )
-def test_bad_lines_raise_usage_error_with_the_usage(shell: Any, magic: str, line: str, expected: str) -> None:
+def test_bad_lines_are_one_line_usage_errors_naming_the_flag(shell: Any, magic: str, line: str, expected: str) -> None:
+    shell.user_ns["echo"] = echo
     with pytest.raises(UsageError) as info:
         shell.run_line_magic(magic, line)
     message = str(info.value)
-    assert expected in message
+    assert expected in message and "\n" not in message
     if magic != "arcana_status":
-        assert "usage: %" + magic in message
+        assert message.startswith(f"%{magic}: ") and message.endswith(f"(%{magic}? lists every option)")
+    assert not magics(shell).sessions, "a bad line starts no session"
 
 
 def test_bad_cells_raise_usage_error_and_the_session_survives(shell: Any) -> None:
     start(shell)
-    with pytest.raises(UsageError, match="usage: %%arcana"):
+    with pytest.raises(UsageError, match="%%arcana: unrecognized arguments: --bogus"):
         shell.run_cell_magic("arcana", "--bogus", "hello")
     with pytest.raises(UsageError, match=r"\{nowhere\} names no variable.*\{\{ and \}\}"):
         shell.run_cell_magic("arcana", "", "value {nowhere}")
@@ -100,19 +109,35 @@ def test_bad_cells_raise_usage_error_and_the_session_survives(shell: Any) -> Non
     assert out.data[MIME]["turn"] == 1 and out.data[MIME]["status"] == "ok"
 
 
-def test_provider_error_is_a_short_message_and_the_session_survives(shell: Any) -> None:
+def test_provider_error_fails_the_cell_with_one_line_and_the_session_survives(shell: Any) -> None:
     calls = {"n": 0}
 
     def flaky(request: Any) -> str:
         calls["n"] += 1
-        if calls["n"] == 1:
+        if calls["n"] <= 3:
             raise ProviderError("quota exceeded for this key; try again later", provider="function", status=429)
         return "recovered"
 
     shell.user_ns["flaky"] = flaky
     with capture_output():
         shell.run_line_magic("arcana_chat", "--model fn:flaky")
-    first = turn_outputs(run_cell_magic(shell, "", "first"))[-1]
+    # a real cell: IPython marks it failed and shows our one line instead of a traceback
+    with capture_output() as captured:
+        result = shell.run_cell("%%arcana\nfirst")
+    assert isinstance(result.error_in_exec, TurnFailed)
+    rendered = result.error_in_exec._render_traceback_()
+    assert len(rendered) == 1 and "quota exceeded" in rendered[0] and "magics.py" not in captured.stdout
+    assert "Traceback" not in captured.stdout + captured.stderr
+    # the turn itself is recorded and shown, with its error
+    with pytest.raises(TurnFailed, match="quota exceeded"):
+        run_cell_magic(shell, "", "first again")
+    # raise_errors=False: the same line, the cell does not fail
+    magics(shell).raise_errors = False
+    with capture_output() as captured:
+        shell.run_cell_magic("arcana", "", "first, once more")
+    first = turn_outputs(captured.outputs)[-1]
+    assert any("arcana turn failed" in o.data.get("text/plain", "") for o in captured.outputs)
+    magics(shell).raise_errors = True
     assert first.data[MIME]["status"] == "error"
     assert "quota exceeded" in first.data["text/html"] and "Traceback" not in first.data["text/html"]
     assert "arcana-error-box" in first.data["text/html"]
@@ -221,9 +246,8 @@ def test_a_cell_without_a_session_starts_one_and_a_bad_model_is_a_short_message(
 
 
 def test_a_failed_arcana_chat_is_not_papered_over_by_a_default_session(shell: Any) -> None:
-    with capture_output() as captured:
+    with pytest.raises(UsageError, match="could not start the session"):
         shell.run_line_magic("arcana_chat", "--model nosuchprovider:model-x")
-    assert "could not start the session" in captured.outputs[0].data["text/plain"]
     with pytest.raises(UsageError, match="run %arcana_chat"):
         shell.run_cell_magic("arcana", "", "hello")
     assert not magics(shell).sessions
