@@ -185,7 +185,11 @@ def _render(notebook: Path, nb: Any, embedded: EmbeddedTraces, verification: Ver
             continue
         reader = TraceReader(run.path)
         try:
-            summaries.append(summarize(reader, run.run_id, run.agent))
+            summary = summarize(reader, run.run_id, run.agent)
+            # the turns the trace holds or the notebook shows: what --verify checks, so both say the same
+            turns = {t for t in reader.list_turns(run.run_id, run.agent) if t >= 1} | set(run.turns)
+            summary.turns = max(summary.turns, len(turns))
+            summaries.append(summary)
             if run.run_id in shown:
                 replays.append(f'<div class="arcana-muted">{label}: its replay is shown in the notebook above '
                                f"(cell {shown[run.run_id]}).</div>")

@@ -110,8 +110,8 @@ def notebook_turns(nb: Any) -> list[RecordedTurn]:
         bundle = data.get(MIME_TYPE) if isinstance(data, dict) else None
         bundle = dict(bundle) if isinstance(bundle, dict) else {}
         meta = dict(meta) if isinstance(meta, dict) else {}
-        if not bundle and not meta:
-            continue
+        if not bundle and (not meta or meta.get("replay") or "turn" not in meta):
+            continue  # not a turn: a %arcana_replay output (its metadata says "replay") or something else
         run_id = meta.get("run_id") or bundle.get("run_id")
         if not run_id:
             continue

@@ -137,3 +137,18 @@ def test_replay_magic_without_a_session_follows_the_saved_notebook(shell: Any, t
     with capture_output() as captured:
         shell.run_line_magic("arcana_replay", f"{run_id} --turn 2")
     assert run_id in "".join(str(o.data.get("text/plain", "")) for o in captured.outputs)
+
+
+def test_a_replay_output_is_not_a_turn(tmp_path: Path) -> None:
+    run_id, old = "r_20261130_010203_abcdef", "r_20261129_010203_000000"
+    fixtures.write_run(tmp_path / "a.arcana" / f"{run_id}.jsonl", run_id, turns=1).close()
+    fixtures.write_run(tmp_path / "a.arcana" / f"{old}.jsonl", old, turns=1).close()
+    replay = nbformat.v4.new_output(
+        "display_data", data={"application/vnd.arcana.replay+json": {"version": 1, "run_id": old, "turns": []},
+                              "text/plain": "replay"},
+        metadata={"arcana": {"run_id": old, "agent": "main", "trace_path": f"a.arcana/{old}.jsonl", "replay": True}})
+    path = notebook_with(tmp_path, "a.ipynb", [turn_output(run_id, f"a.arcana/{run_id}.jsonl"), replay])
+    assert [r.run_id for r in locate_runs(path, nbformat.read(path, as_version=4))] == [run_id]
+    html = build_report(path).read_text()
+    replay_section = html.split("<h2>Replay</h2>")[1]
+    assert run_id in replay_section and old not in replay_section
