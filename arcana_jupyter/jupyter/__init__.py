@@ -1,4 +1,4 @@
-"""The Jupyter face of arcana: magics, live widgets, replay and the notebook-aware tools.
+"""The Jupyter face of arcana: magics, the live turn display, replay, the comm and the notebook-aware tools.
 
 ``%load_ext arcana_jupyter`` calls :func:`load_ipython_extension`. This package is the only one
 (with the report) that imports IPython, ipywidgets or nbformat.
@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 _loaded: dict[int, Any] = {}
+_links: dict[int, Any] = {}
+"""The ``arcana`` comm handler (:class:`.comm.ArcanaComm`) of each shell."""
 
 
 def load_ipython_extension(ipython: Any) -> None:
@@ -20,7 +22,7 @@ def load_ipython_extension(ipython: Any) -> None:
     magics = _loaded[id(ipython)] = load(ipython)
     from .comm import register
 
-    magics.comm = register(magics)  # the JupyterLab extension's link: notebook path, live actions
+    _links[id(ipython)] = register(magics)  # the JupyterLab extension's link: notebook path, live actions
 
 
 def unload_ipython_extension(ipython: Any) -> None:

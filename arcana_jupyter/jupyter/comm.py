@@ -148,7 +148,7 @@ class ArcanaComm:
         path = getattr(writer, "path", None)
         if entry.location.notebook == old.notebook:
             entry.location = new
-        if path is None or old.trace_dir == new.trace_dir:
+        if writer is None or path is None or old.trace_dir == new.trace_dir:
             return moved
         own = Path(path).parent
         with contextlib.suppress(OSError):

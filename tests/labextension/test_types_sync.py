@@ -86,10 +86,15 @@ def test_bundle_parts_match_their_models() -> None:
 
 
 def test_turn_bundle_keys_match_the_runtime() -> None:
-    from arcana_jupyter.runtime.bundle import bundle_from_events
+    from arcana_jupyter.runtime.bundle import bundle_from_events, compact_bundle
 
     bundle = bundle_from_events([], run_id="r_x", agent="main", turn=1, model="local", trace_path=None)
-    assert ts_interface_fields("TurnBundle") == set(bundle)
+    # The notebook's copy adds ``compact``; the display adds ``session`` (and ``progress`` while running).
+    displayed = {**compact_bundle(bundle), "session": {}, "progress": "…"}
+    assert ts_interface_fields("TurnBundle") == set(displayed)
+    from arcana_jupyter.jupyter.display import session_usage
+
+    assert ts_interface_fields("SessionUsage") == set(session_usage(object()))
     assert ts_interface_fields("TurnStep") == {"step", "decision", "report", "budget", "request_digest", "messages"}
 
 
