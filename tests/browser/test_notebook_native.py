@@ -79,6 +79,8 @@ def test_renamed_notebook_reopens_without_a_kernel_and_verifies(page, lab_root: 
         (lab_root / stale).unlink(missing_ok=True)
     stacks: list[str] = []
     page.on("pageerror", lambda exc: stacks.append(f"{exc}\n{exc.stack}"))
+    missing: list[str] = []  # no 404 for a notebook that has no trace folder (yet, or any more)
+    page.on("response", lambda r: missing.append(r.url) if r.status == 404 and "arcana" in r.url else None)
     page.goto(f"{page.base_url}/lab?reset")
     wait_for_lab(page)
     created = page.evaluate("async () => (await window.jupyterapp.commands.execute('notebook:create-new', {kernelName: 'python3'})).context.path")
@@ -175,6 +177,7 @@ def test_renamed_notebook_reopens_without_a_kernel_and_verifies(page, lab_root: 
     # ipywidgets' own extension throws on a notebook with no session at all ("reading 'kernel'"): not ours.
     assert [s for s in stacks if "@jupyter-widgets/jupyterlab-manager" not in s] == []
     assert [e for e in page.page_errors if "reading 'kernel'" not in e] == []
+    assert missing == []
 
     # The saved notebook holds summaries: small, and the metadata points at the moved traces.
     path = lab_root / "tour.ipynb"

@@ -39,6 +39,8 @@ def test_a_turn_is_one_output_with_a_compact_bundle_and_session_totals(shell: An
     # one display, updated in place (captured here as one output per update), never a widget
     assert not any("application/vnd.jupyter.widget-view+json" in o.data for o in outputs)
     final = outputs[-1]
+    running = [o.data[MIME] for o in outputs[:-1] if MIME in o.data]
+    assert running and all(b["status"] == "running" and "progress" in b for b in running)  # live updates
     bundle = final.data[MIME]
     chat = magics(shell).entry(None).chat
     assert bundle["compact"] is True and bundle["turn"] == 2
