@@ -44,8 +44,17 @@ def sections(bundle: dict[str, Any]) -> list[str]:
     return [d["section"] for d in bundle["steps"][-1]["decision"]["decisions"] if d["source"] == "section"]
 
 
-def prompt_text(bundle: dict[str, Any]) -> str:
-    return "\n".join(str(m.get("content") or "") for m in bundle["steps"][-1]["messages"])
+def prompt_text(bundle: dict[str, Any], folder: Path) -> str:
+    """The prompt of the bundle's last LLM call. The notebook keeps a summary (the prompt texts are
+    in the trace): rebuilt from the trace beside the notebook, digest-checked."""
+    from arcana_jupyter.context.rebuild import rebuild_turn
+    from arcana_jupyter.trace.reader import TraceReader
+
+    reader = TraceReader((folder / bundle["trace_path"]).parent)
+    step = bundle["steps"][-1]["step"]
+    check = rebuild_turn(reader, bundle["run_id"], bundle["turn"], agent=bundle["agent"], step=step)
+    assert check.verified, check.notes
+    return "\n".join(str(m.get("content") or "") for m in check.messages)
 
 
 def copy_example(name: str, folder: Path) -> Path:
@@ -76,7 +85,7 @@ def test_example_notebook_runs_headless(name: str, tmp_path: Path) -> None:
     if name == "primitives":
         assert found[0][0]["pins"][0]["label"] == "project facts" and found[1][0]["pins"] == []
     if name == "adaptive_context":
-        check_adaptive_context(nb, [b for b, _ in found])
+        check_adaptive_context(nb, [b for b, _ in found], tmp_path)
         # the user's engine actions (add, retract, hydrate) are replayed too: every prompt is rebuilt exactly
         verification = verify_notebook(path, sessions_of(collect_bundles(nb)))
         assert verification.ok, (verification.summary(), verification.errors)
@@ -85,7 +94,7 @@ def test_example_notebook_runs_headless(name: str, tmp_path: Path) -> None:
         assert not (home / ".arcana").exists()  # the notebook's store lives in a temporary folder
 
 
-def check_adaptive_context(nb: Any, found: list[dict[str, Any]]) -> None:
+def check_adaptive_context(nb: Any, found: list[dict[str, Any]], folder: Path) -> None:
     """Tiers move (idle demotion, keyword promotion, hydrate), a retraction leaves the prompt, old turns become digests."""
     assert [b["turn"] for b in found] == [1, 2, 3, 4, 5]
     first, fourth, last = found[0], found[3], found[-1]
@@ -101,7 +110,7 @@ def check_adaptive_context(nb: Any, found: list[dict[str, Any]]) -> None:
     assert sections(last) == ["adaptive_soft", "checkpoint", "turn_digests", "adaptive_active"]
     assert {o["id"] for o in last["tiers"]["active"]} == {"s_1", "s_2"}  # hydrated budget, promoted museum
     assert [o["id"] for o in last["tiers"]["soft"]] == ["s_4"] and last["tiers"]["hard"] == []
-    prompt = prompt_text(last)
+    prompt = prompt_text(last, folder)
     assert "Total budget under 600 EUR" in prompt and "Pick one museum for day one" in prompt
     assert "s_4 note: Ana is vegetarian" in prompt  # the soft note as a stub
     assert "Ribeira" not in prompt  # the retracted decision is hidden
@@ -126,7 +135,7 @@ def check_memory(nb: Any, found: list[tuple[dict[str, Any], dict[str, Any]]], fo
     assert [[r["id"] for r in d["results"]] for d in digest] == [[entry_id]]
     rows = [d for d in second["steps"][0]["decision"]["decisions"] if d["source"] == "section"]
     assert [(d["section"], d["layer"], d["outcome"]) for d in rows] == [("memory_digest", "external", "kept")]
-    assert f"[{entry_id}] (preference, project) The user prefers answers as short bullet lists." in prompt_text(second)
+    assert f"[{entry_id}] (preference, project) The user prefers answers as short bullet lists." in prompt_text(second, folder)
     assert "memory_digest" not in sections(first)  # session 1 started with an empty store
     offered = [e["metadata"]["tools"] for e in events if e["event_type"] == "context_decision"]
     assert offered == [[]]  # the memory tools were taken away from the 135M model
