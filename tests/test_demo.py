@@ -31,7 +31,7 @@ def test_demo_runs_the_readme_tour_and_writes_a_verified_offline_report(
     assert re.findall(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", html, re.IGNORECASE) == []
     assert "<script" not in html.lower() and "require.js" not in html and "cdn" not in html.lower()
     top = html[: html.index("<h2>Summary</h2>")]
-    assert "reproduced: 8 of 8 turn(s) had the same prompt digest and reply" in top
+    assert "reproduced: 8 of 8 turn(s) in 1 run(s) had the same prompt digest and reply" in top
     assert "<svg" in html and "Tokens per turn" in html
     assert html.count('<details class="arcana-inspector">') == 8  # every turn's inspector
     screenshot_report(report, "reproduced: 8 of 8 turn(s)")

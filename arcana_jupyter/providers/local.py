@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import importlib.util
 import re
+import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -153,12 +155,32 @@ def _vocab(path: Path) -> Any:
         vocab = _vocabs.get(key)
         if vocab is None:
             llama_cpp = _import_llama()
+            # A vocabulary-only model has no training context, so llama.cpp logs a (harmless) error
+            # about it at load time, through Python's sys.stderr: in a notebook that would land in
+            # the cell as red text. Only that line is dropped.
             try:
-                vocab = llama_cpp.Llama(model_path=key, vocab_only=True, verbose=False)
+                with contextlib.redirect_stderr(_WithoutLine(sys.stderr, "llama_context: n_ctx_seq")):
+                    vocab = llama_cpp.Llama(model_path=key, vocab_only=True, verbose=False)
             except (ValueError, RuntimeError) as exc:
                 raise ConfigError(f"could not read the tokenizer of {path}: {exc}. Is it a GGUF file?") from exc
             _vocabs[key] = vocab
         return vocab
+
+
+class _WithoutLine:
+    """A text stream that forwards everything but the lines starting with ``prefix``."""
+
+    def __init__(self, stream: Any, prefix: str) -> None:
+        self.stream = stream
+        self.prefix = prefix
+
+    def write(self, text: str) -> int:
+        if text.startswith(self.prefix):
+            return len(text)
+        return int(self.stream.write(text))
+
+    def flush(self) -> None:
+        self.stream.flush()
 
 
 class GGUFTokenCounter(TokenCounter):

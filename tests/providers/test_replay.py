@@ -150,7 +150,7 @@ def test_message_and_tool_diffs_name_what_changed():
 async def test_a_local_model_session_with_a_tool_replays_identically(tmp_path, local_provider):
     # one model call per turn (max_tool_steps=1): the 135M model would keep calling the tool
     # (context_engine off: its ten adaptive-context tools would make every prompt ~2k tokens)
-    config = {"trace_dir": tmp_path, "max_tokens": 12, "seed": 7, "total_window": 4096, "response_reserve": 256,
+    config = {"trace_dir": tmp_path, "user_tools": "on", "max_tokens": 12, "seed": 7, "total_window": 4096, "response_reserve": 256,
               "max_tool_steps": 1, "context_engine": False}
     runtime = Runtime(config=RuntimeConfig(**config), tools=[get_weather], provider=local_provider)
     async with runtime.chat() as chat:

@@ -1,0 +1,87 @@
+"""First use, as a new user meets it in JupyterLab (Debian chromium): a new notebook, the README
+tour typed cell by cell and run on the bundled model (1,024-token window, recall and pin asked
+for), every turn answered; then a provider that fails shows one red line in its cell — the cell
+is marked failed, with no traceback — and the next turn works again.
+
+Screenshots: test-artifacts/browser/first-use-*.png.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+from playwright.sync_api import expect
+
+from arcana_jupyter.demo import EXAMPLES
+
+from .conftest import shot
+from .helpers import wait_for_lab
+from .test_notebook_native import KERNEL_CONNECTED, run_cell
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+FAILING = '''\
+from arcana_jupyter.exceptions import RateLimitError
+
+def quota_model(request):
+    raise RateLimitError("you exceeded your current quota (429)", provider="openai", status=429)
+'''
+
+
+@pytest.mark.timeout(900)
+def test_the_readme_tour_in_jupyterlab_on_the_bundled_model(page, lab_root: Path) -> None:
+    tour = nbformat.read(EXAMPLES / "tour.ipynb", as_version=4)
+    cells = [c.source for c in tour.cells if c.cell_type == "code" and c.source.strip() != "%arcana_replay"]
+    turns = [c for c in cells if c.startswith("%%arcana")]
+    assert len(turns) == 8
+    for stale in ("first-use.ipynb",):
+        (lab_root / stale).unlink(missing_ok=True)
+    page.goto(f"{page.base_url}/lab?reset")
+    wait_for_lab(page)
+    page.evaluate("async () => (await window.jupyterapp.commands.execute('notebook:create-new', {kernelName: 'python3'}))")
+    page.wait_for_function(KERNEL_CONNECTED, timeout=60_000)
+    page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.context.rename('first-use.ipynb'); }")
+    page.wait_for_function("() => window.jupyterapp.shell.currentWidget.context.path === 'first-use.ipynb'")
+
+    notebook = page.locator(".jp-NotebookPanel:visible")
+    for source in cells:
+        run_cell(page, source, timeout=240_000)
+    banner = notebook.locator(".jp-Cell").nth(0).locator(".jp-OutputArea")
+    expect(banner).to_contain_text("not offered to this small model")
+    rendered = notebook.locator(".jp-RenderedArcanaTurn")
+    expect(rendered).to_have_count(len(turns))
+    trace = next((lab_root / "first-use.arcana").glob("r_*.jsonl"))
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    ends = [e["metadata"] for e in events if e["event_type"] == "turn_end"]
+    assert [e["status"] for e in ends] == ["ok"] * len(turns)
+    for i, end in enumerate(ends):
+        assert end["reply"].strip(), f"turn {i + 1} has no reply"
+        assert end["steps"] <= 4
+        # the reply the model gave is what the cell shows
+        expect(rendered.nth(i)).to_contain_text(end["reply"].strip().split("\n")[0][:40], timeout=10_000)
+    assert not notebook.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").count()
+    rendered.nth(len(turns) - 1).scroll_into_view_if_needed()
+    shot(page, "first-use-tour")
+
+    # A provider error: one red line, the cell marked failed, no traceback; the session lives on.
+    run_cell(page, FAILING)
+    run_cell(page, "%arcana_chat --model fn:quota_model --name broken --classic")
+    run_cell(page, "%%arcana --session broken\nHello?")
+    failed = notebook.locator(".jp-Cell").filter(has_text="Hello?").last
+    error = failed.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    expect(error).to_have_count(1)
+    text = error.inner_text().strip()
+    assert text.startswith("arcana turn failed:") and "\n" not in text, text
+    assert "rate limiting" in text and "Traceback" not in text and "magics.py" not in text
+    color = error.locator("span").first.evaluate("e => getComputedStyle(e).color")
+    assert color.startswith("rgb(") and color != "rgb(0, 0, 0)", color  # the ANSI red survives
+    expect(failed.locator(".jp-RenderedArcanaTurn")).to_contain_text("error")
+    failed.scroll_into_view_if_needed()
+    shot(page, "first-use-error")
+    run_cell(page, "%%arcana --session main\nThank you!", timeout=240_000)
+    ends = [json.loads(line)["metadata"] for line in trace.read_text().splitlines()
+            if json.loads(line)["event_type"] == "turn_end"]
+    assert ends[-1]["status"] == "ok" and ends[-1]["reply"].strip()
