@@ -113,10 +113,19 @@ def frame_html(frame: Frame) -> str:
             budget = step.get("budget") or {}
             parts.append(f'<div class="arcana-meta"><span>prompt <b>{fmt_int(budget.get("used"))}</b> of '
                          f'{fmt_int(budget.get("available"))} tokens</span></div>')
-        parts.append('<h4 class="arcana-h">Decisions</h4>' + decision_table_html(step, changed_only=compact))
+        if compact:
+            # The notebook's copy: counts here; each turn's output and the trace have the rows.
+            counts: dict[str, int] = {}
+            for d in get(step, "decision", "decisions", default=[]) or []:
+                counts[str(d.get("outcome"))] = counts.get(str(d.get("outcome")), 0) + 1
+            summary = ", ".join(f"{n} {name}" for name, n in counts.items()) or "none"
+            parts.append(f'<div class="arcana-meta"><span>decisions: {esc(summary)} '
+                         f'(strategy {esc(get(step, "decision", "strategy"))})</span></div>')
+        else:
+            parts.append('<h4 class="arcana-h">Decisions</h4>' + decision_table_html(step))
     if frame.get("prompt_source") == "trace":
-        parts.append('<h4 class="arcana-h">Prompt</h4><div class="arcana-muted">In the trace beside the notebook '
-                     "(the JupyterLab extension, <code>arcana trace replay</code> and the report show it).</div>")
+        parts.append('<div class="arcana-muted">The decision rows and the prompt are in the trace beside the notebook '
+                     "(the JupyterLab extension, <code>arcana trace replay</code> and the report show them).</div>")
     else:
         parts.append(
             '<h4 class="arcana-h">Prompt</h4><details><summary>show the prompt</summary>'

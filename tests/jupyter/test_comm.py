@@ -164,6 +164,6 @@ def test_replay_is_our_mime_type_with_the_trace_path_and_a_static_fallback(shell
     assert data["totals"]["input_tokens"] == chat.usage.input_tokens
     html = out.data["text/html"]
     assert "arcana-scrub" in html and html.count('type="radio"') == 3 and "digest verified" in html
-    assert "In the trace beside the notebook" in html  # the prompts stay in the trace
+    assert "are in the trace beside the notebook" in html  # the prompts stay in the trace
     assert out.metadata["arcana"]["trace_path"] == data["trace_path"]
     assert "application/vnd.jupyter.widget-view+json" not in out.data
