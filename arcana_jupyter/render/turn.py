@@ -23,7 +23,7 @@ from ._html import (
     table,
 )
 from .markdown import markdown_to_html
-from .styles import LAYER_COLORS, OUTCOME_COLORS, style_block
+from .styles import CSS, LAYER_COLORS, OUTCOME_COLORS, style_block
 
 Bundle = Mapping[str, Any]
 
@@ -41,9 +41,20 @@ def turn_plain(bundle: Bundle) -> str:
     return f"{reply}\n{line}" if reply else line
 
 
+_NOT_IN_A_TURN = (".arcana-scrub", ".arcana-turns", ".arcana-track", ".arcana-frame", ".arcana-side", ".arcana-chart",
+                  ".arcana-summary{", ".arcana-stat", ".arcana-msg", ".arcana-verified", ".arcana-mismatch")
+
+
+def turn_style_block() -> str:
+    """The stylesheet without the rules of replays, charts and reports (a turn's output carries its
+    own copy: 4.1 KB instead of 5.9 KB per turn in the notebook)."""
+    rules = [line for line in CSS.strip().splitlines() if not line.startswith(_NOT_IN_A_TURN)]
+    return "<style>\n" + "\n".join(rules) + "\n</style>"
+
+
 def turn_html(bundle: Bundle, *, open_inspector: bool = False, include_style: bool = True) -> str:
     """The whole static turn view: reply (Markdown), errors, and the inspector."""
-    parts = [style_block()] if include_style else []
+    parts = [turn_style_block()] if include_style else []
     parts.append('<div class="arcana arcana-turn">')
     parts.append(reply_html(bundle))
     parts.append(inspector_html(bundle, open_inspector=open_inspector))
@@ -390,7 +401,7 @@ def memories_html(memories: Sequence[Mapping[str, Any]]) -> str:
 def streaming_html(partial: str, *, note: str = "generating…", include_style: bool = True) -> str:
     """The reply while it streams in, with a small progress note under it."""
     return (
-        (style_block() if include_style else "")
+        (turn_style_block() if include_style else "")
         + '<div class="arcana arcana-turn">'
         + f'<div class="arcana-reply">{markdown_to_html(partial)}</div>'
         + f'<div class="arcana-meta"><span>{pill(note, "running")}</span></div></div>'

@@ -143,6 +143,12 @@ def compact_bundle(bundle: dict[str, Any]) -> dict[str, Any]:
     data["primitives"] = [{**p, "args": _clip(p.get("args")), "result": _clip(p.get("result"))}
                           for p in bundle.get("primitives") or []]
     data["pins"] = [{**p, "content": _clip(p.get("content"))} for p in bundle.get("pins") or []]
+    # Engine events keep their scalar fields (object, tiers, cause, action); digests and nested
+    # payloads are in the trace.
+    data["state_changes"] = [
+        {k: (v if not isinstance(v, dict | list) else _clip(v, 160)) for k, v in c.items()}
+        for c in bundle.get("state_changes") or []
+    ]
     data["memories"] = [{**m, "content": _clip(m.get("content"))} for m in bundle.get("memories") or []]
     tiers = bundle.get("tiers") or {}
     data["tiers"] = {
