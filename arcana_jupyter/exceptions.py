@@ -13,19 +13,36 @@
     │   ├── StreamError            a stream broke off or carried garbage
     │   └── ReplayDivergence       the replay provider's strict mode saw a different request
     ├── TraceError             a trace file could not be read
-    │   └── CorruptTraceError      a line that is not a valid event (file, line, what is wrong)
+    │   ├── CorruptTraceError      a line that is not a valid event (file, line, what is wrong)
+    │   └── RunLockedError         another writer holds the run (its trace file is locked)
     └── MemoryStoreError       the memory database failed
 
 Errors the *model* can fix (bad tool arguments, an unknown turn in ``recall``) are never raised:
 they become structured tool results. These exceptions are for the programmer and the user, and
-their messages say what to do. None of them ever contains an API key.
+their messages say what to do. None of them ever contains an API key: every message passes
+through :func:`arcana_jupyter.trace.redact.mask_secrets` (the one masking function) when the error
+is made and again when it is printed, whoever built the text.
 """
 
 from __future__ import annotations
 
 
+def _masked(value: object) -> object:
+    if not isinstance(value, str):
+        return value
+    from .trace.redact import mask_secrets  # lazy: trace/ imports this module
+
+    return mask_secrets(value)
+
+
 class ArcanaError(Exception):
-    """Base of all arcana_jupyter errors."""
+    """Base of all arcana_jupyter errors. Its message never carries a secret (see the module doc)."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(_masked(a) for a in args))
+
+    def __str__(self) -> str:
+        return str(_masked(super().__str__()))
 
 
 class ConfigError(ArcanaError):
@@ -111,6 +128,11 @@ class CorruptTraceError(TraceError):
         self.path = path
         self.line = line
         self.problem = problem
+
+
+class RunLockedError(TraceError):
+    """Another writer (a live process, or another open session in this one) holds the run's lock:
+    two writers would interleave their events. The lock dies with its process."""
 
 
 class MemoryStoreError(ArcanaError):

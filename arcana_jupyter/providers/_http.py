@@ -10,7 +10,11 @@ owns everything about the connection:
 - the mapping of failures onto :mod:`arcana_jupyter.exceptions` at one boundary, quoting the
   provider's own error message from the JSON body;
 - keeping API keys out of every exception message: any text that leaves this module goes through
-  :meth:`HTTPConnection.scrub`.
+  :meth:`HTTPConnection.scrub` (the one masking function, ``trace.redact.mask_secrets``, plus
+  this connection's key and secret header values, which are also registered process-wide);
+- bounding what a hostile or broken server can make us hold or wait for (:class:`StreamLimits`):
+  the bytes of one answer, the bytes of one line of a stream, the wall time of one answer and
+  the time between two data lines of a stream (keep-alive comments do not count).
 
 Tests make retries fast and observable by passing ``sleep`` (an async callable that records the
 delay) and ``rng`` (a seeded :class:`random.Random`).
@@ -19,6 +23,7 @@ delay) and ``rng`` (a seeded :class:`random.Random`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import json
 import random
@@ -32,6 +37,7 @@ from typing import Any
 import httpx
 
 from ..exceptions import (
+    ConfigError,
     AuthenticationError,
     BadRequestError,
     ConnectionFailed,
@@ -44,11 +50,58 @@ from ..exceptions import (
     looks_like_context_length,
 )
 
+from ..trace.redact import mask_secrets, register_secret
+
 Sleep = Callable[[float], Awaitable[None]]
 
-_KEYLIKE = re.compile(r"\b(?:sk-ant-|sk-|xai-|gsk_)[A-Za-z0-9_\-]{8,}")
-_BEARER = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=\-]{8,}")
 _MAX_QUOTE = 600
+_MAX_ERROR_BODY = 64 * 1024
+"""Bytes of an error answer (4xx/5xx) read to quote its message; the rest is not read."""
+
+DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024
+DEFAULT_MAX_LINE_BYTES = 1024 * 1024
+DEFAULT_MAX_STREAM_SECONDS = 600.0
+DEFAULT_STREAM_IDLE_SECONDS = 120.0
+
+_SECRET_HEADER = re.compile(r"(?i)(auth|key|token|secret|password|cookie|credential|signature)")
+
+
+def secret_header_values(headers: Mapping[str, Any] | None) -> list[str]:
+    """The values of headers that carry credentials (``Authorization``, Azure's ``api-key``,
+    ``x-api-key``, any ``*token*`` / ``*secret*`` / ``Cookie``...): masked like the API key."""
+    out: list[str] = []
+    for name, value in (headers or {}).items():
+        if isinstance(name, str) and isinstance(value, str) and value and _SECRET_HEADER.search(name):
+            out.append(value)
+            # "Bearer <token>": the token alone must be masked too
+            scheme, _, token = value.partition(" ")
+            if token and scheme.lower() in ("bearer", "basic", "token"):
+                out.append(token.strip())
+    return out
+
+
+@dataclass(frozen=True)
+class StreamLimits:
+    """What one answer may cost us, whatever the server sends (RuntimeConfig fields of the same names).
+
+    - ``max_reply_bytes``: bytes of one answer's body (streamed or not); past it the answer is cut
+      and :class:`StreamError` raised (the partial reply is kept).
+    - ``max_line_bytes``: bytes of one line of a stream (an SSE line with no newline grows forever).
+    - ``max_stream_seconds``: wall time of one answer, from the response headers to the last byte.
+    - ``stream_idle_seconds``: time between two data lines of a stream; SSE comments (``: keep-alive``)
+      and blank lines do not count, so a server that only keeps the connection alive is cut off.
+    """
+
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    max_stream_seconds: float = DEFAULT_MAX_STREAM_SECONDS
+    stream_idle_seconds: float = DEFAULT_STREAM_IDLE_SECONDS
+
+    def __post_init__(self) -> None:
+        for name in ("max_reply_bytes", "max_line_bytes", "max_stream_seconds", "stream_idle_seconds"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+                raise ConfigError(f"StreamLimits.{name} must be a positive number, not {value!r}")
 
 
 @dataclass
@@ -137,6 +190,13 @@ def _find_message(data: Any) -> str | None:
     return None
 
 
+def _decode(response: httpx.Response, raw: bytes) -> str:
+    try:
+        return raw.decode(response.charset_encoding or "utf-8", errors="replace")
+    except LookupError:  # an unknown charset in Content-Type
+        return raw.decode("utf-8", errors="replace")
+
+
 @dataclass
 class SSEEvent:
     """One server-sent event: the ``event:`` name (``""`` when absent) and its joined ``data:`` lines."""
@@ -182,6 +242,7 @@ class HTTPConnection:
         retry: the retry policy; ``RetryPolicy(max_retries=...)`` by default.
         key_hint: appended to authentication errors, e.g. "set OPENAI_API_KEY".
         transport: an httpx transport (tests pass ``httpx.MockTransport`` for parsing tests).
+        limits: bytes and seconds one answer may take (:class:`StreamLimits`, defaults sane).
     """
 
     def __init__(
@@ -195,14 +256,19 @@ class HTTPConnection:
         retry: RetryPolicy | None = None,
         key_hint: str = "",
         transport: httpx.AsyncBaseTransport | None = None,
+        limits: StreamLimits | None = None,
     ) -> None:
         self.provider = provider
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.retry = retry or RetryPolicy()
         self.key_hint = key_hint
-        self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
+        self.limits = limits or StreamLimits()
         self._headers = dict(headers or {})
+        found = [*(s for s in secrets if s), *secret_header_values(self._headers)]
+        self._secrets = sorted({s for s in found if len(s) >= 4}, key=len, reverse=True)
+        for secret in self._secrets:
+            register_secret(secret)
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
@@ -226,10 +292,7 @@ class HTTPConnection:
 
     def scrub(self, text: str) -> str:
         """``text`` with every configured secret and anything key-shaped replaced by ``[REDACTED]``."""
-        for secret in self._secrets:
-            text = text.replace(secret, "[REDACTED]")
-        text = _KEYLIKE.sub("[REDACTED]", text)
-        return _BEARER.sub(r"\1 [REDACTED]", text)
+        return mask_secrets(text, self._secrets)
 
     def url(self, path: str) -> str:
         return f"{self.base_url}/{path.lstrip('/')}"
@@ -244,8 +307,8 @@ class HTTPConnection:
 
     async def post_json(self, path: str, body: Mapping[str, Any]) -> tuple[Any, int]:
         """POST ``body`` as JSON and return (the decoded JSON answer, number of attempts)."""
-        async with self._send(path, body, stream=False) as (response, attempts):
-            text = response.text
+        async with self._send(path, body, stream=False) as (response, attempts, raw):
+            text = _decode(response, raw or b"")
         try:
             return json.loads(text), attempts
         except ValueError as exc:
@@ -263,35 +326,135 @@ class HTTPConnection:
         """POST ``body`` and yield (the answer's lines, attempts) once a 2xx status arrived.
 
         Failures before the first byte of the body are retried like :meth:`post_json`. Once lines
-        flow, a dropped connection or a read timeout raises :class:`StreamError` (never retried:
-        part of the answer was already handed out).
+        flow, a dropped connection, a read timeout or a limit of :attr:`limits` raises
+        :class:`StreamError` (never retried: part of the answer was already handed out).
         """
-        async with self._send(path, body, stream=True) as (response, attempts):
+        async with self._send(path, body, stream=True) as (response, attempts, _):
             yield self._guarded_lines(response, path), attempts
 
     async def _guarded_lines(self, response: httpx.Response, path: str) -> AsyncIterator[str]:
+        """The answer's lines, split here (not by httpx) so that no line, no answer and no silence
+        can grow past :attr:`limits`."""
+        limits = self.limits
+        url = self.url(path)
+        loop = asyncio.get_running_loop()
+        begun = loop.time()
+        wall_deadline = begun + limits.max_stream_seconds
+        idle_deadline = begun + limits.stream_idle_seconds
+        total = 0
+        buffer = bytearray()
+        chunks = response.aiter_bytes()
         try:
-            async for line in response.aiter_lines():
-                yield line
+            while True:
+                deadline = min(wall_deadline, idle_deadline)
+                try:
+                    chunk = await asyncio.wait_for(anext(chunks), max(0.0, deadline - loop.time()))
+                except StopAsyncIteration:
+                    break
+                except TimeoutError:
+                    raise self._deadline_error(url, wall=wall_deadline <= idle_deadline) from None
+                total += len(chunk)
+                if total > limits.max_reply_bytes:
+                    raise self._too_large(url)
+                buffer += chunk
+                start = 0
+                while True:
+                    end = buffer.find(b"\n", start)
+                    if end < 0:
+                        break
+                    if end - start > limits.max_line_bytes:
+                        raise self._line_too_long(url)
+                    line = bytes(buffer[start:end])
+                    start = end + 1
+                    if line.startswith(b"data"):
+                        idle_deadline = loop.time() + limits.stream_idle_seconds
+                    yield line.rstrip(b"\r").decode("utf-8", errors="replace")
+                del buffer[:start]
+                if len(buffer) > limits.max_line_bytes:
+                    raise self._line_too_long(url)
+            if buffer:
+                yield bytes(buffer).rstrip(b"\r").decode("utf-8", errors="replace")
         except httpx.TimeoutException as exc:
             raise StreamError(
-                f"{self.provider}: the stream from {self.url(path)} stalled: no data for {self.timeout:g} s "
+                f"{self.provider}: the stream from {url} stalled: no data for {self.timeout:g} s "
                 f"(read timeout). The answer is incomplete.",
                 provider=self.provider,
             ) from exc
-        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.NetworkError) as exc:
+        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.NetworkError, httpx.DecodingError) as exc:
             raise StreamError(
                 self.scrub(
                     f"{self.provider}: the connection dropped in the middle of the stream from "
-                    f"{self.url(path)} ({type(exc).__name__}: {exc}). The answer is incomplete."
+                    f"{url} ({type(exc).__name__}: {exc}). The answer is incomplete."
                 ),
                 provider=self.provider,
             ) from exc
+        finally:
+            with contextlib.suppress(Exception):
+                await chunks.aclose()
+
+    def _deadline_error(self, url: str, *, wall: bool) -> StreamError:
+        limits = self.limits
+        if wall:
+            problem = (f"was still running after {limits.max_stream_seconds:g} s (max_stream_seconds); "
+                       "it was cut off. Raise RuntimeConfig.max_stream_seconds for very long answers")
+        else:
+            problem = (f"sent no data for {limits.stream_idle_seconds:g} s (stream_idle_seconds; keep-alive "
+                       "comments do not count); it was cut off. Raise RuntimeConfig.stream_idle_seconds for "
+                       "slow models")
+        return StreamError(f"{self.provider}: the answer from {url} {problem}. The answer is incomplete.",
+                           provider=self.provider)
+
+    def _too_large(self, url: str) -> StreamError:
+        return StreamError(
+            f"{self.provider}: the answer from {url} passed {self.limits.max_reply_bytes:,} bytes "
+            "(max_reply_bytes); it was cut off. The answer is incomplete; raise RuntimeConfig.max_reply_bytes "
+            "if the model really writes that much.",
+            provider=self.provider,
+        )
+
+    def _line_too_long(self, url: str) -> StreamError:
+        return StreamError(
+            f"{self.provider}: the stream from {url} sent a line longer than {self.limits.max_line_bytes:,} bytes "
+            "(max_sse_line_bytes) without a line break: not a server-sent-event stream. The answer is incomplete.",
+            provider=self.provider,
+        )
+
+    async def _read_limited(self, response: httpx.Response, max_bytes: int, url: str, *,
+                            cut: bool) -> tuple[bytes, BaseException | None]:
+        """The body, at most ``max_bytes`` of it (``cut``: silently truncated, else a :class:`StreamError`),
+        within ``max_stream_seconds``; a transport failure is returned, not raised."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.limits.max_stream_seconds
+        data = bytearray()
+        chunks = response.aiter_bytes()
+        try:
+            while True:
+                try:
+                    chunk = await asyncio.wait_for(anext(chunks), max(0.0, deadline - loop.time()))
+                except StopAsyncIteration:
+                    break
+                except TimeoutError:
+                    if cut:
+                        break
+                    raise self._deadline_error(url, wall=True) from None
+                data += chunk
+                if len(data) > max_bytes:
+                    if cut:
+                        del data[max_bytes:]
+                        break
+                    raise self._too_large(url)
+        except httpx.TransportError as exc:
+            return bytes(data), exc
+        finally:
+            with contextlib.suppress(Exception):
+                await chunks.aclose()
+            await response.aclose()
+        return bytes(data), None
 
     @asynccontextmanager
     async def _send(
         self, path: str, body: Mapping[str, Any], *, stream: bool
-    ) -> AsyncIterator[tuple[httpx.Response, int]]:
+    ) -> AsyncIterator[tuple[httpx.Response, int, bytes | None]]:
         url = self.url(path)
         retries = 0
         while True:
@@ -323,10 +486,11 @@ class HTTPConnection:
                 cause = exc
             else:
                 if response.status_code < 400:
-                    body_error = None if stream else await self._read_body(response)
+                    raw, body_error = (None, None) if stream else await self._read_limited(
+                        response, self.limits.max_reply_bytes, url, cut=False)
                     if body_error is None:
                         try:
-                            yield response, attempts
+                            yield response, attempts, raw
                         finally:
                             await response.aclose()
                         return
@@ -341,9 +505,9 @@ class HTTPConnection:
                     )
                     cause = body_error
                 else:
-                    await self._read_body(response)
+                    raw, _ = await self._read_limited(response, _MAX_ERROR_BODY, url, cut=True)
                     failed = response
-                    failure = self._status_error(response, url, attempts)
+                    failure = self._status_error(response, url, attempts, _decode(response, raw))
                     if not isinstance(failure, RateLimitError | ServerError):
                         raise failure
             if retries >= self.retry.max_retries:
@@ -359,22 +523,9 @@ class HTTPConnection:
             provider=self.provider,
         )
 
-    @staticmethod
-    async def _read_body(response: httpx.Response) -> httpx.TransportError | None:
-        try:
-            await response.aread()
-        except httpx.TransportError as exc:
-            return exc
-        finally:
-            await response.aclose()
-        return None
-
-    def _status_error(self, response: httpx.Response, url: str, attempts: int) -> ProviderError:
+    def _status_error(self, response: httpx.Response, url: str, attempts: int, text: str = "") -> ProviderError:
         status = response.status_code
-        try:
-            quoted = error_message_from_body(response.text)
-        except (httpx.HTTPError, httpx.StreamError, UnicodeDecodeError):
-            quoted = ""
+        quoted = error_message_from_body(text)
         said = f": {quoted}" if quoted else ""
         where = f"{self.provider}: HTTP {status} from POST {url}"
         if status in (401, 403):

@@ -30,7 +30,8 @@ import httpx
 
 from ..exceptions import ProviderError, StreamError
 from ..messages import Message, ToolCall
-from ._http import HTTPConnection, RetryPolicy, iter_sse
+from ._http import HTTPConnection, RetryPolicy, StreamLimits, iter_sse
+from .openai_compat import MALFORMED, count, malformed
 from .base import LLMRequest, LLMResponse, Provider, StreamChunk, Usage
 
 API_VERSION = "2023-06-01"
@@ -58,11 +59,11 @@ def parse_usage(data: Mapping[str, Any] | None) -> Usage:
     """Our :class:`Usage` from Anthropic's (cache reads and writes counted into ``input_tokens``)."""
     if not data:
         return Usage()
-    cache_read = int(data.get("cache_read_input_tokens") or 0)
-    cache_write = int(data.get("cache_creation_input_tokens") or 0)
+    cache_read = count(data.get("cache_read_input_tokens"))
+    cache_write = count(data.get("cache_creation_input_tokens"))
     return Usage(
-        input_tokens=int(data.get("input_tokens") or 0) + cache_read + cache_write,
-        output_tokens=int(data.get("output_tokens") or 0),
+        input_tokens=count(data.get("input_tokens")) + cache_read + cache_write,
+        output_tokens=count(data.get("output_tokens")),
         cached_input_tokens=cache_read,
     )
 
@@ -142,6 +143,7 @@ class AnthropicProvider(Provider):
         timeout / max_retries / retry / transport: as for
             :class:`~arcana_jupyter.providers.openai_compat.OpenAICompatProvider`.
         default_max_tokens: ``max_tokens`` when the request sets none (the API requires one).
+        limits: the bytes and seconds one answer may take (:class:`~._http.StreamLimits`).
     """
 
     name = "anthropic"
@@ -158,6 +160,7 @@ class AnthropicProvider(Provider):
         extra_headers: Mapping[str, str] | None = None,
         retry: RetryPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        limits: StreamLimits | None = None,
     ) -> None:
         self.default_max_tokens = default_max_tokens
         headers = {"content-type": "application/json", "anthropic-version": API_VERSION}
@@ -173,6 +176,7 @@ class AnthropicProvider(Provider):
             retry=retry or RetryPolicy(max_retries=max_retries),
             key_hint=key_hint,
             transport=transport,
+            limits=limits,
         )
 
     def __repr__(self) -> str:
@@ -206,7 +210,13 @@ class AnthropicProvider(Provider):
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         data, attempts = await self._http.post_json("v1/messages", self.payload(request, stream=False))
-        return self.parse_response(data).model_copy(update={"attempts": attempts})
+        try:
+            response = self.parse_response(data)
+        except MALFORMED as exc:
+            detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+            raise ProviderError(f"anthropic: unexpected answer from /v1/messages ({type(exc).__name__}: {detail})",
+                                provider="anthropic") from None
+        return response.model_copy(update={"attempts": attempts})
 
     def parse_response(self, data: Any) -> LLMResponse:
         """An :class:`LLMResponse` from a decoded ``message`` object."""
@@ -234,11 +244,20 @@ class AnthropicProvider(Provider):
         state = _EventState()
         async with self._http.stream_lines("v1/messages", self.payload(request, stream=True)) as (lines, attempts):
             async for event in iter_sse(lines):
-                for chunk in state.feed(event.event, event.data):
+                try:
+                    chunks = state.feed(event.event, event.data)
+                except MALFORMED as exc:
+                    raise malformed("anthropic", f"event #{state.count} ({event.event or 'unnamed'})", exc,
+                                    event.data) from None
+                for chunk in chunks:
                     yield chunk
                 if state.stopped:
                     break
-        yield StreamChunk(response=state.response(attempts))
+        try:
+            final = state.response(attempts)
+        except MALFORMED as exc:
+            raise malformed("anthropic", "answer (assembled from the events)", exc, "") from None
+        yield StreamChunk(response=final)
 
 
 @dataclass

@@ -20,7 +20,7 @@ import httpx
 
 from ..exceptions import ProviderError, StreamError
 from ..messages import Message, ToolCall
-from ._http import HTTPConnection, RetryPolicy, iter_sse
+from ._http import HTTPConnection, RetryPolicy, StreamLimits, iter_sse
 from .base import LLMRequest, LLMResponse, Provider, StreamChunk, Usage
 
 _FINISH = {
@@ -50,9 +50,38 @@ def parse_usage(data: Mapping[str, Any] | None) -> Usage:
     if cached is None:
         cached = data.get("prompt_cache_hit_tokens")
     return Usage(
-        input_tokens=int(data.get("prompt_tokens") or 0),
-        output_tokens=int(data.get("completion_tokens") or 0),
-        cached_input_tokens=int(cached or 0),
+        input_tokens=count(data.get("prompt_tokens")),
+        output_tokens=count(data.get("completion_tokens")),
+        cached_input_tokens=count(cached),
+    )
+
+
+def count(value: Any) -> int:
+    """A token count a server reported: a non-negative int, else 0 (``"abc"``, ``-3``, ``null``,
+    ``1e400``: a wrong-shaped count is not worth failing an answer for)."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return max(0, value)
+    if isinstance(value, float) and value == value and abs(value) < 1e15:
+        return max(0, int(value))
+    if isinstance(value, str) and value.strip().isdigit() and len(value) < 16:
+        return int(value)
+    return 0
+
+
+MALFORMED = (AttributeError, TypeError, ValueError, KeyError, IndexError, RecursionError)
+"""What parsing a wrong-shaped (but valid JSON) answer can raise; turned into :class:`StreamError` /
+:class:`ProviderError` at the provider's boundary (pydantic's ValidationError is a ValueError)."""
+
+
+def malformed(provider: str, what: str, exc: BaseException, data: str) -> StreamError:
+    """The :class:`StreamError` for an event of the documented protocol whose shape is wrong."""
+    detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+    return StreamError(
+        f"{provider}: malformed {what} in the stream ({type(exc).__name__}: {detail}): {data[:200]!r}. "
+        "The answer is incomplete.",
+        provider=provider,
     )
 
 
@@ -75,6 +104,8 @@ class OpenAICompatProvider(Provider):
             request with tools falls back the same way.
         retry: a full :class:`RetryPolicy` (tests inject ``sleep`` and ``rng`` here).
         transport: an httpx transport, for parsing tests.
+        limits: the bytes and seconds one answer may take (:class:`~._http.StreamLimits`: max reply
+            bytes, max SSE line bytes, max stream wall time, idle time between data events).
     """
 
     def __init__(
@@ -91,6 +122,7 @@ class OpenAICompatProvider(Provider):
         stream_tools: bool = True,
         retry: RetryPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        limits: StreamLimits | None = None,
     ) -> None:
         self.name = name
         self.max_tokens_field = max_tokens_field
@@ -108,6 +140,7 @@ class OpenAICompatProvider(Provider):
             retry=retry or RetryPolicy(max_retries=max_retries),
             key_hint=key_hint,
             transport=transport,
+            limits=limits,
         )
 
     def __repr__(self) -> str:
@@ -150,7 +183,11 @@ class OpenAICompatProvider(Provider):
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         data, attempts = await self._http.post_json("chat/completions", self.payload(request, stream=False))
-        response = self.parse_response(data)
+        try:
+            response = self.parse_response(data)
+        except MALFORMED as exc:
+            detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+            raise self._bad(f"{type(exc).__name__}: {detail}") from None
         return response.model_copy(update={"attempts": attempts})
 
     def parse_response(self, data: Any) -> LLMResponse:
@@ -208,14 +245,22 @@ class OpenAICompatProvider(Provider):
                 if event.data.strip() == "[DONE]":
                     state.done = True
                     break
-                for chunk in state.feed(event.data):
+                try:
+                    chunks = state.feed(event.data)
+                except MALFORMED as exc:
+                    raise malformed(self.name, f"event #{state.events}", exc, event.data) from None
+                for chunk in chunks:
                     yield chunk
         if state.events == 0 and request.tools:
             # nothing was handed out yet, so asking again unstreamed duplicates nothing
             async for chunk in self._unstreamed(request):
                 yield chunk
             return
-        yield StreamChunk(response=state.response(attempts))
+        try:
+            final = state.response(attempts)
+        except MALFORMED as exc:
+            raise malformed(self.name, "answer (assembled from the events)", exc, "") from None
+        yield StreamChunk(response=final)
 
     async def _unstreamed(self, request: LLMRequest) -> AsyncIterator[StreamChunk]:
         response = await self.complete(request)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..exceptions import ConfigError
+from ._http import StreamLimits
 from .anthropic import AnthropicProvider
 from .base import Provider
 from .openai_compat import OpenAICompatProvider
@@ -147,6 +148,7 @@ def create_provider(
     trace_dir: str | Path | None = None,
     n_ctx: int = 8192,
     seed: int | None = None,
+    limits: StreamLimits | None = None,
 ) -> tuple[Provider, str]:
     """The provider for ``model_string`` and the model name to put in its requests.
 
@@ -158,6 +160,7 @@ def create_provider(
         max_retries: retries on 429 / 5xx / connection errors.
         trace_dir: where ``replay:<run_id>`` finds the recorded trace.
         n_ctx / seed: context window and sampler seed of a ``local`` model.
+        limits: bytes and seconds one answer of an HTTP provider may take (:class:`StreamLimits`).
 
     Raises:
         ConfigError: unknown provider, missing key (saying which variable or ``providers=`` entry
@@ -172,7 +175,7 @@ def create_provider(
         if resolved == "local":
             try:
                 return create_provider("local", providers, timeout=timeout, max_retries=max_retries,
-                                       trace_dir=trace_dir, n_ctx=n_ctx, seed=seed)
+                                       trace_dir=trace_dir, n_ctx=n_ctx, seed=seed, limits=limits)
             except ConfigError as exc:
                 envs = ", ".join(str(PRESETS[n].key_env) for n in AUTO_ORDER)
                 raise ConfigError(
@@ -234,13 +237,13 @@ def create_provider(
     if preset.wire == "anthropic":
         return (
             AnthropicProvider(api_key=key, base_url=base_url, timeout=timeout, max_retries=max_retries,
-                              key_hint=key_hint, extra_headers=headers),
+                              key_hint=key_hint, extra_headers=headers, limits=limits),
             model,
         )
     provider = OpenAICompatProvider(
         base_url=base_url, api_key=key, name=preset.name, timeout=timeout, max_retries=max_retries,
         key_hint=key_hint, max_tokens_field=preset.max_tokens_field, extra_headers=headers,
-        stream_tools=preset.stream_tools,
+        stream_tools=preset.stream_tools, limits=limits,
     )
     return provider, model
 

@@ -171,6 +171,8 @@ class ReplayProvider(Provider):
         event = self._next(request)
         if event.event_type != "llm_call":
             received = event.metadata.get("received")
+            if not isinstance(received, str) and event.metadata.get("received_chars"):
+                received = self._partial_reply(event)
             for piece in _WORDS.findall(received if isinstance(received, str) else ""):
                 yield StreamChunk(text=piece)
             raise self.recorded_error(event)
@@ -180,6 +182,18 @@ class ReplayProvider(Provider):
         for call in response.message.tool_calls:
             yield StreamChunk(tool_call_delta=call)
         yield StreamChunk(response=response)
+
+    def _partial_reply(self, event: TraceEvent) -> str:
+        """The partial reply of a failed call: recorded once, in its turn's ``turn_end.reply``
+        (older traces put it in the error's ``received``)."""
+        if event.turn is None:
+            return ""
+        try:
+            ends = self.reader.events(self.run_id, event_types=["turn_end"], turn=event.turn, agent=self.agent)
+        except TraceError:
+            return ""
+        reply = ends[-1].metadata.get("reply") if ends else None
+        return reply if isinstance(reply, str) else ""
 
     def recorded_error(self, event: TraceEvent) -> ProviderError:
         """The error a recorded ``error`` event describes, as an exception of the same class name."""

@@ -102,6 +102,17 @@ class RuntimeConfig(BaseModel):
     tool_output_max_tokens: int = Field(default=2000, ge=64)
     request_timeout: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=4, ge=0)
+
+    # limits on what a provider can make us hold or wait for (docs/SECURITY.md)
+    max_reply_bytes: int = Field(default=8 * 1024 * 1024, gt=0)
+    """Bytes of one answer's body (streamed or not); past it the answer is cut off with a
+    ``StreamError`` and the partial reply is kept. Default 8 MiB."""
+    max_sse_line_bytes: int = Field(default=1024 * 1024, gt=0)
+    """Bytes of one line of a streamed answer (a line with no newline would grow forever). Default 1 MiB."""
+    max_stream_seconds: float = Field(default=600.0, gt=0)
+    """Wall time of one answer (one LLM call), from its headers to its last byte. Default 600 s."""
+    stream_idle_seconds: float = Field(default=120.0, gt=0)
+    """Time a stream may go without a data event; keep-alive comments do not count. Default 120 s."""
     prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
     """USD per million (input, output) tokens by model name; overrides the built-in table."""
 

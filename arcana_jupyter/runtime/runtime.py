@@ -69,26 +69,37 @@ class Runtime:
         return fn
 
     def secrets(self) -> list[str]:
-        """Every key this runtime knows: masked wherever text is recorded."""
+        """Every key this runtime knows (API keys, secret header values such as Azure's ``api-key``):
+        masked wherever text is recorded."""
+        from ..providers._http import secret_header_values
+
         found: list[str] = []
         for value in self.providers.values():
             key = value.get("api_key") if isinstance(value, Mapping) else value
             if isinstance(key, str) and key:
                 found.append(key)
+            if isinstance(value, Mapping) and isinstance(value.get("headers"), Mapping):
+                found += secret_header_values(value["headers"])
         for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "DEEPSEEK_API_KEY"):
             if os.environ.get(var):
                 found.append(os.environ[var])
         return found
 
-    def _provider(self, model: str, trace_dir: Path | None) -> tuple[Provider, str, str]:
+    def _provider(self, model: str, trace_dir: Path | None,
+                  config: RuntimeConfig | None = None) -> tuple[Provider, str, str]:
         if self.provider_instance is not None:
             name = getattr(self.provider_instance, "model_name", None) or self.provider_instance.name
             return self.provider_instance, str(name), f"{self.provider_instance.name}:{name}"
         from ..providers.registry import create_provider
 
+        from ..providers._http import StreamLimits
+
+        cfg = config or self.config
+        limits = StreamLimits(max_reply_bytes=cfg.max_reply_bytes, max_line_bytes=cfg.max_sse_line_bytes,
+                              max_stream_seconds=cfg.max_stream_seconds, stream_idle_seconds=cfg.stream_idle_seconds)
         provider, provider_model = create_provider(
-            model, self.providers, timeout=self.config.request_timeout, max_retries=self.config.max_retries,
-            trace_dir=trace_dir, n_ctx=local_context(self.config.total_window), seed=self.config.seed,
+            model, self.providers, timeout=cfg.request_timeout, max_retries=cfg.max_retries,
+            trace_dir=trace_dir, n_ctx=local_context(cfg.total_window), seed=cfg.seed, limits=limits,
         )
         resolved = model if model != "auto" else f"{provider.name}:{provider_model}"
         return provider, provider_model, resolved
@@ -141,7 +152,7 @@ class Runtime:
         self, agent: str, run_id: str, writer: TraceWriter, cfg: RuntimeConfig, *, ask_user: AskUser | None
     ) -> ChatSession:
         tdir = writer.path.parent if writer.path is not None else None
-        provider, provider_model, model_string = self._provider(cfg.model, tdir)
+        provider, provider_model, model_string = self._provider(cfg.model, tdir, cfg)
         from .builtin_tools import offers_tools, primitive_tools
 
         withheld: list[str] = []

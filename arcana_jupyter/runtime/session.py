@@ -248,8 +248,9 @@ class ChatSession:
                 msg = Message(role="assistant", content=received, turn=turn)
                 self.history.append(msg)
             reply.text = received
+            # the partial reply is recorded once, in turn_end.reply (received_chars says how much)
             self.emit("error", {"type": "cancelled", "where": "runtime", "recoverable": True,
-                                "message": "the turn was cancelled", "received": received})
+                                "message": "the turn was cancelled", "received_chars": len(received)})
             await self._turn_end_hooks(reply)
             self._end_turn(reply, status, started)
             raise
@@ -257,8 +258,9 @@ class ChatSession:
             status = "error"
             reply.error = exc
             received = "".join(partial)
+            reply.text = received  # kept for the caller, and recorded once: in turn_end.reply
             self.emit("error", {"type": type(exc).__name__, "where": "provider", "recoverable": True,
-                                "message": str(exc), "status": exc.status, "received": received})
+                                "message": str(exc), "status": exc.status, "received_chars": len(received)})
         except ArcanaError as exc:
             status = "error"
             reply.error = exc

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
@@ -66,17 +67,29 @@ _SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
     # so that prose such as "task-management-and-planning" is left alone
     re.compile(r"sk-(?:ant-|proj-|live-|test-|admin-|svcacct-)[A-Za-z0-9_\-]{8,}"),
     re.compile(r"sk-[A-Za-z0-9_\-]{16,}"),
+    re.compile(r"(?:xai-|gsk_)[A-Za-z0-9_\-]{16,}"),
     re.compile(r"gh[pousr]_[A-Za-z0-9]{30,}"),
     re.compile(r"github_pat_[A-Za-z0-9_]{30,}"),
     re.compile(r"AIza[0-9A-Za-z_\-]{30,}"),
     re.compile(r"xox[abposr]-[A-Za-z0-9\-]{10,}"),
+    re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),  # AWS access key ids
 )
+_JWT = re.compile(r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*")
+"""A JSON Web Token: base64url header and payload (both start ``eyJ`` = ``{"``) and a signature."""
+_PEM = re.compile(
+    r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----.*?(?:-----END \1-----|\Z)", re.DOTALL
+)
+"""A PEM (or PGP) private-key block, whole; an unterminated one is masked to the end of the text."""
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{1,20}://)([^\s/?#@:\[\]]+):([^\s/?#@]+)@")
+"""``scheme://user:password@host``: the password is masked, the user and host stay."""
 _BEARER = re.compile(r"\b(Bearer|Basic)(\s+)([A-Za-z0-9\-._~+/]{8,}=*)", re.IGNORECASE)
 _KEYWORD_TOKEN = re.compile(
     r"(?i)((?:api[_\-]?key|access[_\-]?key|secret[_\-]?key|private[_\-]?key|key|token|secret|password|passwd|"
     r"auth|authorization|credential|credentials)\b[\"']?\s*(?:[:=]|\bis\b)?\s*[\"']?)([A-Za-z0-9_\-./+=]{32,})"
 )
-_TRIGGERS = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "aiza", "xox", "bearer", "basic", "key", "token", "secret", "passw", "auth", "credential")
+_TRIGGERS = ("sk-", "xai-", "gsk_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "aiza", "xox", "akia",
+             "asia", "eyj", "-----begin", "://", "bearer", "basic", "key", "token", "secret", "passw", "auth",
+             "credential")
 """Substrings (of the lower-cased text) without which no secret rule can apply (most strings)."""
 _EMAIL = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
 _DIGITS = re.compile(r"(?<![\w+])\+?(?:\d{9,}|\d+(?:[ \-]\d{3,})+)(?!\w)")
@@ -110,7 +123,7 @@ def _mask_keyword_token(match: re.Match[str]) -> str:
 def _mask_credential(match: re.Match[str]) -> str:
     token = match.group(3)
     # a credential has digits or base64/url punctuation, or is long; "bearer tokens" is prose
-    if len(token) >= 20 or any(c.isdigit() or c in "-._~+/=" for c in token):
+    if len(token) >= 16 or any(c.isdigit() or c in "-._~+/=" for c in token):
         return match.group(1) + match.group(2) + REDACTED
     return match.group(0)
 
@@ -140,6 +153,7 @@ class Redactor:
             re.compile("|".join(re.escape(s) for s in literals)) if literals else None
         )
         self._cache: dict[tuple[str, bool], str] = {}
+        self._generation = _GENERATION[0]
 
     def add_secret(self, secret: str) -> None:
         """Mask ``secret`` from now on (e.g. a provider key configured after the writer opened)."""
@@ -154,6 +168,8 @@ class Redactor:
         """``text`` with the secrets (and, in ``redacted`` mode, e-mails and digit runs) masked.
 
         ``personal=False`` skips the e-mail and digit rules (used for ids and digests)."""
+        if self._generation != _GENERATION[0]:
+            self._cache, self._generation = {}, _GENERATION[0]
         if len(text) <= _CACHE_MAX_LEN:
             key = (text, personal)
             cached = self._cache.get(key)
@@ -167,13 +183,7 @@ class Redactor:
     def _redact(self, text: str, personal: bool) -> str:
         if self._literal is not None:
             text = self._literal.sub(REDACTED, text)
-        lower = text.lower()
-        if any(t in lower for t in _TRIGGERS):
-            for pattern in _SECRET_PATTERNS:
-                text = pattern.sub(_mask_secret, text)
-            text = _BEARER.sub(_mask_credential, text)
-            if len(text) >= 32:
-                text = _KEYWORD_TOKEN.sub(_mask_keyword_token, text)
+        text = _mask_known(text)
         if self.content == "redacted" and personal:
             if "@" in text:
                 text = _EMAIL.sub(REDACTED, text)
@@ -237,3 +247,75 @@ class Redactor:
 def redact_text(text: str, secrets: Iterable[str] = (), content: TraceContent = "full") -> str:
     """One-shot :meth:`Redactor.redact_text` (for error messages, notebook output, reports)."""
     return Redactor(content, secrets).redact_text(text)
+
+
+# -- the one masking function ---------------------------------------------------------------------
+
+_REGISTERED: set[str] = set()
+_REGISTERED_PATTERN: re.Pattern[str] | None = None
+_REGISTRY_LOCK = threading.Lock()
+_GENERATION = [0]
+"""Bumped by :func:`register_secret`, so a :class:`Redactor`'s cache never serves an older masking."""
+
+
+def register_secret(secret: str | None) -> None:
+    """Mask ``secret`` (a configured API key, a secret header value) everywhere in this process
+    from now on: exception messages, traces, memory, renderers. Values under 6 characters are
+    ignored (they would mask ordinary words)."""
+    global _REGISTERED_PATTERN
+    if not isinstance(secret, str) or len(secret.strip()) < _MIN_LITERAL_SECRET:
+        return
+    with _REGISTRY_LOCK:
+        if secret in _REGISTERED:
+            return
+        _REGISTERED.add(secret)
+        _GENERATION[0] += 1
+        _REGISTERED_PATTERN = re.compile(
+            "|".join(re.escape(s) for s in sorted(_REGISTERED, key=len, reverse=True))
+        )
+
+
+def _mask_known(text: str) -> str:
+    """Registered literal secrets and every secret pattern (see :func:`mask_secrets`)."""
+    registered = _REGISTERED_PATTERN
+    if registered is not None:
+        text = registered.sub(REDACTED, text)
+    lower = text.lower()
+    if any(t in lower for t in _TRIGGERS):
+        if "-----begin" in lower:
+            text = _PEM.sub(REDACTED, text)
+        for pattern in _SECRET_PATTERNS:
+            text = pattern.sub(_mask_secret, text)
+        if "eyj" in lower:
+            text = _JWT.sub(REDACTED, text)
+        if "://" in text:
+            text = _URL_CREDENTIALS.sub(_mask_url_credentials, text)
+        text = _BEARER.sub(_mask_credential, text)
+        if len(text) >= 32:
+            text = _KEYWORD_TOKEN.sub(_mask_keyword_token, text)
+    return text
+
+
+def _mask_url_credentials(match: re.Match[str]) -> str:
+    return f"{match.group(1)}{match.group(2)}:{REDACTED}@"
+
+
+def mask_secrets(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """``text`` with every secret replaced by ``[REDACTED]``: the one masking function.
+
+    Exceptions (:class:`~arcana_jupyter.exceptions.ArcanaError`), trace writing (every
+    ``trace_content`` mode), the memory store (on write and export) and the renderers use it.
+    Masked: ``secrets`` given here and every value passed to :func:`register_secret` (configured
+    provider keys and secret header values), API-key shapes (``sk-...``, ``sk-ant-...``,
+    ``sk-proj-...``, ``xai-...``, ``gsk_...``, ``ghp_...``/``github_pat_...``, ``AIza...``,
+    ``xox?-...``, AWS ``AKIA...``/``ASIA...``), JSON Web Tokens, PEM private-key blocks, the
+    password in ``scheme://user:password@host``, ``Bearer``/``Basic`` credentials, and long
+    key-looking tokens written after ``key``, ``token``, ``secret``, ``password``... The list is
+    in docs/SECURITY.md.
+    """
+    if not isinstance(text, str):
+        text = str(text)
+    literals = sorted({s for s in secrets if isinstance(s, str) and len(s.strip()) >= 4}, key=len, reverse=True)
+    for secret in literals:
+        text = text.replace(secret, REDACTED)
+    return _mask_known(text)

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..exceptions import TraceError
+from ..exceptions import RunLockedError, TraceError
 from .events import EVENT_TYPES, TRACE_FORMAT_VERSION, TraceContent, TraceEvent
 from .redact import Redactor
 
@@ -83,6 +83,31 @@ def _ends_with_newline(path: Path) -> bool:
         return True  # empty or missing
 
 
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _lock_run(fd: int, path: Path, run_id: str) -> None:
+    """Take the run's lock: an exclusive ``flock`` on the trace file itself, held while the writer is
+    open. A second writer — another process, or another writer in this one — gets
+    :class:`RunLockedError` instead of interleaving its events. The kernel drops the lock when the
+    holder exits or is killed, so a crashed run is taken over by the next writer without cleanup;
+    the lock follows the file through a rename (``moved_to``). No-op where ``fcntl`` is missing."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no advisory lock
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise RunLockedError(
+            f"run {run_id} is being written by another writer ({path} is locked by a live process or another "
+            "open session in this one): two writers would interleave their events. Close the other session "
+            "first (chat.close()), or start a new run instead of resuming this one."
+        ) from None
+    except OSError:  # a file system without flock (some network mounts): write unlocked, as before
+        return
+
+
 class TraceWriter:
     """Writes one run's events to ``<trace_dir>/<run_id>.jsonl`` (see docs/TRACE_FORMAT.md).
 
@@ -94,6 +119,10 @@ class TraceWriter:
     Appending to a file that already holds events continues their numbering; a torn last line
     left by a crash is closed with a newline first, so the reader reports it as one bad line and
     loses nothing else.
+
+    One writer per run: the trace file is locked (``flock``) while the writer is open, and a second
+    writer of the same run raises :class:`~arcana_jupyter.exceptions.RunLockedError`. A path that
+    is a symbolic link is refused.
     """
 
     def __init__(
@@ -125,14 +154,28 @@ class TraceWriter:
         if self.path is not None:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+                if self.path.is_symlink():
+                    raise TraceError(f"trace file {self.path} is a symbolic link; arcana does not write through "
+                                     "links (remove it or choose another trace_dir)")
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_NOFOLLOW, 0o644)
+                _lock_run(self._fd, self.path, run_id)
+                # numbering and the torn-line check only after the lock: no other writer is appending now
                 self._seq = _last_sequence(self.path)
-                needs_newline = not _ends_with_newline(self.path)
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-                if needs_newline:
+                if not _ends_with_newline(self.path):
                     os.write(self._fd, b"\n")
             except OSError as exc:
+                self._release_fd()
                 raise TraceError(f"cannot open trace file {self.path}: {exc.strerror or exc}; "
                                  f"check the trace_dir setting and its permissions") from exc
+            except TraceError:
+                self._release_fd()
+                raise
+
+    def _release_fd(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     # -- writing --------------------------------------------------------------------------------
 

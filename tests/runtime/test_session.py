@@ -257,7 +257,9 @@ async def test_cancellation_records_what_was_received(tmp_path: Path) -> None:
     end = [e for e in events if e["event_type"] == "turn_end"][-1]
     assert end["metadata"]["status"] == "cancelled"
     err = [e for e in events if e["event_type"] == "error"][-1]
-    assert err["metadata"]["received"] == "partial answer that "
+    # the partial reply is recorded once: in turn_end.reply; the error says how much
+    assert end["metadata"]["reply"] == "partial answer that "
+    assert "received" not in err["metadata"] and err["metadata"]["received_chars"] == len("partial answer that ")
     assert chat.history[-1].content == "partial answer that "
     assert tokens == ["partial ", "answer ", "that "]
     await chat.aclose()
