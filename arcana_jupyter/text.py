@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -41,12 +41,17 @@ def keywords(text: str) -> list[str]:
     return list(seen)
 
 
-class BM25Index:
-    """Okapi BM25 over :func:`words`, with documents appended one at a time."""
+Query = str | Sequence[str] | Mapping[str, float]
+"""A query: text (analysed like the documents), a list of terms, or weighted terms."""
 
-    def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
+
+class BM25Index:
+    """Okapi BM25 over :func:`words` (or another ``analyzer``), with documents appended one at a time."""
+
+    def __init__(self, k1: float = 1.2, b: float = 0.75, analyzer: Callable[[str], list[str]] | None = None) -> None:
         self.k1 = k1
         self.b = b
+        self.analyzer: Callable[[str], list[str]] = analyzer or words
         self._tfs: list[Counter[str]] = []
         self._lens: list[int] = []
         self._df: Counter[str] = Counter()
@@ -57,7 +62,7 @@ class BM25Index:
 
     def add(self, text: str) -> int:
         """Index ``text``; returns its document number."""
-        tokens = words(text)
+        tokens = self.analyzer(text)
         tf = Counter(tokens)
         self._tfs.append(tf)
         self._lens.append(len(tokens))
@@ -69,18 +74,31 @@ class BM25Index:
         for t in texts:
             self.add(t)
 
+    def _terms(self, query: Query) -> dict[str, float]:
+        if isinstance(query, str):
+            return {t: float(n) for t, n in Counter(self.analyzer(query)).items()}
+        if isinstance(query, Mapping):
+            return {t: float(w) for t, w in query.items() if w > 0}
+        return {t: float(n) for t, n in Counter(query).items()}
+
+    def idf(self, term: str) -> float:
+        return self._idf(term)
+
     def _idf(self, term: str) -> float:
         n = len(self._tfs)
         df = self._df.get(term, 0)
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
-    def scores(self, query: str | Sequence[str], docs: Iterable[int] | None = None) -> dict[int, float]:
-        """Raw BM25 score of each document (only documents with a positive score are returned)."""
-        terms = words(query) if isinstance(query, str) else list(query)
-        if not terms or not self._tfs:
+    def scores(self, query: Query, docs: Iterable[int] | None = None) -> dict[int, float]:
+        """Raw BM25 score of each document (only documents with a positive score are returned).
+
+        Weighted terms (a mapping) count each term that many times (a term repeated in a text query
+        counts once per repetition, as in Okapi BM25's query-term frequency).
+        """
+        q = self._terms(query)
+        if not q or not self._tfs:
             return {}
         avg = self._total_len / len(self._tfs) or 1.0
-        q = Counter(terms)
         wanted = range(len(self._tfs)) if docs is None else docs
         out: dict[int, float] = {}
         idfs = {t: self._idf(t) for t in q}
@@ -96,17 +114,17 @@ class BM25Index:
                 out[i] = s
         return out
 
-    def normalised_scores(self, query: str | Sequence[str], docs: Iterable[int] | None = None) -> dict[int, float]:
+    def normalised_scores(self, query: Query, docs: Iterable[int] | None = None) -> dict[int, float]:
         """Scores divided by the query's best possible score, so each lies in ``[0, 1]``.
 
         The best possible score is what a document would get that holds every query term once, at
         average length — so 1.0 means "mentions everything the query asks about".
         """
-        terms = words(query) if isinstance(query, str) else list(query)
-        raw = self.scores(terms, docs)
+        q = self._terms(query)
+        raw = self.scores(q, docs)
         if not raw:
             return {}
-        ideal = sum(qn * self._idf(t) for t, qn in Counter(terms).items())
+        ideal = sum(qn * self._idf(t) for t, qn in q.items())
         if ideal <= 0:
             return {}
         return {i: min(1.0, s / ideal) for i, s in raw.items()}

@@ -27,6 +27,7 @@ import inspect
 import operator
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from itertools import accumulate
+from pathlib import Path
 from typing import Any
 
 from ..messages import Message, MessageLike, ToolSpec, as_message
@@ -38,18 +39,21 @@ from .decisions import (
     Source,
     TokenBudget,
 )
+from .embeddings import Embedder, EmbeddingStore, default_embedder, embedder_for
 from .fidelity import FidelityPolicy, fit_text, render
 from .history import HistoryState, MessageInfo
-from .relevance import RECENCY_HALF_TURNS, W_BM25, W_RECENCY
+from .relevance import RECENCY_HALF_TURNS, W_BM25, W_RECENCY, fuse
 from .result import MSG_FIELDS, Assembly, BuildResult, Item, Pending, compose, make_decision
 from .sections import ContextSection, PinBlock, render_task
 
 Summarizer = Callable[[list[Message]], str]
 AsyncSummarizer = Callable[[list[Message]], Awaitable[str]]
 
-RECALL_MIN_BM25 = 0.25
-"""Normalised BM25 an older message needs to be brought back as relevant to the current input."""
-RECALL_MAX_UNITS = 4
+RECALL_MIN_BM25 = 0.2
+"""Normalised BM25 an older message needs to be brought back as relevant to the current input
+(with an embedding model, a message in the cosine ranking qualifies too, see relevance.py)."""
+RECALL_MAX_UNITS = 160
+"""Most relevant units brought back in one build (the budget is the usual limit)."""
 MIN_SUMMARY_TOKENS = 64
 _INFO_CACHE_MAX = 200_000
 _LIFT: dict[str, Fidelity] = {"L1": "L1", "L2": "L1", "L3": "L2"}
@@ -65,7 +69,8 @@ class WorkingSetBuilder:
         placeholder_hint: appended to L3 placeholders, e.g. ``"recall({turn}) to read it"`` when the
             recall primitive is enabled. ``None`` (default): placeholders mention no primitive.
         fidelity: sizes of the compressed forms.
-        recall_share: part of the conversation budget reserved for relevant earlier turns.
+        recall_share: part of the conversation budget reserved for relevant earlier turns (at least:
+            whatever the quantized verbatim window leaves free goes to them too).
         section_share: most of the free budget sections may take before they are compressed.
         summary_max_tokens: largest summary the ``llm_summarize`` strategy makes room for.
         band_fraction: the quantum the verbatim window moves by, as a part of the available tokens.
@@ -73,6 +78,13 @@ class WorkingSetBuilder:
             window is used on average (between ``1 - band_fraction`` and all of it).
         recall: bring older turns relevant to the current input back, late in the prompt (default).
             ``False`` keeps the prompt a pure function of position (no relevance-driven block).
+        embedder: semantic relevance. ``"auto"`` (default): the bundled model when the
+            ``[embeddings]`` extra is installed, else lexical relevance only; ``None``: lexical only;
+            a model's ``name@version`` (what :meth:`settings` records): that model, or an error
+            saying what to install; or an :class:`~.embeddings.Embedder`.
+        embedding_cache: a folder where computed vectors are kept (append-only, one file per
+            model), so a resumed or rebuilt session does not embed again. Not a setting: it never
+            changes a result.
     """
 
     def __init__(
@@ -84,13 +96,15 @@ class WorkingSetBuilder:
         *,
         placeholder_hint: str | None = None,
         fidelity: FidelityPolicy | None = None,
-        recall_share: float = 0.15,
+        recall_share: float = 0.35,
         section_share: float = 0.5,
         head_share: float = 0.15,
         window_share: float = 0.6,
         summary_max_tokens: int = 512,
         band_fraction: float = 0.25,
         recall: bool = True,
+        embedder: Embedder | str | None = "auto",
+        embedding_cache: str | Path | None = None,
     ) -> None:
         if strategy not in S.STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r}; choose one of {list(S.STRATEGIES)}")
@@ -112,6 +126,13 @@ class WorkingSetBuilder:
         self.summary_max_tokens = summary_max_tokens
         self.band_fraction = band_fraction
         self.recall = recall
+        if embedder == "auto":
+            embedder = default_embedder()
+        elif isinstance(embedder, str):
+            embedder = embedder_for(embedder)
+        self.embedder: Embedder | None = embedder
+        self.embeddings: EmbeddingStore | None = (
+            EmbeddingStore(embedder, embedding_cache) if embedder is not None else None)
         # caches (never change a result, only how fast it is computed)
         self._by_id: dict[int, MessageInfo] = {}
         self._by_key: dict[tuple[Any, ...], MessageInfo] = {}
@@ -120,6 +141,7 @@ class WorkingSetBuilder:
         self._tools_ref: tuple[ToolSpec, ...] = ()
         self._tools_tokens = 0
         self._summaries: dict[tuple[Any, ...], str] = {}
+        self._by_dict: dict[tuple[Any, ...], Message] = {}
 
     @property
     def placeholder_hint(self) -> str | None:
@@ -147,6 +169,7 @@ class WorkingSetBuilder:
             "summary_max_tokens": self.summary_max_tokens,
             "band_fraction": self.band_fraction,
             "recall": self.recall,
+            "embedder": self.embedder.ident if self.embedder is not None else None,
             "summarizer": self.summarizer is not None,
             "encoding": self.counter.encoding_name,
         }
@@ -212,6 +235,31 @@ class WorkingSetBuilder:
         return pending.finish(text)
 
     # ---- caches ----------------------------------------------------------------------------
+    def _as_messages(self, history: Sequence[MessageLike]) -> list[Message]:
+        """``history`` as :class:`Message` objects; a plain dict seen before (same content) maps to
+        the same object, so a dict history's unchanged prefix is recognised without validating it
+        again."""
+        out: list[Message] = []
+        cache = self._by_dict
+        for m in history:
+            if isinstance(m, Message):
+                out.append(m)
+                continue
+            if isinstance(m, dict):
+                calls = m.get("tool_calls")
+                key = (m.get("role"), m.get("content"), repr(calls) if calls else None, m.get("tool_call_id"),
+                       m.get("name"), m.get("turn"))
+                hit = cache.get(key)
+                if hit is None:
+                    hit = as_message(m)
+                    if len(cache) >= _INFO_CACHE_MAX:
+                        cache.clear()
+                    cache[key] = hit
+                out.append(hit)
+            else:
+                out.append(as_message(m))
+        return out
+
     def _info(self, msg: Message) -> MessageInfo:
         info = self._by_id.get(id(msg))
         if info is not None and info.msg is msg:
@@ -326,7 +374,7 @@ class _Build:
         self.summary_override = summary_override
         self.notes: list[str] = []
 
-        hist = [m if isinstance(m, Message) else as_message(m) for m in history]
+        hist = b._as_messages(history)
         self.n_hist = len(hist)
         state = b._sync_history(hist)
         self.rel = state.rel
@@ -427,7 +475,8 @@ class _Build:
         rounded = -(-fixed_nonconv // grain) * grain
         C = A - rounded if A - rounded >= input_cost else A - fixed_nonconv
 
-        self.bm25 = self._relevance()  # before any await: the shared index may grow meanwhile
+        # before any await: the shared index may grow meanwhile
+        self.bm25, self.via, self.lexical = self._relevance(strategy != "passthrough" and b.recall)
 
         # ---- plan the conversation --------------------------------------------------------
         self.stale: set[int] = set() if strategy == "passthrough" else self.state.stale()
@@ -448,8 +497,33 @@ class _Build:
             return Pending(folded=folded, key=key, finish=lambda text: self._summary_done(ctx, key, text))
         return self._finish(ctx, None)
 
-    def _relevance(self) -> dict[int, float]:
-        """BM25 of history messages against the current input + task (+ this turn's user message)."""
+    def _relevance(self, recall: bool) -> tuple[dict[int, float], dict[int, str], dict[int, float]]:
+        """``(match, via, bm25)`` of history messages against the current input + task (+ this turn's
+        user message): see relevance.py. The embedding model (if any) is asked only when older turns
+        may be brought back (``recall``): a passthrough build records the lexical match."""
+        query = self._query()
+        if not query:
+            return {}, {}, {}
+        lexical = self.rel.scores(query, limit=self.n_hist)
+        store = self.b.embeddings
+        if store is None or not recall:
+            if recall:
+                self.notes.append("relevance: lexical only (stemmed BM25 with feedback); no embedding model "
+                                  "(pip install 'arcana-jupyter[embeddings]')")
+            match, via = fuse(lexical, None)
+            return match, via, lexical
+        rel = self.rel
+        if len(rel.vectors) < self.n_hist:
+            from .relevance import message_text
+
+            rel.vectors.extend(store.get(message_text(m)) for m in self.msgs[len(rel.vectors):self.n_hist])
+        semantic = rel.semantic(store.get(query), self.n_hist)
+        self.notes.append(f"relevance: stemmed BM25 with feedback + semantic ({store.ident}), "
+                          "reciprocal rank fusion")
+        match, via = fuse(lexical, semantic)
+        return match, via, lexical
+
+    def _query(self) -> str:
         msgs = self.msgs
         query_parts = []
         if self.input_index is not None:
@@ -460,7 +534,7 @@ class _Build:
                     query_parts.append(msgs[last_user].content)
         if self.task:
             query_parts.append(self.task)
-        return self.rel.scores(" ".join(query_parts), limit=self.n_hist) if query_parts else {}
+        return " ".join(query_parts)
 
     def _detach(self) -> None:
         """Own copies of the shared history state, for a build that waits on the summariser: another
@@ -522,7 +596,7 @@ class _Build:
             base[u] = sum(self._msg_cost(i, "L0")[1] for i in self.units[u])
         offsets = [0, *accumulate(base)]
         Q = self.quantum
-        recall_room = min(int(C * b.recall_share), 4096) if b.recall else 0
+        recall_room = int(C * b.recall_share) if b.recall else 0
 
         if strategy == "llm_summarize":
             room = min(b.summary_max_tokens, int(C * 0.25))
@@ -839,40 +913,86 @@ class _Build:
         middle_rendered: dict[int, tuple[Message, int, Fidelity]],
         out: list[Item],
     ) -> None:
-        """Bring back the older units the current input is about, verbatim (or at L1) if they fit."""
+        """Fill ``room`` with older turns relevant to the current input, whole exchanges where they fit.
+
+        Units are ranked by their best message's match (``bm25``: the fused match, see relevance.py);
+        each relevant unit comes back verbatim (or at L1 when verbatim does not fit) with the rest
+        of its exchange (the user turn and the replies to it: ``neighbour``), best first, until the
+        room is used up or the ranking ends; then the exchanges just before and after the ones
+        brought back, while they fit (``neighbour``: the context a fact was stated in). Placed in
+        conversation order, late in the prompt.
+        """
         decisions = self.decisions
+        units = self.units
+        last = len(units) - 1
+        lexical = self.lexical
+        via = self.via
         candidates: dict[int, float] = {}
+        best_msg: dict[int, int] = {}
         for i, s in bm25.items():
-            if s < RECALL_MIN_BM25 or i in self.stale:
+            if i in self.stale:
+                continue
+            if via.get(i) == "bm25" and lexical.get(i, 0.0) < RECALL_MIN_BM25:
                 continue
             d = decisions[i]
-            if d is None or d.source == "input":
-                continue
-            shown = d.outcome in ("kept",) or (d.outcome == "compressed" and d.fidelity == "L1")
-            if shown:
+            if d is None or d.source == "input" or self._shown(i):
                 continue
             u = self._unit_index(i)
-            if u is None or u == len(self.units) - 1:
+            if u is None or u == last:
                 continue
-            candidates[u] = max(candidates.get(u, 0.0), score(i))
+            key = round(s, 6)
+            if key > candidates.get(u, -1.0):
+                candidates[u] = key
+                best_msg[u] = i
         if not candidates or room <= 0:
             return
-        ranked = sorted(candidates, key=lambda u: (-candidates[u], u))
-        chosen: list[tuple[int, list[tuple[Message, int, Fidelity]]]] = []
-        for u in ranked:
-            if len(chosen) >= RECALL_MAX_UNITS:
-                break
-            for level in ("L0", "L1"):
+        ranked = sorted(candidates, key=lambda u: (-candidates[u], u))[:RECALL_MAX_UNITS]
+        chosen: dict[int, tuple[list[tuple[Message, int, Fidelity]], str]] = {}
+
+        def take(u: int, reason: str, levels: tuple[Fidelity, ...] = ("L0", "L1")) -> bool:
+            nonlocal room
+            if u in chosen or u >= last or u < 0 or any(self._shown(i) for i in units[u]):
+                return False
+            for level in levels:
                 rendered = [self._msg_cost(i, level) if i not in self.stale else self._msg_cost(i, "L3")
-                            for i in self.units[u]]
+                            for i in units[u]]
                 cost = sum(r[1] for r in rendered)
                 if cost <= room:
                     room -= cost
-                    chosen.append((u, rendered))
-                    break
-        reason = S.AT_KEPT if strategy == "aggressive_truncate" else S.RELEVANT_RECALLED
-        for u, rendered in sorted(chosen, key=lambda c: c[0]):
-            for i, (m, n, lv) in zip(self.units[u], rendered, strict=True):
+                    chosen[u] = (rendered, reason)
+                    return True
+            return False
+
+        for u in ranked:
+            if room <= 0:
+                break
+            i = best_msg[u]
+            reason = S.RELEVANT_SEMANTIC if via.get(i) == "semantic" else S.RELEVANT_BM25
+            if take(u, reason):
+                lo, hi = self._exchange(u)
+                for v in range(lo, hi + 1):
+                    if v != u:
+                        take(v, S.NEIGHBOUR, ("L0",))
+        # the exchanges around the ones brought back, nearest first, while they fit
+        seeds = [u for u in ranked if u in chosen and chosen[u][1] != S.NEIGHBOUR]
+        for dist in (1, 2, 3):
+            if room <= 0:
+                break
+            for u in seeds:
+                lo, hi = self._exchange(u)
+                before, after = lo, hi
+                for _ in range(dist):
+                    if before > 0:
+                        before = self._exchange(before - 1)[0]
+                    if after < last - 1:
+                        after = self._exchange(after + 1)[1]
+                for a, b in ((before, lo - 1), (hi + 1, after)):
+                    if a <= b and not any(v in chosen for v in range(a, b + 1)):
+                        for v in range(a, b + 1):
+                            take(v, S.NEIGHBOUR, ("L0",))
+        for u in sorted(chosen):
+            rendered, reason = chosen[u]
+            for i, (m, n, lv) in zip(units[u], rendered, strict=True):
                 out.append(Item(m, n, i))
                 old = decisions[i]
                 anchor = middle_rendered.get(i)
@@ -883,6 +1003,23 @@ class _Build:
                     reason=reason, layer="working", source=self._source(i), section=None, pinned=False,
                     turn=self.turns[i], position=None, recalled=True, anchor_position=None,
                 )
+
+    def _shown(self, i: int) -> bool:
+        """Whether message ``i`` already shows in the prompt in full or nearly (kept, or L1)."""
+        d = self.decisions[i]
+        return d is not None and (d.outcome == "kept" or (d.outcome == "compressed" and d.fidelity == "L1"))
+
+    def _exchange(self, u: int) -> tuple[int, int]:
+        """The units of the exchange holding unit ``u``: from its user turn to the last reply before the next."""
+        units, msgs = self.units, self.msgs
+        last = len(units) - 1
+        lo = u
+        while lo > 0 and msgs[units[lo][0]].role != "user":
+            lo -= 1
+        hi = u
+        while hi + 1 < last and msgs[units[hi + 1][0]].role != "user":
+            hi += 1
+        return lo, hi
 
     def _unit_index(self, i: int) -> int | None:
         u = self.state.unit_of[i]

@@ -1,11 +1,18 @@
-"""Relevance of older messages to the current input: BM25 plus recency, role and error content.
+"""Relevance of older messages to the current input: BM25 (+ embeddings) plus recency, role and error content.
 
 The score recorded in ``MessageDecision.relevance_score`` is
 
-    relevance = 0.6 * bm25 + 0.2 * recency + 0.1 * role + 0.1 * error
+    relevance = 0.6 * match + 0.2 * recency + 0.1 * role + 0.1 * error
 
-- ``bm25``: :class:`~arcana_jupyter.text.BM25Index` normalised score of the message against the
-  current input plus the task (``[0, 1]``; 1.0 means "mentions every query term").
+- ``match``: how well the message matches the current input plus the task, in ``[0, 1]``. Lexical
+  only (the default install): the :class:`~arcana_jupyter.text.BM25Index` normalised score over
+  Snowball-stemmed words without stop words (``1.0`` = "mentions every query term"), after one
+  round of pseudo-relevance feedback (the query is expanded with the most specific words of its
+  best first-round hits, at a lower weight: questions about two or three turns find the second
+  turn through the first). With an embedding model (:mod:`.embeddings`): the reciprocal rank
+  fusion of the BM25 ranking and the cosine ranking, ``sum 1 / (RRF_K + rank)`` over the two
+  lists, normalised so that first in both is ``1.0``. :meth:`RelevanceIndex.rank` also says,
+  per message, which list it came from (``bm25`` or ``semantic``).
 - ``recency``: ``1 / (1 + age / 8)`` with ``age`` in user turns between the message and the input.
 - ``role``: user 1.0, assistant 0.6, tool 0.4, system 0.5 — what the user said matters most.
 - ``error``: 1.0 when the content looks like an error (a traceback, ``SomethingError``, ``error:``).
@@ -26,8 +33,11 @@ from __future__ import annotations
 
 import re
 
+from typing import Any
+
 from ..messages import Message
 from ..text import BM25Index, words
+from ._snowball import EnglishStemmer
 
 W_BM25 = 0.6
 W_RECENCY = 0.2
@@ -36,6 +46,20 @@ W_ERROR = 0.1
 RECENCY_HALF_TURNS = 8.0
 MAX_QUERY_TERMS = 10
 MAX_DF_SHARE = 0.25
+BM25_K1 = 1.2
+BM25_B = 0.75
+PRF_DOCS = 3
+"""Pseudo-relevance feedback: the best first-round documents whose words expand the query ..."""
+PRF_TERMS = 6
+"""... this many of their most specific words (highest tf * idf, not in the query) ..."""
+PRF_WEIGHT = 0.35
+"""... each counted at this weight (a query word counts 1)."""
+RRF_K = 60
+"""Reciprocal rank fusion's constant (Cormack et al. 2009)."""
+SEMANTIC_TOP = 160
+"""The cosine ranking takes part in the fusion with its best ``SEMANTIC_TOP`` messages."""
+SEMANTIC_MIN = 0.1
+"""... that have at least this cosine with the query."""
 ROLE_WEIGHT: dict[str, float] = {"user": 1.0, "assistant": 0.6, "tool": 0.4, "system": 0.5}
 
 _ERROR = re.compile(
@@ -57,6 +81,25 @@ def _bounded(text: str, head: int = INDEX_HEAD_CHARS, tail: int = INDEX_TAIL_CHA
     if len(text) <= head + tail:
         return text
     return text[:head] + "\n" + text[-tail:]
+
+
+_STEMMER = EnglishStemmer()
+_STEMS: dict[str, str] = {}
+
+
+def stem(word: str) -> str:
+    """The Snowball (English) stem of a lower-cased word, cached; digits and identifiers pass through."""
+    hit = _STEMS.get(word)
+    if hit is None:
+        hit = word if (not word.isalpha() or len(word) <= 3) else _STEMMER.stemWord(word)
+        if len(_STEMS) < 500_000:
+            _STEMS[word] = hit
+    return hit
+
+
+def stems(text: str) -> list[str]:
+    """:func:`arcana_jupyter.text.words` (lower-cased, stop words removed), stemmed."""
+    return [stem(w) for w in words(text)]
 
 
 def looks_like_error(text: str) -> bool:
@@ -95,13 +138,18 @@ class RelevanceIndex:
     added; numbers — most of the distinct terms of CSV and table outputs, and rarely what a
     question is about — get theirs lazily, only when a query names one, extended to new documents
     when it is queried again. That keeps a cold build on tool-heavy histories cheap and a warm
-    build proportional to the new messages.
+    build proportional to the new messages. Terms are Snowball stems (:func:`stems`).
+
+    With an embedding model the builder appends each document's vector to :attr:`vectors`
+    (same numbering); :meth:`semantic` ranks them by cosine with a query vector.
     """
 
     def __init__(self) -> None:
-        self.bm25 = BM25Index()
+        self.bm25 = BM25Index(k1=BM25_K1, b=BM25_B, analyzer=stems)
         self._postings: dict[str, list[int]] = {}
         self._scanned: dict[str, int] = {}
+        self.vectors: list[Any] = []
+        self._matrix: Any = None
 
     def __len__(self) -> int:
         return len(self.bm25)
@@ -130,6 +178,9 @@ class RelevanceIndex:
             self._scanned[term] = len(tfs)
         return plist
 
+    def _cap(self) -> int:
+        return max(3, int(len(self.bm25) * MAX_DF_SHARE))
+
     def query_terms(self, query: str) -> list[str]:
         """The query's terms that carry weight: present in the index, not in many documents, rarest first.
 
@@ -137,22 +188,85 @@ class RelevanceIndex:
         is near log N): it hardly changes the ranking but would make most documents candidates. At
         most ``MAX_QUERY_TERMS`` terms are kept, the most specific ones.
         """
-        n = len(self.bm25)
-        cap = max(3, int(n * MAX_DF_SHARE))
+        cap = self._cap()
         df = self.bm25._df
-        found = sorted((k, t) for t in set(words(query)) if 0 < (k := df.get(t, 0)) <= cap)
+        found = sorted((k, t) for t in set(stems(query)) if 0 < (k := df.get(t, 0)) <= cap)
         return [t for _, t in found[:MAX_QUERY_TERMS]]
 
-    def scores(self, query: str, limit: int | None = None) -> dict[int, float]:
-        """Normalised BM25 score of every document (below ``limit``) sharing a weighty term with ``query``."""
-        terms = self.query_terms(query)
-        if not terms:
-            return {}
+    def _score(self, weights: dict[str, float], limit: int | None) -> dict[int, float]:
         candidates: set[int] = set()
-        for term in terms:
+        for term in weights:
             candidates.update(self._docs_with(term))
         if limit is not None:
             candidates = {d for d in candidates if d < limit}
         if not candidates:
             return {}
-        return self.bm25.normalised_scores(terms, sorted(candidates))
+        return self.bm25.normalised_scores(weights, sorted(candidates))
+
+    def scores(self, query: str, limit: int | None = None, *, feedback: bool = True) -> dict[int, float]:
+        """Normalised BM25 score of every document (below ``limit``) sharing a weighty term with ``query``.
+
+        ``feedback``: one round of pseudo-relevance feedback (see the module docstring).
+        """
+        terms = self.query_terms(query)
+        if not terms:
+            return {}
+        weights = dict.fromkeys(terms, 1.0)
+        first = self._score(weights, limit)
+        if not feedback or not first:
+            return first
+        top = sorted(first, key=lambda d: (-first[d], d))[:PRF_DOCS]
+        cap = self._cap()
+        df = self.bm25._df
+        gain: dict[str, float] = {}
+        for d in top:
+            for t, f in self.bm25._tfs[d].items():
+                if t in weights or t.isdigit() or not 1 < df[t] <= cap:
+                    continue
+                gain[t] = gain.get(t, 0.0) + f * self.bm25.idf(t)
+        extra = sorted(gain, key=lambda t: (-round(gain[t], 9), t))[:PRF_TERMS]
+        if not extra:
+            return first
+        expanded = {**weights, **dict.fromkeys(extra, PRF_WEIGHT)}
+        second = self._score(expanded, limit)
+        # normalised against the original query's ideal: expansion words add evidence, not a new scale
+        ideal = sum(self.bm25.idf(t) for t in terms)
+        full = sum(w * self.bm25.idf(t) for t, w in expanded.items())
+        scale = full / ideal if ideal > 0 else 1.0
+        return {d: min(1.0, v * scale) for d, v in second.items()}
+
+    # ---- semantic ---------------------------------------------------------------------------
+    def semantic(self, query_vector: Any, limit: int) -> dict[int, float]:
+        """Cosine (rounded to 5 decimals) of the best ``SEMANTIC_TOP`` documents below ``limit``."""
+        import numpy as np
+
+        n = min(limit, len(self.vectors))
+        if n <= 0:
+            return {}
+        m = self._matrix
+        if m is None or m.shape[0] < n:
+            m = self._matrix = np.stack(self.vectors[:len(self.vectors)])
+        sims = np.round(m[:n] @ query_vector, 5)
+        order = np.lexsort((np.arange(n), -sims))[:SEMANTIC_TOP]
+        return {int(d): float(sims[d]) for d in order if sims[d] >= SEMANTIC_MIN}
+
+
+def fuse(lexical: dict[int, float], semantic: dict[int, float] | None) -> tuple[dict[int, float], dict[int, str]]:
+    """Reciprocal rank fusion of the two rankings: ``(match in [0, 1], via)`` per document.
+
+    ``via`` names the list that ranked the document higher (``bm25`` on a tie). Without a semantic
+    ranking, ``match`` is the BM25 score itself (the lexical-only relevance).
+    """
+    if semantic is None:
+        return lexical, dict.fromkeys(lexical, "bm25")
+    lex_rank = {d: r for r, d in enumerate(sorted(lexical, key=lambda d: (-lexical[d], d)), 1)}
+    sem_rank = {d: r for r, d in enumerate(sorted(semantic, key=lambda d: (-semantic[d], d)), 1)}
+    best = 2.0 / (RRF_K + 1)
+    match: dict[int, float] = {}
+    via: dict[int, str] = {}
+    for d in lex_rank.keys() | sem_rank.keys():
+        lr, sr = lex_rank.get(d), sem_rank.get(d)
+        total = (1.0 / (RRF_K + lr) if lr else 0.0) + (1.0 / (RRF_K + sr) if sr else 0.0)
+        match[d] = round(total / best, 6)
+        via[d] = "bm25" if lr is not None and (sr is None or lr <= sr) else "semantic"
+    return match, via

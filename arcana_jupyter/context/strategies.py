@@ -29,9 +29,12 @@ Reasons (``MessageDecision.reason``): the seed's strings ``passthrough``, ``tail
 - ``current_input`` — the message being answered (always kept verbatim).
 - ``tail_preserve_middle_kept`` — a middle message left verbatim because no compressed form of it
   is smaller (short messages).
-- ``relevant_recalled`` — an older message brought back verbatim (or at L1) in the block of
-  earlier turns relevant to the current input (``tail_preserve``/``llm_summarize``; under
-  ``aggressive_truncate`` such a message is ``aggressive_truncate_kept``). ``recalled`` is set.
+- ``relevant_bm25`` / ``relevant_semantic`` — an older message brought back verbatim (or at L1)
+  in the block of earlier turns relevant to the current input, found by the lexical ranking
+  (stemmed BM25) or by the embedding model's (whichever ranked it higher); ``neighbour`` — brought
+  back with it: the rest of its exchange (a user turn and the replies to it) or an exchange just
+  before or after, filling the budget that is left. ``recalled`` is set. (Traces recorded before
+  this split say ``relevant_recalled``.)
 - ``pinned`` — a live pin; ``pin_expired`` — a pin past its ``until_turn`` (dropped).
 - ``section:<name>`` — a section (``section:memory_digest``); ``task`` — the ``task=`` text.
 - ``overflow`` — dropped because the messages that must be kept already exceed the budget.
@@ -74,6 +77,10 @@ SUMMARIZED = "llm_summarized_into_single"
 STALE_TOOL_RESULT = "stale_tool_result"
 CURRENT_INPUT = "current_input"
 RELEVANT_RECALLED = "relevant_recalled"
+"""(Traces recorded before relevance named its source.)"""
+RELEVANT_BM25 = "relevant_bm25"
+RELEVANT_SEMANTIC = "relevant_semantic"
+NEIGHBOUR = "neighbour"
 PINNED = "pinned"
 PIN_EXPIRED = "pin_expired"
 TASK = "task"

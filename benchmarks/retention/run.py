@@ -2,7 +2,9 @@
 
 Run: ``python -m benchmarks.retention.run [FILE ...] [--budgets 1024,2048,3072] [--reserve 256]``
 (default file: ``benchmarks/retention/data/notebook_qa.json``; writes
-``benchmarks/results/retention.md``).
+``benchmarks/results/retention.md``). ``--working-set`` reads the budgets as working-set sizes
+(window = budget + reserve, as issue 14 measures); ``--embeddings auto|off|both`` chooses the
+builder's relevance (``both``: a row for each); ``--cache DIR`` keeps the computed vectors.
 
 Input: a JSON list of conversations (or ``{"conversations": [...]}``)::
 
@@ -25,7 +27,9 @@ import datetime as dt
 import json
 import os
 import platform
+import statistics
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -50,6 +54,9 @@ class Question(BaseModel):
     question: str = Field(min_length=1)
     evidence: list[str] = Field(min_length=1)
     answer: str | None = None
+    kind: Literal["single", "date", "multi", "open"] | None = None
+    lexical_overlap: bool | None = None
+    """Whether the question shares a content word (stemmed, stop words out) with its evidence."""
 
 
 class Conversation(BaseModel):
@@ -113,6 +120,14 @@ class Tally:
     visible: int = 0
     present: int = 0
     prompt_tokens: list[int] = field(default_factory=list)
+    used_share: list[float] = field(default_factory=list)
+    ms: list[float] = field(default_factory=list)
+    violations: int = 0
+    by_kind: dict[str, list[int]] = field(default_factory=dict)
+    """kind -> [evidence turns, verbatim]; ``no-overlap`` for questions sharing no word with their evidence."""
+
+    def kind_row(self) -> dict[str, float]:
+        return {k: v[1] / v[0] for k, v in sorted(self.by_kind.items()) if v[0]}
 
     def row(self) -> tuple[float, float, float, float]:
         n = max(1, self.evidence)
@@ -152,32 +167,61 @@ def tail_only(counter: TokenCounter, history: list[Message], question: Message, 
     return kept, used
 
 
-def evaluate(conversations: list[Conversation], windows: list[int], reserve: int) -> dict[tuple[int, str], Tally]:
+def _builders(budget: TokenBudget, counter: TokenCounter, embeddings: str, cache: Path | None,
+              variants: bool) -> dict[str, WorkingSetBuilder]:
+    out: dict[str, WorkingSetBuilder] = {}
+    modes = {"auto": ["auto"], "off": ["off"], "both": ["off", "auto"]}[embeddings]
+    for mode in modes:
+        emb: str | None = "auto" if mode == "auto" else None
+        label = "" if embeddings != "both" else (" + embeddings" if mode == "auto" else ", lexical")
+        b = WorkingSetBuilder(budget=budget, counter=counter, embedder=emb, embedding_cache=cache)
+        if mode == "auto" and b.embedder is None:
+            continue
+        out[f"builder (auto{label})"] = b
+    if variants:
+        out["builder (tail_preserve)"] = WorkingSetBuilder(budget=budget, strategy="tail_preserve", counter=counter,
+                                                           embedder=None)
+        out["builder (auto, recall off)"] = WorkingSetBuilder(budget=budget, counter=counter, recall=False,
+                                                              embedder=None)
+    return out
+
+
+def evaluate(conversations: list[Conversation], windows: list[int], reserve: int, *, embeddings: str = "off",
+             cache: Path | None = None, variants: bool = True) -> dict[tuple[int, str], Tally]:
     counter = TokenCounter()
     out: dict[tuple[int, str], Tally] = {}
     for window in windows:
         budget = TokenBudget(total_window=window, response_reserve=reserve)
-        builders = {
-            "builder (auto)": WorkingSetBuilder(budget=budget, counter=counter),
-            "builder (tail_preserve)": WorkingSetBuilder(budget=budget, strategy="tail_preserve", counter=counter),
-            "builder (auto, recall off)": WorkingSetBuilder(budget=budget, counter=counter, recall=False),
-        }
+        builders = _builders(budget, counter, embeddings, cache, variants)
         for conv in conversations:
             history, index = _history(conv)
             for q in conv.questions:
                 question = Message(role="user", content=q.question)
                 evidence = [index[e] for e in q.evidence]
                 for name, builder in builders.items():
+                    if builder.embeddings is not None:  # embedding new messages is timed apart from the build
+                        builder.embeddings.many([question.content])
+                    t0 = time.perf_counter()
                     result = builder.build(history, question)
+                    ms = (time.perf_counter() - t0) * 1000
                     tally = out.setdefault((window, name), Tally())
+                    tally.ms.append(ms)
                     tally.prompt_tokens.append(result.budget.used)
+                    tally.used_share.append(result.budget.used / budget.available)
+                    tally.violations += result.budget.used > budget.available
                     by_index = {d.index: d for d in result.decision.decisions}
                     for i in evidence:
                         d = by_index[i]
+                        ok = d.outcome == "kept" and d.fidelity == "L0"
                         tally.evidence += 1
-                        tally.verbatim += d.outcome == "kept" and d.fidelity == "L0"
+                        tally.verbatim += ok
                         tally.visible += d.outcome in ("kept", "compressed") and d.fidelity in ("L0", "L1", "L2")
                         tally.present += d.outcome in ("kept", "compressed")
+                        for kind in (q.kind, "no-overlap" if q.lexical_overlap is False else None):
+                            if kind:
+                                acc = tally.by_kind.setdefault(kind, [0, 0])
+                                acc[0] += 1
+                                acc[1] += ok
                 kept, used = tail_only(counter, history, question, budget.available)
                 tally = out.setdefault((window, "tail-only baseline"), Tally())
                 tally.prompt_tokens.append(used)
@@ -189,59 +233,90 @@ def evaluate(conversations: list[Conversation], windows: list[int], reserve: int
     return out
 
 
+def _table(results: dict[tuple[int, str], Tally], windows: list[int], reserve: int, working_set: bool) -> list[str]:
+    lines = [
+        "| budget | method | evidence verbatim | content visible | any fidelity | budget used | violations "
+        "| median build ms | verbatim by kind |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for (window, name), tally in sorted(results.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        v, vis, p, _mean = tally.row()
+        size = window - reserve if working_set else window
+        used = statistics.fmean(tally.used_share) if tally.used_share else sum(tally.prompt_tokens) / max(
+            1, len(tally.prompt_tokens)) / max(1, window - reserve)
+        ms = f"{statistics.median(tally.ms):.1f}" if tally.ms else "-"
+        kinds = ", ".join(f"{k} {x:.2f}" for k, x in tally.kind_row().items())
+        lines.append(f"| {size:,} | {name} | {v:.2f} | {vis:.2f} | {p:.2f} | {used:.0%} | {tally.violations} | {ms} "
+                     f"| {kinds} |")
+        print(f"{size:>6} {name:<34} verbatim {v:.2f} visible {vis:.2f} used {used:.0%} ms {ms} {kinds}", flush=True)
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Evidence retention of the working-set builder vs a tail window.")
     parser.add_argument("files", nargs="*", type=Path, default=[DEFAULT_DATA])
     parser.add_argument("--budgets", default="1024,2048,3072", help="comma-separated window sizes (tokens)")
     parser.add_argument("--reserve", type=int, default=256, help="tokens reserved for the reply")
+    parser.add_argument("--working-set", action="store_true",
+                        help="budgets are working-set sizes: window = budget + reserve")
+    parser.add_argument("--embeddings", choices=("off", "auto", "both"), default="off",
+                        help="relevance of the main builder: lexical (off), the bundled model (auto), or both rows")
+    parser.add_argument("--cache", type=Path, default=None, help="folder for computed embedding vectors")
+    parser.add_argument("--no-variants", action="store_true", help="skip the tail_preserve and recall-off rows")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/retention.md"))
     args = parser.parse_args(argv)
     try:
-        windows = [int(b) for b in args.budgets.split(",") if b.strip()]
+        budgets = [int(b) for b in args.budgets.split(",") if b.strip()]
     except ValueError:
         print(f"error: --budgets must be comma-separated integers, got {args.budgets!r}", file=sys.stderr)
         return 2
-    conversations: list[Conversation] = []
+    windows = [b + args.reserve for b in budgets] if args.working_set else budgets
+    data: list[tuple[Path, list[Conversation]]] = []
     try:
         for f in args.files:
-            conversations += load(f)
+            data.append((f, load(f)))
     except DataError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    n_q = sum(len(c.questions) for c in conversations)
-    n_e = sum(len(q.evidence) for c in conversations for q in c.questions)
     counter = TokenCounter()
-    sizes = [counter.count_messages(_history(c)[0]) for c in conversations]
-    results = evaluate(conversations, windows, args.reserve)
     shown = [os.path.relpath(f) if f.is_absolute() and str(f).startswith(os.getcwd()) else str(f) for f in args.files]
-    files = ", ".join(shown)
+    flags = (" --working-set" if args.working_set else "") + (f" --embeddings {args.embeddings}") + (
+        " --no-variants" if args.no_variants else "")
     lines = [
         "# Evidence retention",
         "",
         f"Command: `.venv/bin/python -m benchmarks.retention.run {' '.join(shown)} "
-        f"--budgets {args.budgets} --reserve {args.reserve}`",
-        f"Date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}; machine: {os.cpu_count()} CPUs, "
-        f"Python {platform.python_version()}",
-        f"Data: {files} — {len(conversations)} conversations, {sum(len(c.turns) for c in conversations)} turns, "
-        f"{n_q} questions, {n_e} evidence turns; conversation sizes {min(sizes)}-{max(sizes)} tokens.",
+        f"--budgets {args.budgets} --reserve {args.reserve}{flags}`",
+        f"Date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}; machine: {os.cpu_count()} CPUs (shared "
+        f"with other jobs), Python {platform.python_version()}",
         "",
-        "Per question the whole conversation is the history and the question the current input. "
-        "Verbatim = the evidence turn is in the prompt unchanged (L0); content visible = L0, L1 or L2; "
-        "any fidelity = including an L3 placeholder. Tail-only baseline: system prompt, question and the "
-        "most recent turns that fit, verbatim. Prompt tokens = mean tokens sent (messages + priming). "
-        "'recall off' is the same builder with `recall=False` (no block of relevant earlier turns).",
+        "Per question the whole conversation is the history and the question the current input; one builder per "
+        "budget, reused across questions. Verbatim = the evidence turn is in the prompt unchanged (L0); content "
+        "visible = L0, L1 or L2; any fidelity = including an L3 placeholder. Budget = the working set "
+        + ("(window minus the reply reserve)" if args.working_set else "window") + "; budget used = mean prompt "
+        "tokens sent / tokens available; violations = builds over budget. Build ms: the build alone (the question's "
+        "embedding, when a model is used, is computed before and timed apart). Tail-only baseline: system prompt, "
+        "question and the most recent turns that fit. 'recall off': `recall=False`.",
         "",
-        "Caveat: relevance is lexical (BM25). The questions here name what they ask about, as users usually "
-        "do, and the data set has distractor turns sharing those words; a paraphrase sharing no word with "
-        "its evidence is not brought back by relevance (it survives only if it is recent enough).",
-        "",
-        "| window | reply reserve | method | evidence verbatim | content visible | any fidelity | mean prompt tokens |",
-        "| ---: | ---: | --- | ---: | ---: | ---: | ---: |",
     ]
-    for (window, name), tally in sorted(results.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-        v, vis, p, mean = tally.row()
-        lines.append(f"| {window:,} | {args.reserve} | {name} | {v:.0%} | {vis:.0%} | {p:.0%} | {mean:,.0f} |")
-        print(f"{window:>6} {name:<26} verbatim {v:.0%} visible {vis:.0%} any {p:.0%} tokens {mean:,.0f}")
+    for f, conversations in data:
+        n_q = sum(len(c.questions) for c in conversations)
+        n_e = sum(len(q.evidence) for c in conversations for q in c.questions)
+        no_overlap = sum(q.lexical_overlap is False for c in conversations for q in c.questions)
+        sizes = [counter.count_messages(_history(c)[0]) for c in conversations]
+        print(f"== {f}", flush=True)
+        results = evaluate(conversations, windows, args.reserve, embeddings=args.embeddings, cache=args.cache,
+                           variants=not args.no_variants)
+        lines += [
+            f"## {os.path.relpath(f) if f.is_absolute() else f}",
+            "",
+            f"{len(conversations)} conversations, {sum(len(c.turns) for c in conversations)} turns, {n_q} questions "
+            f"({no_overlap} share no content word with their evidence), {n_e} evidence turns; conversation sizes "
+            f"{min(sizes):,}-{max(sizes):,} tokens.",
+            "",
+            *_table(results, windows, args.reserve, args.working_set),
+            "",
+        ]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n")
     print(f"wrote {args.out}")

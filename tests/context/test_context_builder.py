@@ -313,7 +313,7 @@ def test_recalled_middle_message_keeps_its_anchor():
     r = WorkingSetBuilder(budget=budget(total // 2), strategy="tail_preserve").build(history, question)
     check_invariants(r, len(history) + 1)
     d = decision_of(r, 7)
-    assert d.recalled and d.reason == "relevant_recalled" and d.outcome == "kept"
+    assert d.recalled and d.reason == "relevant_bm25" and d.outcome == "kept"
     if d.anchor_position is not None:
         assert d.anchor_position < d.position
         anchor = r.messages[d.anchor_position]
@@ -433,7 +433,11 @@ def test_tools_are_counted_in_the_budget():
 
 def test_prefix_reuse_is_reported_and_high_turn_after_turn():
     history = chat(60, reply_words=40, tool_every=4)
-    b = WorkingSetBuilder(budget=budget(3000))
+    # a 3k window with 100-1,500-token tool results: the late block of earlier turns (which fills
+    # what the quantized window leaves, and changes with every question) would be most of the
+    # prompt; the band mechanism is what is checked here (benchmarks/retention/reuse.py measures
+    # the runtime's steady state with the late block on)
+    b = WorkingSetBuilder(budget=budget(3000), recall=False)
     prev = None
     reuse: list[float] = []
     for end in range(120, len(history) + 1, 2):
