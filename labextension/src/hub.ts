@@ -359,6 +359,26 @@ export class Hub {
   }
   private readonly lastPaths = new WeakMap<KernelLink, string>();
 
+  /** The trace files the open notebook's outputs recorded (`metadata.arcana.trace_path`), from the server's root. */
+  recordedTraces(notebookPath: string): string[] {
+    const link = this.linkFor(notebookPath);
+    const cells = link?.panel.content.model?.cells;
+    const found = new Set<string>();
+    if (!cells) {
+      return [];
+    }
+    for (let c = 0; c < cells.length; c++) {
+      const outputs = cells.get(c)?.outputs;
+      for (let i = 0; outputs && i < outputs.length; i++) {
+        const tp = (outputs.get(i).metadata as any)?.arcana?.trace_path;
+        if (typeof tp === 'string' && tp.endsWith('.jsonl')) {
+          found.add(besideNotebook(notebookPath, tp));
+        }
+      }
+    }
+    return [...found];
+  }
+
   /** Outputs whose `trace_path` starts with `<old>.arcana/` now point at `<new>.arcana/`. */
   private rewriteTracePaths(link: KernelLink, oldDir: string, newDir: string): void {
     const cells = link.panel.content.model?.cells;

@@ -5,6 +5,7 @@
 
 import { ILabShell, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
+import { PathExt } from '@jupyterlab/coreutils';
 import { ABCWidgetFactory, DocumentRegistry, DocumentWidget, IDocumentWidget, TextModelFactory } from '@jupyterlab/docregistry';
 import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
 import { ILauncher } from '@jupyterlab/launcher';
@@ -143,10 +144,19 @@ class RunsPanel extends Widget {
     const dir = traceDirFor(notebook);
     // Listing the parent first: a notebook with no trace folder yet costs no 404.
     const listing = await this.hub.list(dir);
+    // Runs the notebook's outputs recorded elsewhere (a folder that could not follow a rename).
+    const elsewhere = this.hub.recordedTraces(notebook).filter(p => PathExt.dirname(p) !== dir);
+    const extra: Contents.IModel[] = [];
+    for (const p of elsewhere) {
+      const info = await this.hub.fileInfo(p);
+      if (info) {
+        extra.push(info);
+      }
+    }
     if (notebook !== this.notebook) {
       return;
     }
-    const items = (listing ?? []).filter((m: Contents.IModel) => m.type !== 'directory' && m.name.endsWith('.jsonl'));
+    const items = [...(listing ?? []), ...extra].filter((m: Contents.IModel) => m.type !== 'directory' && m.name.endsWith('.jsonl'));
     items.sort((a, b) => String(b.last_modified).localeCompare(String(a.last_modified)));
     const signature = dir + '\n' + items.map(m => `${m.name}|${m.size}|${m.last_modified}`).join('\n');
     if (!force && signature === this.signature) {
@@ -154,13 +164,13 @@ class RunsPanel extends Widget {
     }
     this.signature = signature;
     clear(this.listHost);
-    this.heading.textContent = `Runs in ${dir}/`;
+    this.heading.textContent = `Runs in ${dir}/` + (extra.length ? ` and ${extra.length} recorded elsewhere` : '');
     if (!items.length) {
       this.listHost.appendChild(h('div', { class: 'arcana-muted' }, 'No runs recorded for this notebook yet.'));
     }
     for (const m of items) {
       const btn = h('button', { type: 'button', class: 'arcana-run-item', role: 'listitem', title: m.path },
-        h('span', { class: 'arcana-mono' }, m.name.replace(/\.jsonl$/, '')),
+        h('span', { class: 'arcana-mono' }, PathExt.dirname(m.path) === dir ? m.name.replace(/\.jsonl$/, '') : m.path),
         h('span', { class: 'arcana-muted' }, ` · ${new Date(m.last_modified).toLocaleString()} · ${((m.size ?? 0) / 1024).toFixed(0)} KiB`));
       btn.addEventListener('click', () => void this.app.commands.execute(CMD_OPEN, { path: m.path }));
       this.listHost.appendChild(btn);

@@ -186,6 +186,8 @@ def test_renamed_notebook_reopens_without_a_kernel_and_verifies(page, lab_root: 
              if "application/vnd.arcana.turn+json" in o.get("data", {})]
     assert len(metas) == len(TURNS) and all(m["trace_path"] == f"tour.arcana/{run_ids[0]}.jsonl" for m in metas)
     per_turn = path.stat().st_size / len(TURNS)
+    (Path(__file__).resolve().parents[2] / "test-artifacts" / "browser" / "notebook-native-size.txt").write_text(
+        f"tour.ipynb: {path.stat().st_size} bytes, {len(TURNS)} turns + replay: {per_turn:.0f} bytes per turn\n")
     assert per_turn <= 30_000, f"{per_turn:.0f} bytes per turn"
 
     # Every turn reproduces from its recording.
