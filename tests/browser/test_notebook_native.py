@@ -17,37 +17,12 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from tests.jupyter.test_notebook_size import LIMIT, TOUR, TURNS
+
 from .conftest import shot
 from .helpers import wait_for_lab
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-MODEL = '''\
-def tour_model(request):
-    """A fast, deterministic model for the tour: answers in Markdown, pins a fact on turn 2."""
-    users = [m for m in request.messages if m.role == "user"]
-    last = request.messages[-1]
-    if last.role == "tool":
-        return "Pinned: the west region grew fastest (**+18%**)."
-    if len(users) == 2 and "remember" in (last.content or ""):
-        return {"tool": "pin", "args": {"content": "The west region grew fastest: +18% from Q1 to Q4.", "label": "finding"}}
-    return f"Turn {len(users)}: I read *{(last.content or '')[:40]}*.\\n\\n| region | growth |\\n|---|---|\\n| west | +18% |\\n| east | +4% |"
-'''
-
-TURNS = [
-    "Load sales.csv with pandas and tell me which region grew fastest.",
-    "Please remember that finding for later.",
-    "Which quarter was the best one?",
-    "Summarise what we found in one line.",
-]
-
-TOUR = [
-    "%load_ext arcana_jupyter",
-    MODEL,
-    "%arcana_chat --model fn:tour_model --window 4096 --primitives recall,pin",
-    *[f"%%arcana\n{t}" for t in TURNS],
-    "%arcana_replay",
-]
 
 RUN_CELL = """async (src) => {
   const app = window.jupyterapp;
@@ -188,7 +163,7 @@ def test_renamed_notebook_reopens_without_a_kernel_and_verifies(page, lab_root: 
     per_turn = path.stat().st_size / len(TURNS)
     (Path(__file__).resolve().parents[2] / "test-artifacts" / "browser" / "notebook-native-size.txt").write_text(
         f"tour.ipynb: {path.stat().st_size} bytes, {len(TURNS)} turns + replay: {per_turn:.0f} bytes per turn\n")
-    assert per_turn <= 30_000, f"{per_turn:.0f} bytes per turn"
+    assert per_turn <= LIMIT, f"{per_turn:.0f} bytes per turn"
 
     # Every turn reproduces from its recording.
     arcana = Path(sys.executable).parent / "arcana"
