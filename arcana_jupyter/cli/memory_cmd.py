@@ -19,6 +19,7 @@ from ..exceptions import MemoryStoreError
 from ..memory import KINDS, MemoryEntry, MemoryStore, Scope, default_memory_path
 from ..memory.models import ENTRY_ID, Level
 from ..memory.ranking import effective_confidence
+from ..trace.redact import mask_secrets
 
 
 def register(subparsers: Any) -> None:
@@ -100,7 +101,8 @@ def _scope(args: argparse.Namespace) -> tuple[Scope | None, Level | None, str]:
 
 
 def _dump(entry: MemoryEntry, **extra: Any) -> dict[str, Any]:
-    return entry.model_dump(mode="json") | {"scope": entry.level} | extra
+    # content masked on the way out too: entries stored before masking existed may hold keys
+    return entry.model_dump(mode="json") | {"scope": entry.level, "content": mask_secrets(entry.content)} | extra
 
 
 def _table(rows: list[list[str]], headers: list[str]) -> str:
@@ -127,7 +129,7 @@ def _row(entry: MemoryEntry, now: float, score: float | None = None) -> list[str
     cells = [entry.id, entry.kind, entry.level, f"{eff:.2f}", str(entry.layer), flags or "-"]
     if score is not None:
         cells.insert(0, f"{score:.3f}")
-    cells.append(" ".join(entry.content.split()))
+    cells.append(" ".join(mask_secrets(entry.content).split()))
     return cells
 
 
@@ -193,9 +195,9 @@ def _forget(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(_dump(entry, already_retracted=before.retracted), ensure_ascii=False))
     elif before.retracted:
-        print(f"{entry.id} was already forgotten: {entry.content}")
+        print(f"{entry.id} was already forgotten: {mask_secrets(entry.content)}")
     else:
-        print(f"forgot {entry.id} ({entry.kind}, {entry.level}): {entry.content}")
+        print(f"forgot {entry.id} ({entry.kind}, {entry.level}): {mask_secrets(entry.content)}")
     return 0
 
 

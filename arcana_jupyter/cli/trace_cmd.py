@@ -215,6 +215,9 @@ def _open(args: argparse.Namespace) -> tuple[TraceReader, str]:
     if len(run) > 1000 or "\x00" in run:
         raise TraceError("RUN is too long or not a name; give a run id, a .jsonl file, a folder or a notebook")
     candidate = Path(run)
+    if not _nameable(candidate):
+        raise TraceError(f"no run, trace file, folder or notebook named {_clip(run)} (the name is too long for "
+                         "this file system); give a run id, a .jsonl file, a folder or a notebook")
     if candidate.suffix == ".ipynb":
         return _open_notebook(args, candidate)
     if candidate.suffix == ".jsonl" and candidate.is_file():
@@ -230,6 +233,28 @@ def _open(args: argparse.Namespace) -> tuple[TraceReader, str]:
     if candidate.suffix == ".jsonl":
         raise TraceError(f"trace file {candidate} does not exist")
     return _find(args, run)
+
+
+def _nameable(path: Path) -> bool:
+    """Whether the OS can look ``path`` up at all (no component over the file system's name limit)."""
+    try:
+        path.exists()
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text):,} characters)"
+
+
+_SHAPE_ERRORS = (AttributeError, TypeError, ValueError, KeyError, IndexError)
+"""What formatting type-confused metadata can raise (pydantic's ValidationError is a ValueError)."""
+
+
+def _shape_problem(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text[:160]}"
 
 
 def _warn(reader: TraceReader, run_id: str | None = None) -> None:
@@ -277,6 +302,8 @@ def _seq(event: TraceEvent, fallback: int) -> int:
 def _list_sources(args: argparse.Namespace) -> list[tuple[TraceReader, list[str] | None]]:
     """(reader, the run ids to list or ``None`` for all) for ``arcana trace list [TARGET]``."""
     target = Path(args.target) if args.target else None
+    if target is not None and not _nameable(target):
+        raise TraceError(f"no notebook or trace folder named {_clip(str(args.target))} (the name is too long)")
     if target is not None and target.suffix == ".ipynb":
         from ..report.sources import notebook_trace_files
 
@@ -318,6 +345,9 @@ def _list(args: argparse.Namespace) -> int:
                     rows.append((info, reader))
     except CorruptTraceError as exc:
         return _corrupt(exc)
+    except _SHAPE_ERRORS as exc:
+        raise TraceError(f"cannot list the runs: a trace holds metadata of an unexpected shape "
+                         f"({_shape_problem(exc)})") from None
     folders = list(dict.fromkeys(_shown(r.trace_dir) for r, _ in sources))
     if args.json:
         _dump([{**info.model_dump(mode="json"), "folder": _shown(reader.trace_dir)} for info, reader in rows])
@@ -423,19 +453,31 @@ def _detail(ev: TraceEvent) -> str:
     return one_line(json.dumps(md, ensure_ascii=False, default=str), 80)
 
 
+def _safe_detail(ev: TraceEvent) -> str:
+    """:func:`_detail`, or what is wrong with the event's metadata: one odd event never hides the run."""
+    try:
+        return _detail(ev)
+    except _SHAPE_ERRORS as exc:
+        return f"(metadata of an unexpected shape: {_shape_problem(exc)})"
+
+
 def _event_line(ev: TraceEvent, n: int, *, with_turn: bool, with_agent: bool) -> str:
     head = f"{n:>3}. {ev.event_type:<22}{ev.ts[:16]}  "
     if with_turn:
         head += f"{('t' + str(ev.turn)) if ev.turn is not None else '-':<5}"
     if with_agent:
         head += f"{ev.agent:<8}"
-    return (head + _detail(ev)).rstrip()
+    return (head + _safe_detail(ev)).rstrip()
 
 
 def _cognitive_line(ev: TraceEvent, n: int, with_agent: bool) -> str:
     """Seed 000: `` 15. cognitive_primitive   2026-04-18T12:34  recall    turn=3 → 2 messages``."""
     md = ev.metadata
-    line = f"{n:>3}. {ev.event_type:<22}{ev.ts[:16]}  {md.get('primitive')!s:<10}{_primitive_detail(md)}"
+    try:
+        detail = _primitive_detail(md)
+    except _SHAPE_ERRORS as exc:
+        detail = f"(metadata of an unexpected shape: {_shape_problem(exc)})"
+    line = f"{n:>3}. {ev.event_type:<22}{ev.ts[:16]}  {md.get('primitive')!s:<10}{detail}"
     return line + (f"  (agent {ev.agent})" if with_agent else "")
 
 
@@ -454,6 +496,9 @@ def _show(args: argparse.Namespace) -> int:
         return _show_run(args, reader, run_id)
     except CorruptTraceError as exc:
         return _corrupt(exc)
+    except _SHAPE_ERRORS as exc:
+        raise TraceError(f"cannot show run {_clip(args.run)}: the trace holds metadata of an unexpected shape "
+                         f"({_shape_problem(exc)}); `arcana trace show RUN --json` prints it as recorded") from None
 
 
 def _show_run(args: argparse.Namespace, reader: TraceReader, run_id: str) -> int:
@@ -534,9 +579,10 @@ def _print_context(ev: TraceEvent, with_agent: bool) -> None:
         print(f"\nTurn {ev.turn} step {md.get('step', 0)}  event {ev.event_id}: decision not readable "
               f"({exc.error_count()} problems, first: {first['msg']} at {where}){who}")
         return
-    budget = md.get("budget") or {}
+    budget = md.get("budget") if isinstance(md.get("budget"), dict) else {}
     util = budget.get("utilization", decision.utilization_before)
-    print(f"\nTurn {ev.turn} step {md.get('step', 0)}  strategy={decision.strategy}  utilization={util:.2f}  "
+    shown = f"{util:.2f}" if isinstance(util, int | float) and not isinstance(util, bool) else "?"
+    print(f"\nTurn {ev.turn} step {md.get('step', 0)}  strategy={decision.strategy}  utilization={shown}  "
           f"digest={md.get('request_digest')}{who}")
     for line in format_context_decisions(decision):
         print(line)
@@ -551,6 +597,9 @@ def _replay(args: argparse.Namespace) -> int:
         return _replay_run(args, reader, run_id)
     except CorruptTraceError as exc:
         return _corrupt(exc)
+    except _SHAPE_ERRORS as exc:
+        raise TraceError(f"cannot replay run {_clip(args.run)}: the trace holds metadata of an unexpected shape "
+                         f"({_shape_problem(exc)}); `arcana trace show RUN --json` prints it as recorded") from None
 
 
 def _replay_run(args: argparse.Namespace, reader: TraceReader, run_id: str) -> int:
@@ -645,6 +694,9 @@ def _rebuild(args: argparse.Namespace) -> int:
         return _rebuild_run(args, reader, run_id)
     except CorruptTraceError as exc:
         return _corrupt(exc)
+    except _SHAPE_ERRORS as exc:
+        raise TraceError(f"cannot rebuild run {_clip(args.run)}: the trace holds metadata of an unexpected shape "
+                         f"({_shape_problem(exc)}); `arcana trace show RUN --json` prints it as recorded") from None
 
 
 def _diff_rows(diff: Sequence[MessageDiff]) -> list[str]:

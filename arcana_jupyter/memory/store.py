@@ -54,6 +54,7 @@ from .models import (
     from_epoch,
     to_epoch,
 )
+from ..trace.redact import mask_secrets
 from .schema import LATEST_VERSION, content_key, current_version, migrate
 
 T = TypeVar("T")
@@ -477,7 +478,8 @@ class MemoryStore:
         for kind, content, level, confidence, pinned in items:
             if kind not in KINDS:
                 raise ValueError(f"unknown memory kind {kind!r}; one of {', '.join(KINDS)}")
-            text = (content or "").strip()
+            # secrets never reach the store (the one masking function, as for traces)
+            text = mask_secrets((content or "").strip())
             if not text:
                 raise ValueError("memory content is empty")
             if len(text) > MAX_CONTENT_CHARS:
@@ -634,7 +636,9 @@ class MemoryStore:
         """Write entries as JSON lines (oldest first, tombstones included by default); returns the count."""
         entries = self.list_entries(scope, level=level, include_retracted=include_retracted)
         for entry in sorted(entries, key=lambda e: (e.created_at, e.id)):
-            fp.write(json.dumps(entry.model_dump(mode="json"), ensure_ascii=False) + "\n")
+            record = entry.model_dump(mode="json")
+            record["content"] = mask_secrets(entry.content)  # entries stored before masking existed
+            fp.write(json.dumps(record, ensure_ascii=False) + "\n")
         return len(entries)
 
     def search(

@@ -137,7 +137,11 @@ class Runtime:
             return resume_session(self, resume, cfg, tdir, agent=name, ask_user=ask_user or self.ask_user)
         rid = run_id or new_run_id()
         writer = self.open_writer(tdir, rid, cfg)
-        session = self._new_session(name, rid, writer, cfg, ask_user=ask_user or self.ask_user)
+        try:
+            session = self._new_session(name, rid, writer, cfg, ask_user=ask_user or self.ask_user)
+        except BaseException:
+            writer.close()  # release the run's lock: nothing was recorded
+            raise
         self._run_start(session, notebook=notebook)
         return session
 
@@ -171,8 +175,10 @@ class Runtime:
             ask_user=ask_user,
         )
         session.withheld_tools = withheld
+        session.check_tool_names()  # before the hooks: a clear error before anything is attached
         for hook in self.session_start_hooks:
             hook(session)
+        session.check_tool_names()  # memory and adaptive-context tools are added by the hooks
         return session
 
     def _run_start(self, session: ChatSession, *, notebook: str | None = None,

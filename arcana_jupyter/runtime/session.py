@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..context import ContextSection, PinBlock, WorkingSetBuilder
 from ..context.bands import expand_decision, select_from_turn
 from ..context.decisions import ContextDecision, TokenBudget, decision_record
-from ..exceptions import ArcanaError, ContextLengthError, ProviderError
+from ..exceptions import ArcanaError, ConfigError, ContextLengthError, ProviderError
 from ..messages import Message, ToolCall, ToolSpec, canonical_json
 from ..primitives.pin import PinState
 from ..providers.base import LLMRequest, LLMResponse, Provider, Usage
@@ -175,10 +175,36 @@ class ChatSession:
 
     # ---- tools ----------------------------------------------------------------------------
     def add_tool(self, tool: Any) -> None:
-        """Register a Python function (or :class:`Tool`) for this session only."""
-        self.tools.add(tool)
+        """Register a Python function (or :class:`Tool`) for this session only.
+
+        Raises :class:`ConfigError` when its name is taken by one of the runtime's tools."""
+        from .tools import as_tool
+
+        t = as_tool(tool)
+        if t.name in self.intercepted:
+            raise ConfigError(self._clash_message([t.name]))
+        self.tools.add(t)
+
+    def check_tool_names(self) -> None:
+        """Every tool the model is offered has its own name: a user function named like an enabled
+        primitive or another runtime tool (``pin``, ``recall``, ``remember``...) is refused with a
+        :class:`ConfigError` naming both, instead of sending the name twice and never running it."""
+        clash = sorted(set(self.tools.names()) & set(self.intercepted))
+        if clash:
+            raise ConfigError(self._clash_message(clash))
+
+    def _clash_message(self, names: list[str]) -> str:
+        parts = []
+        for name in names:
+            tool = self.intercepted[name]
+            what = f"the cognitive primitive {tool.primitive!r}" if tool.primitive else f"the runtime's {tool.group} tool"
+            parts.append(f"your tool {name!r} and {what} {name!r}")
+        return (f"two tools with the same name: {'; '.join(parts)}. The model could only ever call one of them. "
+                "Rename your function (e.g. Tool(fn, name='my_" + names[0] + "')) or leave the runtime's tool out "
+                "(cognitive_primitives / memory / context_engine settings).")
 
     def tool_specs(self) -> list[ToolSpec]:
+        self.check_tool_names()
         return [*self.tools.specs(), *(t.spec for t in self.intercepted.values())]
 
     def _sections(self) -> list[ContextSection]:

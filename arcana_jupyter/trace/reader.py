@@ -145,6 +145,31 @@ def _as_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _as_str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _is_file(path: Path) -> bool:
+    """``path.is_file()`` that says False for names the OS refuses (too long, NUL bytes...)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _first_problem(exc: ValidationError) -> str:
+    errors = exc.errors()
+    if not errors:
+        return str(exc).splitlines()[0]
+    first = errors[0]
+    return f"{exc.error_count()} problem(s), first: {first['msg']} at {'.'.join(map(str, first['loc'])) or 'top level'}"
+
+
 class TraceReader:
     """Reads the runs of a trace folder (see the module docstring).
 
@@ -157,9 +182,14 @@ class TraceReader:
     gives the reader a private cache.
     """
 
-    def __init__(self, trace_dir: Path | str, *, strict: bool = False, shared: bool = True) -> None:
+    def __init__(self, trace_dir: Path | str, *, strict: bool = False, shared: bool = True,
+                 follow_symlinks: bool = False) -> None:
         self.trace_dir = Path(trace_dir)
         self.strict = strict
+        self.follow_symlinks = follow_symlinks
+        """Read a ``*.jsonl`` in the folder that is a symbolic link to a file outside it (default: refused,
+        listed in :attr:`warnings`; a crafted folder cannot make the reader open other files)."""
+        self._refused: dict[str, str] = {}
         self.stats = ReaderStats()
         self._indexes: OrderedDict[tuple[Path, bool], _FileIndex]
         if shared:
@@ -187,7 +217,16 @@ class TraceReader:
         if stat.S_ISREG(st.st_mode):
             files = {self.trace_dir.stem: self.trace_dir}
         elif stat.S_ISDIR(st.st_mode):
-            files = {p.stem: p for p in sorted(self.trace_dir.glob("*.jsonl")) if p.is_file()}
+            files = {}
+            folder = self.trace_dir.resolve()
+            for p in sorted(self.trace_dir.glob("*.jsonl")):
+                if not p.is_file():
+                    continue
+                if p.is_symlink() and not self.follow_symlinks and not p.resolve().is_relative_to(folder):
+                    self._refused[p.stem] = (f"{p}: a symbolic link to {p.resolve()}, outside the trace folder "
+                                             "(not read; pass follow_symlinks=True to read it)")
+                    continue
+                files[p.stem] = p
         else:
             files = {}
         self._listing = (key, files)
@@ -202,8 +241,10 @@ class TraceReader:
         files = self._files()
         if run_id in files:
             return files[run_id]
+        if run_id in self._refused:
+            raise TraceError(f"run {run_id!r} refused: {self._refused[run_id]}")
         candidate = Path(run_id)
-        if candidate.suffix == ".jsonl" and candidate.is_file():
+        if candidate.suffix == ".jsonl" and _is_file(candidate):
             return candidate
         if run_id == "latest" and files:
             return files[max(files)]
@@ -261,7 +302,7 @@ class TraceReader:
     @property
     def warnings(self) -> list[str]:
         """Problems found so far in every indexed file: corrupt lines, a torn last line, history gaps."""
-        out: list[str] = []
+        out: list[str] = list(self._refused.values())
         with self._lock:
             for key in sorted(self._seen, key=str):
                 idx = self._indexes.get(key)
@@ -395,6 +436,13 @@ class TraceReader:
         agent = obj.get("agent", "main")
         if not isinstance(agent, str):
             return f"'agent' is {agent!r}, not a string"
+        for name in ("run_id", "ts", "parent_id"):
+            value = obj.get(name)
+            if value is not None and not isinstance(value, str):
+                return f"'{name}' is {_short(value)}, not a string"
+        version = obj.get("v", 1)
+        if _as_int(version) is None:
+            return f"'v' is {_short(version)}, not an integer"
         return None
 
     def _add_line(self, idx: _FileIndex, raw: bytes, offset: int) -> None:
@@ -451,7 +499,9 @@ class TraceReader:
             idx.messages.get(agent, {}).pop(hindex, None)
         if etype == "run_start":
             if idx.run_start is None:
-                idx.run_start = {"model": meta.get("model"), "provider": meta.get("provider"), "_ts": ts}
+                # type-confused metadata (a model that is a number) must not break listing the folder
+                idx.run_start = {"model": _as_str(meta.get("model")), "provider": _as_str(meta.get("provider")),
+                                 "_ts": ts}
             if agent not in idx.system_prompts:
                 prompt = meta.get("system_prompt")
                 idx.system_prompts[agent] = prompt if isinstance(prompt, str) else None
@@ -561,8 +611,9 @@ class TraceReader:
 
         try:
             obj["metadata"]["decision"] = resolve_decision(decision, load_base)
-        except (ValueError, KeyError, TypeError, StopIteration) as exc:
-            raise TraceError(f"{idx.path}: event {obj.get('event_id')}: {exc}") from exc
+        except (ValueError, KeyError, TypeError, AttributeError, IndexError, StopIteration) as exc:
+            raise TraceError(f"{idx.path}: event {obj.get('event_id')}: the decision delta cannot be resolved "
+                             f"({type(exc).__name__}: {exc})") from None
 
     def events(
         self,
@@ -680,21 +731,37 @@ class TraceReader:
             line = idx.entries[decisions[step]].line
             raise TraceError(
                 f"{idx.path}:{line}: context_decision of turn {turn} step {step} does not match the decision "
-                f"model ({exc.error_count()} problems, first: {exc.errors()[0]['msg']} at "
-                f"{'.'.join(map(str, exc.errors()[0]['loc']))})"
-            ) from exc
+                f"model ({_first_problem(exc)})"
+            ) from None
         snapshot = None
         if "prompt_snapshot" in loaded:
-            snapshot = PromptSnapshot.model_validate(loaded["prompt_snapshot"].metadata)
+            try:
+                snapshot = PromptSnapshot.model_validate(loaded["prompt_snapshot"].metadata)
+            except ValidationError as exc:
+                raise TraceError(
+                    f"{idx.path}: prompt_snapshot of turn {turn} step {step} does not match the snapshot model "
+                    f"({_first_problem(exc)})"
+                ) from None
             if budget is None and snapshot.budget_snapshot is not None:
                 budget = snapshot.budget_snapshot
         llm = loaded["llm_call"].metadata if "llm_call" in loaded else None
+        try:
+            return self._replay(idx, name, turn, step, sorted(decisions), decision, report, budget, snapshot, meta,
+                                llm, decision_id)
+        except ValidationError as exc:
+            line = idx.entries[decisions[step]].line
+            raise TraceError(f"{idx.path}:{line}: the recorded turn {turn} step {step} cannot be replayed: "
+                             f"{_first_problem(exc)}") from None
+
+    def _replay(self, idx: _FileIndex, name: str, turn: int, step: int, steps: list[int], decision: ContextDecision,
+                report: ContextReport | None, budget: BudgetSnapshot | None, snapshot: PromptSnapshot | None,
+                meta: dict[str, Any], llm: dict[str, Any] | None, decision_id: str) -> PromptReplay:
         return PromptReplay(
             run_id=self._run_id_of(idx.path),
             agent=name,
             turn=turn,
             step=step,
-            steps=sorted(decisions),
+            steps=steps,
             context_decision=decision,
             context_report=report,
             budget_snapshot=budget,
