@@ -78,8 +78,9 @@ class WorkingSetBuilder:
             window is used on average (between ``1 - band_fraction`` and all of it).
         recall: bring older turns relevant to the current input back, late in the prompt (default).
             ``False`` keeps the prompt a pure function of position (no relevance-driven block).
-        embedder: semantic relevance. ``"auto"`` (default): the bundled model when the
-            ``[embeddings]`` extra is installed, else lexical relevance only; ``None``: lexical only;
+        embedder: semantic relevance. ``None`` (default): lexical only (the same prompt whatever is
+            installed); ``"auto"``: the bundled model when the ``[embeddings]`` extra is installed,
+            else lexical only;
             a model's ``name@version`` (what :meth:`settings` records): that model, or an error
             saying what to install; or an :class:`~.embeddings.Embedder`.
         embedding_cache: a folder where computed vectors are kept (append-only, one file per
@@ -103,7 +104,7 @@ class WorkingSetBuilder:
         summary_max_tokens: int = 512,
         band_fraction: float = 0.25,
         recall: bool = True,
-        embedder: Embedder | str | None = "auto",
+        embedder: Embedder | str | None = None,
         embedding_cache: str | Path | None = None,
     ) -> None:
         if strategy not in S.STRATEGIES:

@@ -29,9 +29,12 @@ from ..trace.replay import MessageDiff, PromptReplay, diff_decisions, one_line
 from .bands import expand_decision, select_from_turn
 from .builder import BuildResult, WorkingSetBuilder
 from .decisions import BudgetSnapshot, ContextDecision, TokenBudget
+from .embeddings import EmbeddingsUnavailable
 from .fidelity import FidelityPolicy
 from .sections import ContextSection, PinBlock
 
+EMBEDDINGS_FOLDER = "embeddings"
+"""Where, beside a trace, the vectors of its builds are kept (see context/embeddings.py)."""
 _BUILDER_FLOATS = ("recall_share", "section_share", "head_share", "window_share", "band_fraction")
 
 
@@ -89,6 +92,10 @@ def _builder_kwargs(recorded: dict[str, Any]) -> dict[str, Any]:
         kwargs["summary_max_tokens"] = recorded["summary_max_tokens"]
     if isinstance(recorded.get("recall"), bool):
         kwargs["recall"] = recorded["recall"]
+    # the embedding model the build used (``name@version``), or none: recorded since issue 14;
+    # older traces were lexical
+    emb = recorded.get("embedder")
+    kwargs["embedder"] = emb if isinstance(emb, str) else None
     hint = recorded.get("placeholder_hint")
     fid = recorded.get("fidelity")
     if isinstance(fid, dict) or hint is not None:
@@ -144,6 +151,7 @@ def _build(
     summarizer: Callable[[list[Message]], str] | None,
     summary_override: str | None,
     counter: TokenCounter,
+    embedding_cache: Any = None,
 ) -> BuildResult:
     inputs = replay.inputs
     try:
@@ -155,13 +163,18 @@ def _build(
             f"run {replay.run_id} turn {replay.turn} step {replay.step}: the recorded builder inputs are not valid ({exc})"
         ) from exc
     current = inputs.get("current_input")
-    builder = WorkingSetBuilder(
-        budget=TokenBudget(total_window=total_window, response_reserve=response_reserve),
-        strategy=strategy,
-        counter=counter,
-        summarizer=summarizer,
-        **_builder_kwargs(replay.builder),
-    )
+    kwargs = _builder_kwargs(replay.builder)
+    try:
+        builder = WorkingSetBuilder(
+            budget=TokenBudget(total_window=total_window, response_reserve=response_reserve),
+            strategy=strategy,
+            counter=counter,
+            summarizer=summarizer,
+            embedding_cache=embedding_cache,
+            **kwargs,
+        )
+    except EmbeddingsUnavailable as exc:
+        raise TraceError(f"cannot rebuild turn {replay.turn}: {exc}") from None
     full = history
     kept: list[int] | None = None
     from_turn = inputs.get("history_from_turn")
@@ -252,8 +265,10 @@ def rebuild_turn(
     had_summarizer = _had_summarizer(replay)
     summary = replay.context_decision.summary
     calls: list[int] = []
+    cache_dir = reader.trace_dir if reader.trace_dir.is_dir() else reader.trace_dir.parent
     rebuilt = _build(
         history, replay, **rec_settings, model=model, counter=counter,
+        embedding_cache=cache_dir / EMBEDDINGS_FOLDER,
         summarizer=_placeholder_summarizer(calls) if had_summarizer and summary is None else None,
         summary_override=summary,
     )
@@ -285,6 +300,7 @@ def rebuild_turn(
         cf_calls: list[int] = []
         result = _build(
             history, replay, **settings, model=model, counter=counter,
+            embedding_cache=cache_dir / EMBEDDINGS_FOLDER,
             summarizer=summarizer or (_placeholder_summarizer(cf_calls) if had_summarizer else None),
             summary_override=None,
         )

@@ -32,7 +32,6 @@ specific terms (at most 10, none found in more than a quarter of the documents; 
 from __future__ import annotations
 
 import re
-
 from typing import Any
 
 from ..messages import Message

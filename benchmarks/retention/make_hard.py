@@ -27,7 +27,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import random
-import re
 from pathlib import Path
 from typing import Any
 
@@ -286,7 +285,7 @@ def main() -> None:
         print(f"wrote {path}: {len(convs)} conversations, {len(qs)} questions, {no_overlap} share no content word")
 
 
-_ = re  # (kept for templates that may need it)
+
 
 if __name__ == "__main__":
     main()

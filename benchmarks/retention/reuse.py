@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import statistics
 import tempfile
@@ -31,7 +32,7 @@ def reuse(turns: int) -> dict[str, float]:
                                  (ev["metadata"].get("budget") or {}).get("utilization")))
     rows.sort(key=lambda r: r[0] or 0)
     shares = []
-    for prev, cur in zip(rows, rows[1:], strict=False):
+    for prev, cur in itertools.pairwise(rows):
         if prev[1] and cur[2] is not None:
             shares.append((cur[0], cur[2] / prev[1]))
     steady = [s for t, s in shares if t and t > turns // 2]

@@ -127,8 +127,10 @@ def test_tail_preserve_reasons_and_fidelity_levels():
                 elif d.fidelity == "L3":
                     assert text == f"[assistant turn {d.turn}: {d.token_count_before} tokens omitted]"
     assert {"L1", "L2", "L3"} <= seen_levels
+    # (tail_preserve_middle_dropped: a dropped middle turn near a relevant one now comes back as its
+    # neighbour, so whether one stays dropped here depends on the window grid; see the no-budget test)
     for reason in ("tail_preserve_head", "tail_preserve_tail", "tail_preserve_middle_compressed",
-                   "tail_preserve_middle_dropped", "current_input", "passthrough"):
+                   "current_input", "passthrough"):
         assert seen_reasons[reason] > 0, reason
     r = WorkingSetBuilder(budget=budget(total // 6), strategy="tail_preserve").build(long)
     head = decision_of(r, 1)

