@@ -16,6 +16,7 @@ import json
 import socket
 import threading
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -43,6 +44,12 @@ class Reply:
     close_without_answer: bool = False
     stall_before: float = 0.0
     """Seconds to stay silent before sending anything (to trip a read timeout on the headers)."""
+    frames: Iterable[bytes] | None = None
+    """Raw body pieces of a chunked ``text/event-stream``, sent as they come — possibly forever (a
+    generator): hostile servers (keep-alive comments only, an endless stream, a line that never
+    ends). Sending stops when the client hangs up or the server stops."""
+    frame_interval: float = 0.0
+    """Seconds between two ``frames``."""
 
 
 @dataclass
@@ -156,6 +163,9 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.close_without_answer:
             self._cut()
             return
+        if reply.frames is not None:
+            self._frames(reply, owner)
+            return
         if reply.events is not None:
             self._stream(reply, owner)
             return
@@ -194,6 +204,27 @@ class _Handler(BaseHTTPRequestHandler):
             self._cut()
             return
         self._chunk(b"")
+
+    def _frames(self, reply: Reply, owner: ScriptedServer) -> None:
+        self.send_response(reply.status)
+        headers = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"} | reply.headers
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            for frame in reply.frames or ():
+                if owner._stop.is_set():
+                    break
+                self._chunk(frame)
+                if reply.frame_interval and owner._stop.wait(reply.frame_interval):
+                    break
+            else:
+                self._chunk(b"")
+                return
+        except OSError:  # the client hung up: what a hostile stream is waiting for
+            pass
+        self._cut()
 
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")

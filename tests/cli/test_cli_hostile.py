@@ -1,0 +1,67 @@
+"""The ``arcana`` command on hostile input: every failure is one line, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arcana_jupyter.cli import main, printable
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def one_error_line(err: str) -> str:
+    assert "Traceback" not in err
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("arcana: error:"), err
+    assert len(lines[0]) < 2500
+    return lines[0]
+
+
+@pytest.mark.parametrize("length", [300, 5000])
+@pytest.mark.parametrize("action", ["show", "replay", "rebuild"])
+def test_a_very_long_run_id_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch:
+                                        pytest.MonkeyPatch, length: int, action: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "traces").mkdir()
+    extra = ["--turn", "1"] if action == "rebuild" else []
+    for argv in ([action, "r" * length, *extra], [action, "r" * length, "--dir", "traces", *extra]):
+        code, _, err = run(["trace", *argv], capsys)
+        assert code == 1
+        one_error_line(err)
+
+
+def test_a_very_long_list_target_and_memory_id_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["trace", "list", "x" * 300], capsys)
+    assert code == 1 and one_error_line(err)
+    code, _, err = run(["memory", "forget", "m_" * 3000, "--db", str(tmp_path / "m.sqlite3")], capsys)
+    assert code == 1 and "characters]" in one_error_line(err)
+
+
+def test_an_os_error_anywhere_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["memory", "export", "--db", str(tmp_path / "m.sqlite3"), "-o", str(tmp_path / "no" / "x.jsonl")],
+                       capsys)
+    assert code == 1 and one_error_line(err)
+    code, _, err = run(["memory", "list", "--db", str(tmp_path)], capsys)  # a folder, not a database
+    assert code == 1 and one_error_line(err)
+
+
+def test_printable_escapes_terminal_controls() -> None:
+    assert printable("a\x1b[31mb\x07c\rd\x9be\u202ef\n\tg") == "a\\x1b[31mb\\x07c\\x0dd\\x9be\\u202ef\n\tg"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_report_to_a_full_disk_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import nbformat
+
+    notebook = tmp_path / "analysis.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("hi")]), notebook)
+    code, _, err = run(["report", str(notebook), "-o", "/dev/full"], capsys)
+    assert code == 1 and one_error_line(err)
+    code, _, err = run(["trace", "show", str(tmp_path / "missing.ipynb")], capsys)
+    assert code == 1 and one_error_line(err)
