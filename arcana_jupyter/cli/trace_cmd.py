@@ -579,7 +579,7 @@ def _print_context(ev: TraceEvent, with_agent: bool) -> None:
         print(f"\nTurn {ev.turn} step {md.get('step', 0)}  event {ev.event_id}: decision not readable "
               f"({exc.error_count()} problems, first: {first['msg']} at {where}){who}")
         return
-    budget = md.get("budget") if isinstance(md.get("budget"), dict) else {}
+    budget: dict[str, Any] = md["budget"] if isinstance(md.get("budget"), dict) else {}
     util = budget.get("utilization", decision.utilization_before)
     shown = f"{util:.2f}" if isinstance(util, int | float) and not isinstance(util, bool) else "?"
     print(f"\nTurn {ev.turn} step {md.get('step', 0)}  strategy={decision.strategy}  utilization={shown}  "

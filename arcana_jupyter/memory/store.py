@@ -40,6 +40,7 @@ from typing import IO, Any, Literal, TypeVar
 from ..exceptions import MemoryStoreError
 from ..text import words
 from ..tokens import TokenCounter
+from ..trace.redact import mask_secrets
 from . import ranking
 from .digest import Digest, DigestItem, build_digest
 from .embedding import Embedder, embedder_name, pack, unpack
@@ -54,7 +55,6 @@ from .models import (
     from_epoch,
     to_epoch,
 )
-from ..trace.redact import mask_secrets
 from .schema import LATEST_VERSION, content_key, current_version, migrate
 
 T = TypeVar("T")

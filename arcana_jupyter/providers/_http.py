@@ -37,9 +37,9 @@ from typing import Any
 import httpx
 
 from ..exceptions import (
-    ConfigError,
     AuthenticationError,
     BadRequestError,
+    ConfigError,
     ConnectionFailed,
     ContextLengthError,
     NotFoundError,
@@ -49,7 +49,6 @@ from ..exceptions import (
     StreamError,
     looks_like_context_length,
 )
-
 from ..trace.redact import mask_secrets, register_secret
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -188,6 +187,14 @@ def _find_message(data: Any) -> str | None:
         parts = [p for p in (_find_message(item) for item in data) if p]
         return "; ".join(parts) if parts else None
     return None
+
+
+async def _close(chunks: AsyncIterator[bytes]) -> None:
+    """Close an async generator of body bytes (its ``aclose`` is not part of ``AsyncIterator``)."""
+    close = getattr(chunks, "aclose", None)
+    if close is not None:
+        with contextlib.suppress(Exception):
+            await close()
 
 
 def _decode(response: httpx.Response, raw: bytes) -> str:
@@ -389,8 +396,7 @@ class HTTPConnection:
                 provider=self.provider,
             ) from exc
         finally:
-            with contextlib.suppress(Exception):
-                await chunks.aclose()
+            await _close(chunks)
 
     def _deadline_error(self, url: str, *, wall: bool) -> StreamError:
         limits = self.limits
@@ -446,8 +452,7 @@ class HTTPConnection:
         except httpx.TransportError as exc:
             return bytes(data), exc
         finally:
-            with contextlib.suppress(Exception):
-                await chunks.aclose()
+            await _close(chunks)
             await response.aclose()
         return bytes(data), None
 

@@ -31,8 +31,8 @@ import httpx
 from ..exceptions import ProviderError, StreamError
 from ..messages import Message, ToolCall
 from ._http import HTTPConnection, RetryPolicy, StreamLimits, iter_sse
-from .openai_compat import MALFORMED, count, malformed
 from .base import LLMRequest, LLMResponse, Provider, StreamChunk, Usage
+from .openai_compat import MALFORMED, count, malformed
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096

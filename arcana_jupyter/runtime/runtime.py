@@ -90,9 +90,8 @@ class Runtime:
         if self.provider_instance is not None:
             name = getattr(self.provider_instance, "model_name", None) or self.provider_instance.name
             return self.provider_instance, str(name), f"{self.provider_instance.name}:{name}"
-        from ..providers.registry import create_provider
-
         from ..providers._http import StreamLimits
+        from ..providers.registry import create_provider
 
         cfg = config or self.config
         limits = StreamLimits(max_reply_bytes=cfg.max_reply_bytes, max_line_bytes=cfg.max_sse_line_bytes,

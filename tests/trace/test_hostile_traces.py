@@ -112,7 +112,7 @@ def test_single_field_type_mutations_never_give_a_traceback(recorded: list[str],
                 result = reader.replay_prompt(run_id, turn)
             except TraceError:
                 continue
-            except Exception as exc:  # noqa: BLE001 - what escaped is the finding
+            except Exception as exc:
                 problems.append(f"{where}: replay_prompt({turn}) raised {type(exc).__name__}: {exc}"[:400])
                 continue
             assert result is None or isinstance(result, PromptReplay)
