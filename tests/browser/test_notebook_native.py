@@ -171,3 +171,49 @@ def test_renamed_notebook_reopens_without_a_kernel_and_verifies(page, lab_root: 
                           capture_output=True, text=True, timeout=600, cwd=lab_root)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (lab_root / "tour.report.html").is_file()
+
+
+def test_renaming_a_notebook_with_traces_moves_its_folder_and_the_kernel_follows(page, lab_root: Path) -> None:
+    for stale in ("before.ipynb", "after.ipynb"):
+        (lab_root / stale).unlink(missing_ok=True)
+    missing: list[str] = []
+    page.on("response", lambda r: missing.append(r.url) if r.status == 404 and "arcana" in r.url else None)
+    page.goto(f"{page.base_url}/lab?reset")
+    wait_for_lab(page)
+    page.evaluate("async () => { const p = await window.jupyterapp.commands.execute('notebook:create-new', {kernelName: 'python3'});"
+                  " await p.context.ready; await p.context.rename('before.ipynb'); }")
+    page.wait_for_function(KERNEL_CONNECTED, timeout=60_000)
+    page.wait_for_function("() => window.jupyterapp.shell.currentWidget.context.path === 'before.ipynb'")
+    for source in TOUR[:4]:
+        run_cell(page, source)
+    (run,) = [p.stem for p in (lab_root / "before.arcana").glob("r_*.jsonl")]
+
+    # Rename while the kernel runs the session: the folder moves, the outputs and the kernel follow.
+    page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.context.rename('after.ipynb'); }")
+    page.wait_for_function("() => window.jupyterapp.shell.currentWidget.context.path === 'after.ipynb'")
+    page.wait_for_function(
+        """() => { const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
+          for (let c = 0; c < cells.length; c++) { const o = cells.get(c).outputs;
+            for (let i = 0; o && i < o.length; i++) { const m = o.get(i).metadata.arcana;
+              if (m && m.trace_path && m.trace_path.startsWith('after.arcana/')) { return true; } } }
+          return false; }""", timeout=20_000)
+    assert (lab_root / "after.arcana" / f"{run}.jsonl").is_file() and not (lab_root / "before.arcana").exists()
+    run_cell(page, f"%%arcana\n{TURNS[2]}")
+    turns = page.locator(".jp-NotebookPanel:visible .jp-RenderedArcanaTurn")
+    expect(turns).to_have_count(2)
+    ends = [json.loads(line)["turn"] for line in (lab_root / "after.arcana" / f"{run}.jsonl").read_text().splitlines()
+            if json.loads(line)["event_type"] == "turn_end"]
+    assert ends == [1, 2]  # the open session kept writing to the moved file
+    metas = page.evaluate(
+        """() => { const out = []; const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
+          for (let c = 0; c < cells.length; c++) { const o = cells.get(c).outputs;
+            for (let i = 0; o && i < o.length; i++) { const m = o.get(i).metadata.arcana; if (m && m.turn) { out.push(m.trace_path); } } }
+          return out; }""")
+    assert metas == [f"after.arcana/{run}.jsonl"] * 2
+    turns.nth(0).locator(".arcana-summary").click()
+    expect(turns.nth(0).locator(".arcana-detail-note")).to_contain_text(f"Detail from after.arcana/{run}.jsonl", timeout=20_000)
+    page.evaluate("() => window.jupyterapp.shell.activateById('arcana-runs')")
+    expect(page.locator(".arcana-runs-heading")).to_have_text("Runs in after.arcana/")
+    expect(page.locator(".arcana-run-item", has_text=run)).to_have_count(1)
+    shot(page, "notebook-native-renamed-live")
+    assert missing == []
