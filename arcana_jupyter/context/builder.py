@@ -441,6 +441,27 @@ class _Build:
         protected_secs = [k for k, s in enumerate(self.sections) if s.protected]
         must = (sys_tokens + task_tokens + sum(pin_tokens.values()) + sum(sec_tokens[k] for k in protected_secs)
                 + input_cost + tools_tokens + counter.reply_priming)
+        # What must be kept does not fit: rather than send a prompt the model will refuse, compress
+        # the checkpoint, then the current input (a lone user message), just enough to fit.
+        protected_fit: dict[int, tuple[Message, int, Fidelity]] = {}
+        self.input_fit: tuple[Message, int, Fidelity] | None = None
+        if must > A:
+            for k in protected_secs:
+                fitted = self._fit_section(k, sec_msgs[k], sec_tokens[k], sec_tokens[k] - (must - A))
+                if fitted is not None and fitted[1] < sec_tokens[k]:
+                    protected_fit[k] = fitted
+                    must -= sec_tokens[k] - fitted[1]
+                    self.notes.append(f"the checkpoint was compressed to {fitted[2]} ({sec_tokens[k]} -> {fitted[1]} "
+                                      "tokens) so that what must be kept fits the budget")
+        if must > A and self.input_index is not None and self.units and self.units[input_unit] == [self.input_index]:
+            fitted = self._fit_input(input_cost - (must - A))
+            if fitted is not None:
+                self.input_fit = fitted
+                must -= input_cost - fitted[1]
+                unit_l0 = [*unit_l0[:input_unit], fitted[1], *unit_l0[input_unit + 1:]]
+                self.notes.append(f"the current input was compressed to {fitted[2]} ({input_cost} -> {fitted[1]} "
+                                  "tokens) to fit the budget")
+                input_cost = fitted[1]
         overflow = must > A
         if overflow:
             self.notes.append(
@@ -456,7 +477,7 @@ class _Build:
         cap = int(free * b.section_share)
         plain = [k for k, s in enumerate(self.sections) if not s.protected]
         for k in protected_secs:
-            sec_render[k] = (sec_msgs[k], sec_tokens[k], "L0")
+            sec_render[k] = protected_fit.get(k, (sec_msgs[k], sec_tokens[k], "L0"))
         plain_total = sum(sec_tokens[k] for k in plain)
         if strategy == "passthrough" or (not overflow and plain_total <= cap):
             for k in plain:
@@ -549,6 +570,13 @@ class _Build:
             if len(self.b._summaries) > 64:
                 self.b._summaries.pop(next(iter(self.b._summaries)))
         return self._finish(ctx, text)
+
+    def _fit_input(self, target: int) -> tuple[Message, int, Fidelity] | None:
+        """The current input compressed (head and tail kept, L1) to at most ``target`` tokens."""
+        assert self.input_index is not None
+        info = self.infos[self.input_index]
+        msg = self.msgs[self.input_index]
+        return self._fit_section(-1, msg, info.tokens, target)
 
     def _fit_section(self, k: int, msg: Message, tokens: int, target: int) -> tuple[Message, int, Fidelity] | None:
         overhead = tokens - self.counter.count_text(msg.content)
@@ -784,7 +812,10 @@ class _Build:
         for u, unit in enumerate(units):
             if u == input_unit:
                 for i in unit:
-                    if i == self.input_index:
+                    if i == self.input_index and self.input_fit is not None:
+                        m, n, lv = self.input_fit
+                        put(i, items_stable, m, n, "compressed", lv, S.CURRENT_INPUT_COMPRESSED, None)
+                    elif i == self.input_index:
                         put(i, items_stable, msgs[i], infos[i].tokens, "kept", "L0", S.CURRENT_INPUT, None)
                     else:
                         put(i, items_stable, msgs[i], infos[i].tokens, "kept", "L0", keep_reason, score(i))

@@ -556,3 +556,33 @@ def test_tail_preserve_keeps_a_verbatim_tail_rather_than_placeholders_everywhere
         check_invariants(r, len(history) + 3)
         last_reply = decision_of(r, len(history) - 1)
         assert (last_reply.outcome, last_reply.reason) == ("kept", "tail_preserve_tail"), window
+
+
+def test_a_checkpoint_that_does_not_fit_is_compressed_instead_of_overflowing():
+    checkpoint = ContextSection(name="checkpoint", content="Earlier: the north region grew fastest. " * 80,
+                                layer="working")
+    history = [*chat(4), Message(role="user", content="And the south?")]
+    r = WorkingSetBuilder(budget=budget(700, 200)).build(history, sections=[checkpoint])
+    assert not r.budget.overflow and r.budget.used <= r.budget.available
+    row = r.decision.decisions[len(history)]
+    assert row.source == "section" and row.outcome == "compressed" and row.fidelity in ("L1", "L2")
+    assert row.token_count_after < row.token_count_before
+    assert any(n.startswith("the checkpoint was compressed") for n in r.decision.notes)
+    assert r.messages[-1].content == "And the south?"
+    check_invariants(r, len(history) + 1)
+
+
+def test_a_current_input_longer_than_the_budget_is_compressed_head_and_tail():
+    paste = "START of the report. " + "The bakery sold bread and buns in every region that quarter. " * 120 + "END?"
+    history = [*chat(2), Message(role="user", content=paste)]
+    builder = WorkingSetBuilder(budget=budget(600, 150))
+    r = builder.build(history)
+    assert not r.budget.overflow and r.budget.used <= r.budget.available
+    row = r.decision.decisions[len(history) - 1]
+    assert row.outcome == "compressed" and row.reason == "current_input_compressed" and row.fidelity == "L1"
+    sent = r.messages[-1].content
+    assert sent.startswith("START of the report.") and sent.rstrip().endswith("END?") and len(sent) < len(paste)
+    assert any(n.startswith("the current input was compressed") for n in r.decision.notes)
+    again = WorkingSetBuilder(budget=budget(600, 150)).build(history)
+    assert again.digest("m") == r.digest("m"), "deterministic"
+    check_invariants(r, len(history))
