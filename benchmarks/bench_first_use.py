@@ -94,7 +94,8 @@ async def run(window: int, counting: str, rounds: int, trace_dir: Path) -> dict[
 
 
 def machine() -> str:
-    return f"{os.cpu_count()} cores, {cpu_model()}, Python {platform.python_version()}"
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return f"{os.cpu_count()} cores, {cpu_model()}, Python {platform.python_version()}; load average at the end {load}"
 
 
 def main() -> None:

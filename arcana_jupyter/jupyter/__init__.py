@@ -1,7 +1,7 @@
 """The Jupyter face of arcana: magics, the live turn display, replay, the comm and the notebook-aware tools.
 
 ``%load_ext arcana_jupyter`` calls :func:`load_ipython_extension`. This package is the only one
-(with the report) that imports IPython, ipywidgets or nbformat.
+(with the report) that imports IPython or nbformat.
 """
 
 from __future__ import annotations

@@ -79,7 +79,6 @@ class ArcanaMagics(Magics):
     max_tokens = Int(0, help="Cap on reply tokens (0: no cap).").tag(config=True)
     max_tool_steps = Int(0, help="Cap on LLM calls per turn in the tool loop (0: the runtime's default).").tag(config=True)
     seed = Int(0, help="Sampling seed passed to providers that accept one.").tag(config=True)
-    widgets = Bool(True, help="Show the live ipywidgets inspector under each reply.").tag(config=True)
     stream_interval = Float(0.15, help="Seconds between display updates while a reply streams.").tag(config=True)
     tools = Bool(True, help="Offer tools to the model: the notebook tools and ask_user (--no-tools turns them off).").tag(config=True)
     notebook_tools = Bool(True, help="Offer the read-only notebook tools (variables, cells) to the model.").tag(config=True)
@@ -341,7 +340,7 @@ class ArcanaMagics(Magics):
     def send(self, entry: SessionEntry, text: str) -> Any:
         """Run one turn with live display; returns the ``ChatReply`` (or ``None`` if it never started)."""
         chat = entry.chat
-        view = TurnDisplay(chat, entry.location, widgets=self.widgets and _widgets_available(), interval=self.stream_interval)
+        view = TurnDisplay(chat, entry.location, interval=self.stream_interval)
         view.start()
         unsubscribe = chat.subscribe(view.on_event)
         future = asyncio.run_coroutine_threadsafe(
@@ -397,7 +396,7 @@ class ArcanaMagics(Magics):
             frames = build_frames(trace_dir, run_id, agent=agent)
         except ArcanaError as exc:
             raise UsageError(f"cannot replay {run_id}: {_short(exc)}") from None
-        display_replay(frames, trace_dir=trace_dir, turn=opts.turn, widgets=self.widgets and _widgets_available(),
+        display_replay(frames, trace_dir=trace_dir, turn=opts.turn,
                        default_window=window)
 
     # ---- %arcana_pins -------------------------------------------------------------------------
@@ -619,23 +618,6 @@ def _latest_run(trace_dir: Path) -> str:
     if not runs:
         raise UsageError(f"no runs in {trace_dir}")
     return sorted(runs, key=lambda r: r.started or "")[-1].run_id
-
-
-_WIDGETS: bool | None = None
-
-
-def _widgets_available() -> bool:
-    """True when ipywidgets can reach a front end (a kernel with comms)."""
-    global _WIDGETS
-    if _WIDGETS is None:
-        try:
-            import ipywidgets  # noqa: F401
-            from ipykernel.kernelbase import Kernel
-
-            _WIDGETS = Kernel.initialized()
-        except Exception:
-            _WIDGETS = False
-    return _WIDGETS
 
 
 def load(ipython: Any) -> ArcanaMagics:

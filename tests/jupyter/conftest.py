@@ -23,7 +23,6 @@ def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Interacti
     ip = InteractiveShell.instance()
     load_ipython_extension(ip)
     magics = _loaded[id(ip)]
-    magics.widgets = False
     magics.max_tokens = 0
     yield ip
     magics.close_all()
