@@ -92,6 +92,9 @@ def _builder_kwargs(recorded: dict[str, Any]) -> dict[str, Any]:
         kwargs["summary_max_tokens"] = recorded["summary_max_tokens"]
     if isinstance(recorded.get("recall"), bool):
         kwargs["recall"] = recorded["recall"]
+    # recorded since the cap existed; older traces had none
+    cap = recorded.get("recall_max_tokens")
+    kwargs["recall_max_tokens"] = cap if isinstance(cap, int) and not isinstance(cap, bool) else None
     # the embedding model the build used (``name@version``), or none: recorded since issue 14;
     # older traces were lexical
     emb = recorded.get("embedder")

@@ -33,7 +33,8 @@ Reasons (``MessageDecision.reason``): the seed's strings ``passthrough``, ``tail
   in the block of earlier turns relevant to the current input, found by the lexical ranking
   (stemmed BM25) or by the embedding model's (whichever ranked it higher); ``neighbour`` — brought
   back with it: the rest of its exchange (a user turn and the replies to it) or an exchange just
-  before or after, filling the budget that is left. ``recalled`` is set. (Traces recorded before
+  before or after; ``recency`` — then what budget is still left goes to the most recent earlier
+  turns not in the prompt yet (whole exchanges where they fit). ``recalled`` is set. (Traces recorded before
   this split say ``relevant_recalled``.)
 - ``pinned`` — a live pin; ``pin_expired`` — a pin past its ``until_turn`` (dropped).
 - ``section:<name>`` — a section (``section:memory_digest``); ``task`` — the ``task=`` text.
@@ -83,6 +84,7 @@ RELEVANT_RECALLED = "relevant_recalled"
 RELEVANT_BM25 = "relevant_bm25"
 RELEVANT_SEMANTIC = "relevant_semantic"
 NEIGHBOUR = "neighbour"
+RECENCY = "recency"
 PINNED = "pinned"
 PIN_EXPIRED = "pin_expired"
 TASK = "task"

@@ -136,3 +136,22 @@ def test_bundled_model_when_installed():
     far = float(v @ m.embed("What is the capital gains tax rate?"))
     assert near > far + 0.2
     assert np.array_equal(v, m.embed("We brought home a corgi puppy this weekend."))
+
+
+def test_lexical_fill_uses_the_budget_with_neighbours_then_recency():
+    history = conversation(120)
+    b = WorkingSetBuilder(budget=TokenBudget(total_window=1500, response_reserve=200))
+    r = b.build(history, "Which animal did they adopt?")  # no shared word: nothing relevant lexically
+    reasons = {d.reason for d in r.decision.decisions if d.recalled}
+    assert reasons == {"recency"}
+    assert 0.95 * r.budget.available <= r.budget.used <= r.budget.available
+    hit = b.build(history, "the corgi puppy?")
+    by_index = {d.index: d for d in hit.decision.decisions}
+    assert by_index[9].reason == "relevant_bm25" and by_index[10].reason == "neighbour"
+    assert by_index[8].reason == "neighbour" or by_index[11].reason == "neighbour"  # the exchange before/after
+    assert "recency" in {d.reason for d in hit.decision.decisions}
+    assert 0.95 * hit.budget.available <= hit.budget.used <= hit.budget.available
+    # recency-filled turns are the most recent ones not otherwise in the prompt
+    filled = sorted(d.index for d in hit.decision.decisions if d.reason == "recency")
+    window = min(d.index for d in hit.decision.decisions if d.reason in ("aggressive_truncate_kept", "tail_preserve_tail"))
+    assert filled[-1] == window - 1
