@@ -54,6 +54,8 @@ RECALL_MIN_BM25 = 0.2
 (with an embedding model, a message in the cosine ranking qualifies too, see relevance.py)."""
 RECALL_MAX_UNITS = 160
 """Most relevant units brought back in one build (the budget is the usual limit)."""
+NEIGHBOUR_EXCHANGES = 3
+"""Exchanges before and after a relevant one brought back as ``neighbour`` (nearest first)."""
 RECENCY_MIN_ROOM = 8
 """The recency fill stops when fewer tokens than this are left (no message is that small)."""
 RECENCY_MAX_UNITS = 400
@@ -106,7 +108,7 @@ class WorkingSetBuilder:
         *,
         placeholder_hint: str | None = None,
         fidelity: FidelityPolicy | None = None,
-        recall_share: float = 0.35,
+        recall_share: float = 0.5,
         section_share: float = 0.5,
         head_share: float = 0.15,
         window_share: float = 0.6,
@@ -964,11 +966,13 @@ class _Build:
         """Fill ``room`` with older turns relevant to the current input, whole exchanges where they fit.
 
         Units are ranked by their best message's match (``bm25``: the fused match, see relevance.py);
-        each relevant unit comes back verbatim (or at L1 when verbatim does not fit) with the rest
-        of its exchange (the user turn and the replies to it: ``neighbour``), best first, until the
-        room is used up or the ranking ends; then the exchanges just before and after the ones
-        brought back, while they fit (``neighbour``: the context a fact was stated in). Placed in
-        conversation order, late in the prompt.
+        relevant units come back verbatim (or at L1 when verbatim does not fit), best first, until
+        the room is used up or the ranking ends; then the rest of their exchanges (the user turn and
+        the replies to it), then the exchanges just before and after them, nearest first
+        (``neighbour``: the context a fact was stated in); then the most recent earlier turns not in
+        the prompt yet (``recency``), whole exchanges where they fit. Deterministic: ties go to the
+        earlier unit. Placed in conversation order, late in the prompt. (Measured on the dev split:
+        taking each hit's exchange at once left room for fewer distinct hits: 0.61 -> 0.71 at 2k.)
         """
         decisions = self.decisions
         units = self.units
@@ -1015,15 +1019,17 @@ class _Build:
             if room <= 0:
                 break
             i = best_msg[u]
-            reason = S.RELEVANT_SEMANTIC if via.get(i) == "semantic" else S.RELEVANT_BM25
-            if take(u, reason):
-                lo, hi = self._exchange(u)
-                for v in range(lo, hi + 1):
-                    if v != u:
-                        take(v, S.NEIGHBOUR, ("L0",))
-        # the exchanges around the ones brought back, nearest first, while they fit
-        seeds = [u for u in ranked if u in chosen and chosen[u][1] != S.NEIGHBOUR]
-        for dist in (1, 2, 3):
+            take(u, S.RELEVANT_SEMANTIC if via.get(i) == "semantic" else S.RELEVANT_BM25)
+        seeds = [u for u in ranked if u in chosen]
+        # then the rest of the exchanges of the ones brought back, best first ...
+        for u in seeds:
+            if room <= 0:
+                break
+            lo, hi = self._exchange(u)
+            for v in range(lo, hi + 1):
+                take(v, S.NEIGHBOUR, ("L0",))
+        # ... then the exchanges around them, nearest first, while they fit
+        for dist in range(1, NEIGHBOUR_EXCHANGES + 1):
             if room <= 0:
                 break
             for u in seeds:

@@ -10,7 +10,7 @@ The score recorded in ``MessageDecision.relevance_score`` is
   round of pseudo-relevance feedback (the query is expanded with the most specific words of its
   best first-round hits, at a lower weight: questions about two or three turns find the second
   turn through the first). With an embedding model (:mod:`.embeddings`): the reciprocal rank
-  fusion of the BM25 ranking and the cosine ranking, ``sum 1 / (RRF_K + rank)`` over the two
+  fusion of the BM25 ranking and the cosine ranking, ``sum w / (RRF_K + rank)`` over the two
   lists, normalised so that first in both is ``1.0``. :meth:`RelevanceIndex.rank` also says,
   per message, which list it came from (``bm25`` or ``semantic``).
 - ``recency``: ``1 / (1 + age / 8)`` with ``age`` in user turns between the message and the input.
@@ -55,6 +55,13 @@ PRF_WEIGHT = 0.35
 """... each counted at this weight (a query word counts 1)."""
 RRF_K = 60
 """Reciprocal rank fusion's constant (Cormack et al. 2009)."""
+RRF_W_BM25 = 0.25
+RRF_W_SEMANTIC = 1.0
+"""Weights of the two rankings in the fusion: ``sum w / (RRF_K + rank)``. Tuned on the dev split
+(benchmarks/results/retention.md): equal weights 0.71 of evidence verbatim at 2k, BM25 at 0.5 0.73,
+at 0.25 0.81, at 0.1 0.85 — a paraphrased question's lexical hits are mostly noise. 0.25 keeps
+a literal mention (a name, a number) near the top. Expanding the query vector with its best hits'
+(Rocchio feedback) lowered recall (0.81 -> 0.66 at 2k) and is not used."""
 SEMANTIC_TOP = 160
 """The cosine ranking takes part in the fusion with its best ``SEMANTIC_TOP`` messages."""
 SEMANTIC_MIN = 0.1
@@ -260,12 +267,13 @@ def fuse(lexical: dict[int, float], semantic: dict[int, float] | None) -> tuple[
         return lexical, dict.fromkeys(lexical, "bm25")
     lex_rank = {d: r for r, d in enumerate(sorted(lexical, key=lambda d: (-lexical[d], d)), 1)}
     sem_rank = {d: r for r, d in enumerate(sorted(semantic, key=lambda d: (-semantic[d], d)), 1)}
-    best = 2.0 / (RRF_K + 1)
+    best = (RRF_W_BM25 + RRF_W_SEMANTIC) / (RRF_K + 1)
     match: dict[int, float] = {}
     via: dict[int, str] = {}
     for d in lex_rank.keys() | sem_rank.keys():
         lr, sr = lex_rank.get(d), sem_rank.get(d)
-        total = (1.0 / (RRF_K + lr) if lr else 0.0) + (1.0 / (RRF_K + sr) if sr else 0.0)
+        total = (RRF_W_BM25 / (RRF_K + lr) if lr else 0.0) + (RRF_W_SEMANTIC / (RRF_K + sr) if sr else 0.0)
         match[d] = round(total / best, 6)
-        via[d] = "bm25" if lr is not None and (sr is None or lr <= sr) else "semantic"
+        via[d] = "bm25" if lr is not None and (sr is None or RRF_W_BM25 * (RRF_K + sr) >= RRF_W_SEMANTIC * (RRF_K + lr)) \
+            else "semantic"
     return match, via
