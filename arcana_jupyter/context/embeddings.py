@@ -245,6 +245,33 @@ def default_embedder() -> Embedder | None:
     return _load_default_strict()
 
 
+def embedder_from_setting(mode: str) -> tuple[Embedder | None, str]:
+    """The embedder a runtime setting asks for (``auto``, ``on``, ``off``) and a note saying which.
+
+    ``auto``: the bundled model when the ``[embeddings]`` extra is installed (and
+    ``ARCANA_EMBEDDINGS`` does not say ``off``), else none. ``on``: the bundled model, or
+    :class:`EmbeddingsUnavailable` saying what to install. ``off``: none.
+    """
+    if mode == "off":
+        return None, "embeddings off (RuntimeConfig.embeddings): relevance is lexical (stemmed BM25)"
+    if mode == "on":
+        model = _load_default_strict()
+        if model is None:
+            raise EmbeddingsUnavailable(
+                "RuntimeConfig(embeddings='on') needs the embedding model: pip install 'arcana-jupyter[embeddings]' "
+                "(or use embeddings='auto' to fall back to lexical relevance)")
+        return model, f"embeddings on: semantic relevance with {model.ident}, fused with BM25"
+    if mode != "auto":
+        raise ValueError(f"embeddings must be 'auto', 'on' or 'off', got {mode!r}")
+    model = default_embedder()
+    if model is None:
+        why = ("ARCANA_EMBEDDINGS is off" if os.environ.get("ARCANA_EMBEDDINGS", "").strip().lower()
+               in ("0", "off", "false", "no") else "the [embeddings] extra is not installed")
+        return None, (f"embeddings auto: off, {why} (pip install 'arcana-jupyter[embeddings]'); relevance is "
+                      "lexical (stemmed BM25)")
+    return model, f"embeddings auto: on, semantic relevance with {model.ident}, fused with BM25"
+
+
 def embedder_for(ident: str) -> Embedder:
     """The embedder a trace recorded (``name@version``), or :class:`EmbeddingsUnavailable` saying what to install."""
     model = _load_default_strict()
@@ -336,4 +363,5 @@ class EmbeddingStore:
         return [self.get(t) for t in texts]
 
 
-__all__ = ["Embedder", "EmbeddingStore", "EmbeddingsUnavailable", "MiniLMEmbedder", "default_embedder", "embedder_for"]
+__all__ = ["Embedder", "EmbeddingStore", "EmbeddingsUnavailable", "MiniLMEmbedder", "default_embedder", "embedder_for",
+           "embedder_from_setting"]

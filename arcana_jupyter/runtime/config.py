@@ -42,6 +42,11 @@ class RuntimeConfig(BaseModel):
     """Tokens kept free for the reply; also the cap on the reply's length. ``-1`` (default): a
     quarter of the window, at most 1024 (:func:`default_reserve`). Must be below the window."""
     strategy: Literal["auto", "passthrough", "tail_preserve", "aggressive_truncate", "llm_summarize"] = "auto"
+    embeddings: Literal["auto", "on", "off"] = "auto"
+    """Semantic relevance of earlier turns (an offline embedding model fused with BM25). ``auto``:
+    on when the ``[embeddings]`` extra is installed, else lexical (said once in the decision notes);
+    ``on``: required (a ``ConfigError`` without the extra); ``off``: lexical. Vectors are kept
+    beside the trace (``<trace dir>/embeddings/``): a resumed or rebuilt session does not re-embed."""
 
     # cognitive primitives (seed 000)
     cognitive_primitives: list[str] = Field(default_factory=list)

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 from ..context import ContextSection, PinBlock, WorkingSetBuilder
 from ..context.bands import expand_decision, select_from_turn
 from ..context.decisions import ContextDecision, TokenBudget, decision_record
+from ..context.embeddings import EmbeddingsUnavailable, embedder_from_setting
+from ..context.rebuild import EMBEDDINGS_FOLDER
 from ..exceptions import ArcanaError, ConfigError, ContextLengthError, ProviderError
 from ..messages import Message, ToolCall, ToolSpec, canonical_json
 from ..primitives.pin import PinState
@@ -104,8 +106,16 @@ class ChatSession:
                                        slack=1.0 if self.counter.exact else INEXACT_SLACK)
         self.budget = TokenBudget(total_window=config.total_window, response_reserve=config.response_reserve)
         """The window and reserve in the model's tokens; the builder gets them calibrated."""
+        try:
+            embedder, note = embedder_from_setting(config.embeddings)
+        except EmbeddingsUnavailable as exc:
+            raise ConfigError(str(exc)) from None
+        self._embeddings_note: str | None = note
+        """Which relevance the session uses and why: added to its first decision's notes."""
         self.builder = WorkingSetBuilder(budget=self.calibration.budget(config.total_window, config.response_reserve),
-                                         strategy=config.strategy, counter=self.counter, summarizer=self._summarize)
+                                         strategy=config.strategy, counter=self.counter, summarizer=self._summarize,
+                                         embedder=embedder, embedding_cache=(
+                                             writer.path.parent / EMBEDDINGS_FOLDER if writer.path is not None else None))
         self.pins = PinState(self.counter, config.total_window, config.pin_budget_fraction)
         self.history: list[Message] = [Message(role="system", content=config.system_prompt)]
         self.turn = 0
@@ -374,6 +384,9 @@ class ChatSession:
         self.sent_messages[(turn, step)] = build.messages
         while len(self.sent_messages) > 128:
             self.sent_messages.pop(next(iter(self.sent_messages)))
+        if self._embeddings_note is not None:  # said once, in the session's first decision
+            decision.notes.append(self._embeddings_note)
+            self._embeddings_note = None
         if tool_loop is not None:
             decision.notes.append(f"tools withheld for this call: {tool_loop['reason']} ({tool_loop['detail']})")
         if refused is not None:
