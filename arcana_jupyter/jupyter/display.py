@@ -1,8 +1,10 @@
 """What a ``%%arcana`` cell shows: one output, the turn's MIME bundle, updated live.
 
 The output is created when the turn starts and updated in place (``display_id``) as tokens and
-events arrive: the JupyterLab extension re-renders its inspector from each update, everywhere else
-the ``text/html`` shows the reply streaming in. At the end it holds the turn's compact bundle
+events arrive: the JupyterLab extension renders the reply so far with JupyterLab's own Markdown
+renderer and redraws its inspector from each update; everywhere else the ``text/html`` shows the
+reply streaming in (Markdown through markdown-it-py; past a quarter of the Markdown limit, as text
+until the turn ends, so a long reply does not cost a full render per update). At the end it holds the turn's compact bundle
 (:func:`arcana_jupyter.runtime.bundle.compact_bundle`): a summary whose detail (the prompt texts)
 is read from the trace beside the notebook. There is no widget: live actions (unpin, hydrate,
 retract) travel over the ``arcana`` comm (:mod:`.comm`).
@@ -125,13 +127,23 @@ class TurnDisplay:
             "text/html": render.streaming_html(partial, note=note),
             "text/plain": partial or note,
         }
-        if self._live is not None:
-            live = dict(self._live)
-            live["status"] = "running"
-            live["reply"] = partial
-            live["progress"] = note
-            data = {MIME_TYPE: live, **data}
-        return data
+        # Always our MIME type, from the first token on: in JupyterLab the extension renders the reply
+        # with JupyterLab's own Markdown renderer while it streams (docs/TURN_BUNDLE.md).
+        live = dict(self._live) if self._live is not None else self._placeholder()
+        live["status"] = "running"
+        live["reply"] = partial
+        live["progress"] = note
+        return {MIME_TYPE: live, **data}
+
+    def _placeholder(self) -> dict[str, Any]:
+        """The bundle before the turn's first event: who and where, nothing decided yet."""
+        trace = getattr(self.chat, "trace_path", None)
+        try:
+            where = self.location.relative(str(trace)) if trace else None
+        except Exception:  # a path the location cannot express: the final bundle has it
+            where = None
+        return {"version": 1, "run_id": getattr(self.chat, "run_id", None), "agent": getattr(self.chat, "agent", None) or "main",
+                "turn": self.turn, "trace_path": where, "model": None, "input": None, "steps": [], "compact": True}
 
     def _refresh_live(self) -> None:
         try:

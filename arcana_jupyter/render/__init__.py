@@ -1,15 +1,19 @@
 """The one HTML renderer: turn bundles, replay scrubbers, charts and report pieces.
 
-Pure functions from plain JSON data to HTML strings. They escape every string that came from a
-model or a user, emit no script, no event handler and no external URL, and carry their CSS inline.
-The MIME bundle's ``text/html``, the widgets and the report all use these functions.
+Pure functions from plain JSON data to HTML strings. The markup comes from the Jinja2 templates in
+``templates/`` (autoescaping on: every string that came from a model or a user is escaped unless a
+template says ``|safe``, each with its reason); replies are Markdown rendered by markdown-it-py
+(:mod:`.md`: raw HTML off, links inert, math as text, Pygments for code). No script, no event
+handler, no external URL; CSS inline. The MIME bundle's ``text/html``, the replay and the report
+use these functions; inside JupyterLab the labextension renders the reply with JupyterLab's own
+Markdown renderer instead.
 """
 
 from __future__ import annotations
 
 from ._html import esc
 from .chart import tokens_chart_svg
-from .markdown import markdown_to_html
+from .md import MAX_MARKDOWN_CHARS, highlight_css, markdown_to_html
 from .replay import counterfactual_html, diff_html, frame_html, prompt_html, replay_html
 from .styles import CSS, style_block
 from .turn import (
@@ -25,10 +29,12 @@ from .turn import (
 
 __all__ = [
     "CSS",
+    "MAX_MARKDOWN_CHARS",
     "counterfactual_html",
     "diff_html",
     "esc",
     "frame_html",
+    "highlight_css",
     "inspector_html",
     "markdown_to_html",
     "notice_html",

@@ -1,8 +1,10 @@
-"""Small HTML building blocks shared by every renderer: escaping, numbers, JSON previews.
+"""Small building blocks: escaping, numbers as text, JSON previews, nested ``get``.
 
-Everything that reaches HTML from a bundle, a trace or a notebook is model or user text, so it
-goes through :func:`esc` (``html.escape`` with quotes). Nothing here emits a URL, a script or an
-event-handler attribute.
+The static views (turn, replay, report) come from the Jinja2 templates in ``templates/`` with
+autoescaping on; they use the ``*_text`` formatters (text, escaped by the template). The HTML
+helpers below (``esc``, ``fmt_*``, ``pill``, ``table``) remain for the small views outside
+``render/`` (memory tables, counterfactual notes): every string they put into HTML goes through
+:func:`esc`. Nothing here emits a URL, a script or an event-handler attribute.
 """
 
 from __future__ import annotations
@@ -23,44 +25,61 @@ def esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def fmt_int(value: Any) -> str:
+def int_text(value: Any) -> str:
+    """``1,234`` (text, not HTML: templates escape it; ``fmt_int`` is the escaped form)."""
     if value is None:
         return "–"
     try:
         return f"{int(value):,}"
     except (TypeError, ValueError):
-        return esc(value)
+        return str(value)
 
 
-def fmt_cost(value: Any) -> str:
+def cost_text(value: Any) -> str:
     if value is None:
         return "–"
     try:
         number = float(value)
     except (TypeError, ValueError):
-        return esc(value)
+        return str(value)
     if number == 0:
         return "$0"
     return f"${number:.4f}" if number < 1 else f"${number:,.2f}"
 
 
-def fmt_ms(value: Any) -> str:
+def ms_text(value: Any) -> str:
     if value is None:
         return "–"
     try:
         number = float(value)
     except (TypeError, ValueError):
-        return esc(value)
+        return str(value)
     return f"{number:,.0f} ms" if number < 10_000 else f"{number / 1000:,.1f} s"
 
 
-def fmt_score(value: Any) -> str:
+def score_text(value: Any) -> str:
     if value is None:
         return ""
     try:
         return f"{float(value):.2f}"
     except (TypeError, ValueError):
-        return esc(value)
+        return str(value)
+
+
+def fmt_int(value: Any) -> str:
+    return esc(int_text(value))
+
+
+def fmt_cost(value: Any) -> str:
+    return esc(cost_text(value))
+
+
+def fmt_ms(value: Any) -> str:
+    return esc(ms_text(value))
+
+
+def fmt_score(value: Any) -> str:
+    return esc(score_text(value))
 
 
 def clip(text: str, limit: int = MAX_PREVIEW_CHARS) -> str:

@@ -13,6 +13,12 @@ CSS = """
 .arcana-reply p{margin:0 0 .6em 0}
 .arcana-reply h3,.arcana-reply h4,.arcana-reply h5,.arcana-reply h6{margin:.7em 0 .35em 0}
 .arcana-reply blockquote{margin:.4em 0;padding:.1em .8em;border-left:3px solid rgba(127,127,127,.45);opacity:.9}
+.arcana-reply table{border-collapse:collapse;margin:.5em 0;font-size:13px}
+.arcana-reply th,.arcana-reply td{border:1px solid rgba(127,127,127,.35);padding:3px 9px}
+.arcana-reply th{background:rgba(127,127,127,.1);font-weight:600}
+.arcana-math{font-family:"Latin Modern Math","STIX Two Math","Cambria Math","Times New Roman",serif;font-size:1.05em;white-space:pre-wrap}
+.arcana-math-block{display:block;text-align:center;margin:.5em 0}
+.arcana-link{text-decoration:underline dotted}
 .arcana code{font-family:var(--jp-code-font-family,ui-monospace,SFMono-Regular,Menlo,Consolas,monospace);font-size:.92em;background:rgba(127,127,127,.14);padding:0 .25em;border-radius:3px}
 .arcana pre{white-space:pre-wrap;word-break:break-word;background:rgba(127,127,127,.09);border:1px solid rgba(127,127,127,.22);border-radius:6px;padding:8px 10px;margin:.4em 0;max-height:28em;overflow:auto}
 .arcana pre code{background:none;padding:0}

@@ -13,7 +13,9 @@ import nbformat
 
 from .. import __version__, render
 from ..exceptions import ArcanaError
-from ..render._html import esc, fmt_cost, fmt_int, pill, table
+from ..render._html import cost_text, int_text
+from ..render.md import highlight_css
+from ..render.templating import render_template
 from ..trace.reader import TraceReader
 from .embed import embed_traces
 from .notebook_html import NOTEBOOK_CSS, notebook_body_html, pygments_css, strip_external
@@ -103,35 +105,6 @@ def summarize(reader: TraceReader, run_id: str, agent: str) -> RunSummary:
     return summary
 
 
-def _stat(value: str, label: str) -> str:
-    return f'<div class="arcana-stat"><b>{value}</b><span>{esc(label)}</span></div>'
-
-
-def _verify_html(result: VerifyResult | None) -> str:
-    if result is None:
-        return (
-            '<div class="arcana-card"><b>Not verified.</b> Run <code>arcana report NOTEBOOK --verify</code> to '
-            "re-execute the notebook against its recorded runs and check every prompt and reply.</div>"
-        )
-    kind = "verified" if result.ok else "mismatch"
-    rows = [
-        [esc(c.session), f"<code>{esc(c.run_id)}</code>", (esc(c.turn), "num"),
-         pill("✓ same" if c.prompt_reproduced else "✗ differs", "verified" if c.prompt_reproduced else "mismatch"),
-         pill("✓ same" if c.reply_reproduced else "✗ differs", "verified" if c.reply_reproduced else "mismatch"),
-         f"<code>{esc(', '.join(c.recorded_digests))}</code>", esc(c.note)]
-        for c in result.checks
-    ]
-    errors = "".join(f'<div class="arcana-error-box">{esc(e)}</div>' for e in result.errors)
-    return (
-        f'<div class="arcana-card arcana-{kind}" style="border-width:2px"><div style="font-size:16px;font-weight:600">'
-        f'{"✓" if result.ok else "✗"} {esc(result.summary())}</div>'
-        f'<div class="arcana-muted" style="font-size:12px;margin:4px 0">re-executed with the replay provider in '
-        f"{result.seconds:.1f} s</div>{errors}"
-        + (table(["session", "run", "turn", "prompt digest", "reply", "recorded digest(s)", "note"], rows) if rows else "")
-        + "</div>"
-    )
-
-
 def _bundle_summary(run: NotebookRun, nb: Any) -> RunSummary:
     """A run whose trace is missing, summarised from the turns the notebook shows."""
     summary = RunSummary(run_id=run.run_id, agent=run.agent, model="(trace missing)")
@@ -173,15 +146,15 @@ def render_report(notebook: Path, nb: Any, *, verification: VerifyResult | None 
 def _render(notebook: Path, nb: Any, embedded: EmbeddedTraces, verification: VerifyResult | None) -> str:
     runs = locate_runs(notebook, nb, embedded)
     summaries: list[RunSummary] = []
-    replays: list[str] = []
+    replays: list[dict[str, Any]] = []
     shown = _replayed_runs(nb)
     from ..jupyter.replay import build_frames
 
     for run in runs:
-        label = f"{esc(run.agent)} · <code>{esc(run.run_id)}</code>"
+        entry: dict[str, Any] = {"agent": run.agent, "run_id": run.run_id}
         if run.path is None:
             summaries.append(_bundle_summary(run, nb))
-            replays.append(f'<div class="arcana-error-box">{label}: no replay — {esc("; ".join(run.problems))}</div>')
+            replays.append({**entry, "kind": "missing", "text": "; ".join(run.problems)})
             continue
         reader = TraceReader(run.path)
         try:
@@ -191,18 +164,17 @@ def _render(notebook: Path, nb: Any, embedded: EmbeddedTraces, verification: Ver
             summary.turns = max(summary.turns, len(turns))
             summaries.append(summary)
             if run.run_id in shown:
-                replays.append(f'<div class="arcana-muted">{label}: its replay is shown in the notebook above '
-                               f"(cell {shown[run.run_id]}).</div>")
+                replays.append({**entry, "kind": "shown", "text": shown[run.run_id]})
                 continue
             frames = build_frames(run.path, run.run_id, agent=run.agent, reader=reader)
         except ArcanaError as exc:
-            replays.append(f'<div class="arcana-error-box">{label}: cannot replay: {esc(exc)}</div>')
+            replays.append({**entry, "kind": "error", "text": str(exc)})
             continue
         if not frames:
-            replays.append(f'<div class="arcana-muted">{label}: the trace holds no turns to replay.</div>')
+            replays.append({**entry, "kind": "empty"})
             continue
-        replays.append(f'<h3 class="arcana-h">{label}</h3>'
-                       + render.replay_html(frames, uid=f"{run.agent}-{uuid.uuid4().hex[:6]}", include_style=False))
+        replays.append({**entry, "kind": "replay",
+                        "html": render.replay_html(frames, uid=f"{run.agent}-{uuid.uuid4().hex[:6]}", include_style=False)})
     total = RunSummary(run_id="", agent="")
     for s in summaries:
         for name in ("turns", "input_tokens", "output_tokens", "primitive_calls", "tool_calls", "errors"):
@@ -211,59 +183,43 @@ def _render(notebook: Path, nb: Any, embedded: EmbeddedTraces, verification: Ver
         total.points += [{**p, "label": p["label"] if len(summaries) == 1 else f"{s.agent}:{p['label']}"} for p in s.points]
     folders = sorted({_where(r, notebook).rsplit("/", 1)[0] + "/" for r in runs
                       if r.path is not None and r.source != "embedded"})
-    traces_note = ", ".join(f"<code>{esc(f)}</code>" for f in folders)
+    extra = ""
     if any(r.source == "embedded" for r in runs):
-        traces_note += " (embedded in the notebook)"
+        extra += " (embedded in the notebook)"
     if any(r.path is None for r in runs):
-        traces_note += f" ({sum(r.path is None for r in runs)} run(s) missing)"
-    traces_note = traces_note.strip() or "none"
+        extra += f" ({sum(r.path is None for r in runs)} run(s) missing)"
+    if not folders and not extra:
+        extra = "none"
     where = {(r.agent, r.run_id): _where(r, notebook) for r in runs}
-    runs_rows = [
-        [esc(s.agent), f"<code>{esc(s.run_id)}</code>", f"<code>{esc(where.get((s.agent, s.run_id), ''))}</code>",
-         esc(s.model), (fmt_int(s.turns), "num"),
-         (fmt_int(s.input_tokens), "num"), (fmt_int(s.output_tokens), "num"), (fmt_cost(s.cost_usd), "num"),
-         (fmt_int(s.primitive_calls), "num"), (fmt_int(s.tool_calls), "num"), (fmt_int(s.errors), "num")]
-        for s in summaries
+    stats = [
+        (int_text(total.turns), "turns"),
+        (int_text(total.input_tokens), "prompt tokens"),
+        (int_text(total.output_tokens), "reply tokens"),
+        (cost_text(total.cost_usd), "cost"),
+        (int_text(total.primitive_calls), "primitive calls"),
+        (int_text(total.tool_calls), "tool calls"),
     ]
-    stats = "".join([
-        _stat(fmt_int(total.turns), "turns"),
-        _stat(fmt_int(total.input_tokens), "prompt tokens"),
-        _stat(fmt_int(total.output_tokens), "reply tokens"),
-        _stat(fmt_cost(total.cost_usd), "cost"),
-        _stat(fmt_int(total.primitive_calls), "primitive calls"),
-        _stat(fmt_int(total.tool_calls), "tool calls"),
-    ])
-    generated = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    verify = None
+    if verification is not None:
+        verify = {"ok": verification.ok, "summary": verification.summary(), "seconds": verification.seconds,
+                  "errors": list(verification.errors), "checks": list(verification.checks)}
     body = strip_external(notebook_body_html(nb))
-    page = f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="color-scheme" content="light dark">
-<title>{esc(notebook.name)} · arcana report</title>
-<style>
-body{{margin:0;padding:24px 32px;max-width:1180px;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;font-size:14px;line-height:1.5}}
-h1{{font-size:22px;margin:0 0 4px 0}} h2{{font-size:17px;margin:28px 0 8px 0;border-bottom:1px solid rgba(127,127,127,.3);padding-bottom:4px}}
-{render.CSS}
-{NOTEBOOK_CSS}
-{pygments_css()}
-</style></head><body>
-<div class="arcana">
-<h1>{esc(notebook.name)}</h1>
-<div class="arcana-meta"><span>arcana report</span><span>generated {esc(generated)}</span><span>arcana-jupyter {esc(__version__)}</span>
-<span>traces {traces_note}</span></div>
-<h2>Verification</h2>
-{_verify_html(verification)}
-<h2>Summary</h2>
-<div class="arcana-summary">{stats}</div>
-{table(["session", "run", "trace", "model", "turns", "in", "out", "cost", "primitives", "tools", "errors"], runs_rows) if runs_rows else ""}
-{render.tokens_chart_svg(total.points)}
-</div>
-<h2>Notebook</h2>
-<div class="nb">{body}</div>
-<h2>Replay</h2>
-<div class="arcana">{"".join(replays) or '<div class="arcana-empty">The notebook shows no recorded arcana runs.</div>'}</div>
-</body></html>
-"""
+    page = render_template(
+        "report.html.j2",
+        name=notebook.name,
+        generated=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        version=__version__,
+        folders=folders,
+        traces_extra=extra.strip() if not folders else extra,
+        verify=verify,
+        stats=stats,
+        runs=[{**vars(s), "where": where.get((s.agent, s.run_id), "")} for s in summaries],
+        chart=render.tokens_chart_svg(total.points),
+        notebook=body,
+        replays=replays,
+        # every Pygments rule: the notebook's input cells (.highlight) and the replies' code (.arcana-hl)
+        css="\n".join([render.CSS, NOTEBOOK_CSS, pygments_css(), highlight_css()]),
+    )
     return strip_external(page)
 
 

@@ -7,11 +7,12 @@ from typing import Any
 
 from arcana_jupyter import render
 
-HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)> <a href="https://evil.example/">x</a>'
+HOSTILE = ('<script>alert("x")</script><img src=x onerror=alert(1)> <a href="https://evil.example/">x</a>'
+           ' [click](javascript:alert(1)) ![i](https://evil.example/i.png)')
 ALLOWED_TAGS = {
     "style", "div", "span", "b", "i", "p", "br", "strong", "em", "code", "pre", "details", "summary", "table",
     "thead", "tbody", "tr", "th", "td", "h3", "h4", "h5", "h6", "ul", "ol", "li", "blockquote", "hr", "input",
-    "label", "svg", "rect", "line", "text", "g", "title",
+    "label", "svg", "rect", "line", "text", "g", "title", "s",
 }
 
 
@@ -111,8 +112,9 @@ def test_turn_plain_is_the_reply_and_a_summary_line() -> None:
 
 def test_markdown_renders_blocks_and_keeps_links_as_text() -> None:
     html = render.markdown_to_html("# Title\n\n- a\n- b *c*\n\n```python\nx = '<b>'\n```\n\nsee [docs](https://example.org/x) and `a<b`")
-    assert "<h3>Title</h3>" in html and "<ul><li>a</li><li>b <em>c</em></li></ul>" in html
-    assert "x = &#x27;&lt;b&gt;&#x27;" in html and "<code>a&lt;b</code>" in html
+    assert "<h3>Title</h3>" in html and "<ul>\n<li>a</li>\n<li>b <em>c</em></li>\n</ul>" in html
+    assert "&lt;b&gt;" in html and "<b>" not in html and "<code>a&lt;b</code>" in html
+    assert 'class="language-python"' in html
     assert "href" not in html and "(https://example.org/x)" in html
     assert_safe(html)
 

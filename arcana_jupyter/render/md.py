@@ -1,0 +1,189 @@
+"""Replies as HTML outside JupyterLab: markdown-it-py (CommonMark + GFM tables and strikethrough).
+
+Inside JupyterLab the reply is rendered by JupyterLab's own Markdown renderer (the labextension
+hands it to the app's ``text/markdown`` renderer with its sanitizer, MathJax and highlighting).
+Everywhere else — the ``text/html`` fallback of a turn, replay frames, the report — this module is
+the one place that turns Markdown into HTML:
+
+- raw HTML is disabled: ``<script>`` in a reply is text, like every other character;
+- links and images are inert: their text, then the address as plain text (no ``href``, no ``src``);
+- math (``$x^2$``, ``$$\\int$$``) stays readable text in a ``arcana-math`` span or block, untouched
+  by emphasis rules, so a reader without KaTeX/MathJax still reads the formula;
+- fenced code gets ``class="language-X"`` and Pygments highlighting (CSS classes under
+  ``.arcana-hl``: :func:`highlight_css` gives the rules a fragment uses);
+- headings move down two levels (a reply sits inside a cell: ``#`` becomes ``<h3>``).
+
+Limits (docs/SECURITY.md, docs/TURN_BUNDLE.md): a reply longer than :data:`MAX_MARKDOWN_CHARS`
+is shown as escaped, preformatted text (markdown-it-py is linear but pure Python: about 1 µs per
+character on prose, up to ~12 µs on adversarial tables); block nesting deeper than
+:data:`MAX_NESTING` (markdown-it's ``maxNesting``, which would silently drop the rest) is shown the
+same way; code blocks longer than :data:`MAX_HIGHLIGHT_CHARS` are escaped without highlighting.
+Nothing here recurses on the input's depth, so no input raises ``RecursionError``.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
+
+MAX_MARKDOWN_CHARS = 50_000
+"""Replies longer than this are shown as escaped text (worst case measured: benchmarks/results/markdown.md)."""
+MAX_NESTING = 20
+"""Deepest block nesting rendered as Markdown (quotes in quotes, lists in lists); deeper: escaped text."""
+MAX_HIGHLIGHT_CHARS = 20_000
+"""Code blocks longer than this are escaped without Pygments highlighting."""
+HIGHLIGHT_STYLE = "default"
+
+
+def _esc(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def _css_ident(value: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_+-]", "-", value)[:40]
+
+
+def _render_link_open(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+    env.setdefault("arcana_links", []).append(str(tokens[idx].attrGet("href") or ""))
+    return '<span class="arcana-link">'
+
+
+def _render_link_close(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+    stack = env.get("arcana_links") or [""]
+    href = stack.pop()
+    return "</span>" + (f' <span class="arcana-url">({_esc(href)})</span>' if href else "")
+
+
+def _render_image(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+    token = tokens[idx]
+    alt = self.renderInlineAsText(token.children or [], options, env)
+    src = str(token.attrGet("src") or "")
+    return (f'<span class="arcana-image">[image: {_esc(alt)}]</span>'
+            + (f' <span class="arcana-url">({_esc(src)})</span>' if src else ""))
+
+
+def _render_heading_open(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+    level = min(int(tokens[idx].tag[1:]) + 2, 6)
+    return f"<h{level}>"
+
+
+def _render_heading_close(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+    level = min(int(tokens[idx].tag[1:]) + 2, 6)
+    return f"</h{level}>\n"
+
+
+def _code(code: str, lang: str) -> str:
+    cls = f' class="language-{_esc(_css_ident(lang))}"' if lang else ""
+    body = _esc(code)
+    if lang and len(code) <= MAX_HIGHLIGHT_CHARS:
+        try:
+            lexer = get_lexer_by_name(lang, stripnl=False, ensurenl=False)
+        except ClassNotFound:
+            lexer = None
+        if lexer is not None:
+            body = highlight(code, lexer, _formatter())
+    lang_attr = f' data-lang="{_esc(lang)}"' if lang else ""
+    return f'<pre class="arcana-code arcana-hl"{lang_attr}><code{cls}>{body}</code></pre>\n'
+
+
+def _render_fence(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+    token = tokens[idx]
+    lang = token.info.strip().split(maxsplit=1)[0] if token.info.strip() else ""
+    return _code(token.content, lang)
+
+
+def _render_code_block(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+    return _code(tokens[idx].content, "")
+
+
+def _render_math_inline(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+    markup = tokens[idx].markup or "$"
+    return f'<span class="arcana-math">{_esc(markup + tokens[idx].content + markup)}</span>'
+
+
+def _render_math_block(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+    return f'<div class="arcana-math arcana-math-block">{_esc("$$" + tokens[idx].content.strip() + "$$")}</div>\n'
+
+
+@lru_cache(maxsize=1)
+def _formatter() -> HtmlFormatter:
+    return HtmlFormatter(style=HIGHLIGHT_STYLE, nowrap=True)
+
+
+@lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False, "maxNesting": MAX_NESTING})
+    md.enable(["table", "strikethrough"])
+    md.use(dollarmath_plugin, allow_space=True, allow_digits=False, double_inline=True)
+    rules = md.add_render_rule
+    rules("link_open", _render_link_open)
+    rules("link_close", _render_link_close)
+    rules("image", _render_image)
+    rules("heading_open", _render_heading_open)
+    rules("heading_close", _render_heading_close)
+    rules("fence", _render_fence)
+    rules("code_block", _render_code_block)
+    rules("math_inline", _render_math_inline)
+    rules("math_inline_double", _render_math_inline)
+    rules("math_block", _render_math_block)
+    rules("math_block_label", _render_math_block)
+    return md
+
+
+def _as_text(text: str, why: str) -> str:
+    return (f'<div class="arcana-muted arcana-md-note">{_esc(why)}</div>'
+            f'<pre class="arcana-md-text">{_esc(text)}</pre>')
+
+
+def markdown_to_html(text: str | None, *, limit: int | None = None) -> str:
+    """Render a reply's Markdown to safe HTML (every character of ``text`` is escaped or parsed).
+
+    ``limit`` (default :data:`MAX_MARKDOWN_CHARS`): longer texts are shown as escaped text.
+    """
+    if not text:
+        return ""
+    text = str(text)
+    limit = MAX_MARKDOWN_CHARS if limit is None else limit
+    if len(text) > limit:
+        return _as_text(text, f"Shown as text: {len(text):,} characters, more than the {limit:,} rendered as Markdown.")
+    md = _parser()
+    env: dict[str, Any] = {}
+    tokens = md.parse(text, env)
+    if tokens and max(t.level for t in tokens) >= MAX_NESTING - 1:
+        return _as_text(text, f"Shown as text: nested more than {MAX_NESTING} levels deep.")
+    return str(md.renderer.render(tokens, md.options, env))
+
+
+_PYGMENTS_CLASS = re.compile(r'<span class="([A-Za-z0-9]{1,4})">')
+
+
+@lru_cache(maxsize=1)
+def _highlight_rules() -> dict[str, str]:
+    rules: dict[str, str] = {}
+    for line in str(_formatter().get_style_defs(".arcana-hl")).splitlines():
+        m = re.match(r"\.arcana-hl \.([A-Za-z0-9]+) \{(.*?)\}", line)
+        if m:
+            rules[m.group(1)] = f".arcana-hl .{m.group(1)}{{{m.group(2).strip()}}}"
+    return rules
+
+
+def highlight_css(fragment: str | None = None) -> str:
+    """The Pygments rules (scoped to ``.arcana-hl``) that ``fragment`` uses, or all of them."""
+    rules = _highlight_rules()
+    if fragment is None:
+        return "\n".join(rules.values())
+    if "arcana-hl" not in fragment:
+        return ""
+    used = sorted(set(_PYGMENTS_CLASS.findall(fragment)) & rules.keys())
+    return "".join(rules[c] for c in used)

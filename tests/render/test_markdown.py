@@ -1,0 +1,152 @@
+"""Replies outside JupyterLab: markdown-it-py with raw HTML off, GFM tables, math as text, Pygments.
+
+Also the hostile-input defects of issue 13 that lived in the old hand-written renderer: 2 (quadratic
+time on brackets), 3 (RecursionError on deep quotes) and 15 (the primitives summary escaped twice).
+"""
+
+from __future__ import annotations
+
+import html as htmllib
+import time
+from html.parser import HTMLParser
+from typing import Any
+
+import pytest
+
+from arcana_jupyter import render
+from arcana_jupyter.render import md
+
+from .test_render import HOSTILE, assert_safe, frame, sample_bundle
+
+RICH = """Here is the summary.
+
+| region | growth |
+|:-------|-------:|
+| North  | 12.5 % |
+| South  | ~~3.1~~ 4.2 % |
+
+The model is $y = x^2$ with $a_1 * b_2$ kept as written, and the total is
+
+$$\\int_0^1 x^2 \\, dx = \\frac{1}{3}$$
+
+```python
+def growth(df):
+    return df.groupby("region")["sales"].pct_change()  # per region
+```
+"""
+
+
+class Text(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+
+    def handle_data(self, data: str) -> None:
+        self.parts.append(data)
+
+
+def text_of(fragment: str) -> str:
+    parser = Text()
+    parser.feed(fragment)
+    return "".join(parser.parts)
+
+
+def test_tables_math_code_and_strikethrough() -> None:
+    html = md.markdown_to_html(RICH)
+    assert_safe(html)
+    assert "<table>" in html and '<th style="text-align:left">region</th>' in html and '<td style="text-align:right">12.5 %</td>' in html
+    assert "<s>3.1</s>" in html
+    assert '<span class="arcana-math">$y = x^2$</span>' in html
+    assert '<span class="arcana-math">$a_1 * b_2$</span>' in html  # no emphasis inside math
+    assert '<div class="arcana-math arcana-math-block">$$\\int_0^1 x^2 \\, dx = \\frac{1}{3}$$</div>' in html
+    assert '<code class="language-python">' in html
+    assert '<span class="k">def</span>' in html and '<span class="c1"># per region</span>' in html
+    css = md.highlight_css(html)
+    assert ".arcana-hl .k{" in css and ".arcana-hl .c1{" in css and ".arcana-hl .kd{" not in css
+    # The turn's own output carries the rules its code uses (and only those).
+    turn = render.turn_html(sample_bundle(RICH))
+    assert ".arcana-hl .k{" in turn and ".arcana-hl .gd{" not in turn
+
+
+def test_raw_html_links_and_images_are_inert() -> None:
+    html = md.markdown_to_html(HOSTILE + "\n\n<div onclick=x>raw</div>\n\n[a](vbscript:x) <https://auto.example/> ![alt](data:image/png;base64,AAAA)")
+    assert_safe(html)
+    assert "&lt;script&gt;" in html and "&lt;div onclick=x&gt;" in html
+    assert "(https://evil.example/i.png)" in html and "[image: i]" in html
+    assert "[a](vbscript:x)" in html and "(https://auto.example/)" in html  # no attribute: assert_safe
+
+
+def test_unknown_language_and_long_code_are_escaped_without_highlighting() -> None:
+    html = md.markdown_to_html("```no-such-lang\n<b>x</b>\n```")
+    assert '<code class="language-no-such-lang">&lt;b&gt;x&lt;/b&gt;' in html
+    long = "x = 1\n" * (md.MAX_HIGHLIGHT_CHARS // 6 + 1)
+    html = md.markdown_to_html(f"```python\n{long}```")
+    assert '<span class="n">' not in html and html.count("x = 1") == long.count("x = 1")
+    html = md.markdown_to_html('```python" onmouseover="x\ncode\n```')
+    assert_safe(html)
+
+
+def test_over_the_size_limit_the_reply_is_escaped_text() -> None:
+    text = "# heading <b>\n" + "a" * md.MAX_MARKDOWN_CHARS
+    html = md.markdown_to_html(text)
+    assert '<pre class="arcana-md-text">' in html and "<h3>" not in html
+    assert htmllib.unescape(text_of(html)).endswith(text)
+    assert "Shown as text" in html
+
+
+# ---- issue 13, defect 2: quadratic time ------------------------------------------------------
+
+@pytest.mark.timeout(30)
+def test_defect_2_brackets_render_in_linear_time() -> None:
+    # 48 KB of "[" then "](": the old renderer took ~10 s (60 KB: 16 s, 100 KB: 85 s); under the
+    # Markdown limit, so this goes through markdown-it-py (~0.5 s here).
+    text = "[" * 16_000 + "](" * 16_000
+    assert len(text) < md.MAX_MARKDOWN_CHARS
+    start = time.perf_counter()
+    html = render.turn_html(sample_bundle(text))
+    assert time.perf_counter() - start < 5
+    assert_safe(html)
+    # 1 MB of it (the issue's size): shown as escaped text, at once.
+    start = time.perf_counter()
+    big = md.markdown_to_html(text * 21)
+    assert time.perf_counter() - start < 5 and big.count("[") == 16_000 * 21
+
+
+# ---- issue 13, defect 3: RecursionError ------------------------------------------------------
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("text", [
+    "> " * 500 + "deep",                                  # the defect's 1,001-byte reply
+    "> " * 10_000 + "deep",
+    "\n".join(">" * i + " deep" for i in range(1, 2000)),
+    "\n".join("  " * i + "- deep" for i in range(3000)),
+    "\n".join("   " * i + "1. deep" for i in range(3000)),
+    "* " * 10_000 + "deep",
+    "```\n" * 10_000 + "deep",
+    "[" * 20_000 + "deep" + "]" * 20_000,
+    "*" * 20_000 + "deep" + "*" * 20_000,
+])
+def test_defect_3_deep_nesting_renders_without_recursion_error_and_keeps_the_text(text: str) -> None:
+    for _ in range(2):  # and the next render works too (the defect broke every later cell)
+        html = md.markdown_to_html(text)
+        assert "deep" in html
+        assert_safe(html)
+    assert "deep" in render.turn_html(sample_bundle(text))
+    assert "deep" in render.replay_html([frame(1, text)], uid="x")
+
+
+def test_nesting_just_under_the_limit_is_still_markdown() -> None:
+    html = md.markdown_to_html("> " * 5 + "five levels")
+    assert html.count("<blockquote>") == 5 and "five levels" in html
+
+
+# ---- issue 13, defect 15: the primitives summary escaped twice -------------------------------
+
+def test_defect_15_primitive_summary_is_escaped_once() -> None:
+    bundle: dict[str, Any] = sample_bundle("plain")
+    bundle["primitives"] = [{"primitive": "pin", "args": {"label": "a<b"}, "result": {"label": "facts & figures"}}]
+    html = render.turn_html(bundle)
+    assert "&amp;quot;" not in html and "&amp;#34;" not in html and "&amp;amp;" not in html
+    start = html.index("Primitive calls")
+    summary = html[html.index("<summary>", start) + len("<summary>"):html.index("</summary>", start)]
+    assert htmllib.unescape(summary) == '{"label": "facts & figures"}'
