@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import atexit
 from typing import Any
 
 _loaded: dict[int, Any] = {}
@@ -20,6 +21,9 @@ def load_ipython_extension(ipython: Any) -> None:
     if id(ipython) in _loaded:
         return
     magics = _loaded[id(ipython)] = load(ipython)
+    # When the kernel shuts down (or the script ends), every open session writes its run_end, so a
+    # finished notebook's runs read "ended", not "open".
+    atexit.register(magics.close_all)
     from .comm import register
 
     _links[id(ipython)] = register(magics)  # the JupyterLab extension's link: notebook path, live actions
@@ -29,6 +33,7 @@ def unload_ipython_extension(ipython: Any) -> None:
     """Close the notebook's sessions (each writes its ``run_end``)."""
     magics = _loaded.pop(id(ipython), None)
     if magics is not None:
+        atexit.unregister(magics.close_all)
         magics.close_all()
 
 
