@@ -45,6 +45,7 @@ def check_tour_traces(folder: Path) -> None:
     events = [json.loads(line) for line in traces[0].read_text().splitlines()]
     ends = [e["metadata"] for e in events if e["event_type"] == "turn_end"]
     assert len(ends) == 8
+    assert events[-1]["event_type"] == "run_end", "the kernel's shutdown closed the session"
     for end in ends:
         assert end["status"] == "ok" and end["reply"].strip() and end["steps"] <= 4, end
     calls = [e["metadata"] for e in events if e["event_type"] == "llm_call"]
