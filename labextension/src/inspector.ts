@@ -1,6 +1,7 @@
 /**
  * The turn inspector: what the MIME renderer shows for an `application/vnd.arcana.turn+json`
- * bundle. The reply is shown as text; below it a one-line summary button expands the full
+ * bundle. The MIME renderer shows the reply with JupyterLab's Markdown renderer (./mime); without
+ * it (`replyShown` unset) the reply is shown here as text. Below it a one-line summary button expands the full
  * inspector (budget bars, decision table, pins, tiers, memories, primitives, tools, usage, errors).
  */
 
@@ -25,6 +26,8 @@ export interface LiveSession {
 export interface TurnContext {
   loadDetail?: () => Promise<TurnDetail | null>;
   live?: LiveSession | null;
+  /** The reply is rendered by the caller (JupyterLab's Markdown renderer): do not repeat it as text. */
+  replyShown?: boolean;
 }
 
 /** `this turn: 1,234 in / 56 out tokens, $0.0012 · session: 3 turns, 4,567 in / 89 out, $0.0040` */
@@ -341,8 +344,8 @@ export function renderTurn(host: HTMLElement, b: TurnBundle, expanded = false, c
     return;
   }
   const root = h('div', { class: `arcana-turn arcana-status-${String(b.status).replace(/[^a-z]/g, '')}` });
-  if (typeof b.reply === 'string' && b.reply.length) {
-    root.appendChild(h('div', { class: 'arcana-reply' }, b.reply));
+  if (!ctx.replyShown && typeof b.reply === 'string' && b.reply.length) {
+    root.appendChild(h('div', { class: 'arcana-reply arcana-reply-text' }, b.reply));
   }
   if (b.status === 'running') {
     root.appendChild(h('div', { class: 'arcana-muted arcana-progress', role: 'status' }, b.progress ? `The model is answering… (${b.progress})` : 'The model is answering…'));

@@ -6,9 +6,16 @@
  * its detail (the prompt texts) and every turn of a replay are read from the trace beside the
  * notebook through the contents API. When the notebook's kernel runs arcana, the inspector of the
  * session's latest turn also offers the live actions over the `arcana` comm (./hub).
- * Everything is rendered as text.
+ *
+ * The reply is Markdown and is rendered by JupyterLab itself: a `RenderedMarkdown` widget made with
+ * the options the app's rendermime registry gave this renderer (its sanitizer, Markdown parser with
+ * code highlighting, LaTeX typesetter, URL resolver and link handler) — exactly what a
+ * `text/markdown` output or a Markdown cell gets — always as *untrusted* content, so the sanitizer
+ * runs on it. While the turn streams, each update re-renders the reply (the latest text wins).
+ * Everything else (the inspector) is rendered as text.
  */
 
+import { MimeModel, RenderedMarkdown } from '@jupyterlab/rendermime';
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Panel, Widget } from '@lumino/widgets';
 
@@ -25,14 +32,22 @@ function notebookOf(options: IRenderMime.IRendererOptions): string | null {
   return typeof path === 'string' && path.endsWith('.ipynb') ? path : null;
 }
 
-export class TurnRenderer extends Widget implements IRenderMime.IRenderer {
+export class TurnRenderer extends Panel implements IRenderMime.IRenderer {
   private data: TurnBundle | null = null;
   private link: KernelLink | null = null;
+  /** The reply, rendered by JupyterLab's own Markdown renderer. */
+  private reply: RenderedMarkdown | null = null;
+  private replySource: string | null = null;
+  private replyDone: Promise<void> = Promise.resolve();
+  /** The inspector (summary line, progress, sections): ours, as text. */
+  private readonly body = new Widget();
 
   constructor(private readonly options: IRenderMime.IRendererOptions) {
     super();
     this.mimeType = options.mimeType;
     this.addClass('jp-RenderedArcanaTurn');
+    this.body.addClass('arcana-turn-body');
+    this.addWidget(this.body);
     getHub()?.linksChanged.connect(this.onLinks, this);
   }
 
@@ -50,17 +65,48 @@ export class TurnRenderer extends Widget implements IRenderMime.IRenderer {
   renderModel(model: IRenderMime.IMimeModel): Promise<void> {
     this.data = model.data[this.mimeType] as unknown as TurnBundle;
     this.link = getHub()?.linkFor(notebookOf(this.options)) ?? null;
+    const b = this.data;
+    const text = b && typeof b === 'object' && typeof b.reply === 'string' ? b.reply : '';
+    const done = this.renderReply(text);
     this.draw();
-    return Promise.resolve();
+    return done;
+  }
+
+  /**
+   * Hand the reply to JupyterLab's Markdown renderer (untrusted: sanitized). Updates arrive faster
+   * than MathJax may typeset: renders are chained and a render whose text was superseded is skipped.
+   */
+  private renderReply(text: string): Promise<void> {
+    if (text === this.replySource) {
+      return this.replyDone;
+    }
+    this.replySource = text;
+    if (!this.reply) {
+      this.reply = new RenderedMarkdown({ ...this.options, mimeType: 'text/markdown' });
+      this.reply.addClass('arcana-reply');
+      this.insertWidget(0, this.reply);
+    }
+    const widget = this.reply;
+    widget.setHidden(!text);
+    this.replyDone = this.replyDone.then(async () => {
+      if (this.replySource !== text || widget.isDisposed) {
+        return;
+      }
+      await widget.renderModel(new MimeModel({ data: { 'text/markdown': text }, trusted: false }));
+    }).catch(err => {
+      console.warn('arcana: could not render the reply as Markdown', err);
+    });
+    return this.replyDone;
   }
 
   private draw(): void {
     const b = this.data!;
+    const host = this.body.node;
     // Keep the open/closed state when the same output is re-rendered (live updates of a turn).
-    const wasOpen = this.node.querySelector('.arcana-summary')?.getAttribute('aria-expanded') === 'true';
+    const wasOpen = host.querySelector('.arcana-summary')?.getAttribute('aria-expanded') === 'true';
     const hub = getHub();
     const notebook = notebookOf(this.options);
-    const ctx: TurnContext = {};
+    const ctx: TurnContext = { replyShown: true };
     if (hub && notebook && b && typeof b === 'object') {
       ctx.loadDetail = () => hub.trace(notebook, b.trace_path, b.run_id);
     }
@@ -68,7 +114,7 @@ export class TurnRenderer extends Widget implements IRenderMime.IRenderer {
     if (link?.connected) {
       ctx.live = { request: data => link.request(data) };
     }
-    renderTurn(this.node, b, wasOpen, ctx);
+    renderTurn(host, b, wasOpen, ctx);
   }
 
   dispose(): void {
