@@ -16,7 +16,7 @@ CSS = """
 .arcana-reply table{border-collapse:collapse;margin:.5em 0;font-size:13px}
 .arcana-reply th,.arcana-reply td{border:1px solid rgba(127,127,127,.35);padding:3px 9px}
 .arcana-reply th{background:rgba(127,127,127,.1);font-weight:600}
-.arcana-math{font-family:"Latin Modern Math","STIX Two Math","Cambria Math","Times New Roman",serif;font-size:1.05em;white-space:pre-wrap}
+.arcana-math{font-family:var(--jp-code-font-family,ui-monospace,SFMono-Regular,Menlo,Consolas,monospace);font-size:.92em;white-space:pre-wrap;color:#7d3c98}
 .arcana-math-block{display:block;text-align:center;margin:.5em 0}
 .arcana-link{text-decoration:underline dotted}
 .arcana code{font-family:var(--jp-code-font-family,ui-monospace,SFMono-Regular,Menlo,Consolas,monospace);font-size:.92em;background:rgba(127,127,127,.14);padding:0 .25em;border-radius:3px}
