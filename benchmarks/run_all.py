@@ -12,6 +12,7 @@ BENCHMARKS = [
     ["benchmarks.bench_runtime"],
     ["benchmarks.bench_adaptive"],
     ["benchmarks.bench_memory"],
+    ["benchmarks.bench_markdown"],
 ]
 
 
