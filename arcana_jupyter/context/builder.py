@@ -23,6 +23,7 @@ in :mod:`.fidelity`; relevance in :mod:`.relevance`.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import operator
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -58,11 +59,24 @@ NEIGHBOUR_EXCHANGES = 3
 """Exchanges before and after a relevant one brought back as ``neighbour`` (nearest first)."""
 RECENCY_MIN_ROOM = 8
 """The recency fill stops when fewer tokens than this are left (no message is that small)."""
-RECENCY_MAX_UNITS = 400
-"""... or after looking at this many units (a bound on the cost of a build on a long history)."""
+RECENCY_MAX_MISSES = 24
+"""... or after this many units in a row that did not fit (a bound on the cost of a build)."""
 MIN_SUMMARY_TOKENS = 64
 _INFO_CACHE_MAX = 200_000
 _LIFT: dict[str, Fidelity] = {"L1": "L1", "L2": "L1", "L3": "L2"}
+def _same_entry(new: Any, old: Any) -> bool:
+    """Whether a history entry is the one seen at its position last time: the same object, or a
+    dict with the same content as the copy kept of it."""
+    if new is old:
+        return True
+    if type(new) is not dict or type(old) is not dict:
+        return False
+    try:
+        return bool(new == old)
+    except Exception:  # values that do not compare (arrays): not recognised, converted again
+        return False
+
+
 class WorkingSetBuilder:
     """Builds the working set of each LLM call and explains it (see the module docstring).
 
@@ -158,6 +172,10 @@ class WorkingSetBuilder:
         self._tools_tokens = 0
         self._summaries: dict[tuple[Any, ...], str] = {}
         self._by_dict: dict[tuple[Any, ...], Message] = {}
+        self._seen: list[Any] = []
+        """The last history as passed, position by position: a copy of each dict, or the Message."""
+        self._seen_msgs: list[Message] = []
+        """... and the Message each position became."""
 
     @property
     def placeholder_hint(self) -> str | None:
@@ -256,13 +274,32 @@ class WorkingSetBuilder:
         """``history`` as :class:`Message` objects; a plain dict seen before (same content) maps to
         the same object, so a dict history's unchanged prefix is recognised without validating it
         again."""
-        out: list[Message] = []
+        # the unchanged prefix, recognised by content: a dict equal to the copy kept of the one at
+        # that position last time (dict == compares the values, same strings by identity first)
+        seen = self._seen
+        n = min(len(history), len(seen))
+        try:  # the usual case, one list comparison in C: the history only grew
+            grew = n > 0 and list(history[:n]) == seen[:n]
+        except Exception:  # values that do not compare (arrays): position by position below
+            grew = False
+        if grew:
+            k = n
+        else:
+            k = 0
+            for k, same in enumerate(map(_same_entry, history, seen)):  # noqa: B007
+                if not same:
+                    break
+            else:
+                k = n
+        out: list[Message] = self._seen_msgs[:k]
+        del seen[k:]
+        del self._seen_msgs[k:]
         cache = self._by_dict
-        for m in history:
+        for m in (history[k:] if isinstance(history, list) else list(history)[k:]):
             if isinstance(m, Message):
-                out.append(m)
-                continue
-            if isinstance(m, dict):
+                hit = m
+                seen.append(m)
+            elif isinstance(m, dict):
                 calls = m.get("tool_calls")
                 key = (m.get("role"), m.get("content"), repr(calls) if calls else None, m.get("tool_call_id"),
                        m.get("name"), m.get("turn"))
@@ -272,9 +309,14 @@ class WorkingSetBuilder:
                     if len(cache) >= _INFO_CACHE_MAX:
                         cache.clear()
                     cache[key] = hit
-                out.append(hit)
+                # a copy: a caller that edits its dict in place must not find it equal to itself
+                seen.append({f: v if isinstance(v, str | int | float | None) else copy.deepcopy(v)
+                             for f, v in m.items()})
             else:
-                out.append(as_message(m))
+                hit = as_message(m)
+                seen.append(m)
+            out.append(hit)
+            self._seen_msgs.append(hit)
         return out
 
     def _info(self, msg: Message) -> MessageInfo:
@@ -407,6 +449,8 @@ class _Build:
         self.units = state.units
         self.input_index = self.units[-1][-1] if self.units else None
         self.turns = state.turns
+        self._exchanges: dict[int, tuple[int, int]] = {}
+        self.window_start = 0
 
     # ---- run -------------------------------------------------------------------------------
     def run(self) -> BuildResult | Pending:
@@ -809,6 +853,7 @@ class _Build:
         drop_until = plan["drop_until"]
         mid_from = plan["mid_from"]
         window = plan["window"]
+        self.window_start = window
         level = plan["level"]
         head = plan["head"]
         fold_until = plan["fold_until"]
@@ -1003,7 +1048,7 @@ class _Build:
 
         def take(u: int, reason: str, levels: tuple[Fidelity, ...] = ("L0", "L1")) -> bool:
             nonlocal room
-            if u in chosen or u >= last or u < 0 or any(self._shown(i) for i in units[u]):
+            if room < RECENCY_MIN_ROOM or u in chosen or u >= last or u < 0 or any(self._shown(i) for i in units[u]):
                 return False
             for level in levels:
                 rendered = [self._msg_cost(i, level) if i not in self.stale else self._msg_cost(i, "L3")
@@ -1016,23 +1061,25 @@ class _Build:
             return False
 
         for u in ranked:
-            if room <= 0:
+            if room < RECENCY_MIN_ROOM:
                 break
             i = best_msg[u]
             take(u, S.RELEVANT_SEMANTIC if via.get(i) == "semantic" else S.RELEVANT_BM25)
         seeds = [u for u in ranked if u in chosen]
         # then the rest of the exchanges of the ones brought back, best first ...
         for u in seeds:
-            if room <= 0:
+            if room < RECENCY_MIN_ROOM:
                 break
             lo, hi = self._exchange(u)
             for v in range(lo, hi + 1):
                 take(v, S.NEIGHBOUR, ("L0",))
         # ... then the exchanges around them, nearest first, while they fit
         for dist in range(1, NEIGHBOUR_EXCHANGES + 1):
-            if room <= 0:
+            if room < RECENCY_MIN_ROOM:
                 break
             for u in seeds:
+                if room < RECENCY_MIN_ROOM:
+                    break
                 lo, hi = self._exchange(u)
                 before, after = lo, hi
                 for _ in range(dist):
@@ -1046,23 +1093,23 @@ class _Build:
                             take(v, S.NEIGHBOUR, ("L0",))
         # then the most recent earlier turns not in the prompt yet (recency), newest first, whole
         # exchanges where they fit, else the units of the exchange that fit
-        u = last - 1
-        scanned = 0
-        while u >= 0 and room >= RECENCY_MIN_ROOM and scanned < RECENCY_MAX_UNITS:
+        u = min(last, self.window_start) - 1  # everything from the window on is in the prompt
+        misses = 0
+        while u >= 0 and room >= RECENCY_MIN_ROOM and misses < RECENCY_MAX_MISSES:
             lo, hi = self._exchange(u)
             free = [v for v in range(lo, hi + 1)
                     if v not in chosen and not any(self._shown(i) for i in units[v])]
-            scanned += hi - lo + 1
             if free:
                 whole = sum(self._unit_cost(v, "L0") for v in free)
                 if whole <= room:
                     for v in free:
                         take(v, S.RECENCY, ("L0",))
+                    misses = 0
                 else:
                     for v in free:
                         if room < RECENCY_MIN_ROOM:
                             break
-                        take(v, S.RECENCY, ("L0",))
+                        misses = 0 if take(v, S.RECENCY, ("L0",)) else misses + 1
             u = lo - 1
         for u in sorted(chosen):
             rendered, reason = chosen[u]
@@ -1085,6 +1132,9 @@ class _Build:
 
     def _exchange(self, u: int) -> tuple[int, int]:
         """The units of the exchange holding unit ``u``: from its user turn to the last reply before the next."""
+        hit = self._exchanges.get(u)
+        if hit is not None:
+            return hit
         units, msgs = self.units, self.msgs
         last = len(units) - 1
         lo = u
@@ -1093,6 +1143,7 @@ class _Build:
         hi = u
         while hi + 1 < last and msgs[units[hi + 1][0]].role != "user":
             hi += 1
+        self._exchanges[u] = (lo, hi)
         return lo, hi
 
     def _unit_index(self, i: int) -> int | None:

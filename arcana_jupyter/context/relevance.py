@@ -32,6 +32,7 @@ specific terms (at most 10, none found in more than a quarter of the documents; 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from typing import Any
 
 from ..messages import Message
@@ -200,6 +201,34 @@ class RelevanceIndex:
         return [t for _, t in found[:MAX_QUERY_TERMS]]
 
     def _score(self, weights: dict[str, float], limit: int | None) -> dict[int, float]:
+        """:meth:`BM25Index.normalised_scores` of the documents below ``limit`` that hold a term of
+        ``weights``, term at a time over the posting lists (the same sums, in the same order)."""
+        bm = self.bm25
+        tfs, lens = bm._tfs, bm._lens
+        if not tfs:
+            return {}
+        k1, b = bm.k1, bm.b
+        avg = bm._total_len / len(tfs) or 1.0
+        end = len(tfs) if limit is None else min(limit, len(tfs))
+        acc: dict[int, float] = {}
+        ideal = 0.0
+        for term, w in weights.items():
+            qn = float(w)
+            if qn <= 0:
+                continue
+            idf = bm._idf(term)
+            ideal += qn * idf
+            plist = self._docs_with(term)
+            for d in plist[:bisect_left(plist, end)]:
+                f = tfs[d][term]
+                norm = k1 * (1 - b + b * lens[d] / avg)
+                acc[d] = acc.get(d, 0.0) + qn * idf * f * (k1 + 1) / (f + norm)
+        if not acc or ideal <= 0:
+            return {}
+        return {d: min(1.0, acc[d] / ideal) for d in sorted(acc) if acc[d] > 0}
+
+    def _score_reference(self, weights: dict[str, float], limit: int | None) -> dict[int, float]:
+        """:meth:`_score` computed document at a time by :class:`BM25Index` (tests compare the two)."""
         candidates: set[int] = set()
         for term in weights:
             candidates.update(self._docs_with(term))

@@ -157,3 +157,29 @@ def test_lexical_fill_uses_the_budget_with_neighbours_then_recency():
     filled = sorted(d.index for d in hit.decision.decisions if d.reason == "recency")
     window = min(d.index for d in hit.decision.decisions if d.reason in ("aggressive_truncate_kept", "tail_preserve_tail"))
     assert filled[-1] == window - 1
+
+
+def test_term_at_a_time_scores_equal_the_document_at_a_time_reference():
+    from arcana_jupyter.context.relevance import RelevanceIndex
+
+    history = conversation(150)
+    index = RelevanceIndex()
+    for m in history:
+        index.add(m)
+    for q in ("corgi puppy weekend", "marathon training city", "small talk weather coffee 17", "nothing here"):
+        terms = index.query_terms(q)
+        weights = {t: 1.0 if k % 2 else 0.35 for k, t in enumerate(terms)}
+        for limit in (None, 40, 200):
+            got = index._score(weights, limit)
+            assert got == index._score_reference(weights, limit) and list(got) == sorted(got)
+
+
+def test_dict_history_edited_in_place_is_not_mistaken_for_the_old_one():
+    history = [m.wire() | {"turn": m.turn} for m in conversation(80)]
+    b = WorkingSetBuilder(budget=TokenBudget(total_window=1200))
+    b.build(history, "the corgi?")
+    history[9]["content"] = "We adopted a grey cat called Smoke."  # the caller edits its own dict
+    again = b.build(history, "the corgi?")
+    fresh = WorkingSetBuilder(budget=TokenBudget(total_window=1200)).build(history, "the corgi?")
+    assert again.digest() == fresh.digest()
+    assert any("Smoke" in m.content for m in b._as_messages(history))
