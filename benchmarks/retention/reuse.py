@@ -1,6 +1,6 @@
 """Prompt-prefix reuse of the runtime in steady state: the figure the builder must keep >= 80%.
 
-Run: ``python -m benchmarks.retention.reuse --turns 300``. Runs :mod:`benchmarks.bench_runtime`'s
+Run: ``python -m benchmarks.retention.reuse --turns 300 [--embeddings off|auto|both]``. Runs :mod:`benchmarks.bench_runtime`'s
 classic session (16k window, instant model) and reads every ``context_decision`` of the trace:
 reuse = prefix tokens repeated from the previous build / that build's prompt tokens, averaged over
 the second half of the turns (steady state: the history no longer fits and is compressed).
@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import itertools
 import json
+import os
 import statistics
 import tempfile
 from pathlib import Path
@@ -43,10 +44,29 @@ def reuse(turns: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=300)
+    parser.add_argument("--embeddings", choices=("off", "auto", "both"), default="both",
+                        help="the session's relevance (RuntimeConfig.embeddings=auto, or ARCANA_EMBEDDINGS=off)")
     args = parser.parse_args()
-    r = reuse(args.turns)
-    print(f"prefix reuse over {args.turns} turns: mean {r['mean_all']:.1%}; steady state (second half, "
-          f"{r['n']:.0f} builds) mean {r['mean_steady']:.1%}, median {r['median_steady']:.1%}")
+    from arcana_jupyter.context.embeddings import default_embedder
+
+    modes = ["off", "auto"] if args.embeddings == "both" else [args.embeddings]
+    for mode in modes:
+        old = os.environ.get("ARCANA_EMBEDDINGS")
+        if mode == "off":
+            os.environ["ARCANA_EMBEDDINGS"] = "off"
+        elif default_embedder() is None:
+            print("embeddings: the [embeddings] extra is not installed here, skipped")
+            continue
+        try:
+            r = reuse(args.turns)
+        finally:
+            if old is None:
+                os.environ.pop("ARCANA_EMBEDDINGS", None)
+            else:
+                os.environ["ARCANA_EMBEDDINGS"] = old
+        label = "lexical" if mode == "off" else "with embeddings"
+        print(f"{label}: prefix reuse over {args.turns} turns: mean {r['mean_all']:.1%}; steady state (second half, "
+              f"{r['n']:.0f} builds) mean {r['mean_steady']:.1%}, median {r['median_steady']:.1%}", flush=True)
 
 
 if __name__ == "__main__":
