@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import json
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -29,6 +28,7 @@ from traitlets import Bool, Dict, Float, Int, List, Unicode
 from .. import render
 from ..exceptions import ArcanaError
 from ..providers.base import Provider
+from ..render import md as render_md
 from ..runtime.config import MAX_DEFAULT_RESERVE, RuntimeConfig, default_reserve
 from .bridge import MainThreadBridge
 from .display import TurnDisplay
@@ -492,12 +492,10 @@ def _replay_configured(magics: ArcanaMagics) -> bool:
     return bool(magics.replay_runs) or bool(os.environ.get(REPLAY_ENV, "").strip() not in ("", "{}"))
 
 
-_FENCE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([^\n`]*)\n(.*?)^[ \t]*\1[ \t]*$", re.MULTILINE | re.DOTALL)
-
-
 def code_blocks(text: str) -> list[str]:
-    """The fenced code blocks of a Markdown reply, in order (without their fences)."""
-    return [m.group(3).rstrip("\n") for m in _FENCE.finditer(text or "")]
+    """The fenced code blocks of a Markdown reply, in order (without their fences): CommonMark, linear
+    (:func:`arcana_jupyter.render.md.code_blocks`; a regex here was quadratic on unclosed fences)."""
+    return render_md.code_blocks(text)
 
 
 def reply_code(text: str) -> str:
