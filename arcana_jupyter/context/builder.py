@@ -303,12 +303,13 @@ class WorkingSetBuilder:
                 calls = m.get("tool_calls")
                 key = (m.get("role"), m.get("content"), repr(calls) if calls else None, m.get("tool_call_id"),
                        m.get("name"), m.get("turn"))
-                hit = cache.get(key)
-                if hit is None:
-                    hit = as_message(m)
+                found = cache.get(key)
+                if found is None:
+                    found = as_message(m)
                     if len(cache) >= _INFO_CACHE_MAX:
                         cache.clear()
-                    cache[key] = hit
+                    cache[key] = found
+                hit = found
                 # a copy: a caller that edits its dict in place must not find it equal to itself
                 seen.append({f: v if isinstance(v, str | int | float | None) else copy.deepcopy(v)
                              for f, v in m.items()})
