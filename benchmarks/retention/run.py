@@ -263,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="relevance of the main builder: lexical (off), the bundled model (auto), or both rows")
     parser.add_argument("--cache", type=Path, default=None, help="folder for computed embedding vectors")
     parser.add_argument("--no-variants", action="store_true", help="skip the tail_preserve and recall-off rows")
+    parser.add_argument("--no-dict-warm", action="store_true", help="skip the dict-history warm timing")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/retention.md"))
     args = parser.parse_args(argv)
     try:
@@ -288,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         f"Command: `.venv/bin/python -m benchmarks.retention.run {' '.join(shown)} "
         f"--budgets {args.budgets} --reserve {args.reserve}{flags}`",
         f"Date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}; machine: {os.cpu_count()} CPUs (shared "
-        f"with other jobs), Python {platform.python_version()}",
+        f"with other jobs), Python {platform.python_version()}; load average at start {os.getloadavg()[0]:.2f}",
         "",
         "Per question the whole conversation is the history and the question the current input; one builder per "
         "budget, reused across questions. Verbatim = the evidence turn is in the prompt unchanged (L0); content "
@@ -317,6 +318,32 @@ def main(argv: list[str] | None = None) -> int:
             *_table(results, windows, args.reserve, args.working_set),
             "",
         ]
+    if args.embeddings != "off":
+        from arcana_jupyter.context.embeddings import default_embedder
+
+        model = default_embedder()
+        if model is not None:
+            texts = [t.content for _, convs in data for c in convs[:1] for t in c.turns[:120]]
+            per = []
+            for text in texts:
+                t0 = time.perf_counter()
+                model.embed(text)
+                per.append((time.perf_counter() - t0) * 1000)
+            line = (f"Embedding ({model.ident}), timed apart from the builds: median {statistics.median(per):.1f} ms "
+                    f"per message, p95 {sorted(per)[int(len(per) * 0.95) - 1]:.1f} ms ({len(per)} messages of the "
+                    "data sets, one at a time, one BLAS thread); each message is embedded once and cached by content.")
+            print(line, flush=True)
+            lines += ["## Embedding cost", "", line, ""]
+    if not args.no_dict_warm:
+        from benchmarks.bench_builder import dict_warm
+
+        dw = dict_warm()
+        line = (f"Dict history warm path (benchmarks/bench_builder.py: 1,000 OpenAI-style dicts, 16k window, one "
+                f"message more per call, new dicts each call): median {dw['median']:.2f} ms CPU per build, p95 "
+                f"{dw['p95']:.2f} ms (target < 5 ms).")
+        print(line, flush=True)
+        lines += ["## Dict histories", "", line, ""]
+    lines.append(f"Load average at the end: {os.getloadavg()[0]:.2f}.")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n")
     print(f"wrote {args.out}")
