@@ -26,6 +26,7 @@ from IPython.display import DisplayHandle, display
 from .. import render
 from ..runtime.bundle import compact_bundle
 from ..trace.events import TraceEvent
+from ..trace.redact import mask_secrets
 from .notebook_path import NotebookLocation
 
 MIME_TYPE = "application/vnd.arcana.turn+json"
@@ -109,8 +110,10 @@ class TurnDisplay:
         self.handle = display(self._running_output("", "waiting for the model…"), raw=True, display_id=True)
 
     def partial_text(self) -> str:
+        """The reply so far, masked like everything recorded (a key the model echoes is not shown)."""
         with self._lock:
-            return "".join(self._tokens)
+            text = "".join(self._tokens)
+        return mask_secrets(text) if text else text
 
     def full_bundle(self) -> dict[str, Any]:
         """Everything about the turn (prompts included), ``trace_path`` relative to the notebook."""

@@ -24,6 +24,7 @@ Nothing here recurses on the input's depth, so no input raises ``RecursionError`
 from __future__ import annotations
 
 import html
+import os
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -37,12 +38,27 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
-MAX_MARKDOWN_CHARS = 50_000
-"""Replies longer than this are shown as escaped text (worst case measured: benchmarks/results/markdown.md)."""
-MAX_NESTING = 20
-"""Deepest block nesting rendered as Markdown (quotes in quotes, lists in lists); deeper: escaped text."""
-MAX_HIGHLIGHT_CHARS = 20_000
-"""Code blocks longer than this are escaped without Pygments highlighting."""
+from ..trace.redact import mask_secrets
+
+
+def _setting(name: str, default: int, low: int) -> int:
+    """An integer limit from the environment (``ARCANA_MARKDOWN_*``), else ``default``; never below ``low``."""
+    raw = os.environ.get(name, "").strip()
+    try:
+        return max(low, int(raw)) if raw else default
+    except ValueError:
+        return default
+
+
+MAX_MARKDOWN_CHARS = _setting("ARCANA_MARKDOWN_MAX_CHARS", 50_000, 1_000)
+"""Replies longer than this are shown as escaped text (worst case measured: benchmarks/results/markdown.md).
+Setting: ``ARCANA_MARKDOWN_MAX_CHARS`` (read when the module loads)."""
+MAX_NESTING = _setting("ARCANA_MARKDOWN_MAX_NESTING", 20, 4)
+"""Deepest block nesting rendered as Markdown (quotes in quotes, lists in lists); deeper: escaped text.
+Setting: ``ARCANA_MARKDOWN_MAX_NESTING``."""
+MAX_HIGHLIGHT_CHARS = _setting("ARCANA_MARKDOWN_MAX_HIGHLIGHT_CHARS", 20_000, 0)
+"""Code blocks longer than this are escaped without Pygments highlighting.
+Setting: ``ARCANA_MARKDOWN_MAX_HIGHLIGHT_CHARS``."""
 HIGHLIGHT_STYLE = "default"
 
 
@@ -153,7 +169,7 @@ def markdown_to_html(text: str | None, *, limit: int | None = None) -> str:
     """
     if not text:
         return ""
-    text = str(text)
+    text = mask_secrets(str(text))  # the one masking function: a key the model echoes never reaches a page
     limit = MAX_MARKDOWN_CHARS if limit is None else limit
     if len(text) > limit:
         return _as_text(text, f"Shown as text: {len(text):,} characters, more than the {limit:,} rendered as Markdown.")

@@ -18,7 +18,9 @@ from functools import lru_cache
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
 
+from ..trace.redact import mask_secrets
 from ._html import clip, cost_text, css_ident, get, int_text, json_text, ms_text, score_text
 from .md import highlight_css, markdown_to_html
 
@@ -42,6 +44,16 @@ def _items(value: Any) -> list[Any]:
     return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list | tuple) else []
 
 
+def _masked(value: Any) -> Any:
+    """Every text a template prints passes the one masking function (docs/SECURITY.md) first.
+
+    ``Markup`` is HTML these templates (or ``markdown_to_html``, which masks its input) already
+    built from masked values, so it is not scanned again at every level of nesting."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return mask_secrets(value)
+    return value
+
+
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     env = _CompactEnvironment(
@@ -49,6 +61,7 @@ def environment() -> Environment:
         autoescape=True,
         undefined=StrictUndefined,
         keep_trailing_newline=False,
+        finalize=_masked,
     )
     env.filters.update(
         fmt_int=int_text, fmt_cost=cost_text, fmt_ms=ms_text, fmt_score=score_text, clip=clip, json_text=json_text,

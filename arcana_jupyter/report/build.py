@@ -17,6 +17,7 @@ from ..render._html import cost_text, int_text
 from ..render.md import highlight_css
 from ..render.templating import render_template
 from ..trace.reader import TraceReader
+from ..trace.redact import mask_secrets
 from .embed import embed_traces
 from .notebook_html import NOTEBOOK_CSS, notebook_body_html, pygments_css, strip_external
 from .sources import EmbeddedTraces, NotebookRun, locate_runs, notebook_turns
@@ -203,7 +204,7 @@ def _render(notebook: Path, nb: Any, embedded: EmbeddedTraces, verification: Ver
     if verification is not None:
         verify = {"ok": verification.ok, "summary": verification.summary(), "seconds": verification.seconds,
                   "errors": list(verification.errors), "checks": list(verification.checks)}
-    body = strip_external(notebook_body_html(nb))
+    body = mask_secrets(strip_external(notebook_body_html(nb)))  # the notebook's own cells: masked like the rest
     page = render_template(
         "report.html.j2",
         name=notebook.name,

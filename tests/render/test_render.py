@@ -151,3 +151,23 @@ def test_counterfactual_and_chart() -> None:
     assert svg.count("<rect") == 2 * 2 + 1 + 3  # two bars per turn, one cached part, three legend swatches
     assert "http" not in svg
     assert_safe(svg)
+
+
+KEY = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4"
+
+
+def test_every_renderer_masks_keys_the_model_echoes() -> None:
+    """The one masking function runs on every value a page prints and on Markdown before parsing."""
+    text = f"your key is {KEY}, really"
+    html = render.turn_html(sample_bundle(text))
+    assert KEY not in html and "[REDACTED]" in html
+    assert KEY not in render.markdown_to_html(f"| key |\n|---|\n| {KEY} |")
+    assert KEY not in render.replay_html([frame(1, text)], uid="k")
+    import threading
+
+    from arcana_jupyter.jupyter.display import TurnDisplay
+
+    view = TurnDisplay.__new__(TurnDisplay)  # only the streamed-text part: what a running cell shows
+
+    view._lock, view._tokens = threading.Lock(), ["the key ", KEY[:10], KEY[10:], " ok"]
+    assert KEY not in view.partial_text() and "[REDACTED]" in view.partial_text()
