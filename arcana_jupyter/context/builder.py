@@ -103,9 +103,9 @@ class WorkingSetBuilder:
             and all of its share), which is not a reusable prefix.
         recall: bring older turns relevant to the current input back, late in the prompt (default).
             ``False`` keeps the prompt a pure function of position (no relevance-driven block).
-        embedder: semantic relevance. ``None`` (default): lexical only (the same prompt whatever is
-            installed); ``"auto"``: the bundled model when the ``[embeddings]`` extra is installed,
-            else lexical only;
+        embedder: semantic relevance. ``"auto"`` (default): the bundled model when the
+            ``[embeddings]`` extra is installed (and ``ARCANA_EMBEDDINGS`` is not ``off``), else
+            lexical only, said in the decision's notes; ``None``: lexical only whatever is installed;
             a model's ``name@version`` (what :meth:`settings` records): that model, or an error
             saying what to install; or an :class:`~.embeddings.Embedder`.
         embedding_cache: a folder where computed vectors are kept (append-only, one file per
@@ -130,7 +130,7 @@ class WorkingSetBuilder:
         band_fraction: float = 0.125,
         recall: bool = True,
         recall_max_tokens: int | None = 1536,
-        embedder: Embedder | str | None = None,
+        embedder: Embedder | str | None = "auto",
         embedding_cache: str | Path | None = None,
     ) -> None:
         if strategy not in S.STRATEGIES:

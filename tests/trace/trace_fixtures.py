@@ -218,7 +218,8 @@ def write_built_run(
 
     counter = TokenCounter("gpt-4o-mini")
     builder = WorkingSetBuilder(budget=TokenBudget(total_window=total_window, response_reserve=response_reserve),
-                                strategy=strategy, counter=counter, summarizer=summarizer if summarize else None)
+                                strategy=strategy, counter=counter, summarizer=summarizer if summarize else None,
+                                embedder=None)  # its recorded settings name no embedder: lexical, as recorded
     tools = [ToolSpec(name="pin", description="Pin content.", parameters={"type": "object", "properties": {
         "content": {"type": "string"}}})]
     w = writer or TraceWriter(path, run_id, content=content)  # type: ignore[arg-type]
