@@ -65,6 +65,15 @@ def test_the_readme_tour_in_jupyterlab_on_the_bundled_model(page, lab_root: Path
     assert not notebook.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").count()
     rendered.nth(len(turns) - 1).scroll_into_view_if_needed()
     shot(page, "first-use-tour")
+    # The inspector of a turn whose window filled: kept, compressed and dropped rows (the README's picture)
+    full = rendered.nth(5)
+    full.locator(".arcana-summary").click()
+    expect(full.locator(".arcana-vt-body-row").first).to_be_visible(timeout=20_000)
+    expect(full).to_contain_text("dropped")
+    page.evaluate("(i) => { const c = window.jupyterapp.shell.currentWidget.content; c.activeCellIndex = i; }", 7)
+    full.locator(".arcana-summary").scroll_into_view_if_needed()
+    page.mouse.wheel(0, -160)
+    shot(page, "first-use-inspector")
 
     # A provider error: one red line, the cell marked failed, no traceback; the session lives on.
     run_cell(page, FAILING)
