@@ -240,7 +240,26 @@ def decision_table_view(step: Mapping[str, Any], *, changed_only: bool = False) 
         "summary": decision.get("summary"),
         "rows": [{"d": d, "cell": _message_cell(d, sent or [])} for d in shown],
         "rest": rest,
+        "counting": counting_text(step.get("counting")),
     }
+
+
+def counting_text(counting: Any) -> str:
+    """How a step's prompt was counted, in one line (the same words as the labextension's ``fmtCounting``)."""
+    if not isinstance(counting, Mapping):
+        return ""
+    parts = []
+    encoding = counting.get("encoding")
+    if isinstance(encoding, str) and encoding:
+        parts.append(f"counted with the model's own tokenizer ({encoding[5:].rsplit('/', 1)[-1]})"
+                     if encoding.startswith("gguf:") else f"counted with {encoding}")
+    counted, reported = counting.get("counted"), counting.get("reported")
+    if isinstance(counted, int) and isinstance(reported, int) and counted != reported:
+        parts.append(f"the model counted {reported:,} for {counted:,}")
+    ratio = counting.get("ratio")
+    if isinstance(ratio, int | float) and ratio > 1:
+        parts.append(f"budget calibrated ×{ratio:.3f}")
+    return " · ".join(parts)
 
 
 def decision_table_html(step: Mapping[str, Any], *, changed_only: bool = False) -> str:

@@ -33,11 +33,17 @@ def bundle_from_events(events: list[TraceEvent], *, run_id: str, agent: str, tur
             steps[md.get("step", 0)] = {
                 "step": md.get("step", 0), "decision": md.get("decision"), "report": md.get("report"),
                 "budget": md.get("budget"), "request_digest": md.get("request_digest"), "messages": None,
+                "counting": _counting(md),
             }
         elif et == "prompt_snapshot":
             step = steps.get(md.get("step", 0))
             if step is not None:
                 step["messages"] = md.get("messages")
+        elif et == "llm_call":
+            step = steps.get(md.get("step", 0))
+            if step is not None and isinstance(step.get("counting"), dict):
+                step["counting"]["counted"] = md.get("counted_input_tokens")
+                step["counting"]["reported"] = md.get("reported_input_tokens")
         elif et == "tool_call":
             bundle["tool_calls"].append({k: md.get(k) for k in ("name", "arguments", "ok", "result", "intercepted")})
         elif et == "cognitive_primitive":
@@ -56,6 +62,20 @@ def bundle_from_events(events: list[TraceEvent], *, run_id: str, agent: str, tur
             bundle["latency_ms"] = md.get("latency_ms")
     bundle["steps"] = [steps[k] for k in sorted(steps)]
     return bundle
+
+
+def _counting(md: dict[str, Any]) -> dict[str, Any] | None:
+    """How a step's prompt was counted: the tokenizer, and the calibration ratio its budget was scaled by."""
+    builder = md.get("builder")
+    calibration = md.get("calibration")
+    builder = builder if isinstance(builder, dict) else {}
+    calibration = calibration if isinstance(calibration, dict) else {}
+    encoding = builder.get("encoding")
+    ratio = calibration.get("ratio")
+    if encoding is None and ratio is None:
+        return None
+    return {"encoding": encoding if isinstance(encoding, str) else None,
+            "ratio": float(ratio) if isinstance(ratio, int | float) else None, "counted": None, "reported": None}
 
 
 def turn_bundle(session: ChatSession, turn: int) -> dict[str, Any]:

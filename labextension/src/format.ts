@@ -35,6 +35,28 @@ export function fmtMs(x: number | null | undefined): string {
   return x >= 1000 ? (x / 1000).toFixed(2) + ' s' : x.toFixed(0) + ' ms';
 }
 
+/** How a step's prompt was counted, in one line: the tokenizer, the model's own count, the calibration. */
+export function fmtCounting(c: { encoding?: string | null; ratio?: number | null; counted?: number | null; reported?: number | null } | null | undefined): string {
+  if (!c) {
+    return '';
+  }
+  const parts: string[] = [];
+  if (typeof c.encoding === 'string' && c.encoding) {
+    parts.push(
+      c.encoding.startsWith('gguf:')
+        ? `counted with the model's own tokenizer (${c.encoding.slice(5).split('/').pop()})`
+        : `counted with ${c.encoding}`
+    );
+  }
+  if (typeof c.reported === 'number' && typeof c.counted === 'number' && c.reported !== c.counted) {
+    parts.push(`the model counted ${fmtInt(c.reported)} for ${fmtInt(c.counted)}`);
+  }
+  if (typeof c.ratio === 'number' && Number.isFinite(c.ratio) && c.ratio > 1) {
+    parts.push(`budget calibrated ×${c.ratio.toFixed(3)}`);
+  }
+  return parts.join(' · ');
+}
+
 /** Any JSON value as readable text (strings as they are), cut at `max` characters. */
 export function valueText(v: unknown, max = 4000): string {
   let s: string;

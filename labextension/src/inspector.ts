@@ -7,7 +7,7 @@
 
 import { budgetBars, decisionTable, list, outcomeSummary } from './decisionview';
 import { clear, collapsible, h, pre, uid } from './dom';
-import { fmtCost, fmtInt, fmtMs, fmtPct, fmtScore, preview, valueText } from './format';
+import { fmtCost, fmtCounting, fmtInt, fmtMs, fmtPct, fmtScore, preview, valueText } from './format';
 import { messageFor, ParsedTrace, promptOf } from './trace';
 import { MessageRecord, Pin, StateObject, TurnBundle, TurnStep } from './types';
 
@@ -137,12 +137,14 @@ function stepView(b: TurnBundle, step: TurnStep, detail: TurnDetail | null): HTM
     ? `Strategy ${dec.strategy}${dec.requested_strategy && dec.requested_strategy !== dec.strategy ? ` (requested ${dec.requested_strategy})` : ''} · input ${fmtPct(dec.utilization_before)} of the budget before the build` +
       (step.request_digest ? ` · digest ${step.request_digest}` : '')
     : 'No decision recorded for this step.';
+  const counting = fmtCounting(step.counting);
   const notes = asArray(dec?.notes);
   return h(
     'div',
     { class: 'arcana-step' },
     budgetBars(step.report, step.budget, decisions),
     h('div', { class: 'arcana-muted arcana-strategy' }, head),
+    counting ? h('div', { class: 'arcana-muted arcana-counting' }, counting) : null,
     table.node,
     notes.length ? h('div', { class: 'arcana-notes' }, h('strong', {}, 'Notes: '), notes.join(' · ')) : null,
     dec?.summary ? collapsible('Summary written by the summariser', () => pre(dec.summary)) : null

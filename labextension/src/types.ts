@@ -120,6 +120,15 @@ export interface TurnStep {
   budget?: BudgetSnapshot | null;
   request_digest?: string | null;
   messages?: MessageRecord[] | null;
+  /** How the prompt was counted: tokenizer, calibration ratio, our count and the provider's. */
+  counting?: StepCounting | null;
+}
+
+export interface StepCounting {
+  encoding: string | null;
+  ratio: number | null;
+  counted: number | null;
+  reported: number | null;
 }
 
 export interface BundleToolCall {

@@ -19,7 +19,7 @@ import {
   promptOf,
   resolveDecision
 } from '../src/trace';
-import { fmtInt, fmtPct, preview, valueText } from '../src/format';
+import { fmtCounting, fmtInt, fmtPct, preview, valueText } from '../src/format';
 import type { MessageDecision } from '../src/types';
 
 let seq = 0;
@@ -302,6 +302,18 @@ test('formatting helpers', () => {
   assert.equal(preview('x'.repeat(20), 5), 'xxxx…');
   assert.equal(valueText({ a: 1 }), '{\n "a": 1\n}');
   assert.match(valueText('y'.repeat(50), 10), /40 more characters/);
+});
+
+test('counting line: own tokenizer, a drifting count, calibration (same words as render/turn.py)', () => {
+  assert.equal(fmtCounting(null), '');
+  assert.equal(
+    fmtCounting({ encoding: 'gguf:bundled/SmolLM2-135M-Instruct.Q4_1.gguf', ratio: 1, counted: 812, reported: 812 }),
+    "counted with the model's own tokenizer (SmolLM2-135M-Instruct.Q4_1.gguf)"
+  );
+  assert.equal(
+    fmtCounting({ encoding: 'cl100k_base', ratio: 1.107, counted: 700, reported: 761 }),
+    'counted with cl100k_base · the model counted 761 for 700 · budget calibrated ×1.107'
+  );
 });
 
 // ---- decision deltas (arcana_jupyter/trace/decision_delta.py) ----------------------------------

@@ -95,7 +95,9 @@ def test_turn_bundle_keys_match_the_runtime() -> None:
     from arcana_jupyter.jupyter.display import session_usage
 
     assert ts_interface_fields("SessionUsage") == set(session_usage(object()))
-    assert ts_interface_fields("TurnStep") == {"step", "decision", "report", "budget", "request_digest", "messages"}
+    assert ts_interface_fields("TurnStep") == {"step", "decision", "report", "budget", "request_digest", "messages",
+                                               "counting"}
+    assert ts_interface_fields("StepCounting") == {"encoding", "ratio", "counted", "reported"}
 
 
 def test_sync_check_notices_a_difference() -> None:

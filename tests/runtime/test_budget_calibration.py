@@ -64,6 +64,24 @@ async def test_reported_prompt_tokens_calibrate_the_next_budget(fake_openai, tmp
     assert decisions[1]["builder"]["total_window"] == decisions[1]["budget"]["total_window"]
 
 
+async def test_the_inspector_says_how_a_step_was_counted(fake_openai, tmp_path: Path) -> None:
+    """The bundle's step carries the tokenizer, both counts and the ratio; the HTML says them in one line."""
+    from arcana_jupyter.render.turn import turn_html
+
+    async with runtime_for(fake_openai, tmp_path).chat() as chat:
+        counted_first = chat.counter.count_messages([*chat.history, Message(role="user", content="hello there")])
+        fake_openai.script(streamed("first", counted_first + 61), streamed("second", 10))
+        await chat.send("hello there")
+        await chat.send("and again")
+        first, second = chat.turn_bundle(1)["steps"][0], chat.turn_bundle(2)["steps"][0]
+    assert first["counting"] == {"encoding": "o200k_base", "ratio": 1.0, "counted": counted_first,
+                                 "reported": counted_first + 61}
+    assert second["counting"]["ratio"] > 1.0 and second["counting"]["reported"] == 10
+    html = turn_html(chat.turn_bundle(1))
+    assert f"counted with o200k_base · the model counted {counted_first + 61:,} for {counted_first:,}" in html
+    assert "budget calibrated ×" in turn_html(chat.turn_bundle(2))
+
+
 async def test_a_length_refusal_shrinks_the_budget_and_retries_once(fake_openai, tmp_path: Path) -> None:
     refusal = oa.error(400, "This model's maximum context length is 4000 tokens. However, your messages "
                             "resulted in 4600 tokens. Please reduce the length of the messages.",
