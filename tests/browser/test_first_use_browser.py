@@ -70,6 +70,9 @@ def test_the_readme_tour_in_jupyterlab_on_the_bundled_model(page, lab_root: Path
     full.locator(".arcana-summary").click()
     expect(full.locator(".arcana-vt-body-row").first).to_be_visible(timeout=20_000)
     expect(full).to_contain_text("dropped")
+    # how the prompt was counted: the bundled model's own tokenizer
+    expect(full.locator(".arcana-counting").first).to_contain_text(
+        "counted with the model's own tokenizer (SmolLM2-135M-Instruct")
     page.evaluate("(i) => { const c = window.jupyterapp.shell.currentWidget.content; c.activeCellIndex = i; }", 7)
     full.locator(".arcana-summary").scroll_into_view_if_needed()
     page.mouse.wheel(0, -160)
