@@ -16,8 +16,8 @@ from arcana_jupyter.memory import MemoryStore, Scope
 N = 150
 
 
-def test_two_processes_write_concurrently(tmp_path: Path) -> None:
-    path = str(tmp_path / "shared.sqlite3")
+def test_two_processes_write_concurrently(tmp_path: Path, mem_location, backend: str) -> None:
+    path = mem_location("shared")
     project = tmp_path / "proj"
     project.mkdir()
     ctx = multiprocessing.get_context("spawn")
@@ -38,8 +38,12 @@ def test_two_processes_write_concurrently(tmp_path: Path) -> None:
         assert len(store.search("alpha", scope, limit=20).hits) == 20
         with store._lock:
             conn = store._conn
-            assert conn.execute("SELECT count(*) FROM entries_fts WHERE entries_fts MATCH 'beta'").fetchone()[0] == N
-            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            if backend == "sqlite":
+                assert conn.execute("SELECT count(*) FROM entries_fts WHERE entries_fts MATCH 'beta'").fetchone()[0] == N
+                assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            else:
+                fts = "SELECT count(*) FROM entries WHERE tsv @@ websearch_to_tsquery('arcana_english', 'beta')"
+                assert conn.execute(fts).fetchone()[0] == N
             assert conn.execute("SELECT count(*) FROM sessions WHERE ended_at IS NOT NULL").fetchone()[0] == 2
 
 
@@ -84,8 +88,8 @@ def test_write_deadline_gives_a_clear_error(tmp_path: Path, project_a: Scope) ->
         assert store.count() == 1
 
 
-def test_threads_share_one_store(tmp_path: Path, project_a: Scope) -> None:
-    with MemoryStore(tmp_path / "threads.sqlite3") as store:
+def test_threads_share_one_store(mem_location, project_a: Scope) -> None:
+    with MemoryStore(mem_location("threads")) as store:
 
         def work(k: int) -> None:
             for i in range(25):
@@ -98,3 +102,56 @@ def test_threads_share_one_store(tmp_path: Path, project_a: Scope) -> None:
         for t in threads:
             t.join()
         assert store.count() == 100
+
+
+class _PgWritersLock:
+    """Another session holding the PostgreSQL store's writers' lock (as a long write would)."""
+
+    def __init__(self, url: str) -> None:
+        import psycopg
+
+        from arcana_jupyter.memory.postgres_db import LOCK_NAMESPACE
+
+        self.conn = psycopg.connect(url)  # not autocommit: the lock lives until commit / rollback
+        self.conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(current_schema()))", (LOCK_NAMESPACE,))
+
+    def release(self) -> None:
+        self.conn.commit()
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def test_postgres_writer_waits_for_the_lock(postgres_server, project_a: Scope) -> None:
+    url = postgres_server.fresh_url()
+    with MemoryStore(url, write_deadline=10) as store:
+        blocker = _PgWritersLock(url)
+        try:
+            timer = threading.Timer(0.6, blocker.release)
+            timer.start()
+            t0 = time.monotonic()
+            entry = store.remember("fact", "written while another process held the lock", project_a)
+            waited = time.monotonic() - t0
+            timer.join()
+        finally:
+            blocker.close()
+        assert waited >= 0.5
+        assert store.get(entry.id) is not None and store.count() == 1
+
+
+def test_postgres_write_deadline_gives_a_clear_error(postgres_server, project_a: Scope) -> None:
+    import pytest
+
+    from arcana_jupyter.exceptions import MemoryStoreError
+
+    url = postgres_server.fresh_url()
+    with MemoryStore(url, write_deadline=0.3) as store:
+        blocker = _PgWritersLock(url)
+        try:
+            with pytest.raises(MemoryStoreError, match="stayed busy"):
+                store.remember("fact", "cannot be written", project_a)
+        finally:
+            blocker.close()
+        assert store.count() == 0
+        store.remember("fact", "now it can", project_a)
+        assert store.count() == 1

@@ -205,8 +205,8 @@ def test_keyword_mode_without_embedder(store: MemoryStore, project_a: Scope) -> 
     assert store.search("car", project_a).hits[0].vector is None
 
 
-def test_hybrid_mode_with_embedder(tmp_path, project_a: Scope, clock) -> None:
-    path = tmp_path / "hybrid.sqlite3"
+def test_hybrid_mode_with_embedder(mem_location, project_a: Scope, clock) -> None:
+    path = mem_location("hybrid")
     with MemoryStore(path, clock=clock) as plain:
         before = plain.remember("fact", "The car is parked outside", project_a)  # stored with no vector
     emb = SynonymEmbedder()
