@@ -222,7 +222,10 @@ class PostgresBackend(Backend):
         except psycopg.ProgrammingError as exc:
             raise MemoryStoreError(f"bad memory database URL {self.location}: {_first_line(exc)}") from exc
         except psycopg.Error as exc:
-            raise MemoryStoreError(f"cannot connect to the memory database {self.location}: {_first_line(exc)}") from exc
+            reason = _first_line(exc)
+            if ("invalid" in reason and "connection option" in reason) or ("invalid" in reason and " value" in reason):
+                raise MemoryStoreError(f"bad memory database URL {self.location}: {reason}") from exc
+            raise MemoryStoreError(f"cannot connect to the memory database {self.location}: {reason}") from exc
         self._conn: PgConnection | None = PgConnection(raw)
         try:
             raw.execute(f"SET lock_timeout = {int(write_deadline * 1000)}")
