@@ -47,6 +47,23 @@ def masked(location: str) -> str:
     return _PASSWORD_PARAM.sub(lambda m: m.group(1) + REDACTED, mask_secrets(location))
 
 
+def url_password(url: str) -> str | None:
+    """The password in a connection string (``user:password@`` or ``?password=``), if any."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        parts = urlsplit(url)
+        if parts.password:
+            return unquote(parts.password)
+    except ValueError:
+        return None
+    for pair in parts.query.split("&"):
+        key, _, value = pair.partition("=")
+        if key.lower() == "password" and value:
+            return unquote(value)
+    return None
+
+
 def env_url() -> str | None:
     value = os.environ.get(ENV_URL, "").strip()
     return value or None

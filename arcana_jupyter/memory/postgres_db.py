@@ -30,13 +30,12 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Any, TypeVar
-from urllib.parse import unquote, urlsplit
 
 from ..exceptions import MemoryStoreError
 from ..trace.redact import register_secret
 from . import ranking
-from .backend import Backend, masked
-from .rows import COLUMNS, EntryRow
+from .backend import Backend, masked, url_password
+from .rows import EntryRow, columns
 
 T = TypeVar("T")
 
@@ -177,20 +176,6 @@ class PgConnection:
         return cur
 
 
-def _password(url: str) -> str | None:
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return None
-    if parts.password:
-        return unquote(parts.password)
-    for pair in parts.query.split("&"):
-        key, _, value = pair.partition("=")
-        if key.lower() == "password" and value:
-            return unquote(value)
-    return None
-
-
 def _import_psycopg() -> Any:
     try:
         import psycopg
@@ -207,7 +192,7 @@ class PostgresBackend(Backend):
 
     def __init__(self, url: str, *, busy_timeout: float = 5.0, write_deadline: float = 30.0) -> None:
         self.location = masked(url)
-        register_secret(_password(url))
+        register_secret(url_password(url))
         self.busy_timeout = busy_timeout
         self.write_deadline = write_deadline
         self.lock = threading.RLock()
@@ -326,54 +311,54 @@ class PostgresBackend(Backend):
     def fts_candidates(
         self, conn: PgConnection, terms: list[str], where: str, params: list[Any], kind_sql: str, k: int
     ) -> dict[int, tuple[EntryRow, float]]:
-        """The same three phases as SQLite's (all words; any distinctive word; any word, bounded),
-        each a ``websearch_to_tsquery`` ranked by ``ts_rank`` (normalised by document length)."""
+        """The same three phases as SQLite's (all words; any distinctive word; any word, bounded to the
+        most recent :data:`FTS_RANK_CAP` matches), each a ``websearch_to_tsquery`` ranked by ``ts_rank``
+        (normalised by document length). Round trips are what costs on a server, so a search is two
+        statements (which words are distinctive; phases 1 and 2 together), three when phase 3 runs."""
         cap = FTS_RANK_CAP
         quoted = ['"' + t.replace('"', " ") + '"' for t in terms]
-        query = f"websearch_to_tsquery('{TS_CONFIG}', ?)"
+        q = f"websearch_to_tsquery('{TS_CONFIG}', ?)"
+        counted = conn.execute(
+            f"SELECT t, (SELECT count(*) FROM (SELECT 1 FROM entries WHERE tsv @@ websearch_to_tsquery('{TS_CONFIG}', t) "
+            "LIMIT ?) m) FROM unnest(?::text[]) AS t",
+            (cap + 1, quoted),
+        ).fetchall()
+        matches = {t: int(n) for t, n in counted}
+        rare = [t for t in quoted if matches.get(t, 0) <= cap]
 
-        def count_upto(expr: str, limit: int) -> int:
-            return int(
-                conn.execute(
-                    f"SELECT count(*) FROM (SELECT 1 FROM entries WHERE tsv @@ {query} LIMIT ?) m", (expr, limit)
-                ).fetchone()[0]
+        def phase(expr: str, bounded: bool) -> tuple[str, list[Any]]:
+            floor_sql = (
+                f" AND e.pk >= coalesce((SELECT pk FROM entries WHERE tsv @@ {q} ORDER BY pk DESC LIMIT 1 "
+                f"OFFSET {cap - 1}), 0)"
+                if bounded
+                else ""
             )
-
-        def ranked(expr: str, bounded: bool) -> list[Any]:
-            floor_sql = ""
-            floor: list[Any] = []
-            if bounded and count_upto(expr, cap + 1) > cap:
-                row = conn.execute(
-                    f"SELECT pk FROM entries WHERE tsv @@ {query} ORDER BY pk DESC LIMIT 1 OFFSET ?", (expr, cap - 1)
-                ).fetchone()
-                if row is not None:
-                    floor_sql, floor = " AND e.pk >= ?", [row[0]]
             sql = (
-                f"SELECT e.pk, -ts_rank(e.tsv, q.q, 1) AS b FROM entries e, {query} AS q(q) "
-                f"WHERE e.tsv @@ q.q{floor_sql} AND e.retracted = 0 AND {where}{kind_sql} ORDER BY b, e.pk LIMIT ?"
+                f"(SELECT {columns('e')}, -ts_rank(e.tsv, {q}, 1) AS b FROM entries e WHERE e.tsv @@ {q}{floor_sql} "
+                f"AND e.retracted = 0 AND {where}{kind_sql} ORDER BY b, e.pk LIMIT ?)"
             )
-            return conn.execute(sql, [expr, *floor, *params, k]).fetchall()
+            return sql, [expr, expr, *([expr] if bounded else []), *params, k]
 
-        rare = [q for q in quoted if count_upto(q, cap + 1) <= cap]
-        best: dict[int, float] = {}
+        best: dict[int, tuple[EntryRow, float]] = {}
 
-        def add(rows: list[Any]) -> None:
-            for pk, b in rows:
-                if pk not in best or b < best[pk]:
-                    best[pk] = b
+        def run(parts: list[tuple[str, list[Any]]]) -> None:
+            if not parts:
+                return
+            sql = " UNION ALL ".join(p[0] for p in parts)
+            for r in conn.execute(sql, [x for p in parts for x in p[1]]).fetchall():
+                row, b = EntryRow.of(r), float(r[len(EntryRow._fields)])
+                if row.pk not in best or b < best[row.pk][1]:
+                    best[row.pk] = (row, b)
 
+        first: list[tuple[str, list[Any]]] = []
         if len(quoted) > 1:
-            add(ranked(" ".join(quoted), bounded=not rare))
+            first.append(phase(" ".join(quoted), bounded=not rare))
         if rare:
-            add(ranked(" or ".join(rare), bounded=False))
+            first.append(phase(" or ".join(rare), bounded=False))
+        run(first)
         if len(rare) < len(quoted) and len(best) < SKIP_COMMON_PHASE_AT:
-            add(ranked(" or ".join(quoted), bounded=True))
-        if not best:
-            return {}
-        pks = list(best)
-        fetched = conn.execute(f"SELECT {COLUMNS} FROM entries WHERE pk IN ({', '.join('?' * len(pks))})", pks)
-        rows = [EntryRow.of(r) for r in fetched.fetchall()]
-        return {r.pk: (r, best[r.pk]) for r in rows}
+            run([phase(" or ".join(quoted), bounded=True)])
+        return best
 
 
 def _first_line(exc: BaseException) -> str:
