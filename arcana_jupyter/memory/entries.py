@@ -18,7 +18,7 @@ from .backend import Connection
 from .core import StoreCore
 from .embedding import embedder_name, pack
 from .models import CONFIDENCE_LEVELS, KINDS, ConfidenceLevel, Level, MemoryEntry, Scope, to_epoch
-from .rows import COLUMNS, EntryRow
+from .rows import COLUMNS, EntryRow, columns
 from .schema import content_key
 
 MAX_CONTENT_CHARS = 4000
@@ -91,12 +91,14 @@ class EntriesMixin(StoreCore):
                 scopes_text = " " + " ".join(labels) + " "
                 context = next((s for s in labels if s.startswith("context:")), None)
                 key = content_key(text)
+                # one round trip: an identical live entry in the same scopes, and how many entries ever had this text
                 found = conn.execute(
-                    f"SELECT {COLUMNS} FROM entries WHERE content_key = ? AND scopes = ? AND kind = ? "
-                    "AND retracted = 0 LIMIT 1",
-                    (key, scopes_text, kind),
+                    f"SELECT {columns('e')}, n.n FROM (SELECT count(*) AS n FROM entries "
+                    "WHERE content_key = ? AND kind = ?) n LEFT JOIN entries e ON e.content_key = ? AND e.scopes = ? "
+                    "AND e.kind = ? AND e.retracted = 0 LIMIT 1",
+                    (key, kind, key, scopes_text, kind),
                 ).fetchone()
-                if found is not None:
+                if found[0] is not None:
                     same = EntryRow.of(found)
                     conn.execute(
                         f"UPDATE entries SET confidence = {greatest}(confidence, ?), pinned = {greatest}(pinned, ?), "
@@ -108,16 +110,17 @@ class EntriesMixin(StoreCore):
                 # deterministic: the same memory written into a fresh store gets the same id, so a
                 # notebook that re-runs against its recording builds the same digest, byte for byte
                 # (not of the scope either: a notebook verified in a scratch copy has another project folder)
-                earlier = conn.execute(
-                    "SELECT count(*) FROM entries WHERE content_key = ? AND kind = ?", (key, kind),
-                ).fetchone()[0]
+                earlier = found[len(EntryRow._fields)]
                 entry_id = "m_" + hashlib.sha256(f"{kind}\n{key}\n{earlier}".encode()).hexdigest()[:16]
-                pk = conn.execute(
-                    "INSERT INTO entries (id, kind, content, scopes, context, confidence, validity, usefulness, "
-                    "pinned, layer, created_at, updated_at, reinforced_at, source, content_key) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, 0.5, ?, 1, ?, ?, ?, ?, ?) RETURNING pk",
-                    (entry_id, kind, text, scopes_text, context, conf, conf, int(pinned), now, now, now, source, key),
-                ).fetchone()[0]
+                row = EntryRow.of(
+                    conn.execute(
+                        "INSERT INTO entries (id, kind, content, scopes, context, confidence, validity, usefulness, "
+                        "pinned, layer, created_at, updated_at, reinforced_at, source, content_key) "
+                        f"VALUES (?, ?, ?, ?, ?, ?, ?, 0.5, ?, 1, ?, ?, ?, ?, ?) RETURNING {COLUMNS}",
+                        (entry_id, kind, text, scopes_text, context, conf, conf, int(pinned), now, now, now, source, key),
+                    ).fetchall()[0]  # stepped to the end (SQLite: no statement left open in the transaction)
+                )
+                pk = row.pk
                 if vectors is not None:
                     vec = vectors[i]
                     conn.execute(
@@ -125,7 +128,7 @@ class EntriesMixin(StoreCore):
                         "ON CONFLICT (entry_pk, embedder) DO UPDATE SET dim = excluded.dim, vector = excluded.vector",
                         (pk, embedder_name(self.embedder), len(vec), pack(vec)),
                     )
-                out.append((self._must_row(conn, entry_id).entry(), True))
+                out.append((row.entry(), True))
             return out
 
         results = self._write(run)
