@@ -6,7 +6,8 @@ SQLite has FTS5 and triggers, PostgreSQL has generated columns — ``tsv`` (a ``
 content, GIN-indexed, searched with ``websearch_to_tsquery``) and ``skey`` (the digest's strength
 key). The text-search configuration ``arcana_english`` is PostgreSQL's ``english`` with the Snowball
 stemmer and *no* stop-word list, like FTS5's porter tokenizer (the query side drops our own stop
-words, :func:`~arcana_jupyter.text.words`, on both backends).
+words, :func:`~arcana_jupyter.text.words`, on both backends), applied to the content with every
+non-alphanumeric run replaced by a space (:data:`_WORDS_ONLY`), so words split as in FTS5.
 
 Concurrency: the connection is in autocommit mode (a read sees the latest committed state); every
 write is one transaction that first takes a transaction-scoped advisory lock
@@ -45,6 +46,10 @@ FTS_RANK_CAP = 500
 SKIP_COMMON_PHASE_AT = 10
 LOCK_NAMESPACE = 0x61726361  # "arca": the advisory-lock namespace of the memory store's writers
 
+_WORDS_ONLY = "regexp_replace(content, '[^[:alnum:]]+', ' ', 'g')"
+"""The content as words only (every run of other characters a space), as FTS5's unicode61 tokenizer
+and :func:`~arcana_jupyter.text.words` see it: ``data/sales.csv`` is ``data sales csv`` (PostgreSQL's
+parser would index it as one file-path token), ``rev_eur`` is ``rev eur``."""
 _KINDS_CHECK = "CHECK (kind IN ('fact', 'preference', 'decision', 'pattern', 'mistake', 'constraint'))"
 
 
@@ -67,7 +72,7 @@ def _v1(conn: Any) -> None:
             retracted INTEGER NOT NULL DEFAULT 0,
             created_at DOUBLE PRECISION NOT NULL,
             updated_at DOUBLE PRECISION NOT NULL,
-            tsv tsvector GENERATED ALWAYS AS (to_tsvector('{TS_CONFIG}', content)) STORED
+            tsv tsvector GENERATED ALWAYS AS (to_tsvector('{TS_CONFIG}', {_WORDS_ONLY})) STORED
         )""",
         "CREATE INDEX entries_fts ON entries USING gin (tsv)",
     ):
