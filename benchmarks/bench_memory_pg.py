@@ -16,6 +16,7 @@ import argparse
 import datetime as dt
 import os
 import platform
+import signal
 import sys
 import tempfile
 import time
@@ -63,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", default=os.environ.get("ARCANA_MEMORY_URL"), help="a PostgreSQL server to use")
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the throwaway cluster on the way out
     cluster: Any = None
     url = args.url
     if not url:
