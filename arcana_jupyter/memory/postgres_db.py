@@ -206,27 +206,10 @@ class PostgresBackend(Backend):
         self.lock = threading.RLock()
         self.migrated_from = None
         self.digest_score_sql = ranking.digest_score_sql("postgresql").replace(":now", "?")
-        psycopg = self._psycopg = _import_psycopg()
-        kwargs: dict[str, Any] = {"autocommit": True}
-        if "connect_timeout" not in url:
-            kwargs["connect_timeout"] = max(2, int(min(busy_timeout * 2, 10)))
+        self._psycopg = _import_psycopg()
+        self._url = url  # never shown: messages use self.location
+        self._conn: PgConnection | None = self._connect()
         try:
-            raw = psycopg.connect(url, **kwargs)
-        except psycopg.ProgrammingError as exc:
-            raise MemoryStoreError(f"bad memory database URL {self.location}: {_first_line(exc)}") from exc
-        except psycopg.Error as exc:
-            reason = _first_line(exc)
-            if ("invalid" in reason and "connection option" in reason) or ("invalid" in reason and " value" in reason):
-                raise MemoryStoreError(f"bad memory database URL {self.location}: {reason}") from exc
-            raise MemoryStoreError(f"cannot connect to the memory database {self.location}: {reason}") from exc
-        self._conn: PgConnection | None = PgConnection(raw)
-        try:
-            raw.execute(f"SET lock_timeout = {int(write_deadline * 1000)}")
-            raw.execute("SET application_name = 'arcana-jupyter memory'")
-            # plan every statement for its values (psycopg prepares repeated ones): a generic plan made
-            # while a store is small, or blind to how common a query's words are, stays bad later
-            raw.execute("SET plan_cache_mode = force_custom_plan")
-
             def run(c: PgConnection) -> tuple[int, int]:
                 version = current_version(c)
                 if version > LATEST_VERSION:
@@ -246,10 +229,40 @@ class PostgresBackend(Backend):
             self.close()
             raise
 
+    def _connect(self) -> PgConnection:
+        psycopg = self._psycopg
+        url = self._url
+        kwargs: dict[str, Any] = {"autocommit": True}
+        if "connect_timeout" not in url:
+            kwargs["connect_timeout"] = max(2, int(min(self.busy_timeout * 2, 10)))
+        try:
+            raw = psycopg.connect(url, **kwargs)
+        except psycopg.ProgrammingError as exc:
+            raise MemoryStoreError(f"bad memory database URL {self.location}: {_first_line(exc)}") from exc
+        except psycopg.Error as exc:
+            reason = _first_line(exc)
+            if "invalid" in reason and ("connection option" in reason or " value" in reason):
+                raise MemoryStoreError(f"bad memory database URL {self.location}: {reason}") from exc
+            raise MemoryStoreError(f"cannot connect to the memory database {self.location}: {reason}") from exc
+        try:
+            raw.execute(f"SET lock_timeout = {int(self.write_deadline * 1000)}")
+            raw.execute("SET application_name = 'arcana-jupyter memory'")
+            # plan every statement for its values (psycopg prepares repeated ones): a generic plan made
+            # while a store is small, or blind to how common a query's words are, stays bad later
+            raw.execute("SET plan_cache_mode = force_custom_plan")
+        except psycopg.Error as exc:
+            raw.close()
+            raise self._error(exc) from exc
+        return PgConnection(raw)
+
     @property
     def conn(self) -> PgConnection:
+        """The connection; a new one when the last was lost (a server restart, a dropped session)."""
         self.check_open()
         assert self._conn is not None
+        if self._conn.raw.closed or self._conn.raw.broken:
+            self._conn.raw.close()
+            self._conn = self._connect()
         return self._conn
 
     @property
@@ -283,13 +296,20 @@ class PostgresBackend(Backend):
                     raise self._error(exc) from exc
 
     def read(self, fn: Callable[[PgConnection], T]) -> T:
+        """Run ``fn`` (reads only); once more on a new connection if the connection was lost."""
         psycopg = self._psycopg
         with self.lock:
-            conn = self.conn
-            try:
-                return fn(conn)
-            except psycopg.Error as exc:
-                raise self._error(exc) from exc
+            for attempt in (1, 2):
+                conn = self.conn
+                try:
+                    return fn(conn)
+                except psycopg.OperationalError as exc:
+                    if attempt == 1 and conn.raw.broken:
+                        continue
+                    raise self._error(exc) from exc
+                except psycopg.Error as exc:
+                    raise self._error(exc) from exc
+            raise AssertionError("unreachable")
 
     def _busy(self, exc: Exception) -> MemoryStoreError:
         return MemoryStoreError(

@@ -103,3 +103,17 @@ def test_password_is_masked(postgres_server) -> None:
     with MemoryStore(url) as store:
         assert "very-secret-pw-42" not in store.path and "[REDACTED]" in store.path
         assert "very-secret-pw-42" not in repr(store)
+
+
+def test_postgres_reconnects_after_the_connection_is_lost(postgres_server, project_a: Scope) -> None:
+    import psycopg
+
+    with MemoryStore(postgres_server.fresh_url()) as store:
+        store.remember("fact", "written before the server dropped us", project_a)
+        pid = store._conn.raw.info.backend_pid
+        with psycopg.connect(postgres_server.url(), autocommit=True) as admin:  # a restart, an idle timeout...
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        assert store.count(project_a) == 1  # a read notices and reconnects by itself
+        assert store._conn.raw.info.backend_pid != pid
+        store.remember("fact", "written after reconnecting", project_a)
+        assert store.count(project_a) == 2 and len(store.search("written", project_a).hits) == 2
