@@ -173,28 +173,43 @@ class StoreCore:
     def _surface(
         conn: Connection, session_id: str, pks: Iterable[int], via: str, now: float, *, recount: bool = True
     ) -> None:
-        """Record that ``pks`` were surfaced in the session (``recount=False``: only if not yet)."""
+        """Record that ``pks`` were surfaced in the session (``recount=False``: only if not yet).
+
+        Set-based (five statements whatever the number of entries): on a server every statement is
+        a round trip."""
         conn.execute(
             "INSERT INTO sessions (session_id, scopes, started_at) VALUES (?, '', ?) ON CONFLICT DO NOTHING",
             (session_id, now),
         )
-        for pk in pks:
-            known = conn.execute(
-                "SELECT 1 FROM surfaced WHERE session_id = ? AND entry_pk = ?", (session_id, pk)
-            ).fetchone()
-            if known:
+        wanted = list(dict.fromkeys(pks))
+        if not wanted:
+            return
+        marks = ", ".join("?" * len(wanted))
+        known = {
+            int(r[0])
+            for r in conn.execute(
+                f"SELECT entry_pk FROM surfaced WHERE session_id = ? AND entry_pk IN ({marks})", [session_id, *wanted]
+            ).fetchall()
+        }
+        fresh = [pk for pk in wanted if pk not in known]
+        again = [pk for pk in wanted if pk in known]
+        if again:
+            conn.execute(
+                f"UPDATE surfaced SET surfaced_at = ? WHERE session_id = ? AND entry_pk IN ({', '.join('?' * len(again))})",
+                [now, session_id, *again],
+            )
+            if recount:
                 conn.execute(
-                    "UPDATE surfaced SET surfaced_at = ? WHERE session_id = ? AND entry_pk = ?", (now, session_id, pk)
+                    f"UPDATE entries SET surfaced_count = surfaced_count + 1 WHERE pk IN ({', '.join('?' * len(again))})",
+                    again,
                 )
-            else:
-                conn.execute(
-                    "INSERT INTO surfaced (session_id, entry_pk, via, surfaced_at) VALUES (?, ?, ?, ?)",
-                    (session_id, pk, via, now),
-                )
-            fresh = not known
-            if fresh or recount:
-                conn.execute(
-                    "UPDATE entries SET surfaced_count = surfaced_count + 1, "
-                    "surfaced_sessions = surfaced_sessions + ? WHERE pk = ?",
-                    (1 if fresh else 0, pk),
-                )
+        if fresh:
+            conn.executemany(
+                "INSERT INTO surfaced (session_id, entry_pk, via, surfaced_at) VALUES (?, ?, ?, ?)",
+                [(session_id, pk, via, now) for pk in fresh],
+            )
+            conn.execute(
+                "UPDATE entries SET surfaced_count = surfaced_count + 1, surfaced_sessions = surfaced_sessions + 1 "
+                f"WHERE pk IN ({', '.join('?' * len(fresh))})",
+                fresh,
+            )

@@ -191,10 +191,15 @@ class SearchMixin(StoreCore):
             ids = result.ids
 
             def run(conn: Connection) -> None:
-                pks = self._pks(conn, ids)
-                conn.executemany("UPDATE entries SET last_accessed_at = ? WHERE pk = ?", [(now, pk) for pk in pks])
+                pks = [
+                    int(r[0])
+                    for r in conn.execute(
+                        f"UPDATE entries SET last_accessed_at = ? WHERE id IN ({', '.join('?' * len(ids))}) RETURNING pk",
+                        [now, *ids],
+                    ).fetchall()
+                ]
                 if session_id is not None:
-                    self._surface(conn, session_id, pks, "recall", now)
+                    self._surface(conn, session_id, sorted(pks), "recall", now)
 
             self._write(run)
         self._emit(
