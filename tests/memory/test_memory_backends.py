@@ -117,3 +117,13 @@ def test_postgres_reconnects_after_the_connection_is_lost(postgres_server, proje
         assert store._conn.raw.info.backend_pid != pid
         store.remember("fact", "written after reconnecting", project_a)
         assert store.count(project_a) == 2 and len(store.search("written", project_a).hits) == 2
+
+
+def test_the_verify_sandbox_never_reaches_a_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under ``arcana report --verify`` (ARCANA_MEMORY_SANDBOX) a re-executed notebook configured for a
+    shared server writes to an empty scratch file in the sandbox instead."""
+    box = tmp_path / "box"
+    monkeypatch.setenv("ARCANA_MEMORY_SANDBOX", str(box))
+    monkeypatch.setenv("ARCANA_MEMORY_URL", "postgresql://team:pw-123456@127.0.0.1:1/shared")  # never contacted
+    with MemoryStore() as store:
+        assert store.backend == "sqlite" and Path(store.path).parent == box and store.count() == 0
