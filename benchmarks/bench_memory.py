@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
             "of each query (includes scheduler noise from other work on the machine).",
             "",
             f"Keyword ranking computes bm25 for at most {FTS_RANK_CAP} matches per query phase (all words; any "
-            "distinctive word; any word, most recent matches first) — see `MemoryStore._fts_candidates`; in this "
+            "distinctive word; any word, most recent matches first) — see `SQLiteBackend.fts_candidates` (memory/sqlite_db.py); in this "
             "synthetic corpus the most common words occur in over half of the entries, which is what makes the bound "
             "matter. Below that many matches the ranking is exact.",
             "",
