@@ -37,8 +37,10 @@ Digest score (no query): ``0.70 S + 0.30 C + 1.0 pinned``.
 Validity does not rank: it says "this keeps proving true" and gates promotion.
 
 Every formula exists twice — in Python (recall's final fusion, tests) and as SQL (scoring digest
-candidates inside SQLite); a test checks they agree. The digest does not score every entry: a
-time-invariant strength key (``strength_key`` below, kept in the ``skey`` column by triggers) lets it
+candidates inside the database, per dialect: ``digest_score_sql``); a test checks they agree on
+both backends. The digest does not score every entry: a time-invariant strength key
+(``strength_key`` below, kept in the ``skey`` column by triggers on SQLite, a generated column on
+PostgreSQL) lets it
 walk per-(kind, layer) indexes in strength order and stop once no unseen entry can beat the k-th
 best (the threshold algorithm; ``MemoryStore._digest_candidates``) — exact, and a test compares it
 with brute force.
