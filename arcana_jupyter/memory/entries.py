@@ -24,6 +24,13 @@ from .schema import content_key
 MAX_CONTENT_CHARS = 4000
 
 
+def _clean(content: str | None) -> str:
+    """What a memory's text is stored as: secrets masked (the one masking function, as for traces),
+    NUL characters dropped (PostgreSQL text cannot hold them; they never mean anything in a memory),
+    surrounding whitespace stripped."""
+    return mask_secrets((content or "").replace("\x00", "").strip())
+
+
 class EntriesMixin(StoreCore):
     # --- writes -----------------------------------------------------------------------------
 
@@ -61,8 +68,7 @@ class EntriesMixin(StoreCore):
         for kind, content, level, confidence, pinned in items:
             if kind not in KINDS:
                 raise ValueError(f"unknown memory kind {kind!r}; one of {', '.join(KINDS)}")
-            # secrets never reach the store (the one masking function, as for traces)
-            text = mask_secrets((content or "").strip())
+            text = _clean(content)
             if not text:
                 raise ValueError("memory content is empty")
             if len(text) > MAX_CONTENT_CHARS:
@@ -253,7 +259,7 @@ class EntriesMixin(StoreCore):
             except (ValueError, ValidationError) as exc:
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise ValueError(f"line {number} is not a memory entry: {first}") from exc
-            text = mask_secrets(entry.content.strip())
+            text = _clean(entry.content)
             if not text or len(text) > MAX_CONTENT_CHARS:
                 raise ValueError(f"line {number}: content is empty or longer than {MAX_CONTENT_CHARS} characters")
             records.append(entry.model_copy(update={"content": text}))

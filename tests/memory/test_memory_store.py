@@ -294,3 +294,9 @@ def test_long_queries_are_bounded(store: MemoryStore, project_a: Scope) -> None:
     e = store.remember("fact", "alpha beta gamma", project_a)
     query = "alpha " + " ".join(f"word{i}" for i in range(300))
     assert store.search(query, project_a).ids == [e.id]
+
+
+def test_nul_characters_are_dropped(store: MemoryStore, project_a: Scope) -> None:
+    """PostgreSQL text cannot hold NUL; a model's stray one never fails a write on either backend."""
+    entry = store.remember("fact", "The export\x00 is in out.csv\x00", project_a)
+    assert entry.content == "The export is in out.csv" and store.get(entry.id).content == entry.content
