@@ -155,3 +155,37 @@ def test_postgres_write_deadline_gives_a_clear_error(postgres_server, project_a:
         assert store.count() == 0
         store.remember("fact", "now it can", project_a)
         assert store.count() == 1
+
+
+def test_four_writers_race_on_the_same_memories(mem_location, project_a: Scope) -> None:
+    """Four stores (four connections) write the same memories at once: each is stored once, with one
+    id, reinforced by the others — the duplicate check and the id counter never race."""
+    import threading
+
+    location = mem_location("four")
+    MemoryStore(location).close()
+    barrier = threading.Barrier(4)
+    errors: list[BaseException] = []
+    ids: dict[int, list[str]] = {}
+
+    def work(k: int) -> None:
+        try:
+            with MemoryStore(location) as store:
+                barrier.wait(10)
+                ids[k] = [store.remember("fact", f"shared memory number {i}", project_a).id for i in range(15)]
+                for i in range(10):
+                    store.remember("pattern", f"writer {k} note {i}", project_a)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert ids[0] == ids[1] == ids[2] == ids[3]  # every writer got the same entry for the same text
+    with MemoryStore(location) as store:
+        assert store.count(project_a) == 15 + 4 * 10
+        shared = [e for e in store.list_entries(project_a) if e.content.startswith("shared")]
+        assert len(shared) == 15 and all(e.kind == "fact" for e in shared)
