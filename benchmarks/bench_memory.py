@@ -115,11 +115,17 @@ def populate(store: MemoryStore, corpus: Corpus, n: int) -> float:
     return rate
 
 
-def bench_size(n: int, queries: int, single_inserts: int, workdir: Path) -> dict[str, str]:
+def bench_size(
+    n: int, queries: int, single_inserts: int, workdir: Path, location: str | None = None
+) -> dict[str, str]:
+    """One size on a fresh store: a SQLite file in ``workdir``, or ``location`` (e.g. a PostgreSQL
+    connection string to an empty schema, ``benchmarks/bench_memory_pg.py``)."""
     corpus = Corpus(seed=n)
     path = workdir / f"memory-{n}.sqlite3"
-    with MemoryStore(path) as store:
+    with MemoryStore(location or path) as store:
         batch_rate = populate(store, corpus, n)
+        if location is not None:  # a server: planner statistics, as autovacuum gathers within a minute
+            store._conn.execute("ANALYZE")
         scope = corpus.scopes[0]
         # queries: 2-3 words of random stored entries visible to the session
         visible = store.list_entries(scope, limit=2000)
@@ -161,8 +167,11 @@ def bench_size(n: int, queries: int, single_inserts: int, workdir: Path) -> dict
             store.remember(kind, text, sc, level=level, confidence=conf)  # type: ignore[arg-type]
             single_t.append(time.perf_counter() - t0)
         in_scope = store.count(scope)
-    size_mb = path.stat().st_size / 1e6 + (
-        Path(str(path) + "-wal").stat().st_size / 1e6 if Path(str(path) + "-wal").exists() else 0
+    size_mb = (
+        path.stat().st_size / 1e6
+        + (Path(str(path) + "-wal").stat().st_size / 1e6 if Path(str(path) + "-wal").exists() else 0)
+        if location is None
+        else _pg_size_mb(location)
     )
     return {
         "entries": f"{n:,}",
@@ -181,6 +190,16 @@ def bench_size(n: int, queries: int, single_inserts: int, workdir: Path) -> dict
     }
 
 
+def _pg_size_mb(url: str) -> float:
+    """Tables + indexes of the store's schema on the server."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+            "JOIN pg_namespace s ON s.oid = c.relnamespace WHERE s.nspname = current_schema() AND c.relkind = 'r'"
+        ).fetchone()
+    return float(row[0] if row else 0) / 1e6
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -238,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
             "of each query (includes scheduler noise from other work on the machine).",
             "",
             f"Keyword ranking computes bm25 for at most {FTS_RANK_CAP} matches per query phase (all words; any "
-            "distinctive word; any word, most recent matches first) — see `MemoryStore._fts_candidates`; in this "
+            "distinctive word; any word, most recent matches first) — see `SQLiteBackend.fts_candidates` (memory/sqlite_db.py); in this "
             "synthetic corpus the most common words occur in over half of the entries, which is what makes the bound "
             "matter. Below that many matches the ranking is exact.",
             "",

@@ -3,7 +3,8 @@
 # A rerun with nothing changed takes about a second: each step is skipped when its inputs
 # (pyproject.toml, the labextension sources) are unchanged since the last successful run.
 #   scripts/setup.sh            package + local model + dev tools
-#   scripts/setup.sh --browser  also Debian's chromium (for the browser tests)
+#   scripts/setup.sh --browser  also Debian's chromium (for the browser tests) and PostgreSQL (for the
+#                               memory tests on a real server)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -33,8 +34,8 @@ scripts/build-labextension.sh
 
 deps_stamp=$(stamp_of pyproject.toml scripts/setup.sh)
 if [ "$(cat "$VENV/.deps-stamp" 2>/dev/null)" != "$deps_stamp" ]; then
-  say "installing arcana-jupyter with extras local,server,dev (first time: llama-cpp-python builds from source, ~5 min)"
-  "$VENV/bin/pip" install -q -e ".[local,server,dev]"
+  say "installing arcana-jupyter with extras local,server,dev,postgres (first time: llama-cpp-python builds from source, ~5 min)"
+  "$VENV/bin/pip" install -q -e ".[local,server,dev,postgres]"
   echo "$deps_stamp" > "$VENV/.deps-stamp"
 fi
 
@@ -43,5 +44,11 @@ if [ $want_browser = 1 ] && [ ! -x /usr/bin/chromium ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+if [ $want_browser = 1 ] && ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  say "installing Debian's postgresql for the memory tests on a real server"
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >/dev/null
 fi
 say "ready"

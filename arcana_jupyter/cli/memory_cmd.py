@@ -1,4 +1,9 @@
-"""``arcana memory list|search|forget|export``: look into and tidy the cognitive-memory store.
+"""``arcana memory list|search|add|forget|export|import``: look into, fill and tidy the cognitive-memory store.
+
+Which store: ``--url postgresql://...`` (or ``$ARCANA_MEMORY_URL``) for a PostgreSQL server,
+``--db FILE`` (or ``$ARCANA_MEMORY_PATH``, else ``~/.arcana/memory.sqlite3``) for a SQLite file.
+Moving a store: ``arcana memory export -o all.jsonl --db old.sqlite3`` then
+``arcana memory import all.jsonl --url postgresql://...`` (same ids, scores and tombstones).
 
 Scope selection (list, search, export): by default the current folder's project memories plus the
 user's global ones (what a notebook session here would see); ``--project DIR`` for another folder,
@@ -17,7 +22,8 @@ from typing import Any
 
 from ..exceptions import MemoryStoreError
 from ..memory import KINDS, MemoryEntry, MemoryStore, Scope, default_memory_path
-from ..memory.models import ENTRY_ID, Level
+from ..memory.backend import ENV_URL, env_url, is_url
+from ..memory.models import CONFIDENCE_LEVELS, ENTRY_ID, Level
 from ..memory.ranking import effective_confidence
 from ..trace.redact import mask_secrets
 
@@ -25,17 +31,24 @@ from ..trace.redact import mask_secrets
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "memory",
-        help="list, search, forget and export cognitive memories",
-        description="Inspect the cognitive-memory store (default ~/.arcana/memory.sqlite3 or $ARCANA_MEMORY_PATH).",
+        help="list, search, add, forget, export and import cognitive memories",
+        description="Inspect the cognitive-memory store: a PostgreSQL server (--url or $ARCANA_MEMORY_URL) or a "
+        "SQLite file (--db, $ARCANA_MEMORY_PATH, default ~/.arcana/memory.sqlite3).",
     )
     sub = parser.add_subparsers(dest="memory_command", metavar="ACTION")
 
     def common(p: argparse.ArgumentParser, *, scoped: bool = True) -> None:
-        p.add_argument(
+        where = p.add_mutually_exclusive_group()
+        where.add_argument(
             "--db",
             type=Path,
             default=None,
             help="memory database file (default: $ARCANA_MEMORY_PATH or ~/.arcana/memory.sqlite3)",
+        )
+        where.add_argument(
+            "--url",
+            default=None,
+            help=f"PostgreSQL connection string, postgresql://user@host/db (default: ${ENV_URL} when set)",
         )
         if scoped:
             g = p.add_mutually_exclusive_group()
@@ -63,6 +76,25 @@ def register(subparsers: Any) -> None:
     p_forget.add_argument("--json", action="store_true", help="JSON output")
     p_forget.set_defaults(func=_forget)
 
+    p_add = sub.add_parser("add", help="remember something (as the remember tool would)")
+    common(p_add, scoped=False)
+    p_add.add_argument("kind", choices=KINDS, help="kind of memory")
+    p_add.add_argument("text", help="the memory: one self-contained sentence")
+    p_add.add_argument(
+        "--scope", choices=("project", "global"), default="project",
+        help="project (default: the current folder's, or --project DIR) or global",
+    )
+    p_add.add_argument("--project", type=Path, default=None, help="project folder (default: the current folder)")
+    p_add.add_argument("--confidence", choices=tuple(CONFIDENCE_LEVELS), default="high", help="default high")
+    p_add.add_argument("--pin", action="store_true", help="pin it (always in the digest)")
+    p_add.add_argument("--json", action="store_true", help="JSON output")
+    p_add.set_defaults(func=_add)
+
+    p_import = sub.add_parser("import", help="add the memories of an export file (JSON lines) to this store")
+    common(p_import, scoped=False)
+    p_import.add_argument("file", type=Path, help="a file written by `arcana memory export` (- for stdin)")
+    p_import.set_defaults(func=_import)
+
     p_export = sub.add_parser("export", help="export memories as JSON lines (tombstones included)")
     common(p_export)
     p_export.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: stdout)")
@@ -77,11 +109,25 @@ def _usage(parser: argparse.ArgumentParser) -> int:
     return 2
 
 
-def _open(args: argparse.Namespace) -> MemoryStore:
+def _open(args: argparse.Namespace, *, create: bool = False) -> MemoryStore:
+    """The store ``--url`` / ``--db`` / the environment name; a SQLite file must exist unless ``create``."""
+    url = getattr(args, "url", None)
+    if url is not None or (args.db is None and env_url()):
+        target = url if url is not None else env_url()
+        assert target is not None
+        if not is_url(target):
+            source = "--url" if url is not None else ENV_URL
+            raise MemoryStoreError(f"{source} must be a postgresql://... connection string")
+        return MemoryStore(target)
+    if args.db is not None and is_url(str(args.db)):
+        return MemoryStore(str(args.db))
     path = args.db.expanduser() if args.db is not None else default_memory_path()
+    if create and not path.is_dir():
+        return MemoryStore(path)
     if not path.exists():
         raise MemoryStoreError(
-            f"no memory database at {path} (nothing remembered yet?); pass --db PATH or set ARCANA_MEMORY_PATH"
+            f"no memory database at {path} (nothing remembered yet?); pass --db PATH or --url, "
+            "or set ARCANA_MEMORY_PATH or ARCANA_MEMORY_URL"
         )
     if path.is_dir():
         raise MemoryStoreError(f"{path} is a folder, not a memory database file")
@@ -216,4 +262,45 @@ def _export(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise MemoryStoreError(f"cannot write {args.output}: {exc}") from exc
         print(f"exported {len(lines)} memories ({label}) to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _add(args: argparse.Namespace) -> int:
+    project = args.project if args.project is not None else Path.cwd()
+    if not project.is_dir():
+        raise MemoryStoreError(f"project folder {project} does not exist")
+    scope = Scope.for_project(project) if args.scope == "project" else Scope.for_global()
+    with _open(args, create=True) as store:
+        try:
+            entry, created = store.remember_many(
+                [(args.kind, args.text, args.scope, args.confidence, args.pin)], scope, source="cli"
+            )[0]
+        except ValueError as exc:
+            raise MemoryStoreError(str(exc)) from exc
+    if args.json:
+        print(json.dumps(_dump(entry, created=created), ensure_ascii=False))
+    else:
+        verb = "remembered" if created else "already known, reinforced"
+        print(f"{verb} {entry.id} ({entry.kind}, {entry.level}): {mask_secrets(entry.content)}")
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    if str(args.file) == "-":
+        lines = sys.stdin.read().splitlines()
+    else:
+        try:
+            lines = args.file.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise MemoryStoreError(f"cannot read {args.file}: {exc.strerror or exc}") from exc
+        except UnicodeDecodeError as exc:
+            raise MemoryStoreError(f"{args.file} is not UTF-8 text: {exc.reason}") from exc
+    with _open(args, create=True) as store:
+        try:
+            added, skipped = store.import_jsonl(lines)
+        except ValueError as exc:
+            raise MemoryStoreError(f"{args.file}: {exc}; nothing was imported") from exc
+        where = store.path
+    more = f" ({skipped} already there)" if skipped else ""
+    print(f"imported {added} memories{more} into {where}")
     return 0

@@ -75,6 +75,9 @@ class ArcanaMagics(Magics):
     engine = Bool(True, help="Adaptive context engine (False: classic mode).").tag(config=True)
     memory = Bool(False, help="Long-term cognitive memory.").tag(config=True)
     memory_path = Unicode("", help="SQLite file of the memory store (empty: ~/.arcana/memory.sqlite3).").tag(config=True)
+    memory_url = Unicode(
+        "", help="PostgreSQL server of the memory store, postgresql://... (empty: $ARCANA_MEMORY_URL or the file)."
+    ).tag(config=True)
     system_prompt = Unicode("", help="System prompt of new sessions (empty: the runtime's default).").tag(config=True)
     max_tokens = Int(0, help="Cap on reply tokens (0: no cap).").tag(config=True)
     max_tool_steps = Int(0, help="Cap on LLM calls per turn in the tool loop (0: the runtime's default).").tag(config=True)
@@ -174,6 +177,8 @@ class ArcanaMagics(Magics):
     @argument("--classic", dest="engine", action="store_false", help="classic mode: full transcript, no engine")
     @argument("--memory", action="store_true", dest="memory", default=None, help="long-term memory on")
     @argument("--no-memory", action="store_false", dest="memory", help="long-term memory off")
+    @argument("--memory-url", dest="memory_url", default=None, metavar="URL",
+              help="keep long-term memory on a PostgreSQL server (postgresql://user@host/db)")
     @argument("--tools", dest="tools", action="store_true", default=None, help="offer notebook tools and ask_user (default)")
     @argument("--no-tools", dest="tools", action="store_false", help="no tools besides the primitives (for small models)")
     @argument("--force", action="store_true", default=None,
@@ -232,6 +237,8 @@ class ArcanaMagics(Magics):
             settings["system_prompt"] = self.system_prompt
         if self.memory_path:
             settings["memory_path"] = location.resolve(os.path.expanduser(self.memory_path))
+        if opts.memory_url or self.memory_url:
+            settings["memory_url"] = opts.memory_url or self.memory_url
         if self.max_tokens:
             settings["max_tokens"] = self.max_tokens
         if self.seed:

@@ -32,6 +32,7 @@ class ChatOptions(BaseModel):
     snapshots: bool | None = None
     engine: bool | None = None
     memory: bool | None = None
+    memory_url: str | None = None
     tools: bool | None = None
     force: bool | None = None
     resume: str | None = None

@@ -4,7 +4,8 @@ Quick tour::
 
     from arcana_jupyter.memory import MemoryStore, MemoryTools, Scope
 
-    store = MemoryStore(on_event=trace_hook)       # ~/.arcana/memory.sqlite3 (or $ARCANA_MEMORY_PATH)
+    store = MemoryStore(on_event=trace_hook)       # $ARCANA_MEMORY_URL (PostgreSQL), else ~/.arcana/memory.sqlite3
+                                                   # (or $ARCANA_MEMORY_PATH); MemoryStore("postgresql://...")
     mem = MemorySession(store, Scope.for_project(notebook_dir), session_id)
     digest = mem.start()                           # digest.markdown -> the "memory_digest" section
     mem.specs, mem.handle_tool(name, arguments)    # the intercepted tools
@@ -20,6 +21,7 @@ from .models import CONFIDENCE_LEVELS, KINDS, ConfidenceLevel, Kind, Level, Memo
 from .session import MemorySession, SessionEnd
 from .store import (
     ENV_PATH,
+    ENV_URL,
     MemoryStore,
     RecallHit,
     RecallResult,
@@ -32,6 +34,7 @@ from .tools import FORGET_SPEC, MEMORY_TOOL_NAMES, MEMORY_TOOL_SPECS, RECALL_SPE
 __all__ = [
     "CONFIDENCE_LEVELS",
     "ENV_PATH",
+    "ENV_URL",
     "FORGET_SPEC",
     "KINDS",
     "MAX_LEARNINGS",

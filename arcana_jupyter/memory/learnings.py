@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..exceptions import MemoryStoreError
 from ..tokens import TokenCounter
-from .models import ConfidenceLevel, Kind, Level, MemoryEntry
+from .core import default_counter
+from .entries import EntriesMixin
+from .models import ConfidenceLevel, Kind, Level, MemoryEntry, Scope
 
 MAX_LEARNINGS = 5
 MAX_CONTENT_CHARS = 500
@@ -178,3 +181,47 @@ def format_transcript(transcript: Sequence[Mapping[str, Any]], *, max_tokens: in
 
 def learnings_prompt(transcript_text: str) -> str:
     return LEARNINGS_PROMPT.format(max_items=MAX_LEARNINGS, max_chars=MAX_CONTENT_CHARS, transcript=transcript_text)
+
+
+# --- storing them (the store's learnings part) -----------------------------------------------
+
+
+class LearningsMixin(EntriesMixin):
+    async def extract_learnings(
+        self,
+        transcript: Sequence[Mapping[str, Any]],
+        summarise: Callable[[str], Awaitable[str]],
+        scope: Scope,
+        *,
+        max_transcript_tokens: int = 6000,
+    ) -> LearningsResult:
+        """Ask ``summarise`` for up to five learnings and store them — all of them or none.
+
+        Never raises for a bad answer or a failing summariser: the result's ``errors`` say what was
+        wrong and nothing is stored.
+        """
+        counter = self.counter or default_counter()
+        prompt = learnings_prompt(format_transcript(transcript, max_tokens=max_transcript_tokens, counter=counter))
+        try:
+            raw = await summarise(prompt)
+        except Exception as exc:
+            return LearningsResult(ok=False, errors=[f"the summariser failed: {type(exc).__name__}: {exc}"])
+        if not isinstance(raw, str):
+            return LearningsResult(ok=False, errors=[f"the summariser returned {type(raw).__name__}, not text"])
+        learnings, errors = parse_learnings(raw)
+        if errors:
+            return LearningsResult(ok=False, errors=errors, raw=raw)
+        if not learnings:
+            return LearningsResult(ok=True, raw=raw)
+        items = [(lr.kind, lr.content, lr.scope, lr.confidence, False) for lr in learnings]
+        try:
+            stored = self.remember_many(items, scope, source="learning")  # type: ignore[arg-type]
+        except (ValueError, MemoryStoreError) as exc:
+            return LearningsResult(ok=False, learnings=learnings, errors=[str(exc)], raw=raw)
+        return LearningsResult(
+            ok=True,
+            stored=[e for e, _ in stored],
+            learnings=learnings,
+            raw=raw,
+            duplicates=sum(1 for _, created in stored if not created),
+        )

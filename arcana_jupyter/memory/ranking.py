@@ -37,8 +37,10 @@ Digest score (no query): ``0.70 S + 0.30 C + 1.0 pinned``.
 Validity does not rank: it says "this keeps proving true" and gates promotion.
 
 Every formula exists twice — in Python (recall's final fusion, tests) and as SQL (scoring digest
-candidates inside SQLite); a test checks they agree. The digest does not score every entry: a
-time-invariant strength key (``strength_key`` below, kept in the ``skey`` column by triggers) lets it
+candidates inside the database, per dialect: ``digest_score_sql``); a test checks they agree on
+both backends. The digest does not score every entry: a time-invariant strength key
+(``strength_key`` below, kept in the ``skey`` column by triggers on SQLite, a generated column on
+PostgreSQL) lets it
 walk per-(kind, layer) indexes in strength order and stop once no unseen entry can beat the k-th
 best (the threshold algorithm; ``MemoryStore._digest_candidates``) — exact, and a test compares it
 with brute force.
@@ -158,15 +160,28 @@ def _half_life_sql(prefix: str = "") -> str:
     )
 
 
-EFFECTIVE_CONFIDENCE_SQL = f"(confidence * exp(-{LN2!r} * max(0.0, :now - reinforced_at) / {_half_life_sql()}))"
-RECENCY_SQL = (
-    f"exp(-{LN2!r} * max(0.0, :now - coalesce(last_accessed_at, created_at)) / {RECENCY_HALF_LIFE_DAYS * DAY!r})"
-)
-STRENGTH_SQL = f"min(1.0, {EFFECTIVE_CONFIDENCE_SQL} * (0.5 + usefulness))"
-DIGEST_SCORE_SQL = (
-    f"({W_DIGEST_STRENGTH!r} * {STRENGTH_SQL} + {W_DIGEST_RECENCY!r} * {RECENCY_SQL}"
-    f" + (CASE WHEN pinned THEN {W_PINNED_DIGEST!r} ELSE 0.0 END))"
-)
+def digest_score_sql(dialect: str = "sqlite") -> str:
+    """The digest score as SQL for ``dialect`` (``sqlite`` or ``postgresql``; parameter ``:now``).
+
+    PostgreSQL spells the two-argument ``max``/``min`` ``greatest``/``least``, and its ``exp`` raises
+    on underflow instead of returning 0, so there the exponent is floored at -700 (``exp(-700)`` is
+    1e-304: the same score to double precision)."""
+    pg = dialect == "postgresql"
+    mx, mn = ("greatest", "least") if pg else ("max", "min")
+
+    def exp(arg: str) -> str:
+        return f"exp({mx}(-700.0, {arg}))" if pg else f"exp({arg})"
+
+    eff = f"(confidence * {exp(f'-{LN2!r} * {mx}(0.0, :now - reinforced_at) / {_half_life_sql()}')})"
+    rec = exp(f"-{LN2!r} * {mx}(0.0, :now - coalesce(last_accessed_at, created_at)) / {RECENCY_HALF_LIFE_DAYS * DAY!r}")
+    strength_sql = f"{mn}(1.0, {eff} * (0.5 + usefulness))"
+    return (
+        f"({W_DIGEST_STRENGTH!r} * {strength_sql} + {W_DIGEST_RECENCY!r} * {rec}"
+        f" + (CASE WHEN pinned <> 0 THEN {W_PINNED_DIGEST!r} ELSE 0.0 END))"
+    )
+
+
+DIGEST_SCORE_SQL = digest_score_sql("sqlite")
 
 
 # --- time-invariant strength key (lets the digest walk an index instead of scoring every entry) --
@@ -192,8 +207,13 @@ def strength_from_key(skey: float, kind: str, layer: int, now: float) -> float:
     return 1.0 if exponent >= 0 else min(1.0, 2.0**exponent)
 
 
-def strength_key_sql(prefix: str = "") -> str:
+def strength_key_sql(prefix: str = "", dialect: str = "sqlite") -> str:
     p = prefix
+    if dialect == "postgresql":  # no log2 for double precision there
+        return (
+            f"(ln(greatest({p}confidence * (0.5 + {p}usefulness), {STRENGTH_FLOOR!r})) / {LN2!r} + "
+            f"coalesce({p}reinforced_at, {p}created_at) / {_half_life_sql(p)})"
+        )
     return (
         f"(log2(max({p}confidence * (0.5 + {p}usefulness), {STRENGTH_FLOOR!r})) + "
         f"coalesce({p}reinforced_at, {p}created_at) / {_half_life_sql(p)})"

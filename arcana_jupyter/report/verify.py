@@ -153,6 +153,8 @@ def _prepare_memory(runs: list[NotebookRun], box: Path) -> None:
             if event.event_type == "run_start":
                 config = md.get("config")
                 if isinstance(config, dict) and config.get("memory"):
+                    if config.get("memory_url"):
+                        continue  # a server: the sandbox gives the kernel an empty scratch file instead
                     raw = config.get("memory_path")
                     stores.add(Path(str(raw)).expanduser() if raw else default_memory_path())
             elif md.get("op") in ("remember", "learning"):

@@ -79,6 +79,10 @@ class RuntimeConfig(BaseModel):
     memory: bool = False
     memory_path: Path | None = None
     """SQLite file of the memory store; default ``~/.arcana/memory.sqlite3``."""
+    memory_url: str | None = Field(default=None, repr=False)
+    """A PostgreSQL server for the memory store (``postgresql://user@host/db``, the ``[postgres]``
+    extra), shared by every kernel pointed at it; takes precedence over ``memory_path``. Default
+    ``$ARCANA_MEMORY_URL`` when neither is set. Its password is masked wherever it could show."""
     project_dir: Path | None = None
     """The project memories are scoped to (a notebook's folder); default the working directory."""
     memory_digest_tokens: int = Field(default=600, ge=0)
@@ -132,6 +136,19 @@ class RuntimeConfig(BaseModel):
                 f"smaller reserve (default: a quarter of the window, at most {MAX_DEFAULT_RESERVE})."
             )
         return self
+
+    @field_validator("memory_url")
+    @classmethod
+    def _postgres_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        from ..memory.backend import is_url, url_password
+        from ..trace.redact import register_secret
+
+        register_secret(url_password(value))  # masked in traces, errors and displays from now on
+        if not is_url(value):
+            raise ValueError("memory_url must be a postgresql://... connection string")
+        return value.strip()
 
     @field_validator("cognitive_primitives")
     @classmethod

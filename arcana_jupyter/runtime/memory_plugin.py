@@ -54,7 +54,7 @@ def _attach(session: ChatSession) -> None:
     def on_event(event_type: str, metadata: dict[str, Any]) -> None:
         session.emit(event_type, metadata)
 
-    store = MemoryStore(cfg.memory_path, on_event=on_event, counter=session.counter)
+    store = MemoryStore(cfg.memory_url or cfg.memory_path, on_event=on_event, counter=session.counter)
     scope = Scope.for_project(cfg.project_dir or Path.cwd())
     session_id = f"{session.run_id}:{session.agent}"
     digest = store.start_session(session_id, scope, budget_tokens=cfg.memory_digest_tokens)

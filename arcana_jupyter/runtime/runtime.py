@@ -106,6 +106,10 @@ class Runtime:
     def _config_record(self, config: RuntimeConfig) -> dict[str, Any]:
         data = config.model_dump(mode="json")
         data.pop("prices", None)
+        if data.get("memory_url"):
+            from ..memory.backend import masked
+
+            data["memory_url"] = masked(data["memory_url"])  # never a password in a trace
         return data
 
     def chat(

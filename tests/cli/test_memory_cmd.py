@@ -138,3 +138,103 @@ def test_through_the_real_entry_point(db, capsys) -> None:
     assert len(capsys.readouterr().out.splitlines()) == 2
     assert main(["memory", "forget", "m_0000000000000000", "--db", db["path"]]) == 1
     assert "arcana: error: no memory" in capsys.readouterr().err
+
+
+def test_add(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = str(tmp_path / "new.sqlite3")  # add creates the database
+    code, out, _ = run(["memory", "add", "fact", "Revenue is in column rev_eur", "--db", path], capsys)
+    assert code == 0 and out.startswith("remembered m_") and "(fact, project)" in out
+    code, out, _ = run(["memory", "add", "preference", "Charts use viridis", "--scope", "global", "--pin",
+                        "--db", path, "--json"], capsys)
+    row = json.loads(out)
+    assert code == 0 and row["scope"] == "global" and row["pinned"] and row["created"] and row["source"] == "cli"
+    code, out, _ = run(["memory", "add", "fact", "revenue is in column  rev_eur", "--db", path], capsys)
+    assert code == 0 and out.startswith("already known, reinforced")
+    code, _, err = run(["memory", "add", "fact", "   ", "--db", path], capsys)
+    assert code == 1 and "empty" in err
+    _, out, _ = run(["memory", "search", "revenue column", "--db", path, "--json"], capsys)
+    assert len(out.splitlines()) == 1
+
+
+def test_export_then_import_keeps_everything(db, capsys, tmp_path: Path) -> None:
+    dump = tmp_path / "all.jsonl"
+    assert run(["memory", "export", "--db", db["path"], "-o", str(dump)], capsys)[0] == 0
+    target = str(tmp_path / "copy.sqlite3")
+    code, out, _ = run(["memory", "import", str(dump), "--db", target], capsys)
+    assert code == 0 and out.startswith("imported 4 memories into")
+    code, out, _ = run(["memory", "import", str(dump), "--db", target], capsys)
+    assert code == 0 and "imported 0 memories (4 already there)" in out
+    with MemoryStore(db["path"]) as a, MemoryStore(target) as b:
+        assert b.list_entries(None, include_retracted=True) == a.list_entries(None, include_retracted=True)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(dump.read_text() + '{"id": "m_1", "kind": "fact"}\n')
+    code, _, err = run(["memory", "import", str(bad), "--db", str(tmp_path / "other.sqlite3")], capsys)
+    assert code == 1 and "line 5 is not a memory entry" in err and "nothing was imported" in err
+    with MemoryStore(tmp_path / "other.sqlite3") as c:
+        assert c.count(include_retracted=True) == 0
+    code, _, err = run(["memory", "import", str(tmp_path / "missing.jsonl"), "--db", target], capsys)
+    assert code == 1 and "cannot read" in err
+
+
+def test_move_a_sqlite_store_to_postgres(db, capsys, tmp_path: Path, postgres_server) -> None:
+    url = postgres_server.fresh_url()
+    dump = tmp_path / "all.jsonl"
+    assert run(["memory", "export", "--db", db["path"], "-o", str(dump)], capsys)[0] == 0
+    code, out, _ = run(["memory", "import", str(dump), "--url", url], capsys)
+    assert code == 0 and out.startswith("imported 4 memories into postgresql://")
+    with MemoryStore(db["path"]) as a, MemoryStore(url) as b:
+        assert b.backend == "postgresql"
+        assert b.list_entries(None, include_retracted=True) == a.list_entries(None, include_retracted=True)
+    for argv in (["memory", "search", "sales data", "--json"], ["memory", "list", "--json"]):
+        _, from_sqlite, _ = run([*argv, "--db", db["path"]], capsys)
+        _, from_postgres, _ = run([*argv, "--url", url], capsys)
+        assert [json.loads(x)["id"] for x in from_postgres.splitlines()] == [
+            json.loads(x)["id"] for x in from_sqlite.splitlines()
+        ]
+
+
+def test_postgres_errors_are_one_line_and_masked(tmp_path: Path, capsys, monkeypatch, postgres_server) -> None:
+    from arcana_jupyter.cli import main
+
+    port = postgres_server.port
+    cases = {
+        f"postgresql://bob:hunter2secret@127.0.0.1:{port + 1 if port < 65535 else 1}/db": "cannot connect",
+        "postgresql://bob:hunter2secret@127.0.0.1:notaport/db": "bad memory database URL",
+        "postgresql://bob:hunter2secret@[::1/db": "bad memory database URL",
+    }
+    for url, message in cases.items():
+        assert main(["memory", "list", "--url", url]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("arcana: error: ") and message in err and len(err.strip().splitlines()) == 1
+        assert "hunter2secret" not in err and "bob:[REDACTED]@" in err
+    assert main(["memory", "list", "--url", str(tmp_path / "x.sqlite3")]) == 1
+    assert "must be a postgresql://" in capsys.readouterr().err
+    url = postgres_server.fresh_url()
+    monkeypatch.setitem(__import__("sys").modules, "psycopg", None)  # the extra not installed
+    assert main(["memory", "add", "fact", "x", "--url", url]) == 1
+    err = capsys.readouterr().err
+    assert "pip install 'arcana-jupyter[postgres]'" in err and len(err.strip().splitlines()) == 1
+
+
+def test_two_processes_add_at_once_on_postgres(tmp_path: Path, postgres_server) -> None:
+    """Two ``arcana memory add`` processes at the same time (ARCANA_MEMORY_URL): both found by search."""
+    import os
+    import subprocess
+    import sys
+
+    url = postgres_server.fresh_url()
+    env = {**os.environ, "ARCANA_MEMORY_URL": url, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env.pop("ARCANA_MEMORY_PATH", None)
+    cli = [sys.executable, "-c", "import sys; from arcana_jupyter.cli import main; sys.exit(main())", "memory"]
+    texts = ["Alpha kernel says the churn model uses gradient boosting",
+             "Beta kernel says the churn model is retrained weekly"]
+    procs = [subprocess.Popen([*cli, "add", "decision", t], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for t in texts]
+    results = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], results
+    assert all(out.startswith("remembered m_") for out, _ in results)
+    found = subprocess.run([*cli, "search", "churn model", "--json"], cwd=tmp_path, env=env, capture_output=True,
+                           text=True, timeout=120)
+    assert found.returncode == 0, found.stderr
+    assert sorted(json.loads(x)["content"] for x in found.stdout.splitlines()) == sorted(texts)

@@ -189,6 +189,18 @@ def test_pins_magic_and_memory_off_message(shell: Any) -> None:
     assert "memory is off" in captured.outputs[0].data["text/plain"]
 
 
+def test_memory_on_a_postgres_server(shell: Any, postgres_server: Any) -> None:
+    url = postgres_server.fresh_url(password="magic-secret-pw-77")
+    notes = start(shell, f"--memory --memory-url {url}")
+    assert "magic-secret-pw-77" not in notes[0].data["text/plain"]
+    run_cell_magic(shell, "", "hello")
+    chat = magics(shell).entry(None).chat
+    assert chat.memory is not None and chat.memory.store.backend == "postgresql"
+    assert chat.config.memory_url == url and "magic-secret-pw-77" not in repr(chat.config)
+    with pytest.raises(UsageError, match="memory_url must be a postgresql://"):
+        shell.run_line_magic("arcana_chat", "--model fn:echo --memory --memory-url notes.sqlite3 --name other")
+
+
 def test_ask_user_reaches_the_person_on_the_main_thread(shell: Any) -> None:
     import threading
 

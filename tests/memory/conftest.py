@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -44,9 +44,36 @@ def events() -> Events:
     return Events()
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """Every test that uses a store (through ``store`` or ``mem_location``) runs on both backends."""
+    return str(request.param)
+
+
+Location = Callable[..., str]
+
+
 @pytest.fixture
-def store(tmp_path: Path, clock: FakeClock, events: Events) -> Iterator[MemoryStore]:
-    s = MemoryStore(tmp_path / "memory.sqlite3", clock=clock, on_event=events)
+def mem_location(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Location:
+    """``mem_location(name="memory")``: where a store lives in this test — a SQLite file in
+    ``tmp_path``, or a PostgreSQL schema of its own on the session's server; the same name gives the
+    same place (to reopen it, as another process would)."""
+    if backend == "sqlite":
+        return lambda name="memory": str(tmp_path / f"{name}.sqlite3")
+    server = request.getfixturevalue("postgres_server")
+    places: dict[str, str] = {}
+
+    def location(name: str = "memory") -> str:
+        if name not in places:
+            places[name] = server.fresh_url()
+        return places[name]
+
+    return location
+
+
+@pytest.fixture
+def store(mem_location: Location, clock: FakeClock, events: Events) -> Iterator[MemoryStore]:
+    s = MemoryStore(mem_location(), clock=clock, on_event=events)
     yield s
     s.close()
 

@@ -103,10 +103,17 @@ async def test_failing_summariser_is_reported(store: MemoryStore, project_a: Sco
 
 async def test_write_failure_leaves_nothing_half_written(store: MemoryStore, project_a: Scope) -> None:
     with store._lock:  # make the second insert fail inside the transaction
-        store._conn.execute(
-            "CREATE TRIGGER boom BEFORE INSERT ON entries WHEN new.content LIKE 'Show%' "
-            "BEGIN SELECT RAISE(ABORT, 'disk on fire'); END"
-        )
+        if store.backend == "sqlite":
+            store._conn.execute(
+                "CREATE TRIGGER boom BEFORE INSERT ON entries WHEN new.content LIKE 'Show%' "
+                "BEGIN SELECT RAISE(ABORT, 'disk on fire'); END"
+            )
+        else:
+            store._conn.execute(
+                "CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                "IF new.content LIKE 'Show%' THEN RAISE EXCEPTION 'disk on fire'; END IF; RETURN new; END $$"
+            )
+            store._conn.execute("CREATE TRIGGER boom BEFORE INSERT ON entries FOR EACH ROW EXECUTE FUNCTION boom()")
     result = await store.extract_learnings(TRANSCRIPT, Summariser(answer(GOOD)), project_a)
     assert not result.ok and "disk on fire" in result.errors[0]
     assert store.count(include_retracted=True) == 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -22,26 +21,33 @@ KEYS = (
 
 
 @pytest.mark.parametrize("key", KEYS)
-def test_remember_masks_key_like_strings(tmp_path: Path, key: str) -> None:
-    with MemoryStore(tmp_path / "m.sqlite3") as store:
+def test_remember_masks_key_like_strings(tmp_path: Path, mem_location, backend: str, key: str) -> None:
+    with MemoryStore(mem_location("m")) as store:
         entry = store.remember("fact", f"the deploy token is {key} (do not share)", Scope.for_project(tmp_path))
         assert key not in entry.content and "[REDACTED]" in entry.content
         out = io.StringIO()
         store.export_jsonl(out)
-    raw = (tmp_path / "m.sqlite3").read_bytes()
-    assert key.encode() not in raw and key not in out.getvalue()
+        if backend == "postgresql":  # what the server holds, every text column
+            with store._lock:
+                stored = store._conn.execute("SELECT entries::text FROM entries").fetchall()
+            assert stored and all(key not in row[0] for row in stored)
+    if backend == "sqlite":
+        raw = (tmp_path / "m.sqlite3").read_bytes()
+        assert key.encode() not in raw
+    assert key not in out.getvalue()
 
 
 def test_old_unmasked_entries_are_masked_on_the_way_out(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+                                                       monkeypatch: pytest.MonkeyPatch, mem_location) -> None:
     monkeypatch.chdir(tmp_path)
-    path = tmp_path / "m.sqlite3"
+    path = mem_location("m")
     with MemoryStore(path) as store:
         entry = store.remember("fact", "placeholder memory", Scope.for_project(tmp_path), level="global")
-    with sqlite3.connect(path) as conn:  # as an older version stored it
-        conn.execute("UPDATE entries SET content = ? WHERE id = ?", (f"key {KEYS[0]}", entry.id))
+        with store._lock:  # as an older version stored it
+            store._conn.execute("UPDATE entries SET content = ? WHERE id = ?", (f"key {KEYS[0]}", entry.id))
+    option = "--url" if path.startswith("postgresql://") else "--db"
     for argv in (["memory", "export"], ["memory", "list", "--all"], ["memory", "list", "--all", "--json"]):
-        assert main([*argv, "--db", str(path)]) == 0
+        assert main([*argv, option, str(path)]) == 0
         out = capsys.readouterr().out
         assert KEYS[0] not in out and "[REDACTED]" in out
     with MemoryStore(path) as store:

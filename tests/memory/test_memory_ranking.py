@@ -8,6 +8,7 @@ import pytest
 
 from arcana_jupyter.memory import MemoryStore, Scope, ranking
 from arcana_jupyter.memory.ranking import DAY, HALF_LIFE_DAYS, effective_confidence
+from arcana_jupyter.memory.rows import COLUMNS, EntryRow
 
 
 def test_text_match_orders_first(store: MemoryStore, project_a: Scope) -> None:
@@ -70,15 +71,13 @@ def test_sql_and_python_formulas_agree(store: MemoryStore, project_a: Scope, clo
     with store._lock:
         store._conn.execute("UPDATE entries SET layer = 2, usefulness = 0.9 WHERE pk % 3 = 0")
         store._conn.execute("UPDATE entries SET last_accessed_at = created_at + 86400 * (pk % 5)")
-        sql = ranking.DIGEST_SCORE_SQL.replace(":now", "?")
+        sql = store._backend.digest_score_sql  # ranking.digest_score_sql in the store's dialect
+        assert store.backend != "sqlite" or sql == ranking.DIGEST_SCORE_SQL.replace(":now", "?")
         now = clock().timestamp()
-        rows = store._conn.execute(
-            f"SELECT pk, id, kind, content, scopes, confidence, validity, usefulness, pinned, layer, created_at, "
-            f"updated_at, last_accessed_at, reinforced_at, {sql} FROM entries",
-            [now] * sql.count("?"),
-        ).fetchall()
+        rows = store._conn.execute(f"SELECT {COLUMNS}, {sql} FROM entries", [now] * sql.count("?")).fetchall()
+    assert len(rows) == 30
     for r in rows:
-        assert store._digest_score(r, now) == pytest.approx(r[-1], rel=1e-9, abs=1e-12)
+        assert store._digest_score(EntryRow.of(r), now) == pytest.approx(r[-1], rel=1e-9, abs=1e-12)
 
 
 def test_reinforcement_at_session_end(store: MemoryStore, project_a: Scope, clock, events) -> None:
@@ -206,8 +205,8 @@ def test_keyword_mode_without_embedder(store: MemoryStore, project_a: Scope) -> 
     assert store.search("car", project_a).hits[0].vector is None
 
 
-def test_hybrid_mode_with_embedder(tmp_path, project_a: Scope, clock) -> None:
-    path = tmp_path / "hybrid.sqlite3"
+def test_hybrid_mode_with_embedder(mem_location, project_a: Scope, clock) -> None:
+    path = mem_location("hybrid")
     with MemoryStore(path, clock=clock) as plain:
         before = plain.remember("fact", "The car is parked outside", project_a)  # stored with no vector
     emb = SynonymEmbedder()
@@ -253,19 +252,18 @@ def test_digest_top_k_equals_brute_force(store: MemoryStore, project_a: Scope, p
     now = clock().timestamp()
     live = store.list_entries(project_a)
     with store._lock:
-        rows = store._conn.execute(
-            "SELECT pk, id, kind, content, scopes, confidence, validity, usefulness, pinned, layer, created_at, "
-            "updated_at, last_accessed_at, reinforced_at FROM entries WHERE id IN ({})".format(
-                ",".join("?" * len(live))
-            ),
-            [e.id for e in live],
-        ).fetchall()
-    brute = sorted((r for r in rows if not r[8]), key=lambda r: (-store._digest_score(r, now), r[0]))
+        rows = [
+            EntryRow.of(r)
+            for r in store._conn.execute(
+                f"SELECT {COLUMNS} FROM entries WHERE id IN ({','.join('?' * len(live))})", [e.id for e in live]
+            ).fetchall()
+        ]
+    brute = sorted((r for r in rows if not r.pinned), key=lambda r: (-store._digest_score(r, now), r.pk))
     for k in (1, 3, 10, 40):
         digest = store.start_session(f"s{seed}-{k}", project_a, budget_tokens=100_000, max_entries=k)
         unpinned = [i.entry.id for i in digest.items if not i.entry.pinned]
-        assert unpinned == [r[1] for r in brute[:k]]
-        assert {i.entry.id for i in digest.items if i.entry.pinned} == {r[1] for r in rows if r[8]}
+        assert unpinned == [r.id for r in brute[:k]]
+        assert {i.entry.id for i in digest.items if i.entry.pinned} == {r.id for r in rows if r.pinned}
         assert digest.candidates == len(live)
 
 

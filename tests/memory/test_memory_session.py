@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from arcana_jupyter.memory import MemorySession, MemoryStore, Scope, find_entry_ids
 
 
-async def test_two_sessions_end_to_end(tmp_path: Path, project_a: Scope, clock, events) -> None:
-    path = tmp_path / "mem.sqlite3"
+async def test_two_sessions_end_to_end(mem_location, project_a: Scope, clock, events) -> None:
+    path = mem_location("mem")
     prompts: list[str] = []
 
     async def summarise(prompt: str) -> str:
@@ -56,11 +55,11 @@ async def test_two_sessions_end_to_end(tmp_path: Path, project_a: Scope, clock, 
     }
 
 
-async def test_one_store_two_sessions_trace_separately(tmp_path: Path, project_a: Scope, project_b: Scope) -> None:
+async def test_one_store_two_sessions_trace_separately(mem_location, project_a: Scope, project_b: Scope) -> None:
     got_store: list[str] = []
     got_a: list[tuple[str, dict]] = []
     got_b: list[tuple[str, dict]] = []
-    with MemoryStore(tmp_path / "m.sqlite3", on_event=lambda t, m: got_store.append(t)) as store:
+    with MemoryStore(mem_location(), on_event=lambda t, m: got_store.append(t)) as store:
         a = MemorySession(store, project_a, "A", on_event=lambda t, m: got_a.append((t, m)))
         b = MemorySession(store, project_b, "B", on_event=lambda t, m: got_b.append((t, m)))
         a.start()

@@ -121,3 +121,31 @@ async def test_memory_tools_are_not_offered_to_the_bundled_model_by_default(tmp_
     async with Runtime(config=config, provider=provider).chat() as chat:
         await chat.send("hello")
     assert script.requests[0].tools == []
+
+
+async def test_memory_on_postgres_is_shared_and_its_password_never_traced(tmp_path: Path, postgres_server) -> None:
+    """RuntimeConfig(memory_url=...): the next session (another kernel, say) sees the memory in its
+    digest; the connection string's password shows nowhere in the trace."""
+    url = postgres_server.fresh_url(password="pg-secret-pass-1234")  # trust auth: any password is accepted
+
+    def pg_runtime(script: Script) -> Runtime:
+        config = RuntimeConfig(trace_dir=tmp_path / "traces", memory=True, memory_url=url, memory_tools="on",
+                               project_dir=tmp_path / "project", context_engine=False)
+        assert "pg-secret-pass-1234" not in repr(config)
+        return Runtime(config=config, provider=FunctionProvider(script))
+
+    first = Script(call("remember", {"kind": "fact", "content": "The warehouse table is sales_v2"}), say("ok"))
+    async with pg_runtime(first).chat() as chat:
+        await chat.send("remember the table")
+        path1 = chat.trace_path
+    second = Script(say("sales_v2 it is"))
+    async with pg_runtime(second).chat() as chat:
+        await chat.send("which table?")
+        assert chat.memory is not None and chat.memory.store.backend == "postgresql"
+        path2 = chat.trace_path
+    assert any("sales_v2" in m.content for m in second.requests[0].messages if m.role == "system")
+    for path in (path1, path2):
+        text = Path(path).read_text()
+        assert "pg-secret-pass-1234" not in text
+    start = next(e for e in events_of(path1) if e["event_type"] == "run_start")
+    assert start["metadata"]["config"]["memory_url"].startswith("postgresql://arcana:[REDACTED]@127.0.0.1:")

@@ -11,6 +11,7 @@ Load with ``pytest_plugins = ["servers.fixtures"]`` in ``tests/conftest.py``.
 - ``local_provider``: a ``LocalProvider`` on that model, loaded once per session (n_ctx 4096).
 - ``llama_server``: base URL (``http://127.0.0.1:<port>/v1``) of ``python -m llama_cpp.server``
   running that model with tool calling (session; started on first use, ~2 s).
+- ``postgres_server``: a real PostgreSQL server (session; ``.fresh_url()`` gives each test a schema).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from arcana_jupyter.providers._http import RetryPolicy
 from arcana_jupyter.providers.local import LocalProvider, default_model_path
 
 from .llama_server import run_llama_server
+from .postgres import PostgresCluster
+from .postgres import find_bin as find_pg_bin
 from .scripted import ScriptedServer
 
 
@@ -85,3 +88,18 @@ def llama_server(smollm2_path: Path) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def local_provider(smollm2_path: Path) -> LocalProvider:
     return LocalProvider(smollm2_path, n_ctx=4096, seed=7)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresCluster]:
+    """A real PostgreSQL server on 127.0.0.1 (session; started on first use, ~2 s): ``.url()``,
+    ``.fresh_url()`` (a new schema per call). Skipped when psycopg or the server binaries are missing."""
+    pytest.importorskip("psycopg")
+    if find_pg_bin("initdb") is None:
+        pytest.skip("PostgreSQL server binaries not found (scripts/setup.sh --browser installs them)")
+    cluster = PostgresCluster()
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
