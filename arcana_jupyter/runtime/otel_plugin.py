@@ -1,0 +1,45 @@
+"""OpenTelemetry export through the runtime's hooks (``RuntimeConfig.otel``, ``ARCANA_OTEL=1``).
+
+- session start: the process's pipeline for the current ``OTEL_*`` settings (made on first use; a
+  :class:`~arcana_jupyter.exceptions.ConfigError` naming ``pip install 'arcana-jupyter[otel]'``
+  without the extra), and a span mapper subscribed to the session's events — the same events the
+  trace file gets, as they are written (trace/otel.py maps them).
+- session end: the run's open spans are ended, the queue is flushed (at most a few seconds), and
+  ``run_end`` gets ``otel_export``: spans made, exported, failed, dropped, pending.
+
+Spans are only queued on the turn's thread; the export runs on the processor's own thread.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
+    from .session import ChatSession
+
+
+def install(runtime: Runtime) -> None:
+    runtime.session_start_hooks.append(_attach)
+    runtime.session_end_hooks.append(_detach)
+
+
+def _attach(session: ChatSession) -> None:
+    if not session.config.otel:
+        return
+    from ..trace import otel
+
+    pipeline = otel.shared_pipeline()  # OtelUnavailable (a ConfigError) without the extra
+    mapper = pipeline.mapper(secrets=session.runtime.secrets())
+    session.otel = mapper
+    session.subscribe(mapper.on_event)
+
+
+def _detach(session: ChatSession) -> None:
+    mapper = session.otel
+    if mapper is None:
+        return
+    mapper.finish()
+    mapper.pipeline.flush()
+    session.run_end_metadata["otel_export"] = mapper.pipeline.stats(session.run_id) | (
+        {"mapping_problems": mapper.problems} if mapper.problems else {})
