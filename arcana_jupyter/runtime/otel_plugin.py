@@ -7,7 +7,8 @@
 - session end: the run's open spans are ended, the queue is flushed (at most a few seconds), and
   ``run_end`` gets ``otel_export``: spans made, exported, failed, dropped, pending.
 
-Spans are only queued on the turn's thread; the export runs on the processor's own thread.
+The turn's thread only queues each event (a few µs); a mapping thread per session builds the spans
+and the batch processor's thread exports them.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def _attach(session: ChatSession) -> None:
     from ..trace import otel
 
     pipeline = otel.shared_pipeline()  # OtelUnavailable (a ConfigError) without the extra
-    mapper = pipeline.mapper(secrets=session.runtime.secrets())
+    mapper = pipeline.mapper(secrets=session.runtime.secrets(), background=True)
     session.otel = mapper
     session.subscribe(mapper.on_event)
 
@@ -41,5 +42,7 @@ def _detach(session: ChatSession) -> None:
         return
     mapper.finish()
     mapper.pipeline.flush()
-    session.run_end_metadata["otel_export"] = mapper.pipeline.stats(session.run_id) | (
-        {"mapping_problems": mapper.problems} if mapper.problems else {})
+    extra = {"mapping_problems": mapper.problems} if mapper.problems else {}
+    if mapper.events_dropped:
+        extra["events_dropped"] = mapper.events_dropped
+    session.run_end_metadata["otel_export"] = mapper.pipeline.stats(session.run_id) | extra

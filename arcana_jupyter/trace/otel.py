@@ -35,7 +35,9 @@ import hashlib
 import json
 import logging
 import os
+import queue
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -309,8 +311,8 @@ class OtelPipeline:
         self.closed = False
         quiet_sdk_logging()
 
-    def mapper(self, *, secrets: Iterable[str] = ()) -> SpanMapper:
-        return SpanMapper(self, secrets=secrets)
+    def mapper(self, *, secrets: Iterable[str] = (), background: bool = False) -> SpanMapper:
+        return SpanMapper(self, secrets=secrets, background=background)
 
     def flush(self, timeout: float = FLUSH_TIMEOUT_S) -> bool:
         """Export what is queued, waiting at most ``timeout`` seconds (the SDK's own flush has no bound)."""
@@ -453,21 +455,18 @@ def _decision_facts(decision_event: TraceEvent | None) -> dict[str, Any]:
         out["arcana.budget.overflow"] = bool(budget["overflow"])
     rows = decision.get("decisions")
     if isinstance(rows, list):
-        tokens = {"kept": 0, "compressed": 0, "dropped": 0}
-        messages = {"kept": 0, "compressed": 0, "dropped": 0}
-        for row in rows:
-            if not isinstance(row, Mapping):
-                continue
-            outcome = "compressed" if row.get("outcome") == "summarized" else row.get("outcome")
-            if outcome not in tokens:
-                continue
-            before = row.get("token_count_before") if isinstance(row.get("token_count_before"), int) else 0
-            after = row.get("token_count_after") if isinstance(row.get("token_count_after"), int) else 0
-            tokens[outcome] += after if outcome == "kept" else before
-            messages[outcome] += 1
-        for outcome in tokens:
-            out[f"arcana.tokens.{outcome}"] = tokens[outcome]
-            out[f"arcana.messages.{outcome}"] = messages[outcome]
+        tokens = {"kept": 0, "compressed": 0, "dropped": 0, "summarized": 0}
+        messages = dict.fromkeys(tokens, 0)
+        for row in rows:  # one row per message: kept tight, it runs on the turn's thread
+            outcome = row.get("outcome") if type(row) is dict else None
+            if outcome in tokens:
+                count = row.get("token_count_after" if outcome == "kept" else "token_count_before")
+                tokens[outcome] += count if type(count) is int else 0
+                messages[outcome] += 1
+        for outcome in ("kept", "compressed", "dropped"):
+            extra = "summarized" if outcome == "compressed" else None
+            out[f"arcana.tokens.{outcome}"] = tokens[outcome] + (tokens[extra] if extra else 0)
+            out[f"arcana.messages.{outcome}"] = messages[outcome] + (messages[extra] if extra else 0)
     for key, attr in (("prefix_tokens_reused", "arcana.prefix.tokens_reused"),
                       ("prefix_messages_reused", "arcana.prefix.messages_reused"),
                       ("total_before", "arcana.tokens.before"), ("total_after", "arcana.tokens.after")):
@@ -505,12 +504,20 @@ def _clean(attrs: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+MAX_PENDING_EVENTS = 10_000
+"""Events a background mapper holds before it drops (and counts) new ones."""
+
+
 class SpanMapper:
     """Trace events in, spans out (see the module docstring). Feed :meth:`on_event` every event of a
     run in order; :meth:`finish` ends what a run left open. Never raises: a mapping problem is
-    counted in :attr:`problems` and logged at debug level."""
+    counted in :attr:`problems` and logged at debug level.
 
-    def __init__(self, pipeline: OtelPipeline, *, secrets: Iterable[str] = ()) -> None:
+    ``background=True`` (live sessions): :meth:`on_event` only queues the event (a few µs on the
+    turn's thread) and a daemon thread maps it, in order; :meth:`finish` waits for it (bounded).
+    :attr:`busy_seconds` is the time spent mapping."""
+
+    def __init__(self, pipeline: OtelPipeline, *, secrets: Iterable[str] = (), background: bool = False) -> None:
         self.pipeline = pipeline
         self.tracer = pipeline.tracer
         self.ids = pipeline.ids
@@ -520,6 +527,15 @@ class SpanMapper:
         self._turns: dict[tuple[str, int], _Turn] = {}
         self.problems = 0
         self.spans = 0
+        self.busy_seconds = 0.0
+        self.events_dropped = 0
+        self.background = background
+        self._queue: queue.SimpleQueue[TraceEvent | None] = queue.SimpleQueue()
+        self._outstanding = 0
+        self._idle = threading.Event()
+        self._idle.set()
+        self._count_lock = threading.Lock()
+        self._thread: threading.Thread | None = None
 
     # -- helpers ----------------------------------------------------------------------------------
     def _mask(self, value: Any) -> str:
@@ -555,7 +571,38 @@ class SpanMapper:
 
     # -- events -----------------------------------------------------------------------------------
     def on_event(self, event: TraceEvent) -> None:
-        """Map one event (thread-safe; never raises)."""
+        """Map one event — or queue it for the mapping thread (``background``). Thread-safe; never raises."""
+        if not self.background:
+            self._map(event)
+            return
+        with self._count_lock:
+            if self._outstanding >= MAX_PENDING_EVENTS:
+                self.events_dropped += 1
+                return
+            self._outstanding += 1
+            self._idle.clear()
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._work, name="arcana-otel-mapper", daemon=True)
+                self._thread.start()
+        self._queue.put(event)
+
+    def _work(self) -> None:
+        while True:
+            event = self._queue.get()
+            if event is None:
+                return
+            self._map(event)
+            with self._count_lock:
+                self._outstanding -= 1
+                if self._outstanding == 0:
+                    self._idle.set()
+
+    def drain(self, timeout: float = FLUSH_TIMEOUT_S) -> bool:
+        """Wait (at most ``timeout`` s) until every queued event is mapped."""
+        return self._idle.wait(timeout)
+
+    def _map(self, event: TraceEvent) -> None:
+        started = time.perf_counter()
         try:
             with self._lock:
                 handler = getattr(self, "_on_" + event.event_type, None)
@@ -564,6 +611,7 @@ class SpanMapper:
         except Exception:  # an export problem must never reach the conversation
             self.problems += 1
             log.debug("arcana: could not map event %s to a span", event.event_id, exc_info=True)
+        self.busy_seconds += time.perf_counter() - started
 
     def _on_run_start(self, event: TraceEvent, ns: int) -> None:
         md = event.metadata
@@ -797,8 +845,13 @@ class SpanMapper:
         for key in [k for k in self._turns if event.agent in (k[0], "pool")]:
             self._end_turn(key, None, ns)
 
-    def finish(self) -> None:
-        """End the turns a run left open (a crash or a kill before ``turn_end``), as unfinished errors."""
+    def finish(self, timeout: float = FLUSH_TIMEOUT_S) -> None:
+        """Map what is queued (waiting at most ``timeout`` s), stop the mapping thread, and end the
+        turns a run left open (a crash or a kill before ``turn_end``) as unfinished errors."""
+        if self.background:
+            self.drain(timeout)
+            if self._thread is not None:
+                self._queue.put(None)
         with self._lock:
             for key in list(self._turns):
                 try:
