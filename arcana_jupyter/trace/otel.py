@@ -75,7 +75,7 @@ class OtelUnavailable(ConfigError):
 def require_otel() -> None:
     """Raise :class:`OtelUnavailable` (one line, with the install command) when the extra is missing."""
     try:
-        import opentelemetry.exporter.otlp.proto.http.trace_exporter  # noqa: F401
+        import opentelemetry.exporter.otlp.proto.http.trace_exporter
         import opentelemetry.sdk.trace  # noqa: F401
     except ImportError:
         raise OtelUnavailable(f"OpenTelemetry export needs the [otel] extra: {INSTALL_HINT}") from None
@@ -418,6 +418,11 @@ class _Agent:
     content: str = "full"
 
 
+def _obj(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (metadata of an odd shape maps to nothing)."""
+    return value if isinstance(value, Mapping) else {}
+
+
 def _parts(record: Mapping[str, Any]) -> dict[str, Any]:
     """A recorded message as a GenAI semconv message: ``{"role", "parts": [...]}``."""
     role = str(record.get("role") or "user")
@@ -440,10 +445,10 @@ def _decision_facts(decision_event: TraceEvent | None) -> dict[str, Any]:
         return {}
     md = decision_event.metadata
     out: dict[str, Any] = {}
-    decision = md.get("decision") if isinstance(md.get("decision"), Mapping) else {}
-    budget = md.get("budget") if isinstance(md.get("budget"), Mapping) else {}
-    report = md.get("report") if isinstance(md.get("report"), Mapping) else {}
-    inputs = md.get("inputs") if isinstance(md.get("inputs"), Mapping) else {}
+    decision = _obj(md.get("decision"))
+    budget = _obj(md.get("budget"))
+    report = _obj(md.get("report"))
+    inputs = _obj(md.get("inputs"))
     if decision.get("strategy") is not None:
         out["arcana.strategy"] = str(decision["strategy"])
     if decision.get("requested_strategy") is not None:
@@ -493,9 +498,7 @@ def _clean(attrs: Mapping[str, Any]) -> dict[str, Any]:
             out[key] = value
         elif isinstance(value, list | tuple):
             items = [v for v in value if v is not None]
-            if items and all(isinstance(v, str) for v in items):
-                out[key] = list(items)
-            elif items and all(isinstance(v, int | float) and not isinstance(v, bool) for v in items):
+            if (items and all(isinstance(v, str) for v in items)) or (items and all(isinstance(v, int | float) and not isinstance(v, bool) for v in items)):
                 out[key] = list(items)
             elif items:
                 out[key] = [str(v) for v in items]
@@ -615,7 +618,7 @@ class SpanMapper:
 
     def _on_run_start(self, event: TraceEvent, ns: int) -> None:
         md = event.metadata
-        config = md.get("config") if isinstance(md.get("config"), Mapping) else {}
+        config = _obj(md.get("config"))
         model = md.get("model") if isinstance(md.get("model"), str) else None
         self._agents[event.agent] = _Agent(
             provider=md.get("provider") if isinstance(md.get("provider"), str) else None,
@@ -737,7 +740,7 @@ class SpanMapper:
         span = self._start(f"execute_tool {name}", event, ("event", event.event_id), ns - _ms_ns(md.get("latency_ms")),
                            kind="INTERNAL", parent=turn, attributes=attrs)
         if md.get("ok") is False:
-            error = md.get("error") if isinstance(md.get("error"), Mapping) else {}
+            error = _obj(md.get("error"))
             self._error(span, str(error.get("type") or "tool_error"), str(error.get("message") or "") or None)
         span.end(end_time=ns)
         message = md.get("message")
@@ -764,7 +767,7 @@ class SpanMapper:
         md = event.metadata
         op = str(md.get("op") or "")
         operation = self._MEMORY_OPS.get(op, "update_memory")
-        entry = md.get("entry") if isinstance(md.get("entry"), Mapping) else {}
+        entry = _obj(md.get("entry"))
         attrs = self._base(event, operation) | {
             "gen_ai.memory.record.id": entry.get("id"), "gen_ai.memory.record.count": 1,
             "arcana.memory.op": op, "arcana.memory.kind": entry.get("kind"), "arcana.memory.scope": entry.get("scope"),
@@ -785,7 +788,7 @@ class SpanMapper:
 
     def _on_cognitive_primitive(self, event: TraceEvent, ns: int) -> None:
         md = event.metadata
-        result = md.get("result") if isinstance(md.get("result"), Mapping) else {}
+        result = _obj(md.get("result"))
         self._span_event(event, ns, f"arcana.{md.get('primitive') or 'primitive'}",
                          {"arcana.pin_id": result.get("pin_id"), "arcana.source": md.get("source")})
 
@@ -830,7 +833,7 @@ class SpanMapper:
         span = turn.span
         md = event.metadata if event is not None else {}
         status = str(md.get("status") or "unfinished")
-        usage = md.get("usage") if isinstance(md.get("usage"), Mapping) else {}
+        usage = _obj(md.get("usage"))
         span.set_attributes(_clean({
             "arcana.status": status, "arcana.steps": md.get("steps"), "arcana.cost_usd": md.get("cost_usd"),
             "arcana.latency_ms": md.get("latency_ms"),

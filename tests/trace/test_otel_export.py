@@ -16,13 +16,13 @@ import pytest
 pytest.importorskip("opentelemetry.sdk.trace")
 pytest.importorskip("opentelemetry.exporter.otlp.proto.http.trace_exporter")
 
-from scripted_chat import call, events_of, say  # noqa: E402
-from servers.otlp_receiver import OTLPReceiver, closed_port  # noqa: E402
+from scripted_chat import call, events_of, say
+from servers.otlp_receiver import OTLPReceiver, closed_port
 
-from arcana_jupyter.cli import main as cli_main  # noqa: E402
-from arcana_jupyter.exceptions import ConfigError  # noqa: E402
-from arcana_jupyter.trace import otel  # noqa: E402
-from arcana_jupyter.trace.reader import TraceReader  # noqa: E402
+from arcana_jupyter.cli import main as cli_main
+from arcana_jupyter.exceptions import ConfigError
+from arcana_jupyter.trace import otel
+from arcana_jupyter.trace.reader import TraceReader
 
 KEY = "sk-proj-A1b2C3d4E5f6G7h8I9j0K1l2M3n4"
 HEADER_SECRET = "hdrTok-9f8e7d6c5b4a39281706"

@@ -25,10 +25,10 @@ import pytest
 pytest.importorskip("opentelemetry.sdk.trace")
 pytest.importorskip("opentelemetry.exporter.otlp.proto.http.trace_exporter")
 
-from scripted_chat import call, events_of, say  # noqa: E402
-from servers.otlp_receiver import closed_port  # noqa: E402
+from scripted_chat import call, events_of, say
+from servers.otlp_receiver import closed_port
 
-from arcana_jupyter.trace import otel  # noqa: E402
+from arcana_jupyter.trace import otel
 
 ROOT = Path(__file__).resolve().parents[2]
 PHOENIX = ROOT / ".venv-phoenix" / "bin" / "phoenix"
