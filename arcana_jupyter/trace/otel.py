@@ -31,6 +31,7 @@ The SDK is the optional ``[otel]`` extra and is imported only when a pipeline is
 from __future__ import annotations
 
 import atexit
+import collections
 import hashlib
 import json
 import logging
@@ -247,25 +248,40 @@ def _classes() -> dict[str, Any]:
         def force_flush(self, timeout_millis: int = 30000) -> bool:
             return bool(self.inner.force_flush(timeout_millis))
 
+    class CountingQueue(collections.deque):  # type: ignore[type-arg]
+        """The processor's queue: when full, the span it pushes out (the oldest) is counted as dropped.
+        Check and push happen under one lock (and so does the worker's pop), so the count is exact."""
+
+        def __init__(self, items: Any, maxlen: int | None, counts: ExportCounts) -> None:
+            super().__init__(items, maxlen)
+            self.counts = counts
+            self.lock = threading.Lock()
+
+        def appendleft(self, item: Any) -> None:
+            with self.lock:
+                if self.maxlen is not None and len(self) >= self.maxlen:
+                    self.counts.add(_run_of(self[-1]), "dropped")
+                super().appendleft(item)
+
+        def pop(self) -> Any:  # type: ignore[override]
+            with self.lock:
+                return super().pop()
+
     class CountingBatchProcessor(BatchSpanProcessor):
-        """A ``BatchSpanProcessor`` that counts the spans its bounded queue drops, per run."""
+        """A ``BatchSpanProcessor`` whose bounded queue counts the spans it drops, per run."""
 
         def __init__(self, exporter: Any, counts: ExportCounts, **kw: Any) -> None:
             super().__init__(exporter, **kw)
             self.counts = counts
+            inner = getattr(self, "_batch_processor", None)
+            queue_ = getattr(inner, "_queue", None)
+            if isinstance(queue_, collections.deque):  # the SDK's internals as of 1.45; else drops go uncounted
+                inner._queue = CountingQueue(queue_, queue_.maxlen, counts)  # type: ignore[union-attr]
 
         def on_end(self, span: Any) -> None:
             self.counts.add(_run_of(span), "ended")
-            inner = getattr(self, "_batch_processor", None)
-            queue = getattr(inner, "_queue", None)
-            if getattr(inner, "_shutdown", False):
-                self.counts.add(_run_of(span), "dropped")
-            elif queue is not None and queue.maxlen is not None and len(queue) >= queue.maxlen:
-                try:
-                    victim = queue[-1]  # the oldest: the one the deque pushes out
-                except IndexError:
-                    victim = span
-                self.counts.add(_run_of(victim), "dropped")
+            if getattr(getattr(self, "_batch_processor", None), "_shutdown", False):
+                self.counts.add(_run_of(span), "dropped")  # the processor ignores spans after shutdown
             super().on_end(span)
 
     _sdk_classes.update(DerivedIds=DerivedIds, CountingExporter=CountingExporter,
