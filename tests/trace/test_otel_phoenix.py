@@ -116,7 +116,7 @@ def test_quickstart_through_nbconvert_reaches_phoenix(phoenix: Phoenix, tmp_path
     done = subprocess.run([str(jupyter), "nbconvert", "--to", "notebook", "--execute", "--inplace", notebook.name],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    traces = sorted((tmp_path / "quickstart.arcana").glob("*.jsonl"))
+    traces = sorted(tmp_path.glob("*.arcana/*.jsonl"))  # nbconvert names no notebook: notebook.arcana/
     assert len(traces) == 1
     events = events_of(traces[0])
     run_id = events[0]["run_id"]
