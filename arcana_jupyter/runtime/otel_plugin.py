@@ -31,7 +31,8 @@ def _attach(session: ChatSession) -> None:
     from ..trace import otel
 
     pipeline = otel.shared_pipeline()  # OtelUnavailable (a ConfigError) without the extra
-    mapper = pipeline.mapper(secrets=session.runtime.secrets(), background=True)
+    mapper = pipeline.mapper(secrets=session.runtime.secrets(), background=True,
+                            content=session.config.trace_content)
     session.otel = mapper
     session.subscribe(mapper.on_event)
 

@@ -327,8 +327,8 @@ class OtelPipeline:
         self.closed = False
         quiet_sdk_logging()
 
-    def mapper(self, *, secrets: Iterable[str] = (), background: bool = False) -> SpanMapper:
-        return SpanMapper(self, secrets=secrets, background=background)
+    def mapper(self, *, secrets: Iterable[str] = (), background: bool = False, content: str = "full") -> SpanMapper:
+        return SpanMapper(self, secrets=secrets, background=background, content=content)
 
     def flush(self, timeout: float = FLUSH_TIMEOUT_S) -> bool:
         """Export what is queued, waiting at most ``timeout`` seconds (the SDK's own flush has no bound)."""
@@ -534,10 +534,13 @@ class SpanMapper:
 
     ``background=True`` (live sessions): :meth:`on_event` only queues the event (a few µs on the
     turn's thread) and a daemon thread maps it, in order; :meth:`finish` waits for it (bounded).
-    :attr:`busy_seconds` is the time spent mapping."""
+    :attr:`busy_seconds` is the time spent mapping. ``content`` is the trace_content assumed for an
+    agent until its ``run_start`` says (events recorded before it, such as the memory digest's read)."""
 
-    def __init__(self, pipeline: OtelPipeline, *, secrets: Iterable[str] = (), background: bool = False) -> None:
+    def __init__(self, pipeline: OtelPipeline, *, secrets: Iterable[str] = (), background: bool = False,
+                 content: str = "full") -> None:
         self.pipeline = pipeline
+        self.content = content
         self.tracer = pipeline.tracer
         self.ids = pipeline.ids
         self.secrets = [s for s in secrets if s]
@@ -571,7 +574,7 @@ class SpanMapper:
         context = parent.context if parent is not None else ot_trace.set_span_in_context(ot_trace.INVALID_SPAN)
         self.ids.next(trace_id, span_id_for(run, *span_key))
         span = self.tracer.start_span(name, context=context, kind=getattr(ot_trace.SpanKind, kind),
-                                      attributes=_clean(attributes), start_time=start_ns)
+                                      attributes=_clean(attributes), start_time=max(0, start_ns))
         self.spans += 1
         return span
 
@@ -579,7 +582,8 @@ class SpanMapper:
         return {"gen_ai.operation.name": operation, RUN_ATTR: event.run_id, "gen_ai.agent.name": event.agent}
 
     def _full(self, event: TraceEvent) -> bool:
-        return self._agents.get(event.agent, _Agent()).content == "full"
+        agent = self._agents.get(event.agent)
+        return (agent.content if agent is not None else self.content) == "full"
 
     @staticmethod
     def _error(span: Any, kind: str, message: str | None = None) -> None:
@@ -884,7 +888,11 @@ def export_events(events: Iterable[TraceEvent], pipeline: OtelPipeline, *, timeo
     """Send a recorded run's events as spans and wait (at most ``timeout`` s) for them to leave.
 
     Returns the run's :meth:`OtelPipeline.stats`, plus ``flushed`` (whether the queue emptied in time)."""
-    mapper = pipeline.mapper(secrets=secrets)
+    events = list(events)
+    starts = [_obj(e.metadata.get("config")) for e in events if e.event_type == "run_start"]
+    # events before the first run_start (the memory digest's read) follow the run's content mode too
+    content = str(starts[0].get("trace_content") or "full") if starts else "full"
+    mapper = pipeline.mapper(secrets=secrets, content=content)
     run_id = ""
     for event in events:
         run_id = run_id or event.run_id

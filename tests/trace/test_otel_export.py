@@ -283,3 +283,51 @@ def test_cli_export_to_a_dead_collector_fails_in_one_line(make_runtime: Any, mon
     assert err.startswith(f"arcana: error: could not export run {chat.run_id} to {url}/v1/traces: 0 of 4 spans delivered")
     assert cli_main(["trace", "export", str(chat.trace_path)]) == 1
     assert "--otlp" in capsys.readouterr().err
+
+
+def test_memory_operations_and_pools(tmp_path: Path, receiver: OTLPReceiver, monkeypatch: pytest.MonkeyPatch) -> None:
+    from scripted_chat import Script
+
+    from arcana_jupyter.providers.function import FunctionProvider
+    from arcana_jupyter.runtime import Runtime, RuntimeConfig
+
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
+
+    def runtime(script: Script, traces: str) -> Runtime:
+        config = RuntimeConfig(trace_dir=tmp_path / traces, memory=True, memory_path=tmp_path / "mem.sqlite3",
+                               project_dir=tmp_path / "project", context_engine=False, memory_tools="on", otel=True)
+        return Runtime(config=config, provider=FunctionProvider(script))
+
+    first = runtime(Script(call("remember", {"kind": "fact", "content": "The warehouse table is sales_v2"}),
+                           say("noted")), "t1")
+    chat = first.chat()
+    chat.send_sync("remember the table")
+    chat.close()
+    first.close()
+    second = runtime(Script(say("sales_v2 it is")), "t2")
+    chat2 = second.chat()
+    chat2.send_sync("which table?")
+    chat2.close()
+    second.close()
+    created = [s for s in receiver.wait_for(9) if s["name"] == "create_memory"]
+    assert len(created) == 1 and created[0]["attributes"]["gen_ai.operation.name"] == "create_memory"
+    assert created[0]["attributes"]["gen_ai.memory.record.id"] and created[0]["attributes"]["arcana.memory.op"] == "remember"
+    assert created[0]["attributes"]["gen_ai.conversation.id"] == chat.run_id
+    searched = [s for s in receiver.spans if s["name"] == "search_memory"
+                and s["attributes"]["gen_ai.conversation.id"] == chat2.run_id]
+    assert searched and searched[0]["attributes"]["gen_ai.memory.record.count"] >= 1
+    assert "sales_v2" in searched[0]["attributes"]["gen_ai.memory.records"]  # full content mode
+    assert _run_end(chat2)["otel_export"]["failed"] == 0
+
+    pool_runtime, _ = runtime(Script(say("a says hi"), say("b says hi")), "pool"), None
+    pool = pool_runtime.collaborate()
+    pool.add("a", memory=False)
+    pool.add("b", memory=False)
+    pool_runtime.loop.run(pool.broadcast("hello"))
+    pool_runtime.loop.run(pool.aclose())
+    pool_runtime.close()
+    record = events_of(pool.writer.path)[-1]["metadata"]["otel_export"]
+    assert record["spans"] == record["exported"] == 4
+    names = {s["attributes"]["gen_ai.agent.name"] for s in receiver.spans
+             if s["attributes"]["gen_ai.conversation.id"] == pool.run_id}
+    assert names == {"a", "b"}
