@@ -383,8 +383,6 @@ def shared_pipeline() -> OtelPipeline:
     with _pipelines_lock:
         pipeline = _pipelines.get(key)
         if pipeline is None or pipeline.closed:
-            if not _pipelines:
-                atexit.register(shutdown_all)
             pipeline = _pipelines[key] = OtelPipeline()
         return pipeline
 
@@ -400,6 +398,11 @@ def shutdown_all(timeout: float = FLUSH_TIMEOUT_S) -> None:
         except Exception:  # exit must go on
             log.debug("arcana: OpenTelemetry shutdown failed", exc_info=True)
 
+
+# Registered when this module is first imported (RuntimeConfig imports it), so before the notebook
+# extension's own atexit close: exit handlers run last-registered first, so sessions close (and
+# write run_end.otel_export after their bounded flush) before the pipelines are shut down.
+atexit.register(shutdown_all)
 
 _quieted = False
 
