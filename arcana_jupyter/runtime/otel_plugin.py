@@ -21,7 +21,9 @@ if TYPE_CHECKING:
 
 
 def install(runtime: Runtime) -> None:
-    runtime.session_start_hooks.append(_attach)
+    """First at session start (so the subscriber sees what the other start hooks record, such as the
+    memory digest's read), last at session end (after the memory learnings)."""
+    runtime.session_start_hooks.insert(0, _attach)
     runtime.session_end_hooks.append(_detach)
 
 

@@ -28,9 +28,6 @@ if TYPE_CHECKING:
 
 def install(runtime: Runtime) -> None:
     """Register the hooks; each checks its own session's config, so pool members may differ."""
-    from . import otel_plugin
-
-    otel_plugin.install(runtime)  # first: its subscriber sees what the other session-start hooks record
     runtime.session_start_hooks.append(_attach_engine)
     runtime.turn_start_hooks.append(_engine_turn_start)
     runtime.tool_result_hooks.append(_engine_tool_result)
@@ -38,6 +35,9 @@ def install(runtime: Runtime) -> None:
     from . import memory_plugin
 
     memory_plugin.install(runtime)
+    from . import otel_plugin
+
+    otel_plugin.install(runtime)  # its start hook goes first, its end hook last: it sees every event
 
 
 # ---- adaptive context ---------------------------------------------------------------------------
