@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> None:
         "queue (the hand-off column). Building the spans runs on the mapper's thread and the HTTP export on "
         "the batch processor's, so a dead collector costs the turn no more than a live one. With an instant "
         "model those threads compete with the next turn for the interpreter lock and two cores, and the "
-        "added wall time is about the mapping time; with a model that waits, as any real provider does, "
+        "wall time a turn gains can reach the mapping time; with a model that waits, as any real provider does, "
         "they run during the wait. The mapping time grows with the history (each `chat` span sums the "
         "decision's per-message rows; 722 rows at turn 300). The dead collector's spans are counted as failed "
         f"(the exporter gives up after its {otel.EXPORT_TIMEOUT_S:g} s deadline per batch; a refused "
