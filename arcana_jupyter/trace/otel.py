@@ -316,7 +316,11 @@ class OtelPipeline:
 
         resource = Resource.create({"service.name": name, "service.version": __version__})
         self.provider = TracerProvider(resource=resource, id_generator=self.ids, shutdown_on_exit=False)
-        inner = exporter if exporter is not None else OTLPSpanExporter(endpoint=self.endpoint, timeout=self.timeout)
+        try:
+            inner = exporter if exporter is not None else OTLPSpanExporter(endpoint=self.endpoint, timeout=self.timeout)
+        except Exception as exc:  # an OTEL_* variable the exporter refuses (compression, certificate...)
+            raise ConfigError(f"OpenTelemetry export could not start: {type(exc).__name__}: {exc}; check the "
+                              "OTEL_EXPORTER_OTLP_* settings") from None
         self.exporter = classes["CountingExporter"](inner, self.counts)
         self.processor = classes["CountingBatchProcessor"](
             self.exporter, self.counts, max_queue_size=max_queue, max_export_batch_size=min(max_batch, max_queue),
