@@ -13,6 +13,7 @@ BENCHMARKS = [
     ["benchmarks.bench_adaptive"],
     ["benchmarks.bench_memory"],
     ["benchmarks.bench_markdown"],
+    ["benchmarks.bench_otel"],
 ]
 
 

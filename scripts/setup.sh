@@ -3,8 +3,9 @@
 # A rerun with nothing changed takes about a second: each step is skipped when its inputs
 # (pyproject.toml, the labextension sources) are unchanged since the last successful run.
 #   scripts/setup.sh            package + local model + dev tools
-#   scripts/setup.sh --browser  also Debian's chromium (for the browser tests) and PostgreSQL (for the
-#                               memory tests on a real server)
+#   scripts/setup.sh --browser  also Debian's chromium (for the browser tests), PostgreSQL (for the
+#                               memory tests on a real server) and Arize Phoenix in .venv-phoenix
+#                               (a real OTLP receiver for tests/trace/test_otel_phoenix.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -34,8 +35,8 @@ scripts/build-labextension.sh
 
 deps_stamp=$(stamp_of pyproject.toml scripts/setup.sh)
 if [ "$(cat "$VENV/.deps-stamp" 2>/dev/null)" != "$deps_stamp" ]; then
-  say "installing arcana-jupyter with extras local,server,dev,postgres (first time: llama-cpp-python builds from source, ~5 min)"
-  "$VENV/bin/pip" install -q -e ".[local,server,dev,postgres]"
+  say "installing arcana-jupyter with extras local,server,dev,postgres,otel (first time: llama-cpp-python builds from source, ~5 min)"
+  "$VENV/bin/pip" install -q -e ".[local,server,dev,postgres,otel]"
   echo "$deps_stamp" > "$VENV/.deps-stamp"
 fi
 
@@ -50,5 +51,14 @@ if [ $want_browser = 1 ] && ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >/dev/null
+fi
+# Arize Phoenix, a real OpenTelemetry receiver, in its own virtualenv (its pins must not move ours).
+PHX=$ROOT/.venv-phoenix
+PHOENIX_SPEC="arize-phoenix>=20,<21"
+if [ $want_browser = 1 ] && [ "$(cat "$PHX/.stamp" 2>/dev/null)" != "$PHOENIX_SPEC" ]; then
+  say "installing Arize Phoenix into .venv-phoenix (for the OpenTelemetry export test)"
+  [ -x "$PHX/bin/python" ] || "$PY" -m venv "$PHX"
+  "$PHX/bin/pip" install -q "$PHOENIX_SPEC"
+  echo "$PHOENIX_SPEC" > "$PHX/.stamp"
 fi
 say "ready"

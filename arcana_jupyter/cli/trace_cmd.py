@@ -1,4 +1,4 @@
-"""``arcana trace list|show|replay|rebuild``: read, replay and rebuild recorded runs.
+"""``arcana trace list|show|replay|rebuild|export``: read, replay, rebuild and export recorded runs.
 
 RUN is a run id (or a unique prefix of one, or ``latest``) or a path: a ``<run_id>.jsonl`` file, a
 folder of traces (its latest run is used) or a notebook (``X.ipynb``: the runs its outputs recorded
@@ -89,6 +89,18 @@ def register(subparsers: Any) -> None:
     p_rebuild.add_argument("--window", type=int, default=None, help="counterfactual total_window (tokens)")
     p_rebuild.add_argument("--reserve", type=int, default=None, help="counterfactual response_reserve (tokens)")
     p_rebuild.set_defaults(func=_rebuild)
+
+    p_export = sub.add_parser("export", help="send a recorded run elsewhere: --otlp (OpenTelemetry spans)")
+    common(p_export)
+    p_export.add_argument("--otlp", action="store_true",
+                          help="as OpenTelemetry GenAI spans over OTLP/HTTP (needs pip install 'arcana-jupyter[otel]')")
+    p_export.add_argument("--endpoint", default=None, metavar="URL",
+                          help="collector base URL (http://host:4318; /v1/traces is added) or full traces URL "
+                               "(default: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT, else "
+                               "http://localhost:4318)")
+    p_export.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                          help="how long to wait for the collector to take every span (default 30)")
+    p_export.set_defaults(func=_export)
 
     parser.set_defaults(func=lambda args: _usage(parser))
 
@@ -756,3 +768,40 @@ def _rebuild_run(args: argparse.Namespace, reader: TraceReader, run_id: str) -> 
     _warn(reader, run_id)
     return 0 if result.verified else 3
 
+
+
+# -- export -------------------------------------------------------------------------------------
+
+
+def _export(args: argparse.Namespace) -> int:
+    """``arcana trace export RUN --otlp``: the run's events as spans (trace/otel.py), sent and counted."""
+    if not args.otlp:
+        raise TraceError("choose what to export to: --otlp (OpenTelemetry spans over OTLP/HTTP)")
+    from ..trace import otel
+
+    otel.require_otel()  # one line naming the [otel] extra when it is missing
+    try:
+        reader, run_id = _open(args)
+        events = reader.events(run_id)
+    except CorruptTraceError as exc:
+        return _corrupt(exc)
+    _warn(reader, run_id)
+    if not events:
+        raise TraceError(f"run {run_id} has no events to export")
+    pipeline = otel.OtelPipeline(args.endpoint)
+    try:
+        stats = otel.export_events(events, pipeline, timeout=max(0.1, args.timeout))
+    finally:
+        pipeline.shutdown(timeout=1.0)
+    sent, total = stats["exported"], stats["spans"]
+    where = stats["endpoint"]
+    if args.json:
+        _dump({"run_id": run_id} | stats)
+    if sent == total:
+        if not args.json:
+            print(f"exported run {run_id}: {sent} spans to {where}")
+        return 0
+    left = total - sent
+    raise TraceError(f"could not export run {run_id} to {where}: {sent} of {total} spans delivered, {stats['failed']} "
+                     f"failed, {stats['dropped']} dropped, {stats['pending']} still pending after {args.timeout:g} s "
+                     f"({left} not delivered: is the collector running and reachable?)")

@@ -183,6 +183,9 @@ class ArcanaMagics(Magics):
     @argument("--no-tools", dest="tools", action="store_false", help="no tools besides the primitives (for small models)")
     @argument("--force", action="store_true", default=None,
               help="offer the primitives and the engine and memory tools even to the bundled 135M model")
+    @argument("--otel", action="store_true", default=None,
+              help="export every turn as OpenTelemetry GenAI spans over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT; "
+                   "also ARCANA_OTEL=1); needs pip install 'arcana-jupyter[otel]'")
     @argument("--resume", default=None, metavar="RUN_ID", help="continue a recorded run (after a kernel restart)")
     @argument("--name", "-n", default="main", help="session name (several can live in one notebook)")
     @line_magic
@@ -259,6 +262,8 @@ class ArcanaMagics(Magics):
             settings.update(user_tools="off", engine_tools="off", memory_tools="off")
         if opts.force:
             settings.update(primitive_tools="on", engine_tools="on", memory_tools="on")
+        if opts.otel:
+            settings["otel"] = True
         try:
             config = RuntimeConfig(**settings)
         except ValidationError as exc:

@@ -35,6 +35,7 @@ class ChatOptions(BaseModel):
     memory_url: str | None = None
     tools: bool | None = None
     force: bool | None = None
+    otel: bool | None = None
     resume: str | None = None
     name: str = Field(default="main", pattern=r"^[A-Za-z0-9_.-]{1,64}$")
 

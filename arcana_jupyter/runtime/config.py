@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..trace.events import TraceContent
+from ..trace.otel import env_enabled
 
 PRIMITIVES = ("recall", "pin")
 
@@ -99,6 +100,11 @@ class RuntimeConfig(BaseModel):
     """Where run traces go; ``None`` keeps no trace file (recall then works from memory only)."""
     trace_include_prompt_snapshots: bool = False
     trace_content: TraceContent = "full"
+    otel: bool = Field(default_factory=env_enabled)
+    """Export every turn as OpenTelemetry GenAI spans over OTLP/HTTP as it happens (the ``[otel]``
+    extra; endpoint, headers and service name from the standard ``OTEL_*`` variables). Default: on
+    when ``ARCANA_OTEL=1``. Export never slows or fails a turn; ``run_end.otel_export`` counts what
+    arrived (docs/TRACE_FORMAT.md)."""
 
     # the model call
     temperature: float | None = None

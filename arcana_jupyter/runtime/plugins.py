@@ -8,6 +8,10 @@ Both attach through the runtime's hooks, so the turn loop in session.py knows no
 - tool result: large outputs become artifacts (a bounded card enters the history).
 - turn end: the engine demotes idle objects and reconciles the checkpoint.
 - session end: memory reinforcement and up to five learnings from a summariser call.
+
+OpenTelemetry export (``config.otel``) attaches the same way: at session start a span mapper
+subscribes to the session's events; at session end its spans are flushed (bounded) and the export
+counts go into ``run_end`` (runtime/otel_plugin.py).
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ def install(runtime: Runtime) -> None:
     from . import memory_plugin
 
     memory_plugin.install(runtime)
+    from . import otel_plugin
+
+    otel_plugin.install(runtime)  # its start hook goes first, its end hook last: it sees every event
 
 
 # ---- adaptive context ---------------------------------------------------------------------------

@@ -102,7 +102,10 @@ class AgentPool:
         from ..providers.base import Usage
 
         usage = sum((m.usage for m in self.members.values()), Usage())
-        self.writer.emit("run_end", {
+        extra: dict[str, Any] = {}
+        for member in self.members.values():  # e.g. otel_export (per run: every member has the same)
+            extra.update(member.run_end_metadata)
+        self.writer.emit("run_end", {**extra,
             "turns": sum(m.turn for m in self.members.values()), "usage": usage.model_dump(),
             "cost_usd": sum(m.cost_usd for m in self.members.values()),
             "agents": list(self.members),

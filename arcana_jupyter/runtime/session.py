@@ -140,6 +140,10 @@ class ChatSession:
         """Tools enabled in the config but not offered to this model (too small to use them)."""
         self.owns_run = True
         """False for pool members: the pool writes ``run_end``."""
+        self.otel: Any = None
+        """The OpenTelemetry span mapper (trace/otel.py) when ``config.otel`` is on."""
+        self.run_end_metadata: dict[str, Any] = {}
+        """Extra ``run_end`` fields session-end hooks add (``otel_export``)."""
 
     # ---- events ---------------------------------------------------------------------------
     def subscribe(self, callback: EventCallback) -> Callable[[], None]:
@@ -626,7 +630,7 @@ class ChatSession:
                                     "message": f"at session end: {exc}"}, turn=None)
         if self.owns_run:
             self.emit("run_end", {"turns": self.turn, "usage": self.usage.model_dump(),
-                                  "cost_usd": self.cost_usd}, turn=None)
+                                  "cost_usd": self.cost_usd, **self.run_end_metadata}, turn=None)
             self.writer.close()
 
     def close(self) -> None:

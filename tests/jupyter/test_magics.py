@@ -279,3 +279,34 @@ def test_a_named_session_replays_its_own_agent(shell: Any, monkeypatch: pytest.M
     assert entry.chat.provider.name == "replay" and entry.chat.provider.agent == "analyst"
     out = turn_outputs(run_cell_magic(shell, "", "first question"))[-1]
     assert out.data[MIME]["reply"] == "You said: first question"
+
+
+def test_otel_flag_exports_the_turns_or_names_the_extra(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    otel = pytest.importorskip("arcana_jupyter.trace.otel")
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http.trace_exporter")
+    from tests.servers.otlp_receiver import OTLPReceiver
+
+    assert "--otel" in (magics(shell).arcana_chat.__doc__ or "")
+    receiver = OTLPReceiver()
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
+    monkeypatch.delenv("ARCANA_OTEL", raising=False)
+    try:
+        start(shell, "--otel")
+        chat = magics(shell).entry(None).chat
+        assert chat.config.otel and chat.otel is not None
+        run_cell_magic(shell, "", "hello spans")
+        chat.close()
+        spans = receiver.wait_for(2)
+        assert sorted(s["name"] for s in spans) == ["chat echo", "invoke_agent main"]
+    finally:
+        receiver.close()
+        otel.shutdown_all(timeout=1.0)
+    monkeypatch.setitem(sys.modules, "opentelemetry.sdk.trace", None)  # as if the extra were not installed
+    monkeypatch.setattr(otel, "_sdk_classes", {})
+    shell.user_ns["echo"] = echo
+    with pytest.raises(UsageError) as info:
+        shell.run_line_magic("arcana_chat", "--model fn:echo --otel --name other")
+    message = str(info.value)
+    assert "\n" not in message and "pip install 'arcana-jupyter[otel]'" in message

@@ -1,0 +1,909 @@
+"""OpenTelemetry export: trace events become GenAI spans, live or from a recorded run.
+
+One mapper (:class:`SpanMapper`) reads :class:`~arcana_jupyter.trace.events.TraceEvent` s in the
+order they were written — from a live session (``session.subscribe``) or from a JSONL file — and
+turns them into spans through the OpenTelemetry SDK, with start and end times taken from the
+events (``ts``, ``latency_ms``), following the GenAI semantic conventions:
+
+- ``invoke_agent {agent}`` per turn (``turn_start`` .. ``turn_end``), the root of the turn's trace;
+- ``chat {model}`` per LLM call (``llm_call``; a provider ``error`` makes a failed one), a child;
+- ``execute_tool {name}`` per ``tool_call``;
+- ``search_memory`` / ``create_memory`` / ``update_memory`` / ``delete_memory`` per memory event.
+
+What the conventions have no name for goes under ``arcana.*`` (strategy, budget, tokens kept,
+compressed and dropped, prefix reuse, request digest, pins, status). Message content
+(``gen_ai.input.messages`` / ``gen_ai.output.messages``, tool arguments and results, memory
+queries) is exported only for runs recorded with ``trace_content="full"``, through
+:func:`~arcana_jupyter.trace.redact.mask_secrets`. Trace and span ids are derived from the run
+id, the agent, the turn and the event id, so exporting the same run twice gives the same ids.
+
+:class:`OtelPipeline` is the exporting side: a ``TracerProvider`` with a bounded
+``BatchSpanProcessor`` and the OTLP/HTTP exporter (endpoint, headers and timeout from the standard
+``OTEL_EXPORTER_OTLP_*`` variables), which counts per run the spans that were exported, that failed
+and that were dropped from the queue (:meth:`OtelPipeline.stats`: the ``otel_export`` record of
+``run_end``). Spans are only queued on the caller's thread; the export runs on the processor's
+thread, so a dead or slow collector never slows a turn.
+
+The SDK is the optional ``[otel]`` extra and is imported only when a pipeline is made; without it
+:func:`require_otel` raises :class:`OtelUnavailable` naming the install command.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import hashlib
+import json
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..exceptions import ConfigError
+from .events import TraceEvent
+from .redact import mask_secrets, register_secret
+
+INSTALL_HINT = "pip install 'arcana-jupyter[otel]'"
+DEFAULT_SERVICE_NAME = "arcana-jupyter"
+DEFAULT_ENDPOINT = "http://localhost:4318"
+TRACES_PATH = "/v1/traces"
+EXPORT_TIMEOUT_S = 2.0
+"""Seconds one export (one batch, retries included) may take unless ``OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT`` says otherwise."""
+MAX_QUEUE = 2048
+"""Spans waiting for export; past it the oldest are dropped (and counted)."""
+MAX_BATCH = 256
+SCHEDULE_DELAY_MS = 500
+FLUSH_TIMEOUT_S = 3.0
+"""How long closing a session waits for its spans to leave; what has not left by then is ``pending``."""
+CONTENT_LIMIT = 32_000
+"""Characters of one content attribute (messages, tool arguments and results); longer is cut."""
+
+SCOPE = "arcana_jupyter"
+RUN_ATTR = "gen_ai.conversation.id"
+
+log = logging.getLogger("arcana_jupyter")
+
+
+class OtelUnavailable(ConfigError):
+    """The OpenTelemetry SDK or the OTLP exporter is not installed."""
+
+
+def require_otel() -> None:
+    """Raise :class:`OtelUnavailable` (one line, with the install command) when the extra is missing."""
+    try:
+        import opentelemetry.exporter.otlp.proto.http.trace_exporter
+        import opentelemetry.sdk.trace  # noqa: F401
+    except ImportError:
+        raise OtelUnavailable(f"OpenTelemetry export needs the [otel] extra: {INSTALL_HINT}") from None
+
+
+def env_enabled() -> bool:
+    """``ARCANA_OTEL`` is set to a true value (``1``, ``true``, ``yes``, ``on``)."""
+    return os.environ.get("ARCANA_OTEL", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def traces_endpoint(endpoint: str | None = None) -> str:
+    """The OTLP/HTTP traces URL: ``endpoint`` (a base URL; ``/v1/traces`` is appended unless it is
+    there), else ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` as is, else ``OTEL_EXPORTER_OTLP_ENDPOINT`` +
+    ``/v1/traces``, else ``http://localhost:4318/v1/traces`` — the SDK's own rules."""
+    if endpoint:
+        base = endpoint.rstrip("/")
+        return base if base.endswith(TRACES_PATH) else base + TRACES_PATH
+    signal = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip()
+    if signal:
+        return signal
+    base = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip() or DEFAULT_ENDPOINT
+    return base.rstrip("/") + TRACES_PATH
+
+
+def _header_values() -> list[str]:
+    """The values of ``OTEL_EXPORTER_OTLP_[TRACES_]HEADERS`` (``k=v,k2=v2``): registered as secrets."""
+    values: list[str] = []
+    for var in ("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"):
+        for item in os.environ.get(var, "").split(","):
+            if "=" in item:
+                value = item.split("=", 1)[1].strip()
+                if value:
+                    values.append(value)
+                    from urllib.parse import unquote
+
+                    values.append(unquote(value))
+    return values
+
+
+def _export_timeout() -> float:
+    for var in ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"):
+        raw = os.environ.get(var, "").strip()
+        if raw:
+            try:
+                return max(0.1, float(raw) / 1000)  # the spec says milliseconds
+            except ValueError:
+                pass
+    return EXPORT_TIMEOUT_S
+
+
+# ---- ids and times --------------------------------------------------------------------------------
+def _derive(bits: int, *parts: object) -> int:
+    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).digest()
+    value = int.from_bytes(digest[: bits // 8], "big")
+    return value or 1
+
+
+def trace_id_for(run_id: str, agent: str, turn: int | None) -> int:
+    """The 128-bit trace id of a turn (or of a run's turn-less events when ``turn`` is None)."""
+    return _derive(128, "trace", run_id, agent, "run" if turn is None else turn)
+
+
+def span_id_for(run_id: str, *parts: object) -> int:
+    return _derive(64, "span", run_id, *parts)
+
+
+def to_ns(ts: str | None) -> int | None:
+    """``2026-11-30T01:02:03.456789Z`` -> nanoseconds since the epoch (None when unreadable)."""
+    if not isinstance(ts, str) or not ts:
+        return None
+    try:
+        return int(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1_000_000) * 1000
+    except ValueError:
+        return None
+
+
+def _ms_ns(ms: Any) -> int:
+    try:
+        value = float(ms)
+    except (TypeError, ValueError):
+        return 0
+    return int(value * 1_000_000) if value > 0 else 0
+
+
+# ---- per-run counts -----------------------------------------------------------------------------
+@dataclass
+class _Counts:
+    ended: int = 0
+    exported: int = 0
+    failed: int = 0
+    dropped: int = 0
+
+
+class ExportCounts:
+    """Spans per run (``gen_ai.conversation.id``): ended, exported, failed, dropped. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._runs: dict[str, _Counts] = {}
+
+    def add(self, run: str | None, what: str, n: int = 1) -> None:
+        with self._lock:
+            counts = self._runs.setdefault(run or "", _Counts())
+            setattr(counts, what, getattr(counts, what) + n)
+
+    def get(self, run: str) -> _Counts:
+        with self._lock:
+            c = self._runs.get(run) or _Counts()
+            return _Counts(c.ended, c.exported, c.failed, c.dropped)
+
+
+def _run_of(span: Any) -> str | None:
+    attrs = getattr(span, "attributes", None) or {}
+    value = attrs.get(RUN_ATTR)
+    return str(value) if value is not None else None
+
+
+# ---- the SDK side (built on first use) ------------------------------------------------------------
+_sdk_classes: dict[str, Any] = {}
+
+
+def _classes() -> dict[str, Any]:
+    """The SDK subclasses, defined once the SDK is importable."""
+    if _sdk_classes:
+        return _sdk_classes
+    require_otel()
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+    from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
+
+    class DerivedIds(IdGenerator):
+        """Hands out the ids the mapper derived (per thread); random ones otherwise."""
+
+        def __init__(self) -> None:
+            self._local = threading.local()
+            self._random = RandomIdGenerator()
+
+        def next(self, trace_id: int | None, span_id: int) -> None:
+            self._local.trace_id, self._local.span_id = trace_id, span_id
+
+        def generate_trace_id(self) -> int:
+            value = getattr(self._local, "trace_id", None)
+            self._local.trace_id = None
+            return value if value else self._random.generate_trace_id()
+
+        def generate_span_id(self) -> int:
+            value = getattr(self._local, "span_id", None)
+            self._local.span_id = None
+            return value if value else self._random.generate_span_id()
+
+    class CountingExporter(SpanExporter):
+        """Wraps the OTLP exporter: counts exported and failed spans per run; never raises."""
+
+        def __init__(self, inner: Any, counts: ExportCounts) -> None:
+            self.inner, self.counts = inner, counts
+
+        def export(self, spans: Any) -> Any:
+            try:
+                result = self.inner.export(spans)
+            except Exception:
+                result = SpanExportResult.FAILURE
+            what = "exported" if result == SpanExportResult.SUCCESS else "failed"
+            for span in spans:
+                self.counts.add(_run_of(span), what)
+            return result
+
+        def shutdown(self) -> None:
+            self.inner.shutdown()
+
+        def force_flush(self, timeout_millis: int = 30000) -> bool:
+            return bool(self.inner.force_flush(timeout_millis))
+
+    class CountingQueue(collections.deque):  # type: ignore[type-arg]
+        """The processor's queue: when full, the span it pushes out (the oldest) is counted as dropped.
+        Check and push happen under one lock (and so does the worker's pop), so the count is exact."""
+
+        def __init__(self, items: Any, maxlen: int | None, counts: ExportCounts) -> None:
+            super().__init__(items, maxlen)
+            self.counts = counts
+            self.lock = threading.Lock()
+
+        def appendleft(self, item: Any) -> None:
+            with self.lock:
+                if self.maxlen is not None and len(self) >= self.maxlen:
+                    self.counts.add(_run_of(self[-1]), "dropped")
+                super().appendleft(item)
+
+        def pop(self) -> Any:  # type: ignore[override]
+            with self.lock:
+                return super().pop()
+
+    class CountingBatchProcessor(BatchSpanProcessor):
+        """A ``BatchSpanProcessor`` whose bounded queue counts the spans it drops, per run."""
+
+        def __init__(self, exporter: Any, counts: ExportCounts, **kw: Any) -> None:
+            super().__init__(exporter, **kw)
+            self.counts = counts
+            inner = getattr(self, "_batch_processor", None)
+            queue_ = getattr(inner, "_queue", None)
+            if isinstance(queue_, collections.deque):  # the SDK's internals as of 1.45; else drops go uncounted
+                inner._queue = CountingQueue(queue_, queue_.maxlen, counts)  # type: ignore[union-attr]
+
+        def on_end(self, span: Any) -> None:
+            self.counts.add(_run_of(span), "ended")
+            if getattr(getattr(self, "_batch_processor", None), "_shutdown", False):
+                self.counts.add(_run_of(span), "dropped")  # the processor ignores spans after shutdown
+            super().on_end(span)
+
+    _sdk_classes.update(DerivedIds=DerivedIds, CountingExporter=CountingExporter,
+                        CountingBatchProcessor=CountingBatchProcessor)
+    return _sdk_classes
+
+
+class OtelPipeline:
+    """A tracer provider exporting over OTLP/HTTP, with per-run counts.
+
+    ``endpoint`` is a base URL (``http://host:4318``) or the full traces URL; ``None`` follows the
+    ``OTEL_EXPORTER_OTLP_*`` variables. ``exporter`` replaces the OTLP exporter (tests). Header
+    values from ``OTEL_EXPORTER_OTLP_HEADERS`` are registered as secrets: masked in every trace.
+    """
+
+    def __init__(self, endpoint: str | None = None, *, timeout: float | None = None, max_queue: int = MAX_QUEUE,
+                 max_batch: int = MAX_BATCH, schedule_delay_ms: int = SCHEDULE_DELAY_MS,
+                 service_name: str | None = None, exporter: Any = None) -> None:
+        classes = _classes()
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+
+        for value in _header_values():
+            register_secret(value)
+        self.endpoint = traces_endpoint(endpoint)
+        self.timeout = timeout if timeout is not None else _export_timeout()
+        self.counts = ExportCounts()
+        self.ids = classes["DerivedIds"]()
+        name = service_name or os.environ.get("OTEL_SERVICE_NAME", "").strip() or DEFAULT_SERVICE_NAME
+        from .. import __version__
+
+        resource = Resource.create({"service.name": name, "service.version": __version__})
+        self.provider = TracerProvider(resource=resource, id_generator=self.ids, shutdown_on_exit=False)
+        try:
+            inner = exporter if exporter is not None else OTLPSpanExporter(endpoint=self.endpoint, timeout=self.timeout)
+        except Exception as exc:  # an OTEL_* variable the exporter refuses (compression, certificate...)
+            raise ConfigError(f"OpenTelemetry export could not start: {type(exc).__name__}: {exc}; check the "
+                              "OTEL_EXPORTER_OTLP_* settings") from None
+        self.exporter = classes["CountingExporter"](inner, self.counts)
+        self.processor = classes["CountingBatchProcessor"](
+            self.exporter, self.counts, max_queue_size=max_queue, max_export_batch_size=min(max_batch, max_queue),
+            schedule_delay_millis=schedule_delay_ms, export_timeout_millis=int(self.timeout * 1000))
+        self.provider.add_span_processor(self.processor)
+        self.tracer = self.provider.get_tracer(SCOPE, __version__)
+        self._lock = threading.Lock()
+        self.closed = False
+        quiet_sdk_logging()
+
+    def mapper(self, *, secrets: Iterable[str] = (), background: bool = False, content: str = "full") -> SpanMapper:
+        return SpanMapper(self, secrets=secrets, background=background, content=content)
+
+    def flush(self, timeout: float = FLUSH_TIMEOUT_S) -> bool:
+        """Export what is queued, waiting at most ``timeout`` seconds (the SDK's own flush has no bound)."""
+        if self.closed:
+            return True
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                self.processor.force_flush()
+            finally:
+                done.set()
+
+        threading.Thread(target=run, name="arcana-otel-flush", daemon=True).start()
+        return done.wait(timeout)
+
+    def stats(self, run_id: str) -> dict[str, Any]:
+        """The ``otel_export`` record of a run: where its spans went and how many arrived."""
+        c = self.counts.get(run_id)
+        return {"endpoint": mask_secrets(self.endpoint), "spans": c.ended, "exported": c.exported,
+                "failed": c.failed, "dropped": c.dropped,
+                "pending": max(0, c.ended - c.exported - c.failed - c.dropped)}
+
+    def shutdown(self, timeout: float = FLUSH_TIMEOUT_S) -> None:
+        """Flush (bounded) and stop the export thread. Idempotent."""
+        with self._lock:
+            if self.closed:
+                return
+            self.flush(timeout)
+            self.closed = True
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                self.provider.shutdown()
+            finally:
+                done.set()
+
+        threading.Thread(target=run, name="arcana-otel-shutdown", daemon=True).start()
+        done.wait(timeout)
+
+
+_pipelines: dict[tuple[str, str], OtelPipeline] = {}
+_pipelines_lock = threading.Lock()
+
+
+def shared_pipeline() -> OtelPipeline:
+    """The process's pipeline for the current ``OTEL_*`` settings (one per endpoint and service name),
+    made on first use and shut down (flushed, bounded) at interpreter exit."""
+    require_otel()
+    key = (traces_endpoint(), os.environ.get("OTEL_SERVICE_NAME", ""))
+    with _pipelines_lock:
+        pipeline = _pipelines.get(key)
+        if pipeline is None or pipeline.closed:
+            pipeline = _pipelines[key] = OtelPipeline()
+        return pipeline
+
+
+def shutdown_all(timeout: float = FLUSH_TIMEOUT_S) -> None:
+    """Flush and stop every shared pipeline (at exit; tests)."""
+    with _pipelines_lock:
+        pipelines = list(_pipelines.values())
+        _pipelines.clear()
+    for pipeline in pipelines:
+        try:
+            pipeline.shutdown(timeout)
+        except Exception:  # exit must go on
+            log.debug("arcana: OpenTelemetry shutdown failed", exc_info=True)
+
+
+# Registered when this module is first imported (RuntimeConfig imports it), so before the notebook
+# extension's own atexit close: exit handlers run last-registered first, so sessions close (and
+# write run_end.otel_export after their bounded flush) before the pipelines are shut down.
+atexit.register(shutdown_all)
+
+_quieted = False
+
+
+def quiet_sdk_logging() -> None:
+    """The exporter logs each failed batch; without a handler of the user's, Python would print them
+    under the cell (logging's last resort). A NullHandler on ``opentelemetry`` stops that and leaves
+    any configured handler (records still propagate) alone."""
+    global _quieted
+    if not _quieted:
+        logging.getLogger("opentelemetry").addHandler(logging.NullHandler())
+        _quieted = True
+
+
+# ---- the mapper -----------------------------------------------------------------------------------
+@dataclass
+class _Turn:
+    span: Any
+    context: Any
+    trace_id: int
+    decisions: dict[int, TraceEvent] = field(default_factory=dict)
+    snapshots: dict[int, list[Any]] = field(default_factory=dict)
+    pending_inputs: list[Mapping[str, Any]] = field(default_factory=list)
+    last_ns: int = 0
+    error: str | None = None
+
+
+@dataclass
+class _Agent:
+    provider: str | None = None
+    model: str | None = None
+    content: str = "full"
+
+
+def _obj(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (metadata of an odd shape maps to nothing)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _parts(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A recorded message as a GenAI semconv message: ``{"role", "parts": [...]}``."""
+    role = str(record.get("role") or "user")
+    parts: list[dict[str, Any]] = []
+    content = record.get("content")
+    if role == "tool":
+        parts.append({"type": "tool_call_response", "id": record.get("tool_call_id"), "response": content})
+    elif isinstance(content, str) and content:
+        parts.append({"type": "text", "content": content})
+    for call in record.get("tool_calls") or []:
+        if isinstance(call, Mapping):
+            parts.append({"type": "tool_call", "id": call.get("id"), "name": call.get("name"),
+                          "arguments": call.get("arguments")})
+    return {"role": role, "parts": parts}
+
+
+def _decision_facts(decision_event: TraceEvent | None) -> dict[str, Any]:
+    """The ``arcana.*`` attributes of one context decision."""
+    if decision_event is None:
+        return {}
+    md = decision_event.metadata
+    out: dict[str, Any] = {}
+    decision = _obj(md.get("decision"))
+    budget = _obj(md.get("budget"))
+    report = _obj(md.get("report"))
+    inputs = _obj(md.get("inputs"))
+    if decision.get("strategy") is not None:
+        out["arcana.strategy"] = str(decision["strategy"])
+    if decision.get("requested_strategy") is not None:
+        out["arcana.strategy.requested"] = str(decision["requested_strategy"])
+    for key in ("used", "available", "total_window", "response_reserve", "utilization"):
+        if isinstance(budget.get(key), int | float) and not isinstance(budget.get(key), bool):
+            out[f"arcana.budget.{key}"] = budget[key]
+    if budget.get("overflow") is not None:
+        out["arcana.budget.overflow"] = bool(budget["overflow"])
+    rows = decision.get("decisions")
+    if isinstance(rows, list):
+        tokens = {"kept": 0, "compressed": 0, "dropped": 0, "summarized": 0}
+        messages = dict.fromkeys(tokens, 0)
+        for row in rows:  # one row per message: kept tight, it runs on the turn's thread
+            outcome = row.get("outcome") if type(row) is dict else None
+            if outcome in tokens:
+                count = row.get("token_count_after" if outcome == "kept" else "token_count_before")
+                tokens[outcome] += count if type(count) is int else 0
+                messages[outcome] += 1
+        for outcome in ("kept", "compressed", "dropped"):
+            extra = "summarized" if outcome == "compressed" else None
+            out[f"arcana.tokens.{outcome}"] = tokens[outcome] + (tokens[extra] if extra else 0)
+            out[f"arcana.messages.{outcome}"] = messages[outcome] + (messages[extra] if extra else 0)
+    for key, attr in (("prefix_tokens_reused", "arcana.prefix.tokens_reused"),
+                      ("prefix_messages_reused", "arcana.prefix.messages_reused"),
+                      ("total_before", "arcana.tokens.before"), ("total_after", "arcana.tokens.after")):
+        if isinstance(report.get(key), int):
+            out[attr] = report[key]
+    pins = inputs.get("pins")
+    if isinstance(pins, list):
+        out["arcana.pins"] = len(pins)
+        ids = [str(p.get("pin_id")) for p in pins if isinstance(p, Mapping) and p.get("pin_id")]
+        if ids:
+            out["arcana.pins.ids"] = ids
+    if isinstance(md.get("request_digest"), str):
+        out["arcana.request_digest"] = md["request_digest"]
+    return out
+
+
+def _clean(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """Only values OpenTelemetry accepts: str, bool, int, float and homogeneous lists of them."""
+    out: dict[str, Any] = {}
+    for key, value in attrs.items():
+        if value is None:
+            continue
+        if isinstance(value, str | bool | int | float):
+            out[key] = value
+        elif isinstance(value, list | tuple):
+            items = [v for v in value if v is not None]
+            if (items and all(isinstance(v, str) for v in items)) or (items and all(isinstance(v, int | float) and not isinstance(v, bool) for v in items)):
+                out[key] = list(items)
+            elif items:
+                out[key] = [str(v) for v in items]
+        else:
+            out[key] = str(value)
+    return out
+
+
+MAX_PENDING_EVENTS = 10_000
+"""Events a background mapper holds before it drops (and counts) new ones."""
+
+
+class SpanMapper:
+    """Trace events in, spans out (see the module docstring). Feed :meth:`on_event` every event of a
+    run in order; :meth:`finish` ends what a run left open. Never raises: a mapping problem is
+    counted in :attr:`problems` and logged at debug level.
+
+    ``background=True`` (live sessions): :meth:`on_event` only queues the event (a few µs on the
+    turn's thread) and a daemon thread maps it, in order; :meth:`finish` waits for it (bounded).
+    :attr:`busy_seconds` is the time spent mapping. ``content`` is the trace_content assumed for an
+    agent until its ``run_start`` says (events recorded before it, such as the memory digest's read)."""
+
+    def __init__(self, pipeline: OtelPipeline, *, secrets: Iterable[str] = (), background: bool = False,
+                 content: str = "full") -> None:
+        self.pipeline = pipeline
+        self.content = content
+        self.tracer = pipeline.tracer
+        self.ids = pipeline.ids
+        self.secrets = [s for s in secrets if s]
+        self._lock = threading.Lock()
+        self._agents: dict[str, _Agent] = {}
+        self._turns: dict[tuple[str, int], _Turn] = {}
+        self.problems = 0
+        self.spans = 0
+        self.busy_seconds = 0.0
+        self.events_dropped = 0
+        self.background = background
+        self._queue: queue.SimpleQueue[TraceEvent | None] = queue.SimpleQueue()
+        self._outstanding = 0
+        self._idle = threading.Event()
+        self._idle.set()
+        self._count_lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    # -- helpers ----------------------------------------------------------------------------------
+    def _mask(self, value: Any) -> str:
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        text = mask_secrets(text, self.secrets)
+        return text if len(text) <= CONTENT_LIMIT else text[:CONTENT_LIMIT] + "…"
+
+    def _start(self, name: str, event: TraceEvent, span_key: tuple[object, ...], start_ns: int, *, kind: str,
+               parent: _Turn | None, attributes: Mapping[str, Any]) -> Any:
+        from opentelemetry import trace as ot_trace
+
+        run = event.run_id
+        trace_id = None if parent is not None else trace_id_for(run, event.agent, event.turn)
+        context = parent.context if parent is not None else ot_trace.set_span_in_context(ot_trace.INVALID_SPAN)
+        self.ids.next(trace_id, span_id_for(run, *span_key))
+        span = self.tracer.start_span(name, context=context, kind=getattr(ot_trace.SpanKind, kind),
+                                      attributes=_clean(attributes), start_time=max(0, start_ns))
+        self.spans += 1
+        return span
+
+    def _base(self, event: TraceEvent, operation: str) -> dict[str, Any]:
+        return {"gen_ai.operation.name": operation, RUN_ATTR: event.run_id, "gen_ai.agent.name": event.agent}
+
+    def _full(self, event: TraceEvent) -> bool:
+        agent = self._agents.get(event.agent)
+        return (agent.content if agent is not None else self.content) == "full"
+
+    @staticmethod
+    def _error(span: Any, kind: str, message: str | None = None) -> None:
+        from opentelemetry.trace import Status, StatusCode
+
+        span.set_attribute("error.type", kind)
+        span.set_status(Status(StatusCode.ERROR, mask_secrets(message)[:500] if message else None))
+
+    # -- events -----------------------------------------------------------------------------------
+    def on_event(self, event: TraceEvent) -> None:
+        """Map one event — or queue it for the mapping thread (``background``). Thread-safe; never raises."""
+        if not self.background:
+            self._map(event)
+            return
+        with self._count_lock:
+            if self._outstanding >= MAX_PENDING_EVENTS:
+                self.events_dropped += 1
+                return
+            self._outstanding += 1
+            self._idle.clear()
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._work, name="arcana-otel-mapper", daemon=True)
+                self._thread.start()
+        self._queue.put(event)
+
+    def _work(self) -> None:
+        while True:
+            event = self._queue.get()
+            if event is None:
+                return
+            self._map(event)
+            with self._count_lock:
+                self._outstanding -= 1
+                if self._outstanding == 0:
+                    self._idle.set()
+
+    def drain(self, timeout: float = FLUSH_TIMEOUT_S) -> bool:
+        """Wait (at most ``timeout`` s) until every queued event is mapped."""
+        return self._idle.wait(timeout)
+
+    def _map(self, event: TraceEvent) -> None:
+        started = time.perf_counter()
+        try:
+            with self._lock:
+                handler = getattr(self, "_on_" + event.event_type, None)
+                if handler is not None:
+                    handler(event, to_ns(event.ts) or 0)
+        except Exception:  # an export problem must never reach the conversation
+            self.problems += 1
+            log.debug("arcana: could not map event %s to a span", event.event_id, exc_info=True)
+        self.busy_seconds += time.perf_counter() - started
+
+    def _on_run_start(self, event: TraceEvent, ns: int) -> None:
+        md = event.metadata
+        config = _obj(md.get("config"))
+        model = md.get("model") if isinstance(md.get("model"), str) else None
+        self._agents[event.agent] = _Agent(
+            provider=md.get("provider") if isinstance(md.get("provider"), str) else None,
+            model=model.split(":", 1)[1] if model and ":" in model else model,
+            content=str(config.get("trace_content") or "full"))
+
+    def _on_turn_start(self, event: TraceEvent, ns: int) -> None:
+        if event.turn is None:
+            return
+        key = (event.agent, event.turn)
+        if key in self._turns:  # a turn started twice (a resumed run): close the first
+            self._end_turn(key, None, self._turns[key].last_ns or ns)
+        agent = self._agents.get(event.agent, _Agent())
+        attrs = self._base(event, "invoke_agent") | {
+            "gen_ai.provider.name": agent.provider, "gen_ai.request.model": agent.model,
+            "arcana.turn": event.turn, "arcana.input_tokens": event.metadata.get("input_tokens")}
+        span = self._start(f"invoke_agent {event.agent}", event, ("turn", event.agent, event.turn), ns,
+                           kind="INTERNAL", parent=None, attributes=attrs)
+        from opentelemetry import trace as ot_trace
+
+        self._turns[key] = _Turn(span=span, context=ot_trace.set_span_in_context(span),
+                                 trace_id=trace_id_for(event.run_id, event.agent, event.turn), last_ns=ns)
+
+    def _turn(self, event: TraceEvent, ns: int) -> _Turn | None:
+        turn = self._turns.get((event.agent, event.turn)) if event.turn is not None else None
+        if turn is not None:
+            turn.last_ns = max(turn.last_ns, ns)
+        return turn
+
+    def _on_user_message(self, event: TraceEvent, ns: int) -> None:
+        turn = self._turn(event, ns)
+        message = event.metadata.get("message")
+        if turn is not None and isinstance(message, Mapping):
+            turn.pending_inputs.append(message)
+
+    def _on_context_decision(self, event: TraceEvent, ns: int) -> None:
+        turn = self._turn(event, ns)
+        step = event.metadata.get("step")
+        if turn is not None and isinstance(step, int):
+            turn.decisions[step] = event
+
+    def _on_prompt_snapshot(self, event: TraceEvent, ns: int) -> None:
+        turn = self._turn(event, ns)
+        step, messages = event.metadata.get("step"), event.metadata.get("messages")
+        if turn is not None and isinstance(step, int) and isinstance(messages, list):
+            turn.snapshots[step] = messages
+
+    def _chat_attrs(self, event: TraceEvent, turn: _Turn | None, step: Any) -> dict[str, Any]:
+        agent = self._agents.get(event.agent, _Agent())
+        md = event.metadata
+        decision = turn.decisions.get(step) if turn is not None and isinstance(step, int) else None
+        return self._base(event, "chat") | _decision_facts(decision) | {
+            "gen_ai.provider.name": md.get("gen_ai.system") or agent.provider,
+            "gen_ai.request.model": md.get("gen_ai.request.model") or agent.model,
+            "arcana.step": step if isinstance(step, int) else None,
+        }
+
+    def _chat_name(self, attrs: Mapping[str, Any]) -> str:
+        model = attrs.get("gen_ai.request.model")
+        return f"chat {model}" if model else "chat"
+
+    def _inputs(self, turn: _Turn | None, step: Any) -> list[dict[str, Any]]:
+        if turn is None:
+            return []
+        snapshot = turn.snapshots.get(step) if isinstance(step, int) else None
+        records = snapshot if snapshot is not None else turn.pending_inputs
+        return [_parts(r) for r in records if isinstance(r, Mapping)]
+
+    def _on_llm_call(self, event: TraceEvent, ns: int) -> None:
+        turn = self._turn(event, ns)
+        md = event.metadata
+        step = md.get("step")
+        attrs = self._chat_attrs(event, turn, step)
+        finish = md.get("gen_ai.response.finish_reasons")
+        attrs |= {
+            "gen_ai.response.model": md.get("gen_ai.response.model"),
+            "gen_ai.usage.input_tokens": md.get("gen_ai.usage.input_tokens"),
+            "gen_ai.usage.output_tokens": md.get("gen_ai.usage.output_tokens"),
+            "gen_ai.usage.cache_read.input_tokens": md.get("gen_ai.usage.cached_input_tokens"),
+            "gen_ai.response.finish_reasons": [str(f) for f in finish if f is not None] if isinstance(finish, list) else None,
+            "arcana.request_digest": md.get("request_digest") or attrs.get("arcana.request_digest"),
+            "arcana.latency_ms": md.get("latency_ms"), "arcana.attempts": md.get("attempts"),
+            "arcana.cost_usd": md.get("cost_usd"), "arcana.counted_input_tokens": md.get("counted_input_tokens"),
+            "arcana.count_ratio": md.get("count_ratio"), "arcana.calibration": md.get("calibration"),
+            "arcana.purpose": md.get("purpose"),
+        }
+        message = md.get("message")
+        if self._full(event):
+            inputs = self._inputs(turn, step)
+            if inputs:
+                attrs["gen_ai.input.messages"] = self._mask(inputs)
+            if isinstance(message, Mapping):
+                out = _parts(message)
+                if isinstance(finish, list) and finish:
+                    out["finish_reason"] = finish[0]
+                attrs["gen_ai.output.messages"] = self._mask([out])
+        start = ns - _ms_ns(md.get("latency_ms"))
+        span = self._start(self._chat_name(attrs), event, ("event", event.event_id), start, kind="CLIENT",
+                           parent=turn, attributes=attrs)
+        span.end(end_time=ns)
+        if turn is not None:
+            turn.pending_inputs = []
+
+    def _on_tool_call(self, event: TraceEvent, ns: int) -> None:
+        turn = self._turn(event, ns)
+        md = event.metadata
+        name = str(md.get("name") or "tool")
+        attrs = self._base(event, "execute_tool") | {
+            "gen_ai.tool.name": name, "gen_ai.tool.call.id": md.get("tool_call_id"),
+            "gen_ai.tool.type": "extension" if md.get("intercepted") else "function",
+            "arcana.step": md.get("step"), "arcana.tool.ok": md.get("ok"), "arcana.tool.truncated": md.get("truncated"),
+            "arcana.latency_ms": md.get("latency_ms"),
+        }
+        if self._full(event):
+            if md.get("arguments") is not None:
+                attrs["gen_ai.tool.call.arguments"] = self._mask(md["arguments"])
+            if md.get("result") is not None:
+                attrs["gen_ai.tool.call.result"] = self._mask(md["result"])
+        span = self._start(f"execute_tool {name}", event, ("event", event.event_id), ns - _ms_ns(md.get("latency_ms")),
+                           kind="INTERNAL", parent=turn, attributes=attrs)
+        if md.get("ok") is False:
+            error = _obj(md.get("error"))
+            self._error(span, str(error.get("type") or "tool_error"), str(error.get("message") or "") or None)
+        span.end(end_time=ns)
+        message = md.get("message")
+        if turn is not None and isinstance(message, Mapping):
+            turn.pending_inputs.append(message)
+
+    def _on_memory_read(self, event: TraceEvent, ns: int) -> None:
+        md = event.metadata
+        results = md.get("results")
+        attrs = self._base(event, "search_memory") | {
+            "gen_ai.memory.record.count": len(results) if isinstance(results, list) else None,
+            "arcana.memory.purpose": md.get("purpose"),
+            "arcana.memory.kinds": md.get("kinds") if isinstance(md.get("kinds"), list) else None,
+        }
+        if self._full(event) and isinstance(md.get("query"), str):
+            attrs["gen_ai.memory.query.text"] = self._mask(md["query"])
+        if self._full(event) and isinstance(results, list):
+            attrs["gen_ai.memory.records"] = self._mask(results)
+        self._instant("search_memory", event, ns, attrs)
+
+    _MEMORY_OPS = {"remember": "create_memory", "learning": "create_memory", "forget": "delete_memory"}
+
+    def _on_memory_write(self, event: TraceEvent, ns: int) -> None:
+        md = event.metadata
+        op = str(md.get("op") or "")
+        operation = self._MEMORY_OPS.get(op, "update_memory")
+        entry = _obj(md.get("entry"))
+        attrs = self._base(event, operation) | {
+            "gen_ai.memory.record.id": entry.get("id"), "gen_ai.memory.record.count": 1,
+            "arcana.memory.op": op, "arcana.memory.kind": entry.get("kind"), "arcana.memory.scope": entry.get("scope"),
+        }
+        if self._full(event) and entry.get("content") is not None:
+            attrs["gen_ai.memory.records"] = self._mask([{"id": entry.get("id"), "content": entry.get("content")}])
+        self._instant(operation, event, ns, attrs)
+
+    def _instant(self, name: str, event: TraceEvent, ns: int, attrs: Mapping[str, Any]) -> None:
+        turn = self._turn(event, ns)
+        span = self._start(name, event, ("event", event.event_id), ns, kind="CLIENT", parent=turn, attributes=attrs)
+        span.end(end_time=ns)
+
+    def _span_event(self, event: TraceEvent, ns: int, name: str, attrs: Mapping[str, Any]) -> None:
+        turn = self._turn(event, ns)
+        if turn is not None:
+            turn.span.add_event(name, _clean(attrs), timestamp=ns)
+
+    def _on_cognitive_primitive(self, event: TraceEvent, ns: int) -> None:
+        md = event.metadata
+        result = _obj(md.get("result"))
+        self._span_event(event, ns, f"arcana.{md.get('primitive') or 'primitive'}",
+                         {"arcana.pin_id": result.get("pin_id"), "arcana.source": md.get("source")})
+
+    def _on_state_change(self, event: TraceEvent, ns: int) -> None:
+        md = event.metadata
+        self._span_event(event, ns, "arcana.state_change", {
+            "arcana.object_id": md.get("object_id"), "arcana.kind": md.get("kind"),
+            "arcana.from_tier": md.get("from_tier"), "arcana.to_tier": md.get("to_tier"), "arcana.cause": md.get("cause")})
+
+    def _on_context_action(self, event: TraceEvent, ns: int) -> None:
+        md = event.metadata
+        self._span_event(event, ns, "arcana.context_action", {
+            "arcana.action": md.get("action"), "arcana.object_id": md.get("object_id"), "arcana.source": md.get("source")})
+
+    def _on_error(self, event: TraceEvent, ns: int) -> None:
+        turn = self._turn(event, ns)
+        md = event.metadata
+        kind = str(md.get("type") or "error")
+        if md.get("where") == "provider":  # the call that failed: a chat span of its own
+            step = md.get("step")
+            if not isinstance(step, int) and turn is not None and turn.decisions:
+                step = max(turn.decisions)
+            attrs = self._chat_attrs(event, turn, step) | {"arcana.http_status": md.get("status")}
+            decision = turn.decisions.get(step) if turn is not None and isinstance(step, int) else None
+            start = (to_ns(decision.ts) if decision is not None else None) or ns
+            span = self._start(self._chat_name(attrs), event, ("event", event.event_id), min(start, ns),
+                               kind="CLIENT", parent=turn, attributes=attrs)
+            self._error(span, kind, str(md.get("message") or "") or None)
+            span.end(end_time=ns)
+        if turn is not None:
+            turn.error = kind
+            turn.span.add_event("exception", _clean({"exception.type": kind,
+                                                     "exception.message": mask_secrets(str(md.get("message") or ""))[:500],
+                                                     "arcana.where": md.get("where")}), timestamp=ns)
+
+    def _on_turn_end(self, event: TraceEvent, ns: int) -> None:
+        if event.turn is not None and (event.agent, event.turn) in self._turns:
+            self._end_turn((event.agent, event.turn), event, ns)
+
+    def _end_turn(self, key: tuple[str, int], event: TraceEvent | None, ns: int) -> None:
+        turn = self._turns.pop(key)
+        span = turn.span
+        md = event.metadata if event is not None else {}
+        status = str(md.get("status") or "unfinished")
+        usage = _obj(md.get("usage"))
+        span.set_attributes(_clean({
+            "arcana.status": status, "arcana.steps": md.get("steps"), "arcana.cost_usd": md.get("cost_usd"),
+            "arcana.latency_ms": md.get("latency_ms"),
+            "gen_ai.usage.input_tokens": usage.get("input_tokens"),
+            "gen_ai.usage.output_tokens": usage.get("output_tokens"),
+        }))
+        if status in ("error", "unfinished"):
+            self._error(span, turn.error or ("turn_unfinished" if status == "unfinished" else "error"))
+        span.end(end_time=max(ns, turn.last_ns))
+
+    def _on_run_end(self, event: TraceEvent, ns: int) -> None:
+        for key in [k for k in self._turns if event.agent in (k[0], "pool")]:
+            self._end_turn(key, None, ns)
+
+    def finish(self, timeout: float = FLUSH_TIMEOUT_S) -> None:
+        """Map what is queued (waiting at most ``timeout`` s), stop the mapping thread, and end the
+        turns a run left open (a crash or a kill before ``turn_end``) as unfinished errors."""
+        if self.background:
+            self.drain(timeout)
+            if self._thread is not None:
+                self._queue.put(None)
+        with self._lock:
+            for key in list(self._turns):
+                try:
+                    self._end_turn(key, None, self._turns[key].last_ns)
+                except Exception:
+                    self.problems += 1
+
+
+def export_events(events: Iterable[TraceEvent], pipeline: OtelPipeline, *, timeout: float = 30.0,
+                  secrets: Iterable[str] = ()) -> dict[str, Any]:
+    """Send a recorded run's events as spans and wait (at most ``timeout`` s) for them to leave.
+
+    Returns the run's :meth:`OtelPipeline.stats`, plus ``flushed`` (whether the queue emptied in time)."""
+    events = list(events)
+    starts = [_obj(e.metadata.get("config")) for e in events if e.event_type == "run_start"]
+    # events before the first run_start (the memory digest's read) follow the run's content mode too
+    content = str(starts[0].get("trace_content") or "full") if starts else "full"
+    mapper = pipeline.mapper(secrets=secrets, content=content)
+    run_id = ""
+    for event in events:
+        run_id = run_id or event.run_id
+        mapper.on_event(event)
+    mapper.finish()
+    flushed = pipeline.flush(timeout)
+    return pipeline.stats(run_id) | {"flushed": flushed, "mapping_problems": mapper.problems}
