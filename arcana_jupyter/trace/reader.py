@@ -301,7 +301,7 @@ class TraceReader:
             status=status,
             events=len(idx.entries),
             errors=idx.errors,
-            warnings=len(idx.corrupt) + (1 if idx.torn else 0),
+            warnings=len(idx.corrupt) + len(idx.malformed) + (1 if idx.torn else 0),
         )
 
     def _run_id_of(self, path: Path) -> str:
