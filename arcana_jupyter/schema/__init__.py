@@ -4,6 +4,7 @@
   :data:`~.events.Event` and its ``TypeAdapter`` :data:`~.events.EVENT_ADAPTER`.
 - :mod:`.decisions` — what a working-set build decides (``ContextDecision`` ...), shared by the
   builder, the trace, the CLI and the widgets.
+- :mod:`.bundle` — the turn bundle (``application/vnd.arcana.turn+json``) the inspector renders.
 
 This package imports nothing of arcana_jupyter but :mod:`arcana_jupyter.messages`.
 """

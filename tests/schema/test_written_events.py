@@ -21,7 +21,7 @@ def area(width: float, height: float) -> float:
     return width * height
 
 
-def _record_run(tmp_path: Path, **cfg: Any) -> Path:
+def _record_run(tmp_path: Path, bundles: list[dict[str, Any]] | None = None, **cfg: Any) -> Path:
     script = Script(
         call("area", {"width": 2, "height": 3}), say("6"),
         call("pin", {"content": "the north region grew 12%", "label": "growth"}), say("pinned"),
@@ -41,6 +41,8 @@ def _record_run(tmp_path: Path, **cfg: Any) -> Path:
         for text in ("How big?", "Pin the growth figure", "What did I ask first?", "Start a task",
                      "Remember the table", "Which table?", "Unpin it", "Thanks"):
             chat.send_sync(text)
+            if bundles is not None:
+                bundles.append(chat.turn_bundle())
         chat.pin("a pin from the widget", label="user")
         path = chat.trace_path
     assert path is not None
@@ -76,3 +78,20 @@ def test_every_event_of_a_real_session_fits_its_model(tmp_path: Path) -> None:
 
 def test_a_content_none_session_fits_too(tmp_path: Path) -> None:
     _check(_record_run(tmp_path, trace_content="none"))
+
+
+def test_the_turn_bundles_of_a_real_session_fit_the_bundle_model(tmp_path: Path) -> None:
+    from arcana_jupyter.runtime.bundle import bundle_from_events, compact_bundle
+    from arcana_jupyter.schema.bundle import TurnBundle
+
+    live: list[dict[str, Any]] = []
+    path = _record_run(tmp_path, live)
+    reader = TraceReader(path.parent, shared=False)
+    from_trace = [bundle_from_events(reader.events(path.stem, turn=b["turn"]), run_id=path.stem, agent="main",
+                                     turn=b["turn"], model=b["model"], trace_path=None) for b in live]
+    for bundle in [*live, *from_trace, *map(compact_bundle, live)]:
+        model = TurnBundle.model_validate(bundle, strict=True)
+        assert not model.model_extra, model.model_extra
+        assert model.steps and all(s.budget is not None and s.counting is not None for s in model.steps)
+    assert any(b["tool_calls"] for b in live) and any(b["primitives"] for b in live)
+    assert any(b["memories"] for b in live) and any(b["state_changes"] for b in live)
