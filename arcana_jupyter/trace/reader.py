@@ -617,6 +617,7 @@ class TraceReader:
 
     def _resolve_delta(self, idx: _FileIndex, obj: dict[str, Any]) -> None:
         """Replace a decision delta (trace/decision_delta.py) by the full decision list, in place."""
+        # works on the raw JSON lines (this one and its base), resolving the delta in place before anyone reads it
         decision = (obj.get("metadata") or {}).get("decision")
         if not isinstance(decision, dict) or not decision.get("decisions_delta"):
             return
