@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..context.sections import CHECKPOINT_SECTION, ContextSection
 from ..messages import Message, MessageLike, as_messages
+from ..schema.events import ContextActionMetadata, StateChangeMetadata
 from ..text import BM25Index
 from ..tokens import TokenCounter
 from .artifacts import Artifact, ArtifactStore
@@ -216,42 +217,51 @@ class AdaptiveEngine:
             self.emit(event_type, _without_text(metadata) if self.config.trace_content == "none" else metadata)
 
     def _apply(self, event_type: str, md: Mapping[str, Any], event_turn: int | None = None) -> None:
-        turn = md.get("turn", event_turn)
+        # validated, not read leniently: a record that does not fit raises, and replay() skips it with a warning
+        if event_type == "state_change":
+            change = StateChangeMetadata.model_validate(md)
+            turn = change.turn if "turn" in change.model_fields_set else event_turn
+        elif event_type == "context_action":
+            act = ContextActionMetadata.model_validate(md)
+            turn = act.turn if "turn" in act.model_fields_set else event_turn
+        else:
+            return
         if isinstance(turn, int):
             self.turn = max(self.turn, turn)
         if event_type == "state_change":
-            obj = self._objects.get(str(md.get("object_id")))
+            obj = self._objects.get(str(change.object_id))
             if obj is None:
                 return
-            updates: dict[str, Any] = {"tier": md["to_tier"]}
-            if md.get("cause") != "idle" and isinstance(turn, int):
+            if change.to_tier is None:
+                raise ValueError("a state_change without to_tier")
+            updates: dict[str, Any] = {"tier": change.to_tier}
+            if change.cause != "idle" and isinstance(turn, int):
                 updates["last_touched_turn"] = turn
             self._objects[obj.id] = obj.model_copy(update=updates)
-        elif event_type == "context_action":
-            for data in md.get("objects") or ():
-                new = StateObject.model_validate(_with_placeholders(data))
-                old = self._objects.get(new.id)
-                self._objects[new.id] = new
-                if old is None:
-                    self._index.added(new)
-                elif (old.search_text() != new.search_text() or old.summary != new.summary
-                        or old.retracted != new.retracted):
-                    self._index.invalidate()
-                self._next_object = max(self._next_object, new.number + 1)
-            action = md.get("action")
-            if action == "checkpoint" and md.get("digest") is not None:
-                digest = TurnDigest.model_validate(_digest_without_nulls(md["digest"]))
-                self.digests[digest.turn] = digest
-                self.checkpoint.reconcile(digest)
-                self._cp_cache = None
-                self.events.add(
-                    EventDoc.model_validate(d) for d in md.get("events") or () if isinstance(d.get("text"), str)
-                )
-            elif action == "store_artifact" and md.get("artifact") is not None:
-                art = dict(md["artifact"])
-                if art.get("card") is None:
-                    art["card"] = f"[artifact {art.get('id')} · text not recorded in the trace]"
-                self.artifacts.put(Artifact.model_validate(art))
+            return
+        for data in act.objects or ():
+            new = StateObject.model_validate(_with_placeholders(data))
+            old = self._objects.get(new.id)
+            self._objects[new.id] = new
+            if old is None:
+                self._index.added(new)
+            elif (old.search_text() != new.search_text() or old.summary != new.summary
+                    or old.retracted != new.retracted):
+                self._index.invalidate()
+            self._next_object = max(self._next_object, new.number + 1)
+        if act.action == "checkpoint" and act.digest is not None:
+            digest = TurnDigest.model_validate(_digest_without_nulls(act.digest))
+            self.digests[digest.turn] = digest
+            self.checkpoint.reconcile(digest)
+            self._cp_cache = None
+            self.events.add(
+                EventDoc.model_validate(d) for d in act.events or () if isinstance(d.get("text"), str)
+            )
+        elif act.action == "store_artifact" and act.artifact is not None:
+            art = dict(act.artifact)
+            if art.get("card") is None:
+                art["card"] = f"[artifact {art.get('id')} · text not recorded in the trace]"
+            self.artifacts.put(Artifact.model_validate(art))
 
     def _action(
         self,

@@ -24,6 +24,25 @@ from pydantic import ValidationError
 
 from ..context.decisions import ContextDecision
 from ..exceptions import CorruptTraceError, TraceError
+from ..schema.events import (
+    METADATA_MODELS,
+    CognitivePrimitiveMetadata,
+    ContextActionMetadata,
+    ContextDecisionMetadata,
+    ErrorMetadata,
+    LlmCallMetadata,
+    MemoryReadMetadata,
+    MemoryWriteMetadata,
+    PromptSnapshotMetadata,
+    Record,
+    RunEndMetadata,
+    RunStartMetadata,
+    StateChangeMetadata,
+    ToolCallMetadata,
+    TurnEndMetadata,
+    TurnStartMetadata,
+    UserMessageMetadata,
+)
 from ..trace.events import TraceEvent
 from ..trace.reader import RunInfo, TraceReader
 from ..trace.replay import (
@@ -383,11 +402,11 @@ def _list(args: argparse.Namespace) -> int:
 # -- show ---------------------------------------------------------------------------------------
 
 
-def _primitive_detail(md: dict[str, Any]) -> str:
-    prim = md.get("primitive")
-    args = md.get("args") if isinstance(md.get("args"), dict) else {}
-    result = md.get("result") if isinstance(md.get("result"), dict) else {}
-    assert isinstance(args, dict) and isinstance(result, dict)
+def _primitive_detail(md: CognitivePrimitiveMetadata) -> str:
+    prim = md.primitive
+    # args and result are each primitive's own free-form dicts (docs/TRACE_FORMAT.md)
+    args = md.args if isinstance(md.args, dict) else {}
+    result = md.result if isinstance(md.result, dict) else {}
     if prim == "recall":
         turn = args.get("turn", result.get("turn"))
         if result.get("found"):
@@ -411,58 +430,51 @@ def _primitive_detail(md: dict[str, Any]) -> str:
 
 
 def _detail(ev: TraceEvent) -> str:
-    md = ev.metadata
-    et = ev.event_type
-    if et == "run_start":
-        extra = f" resumed_from={md['resumed_from']}" if md.get("resumed_from") else ""
-        return f"model={md.get('model')}{extra}"
-    if et == "turn_start":
-        return f"input_tokens={md.get('input_tokens')}"
-    if et == "user_message":
-        msg = md.get("message") or {}
-        return f"#{md.get('history_index')} {one_line(msg.get('content'), 60)}"
-    if et == "context_decision":
-        d = md.get("decision") or {}
+    m = METADATA_MODELS.get(ev.event_type, Record).read(ev.metadata)
+    if isinstance(m, RunStartMetadata):
+        extra = f" resumed_from={m.resumed_from}" if m.resumed_from else ""
+        return f"model={m.model}{extra}"
+    if isinstance(m, TurnStartMetadata):
+        return f"input_tokens={m.input_tokens}"
+    if isinstance(m, UserMessageMetadata):
+        return f"#{m.history_index} {one_line(m.message.content if m.message else None, 60)}"
+    if isinstance(m, ContextDecisionMetadata):
+        d, b = m.decision, m.budget
         outcomes: dict[str, int] = {}
-        for x in d.get("decisions") or []:
-            outcomes[x.get("outcome")] = outcomes.get(x.get("outcome"), 0) + 1
+        for x in (d.decisions if d else None) or []:
+            outcomes[x.outcome] = outcomes.get(x.outcome, 0) + 1
         counts = " ".join(f"{k}={v}" for k, v in sorted(outcomes.items()))
-        b = md.get("budget") or {}
-        return (f"step={md.get('step')} strategy={d.get('strategy')} {counts} used={b.get('used')}/{b.get('available')} "
-                f"digest={md.get('request_digest')}")
-    if et == "prompt_snapshot":
-        return f"step={md.get('step')} {len(md.get('messages') or [])} messages model={md.get('model')}"
-    if et == "llm_call":
-        msg = md.get("message") or {}
-        calls = [c.get("name") or (c.get("function") or {}).get("name") for c in msg.get("tool_calls") or []]
-        what = f"→ {', '.join(map(str, calls))}()" if calls else one_line(msg.get("content"), 40)
-        finish = ",".join(md.get("gen_ai.response.finish_reasons") or [])
-        usage = "".join(
-            f" {label}={md[key]}" for label, key in (("in", "gen_ai.usage.input_tokens"), ("out", "gen_ai.usage.output_tokens"))
-            if md.get(key) is not None
-        )
-        return f"step={md.get('step')}{usage}{' finish=' + finish if finish else ''} #{md.get('history_index')} {what}"
-    if et == "tool_call":
-        ok = "ok" if md.get("ok", True) else f"error {((md.get('error') or {}).get('type')) or ''}".rstrip()
-        return f"{md.get('name')} {ok} #{md.get('history_index')}{' (intercepted)' if md.get('intercepted') else ''}"
-    if et == "cognitive_primitive":
-        return f"{md.get('primitive')!s:<10}{_primitive_detail(md)}"
-    if et == "state_change":
-        return f"{md.get('object_id')} {md.get('kind')} {md.get('from_tier')}→{md.get('to_tier')} ({md.get('cause')})"
-    if et == "context_action":
-        return f"{md.get('action')} {md.get('object_id') or ''}".rstrip()
-    if et == "memory_read":
-        return f"{md.get('purpose')} {len(md.get('results') or [])} results for {one_line(md.get('query'), 40)!s}"
-    if et == "memory_write":
-        entry = md.get("entry") or {}
-        return f"{md.get('op')} {entry.get('kind')} {entry.get('id')}"
-    if et == "error":
-        return f"{md.get('where')} {md.get('type')}: {one_line(md.get('message'), 80)}"
-    if et == "turn_end":
-        return f"status={md.get('status')} steps={md.get('steps')} {one_line(md.get('reply'), 50)}"
-    if et == "run_end":
-        return f"turns={md.get('turns')}"
-    return one_line(json.dumps(md, ensure_ascii=False, default=str), 80)
+        return (f"step={m.step} strategy={d.strategy if d else None} {counts} "
+                f"used={b.used if b else None}/{b.available if b else None} digest={m.request_digest}")
+    if isinstance(m, PromptSnapshotMetadata):
+        return f"step={m.step} {len(m.messages)} messages model={m.model}"
+    if isinstance(m, LlmCallMetadata):
+        msg = m.message
+        calls = [c.get("name") or (c.get("function") or {}).get("name") for c in (msg.tool_calls if msg else None) or []]
+        what = f"→ {', '.join(map(str, calls))}()" if calls else one_line(msg.content if msg else None, 40)
+        finish = ",".join(r for r in m.finish_reasons or [] if r is not None)
+        usage = "".join(f" {label}={n}" for label, n in (("in", m.input_tokens), ("out", m.output_tokens)) if n is not None)
+        return f"step={m.step}{usage}{' finish=' + finish if finish else ''} #{m.history_index} {what}"
+    if isinstance(m, ToolCallMetadata):
+        ok = "ok" if m.ok is not False else f"error {(m.error.type if m.error else None) or ''}".rstrip()
+        return f"{m.name} {ok} #{m.history_index}{' (intercepted)' if m.intercepted else ''}"
+    if isinstance(m, CognitivePrimitiveMetadata):
+        return f"{m.primitive!s:<10}{_primitive_detail(m)}"
+    if isinstance(m, StateChangeMetadata):
+        return f"{m.object_id} {m.kind} {m.from_tier}→{m.to_tier} ({m.cause})"
+    if isinstance(m, ContextActionMetadata):
+        return f"{m.action} {m.object_id or ''}".rstrip()
+    if isinstance(m, MemoryReadMetadata):
+        return f"{m.purpose} {len(m.results)} results for {one_line(m.query, 40)!s}"
+    if isinstance(m, MemoryWriteMetadata):
+        return f"{m.op} {m.entry.kind if m.entry else None} {m.entry.id if m.entry else None}"
+    if isinstance(m, ErrorMetadata):
+        return f"{m.where} {m.type}: {one_line(m.message, 80)}"
+    if isinstance(m, TurnEndMetadata):
+        return f"status={m.status} steps={m.steps} {one_line(m.reply, 50)}"
+    if isinstance(m, RunEndMetadata):
+        return f"turns={m.turns}"
+    return one_line(json.dumps(ev.metadata, ensure_ascii=False, default=str), 80)
 
 
 def _safe_detail(ev: TraceEvent) -> str:
@@ -484,21 +496,20 @@ def _event_line(ev: TraceEvent, n: int, *, with_turn: bool, with_agent: bool) ->
 
 def _cognitive_line(ev: TraceEvent, n: int, with_agent: bool) -> str:
     """Seed 000: `` 15. cognitive_primitive   2026-04-18T12:34  recall    turn=3 → 2 messages``."""
-    md = ev.metadata
+    md = CognitivePrimitiveMetadata.read(ev.metadata)
     try:
         detail = _primitive_detail(md)
     except _SHAPE_ERRORS as exc:
         detail = f"(metadata of an unexpected shape: {_shape_problem(exc)})"
-    line = f"{n:>3}. {ev.event_type:<22}{ev.ts[:16]}  {md.get('primitive')!s:<10}{detail}"
+    line = f"{n:>3}. {ev.event_type:<22}{ev.ts[:16]}  {md.primitive!s:<10}{detail}"
     return line + (f"  (agent {ev.agent})" if with_agent else "")
 
 
 def _is_error(ev: TraceEvent) -> bool:
-    md = ev.metadata
     return (
         ev.event_type == "error"
-        or (ev.event_type == "turn_end" and md.get("status") not in (None, "ok"))
-        or (ev.event_type == "tool_call" and md.get("ok") is False)
+        or (ev.event_type == "turn_end" and TurnEndMetadata.read(ev.metadata).status not in (None, "ok"))
+        or (ev.event_type == "tool_call" and ToolCallMetadata.read(ev.metadata).ok is False)
     )
 
 
@@ -581,21 +592,20 @@ def _of_agent(agent: str | None) -> str:
 
 
 def _print_context(ev: TraceEvent, with_agent: bool) -> None:
-    md = ev.metadata
+    md = ContextDecisionMetadata.read(ev.metadata)
     who = f"  (agent {ev.agent})" if with_agent else ""
     try:
-        decision = ContextDecision.model_validate(md.get("decision") or {})
+        # validated on its own (not through md) so the message names the decision's own problem
+        decision = ContextDecision.model_validate(ev.metadata.get("decision") or {})
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(map(str, first["loc"])) or "decision"
-        print(f"\nTurn {ev.turn} step {md.get('step', 0)}  event {ev.event_id}: decision not readable "
+        print(f"\nTurn {ev.turn} step {md.step}  event {ev.event_id}: decision not readable "
               f"({exc.error_count()} problems, first: {first['msg']} at {where}){who}")
         return
-    budget: dict[str, Any] = md["budget"] if isinstance(md.get("budget"), dict) else {}
-    util = budget.get("utilization", decision.utilization_before)
-    shown = f"{util:.2f}" if isinstance(util, int | float) and not isinstance(util, bool) else "?"
-    print(f"\nTurn {ev.turn} step {md.get('step', 0)}  strategy={decision.strategy}  utilization={shown}  "
-          f"digest={md.get('request_digest')}{who}")
+    util = md.budget.utilization if md.budget is not None else decision.utilization_before
+    print(f"\nTurn {ev.turn} step {md.step}  strategy={decision.strategy}  utilization={util:.2f}  "
+          f"digest={md.request_digest}{who}")
     for line in format_context_decisions(decision):
         print(line)
 
@@ -658,21 +668,22 @@ def _replay_list(args: argparse.Namespace, reader: TraceReader, run_id: str) -> 
     rows: list[dict[str, Any]] = []
     for agent in agents:
         events = reader.events(run_id, event_types=["context_decision", "prompt_snapshot"], agent=agent)
-        snaps = {(e.turn, e.metadata.get("step", 0)) for e in events if e.event_type == "prompt_snapshot"}
+        snaps = {(e.turn, PromptSnapshotMetadata.read(e.metadata).step) for e in events
+                 if e.event_type == "prompt_snapshot"}
         by_turn: dict[int, list[TraceEvent]] = {}
         for e in events:
             if e.event_type == "context_decision" and e.turn is not None:
                 by_turn.setdefault(e.turn, []).append(e)
         for turn, decs in sorted(by_turn.items()):
-            first = decs[0].metadata
-            d = first.get("decision") or {}
-            outcomes = [x.get("outcome") for x in d.get("decisions") or []]
+            first = ContextDecisionMetadata.read(decs[0].metadata)
+            d = first.decision
+            outcomes: list[str] = [x.outcome for x in (d.decisions if d else None) or []]
             rows.append({
-                "agent": agent, "turn": turn, "steps": len(decs), "strategy": d.get("strategy"),
-                "utilization": (first.get("budget") or {}).get("utilization"),
+                "agent": agent, "turn": turn, "steps": len(decs), "strategy": d.strategy if d else None,
+                "utilization": first.budget.utilization if first.budget else None,
                 "messages": len(outcomes),
                 **{k: outcomes.count(k) for k in ("kept", "compressed", "dropped", "summarized")},
-                "snapshot": (turn, first.get("step", 0)) in snaps, "digest": first.get("request_digest"),
+                "snapshot": (turn, first.step) in snaps, "digest": first.request_digest,
             })
     if args.json:
         _dump(rows)

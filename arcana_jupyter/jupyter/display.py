@@ -25,6 +25,7 @@ from IPython.display import DisplayHandle, display
 
 from .. import render
 from ..runtime.bundle import compact_bundle
+from ..schema.events import LlmCallMetadata, ToolCallMetadata
 from ..trace.events import TraceEvent
 from ..trace.redact import mask_secrets
 from .notebook_path import NotebookLocation
@@ -102,7 +103,8 @@ class TurnDisplay:
                 self.turn = int(event.turn)
             self.events.append(event)
             self._events_dirty = True
-            if event.event_type == "llm_call" and (event.metadata.get("message") or {}).get("tool_calls"):
+            message = LlmCallMetadata.read(event.metadata).message if event.event_type == "llm_call" else None
+            if message is not None and message.tool_calls:
                 self._tokens.clear()  # a tool-loop step ended: its text is not the final reply
 
     # ---- main thread ------------------------------------------------------------------------
@@ -165,7 +167,7 @@ class TurnDisplay:
             if events_due:
                 self._events_dirty = False
                 self._last_events = now
-            tools = [e.metadata.get("name") for e in self.events if e.event_type == "tool_call"]
+            tools = [ToolCallMetadata.read(e.metadata).name for e in self.events if e.event_type == "tool_call"]
         if events_due:
             self._refresh_live()
         if self.handle is None or not (text_due or events_due):

@@ -6,6 +6,7 @@ from typing import Any
 
 from .. import render
 from ..render._html import esc, fmt_score, pill, table
+from ..schema.events import MemoryEntryBrief, MemoryReadMetadata, MemoryWriteMetadata
 
 
 def _events(chat: Any) -> list[Any]:
@@ -35,16 +36,17 @@ def memory_html(chat: Any, query: str | None = None) -> tuple[str, str]:
     rows = []
     lines = []
     for event in _events(chat):
-        md = event.metadata
         if event.event_type == "memory_read":
-            for r in md.get("results") or []:
-                rows.append([esc(event.turn), pill("recalled", "kept"), f"<code>{esc(r.get('id'))}</code>",
-                             esc(r.get("kind")), esc(md.get("purpose")), esc(r.get("content"))])
-                lines.append(f"turn {event.turn} recalled {r.get('id')}: {r.get('content')}")
+            read = MemoryReadMetadata.read(event.metadata)
+            for r in read.results:
+                rows.append([esc(event.turn), pill("recalled", "kept"), f"<code>{esc(r.id)}</code>",
+                             esc(r.kind), esc(read.purpose), esc(r.content)])
+                lines.append(f"turn {event.turn} recalled {r.id}: {r.content}")
         else:
-            entry = md.get("entry") or {}
-            rows.append([esc(event.turn), pill(str(md.get("op") or "write"), "compressed"), f"<code>{esc(entry.get('id'))}</code>",
-                         esc(entry.get("kind")), esc(entry.get("scope")), esc(entry.get("content"))])
-            lines.append(f"turn {event.turn} {md.get('op')} {entry.get('id')}: {entry.get('content')}")
+            write = MemoryWriteMetadata.read(event.metadata)
+            entry = write.entry or MemoryEntryBrief()
+            rows.append([esc(event.turn), pill(str(write.op or "write"), "compressed"), f"<code>{esc(entry.id)}</code>",
+                         esc(entry.kind), esc(entry.scope), esc(entry.content)])
+            lines.append(f"turn {event.turn} {write.op} {entry.id}: {entry.content}")
     body = table(["turn", "", "id", "kind", "purpose / scope", "content"], rows) if rows else '<div class="arcana-empty">Nothing recalled or written yet.</div>'
     return render.style_block() + f'<div class="arcana"><h4 class="arcana-h">Memory in this session</h4>{body}</div>', "\n".join(lines) or "nothing recalled or written yet"

@@ -38,6 +38,7 @@ from typing import Any
 from .. import exceptions as _exceptions
 from ..exceptions import ConfigError, ProviderError, ReplayDivergence, TraceError
 from ..messages import as_message, canonical_json, request_digest
+from ..schema.events import ContextDecisionMetadata, ErrorMetadata, LlmCallMetadata, TurnEndMetadata
 from ..tokens import TokenCounter
 from ..trace.events import TraceEvent
 from ..trace.reader import TraceReader
@@ -99,11 +100,11 @@ class ReplayProvider(Provider):
     def model_name(self) -> str:
         """The model the recorded run asked for (what the replaying run should request)."""
         if self.calls:
-            return str(self.calls[0].metadata.get("gen_ai.request.model") or "")
+            return LlmCallMetadata.read(self.calls[0].metadata).request_model or ""
         for event in self.reader.events(self.run_id, event_types=["context_decision"], agent=self.agent):
-            builder = event.metadata.get("builder")
-            if isinstance(builder, dict) and builder.get("model"):
-                return str(builder["model"])
+            builder = ContextDecisionMetadata.read(event.metadata).builder
+            if builder is not None and builder.model:
+                return builder.model
         model = str(self.reader.run_info(self.run_id).model or "")
         return model.split(":", 1)[1] if ":" in model else model
 
@@ -112,28 +113,28 @@ class ReplayProvider(Provider):
         """The provider the recorded run talked to (``local``, ``openai`` ...): settings that depend
         on the provider (which tools ``auto`` offers) follow the recording, not the replay."""
         if self.calls:
-            return str(self.calls[0].metadata.get("gen_ai.system") or "")
+            return LlmCallMetadata.read(self.calls[0].metadata).system or ""
         model = str(self.reader.run_info(self.run_id).model or "")
         return model.split(":", 1)[0] if ":" in model else model
 
-    def _first_decision(self) -> dict[str, Any]:
+    def _first_decision(self) -> ContextDecisionMetadata:
         for event in self.reader.events(self.run_id, event_types=["context_decision"], agent=self.agent):
-            return dict(event.metadata)
-        return {}
+            return ContextDecisionMetadata.read(event.metadata)
+        return ContextDecisionMetadata()
 
     def token_counter(self, model: str | None = None) -> TokenCounter:
         """Count as the recording did: the encoding its builder recorded (a GGUF model's own too)."""
         from .counting import counter_for_encoding
 
-        builder = self._first_decision().get("builder")
-        encoding = builder.get("encoding") if isinstance(builder, dict) else None
-        return counter_for_encoding(str(encoding) if encoding else None, model)
+        builder = self._first_decision().builder
+        encoding = builder.encoding if builder is not None else None
+        return counter_for_encoding(encoding or None, model)
 
     def initial_margin(self, counter: TokenCounter) -> float:
         """The calibration the recording started from, so every budget is rebuilt as it was."""
-        calibration = self._first_decision().get("calibration")
-        if isinstance(calibration, dict) and isinstance(calibration.get("ratio"), int | float):
-            return float(calibration["ratio"])
+        calibration = self._first_decision().calibration
+        if calibration is not None and calibration.ratio is not None:
+            return calibration.ratio
         return 1.0
 
     @property
@@ -170,10 +171,11 @@ class ReplayProvider(Provider):
     async def stream(self, request: LLMRequest) -> AsyncIterator[StreamChunk]:
         event = self._next(request)
         if event.event_type != "llm_call":
-            received = event.metadata.get("received")
-            if not isinstance(received, str) and event.metadata.get("received_chars"):
+            error = ErrorMetadata.read(event.metadata)
+            received = error.received
+            if received is None and error.received_chars:
                 received = self._partial_reply(event)
-            for piece in _WORDS.findall(received if isinstance(received, str) else ""):
+            for piece in _WORDS.findall(received or ""):
                 yield StreamChunk(text=piece)
             raise self.recorded_error(event)
         response = self._response(event, self.position)
@@ -192,55 +194,53 @@ class ReplayProvider(Provider):
             ends = self.reader.events(self.run_id, event_types=["turn_end"], turn=event.turn, agent=self.agent)
         except TraceError:
             return ""
-        reply = ends[-1].metadata.get("reply") if ends else None
-        return reply if isinstance(reply, str) else ""
+        reply = TurnEndMetadata.read(ends[-1].metadata).reply if ends else None
+        return reply or ""
 
     def recorded_error(self, event: TraceEvent) -> ProviderError:
         """The error a recorded ``error`` event describes, as an exception of the same class name."""
-        meta = event.metadata
-        status = meta.get("status")
-        exc = _error_class(str(meta.get("type") or "ProviderError"))(
-            str(meta.get("message") or ""), provider=self.recorded_provider,
-            status=status if isinstance(status, int) and not isinstance(status, bool) else None,
+        meta = ErrorMetadata.read(event.metadata)
+        exc = _error_class(meta.type or "ProviderError")(
+            meta.message or "", provider=self.recorded_provider, status=meta.status,
         )
         exc.recorded = True  # type: ignore[attr-defined]
         return exc
 
     def _response(self, event: TraceEvent, call: int) -> LLMResponse:
-        meta = event.metadata
-        record = meta.get("message")
-        if not isinstance(record, dict):
+        meta = LlmCallMetadata.read(event.metadata)
+        if meta.message is None:
             raise ProviderError(f"replay: recorded call {call} (turn {event.turn}) has no response message", provider="replay")
-        if record.get("content") is None and not record.get("tool_calls"):
+        if meta.message.content is None and not meta.message.tool_calls:
             raise ProviderError(
                 f"replay: run {self.run_id} was recorded with trace_content='none': call {call} (turn {event.turn}) "
                 "has no response text to replay. Record with trace_content='full' or 'redacted' to replay.",
                 provider="replay",
             )
-        message = as_message(record).replace(turn=None, role="assistant")
-        reasons = meta.get("gen_ai.response.finish_reasons") or ["stop"]
+        message = as_message(meta.message.model_dump(exclude_unset=True)).replace(turn=None, role="assistant")
+        reasons = meta.finish_reasons or ["stop"]
         return LLMResponse(
             message=message,
             usage=Usage(
-                input_tokens=int(meta.get("gen_ai.usage.input_tokens") or 0),
-                output_tokens=int(meta.get("gen_ai.usage.output_tokens") or 0),
-                cached_input_tokens=int(meta.get("gen_ai.usage.cached_input_tokens") or 0),
+                input_tokens=meta.input_tokens or 0,
+                output_tokens=meta.output_tokens or 0,
+                cached_input_tokens=meta.cached_input_tokens or 0,
             ),
             finish_reason=str(reasons[0]),
-            model=str(meta.get("gen_ai.response.model") or meta.get("gen_ai.request.model") or ""),
+            model=meta.response_model or meta.request_model or "",
         )
 
     # -- checking ---------------------------------------------------------------------------------
 
     def _check(self, request: LLMRequest, event: TraceEvent, call: int) -> None:
-        recorded = event.metadata.get("request_digest")
+        meta = LlmCallMetadata.read(event.metadata)
+        recorded = meta.request_digest
         if not recorded:
             return  # e.g. a summariser call, recorded without a digest
-        recorded_model = str(event.metadata.get("gen_ai.request.model") or "")
+        recorded_model = meta.request_model or ""
         new = request_digest(request.messages, request.tools, request.model)
         if new == recorded or request_digest(request.messages, request.tools, recorded_model) == recorded:
             return
-        step = event.metadata.get("step")
+        step = meta.step
         report = self.divergence_report(request, event, call, new)
         where = f"turn {event.turn}, step {step}" if event.turn is not None else f"call {call}"
         divergence = Divergence(call, event.turn, step, recorded, new, report)
@@ -254,12 +254,12 @@ class ReplayProvider(Provider):
 
     def divergence_report(self, request: LLMRequest, event: TraceEvent, call: int, new_digest: str) -> str:
         """A readable account of how ``request`` differs from what was sent at recorded call ``call``."""
-        meta = event.metadata
-        step = meta.get("step")
+        meta = LlmCallMetadata.read(event.metadata)
+        step = meta.step
         lines = [
             f"run {self.run_id}, agent {self.agent}, turn {event.turn}, step {step} "
             f"(recorded LLM call {call} of {len(self.script)})",
-            f"request digest: recorded {meta.get('request_digest')}, new {new_digest}",
+            f"request digest: recorded {meta.request_digest}, new {new_digest}",
         ]
         recorded_messages, recorded_tools, source = self._recorded_request(event, step)
         lines.append(f"compared with: {source}")
@@ -270,7 +270,7 @@ class ReplayProvider(Provider):
             body += diff_messages(recorded_messages, new_messages)
         if recorded_tools is not None:
             body += diff_tools(recorded_tools, new_tools)
-        recorded_model = str(meta.get("gen_ai.request.model") or "")
+        recorded_model = meta.request_model or ""
         if recorded_model and request.model != recorded_model:
             body.append(f"model: recorded {recorded_model!r}, new {request.model!r}")
         if not body:
@@ -308,7 +308,7 @@ class ReplayProvider(Provider):
 
 
 def _is_provider_error(event: TraceEvent) -> bool:
-    return event.event_type == "error" and event.metadata.get("where") == "provider"
+    return event.event_type == "error" and ErrorMetadata.read(event.metadata).where == "provider"
 
 
 _ERROR_CLASSES: dict[str, type[ProviderError]] = {}

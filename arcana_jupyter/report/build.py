@@ -16,6 +16,7 @@ from ..exceptions import ArcanaError
 from ..render._html import cost_text, int_text
 from ..render.md import highlight_css
 from ..render.templating import render_template
+from ..schema.events import TurnEndMetadata, UsageRecord
 from ..trace.reader import TraceReader
 from ..trace.redact import mask_secrets
 from .embed import embed_traces
@@ -87,16 +88,17 @@ def summarize(reader: TraceReader, run_id: str, agent: str) -> RunSummary:
     info = reader.run_info(run_id)
     summary = RunSummary(run_id=run_id, agent=agent, model=info.model or "")
     for event in reader.events(run_id, agent=agent, event_types=("turn_end", "cognitive_primitive", "tool_call", "error")):
-        md = event.metadata
         if event.event_type == "turn_end":
-            usage = md.get("usage") or {}
+            end = TurnEndMetadata.read(event.metadata)
+            usage = end.usage or UsageRecord()
             summary.turns += 1
-            summary.input_tokens += int(usage.get("input_tokens") or 0)
-            summary.output_tokens += int(usage.get("output_tokens") or 0)
-            summary.cached_input_tokens += int(usage.get("cached_input_tokens") or 0)
-            summary.cost_usd += float(md.get("cost_usd") or 0.0)
-            summary.points.append({"label": str(event.turn), **{k: int(usage.get(k) or 0) for k in
-                                   ("input_tokens", "output_tokens", "cached_input_tokens")}})
+            summary.input_tokens += usage.input_tokens
+            summary.output_tokens += usage.output_tokens
+            summary.cached_input_tokens += usage.cached_input_tokens
+            summary.cost_usd += end.cost_usd or 0.0
+            summary.points.append({"label": str(event.turn), "input_tokens": usage.input_tokens,
+                                   "output_tokens": usage.output_tokens,
+                                   "cached_input_tokens": usage.cached_input_tokens})
         elif event.event_type == "cognitive_primitive":
             summary.primitive_calls += 1
         elif event.event_type == "tool_call":

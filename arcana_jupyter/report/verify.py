@@ -36,6 +36,13 @@ import nbformat
 from nbclient import NotebookClient
 
 from ..exceptions import ArcanaError
+from ..schema.events import (
+    ContextDecisionMetadata,
+    ErrorMetadata,
+    MemoryWriteMetadata,
+    RunStartMetadata,
+    TurnEndMetadata,
+)
 from ..trace.reader import TraceReader
 from .sources import EmbeddedTraces, NotebookRun, beside, locate_runs
 
@@ -98,16 +105,17 @@ def _turns(reader: TraceReader, run_id: str, agent: str) -> dict[int, _Turn]:
         if event.turn is None:
             continue
         entry = out.setdefault(event.turn, _Turn())
-        md = event.metadata
         if event.event_type == "context_decision":
-            entry.digests.append(str(md.get("request_digest")))
+            entry.digests.append(str(ContextDecisionMetadata.read(event.metadata).request_digest))
         elif event.event_type == "turn_end":
-            entry.reply = md.get("reply")
-            entry.status = md.get("status")
+            end = TurnEndMetadata.read(event.metadata)
+            entry.reply = end.reply
+            entry.status = end.status
         else:
-            text = f"{md.get('type')}: {md.get('message') or ''}"
+            error = ErrorMetadata.read(event.metadata)
+            text = f"{error.type}: {error.message or ''}"
             entry.errors.append(text)
-            if md.get("where") == "provider":
+            if error.where == "provider":
                 entry.provider_errors.append(text)
     return out
 
@@ -149,18 +157,17 @@ def _prepare_memory(runs: list[NotebookRun], box: Path) -> None:
             continue
         reader = TraceReader(run.path)
         for event in reader.events(run.run_id, event_types=("run_start", "memory_write")):
-            md = event.metadata
             if event.event_type == "run_start":
-                config = md.get("config")
-                if isinstance(config, dict) and config.get("memory"):
+                config = RunStartMetadata.read(event.metadata).config  # a RuntimeConfig dump: read as one
+                if config is not None and config.get("memory"):
                     if config.get("memory_url"):
                         continue  # a server: the sandbox gives the kernel an empty scratch file instead
                     raw = config.get("memory_path")
                     stores.add(Path(str(raw)).expanduser() if raw else default_memory_path())
-            elif md.get("op") in ("remember", "learning"):
-                entry = md.get("entry")
-                if isinstance(entry, dict) and entry.get("id"):
-                    written.add(str(entry["id"]))
+                continue
+            write = MemoryWriteMetadata.read(event.metadata)
+            if write.op in ("remember", "learning") and write.entry is not None and write.entry.id:
+                written.add(write.entry.id)
     box.mkdir(parents=True, exist_ok=True)
     for store in stores:
         try:

@@ -4,18 +4,34 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..schema.bundle import BUNDLE_VERSION, MIME_TYPE
+from ..schema.events import (
+    METADATA_MODELS,
+    CognitivePrimitiveMetadata,
+    ContextDecisionMetadata,
+    ErrorMetadata,
+    LlmCallMetadata,
+    MemoryReadMetadata,
+    PromptSnapshotMetadata,
+    Record,
+    ToolCallMetadata,
+    TurnEndMetadata,
+    UserMessageMetadata,
+)
 from ..trace.events import TraceEvent
 
 if TYPE_CHECKING:
     from .session import ChatSession
 
-BUNDLE_VERSION = 1
-MIME_TYPE = "application/vnd.arcana.turn+json"
+__all__ = ["BUNDLE_VERSION", "MIME_TYPE", "bundle_from_events", "compact_bundle", "session_totals", "turn_bundle"]
 
 
 def bundle_from_events(events: list[TraceEvent], *, run_id: str, agent: str, turn: int, model: str,
                        trace_path: str | None) -> dict[str, Any]:
-    """Assemble a bundle from one turn's events (live, or read back from a trace)."""
+    """Assemble a bundle from one turn's events (live, or read back from a trace).
+
+    The result has the shape of :class:`arcana_jupyter.schema.bundle.TurnBundle` (as a dict: the
+    display, the notebook's compact copy and the frontend all work on JSON)."""
     steps: dict[int, dict[str, Any]] = {}
     bundle: dict[str, Any] = {
         "version": BUNDLE_VERSION, "run_id": run_id, "agent": agent, "turn": turn, "trace_path": trace_path,
@@ -25,57 +41,55 @@ def bundle_from_events(events: list[TraceEvent], *, run_id: str, agent: str, tur
         "latency_ms": None, "errors": [], "state_changes": [],
     }
     for ev in events:
-        md = ev.metadata
         et = ev.event_type
-        if et == "user_message":
-            bundle["input"] = (md.get("message") or {}).get("content")
-        elif et == "context_decision":
-            steps[md.get("step", 0)] = {
-                "step": md.get("step", 0), "decision": md.get("decision"), "report": md.get("report"),
-                "budget": md.get("budget"), "request_digest": md.get("request_digest"), "messages": None,
-                "counting": _counting(md),
+        md = METADATA_MODELS.get(et, Record).read(ev.metadata)
+        if isinstance(md, UserMessageMetadata):
+            bundle["input"] = md.message.content if md.message else None
+        elif isinstance(md, ContextDecisionMetadata):
+            steps[md.step] = {
+                "step": md.step,
+                # the recorded dumps, passed through to the frontend as they are (the decision can be
+                # thousands of rows: no re-validation and re-dump)
+                **{key: ev.metadata.get(key) for key in ("decision", "report", "budget")},
+                "request_digest": md.request_digest, "messages": None, "counting": _counting(md),
             }
-        elif et == "prompt_snapshot":
-            step = steps.get(md.get("step", 0))
+        elif isinstance(md, PromptSnapshotMetadata):
+            step = steps.get(md.step)
             if step is not None:
-                step["messages"] = md.get("messages")
-        elif et == "llm_call":
-            step = steps.get(md.get("step", 0))
+                step["messages"] = md.messages
+        elif isinstance(md, LlmCallMetadata):
+            step = steps.get(md.step or 0)
             if step is not None and isinstance(step.get("counting"), dict):
-                step["counting"]["counted"] = md.get("counted_input_tokens")
-                step["counting"]["reported"] = md.get("reported_input_tokens")
-        elif et == "tool_call":
-            bundle["tool_calls"].append({k: md.get(k) for k in ("name", "arguments", "ok", "result", "intercepted")})
-        elif et == "cognitive_primitive":
-            bundle["primitives"].append({k: md.get(k) for k in ("primitive", "args", "result")})
-        elif et == "memory_read":
-            bundle["memories"].extend(md.get("results") or [])
+                step["counting"]["counted"] = md.counted_input_tokens
+                step["counting"]["reported"] = md.reported_input_tokens
+        elif isinstance(md, ToolCallMetadata):
+            bundle["tool_calls"].append({"name": md.name, "arguments": md.arguments, "ok": md.ok, "result": md.result,
+                                         "intercepted": md.intercepted})
+        elif isinstance(md, CognitivePrimitiveMetadata):
+            bundle["primitives"].append({"primitive": md.primitive, "args": md.args, "result": md.result})
+        elif isinstance(md, MemoryReadMetadata):
+            bundle["memories"].extend(r.model_dump(exclude_unset=True) for r in md.results)
         elif et in ("state_change", "context_action"):
-            bundle["state_changes"].append({"event_type": et, **md})
-        elif et == "error":
-            bundle["errors"].append({k: md.get(k) for k in ("type", "message", "where")})
-        elif et == "turn_end":
-            bundle["status"] = md.get("status", "ok")
-            bundle["reply"] = md.get("reply")
-            bundle["usage"] = md.get("usage") or bundle["usage"]
-            bundle["cost_usd"] = md.get("cost_usd", 0.0)
-            bundle["latency_ms"] = md.get("latency_ms")
+            bundle["state_changes"].append({"event_type": et, **ev.metadata})
+        elif isinstance(md, ErrorMetadata):
+            bundle["errors"].append({"type": md.type, "message": md.message, "where": md.where})
+        elif isinstance(md, TurnEndMetadata):
+            bundle["status"] = md.status if "status" in md.model_fields_set else "ok"
+            bundle["reply"] = md.reply
+            bundle["usage"] = md.usage.model_dump() if md.usage else bundle["usage"]
+            bundle["cost_usd"] = md.cost_usd if "cost_usd" in md.model_fields_set else 0.0
+            bundle["latency_ms"] = md.latency_ms
     bundle["steps"] = [steps[k] for k in sorted(steps)]
     return bundle
 
 
-def _counting(md: dict[str, Any]) -> dict[str, Any] | None:
+def _counting(md: ContextDecisionMetadata) -> dict[str, Any] | None:
     """How a step's prompt was counted: the tokenizer, and the calibration ratio its budget was scaled by."""
-    builder = md.get("builder")
-    calibration = md.get("calibration")
-    builder = builder if isinstance(builder, dict) else {}
-    calibration = calibration if isinstance(calibration, dict) else {}
-    encoding = builder.get("encoding")
-    ratio = calibration.get("ratio")
+    encoding = md.builder.encoding if md.builder else None
+    ratio = md.calibration.ratio if md.calibration else None
     if encoding is None and ratio is None:
         return None
-    return {"encoding": encoding if isinstance(encoding, str) else None,
-            "ratio": float(ratio) if isinstance(ratio, int | float) else None, "counted": None, "reported": None}
+    return {"encoding": encoding, "ratio": ratio, "counted": None, "reported": None}
 
 
 def turn_bundle(session: ChatSession, turn: int) -> dict[str, Any]:

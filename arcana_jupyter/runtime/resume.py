@@ -14,6 +14,7 @@ from ..exceptions import ConfigError
 from ..messages import Message
 from ..primitives.pin import Pin
 from ..providers.base import Usage
+from ..schema.events import CognitivePrimitiveMetadata, RunStartMetadata, TurnEndMetadata
 from ..trace.events import TraceEvent
 from .config import RuntimeConfig
 from .intercept import AskUser
@@ -29,9 +30,11 @@ def replay_pins(events: list[TraceEvent]) -> list[Pin]:
     for ev in events:
         if ev.event_type != "cognitive_primitive":
             continue
-        md, result = ev.metadata, ev.metadata.get("result") or {}
-        args = md.get("args") or {}
-        if md.get("primitive") == "pin" and result.get("pinned") and not result.get("already_pinned"):
+        md = CognitivePrimitiveMetadata.read(ev.metadata)
+        # args and result are each primitive's own free-form dicts
+        result = md.result if isinstance(md.result, dict) else {}
+        args = md.args if isinstance(md.args, dict) else {}
+        if md.primitive == "pin" and result.get("pinned") and not result.get("already_pinned"):
             import hashlib
 
             content = args.get("content") or ""
@@ -40,7 +43,7 @@ def replay_pins(events: list[TraceEvent]) -> list[Pin]:
                 until_turn=result.get("until_turn"), created_turn=ev.turn or 1,
                 tokens=0, sha256=hashlib.sha256(content.encode()).hexdigest(),
             )
-        elif md.get("primitive") == "unpin" and result.get("unpinned"):
+        elif md.primitive == "unpin" and result.get("unpinned"):
             pin = pins.get(args.get("pin_id", ""))
             if pin is not None:
                 pin.unpinned_turn = ev.turn or 1
@@ -61,7 +64,7 @@ def resume_session(runtime: Runtime, run_id: str, cfg: RuntimeConfig, trace_dir:
     history = reader.history(run_id, agent=agent)
     run_start = next((e for e in events if e.event_type == "run_start"), None)
     if not history or history[0].role != "system":
-        system = (run_start.metadata.get("system_prompt") if run_start else None) or cfg.system_prompt
+        system = (RunStartMetadata.read(run_start.metadata).system_prompt if run_start else None) or cfg.system_prompt
         history.insert(0, Message(role="system", content=system))
     writer = runtime.open_writer(trace_dir, run_id, cfg)
     session = runtime._new_session(agent, run_id, writer, cfg, ask_user=ask_user)
@@ -72,8 +75,10 @@ def resume_session(runtime: Runtime, run_id: str, cfg: RuntimeConfig, trace_dir:
         session.pins.pins[pin.pin_id] = pin
     for ev in events:
         if ev.event_type == "turn_end":
-            session.usage = session.usage + Usage.model_validate(ev.metadata.get("usage") or {})
-            session.cost_usd += float(ev.metadata.get("cost_usd") or 0.0)
+            end = TurnEndMetadata.read(ev.metadata)
+            if end.usage is not None:
+                session.usage = session.usage + Usage.model_validate(end.usage.model_dump())
+            session.cost_usd += end.cost_usd or 0.0
     if session.engine is not None:
         session.engine.replay(events)
     runtime._run_start(session, resumed_from=run_id)

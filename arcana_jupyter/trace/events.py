@@ -1,8 +1,8 @@
 """The trace event envelope and the event types (see docs/TRACE_FORMAT.md for each type's metadata).
 
 One JSON object per line. The envelope is fixed; what an event says lives in ``metadata``, whose
-keys per type are documented in docs/TRACE_FORMAT.md. Field names follow the OpenTelemetry GenAI
-conventions where one exists (``gen_ai.usage.input_tokens`` ...).
+keys per type are documented in docs/TRACE_FORMAT.md and typed in :mod:`arcana_jupyter.schema.events`.
+Field names follow the OpenTelemetry GenAI conventions where one exists (``gen_ai.usage.input_tokens`` ...).
 """
 
 from __future__ import annotations
@@ -11,26 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-TRACE_FORMAT_VERSION = 1
+from ..schema.events import EVENT_TYPES, TRACE_FORMAT_VERSION, EventType
 
-EventType = Literal[
-    "run_start",
-    "turn_start",
-    "user_message",
-    "context_decision",
-    "prompt_snapshot",
-    "llm_call",
-    "tool_call",
-    "cognitive_primitive",
-    "state_change",
-    "context_action",
-    "memory_read",
-    "memory_write",
-    "error",
-    "turn_end",
-    "run_end",
-]
-EVENT_TYPES: tuple[str, ...] = EventType.__args__  # type: ignore[attr-defined]
+__all__ = ["EVENT_TYPES", "TRACE_FORMAT_VERSION", "EventType", "TraceContent", "TraceEvent"]
 
 TraceContent = Literal["full", "redacted", "none"]
 """How much message content a trace keeps: all of it, with secrets masked, or none at all.

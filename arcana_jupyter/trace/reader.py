@@ -32,9 +32,18 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ..context.decisions import BudgetSnapshot, ContextDecision, ContextReport
 from ..exceptions import CorruptTraceError, TraceError
 from ..messages import Message, as_message
+from ..schema.decisions import BudgetSnapshot, ContextDecision, ContextReport
+from ..schema.events import (
+    METADATA_MODELS,
+    CognitivePrimitiveMetadata,
+    ContextDecisionMetadata,
+    MessageRecord,
+    Record,
+    RunStartMetadata,
+    TurnEndMetadata,
+)
 from .decision_delta import resolve_decision
 from .events import TraceEvent
 from .replay import ActivePin, PromptReplay, PromptSnapshot
@@ -126,6 +135,7 @@ class _FileIndex:
     last_ts: str | None = None
     errors: int = 0
     corrupt: list[str] = field(default_factory=list)
+    malformed: list[str] = field(default_factory=list)  # valid lines whose metadata does not fit its model
     torn: str | None = None
     tail_sig: bytes = b""  # the last bytes indexed: if they changed, the file was rewritten
     head_sig: bytes = b""  # the first bytes of the file: likewise
@@ -291,7 +301,7 @@ class TraceReader:
             status=status,
             events=len(idx.entries),
             errors=idx.errors,
-            warnings=len(idx.corrupt) + (1 if idx.torn else 0),
+            warnings=len(idx.corrupt) + len(idx.malformed) + (1 if idx.torn else 0),
         )
 
     def _run_id_of(self, path: Path) -> str:
@@ -309,6 +319,7 @@ class TraceReader:
                 if idx is None:
                     continue
                 out.extend(idx.corrupt)
+                out.extend(idx.malformed)
                 out.extend(idx.history_dupes)
                 if idx.torn:
                     out.append(idx.torn)
@@ -316,7 +327,7 @@ class TraceReader:
 
     def warnings_for(self, run_id: str) -> list[str]:
         idx = self._index(run_id)
-        return [*idx.corrupt, *idx.history_dupes, *([idx.torn] if idx.torn else [])]
+        return [*idx.corrupt, *idx.malformed, *idx.history_dupes, *([idx.torn] if idx.torn else [])]
 
     # -- indexing ---------------------------------------------------------------------------------
 
@@ -464,10 +475,22 @@ class TraceReader:
             return
         meta: dict[str, Any] = obj.get("metadata") or {}
         etype: str = obj["event_type"]
+        model = METADATA_MODELS.get(etype, Record)
+        try:
+            typed = model.model_validate(meta, strict=True)
+        except ValidationError as exc:
+            problem = f"{etype} event {_short(obj['event_id'])}: {_first_problem(exc)}"
+            if self.strict:
+                idx.lines -= 1
+                raise CorruptTraceError(str(idx.path), line_no, problem) from None
+            idx.malformed.append(f"{idx.path}:{line_no}: {problem} (event kept; the field reads as unset)")
+            typed = model.read(meta)
         agent: str = obj.get("agent") or "main"
         turn = _as_int(obj.get("turn"))
-        step = _as_int(meta.get("step"))
-        hindex = _as_int(meta.get("history_index")) if etype in HISTORY_EVENTS else None
+        # an unknown event type keeps its keys as extra attributes: _as_int guards their type
+        step = _as_int(getattr(typed, "step", None))
+        message = getattr(typed, "message", None) if etype in HISTORY_EVENTS else None
+        hindex = _as_int(getattr(typed, "history_index", None)) if etype in HISTORY_EVENTS else None
         ts = str(obj.get("ts") or "")
         position = len(idx.entries)
         entry = _Entry(offset, len(raw), line_no, etype, turn, agent, obj["event_id"], step, hindex,
@@ -483,7 +506,7 @@ class TraceReader:
         if idx.first_ts is None:
             idx.first_ts = ts
         idx.last_ts = ts
-        if hindex is not None and isinstance(meta.get("message"), dict):
+        if hindex is not None and isinstance(message, MessageRecord):
             slots = idx.history.setdefault(agent, {})
             if hindex in slots:
                 prev = idx.entries[slots[hindex]]
@@ -492,37 +515,33 @@ class TraceReader:
                     f"(first at line {prev.line}); the later message is used"
                 )
             slots[hindex] = position
-            record = dict(meta["message"])
+            record = dict(meta["message"])  # the record as written: as_message() reads it back losslessly
             if record.get("turn") is None and turn is not None:
                 record["turn"] = turn
             idx.records.setdefault(agent, {})[hindex] = record
             idx.messages.get(agent, {}).pop(hindex, None)
-        if etype == "run_start":
+        if isinstance(typed, RunStartMetadata):
             if idx.run_start is None:
-                # type-confused metadata (a model that is a number) must not break listing the folder
-                idx.run_start = {"model": _as_str(meta.get("model")), "provider": _as_str(meta.get("provider")),
-                                 "_ts": ts}
+                idx.run_start = {"model": typed.model, "provider": typed.provider, "_ts": ts}
             if agent not in idx.system_prompts:
-                prompt = meta.get("system_prompt")
-                idx.system_prompts[agent] = prompt if isinstance(prompt, str) else None
+                idx.system_prompts[agent] = typed.system_prompt
                 if "system_prompt" in meta:
                     idx.messages.get(agent, {}).pop(0, None)
         elif etype == "run_end":
             idx.run_end = True
-        elif etype == "error" or (etype == "turn_end" and meta.get("status") == "error"):
+        elif etype == "error" or (isinstance(typed, TurnEndMetadata) and typed.status == "error"):
             idx.errors += 1
-        elif etype == "cognitive_primitive":
-            op = self._pin_op(meta, position, turn, obj["event_id"])
+        elif isinstance(typed, CognitivePrimitiveMetadata):
+            op = self._pin_op(typed, position, turn, obj["event_id"])
             if op is not None:
                 idx.pin_ops.setdefault(agent, []).append(op)
 
     @staticmethod
-    def _pin_op(meta: dict[str, Any], position: int, turn: int | None, event_id: str) -> _PinOp | None:
-        primitive = meta.get("primitive")
-        args = meta.get("args") if isinstance(meta.get("args"), dict) else {}
-        result = meta.get("result") if isinstance(meta.get("result"), dict) else {}
-        assert isinstance(args, dict) and isinstance(result, dict)
-        if primitive == "pin":
+    def _pin_op(meta: CognitivePrimitiveMetadata, position: int, turn: int | None, event_id: str) -> _PinOp | None:
+        # args and result are free-form (each primitive has its own): read as the dicts they are
+        args = meta.args if isinstance(meta.args, dict) else {}
+        result = meta.result if isinstance(meta.result, dict) else {}
+        if meta.primitive == "pin":
             if result.get("pinned") is not True or result.get("already_pinned") is True:
                 return None
             pin_id = result.get("pin_id")
@@ -542,7 +561,7 @@ class TraceReader:
                 tokens=_as_int(result.get("tokens")),
                 event_id=event_id,
             )
-        if primitive == "unpin":
+        if meta.primitive == "unpin":
             ok = result.get("unpinned", result.get("ok"))
             pin_id = result.get("pin_id", args.get("pin_id"))
             if ok is True and isinstance(pin_id, str):
@@ -598,6 +617,7 @@ class TraceReader:
 
     def _resolve_delta(self, idx: _FileIndex, obj: dict[str, Any]) -> None:
         """Replace a decision delta (trace/decision_delta.py) by the full decision list, in place."""
+        # works on the raw JSON lines (this one and its base), resolving the delta in place before anyone reads it
         decision = (obj.get("metadata") or {}).get("decision")
         if not isinstance(decision, dict) or not decision.get("decisions_delta"):
             return
@@ -722,17 +742,21 @@ class TraceReader:
 
         wanted += belonging("prompt_snapshot")[-1:] + belonging("llm_call")[:1]
         loaded = {e.event_type: e for e in self._load(idx, wanted)}
-        meta = loaded["context_decision"].metadata
         try:
-            decision = ContextDecision.model_validate(meta.get("decision") or {})
-            report = ContextReport.model_validate(meta["report"]) if meta.get("report") else None
-            budget = BudgetSnapshot.model_validate(meta["budget"]) if meta.get("budget") else None
-        except ValidationError as exc:
+            meta = ContextDecisionMetadata.model_validate(loaded["context_decision"].metadata)
+            if meta.decision is None or meta.decision.decisions is None:
+                raise ValueError("no decision recorded")
+        except (ValidationError, ValueError) as exc:
             line = idx.entries[decisions[step]].line
+            why = _first_problem(exc) if isinstance(exc, ValidationError) else str(exc)
             raise TraceError(
                 f"{idx.path}:{line}: context_decision of turn {turn} step {step} does not match the decision "
-                f"model ({_first_problem(exc)})"
+                f"model ({why})"
             ) from None
+        decision = ContextDecision.model_construct(  # its fields were validated with the metadata
+            **{k: getattr(meta.decision, k) for k in ContextDecision.model_fields}
+        )
+        report, budget = meta.report, meta.budget
         snapshot = None
         if "prompt_snapshot" in loaded:
             try:
@@ -755,7 +779,7 @@ class TraceReader:
 
     def _replay(self, idx: _FileIndex, name: str, turn: int, step: int, steps: list[int], decision: ContextDecision,
                 report: ContextReport | None, budget: BudgetSnapshot | None, snapshot: PromptSnapshot | None,
-                meta: dict[str, Any], llm: dict[str, Any] | None, decision_id: str) -> PromptReplay:
+                meta: ContextDecisionMetadata, llm: dict[str, Any] | None, decision_id: str) -> PromptReplay:
         return PromptReplay(
             run_id=self._run_id_of(idx.path),
             agent=name,
@@ -766,11 +790,11 @@ class TraceReader:
             context_report=report,
             budget_snapshot=budget,
             prompt_snapshot=snapshot,
-            request_digest=meta.get("request_digest"),
-            history_len=_as_int(meta.get("history_len")),
-            inputs=meta.get("inputs") or {},
-            builder=meta.get("builder") or {},
-            tools=meta.get("tools") or [],
+            request_digest=meta.request_digest,
+            history_len=meta.history_len,
+            inputs=meta.inputs.model_dump(mode="json", by_alias=True, exclude_unset=True) if meta.inputs else {},
+            builder=meta.builder.model_dump(mode="json", by_alias=True, exclude_unset=True) if meta.builder else {},
+            tools=meta.tools,
             active_pins=self._active_pins(idx, name, turn, step),
             llm_call=llm,
             decision_event_id=decision_id,

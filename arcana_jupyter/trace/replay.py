@@ -11,23 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from ..context.decisions import BudgetSnapshot, ContextDecision, ContextReport, MessageDecision
-
-
-class PromptSnapshot(BaseModel):
-    """The exact request sent to the provider for one LLM call (opt-in, seed 003)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    turn: int | None = None
-    step: int = 0
-    model: str = ""
-    messages: list[dict[str, Any]] = Field(default_factory=list)
-    tools: list[dict[str, Any]] = Field(default_factory=list)
-    response_format: dict[str, Any] | None = None
-    budget_snapshot: BudgetSnapshot | None = None
+from ..schema.decisions import BudgetSnapshot, ContextDecision, ContextReport, MessageDecision
+from ..schema.events import PromptSnapshot
 
 
 class ActivePin(BaseModel):

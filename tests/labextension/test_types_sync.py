@@ -13,6 +13,7 @@ from pydantic import BaseModel
 import arcana_jupyter
 from arcana_jupyter import messages
 from arcana_jupyter.context import decisions
+from arcana_jupyter.schema import bundle
 from arcana_jupyter.trace.events import TraceEvent
 
 from .conftest import EXT
@@ -44,6 +45,13 @@ def ts_union(name: str) -> set[str]:
         decisions.BudgetSnapshot,
         decisions.ContextDecision,
         TraceEvent,
+        bundle.TurnBundle,
+        bundle.TurnStep,
+        bundle.StepCounting,
+        bundle.SessionUsage,
+        bundle.TurnError,
+        bundle.BundleToolCall,
+        bundle.PrimitiveCall,
     ],
     ids=lambda m: m.__name__,
 )

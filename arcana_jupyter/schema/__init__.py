@@ -1,0 +1,52 @@
+"""The contracts as code (ground layer): trace events, decisions, the turn bundle.
+
+- :mod:`.events` — one model per event type's ``metadata``, the envelope, the discriminated union
+  :data:`~.events.Event` and its ``TypeAdapter`` :data:`~.events.EVENT_ADAPTER`.
+- :mod:`.decisions` — what a working-set build decides (``ContextDecision`` ...), shared by the
+  builder, the trace, the CLI and the widgets.
+- :mod:`.bundle` — the turn bundle (``application/vnd.arcana.turn+json``) the inspector renders.
+
+This package imports nothing of arcana_jupyter but :mod:`arcana_jupyter.messages`.
+"""
+
+from .decisions import (
+    BudgetSnapshot,
+    ContextDecision,
+    ContextReport,
+    LayerReport,
+    MessageDecision,
+    TokenBudget,
+    decision_record,
+)
+from .events import (
+    EVENT_ADAPTER,
+    EVENT_MODELS,
+    EVENT_TYPES,
+    METADATA_MODELS,
+    TRACE_FORMAT_VERSION,
+    Envelope,
+    Event,
+    EventType,
+    Record,
+    parse_metadata,
+)
+
+__all__ = [
+    "EVENT_ADAPTER",
+    "EVENT_MODELS",
+    "EVENT_TYPES",
+    "METADATA_MODELS",
+    "TRACE_FORMAT_VERSION",
+    "BudgetSnapshot",
+    "ContextDecision",
+    "ContextReport",
+    "Envelope",
+    "Event",
+    "EventType",
+    "LayerReport",
+    "MessageDecision",
+    "Record",
+    "TokenBudget",
+    "decision_record",
+    "parse_metadata",
+]

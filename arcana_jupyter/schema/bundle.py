@@ -1,0 +1,109 @@
+"""The turn bundle (``application/vnd.arcana.turn+json``, docs/TURN_BUNDLE.md) as models.
+
+``runtime/bundle.py`` assembles the bundle as a plain dict from a turn's events (and the notebook's
+compact copy from it); these models are its contract: tests/schema/test_bundle_model.py validates
+the bundles of a real session against :class:`TurnBundle`, and tests/labextension/test_types_sync.py
+checks that ``labextension/src/types.ts`` has the same fields. Unknown keys are kept, so an older
+frontend reading a newer bundle keeps working.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .decisions import BudgetSnapshot, ContextReport
+from .events import UsageRecord
+
+BUNDLE_VERSION = 1
+MIME_TYPE = "application/vnd.arcana.turn+json"
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class StepCounting(_Part):
+    """How a step's prompt was counted: the tokenizer, the calibration ratio, our count and the provider's."""
+
+    encoding: str | None = None
+    ratio: float | None = None
+    counted: int | None = None
+    reported: int | None = None
+
+
+class TurnStep(_Part):
+    """One LLM call of the turn."""
+
+    step: int
+    decision: dict[str, Any] | None = None
+    """The ContextDecision dump (the compact copy leaves out its rows' empty fields)."""
+    report: ContextReport | None = None
+    budget: BudgetSnapshot | None = None
+    request_digest: str | None = None
+    messages: list[dict[str, Any]] | None = None
+    counting: StepCounting | None = None
+
+
+class BundleToolCall(_Part):
+    name: str | None = None
+    arguments: Any = None
+    ok: bool | None = None
+    result: Any = None
+    intercepted: bool | None = None
+
+
+class PrimitiveCall(_Part):
+    primitive: str | None = None
+    args: Any = None
+    result: Any = None
+
+
+class TurnError(_Part):
+    type: str | None = None
+    message: str | None = None
+    where: str | None = None
+
+
+class SessionUsage(_Part):
+    turns: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class TurnBundle(_Part):
+    """Everything the inspector shows about one turn."""
+
+    version: int = BUNDLE_VERSION
+    run_id: str
+    agent: str
+    turn: int
+    trace_path: str | None = None
+    model: str | None = None
+    status: str = "running"
+    """``running`` / ``ok`` / ``error`` / ``cancelled``."""
+    input: str | None = None
+    reply: str | None = None
+    steps: list[TurnStep] = Field(default_factory=list)
+    tool_calls: list[BundleToolCall] = Field(default_factory=list)
+    primitives: list[PrimitiveCall] = Field(default_factory=list)
+    pins: list[dict[str, Any]] = Field(default_factory=list)
+    """``Pin.summary()`` of each active pin."""
+    tiers: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    """Adaptive-context objects by tier (``StateObject`` dumps)."""
+    memories: list[dict[str, Any]] = Field(default_factory=list)
+    usage: UsageRecord | None = None
+    cost_usd: float | None = None
+    latency_ms: float | None = None
+    errors: list[TurnError] = Field(default_factory=list)
+    state_changes: list[dict[str, Any]] = Field(default_factory=list)
+    """The turn's ``state_change`` and ``context_action`` metadata, each with its ``event_type``."""
+    compact: bool | None = None
+    """The notebook's copy: prompt texts the trace holds are left out."""
+    session: SessionUsage | None = None
+    """Tokens and cost of the session so far (added by the display)."""
+    progress: str | None = None
+    """While the turn runs: what it is doing (added by the display)."""

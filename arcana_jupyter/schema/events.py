@@ -1,0 +1,538 @@
+"""Trace events as types: one model per event type's ``metadata``, and the envelope around it.
+
+docs/TRACE_FORMAT.md describes each type in prose; these models are the same contract as code
+(tests/schema/test_trace_format_doc.py keeps the two in step). The runtime still writes plain dicts
+(``ChatSession.emit``); tests/schema/test_written_events.py validates what a real session writes
+against these models, and :class:`~arcana_jupyter.trace.TraceReader` parses every line it indexes
+with :data:`EVENT_ADAPTER`, reporting a misshapen event as ``file:line: problem``.
+
+Conventions:
+
+- Every metadata field has a default: older traces (and hand-written ones in tests) leave keys
+  out, and a reader must still read them. Text fields are ``str | None`` because a
+  ``trace_content="none"`` trace sets message text to ``null``.
+- Unknown keys are kept (``extra="allow"``): a newer writer may add fields, an older reader keeps
+  working. Known keys are validated.
+- OpenTelemetry-style dotted keys (``gen_ai.usage.input_tokens``) are aliases of snake_case
+  attributes (``input_tokens``); dump with ``by_alias=True`` to get the wire form back.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Self, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from .decisions import BudgetSnapshot, ContextDecision, ContextReport, MessageDecision
+
+TRACE_FORMAT_VERSION = 1
+
+EventType = Literal[
+    "run_start",
+    "turn_start",
+    "user_message",
+    "context_decision",
+    "prompt_snapshot",
+    "llm_call",
+    "tool_call",
+    "cognitive_primitive",
+    "state_change",
+    "context_action",
+    "memory_read",
+    "memory_write",
+    "error",
+    "turn_end",
+    "run_end",
+]
+EVENT_TYPES: tuple[str, ...] = EventType.__args__  # type: ignore[attr-defined]
+
+
+class Record(BaseModel):
+    """A JSON object of the trace: known keys validated, unknown keys kept."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    @classmethod
+    def read(cls, data: Any) -> Self:
+        """``data`` as this model, never raising: a known key of the wrong type falls back to its
+        default (the reader reported it when it indexed the line), anything but a dict gives the
+        defaults. For reader paths that must answer whatever a trace holds."""
+        if not isinstance(data, dict):
+            return cls.model_validate({})
+        try:
+            return cls.model_validate(data, strict=True)
+        except ValidationError as exc:
+            bad = {e["loc"][0] for e in exc.errors() if e["loc"]}
+        try:
+            return cls.model_validate({k: v for k, v in data.items() if k not in bad}, strict=True)
+        except ValidationError:  # a field without a default (MessageRecord.role ...): give up on the record
+            return cls.model_construct()  # type: ignore[return-value]
+
+
+# -- parts shared by several events -------------------------------------------------------------
+
+
+class MessageRecord(Record):
+    """``Message.record()``: a history message as the trace holds it."""
+
+    role: str
+    content: str | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+    turn: int | None = None
+
+
+class UsageRecord(Record):
+    """Token totals (``providers.base.Usage`` dumped)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+
+
+class ErrorRecord(Record):
+    """``{type, message}`` of a failed tool call."""
+
+    type: str | None = None
+    message: str | None = None
+
+
+# -- context_decision ---------------------------------------------------------------------------
+
+
+class RecordedDecision(ContextDecision):
+    """A :class:`ContextDecision` as a trace line holds it: its ``decisions`` may be ``null`` plus a
+    ``decisions_delta`` against an earlier full decision (trace/decision_delta.py)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    decisions: list[MessageDecision] | None = None  # type: ignore[assignment]
+    decisions_delta: dict[str, Any] | None = None
+
+
+class DecisionInputs(Record):
+    """Everything besides history the builder got."""
+
+    pins: list[dict[str, Any]] = Field(default_factory=list)
+    """PinBlock dumps."""
+    sections: list[dict[str, Any]] = Field(default_factory=list)
+    """ContextSection dumps."""
+    task: str | None = None
+    current_input: MessageRecord | None = None
+    history_from_turn: int | None = None
+    digest_turns: list[int] = Field(default_factory=list)
+
+
+class FidelityRecord(Record):
+    l1_head: int | None = None
+    l1_tail: int | None = None
+    l2_head: int | None = None
+
+
+class BuilderSettings(Record):
+    """``WorkingSetBuilder.settings()`` plus the model string the digest is computed with."""
+
+    strategy: str | None = None
+    total_window: int | None = None
+    response_reserve: int | None = None
+    model: str | None = None
+    summarizer: bool | None = None
+    placeholder_hint: str | None = None
+    fidelity: FidelityRecord | None = None
+    recall_share: float | None = None
+    section_share: float | None = None
+    head_share: float | None = None
+    window_share: float | None = None
+    summary_max_tokens: int | None = None
+    band_fraction: float | None = None
+    recall: bool | None = None
+    recall_max_tokens: int | None = None
+    embedder: str | None = None
+    encoding: str | None = None
+
+
+class CalibrationRecord(Record):
+    ratio: float | None = None
+    samples: int | None = None
+    window: int | None = None
+    response_reserve: int | None = None
+
+
+class ToolLoopStop(Record):
+    stopped: bool = True
+    reason: str | None = None
+    detail: str | None = None
+
+
+# -- memory ------------------------------------------------------------------------------------------
+
+
+class MemoryHit(Record):
+    id: str | None = None
+    kind: str | None = None
+    score: float | None = None
+    content: str | None = None
+
+
+class MemoryEntryBrief(Record):
+    """``MemoryEntry.brief()``."""
+
+    id: str | None = None
+    kind: str | None = None
+    scope: str | None = None
+    scopes: list[str] | None = None
+    content: str | None = None
+    confidence: float | None = None
+
+
+# -- metadata, one model per event type -----------------------------------------------------------
+
+
+class RunStartMetadata(Record):
+    arcana_version: str | None = None
+    model: str | None = None
+    provider: str | None = None
+    config: dict[str, Any] | None = None
+    system_prompt: str | None = None
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    notebook: str | None = None
+    resumed_from: str | None = None
+    withheld_tools: list[str] = Field(default_factory=list)
+
+
+class TurnStartMetadata(Record):
+    input_tokens: int | None = None
+
+
+class UserMessageMetadata(Record):
+    message: MessageRecord | None = None
+    history_index: int | None = None
+
+
+class ContextDecisionMetadata(Record):
+    step: int = 0
+    decision: RecordedDecision | None = None
+    report: ContextReport | None = None
+    budget: BudgetSnapshot | None = None
+    request_digest: str | None = None
+    history_len: int | None = None
+    inputs: DecisionInputs | None = None
+    builder: BuilderSettings | None = None
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    calibration: CalibrationRecord | None = None
+    tool_loop: ToolLoopStop | None = None
+
+
+class PromptSnapshotMetadata(Record):
+    """The exact request sent to the provider for one LLM call (opt-in, seed 003)."""
+
+    turn: int | None = None
+    step: int = 0
+    model: str = ""
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    response_format: dict[str, Any] | None = None
+    budget_snapshot: BudgetSnapshot | None = None
+
+
+PromptSnapshot = PromptSnapshotMetadata
+"""The name replays use (``PromptReplay.prompt_snapshot``)."""
+
+
+class LlmCallMetadata(Record):
+    step: int | None = None
+    purpose: str | None = None
+    """``summarize`` / ``learnings`` for calls outside the turn's tool loop (their ``step`` is -1)."""
+    system: str | None = Field(default=None, alias="gen_ai.system")
+    request_model: str | None = Field(default=None, alias="gen_ai.request.model")
+    response_model: str | None = Field(default=None, alias="gen_ai.response.model")
+    input_tokens: int | None = Field(default=None, alias="gen_ai.usage.input_tokens")
+    output_tokens: int | None = Field(default=None, alias="gen_ai.usage.output_tokens")
+    cached_input_tokens: int | None = Field(default=None, alias="gen_ai.usage.cached_input_tokens")
+    finish_reasons: list[str | None] | None = Field(default=None, alias="gen_ai.response.finish_reasons")
+    latency_ms: float | None = None
+    attempts: int | None = None
+    request_digest: str | None = None
+    streamed: bool | None = None
+    message: MessageRecord | None = None
+    history_index: int | None = None
+    cost_usd: float | None = None
+    counted_input_tokens: int | None = None
+    reported_input_tokens: int | None = None
+    count_ratio: float | None = None
+    calibration: float | None = None
+
+
+class ToolCallMetadata(Record):
+    step: int | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+    arguments: Any = None
+    """Parsed JSON arguments, or the raw string when they were not valid JSON."""
+    ok: bool | None = None
+    result: str | None = None
+    error: ErrorRecord | None = None
+    latency_ms: float | None = None
+    truncated: bool | None = None
+    message: MessageRecord | None = None
+    history_index: int | None = None
+    intercepted: bool | None = None
+
+
+class CognitivePrimitiveMetadata(Record):
+    primitive: str | None = None
+    tool_call_id: str | None = None
+    args: Any = None
+    result: Any = None
+    """The structured tool result (pin, unpin, recall: see docs/TRACE_FORMAT.md)."""
+    source: str | None = None
+    """``user`` for a pin or unpin made from outside the model (widget, magic)."""
+
+
+class StateChangeMetadata(Record):
+    object_id: str | None = None
+    kind: str | None = None
+    from_tier: str | None = None
+    to_tier: str | None = None
+    cause: str | None = None
+    turn: int | None = None
+
+
+class ContextActionMetadata(Record):
+    action: str | None = None
+    object_id: str | None = None
+    kind: str | None = None
+    args: Any = None
+    result: Any = None
+    source: str | None = None
+    turn: int | None = None
+    objects: list[dict[str, Any]] | None = None
+    digest: Any = None
+    events: Any = None
+    artifact: dict[str, Any] | None = None
+
+
+class MemoryReadMetadata(Record):
+    query: str | None = None
+    kinds: list[str] | None = None
+    results: list[MemoryHit] = Field(default_factory=list)
+    purpose: str | None = None
+    mode: str | None = None
+    tokens: int | None = None
+    budget_tokens: int | None = None
+    omitted: int | None = None
+    """The digest: in-scope entries left out for the budget."""
+
+
+class MemoryWriteMetadata(Record):
+    op: str | None = None
+    entry: MemoryEntryBrief | None = None
+    created: bool | None = None
+    session_id: str | None = None
+    acted_on: bool | None = None
+    success: bool | None = None
+    validity: float | None = None
+    usefulness: float | None = None
+    layer: int | None = None
+    promoted: bool | None = None
+
+
+class ErrorMetadata(Record):
+    type: str | None = None
+    message: str | None = None
+    where: str | None = None
+    recoverable: bool | None = None
+    step: int | None = None
+    status: int | None = None
+    """The HTTP status of a provider error, when there was one."""
+    received_chars: int | None = None
+    received: str | None = None
+    """Older traces: the partial reply (now recorded once, in ``turn_end.reply``)."""
+    request_digest: str | None = None
+    counted_input_tokens: int | None = None
+    reported_input_tokens: int | None = None
+
+
+class TurnEndMetadata(Record):
+    status: str | None = None
+    reply: str | None = None
+    usage: UsageRecord | None = None
+    cost_usd: float | None = None
+    latency_ms: float | None = None
+    steps: int | None = None
+
+
+class OtelExportRecord(Record):
+    """``run_end.otel_export``: the run's spans, and how many the collector accepted."""
+
+    endpoint: str | None = None
+    spans: int | None = None
+    exported: int | None = None
+    failed: int | None = None
+    dropped: int | None = None
+    pending: int | None = None
+    mapping_problems: int | None = None
+    events_dropped: int | None = None
+
+
+class RunEndMetadata(Record):
+    turns: int | None = None
+    usage: UsageRecord | None = None
+    cost_usd: float | None = None
+    agents: list[str] | None = None
+    """Pool runs: the members' names."""
+    otel_export: OtelExportRecord | None = None
+    """With OpenTelemetry export on: what became of the run's spans (trace/otel.py)."""
+
+
+METADATA_MODELS: dict[str, type[Record]] = {
+    "run_start": RunStartMetadata,
+    "turn_start": TurnStartMetadata,
+    "user_message": UserMessageMetadata,
+    "context_decision": ContextDecisionMetadata,
+    "prompt_snapshot": PromptSnapshotMetadata,
+    "llm_call": LlmCallMetadata,
+    "tool_call": ToolCallMetadata,
+    "cognitive_primitive": CognitivePrimitiveMetadata,
+    "state_change": StateChangeMetadata,
+    "context_action": ContextActionMetadata,
+    "memory_read": MemoryReadMetadata,
+    "memory_write": MemoryWriteMetadata,
+    "error": ErrorMetadata,
+    "turn_end": TurnEndMetadata,
+    "run_end": RunEndMetadata,
+}
+"""The metadata model of each event type."""
+
+
+# -- the envelope and the typed events --------------------------------------------------------------
+
+
+class Envelope(BaseModel):
+    """The fixed fields of every trace line (docs/TRACE_FORMAT.md, "Envelope")."""
+
+    model_config = ConfigDict(extra="allow")
+
+    v: int = TRACE_FORMAT_VERSION
+    event_id: str
+    run_id: str = ""
+    agent: str = "main"
+    turn: int | None = None
+    ts: str = ""
+    """UTC ISO-8601 time with microseconds, e.g. ``2026-11-30T01:02:03.456789Z``."""
+    parent_id: str | None = None
+
+
+class RunStart(Envelope):
+    event_type: Literal["run_start"]
+    metadata: RunStartMetadata = Field(default_factory=RunStartMetadata)
+
+
+class TurnStart(Envelope):
+    event_type: Literal["turn_start"]
+    metadata: TurnStartMetadata = Field(default_factory=TurnStartMetadata)
+
+
+class UserMessage(Envelope):
+    event_type: Literal["user_message"]
+    metadata: UserMessageMetadata = Field(default_factory=UserMessageMetadata)
+
+
+class ContextDecisionEvent(Envelope):
+    event_type: Literal["context_decision"]
+    metadata: ContextDecisionMetadata = Field(default_factory=ContextDecisionMetadata)
+
+
+class PromptSnapshotEvent(Envelope):
+    event_type: Literal["prompt_snapshot"]
+    metadata: PromptSnapshotMetadata = Field(default_factory=PromptSnapshotMetadata)
+
+
+class LlmCall(Envelope):
+    event_type: Literal["llm_call"]
+    metadata: LlmCallMetadata = Field(default_factory=LlmCallMetadata)
+
+
+class ToolCallEvent(Envelope):
+    event_type: Literal["tool_call"]
+    metadata: ToolCallMetadata = Field(default_factory=ToolCallMetadata)
+
+
+class CognitivePrimitive(Envelope):
+    event_type: Literal["cognitive_primitive"]
+    metadata: CognitivePrimitiveMetadata = Field(default_factory=CognitivePrimitiveMetadata)
+
+
+class StateChange(Envelope):
+    event_type: Literal["state_change"]
+    metadata: StateChangeMetadata = Field(default_factory=StateChangeMetadata)
+
+
+class ContextAction(Envelope):
+    event_type: Literal["context_action"]
+    metadata: ContextActionMetadata = Field(default_factory=ContextActionMetadata)
+
+
+class MemoryRead(Envelope):
+    event_type: Literal["memory_read"]
+    metadata: MemoryReadMetadata = Field(default_factory=MemoryReadMetadata)
+
+
+class MemoryWrite(Envelope):
+    event_type: Literal["memory_write"]
+    metadata: MemoryWriteMetadata = Field(default_factory=MemoryWriteMetadata)
+
+
+class ErrorEvent(Envelope):
+    event_type: Literal["error"]
+    metadata: ErrorMetadata = Field(default_factory=ErrorMetadata)
+
+
+class TurnEnd(Envelope):
+    event_type: Literal["turn_end"]
+    metadata: TurnEndMetadata = Field(default_factory=TurnEndMetadata)
+
+
+class RunEnd(Envelope):
+    event_type: Literal["run_end"]
+    metadata: RunEndMetadata = Field(default_factory=RunEndMetadata)
+
+
+Event = Annotated[
+    Union[  # noqa: UP007 - a discriminated union reads best spelled out
+        RunStart, TurnStart, UserMessage, ContextDecisionEvent, PromptSnapshotEvent, LlmCall, ToolCallEvent,
+        CognitivePrimitive, StateChange, ContextAction, MemoryRead, MemoryWrite, ErrorEvent, TurnEnd, RunEnd,
+    ],
+    Field(discriminator="event_type"),
+]
+"""One trace line, typed by its ``event_type``."""
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)  # type: ignore[arg-type]
+"""Parses one trace line (a dict, or JSON with ``validate_json``) into its typed event."""
+
+EVENT_MODELS: dict[str, type[Envelope]] = {
+    m.model_fields["event_type"].annotation.__args__[0]: m  # type: ignore[union-attr]
+    for m in (RunStart, TurnStart, UserMessage, ContextDecisionEvent, PromptSnapshotEvent, LlmCall, ToolCallEvent,
+              CognitivePrimitive, StateChange, ContextAction, MemoryRead, MemoryWrite, ErrorEvent, TurnEnd, RunEnd)
+}
+"""The typed event model of each event type."""
+
+
+def parse_metadata(event_type: str, metadata: dict[str, Any]) -> Record:
+    """The typed metadata of one event (raises ``pydantic.ValidationError`` when a known key has the
+    wrong type); an unknown event type gives a plain :class:`Record` (forward compatible)."""
+    model = METADATA_MODELS.get(event_type, Record)
+    return model.model_validate(metadata)
+
+
+def metadata_keys(event_type: str) -> list[str]:
+    """The metadata keys of an event type as the trace spells them (aliases: ``gen_ai.system`` ...)."""
+    return [info.alias or name for name, info in METADATA_MODELS[event_type].model_fields.items()]
+
+
+def keys_markdown() -> str:
+    """The "Metadata keys" list of docs/TRACE_FORMAT.md, generated from the models."""
+    return "\n".join(
+        f"- `{et}`: " + ", ".join(f"`{k}`" for k in metadata_keys(et)) for et in EVENT_TYPES
+    )
