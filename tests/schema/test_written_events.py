@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from scripted_chat import Script, call, say
 
 from arcana_jupyter.providers.function import FunctionProvider
