@@ -1,0 +1,165 @@
+"""One tool-call contract: :class:`ToolOutcome` and :func:`validate_arguments` (ground layer).
+
+Every kind of tool the model can call — a user function, an intercepted runtime tool
+(``ask_user``), a cognitive primitive (``pin``, ``unpin``, ``recall``), an adaptive-context tool,
+a memory tool — answers with a :class:`ToolOutcome`. The session records ``ok`` and ``error``
+from it and shows the model ``content``; it never guesses success from the keys of a result.
+
+Arguments are checked once, the same way for every kind, by :func:`validate_arguments`: against
+the tool's pydantic model when it has one, otherwise against a model derived from its JSON schema
+(:func:`schema_model`). A bad call becomes a ``bad_arguments`` outcome whose message names the
+missing, unexpected or mistyped argument — never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from ..messages import canonical_json
+
+BAD_ARGUMENTS = "bad_arguments"
+UNKNOWN_TOOL = "unknown_tool"
+NOT_FOUND = "not_found"
+FAILED = "failed"
+REPEATED_CALL = "repeated_call"
+
+
+class ToolOutcome(BaseModel):
+    """What one tool call produced."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ok: bool
+    content: str
+    """The text the model reads in the tool message."""
+    error: str | None = None
+    """A short code when ``ok`` is false: ``bad_arguments``, ``unknown_tool``, ``not_found``, ``failed``..."""
+    message: str = ""
+    """What went wrong, in a sentence (empty when ``ok``)."""
+    data: dict[str, Any] = Field(default_factory=dict)
+    """The structured result, as recorded in the trace."""
+
+    @classmethod
+    def success(cls, data: dict[str, Any], content: str | None = None) -> ToolOutcome:
+        return cls(ok=True, content=to_json_text(data) if content is None else content, data=data)
+
+    @classmethod
+    def failure(
+        cls, error: str, message: str, data: dict[str, Any] | None = None, content: str | None = None
+    ) -> ToolOutcome:
+        """A failed call; ``data`` defaults to ``{"ok": false, "error", "message"}`` and is what the model reads."""
+        data = {"ok": False, "error": error, "message": message} if data is None else data
+        return cls(ok=False, content=canonical_json(data) if content is None else content, error=error,
+                   message=message, data=data)
+
+    def error_record(self) -> dict[str, str] | None:
+        """The trace's ``{type, message}`` of a failed call."""
+        return None if self.ok else {"type": self.error or FAILED, "message": self.message}
+
+
+def to_json_text(value: Any) -> str:
+    """How a structured result is shown to the model (JSON, non-ASCII kept)."""
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+# ---- one argument validator -------------------------------------------------------------------
+_JSON_TYPES: dict[str, Any] = {
+    "string": str, "integer": int, "number": float, "boolean": bool, "object": dict[str, Any], "null": type(None),
+}
+
+
+def _annotation(prop: dict[str, Any]) -> Any:
+    if "enum" in prop:
+        return Literal[tuple(prop["enum"])]
+    kind = prop.get("type")
+    if isinstance(kind, list):
+        parts = tuple(_annotation({**prop, "type": k}) for k in kind)
+        return parts[0] if len(parts) == 1 else _union(parts)
+    if kind == "array":
+        items = prop.get("items")
+        return list[_annotation(items) if isinstance(items, dict) else Any]  # type: ignore[misc]
+    return _JSON_TYPES.get(kind, Any) if isinstance(kind, str) else Any
+
+
+def _union(parts: tuple[Any, ...]) -> Any:
+    out = parts[0]
+    for p in parts[1:]:
+        out = out | p
+    return out
+
+
+_CONSTRAINTS = {"minLength": "min_length", "maxLength": "max_length", "minimum": "ge", "maximum": "le",
+                "pattern": "pattern"}
+
+
+def schema_model(name: str, schema: dict[str, Any]) -> type[BaseModel]:
+    """A pydantic model (unknown arguments forbidden) for a tool's JSON ``parameters`` schema."""
+    required = set(schema.get("required", []))
+    fields: dict[str, Any] = {}
+    for pname, prop in (schema.get("properties") or {}).items():
+        prop = prop if isinstance(prop, dict) else {}
+        constraints = {_CONSTRAINTS[k]: v for k, v in prop.items() if k in _CONSTRAINTS and "enum" not in prop}
+        default = ... if pname in required else prop.get("default")
+        fields[pname] = (_annotation(prop), Field(default, **constraints))
+    model: type[BaseModel] = create_model(  # type: ignore[call-overload]
+        f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
+    )
+    return model
+
+
+def decode_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
+    """Tool-call arguments as a dict; raises ``ValueError`` when they are not a JSON object."""
+    if isinstance(raw, dict):
+        return raw
+    if raw is None or not str(raw).strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"arguments are not valid JSON: {exc.msg} at position {exc.pos}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"arguments must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _problem(err: Any) -> dict[str, str]:
+    loc = ".".join(str(p) for p in err["loc"]) or "(arguments)"
+    if err["type"] == "missing":
+        return {"argument": loc, "problem": "missing required argument"}
+    if err["type"] == "extra_forbidden":
+        return {"argument": loc, "problem": "unexpected argument"}
+    return {"argument": loc, "problem": err["msg"]}
+
+
+def bad_arguments(tool: str, message: str, problems: list[dict[str, str]],
+                  schema: dict[str, Any] | None = None) -> ToolOutcome:
+    data: dict[str, Any] = {"ok": False, "error": BAD_ARGUMENTS, "message": message, "problems": problems}
+    if schema is not None:
+        data["schema"] = schema
+    return ToolOutcome.failure(BAD_ARGUMENTS, message, data)
+
+
+def validate_arguments(
+    tool: str, raw: str | dict[str, Any] | None, *, model: type[BaseModel] | None = None,
+    schema: dict[str, Any] | None = None,
+) -> dict[str, Any] | ToolOutcome:
+    """The decoded arguments when they fit ``model`` (or ``schema``), else a ``bad_arguments`` outcome.
+
+    The arguments are returned as decoded (not coerced): a handler sees what the model sent.
+    """
+    try:
+        args = decode_arguments(raw)
+    except ValueError as exc:
+        return bad_arguments(tool, f"{tool}: {exc}", [{"argument": "(arguments)", "problem": str(exc)}], schema)
+    if model is None:
+        model = schema_model(tool, schema or {})
+    try:
+        model.model_validate(args)
+    except ValidationError as exc:
+        problems = [_problem(e) for e in exc.errors(include_url=False)]
+        text = "; ".join(f"{p['argument']}: {p['problem']}" for p in problems)
+        return bad_arguments(tool, f"bad arguments for {tool}: {text}", problems, schema)
+    return args
