@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..messages import ToolSpec
+from ..schema.tools import BAD_ARGUMENTS, ToolOutcome, to_json_text
 from .engine import AdaptiveEngine, failure
 
 Handler = Callable[[AdaptiveEngine, "int | None", Any], dict[str, Any]]
@@ -300,3 +301,18 @@ def handle(engine: AdaptiveEngine, name: str, turn: int | None, args: Any) -> di
     except Exception as exc:  # a bug must not end the turn: report it as a structured result
         return engine.reject(name, turn, args if isinstance(args, dict) else {"raw": repr(args)}, failure(
             "internal_error", f"{type(exc).__name__}: {exc}", "this is a bug in arcana; continue without this tool"))
+
+
+def adaptive_outcome(result: dict[str, Any]) -> ToolOutcome:
+    """An adaptive tool's result as the one tool-call outcome (``invalid_arguments`` is ``bad_arguments``)."""
+    if result.get("ok", True) is not False:
+        return ToolOutcome.success(result)
+    code = str(result.get("error") or "failed")
+    code = BAD_ARGUMENTS if code == "invalid_arguments" else code
+    return ToolOutcome.failure(code, str(result.get("message") or ""), result, content=to_json_text(result))
+
+
+def reject_bad_arguments(engine: AdaptiveEngine, name: str, turn: int | None, raw: Any, outcome: ToolOutcome) -> None:
+    """Record a call the runtime's validator refused as a ``context_action``, like any refused action."""
+    engine.reject(name, turn, raw if isinstance(raw, dict) else {"raw": raw if isinstance(raw, str) else repr(raw)},
+                  dict(outcome.data))

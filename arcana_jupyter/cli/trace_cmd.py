@@ -420,12 +420,12 @@ def _primitive_detail(md: CognitivePrimitiveMetadata) -> str:
             if result.get("until_turn") is not None:
                 text += f" until_turn={result['until_turn']}"
             return text + (" (already pinned)" if result.get("already_pinned") else "")
-        return f"rejected: {result.get('reason', 'unknown')}"
+        return f"rejected: {result.get('reason') or result.get('error', 'unknown')}"
     if prim == "unpin":
         pin_id = result.get("pin_id", args.get("pin_id"))
         if result.get("unpinned", result.get("ok")):
             return f"pin_id={pin_id} ok"
-        return f"pin_id={pin_id} failed: {result.get('reason', 'unknown')}"
+        return f"pin_id={pin_id} failed: {result.get('reason') or result.get('error', 'unknown')}"
     return one_line(json.dumps(args, ensure_ascii=False), 60)
 
 

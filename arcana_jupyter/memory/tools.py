@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..exceptions import MemoryStoreError
 from ..messages import ToolSpec
+from ..schema.tools import BAD_ARGUMENTS, FAILED, NOT_FOUND, UNKNOWN_TOOL, ToolOutcome, to_json_text
 from .models import ENTRY_ID, KINDS, Kind, Scope
 from .store import MAX_CONTENT_CHARS, MemoryStore, OnEvent, route_events
 
@@ -138,6 +139,29 @@ def _validation_error(tool: str, exc: ValidationError) -> dict[str, Any]:
         else:
             problems.append(f"{loc}: {err['msg']}")
     return _error(f"invalid arguments for {tool}: " + "; ".join(problems), _HINTS[tool])
+
+
+ARGS_MODELS: dict[str, type[BaseModel]] = {
+    "remember": RememberArgs, "recall_memory": RecallArgs, "forget_memory": ForgetArgs,
+}
+"""Each memory tool's arguments, for the runtime's one argument validator."""
+
+
+def memory_outcome(result: dict[str, Any]) -> ToolOutcome:
+    """A memory tool's result as the one tool-call outcome. The error text is the message; the code
+    says what kind of failure it is."""
+    if result.get("ok") is not False:
+        return ToolOutcome.success(result)
+    message = str(result.get("error") or "")
+    if message.startswith(("invalid arguments", "arguments ", "argument names")):
+        code = BAD_ARGUMENTS
+    elif message.startswith("unknown memory tool"):
+        code = UNKNOWN_TOOL
+    elif message.startswith("no memory "):
+        code = NOT_FOUND
+    else:
+        code = FAILED
+    return ToolOutcome.failure(code, message, result, content=to_json_text(result))
 
 
 class MemoryTools:

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..messages import ToolSpec
+from ..schema.tools import BAD_ARGUMENTS, NOT_FOUND, ToolOutcome, to_json_text
 from ..tokens import TokenCounter
 
 PIN_SPEC = ToolSpec(
@@ -161,3 +162,26 @@ class PinState:
         for data in pins:
             pin = Pin.model_validate(data)
             self.pins[pin.pin_id] = pin
+
+
+def pin_outcome(result: dict[str, Any]) -> ToolOutcome:
+    """A ``pin`` result as the one tool-call outcome (the model reads the result as JSON)."""
+    return _outcome(result, "pinned")
+
+
+def unpin_outcome(result: dict[str, Any]) -> ToolOutcome:
+    """An ``unpin`` result as the one tool-call outcome."""
+    return _outcome(result, "unpinned")
+
+
+def _outcome(result: dict[str, Any], key: str) -> ToolOutcome:
+    if result.get(key):
+        return ToolOutcome.success(result)
+    reason = str(result.get("reason") or "failed")
+    if reason == "invalid_arguments":
+        code, message = BAD_ARGUMENTS, "; ".join(result.get("problems") or [])
+    elif reason in ("unknown_pin_id", "pin_not_active"):
+        code, message = NOT_FOUND, f"{reason}: {result.get('pin_id')}"
+    else:
+        code, message = reason, str(result.get("suggestion") or reason)
+    return ToolOutcome.failure(code, message, result, content=to_json_text(result))

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..messages import Message, ToolSpec
+from ..schema.tools import NOT_FOUND, ToolOutcome, to_json_text
 
 INCLUDE = ("all", "assistant_only", "tool_calls")
 
@@ -108,3 +109,10 @@ def recall(
         "note": None if selected else f"turn {turn} has no messages matching include={include!r}",
         "source": source,
     }
+
+
+def recall_outcome(result: dict[str, Any]) -> ToolOutcome:
+    """A ``recall`` result as the one tool-call outcome: a turn not found is ``not_found``."""
+    if result.get("found"):
+        return ToolOutcome.success(result)
+    return ToolOutcome.failure(NOT_FOUND, str(result.get("note") or ""), result, content=to_json_text(result))

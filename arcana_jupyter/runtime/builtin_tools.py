@@ -9,15 +9,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..messages import Message
-from ..primitives.pin import PIN_SPEC, UNPIN_SPEC
-from ..primitives.recall import RECALL_SPEC, recall
+from ..primitives.pin import PIN_SPEC, UNPIN_SPEC, pin_outcome, unpin_outcome
+from ..primitives.recall import RECALL_SPEC, recall, recall_outcome
+from ..schema.tools import ToolOutcome
 from .intercept import InterceptedTool
 
 if TYPE_CHECKING:
     from .session import ChatSession
 
 
-def _recall(session: ChatSession, args: dict[str, Any]) -> dict[str, Any]:
+def _recall(session: ChatSession, args: dict[str, Any]) -> ToolOutcome:
     def from_trace() -> list[Message] | None:
         if session.trace_path is None or not session.trace_path.exists():
             return None
@@ -25,15 +26,16 @@ def _recall(session: ChatSession, args: dict[str, Any]) -> dict[str, Any]:
 
         return TraceReader(session.trace_path.parent).history(session.run_id, agent=session.agent)
 
-    return recall(args, live_history=session.history, completed_turns=session.turn - 1, trace_history=from_trace)
+    return recall_outcome(recall(args, live_history=session.history, completed_turns=session.turn - 1,
+                                 trace_history=from_trace))
 
 
-def _pin(session: ChatSession, args: dict[str, Any]) -> dict[str, Any]:
-    return session.pins.pin(args, session.turn)
+def _pin(session: ChatSession, args: dict[str, Any]) -> ToolOutcome:
+    return pin_outcome(session.pins.pin(args, session.turn))
 
 
-def _unpin(session: ChatSession, args: dict[str, Any]) -> dict[str, Any]:
-    return session.pins.unpin(args, session.turn)
+def _unpin(session: ChatSession, args: dict[str, Any]) -> ToolOutcome:
+    return unpin_outcome(session.pins.unpin(args, session.turn))
 
 
 RECALL = InterceptedTool(RECALL_SPEC, _recall, primitive="recall", group="primitives")

@@ -2,25 +2,35 @@
 
 ``ask_user``, the cognitive primitives (``recall``, ``pin``, ``unpin``), the adaptive-context tools
 and the memory tools are all :class:`InterceptedTool`: a :class:`ToolSpec` the model sees plus a
-handler that gets the session and the decoded arguments and returns a JSON-able dict. Handlers
-report failures as structured results; an exception escaping a handler is caught by the session
-and turned into one too, so a tool call can never end a turn.
+handler that gets the session and the arguments and returns a
+:class:`~arcana_jupyter.schema.tools.ToolOutcome`. :meth:`InterceptedTool.run` checks the arguments
+first with the one validator (:func:`~arcana_jupyter.schema.tools.validate_arguments`, against
+``args_model`` or the spec's JSON schema); an exception escaping a handler becomes a ``failed``
+outcome, so a tool call can never end a turn.
 """
 
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
+
 from ..messages import ToolSpec
+from ..schema.tools import BAD_ARGUMENTS, FAILED, ToolOutcome, schema_model, to_json_text, validate_arguments
 
 if TYPE_CHECKING:
     from .session import ChatSession
 
-HandlerResult = dict[str, Any] | Awaitable[dict[str, Any]]
+log = logging.getLogger("arcana_jupyter")
+
+HandlerResult = ToolOutcome | Awaitable[ToolOutcome]
 Handler = Callable[["ChatSession", dict[str, Any]], HandlerResult]
+Rejected = Callable[["ChatSession", Any, ToolOutcome], None]
 
 
 @dataclass(frozen=True)
@@ -31,15 +41,37 @@ class InterceptedTool:
     """Set for cognitive primitives: their calls are also traced as ``cognitive_primitive`` events."""
     group: str = "runtime"
     """``runtime``, ``primitives``, ``adaptive`` or ``memory``: where the tool comes from."""
+    args_model: type[BaseModel] | None = None
+    """The arguments as a pydantic model; ``None``: a model derived from ``spec.parameters``."""
+    on_bad_arguments: Rejected | None = None
+    """Told about a call the validator refused (the adaptive engine records it as a ``context_action``)."""
 
     @property
     def name(self) -> str:
         return self.spec.name
 
-    async def run(self, session: ChatSession, args: dict[str, Any]) -> dict[str, Any]:
-        result = self.handler(session, args)
-        if inspect.isawaitable(result):
-            result = await result
+    @cached_property
+    def model(self) -> type[BaseModel]:
+        return self.args_model or schema_model(self.name, self.spec.parameters)
+
+    async def run(self, session: ChatSession, raw: str | dict[str, Any] | None) -> ToolOutcome:
+        """Validate ``raw`` and run the handler; never raises."""
+        args = validate_arguments(self.name, raw, model=self.model, schema=self.spec.parameters)
+        if isinstance(args, ToolOutcome):
+            if self.on_bad_arguments is not None:
+                try:
+                    self.on_bad_arguments(session, raw, args)
+                except Exception:
+                    log.exception("arcana: recording a refused %s call failed", self.name)
+            return args
+        try:
+            result = self.handler(session, args)
+            if inspect.isawaitable(result):
+                result = await result
+        except Exception as exc:  # structured, never an exception that ends the turn
+            log.exception("arcana: intercepted tool %s failed", self.name)
+            data = {"ok": False, "error": type(exc).__name__, "message": str(exc)}
+            return ToolOutcome.failure(FAILED, f"{type(exc).__name__}: {exc}", data, content=to_json_text(data))
         return result
 
 
@@ -56,17 +88,21 @@ ASK_USER_SPEC = ToolSpec(
 AskUser = Callable[[str], str | Awaitable[str]]
 
 
-async def _ask_user(session: ChatSession, args: dict[str, Any]) -> dict[str, Any]:
+async def _ask_user(session: ChatSession, args: dict[str, Any]) -> ToolOutcome:
     question = args.get("question")
     if not isinstance(question, str) or not question.strip():
-        return {"ok": False, "error": "invalid_arguments", "message": "question must be a non-empty string"}
+        text = "question must be a non-empty string"
+        data: dict[str, Any] = {"ok": False, "error": BAD_ARGUMENTS, "message": text}
+        return ToolOutcome.failure(BAD_ARGUMENTS, text, data, content=to_json_text(data))
     callback = session.ask_user_callback
     if callback is None:
-        return {"ok": False, "error": "no_user", "message": "no user is available to answer; continue without"}
+        text = "no user is available to answer; continue without"
+        data = {"ok": False, "error": "no_user", "message": text}
+        return ToolOutcome.failure("no_user", text, data, content=to_json_text(data))
     answer = callback(question)
     if inspect.isawaitable(answer):
         answer = await answer
-    return {"ok": True, "answer": str(answer)}
+    return ToolOutcome.success({"ok": True, "answer": str(answer)})
 
 
 ASK_USER = InterceptedTool(ASK_USER_SPEC, _ask_user)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..context import ContextSection
 from ..messages import Message
 from ..providers.base import LLMRequest
+from ..schema.tools import ToolOutcome
 from .intercept import InterceptedTool
 
 if TYPE_CHECKING:
@@ -39,10 +40,12 @@ def install(runtime: Runtime) -> None:
 
 
 def _memory_tool(tools: MemoryTools, name: str, spec: Any) -> InterceptedTool:
-    def handler(session: ChatSession, args: dict[str, Any]) -> dict[str, Any]:
-        return tools.handle(name, args)
+    from ..memory.tools import ARGS_MODELS, memory_outcome
 
-    return InterceptedTool(spec, handler, group="memory")
+    def handler(session: ChatSession, args: dict[str, Any]) -> ToolOutcome:
+        return memory_outcome(tools.handle(name, args))
+
+    return InterceptedTool(spec, handler, group="memory", args_model=ARGS_MODELS.get(name))
 
 
 def _attach(session: ChatSession) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..messages import ToolCall
+from ..schema.tools import ToolOutcome
 from .intercept import InterceptedTool
 
 if TYPE_CHECKING:
@@ -42,10 +43,16 @@ def install(runtime: Runtime) -> None:
 
 # ---- adaptive context ---------------------------------------------------------------------------
 def _adaptive_tool(tool: Any) -> InterceptedTool:
-    def handler(session: ChatSession, args: dict[str, Any]) -> dict[str, Any]:
-        return dict(tool.handler(session.engine, session.turn, args))
+    from ..adaptive.tools import adaptive_outcome, reject_bad_arguments
 
-    return InterceptedTool(tool.spec, handler, group="adaptive")
+    def handler(session: ChatSession, args: dict[str, Any]) -> ToolOutcome:
+        return adaptive_outcome(dict(tool.handler(session.engine, session.turn, args)))
+
+    def refused(session: ChatSession, raw: Any, outcome: ToolOutcome) -> None:
+        if session.engine is not None:
+            reject_bad_arguments(session.engine, tool.name, session.turn, raw, outcome)
+
+    return InterceptedTool(tool.spec, handler, group="adaptive", args_model=tool.args_model, on_bad_arguments=refused)
 
 
 def _attach_engine(session: ChatSession) -> None:

@@ -23,9 +23,10 @@ from ..context.decisions import ContextDecision, TokenBudget, decision_record
 from ..context.embeddings import EmbeddingsUnavailable, embedder_from_setting
 from ..context.rebuild import EMBEDDINGS_FOLDER
 from ..exceptions import ArcanaError, ConfigError, ContextLengthError, ProviderError
-from ..messages import Message, ToolCall, ToolSpec, canonical_json
+from ..messages import Message, ToolCall, ToolSpec
 from ..primitives.pin import PinState
 from ..providers.base import LLMRequest, LLMResponse, Provider, Usage
+from ..schema.tools import REPEATED_CALL, ToolOutcome
 from ..tokens import TokenCounter
 from ..trace.decision_delta import DeltaEncoder
 from ..trace.events import TraceEvent
@@ -34,7 +35,7 @@ from .calibration import Calibration
 from .config import RuntimeConfig
 from .guard import ToolLoopGuard
 from .intercept import AskUser, InterceptedTool
-from .tools import ArgumentsError, ToolRegistry, bound_text, parse_arguments, to_text
+from .tools import ArgumentsError, ToolRegistry, bound_text, parse_arguments
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -523,23 +524,23 @@ class ChatSession:
             started = time.perf_counter()
             intercepted = self.intercepted.get(call.name)
             first = guard.repeated(call) if guard is not None else None
+            truncated = False
             if first is not None:  # the same call again: answer from the loop guard, run nothing twice
                 note = (f"{call.name} was already called with these arguments at step {first}; its result is "
                         "above. Answer the user with what you have.")
-                result: Any = {"ok": False, "error": "repeated_call", "message": note}
-                ok, content, truncated = False, canonical_json(result), False
-                error: dict[str, str] | None = {"type": "repeated_call", "message": note}
+                outcome = ToolOutcome.failure(REPEATED_CALL, note)
                 intercepted = None
+                content = outcome.content
             elif intercepted is not None:
-                ok, content, result, error = await self._run_intercepted(intercepted, call)
-                truncated = False
+                outcome = await intercepted.run(self, call.arguments)
+                content, _ = bound_text(outcome.content, self.counter, self.config.tool_output_max_tokens)
             else:
                 outcome = await self.tools.execute(call.name, call.arguments)
-                ok, content, error = outcome.ok, outcome.content, outcome.error
+                content = outcome.content
                 for hook in self.runtime.tool_result_hooks:  # e.g. large outputs become artifacts
                     content = await _maybe_await(hook(self, call, content)) or content
                 content, truncated = bound_text(content, self.counter, self.config.tool_output_max_tokens)
-                result = content
+            ok = outcome.ok
             message = Message(role="tool", content=content, tool_call_id=call.id, name=call.name, turn=turn)
             self.history.append(message)
             try:
@@ -552,35 +553,17 @@ class ChatSession:
             reply.tool_calls.append(record)
             self.emit("tool_call", {
                 "step": step, "tool_call_id": call.id, "name": call.name, "arguments": args, "ok": ok,
-                "result": content, "error": error, "latency_ms": round((time.perf_counter() - started) * 1000, 3),
+                "result": content, "error": outcome.error_record(),
+                "latency_ms": round((time.perf_counter() - started) * 1000, 3),
                 "truncated": truncated, "message": message.record(), "history_index": len(self.history) - 1,
                 "intercepted": intercepted is not None,
             })
             if intercepted is not None and intercepted.primitive:
-                prim = {"primitive": intercepted.primitive, "tool_call_id": call.id, "args": args, "result": result}
+                prim = {"primitive": intercepted.primitive, "tool_call_id": call.id, "args": args,
+                        "result": outcome.data}
                 reply.primitives.append(prim)
                 self.emit("cognitive_primitive", prim)
         return outcomes
-
-    async def _run_intercepted(
-        self, tool: InterceptedTool, call: ToolCall
-    ) -> tuple[bool, str, Any, dict[str, str] | None]:
-        try:
-            args = parse_arguments(call.arguments)
-        except ArgumentsError as exc:
-            result: dict[str, Any] = {"ok": False, "error": "invalid_json", "message": str(exc)}
-            return False, canonical_json(result), result, {"type": "invalid_json", "message": str(exc)}
-        try:
-            result = await tool.run(self, args)
-        except Exception as exc:  # structured, never an exception that ends the turn
-            log.exception("arcana: intercepted tool %s failed", tool.name)
-            result = {"ok": False, "error": type(exc).__name__, "message": str(exc)}
-        ok = result.get("ok", True) is not False and result.get("pinned", True) is not False \
-            and result.get("found", True) is not False and result.get("unpinned", True) is not False
-        content, _ = bound_text(to_text(result), self.counter, self.config.tool_output_max_tokens)
-        error = None if ok else {"type": str(result.get("error") or result.get("reason") or "failed"),
-                                 "message": str(result.get("message") or result.get("note") or "")}
-        return ok, content, result, error
 
     # ---- actions from outside the model (widgets, magics), traced like the model's -----------
     def unpin(self, pin_id: str) -> dict[str, Any]:

@@ -12,15 +12,14 @@ import asyncio
 import inspect
 import json
 import re
-import time
 import traceback
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, create_model
 
 from ..messages import ToolSpec, canonical_json
+from ..schema.tools import FAILED, UNKNOWN_TOOL, ToolOutcome, decode_arguments, validate_arguments
 from ..tokens import TokenCounter
 
 _ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$")
@@ -56,18 +55,6 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
             params[current] = (params[current] + " " + line.strip()).strip()
     text = "\n".join(summary).strip()
     return text.split("\n\n")[0].replace("\n", " "), params
-
-
-@dataclass
-class ToolResult:
-    """What a tool call produced: the text the model reads and whether it succeeded."""
-
-    ok: bool
-    content: str
-    error: dict[str, str] | None = None
-    truncated: bool = False
-    latency_ms: float = 0.0
-    data: Any = None
 
 
 class Tool:
@@ -164,40 +151,22 @@ class ToolRegistry:
     def specs(self) -> list[ToolSpec]:
         return [t.spec for t in self._tools.values()]
 
-    async def execute(self, name: str, raw_arguments: str) -> ToolResult:
-        """Run one call; the result's text is not yet bounded (see :func:`bound_text`)."""
-        start = time.perf_counter()
-        result = await self._execute(name, raw_arguments)
-        result.latency_ms = (time.perf_counter() - start) * 1000
-        return result
-
-    async def _execute(self, name: str, raw_arguments: str) -> ToolResult:
+    async def execute(self, name: str, raw_arguments: str | dict[str, Any] | None) -> ToolOutcome:
+        """Run one call; the outcome's text is not yet bounded (see :func:`bound_text`)."""
         tool = self._tools.get(name)
         if tool is None:
             err = error_result("unknown_tool", f"no tool named {name!r}", available=sorted(self._tools))
-            return ToolResult(False, canonical_json(err), {"type": "unknown_tool", "message": err["message"]})
-        try:
-            args = parse_arguments(raw_arguments)
-        except ArgumentsError as exc:
-            err = error_result("invalid_json", str(exc))
-            return ToolResult(False, canonical_json(err), {"type": "invalid_json", "message": str(exc)})
+            return ToolOutcome.failure(UNKNOWN_TOOL, err["message"], err)
+        args = validate_arguments(name, raw_arguments, model=tool.arguments_model, schema=tool.spec.parameters)
+        if isinstance(args, ToolOutcome):
+            return args
         try:
             value = await tool.call(args)
-        except ValidationError as exc:
-            details = [
-                {"field": ".".join(str(p) for p in e["loc"]) or "(arguments)", "problem": e["msg"]}
-                for e in exc.errors(include_url=False)
-            ]
-            err = error_result(
-                "invalid_arguments", f"arguments for {name!r} do not match its schema", details=details,
-                schema=tool.spec.parameters,
-            )
-            return ToolResult(False, canonical_json(err), {"type": "invalid_arguments", "message": err["message"]})
         except Exception as exc:  # the tool's own failure is the model's information, not ours to raise
             frames = traceback.format_exception(exc)
             err = error_result(type(exc).__name__, str(exc), traceback="".join(frames[-3:])[-1500:])
-            return ToolResult(False, canonical_json(err), {"type": type(exc).__name__, "message": str(exc)})
-        return ToolResult(True, to_text(value), data=value)
+            return ToolOutcome.failure(FAILED, f"{type(exc).__name__}: {exc}", err, content=canonical_json(err))
+        return ToolOutcome(ok=True, content=to_text(value), data=value if isinstance(value, dict) else {"value": value})
 
 
 class ArgumentsError(ValueError):
@@ -206,15 +175,7 @@ class ArgumentsError(ValueError):
 
 def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
     """Decode tool-call arguments; raises :class:`ArgumentsError` when they are not a JSON object."""
-    if isinstance(raw, dict):
-        return raw
-    if raw is None or not str(raw).strip():
-        return {}
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ArgumentsError(f"arguments are not valid JSON: {exc.msg} at position {exc.pos}") from None
-    if not isinstance(value, dict):
-        raise ArgumentsError(f"arguments must be a JSON object, got {type(value).__name__}")
-    return value
-
+        return decode_arguments(raw)
+    except ValueError as exc:
+        raise ArgumentsError(str(exc)) from None

@@ -128,7 +128,8 @@ async def test_recall_reads_the_original_turn_and_is_traced(tmp_path: Path) -> N
 @pytest.mark.parametrize(
     ("args", "note"),
     [({"turn": 999}, "turn out of range: 999, max=1"), ({"turn": 0}, "turn must be 1 or greater"),
-     ({"turn": "first"}, "turn must be an integer"), ({"turn": 1, "include": "bogus"}, "include must be one of")],
+     ({"turn": "first"}, "bad arguments for recall: turn:"), ({"turn": 1, "include": "bogus"},
+                                                               "bad arguments for recall: include:")],
 )
 async def test_recall_failures_are_tool_results_not_exceptions(tmp_path: Path, args, note) -> None:
     script = Script(say("first"), call("recall", args), say("fine"))
@@ -138,7 +139,10 @@ async def test_recall_failures_are_tool_results_not_exceptions(tmp_path: Path, a
         reply = await chat.send("two")
     assert reply.status == "ok"
     result = json.loads(script.requests[-1].messages[-1].content)
-    assert result["found"] is False and result["note"].startswith(note)
+    if note.startswith("bad arguments"):  # refused by the one argument validator, before recall runs
+        assert result["error"] == "bad_arguments" and result["message"].startswith(note)
+    else:
+        assert result["found"] is False and result["note"].startswith(note)
 
 
 async def test_recall_on_the_first_turn_says_no_trace_yet(tmp_path: Path) -> None:

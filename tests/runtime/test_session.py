@@ -67,9 +67,9 @@ async def test_tool_loop_runs_python_functions(make_runtime) -> None:
 @pytest.mark.parametrize(
     ("tool_call", "error"),
     [
-        (call("area", {"width": "wide", "height": 1}), "invalid_arguments"),
-        (call("area", {"width": 1}), "invalid_arguments"),
-        (call("area", "{not json"), "invalid_json"),
+        (call("area", {"width": "wide", "height": 1}), "bad_arguments"),
+        (call("area", {"width": 1}), "bad_arguments"),
+        (call("area", "{not json"), "bad_arguments"),
         (call("volume", {"x": 1}), "unknown_tool"),
         (call("area", {"width": -1, "height": 1}), "ValueError"),
     ],
