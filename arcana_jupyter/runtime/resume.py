@@ -67,19 +67,25 @@ def resume_session(runtime: Runtime, run_id: str, cfg: RuntimeConfig, trace_dir:
         system = (RunStartMetadata.read(run_start.metadata).system_prompt if run_start else None) or cfg.system_prompt
         history.insert(0, Message(role="system", content=system))
     writer = runtime.open_writer(trace_dir, run_id, cfg)
-    session = runtime._new_session(agent, run_id, writer, cfg, ask_user=ask_user)
-    session.history = history
-    session.turn = max((e.turn or 0 for e in events), default=0)
-    for pin in replay_pins(events):
-        pin.tokens = session.counter.count_text(pin.content)
-        session.pins.pins[pin.pin_id] = pin
-    for ev in events:
-        if ev.event_type == "turn_end":
-            end = TurnEndMetadata.read(ev.metadata)
-            if end.usage is not None:
-                session.usage = session.usage + Usage.model_validate(end.usage.model_dump())
-            session.cost_usd += end.cost_usd or 0.0
-    if session.engine is not None:
-        session.engine.replay(events)
-    runtime._run_start(session, resumed_from=run_id)
-    return session
+
+    def restore(session: ChatSession) -> None:
+        session.history = history
+        session.turn = max((e.turn or 0 for e in events), default=0)
+        for pin in replay_pins(events):
+            pin.tokens = session.counter.count_text(pin.content)
+            session.pins.pins[pin.pin_id] = pin
+        for ev in events:
+            if ev.event_type == "turn_end":
+                end = TurnEndMetadata.read(ev.metadata)
+                if end.usage is not None:
+                    session.usage = session.usage + Usage.model_validate(end.usage.model_dump())
+                session.cost_usd += end.cost_usd or 0.0
+        if session.engine is not None:
+            session.engine.replay(events)
+
+    try:
+        return runtime.new_session(agent, run_id, writer, cfg, ask_user=ask_user, resumed_from=run_id,
+                                   prepare=restore)
+    except BaseException:
+        writer.close()  # release the run's lock
+        raise
