@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..trace.events import TraceContent
 from ..trace.otel import env_enabled
@@ -23,6 +23,10 @@ MAX_DEFAULT_RESERVE = 1024
 def default_reserve(total_window: int) -> int:
     """The reply reserve a window gets by default: a quarter of it, at most 1024 tokens."""
     return max(1, min(MAX_DEFAULT_RESERVE, total_window // 4))
+
+
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in exc.errors())
 
 
 class RuntimeConfig(BaseModel):
@@ -141,6 +145,24 @@ class RuntimeConfig(BaseModel):
                 f"({self.total_window}): nothing would be left for the prompt. Use a larger window or a "
                 f"smaller reserve (default: a quarter of the window, at most {MAX_DEFAULT_RESERVE})."
             )
+        return self
+
+    @model_validator(mode="after")
+    def _adaptive_knobs_agree(self) -> RuntimeConfig:
+        """The adaptive-context knobs must make a valid engine: a clear error here, not a silent
+        fall back to classic mode when the first chat opens."""
+        if self.idle_hard_after_turns <= self.idle_soft_after_turns:
+            raise ValueError(
+                f"idle_hard_after_turns ({self.idle_hard_after_turns}) must be greater than "
+                f"idle_soft_after_turns ({self.idle_soft_after_turns}): an object is demoted to a stub "
+                f"after idle_soft_after_turns idle turns and to an anchor after idle_hard_after_turns"
+            )
+        from ..adaptive.config import AdaptiveConfig
+
+        try:
+            AdaptiveConfig.from_runtime(self)  # any other rule of the engine's own config
+        except ValidationError as exc:
+            raise ValueError(f"the adaptive-context knobs do not make a valid engine: {_problems(exc)}") from None
         return self
 
     @field_validator("memory_url")
