@@ -57,13 +57,13 @@ class AgentPool:
             raise ValueError(f"the pool already has a member named {name!r}")
         if not name or not name.replace("_", "").replace("-", "").isalnum():
             raise ValueError(f"member names are letters, digits, '-' and '_' (got {name!r})")
-        update: dict[str, Any] = dict(overrides)
+        from .config import RuntimeConfig, flatten_groups
+
+        update: dict[str, Any] = flatten_groups(overrides)  # a group overrides the flat values it spells
         update["cognitive_primitives"] = (
             self.default_primitives if cognitive_primitives is None else list(cognitive_primitives))
         if system_prompt is not None:
             update["system_prompt"] = system_prompt
-        from .config import RuntimeConfig
-
         cfg = RuntimeConfig.model_validate(self.runtime.config.model_dump() | update)
         session = self.runtime.new_session(name, self.run_id, self.writer, cfg, ask_user=self.runtime.ask_user,
                                            prepare=_member)

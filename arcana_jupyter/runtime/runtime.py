@@ -10,7 +10,7 @@ from typing import Any
 from .. import __version__
 from ..providers.base import Provider
 from ..trace.writer import TraceWriter, new_run_id
-from .config import RuntimeConfig
+from .config import RuntimeConfig, flatten_groups
 from .intercept import ASK_USER, AskUser, InterceptedTool
 from .loop import LoopThread
 from .session import ChatSession
@@ -130,9 +130,9 @@ class Runtime:
         and continues writing to the same trace file. Keyword ``overrides`` change single settings
         (``runtime.chat(total_window=4000)``).
         """
-        cfg = (config or self.config).model_copy(update=overrides) if overrides else (config or self.config)
-        if overrides:
-            cfg = RuntimeConfig.model_validate(cfg.model_dump())
+        cfg = config or self.config
+        if overrides:  # a group (adaptive=, memory=) overrides the flat values it spells
+            cfg = RuntimeConfig.model_validate(cfg.model_dump() | flatten_groups(overrides))
         tdir = Path(trace_dir) if trace_dir is not None else cfg.trace_dir
         if resume is not None:
             from .resume import resume_session
