@@ -10,11 +10,13 @@ after turn N; it stays in the trace.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel
 
 from ..messages import ToolSpec
+from ..schema.events import PinChange
 from ..schema.tools import BAD_ARGUMENTS, NOT_FOUND, ToolOutcome, to_json_text
 from ..tokens import TokenCounter
 
@@ -157,11 +159,27 @@ class PinState:
         pin.unpinned_turn = turn
         return {"unpinned": True, "pin_id": pin_id, "label": pin.label}
 
-    def restore(self, pins: list[dict[str, Any]]) -> None:
-        """Load pins recorded in a trace (resume)."""
-        for data in pins:
-            pin = Pin.model_validate(data)
-            self.pins[pin.pin_id] = pin
+    def restore(self, changes: Iterable[tuple[int, PinChange]]) -> None:
+        """Fold recorded pin changes (``(turn, change)``, in trace order) back into this state (resume).
+
+        Unpinned pins are kept with their ``unpinned_turn``, as the live state keeps them, so the
+        pin ids made after a resume are the ones an uninterrupted session would have made. Token
+        counts are this state's own counter's.
+        """
+        for turn, change in changes:
+            if change.op == "pin":
+                if change.pin_id in self.pins:
+                    continue
+                content = change.content or ""
+                self.pins[change.pin_id] = Pin(
+                    pin_id=change.pin_id, content=content, label=change.label, until_turn=change.until_turn,
+                    created_turn=turn, tokens=self.counter.count_text(content),
+                    sha256=hashlib.sha256(content.encode()).hexdigest(),
+                )
+            else:
+                pin = self.pins.get(change.pin_id)
+                if pin is not None:
+                    pin.unpinned_turn = turn
 
 
 def pin_outcome(result: dict[str, Any]) -> ToolOutcome:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..trace.events import TraceContent
 from ..trace.otel import env_enabled
+
+if TYPE_CHECKING:
+    from ..adaptive.config import AdaptiveConfig
 
 PRIMITIVES = ("recall", "pin")
 
@@ -25,10 +29,137 @@ def default_reserve(total_window: int) -> int:
     return max(1, min(MAX_DEFAULT_RESERVE, total_window // 4))
 
 
+class MemoryConfig(BaseModel):
+    """The cognitive-memory settings as one group: ``RuntimeConfig(memory=MemoryConfig(...))``.
+
+    Passing a group turns memory on unless ``enabled=False``. Each field is the ``RuntimeConfig``
+    field named in its description (validated there, with the same bounds).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = True
+    """``memory``."""
+    path: Path | None = None
+    """``memory_path``."""
+    url: str | None = Field(default=None, repr=False)
+    """``memory_url``."""
+    project_dir: Path | None = None
+    """``project_dir``."""
+    digest_tokens: int = Field(default=600, ge=0)
+    """``memory_digest_tokens``."""
+    tools: Literal["auto", "on", "off"] = "auto"
+    """``memory_tools``."""
+    learnings: Literal["auto", "on", "off"] = "auto"
+    """``memory_learnings``."""
+
+
+MEMORY_FIELDS = {
+    "enabled": "memory", "path": "memory_path", "url": "memory_url", "project_dir": "project_dir",
+    "digest_tokens": "memory_digest_tokens", "tools": "memory_tools", "learnings": "memory_learnings",
+}
+"""``MemoryConfig`` field -> the flat ``RuntimeConfig`` field it sets."""
+
+ADAPTIVE_FIELDS = ("idle_soft_after_turns", "idle_hard_after_turns", "verbatim_turns", "digest_turns",
+                   "artifact_min_tokens")
+"""The ``AdaptiveConfig`` knobs a ``RuntimeConfig`` carries (same names)."""
+
+
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in exc.errors())
+
+
+def _is_group(value: Any) -> bool:
+    return isinstance(value, (BaseModel, Mapping))
+
+
+def _group_values(group: Any, name: str) -> dict[str, Any]:
+    """The fields a group (model or mapping) was given explicitly."""
+    if isinstance(group, BaseModel):
+        return {k: getattr(group, k) for k in group.model_fields_set}
+    if isinstance(group, Mapping):
+        return dict(group)
+    raise ValueError(f"{name}= takes {'an AdaptiveConfig' if name == 'adaptive' else 'a MemoryConfig'} or a dict, "
+                    f"not {type(group).__name__}")
+
+
+def flatten_groups(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with the ``adaptive=`` and ``memory=`` groups spelled as the flat fields they set.
+
+    A flat field also given with a different value is an error naming both spellings. Used by the
+    model itself and where settings are merged over an existing config (``runtime.chat(**overrides)``,
+    ``pool.add(**overrides)``), so a group overrides the base config's flat values.
+    """
+    out = dict(values)
+    mapped: dict[str, tuple[str, Any]] = {}
+    adaptive = out.pop("adaptive", None)
+    if adaptive is not None:
+        given = _group_values(adaptive, "adaptive")
+        from ..adaptive.config import AdaptiveConfig
+
+        if isinstance(adaptive, Mapping):
+            try:
+                AdaptiveConfig.model_validate(given)  # its own rules and names first
+            except ValidationError as exc:
+                raise ValueError(f"adaptive=: {_problems(exc)}") from None
+        alien = sorted(k for k in given if k not in ADAPTIVE_FIELDS)
+        if alien:
+            raise ValueError(
+                f"adaptive={type(adaptive).__name__}(...) sets {alien}, which a RuntimeConfig does not carry "
+                f"(it carries {list(ADAPTIVE_FIELDS)}); for those, make an AdaptiveEngine yourself")
+        mapped.update({k: (f"adaptive.{k}", v) for k, v in given.items()})
+    memory = out.get("memory")
+    if _is_group(memory):  # memory=True / False (and what pydantic coerces to a bool) stays the flat switch
+        out.pop("memory")
+        given = _group_values(memory, "memory")
+        try:
+            group = memory if isinstance(memory, MemoryConfig) else MemoryConfig.model_validate(given)
+        except ValidationError as exc:
+            raise ValueError(f"memory=: {_problems(exc)}") from None
+        given.setdefault("enabled", group.enabled)  # a group turns memory on unless it says otherwise
+        unknown = sorted(k for k in given if k not in MEMORY_FIELDS)
+        if unknown:
+            raise ValueError(f"memory= group has unknown field(s) {unknown}; fields: {list(MEMORY_FIELDS)}")
+        mapped.update({MEMORY_FIELDS[k]: (f"memory.{k}", v) for k, v in given.items()})
+    for flat, (grouped, value) in mapped.items():
+        if flat in out and out[flat] != value:
+            raise ValueError(f"{flat}={out[flat]!r} and {grouped}={value!r} disagree: give one of them")
+        out[flat] = value
+    return out
+
+
 class RuntimeConfig(BaseModel):
-    """Settings of a :class:`~arcana_jupyter.Runtime` and of every chat it opens."""
+    """Settings of a :class:`~arcana_jupyter.Runtime` and of every chat it opens.
+
+    Settings come in groups, ``RuntimeConfig(adaptive=AdaptiveConfig(...), memory=MemoryConfig(...))``,
+    or as the flat keywords below (``idle_soft_after_turns=...``, ``memory=True``,
+    ``memory_path=...``) — accepted as they always were, and the form a config is stored, read
+    (``cfg.memory_path``) and recorded in a trace's ``run_start`` in. ``cfg.adaptive`` and
+    ``cfg.memory_group`` read a config back as groups. Settings that cannot work together (idle
+    thresholds out of order, a group disagreeing with a flat keyword) are a ``ValidationError``
+    naming the fields.
+    """
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _groups(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and ("adaptive" in data or _is_group(data.get("memory"))):
+            return flatten_groups(data)
+        return data
+
+    @property
+    def adaptive(self) -> AdaptiveConfig:
+        """The adaptive-context engine's settings this config makes (its other knobs at their defaults)."""
+        from ..adaptive.config import AdaptiveConfig
+
+        return AdaptiveConfig.from_runtime(self)
+
+    @property
+    def memory_group(self) -> MemoryConfig:
+        """The cognitive-memory settings as a :class:`MemoryConfig`."""
+        return MemoryConfig(**{k: getattr(self, flat) for k, flat in MEMORY_FIELDS.items()})
 
     model: str = "auto"
     """``provider:model`` (``openai:gpt-4o-mini``, ``anthropic:claude-...``, ``local``,
@@ -141,6 +272,24 @@ class RuntimeConfig(BaseModel):
                 f"({self.total_window}): nothing would be left for the prompt. Use a larger window or a "
                 f"smaller reserve (default: a quarter of the window, at most {MAX_DEFAULT_RESERVE})."
             )
+        return self
+
+    @model_validator(mode="after")
+    def _adaptive_knobs_agree(self) -> RuntimeConfig:
+        """The adaptive-context knobs must make a valid engine: a clear error here, not a silent
+        fall back to classic mode when the first chat opens."""
+        if self.idle_hard_after_turns <= self.idle_soft_after_turns:
+            raise ValueError(
+                f"idle_hard_after_turns ({self.idle_hard_after_turns}) must be greater than "
+                f"idle_soft_after_turns ({self.idle_soft_after_turns}): an object is demoted to a stub "
+                f"after idle_soft_after_turns idle turns and to an anchor after idle_hard_after_turns"
+            )
+        from ..adaptive.config import AdaptiveConfig
+
+        try:
+            AdaptiveConfig.from_runtime(self)  # any other rule of the engine's own config
+        except ValidationError as exc:
+            raise ValueError(f"the adaptive-context knobs do not make a valid engine: {_problems(exc)}") from None
         return self
 
     @field_validator("memory_url")

@@ -31,6 +31,10 @@ class RelayStep:
     reply: ChatReply
 
 
+def _member(session: ChatSession) -> None:
+    session.owns_run = False  # the pool writes run_end and closes the trace
+
+
 class AgentPool:
     def __init__(self, runtime: Runtime, *, cognitive_primitives: list[str] | None = None,
                  trace_dir: str | Path | None = None, run_id: str | None = None) -> None:
@@ -53,18 +57,17 @@ class AgentPool:
             raise ValueError(f"the pool already has a member named {name!r}")
         if not name or not name.replace("_", "").replace("-", "").isalnum():
             raise ValueError(f"member names are letters, digits, '-' and '_' (got {name!r})")
-        update: dict[str, Any] = dict(overrides)
+        from .config import RuntimeConfig, flatten_groups
+
+        update: dict[str, Any] = flatten_groups(overrides)  # a group overrides the flat values it spells
         update["cognitive_primitives"] = (
             self.default_primitives if cognitive_primitives is None else list(cognitive_primitives))
         if system_prompt is not None:
             update["system_prompt"] = system_prompt
-        from .config import RuntimeConfig
-
         cfg = RuntimeConfig.model_validate(self.runtime.config.model_dump() | update)
-        session = self.runtime._new_session(name, self.run_id, self.writer, cfg, ask_user=self.runtime.ask_user)
-        session.owns_run = False
+        session = self.runtime.new_session(name, self.run_id, self.writer, cfg, ask_user=self.runtime.ask_user,
+                                           prepare=_member)
         self.members[name] = session
-        self.runtime._run_start(session)
         return session
 
     def __getitem__(self, name: str) -> ChatSession:

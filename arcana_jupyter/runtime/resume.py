@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING
 
 from ..exceptions import ConfigError
 from ..messages import Message
-from ..primitives.pin import Pin
 from ..providers.base import Usage
-from ..schema.events import CognitivePrimitiveMetadata, RunStartMetadata, TurnEndMetadata
+from ..schema.events import CognitivePrimitiveMetadata, PinChange, RunStartMetadata, TurnEndMetadata
 from ..trace.events import TraceEvent
 from .config import RuntimeConfig
 from .intercept import AskUser
@@ -24,30 +23,15 @@ if TYPE_CHECKING:
     from .session import ChatSession
 
 
-def replay_pins(events: list[TraceEvent]) -> list[Pin]:
-    """The pins a run's ``cognitive_primitive`` events created, with their unpin turns."""
-    pins: dict[str, Pin] = {}
+def pin_changes(events: list[TraceEvent]) -> list[tuple[int, PinChange]]:
+    """The pin and unpin calls a run's ``cognitive_primitive`` events record, with their turns."""
+    changes: list[tuple[int, PinChange]] = []
     for ev in events:
-        if ev.event_type != "cognitive_primitive":
-            continue
-        md = CognitivePrimitiveMetadata.read(ev.metadata)
-        # args and result are each primitive's own free-form dicts
-        result = md.result if isinstance(md.result, dict) else {}
-        args = md.args if isinstance(md.args, dict) else {}
-        if md.primitive == "pin" and result.get("pinned") and not result.get("already_pinned"):
-            import hashlib
-
-            content = args.get("content") or ""
-            pins[result["pin_id"]] = Pin(
-                pin_id=result["pin_id"], content=content, label=result.get("label"),
-                until_turn=result.get("until_turn"), created_turn=ev.turn or 1,
-                tokens=0, sha256=hashlib.sha256(content.encode()).hexdigest(),
-            )
-        elif md.primitive == "unpin" and result.get("unpinned"):
-            pin = pins.get(args.get("pin_id", ""))
-            if pin is not None:
-                pin.unpinned_turn = ev.turn or 1
-    return list(pins.values())
+        if ev.event_type == "cognitive_primitive":
+            change = CognitivePrimitiveMetadata.read(ev.metadata).pin_change()
+            if change is not None:
+                changes.append((ev.turn or 1, change))
+    return changes
 
 
 def resume_session(runtime: Runtime, run_id: str, cfg: RuntimeConfig, trace_dir: Path | None, *, agent: str,
@@ -67,19 +51,23 @@ def resume_session(runtime: Runtime, run_id: str, cfg: RuntimeConfig, trace_dir:
         system = (RunStartMetadata.read(run_start.metadata).system_prompt if run_start else None) or cfg.system_prompt
         history.insert(0, Message(role="system", content=system))
     writer = runtime.open_writer(trace_dir, run_id, cfg)
-    session = runtime._new_session(agent, run_id, writer, cfg, ask_user=ask_user)
-    session.history = history
-    session.turn = max((e.turn or 0 for e in events), default=0)
-    for pin in replay_pins(events):
-        pin.tokens = session.counter.count_text(pin.content)
-        session.pins.pins[pin.pin_id] = pin
-    for ev in events:
-        if ev.event_type == "turn_end":
-            end = TurnEndMetadata.read(ev.metadata)
-            if end.usage is not None:
-                session.usage = session.usage + Usage.model_validate(end.usage.model_dump())
-            session.cost_usd += end.cost_usd or 0.0
-    if session.engine is not None:
-        session.engine.replay(events)
-    runtime._run_start(session, resumed_from=run_id)
-    return session
+
+    def restore(session: ChatSession) -> None:
+        session.history = history
+        session.turn = max((e.turn or 0 for e in events), default=0)
+        session.pins.restore(pin_changes(events))
+        for ev in events:
+            if ev.event_type == "turn_end":
+                end = TurnEndMetadata.read(ev.metadata)
+                if end.usage is not None:
+                    session.usage = session.usage + Usage.model_validate(end.usage.model_dump())
+                session.cost_usd += end.cost_usd or 0.0
+        if session.engine is not None:
+            session.engine.replay(events)
+
+    try:
+        return runtime.new_session(agent, run_id, writer, cfg, ask_user=ask_user, resumed_from=run_id,
+                                   prepare=restore)
+    except BaseException:
+        writer.close()  # release the run's lock
+        raise

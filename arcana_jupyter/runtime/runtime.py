@@ -10,7 +10,7 @@ from typing import Any
 from .. import __version__
 from ..providers.base import Provider
 from ..trace.writer import TraceWriter, new_run_id
-from .config import RuntimeConfig
+from .config import RuntimeConfig, flatten_groups
 from .intercept import ASK_USER, AskUser, InterceptedTool
 from .loop import LoopThread
 from .session import ChatSession
@@ -130,9 +130,9 @@ class Runtime:
         and continues writing to the same trace file. Keyword ``overrides`` change single settings
         (``runtime.chat(total_window=4000)``).
         """
-        cfg = (config or self.config).model_copy(update=overrides) if overrides else (config or self.config)
-        if overrides:
-            cfg = RuntimeConfig.model_validate(cfg.model_dump())
+        cfg = config or self.config
+        if overrides:  # a group (adaptive=, memory=) overrides the flat values it spells
+            cfg = RuntimeConfig.model_validate(cfg.model_dump() | flatten_groups(overrides))
         tdir = Path(trace_dir) if trace_dir is not None else cfg.trace_dir
         if resume is not None:
             from .resume import resume_session
@@ -141,12 +141,10 @@ class Runtime:
         rid = run_id or new_run_id()
         writer = self.open_writer(tdir, rid, cfg)
         try:
-            session = self._new_session(name, rid, writer, cfg, ask_user=ask_user or self.ask_user)
+            return self.new_session(name, rid, writer, cfg, ask_user=ask_user or self.ask_user, notebook=notebook)
         except BaseException:
-            writer.close()  # release the run's lock: nothing was recorded
+            writer.close()  # release the run's lock
             raise
-        self._run_start(session, notebook=notebook)
-        return session
 
     def open_writer(self, trace_dir: Path | None, run_id: str, cfg: RuntimeConfig) -> TraceWriter:
         path = None
@@ -155,7 +153,33 @@ class Runtime:
             path = trace_dir / f"{run_id}.jsonl"
         return TraceWriter(path, run_id, content=cfg.trace_content, secrets=self.secrets())
 
-    def _new_session(
+    def new_session(
+        self,
+        agent: str,
+        run_id: str,
+        writer: TraceWriter,
+        cfg: RuntimeConfig,
+        *,
+        ask_user: AskUser | None,
+        notebook: str | None = None,
+        resumed_from: str | None = None,
+        prepare: Callable[[ChatSession], None] | None = None,
+    ) -> ChatSession:
+        """Build a session that writes to ``writer`` and record its ``run_start`` event.
+
+        The one way a session comes to be: :meth:`chat` (a new run), :class:`AgentPool` members
+        (one run, several agents) and resume (``resumed_from=RUN_ID``) all go through it. The
+        provider is resolved, tools offered or withheld, the session-start hooks run (adaptive
+        engine, memory, OpenTelemetry), then ``prepare(session)`` — if given — restores state
+        (resume: history, pins, usage) before ``run_start`` is written. The caller owns ``writer``.
+        """
+        session = self._build_session(agent, run_id, writer, cfg, ask_user=ask_user)
+        if prepare is not None:
+            prepare(session)
+        self._run_start(session, notebook=notebook, resumed_from=resumed_from)
+        return session
+
+    def _build_session(
         self, agent: str, run_id: str, writer: TraceWriter, cfg: RuntimeConfig, *, ask_user: AskUser | None
     ) -> ChatSession:
         tdir = writer.path.parent if writer.path is not None else None

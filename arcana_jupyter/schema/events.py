@@ -289,6 +289,52 @@ class CognitivePrimitiveMetadata(Record):
     source: str | None = None
     """``user`` for a pin or unpin made from outside the model (widget, magic)."""
 
+    def pin_change(self) -> PinChange | None:
+        """What this event did to the agent's pins, or ``None`` (not a pin/unpin, or one that
+        changed nothing: rejected, or the same content pinned again). The one reading of recorded
+        pin events: the trace reader's ``active_pins`` and resume both fold these."""
+        # args and result are free-form (each primitive has its own): read as the dicts they are
+        args = self.args if isinstance(self.args, dict) else {}
+        result = self.result if isinstance(self.result, dict) else {}
+        if self.primitive == "pin":
+            if result.get("pinned") is not True or result.get("already_pinned") is True:
+                return None
+            pin_id = result.get("pin_id")
+            if not isinstance(pin_id, str):
+                return None
+            content = result.get("content", args.get("content"))
+            label = result.get("label", args.get("label"))
+            return PinChange(
+                op="pin", pin_id=pin_id, content=content if isinstance(content, str) else None,
+                label=label if isinstance(label, str) else None,
+                until_turn=_int_or_none(result.get("until_turn", args.get("until_turn"))),
+                tokens=_int_or_none(result.get("tokens")),
+            )
+        if self.primitive == "unpin":
+            ok = result.get("unpinned", result.get("ok"))
+            pin_id = result.get("pin_id", args.get("pin_id"))
+            if ok is True and isinstance(pin_id, str):
+                return PinChange(op="unpin", pin_id=pin_id)
+        return None
+
+
+class PinChange(BaseModel):
+    """One recorded pin or unpin (:meth:`CognitivePrimitiveMetadata.pin_change`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    op: Literal["pin", "unpin"]
+    pin_id: str
+    content: str | None = None
+    """``None`` when the trace was written with ``trace_content="none"`` (and for an unpin)."""
+    label: str | None = None
+    until_turn: int | None = None
+    tokens: int | None = None
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
 
 class StateChangeMetadata(Record):
     object_id: str | None = None

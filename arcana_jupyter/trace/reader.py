@@ -538,35 +538,13 @@ class TraceReader:
 
     @staticmethod
     def _pin_op(meta: CognitivePrimitiveMetadata, position: int, turn: int | None, event_id: str) -> _PinOp | None:
-        # args and result are free-form (each primitive has its own): read as the dicts they are
-        args = meta.args if isinstance(meta.args, dict) else {}
-        result = meta.result if isinstance(meta.result, dict) else {}
-        if meta.primitive == "pin":
-            if result.get("pinned") is not True or result.get("already_pinned") is True:
-                return None
-            pin_id = result.get("pin_id")
-            if not isinstance(pin_id, str):
-                return None
-            content = result.get("content", args.get("content"))
-            label = result.get("label", args.get("label"))
-            until = result.get("until_turn", args.get("until_turn"))
-            return _PinOp(
-                entry=position,
-                turn=turn,
-                op="pin",
-                pin_id=pin_id,
-                content=content if isinstance(content, str) else None,
-                label=label if isinstance(label, str) else None,
-                until_turn=_as_int(until),
-                tokens=_as_int(result.get("tokens")),
-                event_id=event_id,
-            )
-        if meta.primitive == "unpin":
-            ok = result.get("unpinned", result.get("ok"))
-            pin_id = result.get("pin_id", args.get("pin_id"))
-            if ok is True and isinstance(pin_id, str):
-                return _PinOp(entry=position, turn=turn, op="unpin", pin_id=pin_id, event_id=event_id)
-        return None
+        change = meta.pin_change()
+        if change is None:
+            return None
+        return _PinOp(
+            entry=position, turn=turn, op=change.op, pin_id=change.pin_id, content=change.content,
+            label=change.label, until_turn=change.until_turn, tokens=change.tokens, event_id=event_id,
+        )
 
     # -- loading events ---------------------------------------------------------------------------
 

@@ -122,7 +122,9 @@ def test_engine_or_none_classic_mode() -> None:
 
 
 def test_engine_or_none_falls_back_with_a_logged_warning(caplog: pytest.LogCaptureFixture) -> None:
-    bad = RuntimeConfig(idle_soft_after_turns=5, idle_hard_after_turns=5)  # valid for the runtime, not for us
+    # RuntimeConfig refuses these knobs itself (tests/runtime/test_config_groups.py); a mapping still
+    # reaches the engine unchecked, and its failure must fall back with a reason
+    bad = {"idle_soft_after_turns": 5, "idle_hard_after_turns": 5}
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with caplog.at_level(logging.WARNING, logger="arcana_jupyter.adaptive.engine"):

@@ -80,3 +80,24 @@ def test_wrong_arguments_are_structured() -> None:
         assert r["pinned"] is False and r["reason"] == "invalid_arguments", args
         assert r["problems"]
     assert s.unpin({}, turn=1)["reason"] == "invalid_arguments"
+
+
+def test_restore_folds_recorded_calls_into_the_same_state() -> None:
+    from arcana_jupyter.schema.events import CognitivePrimitiveMetadata
+
+    live = state()
+    recorded = []
+    for turn, primitive, args in [(1, "pin", {"content": "fact A", "label": "a"}), (2, "pin", {"content": "fact B"}),
+                                  (2, "pin", {"content": "fact A"}), (3, "unpin", {"pin_id": None}),
+                                  (3, "pin", {"content": ""})]:
+        if primitive == "unpin":
+            args = {"pin_id": next(iter(live.pins))}
+        result = live.pin(args, turn) if primitive == "pin" else live.unpin(args, turn)
+        recorded.append((turn, CognitivePrimitiveMetadata(primitive=primitive, args=args, result=result)))
+    changes = [(turn, md.pin_change()) for turn, md in recorded]
+    assert [c.op if c else None for _, c in changes] == ["pin", "pin", None, "unpin", None]
+
+    again = state()
+    again.restore([(turn, c) for turn, c in changes if c is not None])
+    assert again.pins == live.pins  # unpinned pins kept too, with their unpinned_turn
+    assert again.pin({"content": "fact C"}, 4) == live.pin({"content": "fact C"}, 4)  # same next pin id

@@ -88,9 +88,17 @@ async def test_classic_mode_sends_the_exact_transcript(tmp_path: Path) -> None:
     assert script.requests[-1].tools == []
 
 
-async def test_engine_failure_falls_back_to_classic_and_says_why(tmp_path: Path) -> None:
+async def test_engine_failure_falls_back_to_classic_and_says_why(tmp_path: Path, monkeypatch) -> None:
+    # knobs that cannot make an engine are a config error now (tests/runtime/test_config_groups.py);
+    # an engine that still fails to start (no token encoding ...) falls back to classic mode
+    from arcana_jupyter.adaptive import engine as engine_module
+
+    def broken(self, *args, **kwargs) -> None:
+        raise RuntimeError("no token encoding")
+
+    monkeypatch.setattr(engine_module.AdaptiveEngine, "__init__", broken)
     script = Script(say("still works"))
-    async with runtime_with(script, tmp_path, idle_soft_after_turns=5, idle_hard_after_turns=5).chat() as chat:
+    async with runtime_with(script, tmp_path).chat() as chat:
         reply = await chat.send("hello")
         assert chat.engine is None and chat.engine_note and "classic mode" in chat.engine_note
     assert reply.text == "still works"
