@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from ..exceptions import ArcanaError, TraceError
 from ..messages import Message, ToolSpec, as_message
 from ..providers.counting import counter_for_encoding
+from ..schema.events import LlmCallMetadata
 from ..tokens import TokenCounter
 from ..trace.reader import TraceReader
 from ..trace.replay import MessageDiff, PromptReplay, diff_decisions, one_line
@@ -244,7 +245,7 @@ def rebuild_turn(
     recorded = replay.builder
     model = str(
         recorded.get("model")
-        or (replay.llm_call or {}).get("gen_ai.request.model")
+        or LlmCallMetadata.read(replay.llm_call).request_model
         or (replay.prompt_snapshot.model if replay.prompt_snapshot else "")
         or ""
     )

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..context import ContextSection
 from ..messages import Message
 from ..providers.base import LLMRequest
+from ..schema.events import llm_call_metadata
 from ..schema.tools import ToolOutcome
 from .intercept import InterceptedTool
 
@@ -111,13 +112,11 @@ async def _end(session: ChatSession) -> None:
                     model=session.provider_model, messages=[Message(role="user", content=prompt)],
                     max_tokens=800, temperature=0,
                 ))
-                session.emit("llm_call", {
-                    "step": -1, "purpose": "learnings", "gen_ai.system": session.provider.name,
-                    "gen_ai.request.model": session.provider_model,
-                    "gen_ai.usage.input_tokens": response.usage.input_tokens,
-                    "gen_ai.usage.output_tokens": response.usage.output_tokens,
-                    "message": response.message.record(),
-                }, turn=None)
+                session.emit("llm_call", llm_call_metadata(
+                    step=-1, purpose="learnings", system=session.provider.name,
+                    request_model=session.provider_model, input_tokens=response.usage.input_tokens,
+                    output_tokens=response.usage.output_tokens, message=response.message.record(),
+                ), turn=None)
                 return response.message.content
 
             transcript = [m.wire() for m in session.history if m.role != "system"]

@@ -26,6 +26,7 @@ from ..exceptions import ArcanaError, ConfigError, ContextLengthError, ProviderE
 from ..messages import Message, ToolCall, ToolSpec
 from ..primitives.pin import PinState
 from ..providers.base import LLMRequest, LLMResponse, Provider, Usage
+from ..schema.events import llm_call_metadata
 from ..schema.tools import REPEATED_CALL, ToolOutcome
 from ..tokens import TokenCounter
 from ..trace.decision_delta import DeltaEncoder
@@ -475,26 +476,26 @@ class ChatSession:
         counted = build.budget.used
         reported = response.prompt_tokens if response.prompt_tokens is not None else response.usage.input_tokens
         observed = self.calibration.observe(counted, reported)
-        self.emit("llm_call", {
-            "step": step,
-            "gen_ai.system": self.provider.name,
-            "gen_ai.request.model": self.provider_model,
-            "gen_ai.response.model": response.model or self.provider_model,
-            "gen_ai.usage.input_tokens": response.usage.input_tokens,
-            "gen_ai.usage.output_tokens": response.usage.output_tokens,
-            "gen_ai.usage.cached_input_tokens": response.usage.cached_input_tokens,
-            "gen_ai.response.finish_reasons": [response.finish_reason],
-            "latency_ms": round(latency, 3),
-            "request_digest": digest,
-            "streamed": True,
-            "message": message.record(),
-            "history_index": len(self.history) - 1,
-            "cost_usd": call_cost,
-            "counted_input_tokens": counted,
-            "reported_input_tokens": reported,
-            "count_ratio": observed,
-            "calibration": self.calibration.ratio,
-        }, parent_id=decision_event.event_id)
+        self.emit("llm_call", llm_call_metadata(
+            step=step,
+            system=self.provider.name,
+            request_model=self.provider_model,
+            response_model=response.model or self.provider_model,
+            input_tokens=response.usage.input_tokens,
+            output_tokens=response.usage.output_tokens,
+            cached_input_tokens=response.usage.cached_input_tokens,
+            finish_reasons=[response.finish_reason],
+            latency_ms=round(latency, 3),
+            request_digest=digest,
+            streamed=True,
+            message=message.record(),
+            history_index=len(self.history) - 1,
+            cost_usd=call_cost,
+            counted_input_tokens=counted,
+            reported_input_tokens=reported,
+            count_ratio=observed,
+            calibration=self.calibration.ratio,
+        ), parent_id=decision_event.event_id)
         return response
 
     async def _summarize(self, messages: list[Message]) -> str:
@@ -506,13 +507,11 @@ class ChatSession:
         ]
         response = await self.provider.complete(LLMRequest(model=self.provider_model, messages=prompt,
                                                            max_tokens=512, temperature=0))
-        self.emit("llm_call", {
-            "step": -1, "purpose": "summarize", "gen_ai.system": self.provider.name,
-            "gen_ai.request.model": self.provider_model,
-            "gen_ai.usage.input_tokens": response.usage.input_tokens,
-            "gen_ai.usage.output_tokens": response.usage.output_tokens,
-            "request_digest": None, "message": response.message.record(),
-        })
+        self.emit("llm_call", llm_call_metadata(
+            step=-1, purpose="summarize", system=self.provider.name, request_model=self.provider_model,
+            input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens,
+            request_digest=None, message=response.message.record(),
+        ))
         return response.message.content
 
     async def _run_tool_calls(

@@ -264,6 +264,19 @@ class LlmCallMetadata(Record):
     calibration: float | None = None
 
 
+def llm_call_metadata(**fields: Any) -> dict[str, Any]:
+    """The ``metadata`` of an ``llm_call`` event, built through :class:`LlmCallMetadata`: the one writer.
+
+    ``fields`` are the model's attribute names (``system``, ``request_model``, ``input_tokens`` ...);
+    an unknown name or a value of the wrong type raises (a writer's bug, caught where it is made).
+    The result holds the keys given, in the model's order, spelled as the trace spells them (the
+    OpenTelemetry aliases: ``gen_ai.usage.input_tokens`` ...)."""
+    unknown = fields.keys() - LlmCallMetadata.model_fields.keys()
+    if unknown:
+        raise TypeError(f"llm_call metadata has no field {', '.join(sorted(unknown))}")
+    return LlmCallMetadata.model_validate(fields, strict=True).model_dump(by_alias=True, exclude_unset=True)
+
+
 class ToolCallMetadata(Record):
     step: int | None = None
     tool_call_id: str | None = None

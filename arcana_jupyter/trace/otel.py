@@ -45,6 +45,25 @@ from datetime import datetime
 from typing import Any
 
 from ..exceptions import ConfigError
+from ..schema.events import (
+    CognitivePrimitiveMetadata,
+    ContextActionMetadata,
+    ContextDecisionMetadata,
+    ErrorMetadata,
+    LlmCallMetadata,
+    MemoryEntryBrief,
+    MemoryReadMetadata,
+    MemoryWriteMetadata,
+    MessageRecord,
+    PromptSnapshotMetadata,
+    Record,
+    RunStartMetadata,
+    StateChangeMetadata,
+    ToolCallMetadata,
+    TurnEndMetadata,
+    TurnStartMetadata,
+    UserMessageMetadata,
+)
 from .events import TraceEvent
 from .redact import mask_secrets, register_secret
 
@@ -423,13 +442,21 @@ def quiet_sdk_logging() -> None:
 
 # ---- the mapper -----------------------------------------------------------------------------------
 @dataclass
+class _Decision:
+    """A step's ``context_decision``, read once: its time and its ``arcana.*`` attributes."""
+
+    ts: str
+    facts: dict[str, Any]
+
+
+@dataclass
 class _Turn:
     span: Any
     context: Any
     trace_id: int
-    decisions: dict[int, TraceEvent] = field(default_factory=dict)
+    decisions: dict[int, _Decision] = field(default_factory=dict)
     snapshots: dict[int, list[Any]] = field(default_factory=dict)
-    pending_inputs: list[Mapping[str, Any]] = field(default_factory=list)
+    pending_inputs: list[MessageRecord | Mapping[str, Any]] = field(default_factory=list)
     last_ns: int = 0
     error: str | None = None
 
@@ -446,46 +473,52 @@ def _obj(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _parts(record: Mapping[str, Any]) -> dict[str, Any]:
-    """A recorded message as a GenAI semconv message: ``{"role", "parts": [...]}``."""
-    role = str(record.get("role") or "user")
+def _given(record: Record, name: str) -> Any:
+    """``record.<name>`` when the trace wrote the key, else None (a default the model fills in is not
+    a fact of the trace: a missing ``results`` is no count of 0)."""
+    return getattr(record, name) if name in record.model_fields_set else None
+
+
+def _parts(record: MessageRecord | Mapping[str, Any]) -> dict[str, Any]:
+    """A recorded message (an event's :class:`MessageRecord`, or a message of a prompt snapshot's
+    request) as a GenAI semconv message: ``{"role", "parts": [...]}``."""
+    if isinstance(record, MessageRecord):
+        role, content = record.role or "user", record.content
+        call_id, calls = record.tool_call_id, record.tool_calls
+    else:  # a prompt snapshot's request message: the provider's wire form, not event metadata
+        role, content = str(record.get("role") or "user"), record.get("content")
+        call_id, calls = record.get("tool_call_id"), record.get("tool_calls")
     parts: list[dict[str, Any]] = []
-    content = record.get("content")
     if role == "tool":
-        parts.append({"type": "tool_call_response", "id": record.get("tool_call_id"), "response": content})
+        parts.append({"type": "tool_call_response", "id": call_id, "response": content})
     elif isinstance(content, str) and content:
         parts.append({"type": "text", "content": content})
-    for call in record.get("tool_calls") or []:
+    for call in calls or []:
         if isinstance(call, Mapping):
             parts.append({"type": "tool_call", "id": call.get("id"), "name": call.get("name"),
                           "arguments": call.get("arguments")})
     return {"role": role, "parts": parts}
 
 
-def _decision_facts(decision_event: TraceEvent | None) -> dict[str, Any]:
-    """The ``arcana.*`` attributes of one context decision."""
-    if decision_event is None:
-        return {}
-    md = decision_event.metadata
+_BUDGET_FACTS = ("used", "available", "total_window", "response_reserve", "utilization")
+
+
+def _decision_facts(md: ContextDecisionMetadata, rows: Any) -> dict[str, Any]:
+    """The ``arcana.*`` attributes of one context decision; ``rows`` are its recorded per-message rows."""
     out: dict[str, Any] = {}
-    decision = _obj(md.get("decision"))
-    budget = _obj(md.get("budget"))
-    report = _obj(md.get("report"))
-    inputs = _obj(md.get("inputs"))
-    if decision.get("strategy") is not None:
-        out["arcana.strategy"] = str(decision["strategy"])
-    if decision.get("requested_strategy") is not None:
-        out["arcana.strategy.requested"] = str(decision["requested_strategy"])
-    for key in ("used", "available", "total_window", "response_reserve", "utilization"):
-        if isinstance(budget.get(key), int | float) and not isinstance(budget.get(key), bool):
-            out[f"arcana.budget.{key}"] = budget[key]
-    if budget.get("overflow") is not None:
-        out["arcana.budget.overflow"] = bool(budget["overflow"])
-    rows = decision.get("decisions")
-    if isinstance(rows, list):
+    decision, budget, report, inputs = md.decision, md.budget, md.report, md.inputs
+    if decision is not None:
+        out["arcana.strategy"] = decision.strategy
+        out["arcana.strategy.requested"] = decision.requested_strategy
+    if budget is not None:
+        for key in _BUDGET_FACTS:
+            out[f"arcana.budget.{key}"] = getattr(budget, key)
+        if "overflow" in budget.model_fields_set:
+            out["arcana.budget.overflow"] = budget.overflow
+    if isinstance(rows, list):  # not a list: a delta against an earlier decision (trace/decision_delta.py)
         tokens = {"kept": 0, "compressed": 0, "dropped": 0, "summarized": 0}
         messages = dict.fromkeys(tokens, 0)
-        for row in rows:  # one row per message: kept tight, it runs on the turn's thread
+        for row in rows:  # one row (a MessageDecision dump) per message: kept tight
             outcome = row.get("outcome") if type(row) is dict else None
             if outcome in tokens:
                 count = row.get("token_count_after" if outcome == "kept" else "token_count_before")
@@ -495,19 +528,20 @@ def _decision_facts(decision_event: TraceEvent | None) -> dict[str, Any]:
             extra = "summarized" if outcome == "compressed" else None
             out[f"arcana.tokens.{outcome}"] = tokens[outcome] + (tokens[extra] if extra else 0)
             out[f"arcana.messages.{outcome}"] = messages[outcome] + (messages[extra] if extra else 0)
-    for key, attr in (("prefix_tokens_reused", "arcana.prefix.tokens_reused"),
-                      ("prefix_messages_reused", "arcana.prefix.messages_reused"),
-                      ("total_before", "arcana.tokens.before"), ("total_after", "arcana.tokens.after")):
-        if isinstance(report.get(key), int):
-            out[attr] = report[key]
-    pins = inputs.get("pins")
-    if isinstance(pins, list):
+    if report is not None:
+        for value, attr in ((report.prefix_tokens_reused, "arcana.prefix.tokens_reused"),
+                            (report.prefix_messages_reused, "arcana.prefix.messages_reused"),
+                            (report.total_before, "arcana.tokens.before"), (report.total_after, "arcana.tokens.after")):
+            if value is not None:
+                out[attr] = value
+    pins = _given(inputs, "pins") if inputs is not None else None
+    if pins is not None:
         out["arcana.pins"] = len(pins)
-        ids = [str(p.get("pin_id")) for p in pins if isinstance(p, Mapping) and p.get("pin_id")]
+        ids = [str(p.get("pin_id")) for p in pins if p.get("pin_id")]  # PinBlock dumps
         if ids:
             out["arcana.pins.ids"] = ids
-    if isinstance(md.get("request_digest"), str):
-        out["arcana.request_digest"] = md["request_digest"]
+    if md.request_digest is not None:
+        out["arcana.request_digest"] = md.request_digest
     return out
 
 
@@ -644,12 +678,11 @@ class SpanMapper:
         self.busy_seconds += time.perf_counter() - started
 
     def _on_run_start(self, event: TraceEvent, ns: int) -> None:
-        md = event.metadata
-        config = _obj(md.get("config"))
-        model = md.get("model") if isinstance(md.get("model"), str) else None
+        md = RunStartMetadata.read(event.metadata)
+        config = md.config or {}  # a RuntimeConfig dump
+        model = md.model
         self._agents[event.agent] = _Agent(
-            provider=md.get("provider") if isinstance(md.get("provider"), str) else None,
-            model=model.split(":", 1)[1] if model and ":" in model else model,
+            provider=md.provider, model=model.split(":", 1)[1] if model and ":" in model else model,
             content=str(config.get("trace_content") or "full"))
 
     def _on_turn_start(self, event: TraceEvent, ns: int) -> None:
@@ -661,7 +694,7 @@ class SpanMapper:
         agent = self._agents.get(event.agent, _Agent())
         attrs = self._base(event, "invoke_agent") | {
             "gen_ai.provider.name": agent.provider, "gen_ai.request.model": agent.model,
-            "arcana.turn": event.turn, "arcana.input_tokens": event.metadata.get("input_tokens")}
+            "arcana.turn": event.turn, "arcana.input_tokens": TurnStartMetadata.read(event.metadata).input_tokens}
         span = self._start(f"invoke_agent {event.agent}", event, ("turn", event.agent, event.turn), ns,
                            kind="INTERNAL", parent=None, attributes=attrs)
         from opentelemetry import trace as ot_trace
@@ -677,72 +710,86 @@ class SpanMapper:
 
     def _on_user_message(self, event: TraceEvent, ns: int) -> None:
         turn = self._turn(event, ns)
-        message = event.metadata.get("message")
-        if turn is not None and isinstance(message, Mapping):
+        message = UserMessageMetadata.read(event.metadata).message
+        if turn is not None and message is not None:
             turn.pending_inputs.append(message)
 
     def _on_context_decision(self, event: TraceEvent, ns: int) -> None:
         turn = self._turn(event, ns)
-        step = event.metadata.get("step")
-        if turn is not None and isinstance(step, int):
-            turn.decisions[step] = event
+        if turn is None:
+            return
+        # Fast path, the one string-keyed read here: a decision holds a row per message (hundreds in a
+        # long chat, and live events are never delta-encoded); validating each row as a MessageDecision
+        # made the mapper twice as slow, so the rows are tallied as recorded and the rest goes through
+        # the model.
+        raw = event.metadata
+        decision = event.metadata.get("decision")
+        rows = decision.get("decisions") if isinstance(decision, dict) else None
+        if isinstance(decision, dict) and isinstance(rows, list):
+            raw = raw | {"decision": decision | {"decisions": None}}
+        md = ContextDecisionMetadata.read(raw)
+        step = _given(md, "step")
+        if step is not None:
+            turn.decisions[step] = _Decision(ts=event.ts, facts=_decision_facts(md, rows))
 
     def _on_prompt_snapshot(self, event: TraceEvent, ns: int) -> None:
         turn = self._turn(event, ns)
-        step, messages = event.metadata.get("step"), event.metadata.get("messages")
-        if turn is not None and isinstance(step, int) and isinstance(messages, list):
+        if turn is None:
+            return
+        md = PromptSnapshotMetadata.read(event.metadata)
+        step, messages = _given(md, "step"), _given(md, "messages")
+        if step is not None and messages is not None:
             turn.snapshots[step] = messages
 
-    def _chat_attrs(self, event: TraceEvent, turn: _Turn | None, step: Any) -> dict[str, Any]:
+    def _chat_attrs(self, event: TraceEvent, turn: _Turn | None, step: int | None, system: str | None = None,
+                    model: str | None = None) -> dict[str, Any]:
         agent = self._agents.get(event.agent, _Agent())
-        md = event.metadata
-        decision = turn.decisions.get(step) if turn is not None and isinstance(step, int) else None
-        return self._base(event, "chat") | _decision_facts(decision) | {
-            "gen_ai.provider.name": md.get("gen_ai.system") or agent.provider,
-            "gen_ai.request.model": md.get("gen_ai.request.model") or agent.model,
-            "arcana.step": step if isinstance(step, int) else None,
+        decision = turn.decisions.get(step) if turn is not None and step is not None else None
+        return self._base(event, "chat") | (decision.facts if decision is not None else {}) | {
+            "gen_ai.provider.name": system or agent.provider,
+            "gen_ai.request.model": model or agent.model,
+            "arcana.step": step,
         }
 
     def _chat_name(self, attrs: Mapping[str, Any]) -> str:
         model = attrs.get("gen_ai.request.model")
         return f"chat {model}" if model else "chat"
 
-    def _inputs(self, turn: _Turn | None, step: Any) -> list[dict[str, Any]]:
+    def _inputs(self, turn: _Turn | None, step: int | None) -> list[dict[str, Any]]:
         if turn is None:
             return []
-        snapshot = turn.snapshots.get(step) if isinstance(step, int) else None
+        snapshot = turn.snapshots.get(step) if step is not None else None
         records = snapshot if snapshot is not None else turn.pending_inputs
-        return [_parts(r) for r in records if isinstance(r, Mapping)]
+        return [_parts(r) for r in records if isinstance(r, MessageRecord | Mapping)]
 
     def _on_llm_call(self, event: TraceEvent, ns: int) -> None:
         turn = self._turn(event, ns)
-        md = event.metadata
-        step = md.get("step")
-        attrs = self._chat_attrs(event, turn, step)
-        finish = md.get("gen_ai.response.finish_reasons")
+        md = LlmCallMetadata.read(event.metadata)
+        step = md.step
+        attrs = self._chat_attrs(event, turn, step, md.system, md.request_model)
+        finish = md.finish_reasons
         attrs |= {
-            "gen_ai.response.model": md.get("gen_ai.response.model"),
-            "gen_ai.usage.input_tokens": md.get("gen_ai.usage.input_tokens"),
-            "gen_ai.usage.output_tokens": md.get("gen_ai.usage.output_tokens"),
-            "gen_ai.usage.cache_read.input_tokens": md.get("gen_ai.usage.cached_input_tokens"),
-            "gen_ai.response.finish_reasons": [str(f) for f in finish if f is not None] if isinstance(finish, list) else None,
-            "arcana.request_digest": md.get("request_digest") or attrs.get("arcana.request_digest"),
-            "arcana.latency_ms": md.get("latency_ms"), "arcana.attempts": md.get("attempts"),
-            "arcana.cost_usd": md.get("cost_usd"), "arcana.counted_input_tokens": md.get("counted_input_tokens"),
-            "arcana.count_ratio": md.get("count_ratio"), "arcana.calibration": md.get("calibration"),
-            "arcana.purpose": md.get("purpose"),
+            "gen_ai.response.model": md.response_model,
+            "gen_ai.usage.input_tokens": md.input_tokens,
+            "gen_ai.usage.output_tokens": md.output_tokens,
+            "gen_ai.usage.cache_read.input_tokens": md.cached_input_tokens,
+            "gen_ai.response.finish_reasons": [str(f) for f in finish if f is not None] if finish is not None else None,
+            "arcana.request_digest": md.request_digest or attrs.get("arcana.request_digest"),
+            "arcana.latency_ms": md.latency_ms, "arcana.attempts": md.attempts,
+            "arcana.cost_usd": md.cost_usd, "arcana.counted_input_tokens": md.counted_input_tokens,
+            "arcana.count_ratio": md.count_ratio, "arcana.calibration": md.calibration,
+            "arcana.purpose": md.purpose,
         }
-        message = md.get("message")
         if self._full(event):
             inputs = self._inputs(turn, step)
             if inputs:
                 attrs["gen_ai.input.messages"] = self._mask(inputs)
-            if isinstance(message, Mapping):
-                out = _parts(message)
-                if isinstance(finish, list) and finish:
+            if md.message is not None:
+                out = _parts(md.message)
+                if finish:
                     out["finish_reason"] = finish[0]
                 attrs["gen_ai.output.messages"] = self._mask([out])
-        start = ns - _ms_ns(md.get("latency_ms"))
+        start = ns - _ms_ns(md.latency_ms)
         span = self._start(self._chat_name(attrs), event, ("event", event.event_id), start, kind="CLIENT",
                            parent=turn, attributes=attrs)
         span.end(end_time=ns)
@@ -751,56 +798,56 @@ class SpanMapper:
 
     def _on_tool_call(self, event: TraceEvent, ns: int) -> None:
         turn = self._turn(event, ns)
-        md = event.metadata
-        name = str(md.get("name") or "tool")
+        md = ToolCallMetadata.read(event.metadata)
+        name = str(md.name or "tool")
         attrs = self._base(event, "execute_tool") | {
-            "gen_ai.tool.name": name, "gen_ai.tool.call.id": md.get("tool_call_id"),
-            "gen_ai.tool.type": "extension" if md.get("intercepted") else "function",
-            "arcana.step": md.get("step"), "arcana.tool.ok": md.get("ok"), "arcana.tool.truncated": md.get("truncated"),
-            "arcana.latency_ms": md.get("latency_ms"),
+            "gen_ai.tool.name": name, "gen_ai.tool.call.id": md.tool_call_id,
+            "gen_ai.tool.type": "extension" if md.intercepted else "function",
+            "arcana.step": md.step, "arcana.tool.ok": md.ok, "arcana.tool.truncated": md.truncated,
+            "arcana.latency_ms": md.latency_ms,
         }
         if self._full(event):
-            if md.get("arguments") is not None:
-                attrs["gen_ai.tool.call.arguments"] = self._mask(md["arguments"])
-            if md.get("result") is not None:
-                attrs["gen_ai.tool.call.result"] = self._mask(md["result"])
-        span = self._start(f"execute_tool {name}", event, ("event", event.event_id), ns - _ms_ns(md.get("latency_ms")),
+            if md.arguments is not None:
+                attrs["gen_ai.tool.call.arguments"] = self._mask(md.arguments)
+            if md.result is not None:
+                attrs["gen_ai.tool.call.result"] = self._mask(md.result)
+        span = self._start(f"execute_tool {name}", event, ("event", event.event_id), ns - _ms_ns(md.latency_ms),
                            kind="INTERNAL", parent=turn, attributes=attrs)
-        if md.get("ok") is False:
-            error = _obj(md.get("error"))
-            self._error(span, str(error.get("type") or "tool_error"), str(error.get("message") or "") or None)
+        if md.ok is False:
+            error = md.error
+            self._error(span, str((error.type if error else None) or "tool_error"),
+                        str((error.message if error else None) or "") or None)
         span.end(end_time=ns)
-        message = md.get("message")
-        if turn is not None and isinstance(message, Mapping):
-            turn.pending_inputs.append(message)
+        if turn is not None and md.message is not None:
+            turn.pending_inputs.append(md.message)
 
     def _on_memory_read(self, event: TraceEvent, ns: int) -> None:
-        md = event.metadata
-        results = md.get("results")
+        md = MemoryReadMetadata.read(event.metadata)
+        results = _given(md, "results")
         attrs = self._base(event, "search_memory") | {
-            "gen_ai.memory.record.count": len(results) if isinstance(results, list) else None,
-            "arcana.memory.purpose": md.get("purpose"),
-            "arcana.memory.kinds": md.get("kinds") if isinstance(md.get("kinds"), list) else None,
+            "gen_ai.memory.record.count": len(results) if results is not None else None,
+            "arcana.memory.purpose": md.purpose,
+            "arcana.memory.kinds": md.kinds,
         }
-        if self._full(event) and isinstance(md.get("query"), str):
-            attrs["gen_ai.memory.query.text"] = self._mask(md["query"])
-        if self._full(event) and isinstance(results, list):
-            attrs["gen_ai.memory.records"] = self._mask(results)
+        if self._full(event) and md.query is not None:
+            attrs["gen_ai.memory.query.text"] = self._mask(md.query)
+        if self._full(event) and results is not None:
+            attrs["gen_ai.memory.records"] = self._mask([hit.model_dump(exclude_unset=True) for hit in results])
         self._instant("search_memory", event, ns, attrs)
 
     _MEMORY_OPS = {"remember": "create_memory", "learning": "create_memory", "forget": "delete_memory"}
 
     def _on_memory_write(self, event: TraceEvent, ns: int) -> None:
-        md = event.metadata
-        op = str(md.get("op") or "")
+        md = MemoryWriteMetadata.read(event.metadata)
+        op = str(md.op or "")
         operation = self._MEMORY_OPS.get(op, "update_memory")
-        entry = _obj(md.get("entry"))
+        entry = md.entry or MemoryEntryBrief()
         attrs = self._base(event, operation) | {
-            "gen_ai.memory.record.id": entry.get("id"), "gen_ai.memory.record.count": 1,
-            "arcana.memory.op": op, "arcana.memory.kind": entry.get("kind"), "arcana.memory.scope": entry.get("scope"),
+            "gen_ai.memory.record.id": entry.id, "gen_ai.memory.record.count": 1,
+            "arcana.memory.op": op, "arcana.memory.kind": entry.kind, "arcana.memory.scope": entry.scope,
         }
-        if self._full(event) and entry.get("content") is not None:
-            attrs["gen_ai.memory.records"] = self._mask([{"id": entry.get("id"), "content": entry.get("content")}])
+        if self._full(event) and entry.content is not None:
+            attrs["gen_ai.memory.records"] = self._mask([{"id": entry.id, "content": entry.content}])
         self._instant(operation, event, ns, attrs)
 
     def _instant(self, name: str, event: TraceEvent, ns: int, attrs: Mapping[str, Any]) -> None:
@@ -814,42 +861,42 @@ class SpanMapper:
             turn.span.add_event(name, _clean(attrs), timestamp=ns)
 
     def _on_cognitive_primitive(self, event: TraceEvent, ns: int) -> None:
-        md = event.metadata
-        result = _obj(md.get("result"))
-        self._span_event(event, ns, f"arcana.{md.get('primitive') or 'primitive'}",
-                         {"arcana.pin_id": result.get("pin_id"), "arcana.source": md.get("source")})
+        md = CognitivePrimitiveMetadata.read(event.metadata)
+        result = _obj(md.result)  # the primitive's structured tool result (its own shape per primitive)
+        self._span_event(event, ns, f"arcana.{md.primitive or 'primitive'}",
+                         {"arcana.pin_id": result.get("pin_id"), "arcana.source": md.source})
 
     def _on_state_change(self, event: TraceEvent, ns: int) -> None:
-        md = event.metadata
+        md = StateChangeMetadata.read(event.metadata)
         self._span_event(event, ns, "arcana.state_change", {
-            "arcana.object_id": md.get("object_id"), "arcana.kind": md.get("kind"),
-            "arcana.from_tier": md.get("from_tier"), "arcana.to_tier": md.get("to_tier"), "arcana.cause": md.get("cause")})
+            "arcana.object_id": md.object_id, "arcana.kind": md.kind,
+            "arcana.from_tier": md.from_tier, "arcana.to_tier": md.to_tier, "arcana.cause": md.cause})
 
     def _on_context_action(self, event: TraceEvent, ns: int) -> None:
-        md = event.metadata
+        md = ContextActionMetadata.read(event.metadata)
         self._span_event(event, ns, "arcana.context_action", {
-            "arcana.action": md.get("action"), "arcana.object_id": md.get("object_id"), "arcana.source": md.get("source")})
+            "arcana.action": md.action, "arcana.object_id": md.object_id, "arcana.source": md.source})
 
     def _on_error(self, event: TraceEvent, ns: int) -> None:
         turn = self._turn(event, ns)
-        md = event.metadata
-        kind = str(md.get("type") or "error")
-        if md.get("where") == "provider":  # the call that failed: a chat span of its own
-            step = md.get("step")
-            if not isinstance(step, int) and turn is not None and turn.decisions:
+        md = ErrorMetadata.read(event.metadata)
+        kind = str(md.type or "error")
+        if md.where == "provider":  # the call that failed: a chat span of its own
+            step = md.step
+            if step is None and turn is not None and turn.decisions:
                 step = max(turn.decisions)
-            attrs = self._chat_attrs(event, turn, step) | {"arcana.http_status": md.get("status")}
-            decision = turn.decisions.get(step) if turn is not None and isinstance(step, int) else None
+            attrs = self._chat_attrs(event, turn, step) | {"arcana.http_status": md.status}
+            decision = turn.decisions.get(step) if turn is not None and step is not None else None
             start = (to_ns(decision.ts) if decision is not None else None) or ns
             span = self._start(self._chat_name(attrs), event, ("event", event.event_id), min(start, ns),
                                kind="CLIENT", parent=turn, attributes=attrs)
-            self._error(span, kind, str(md.get("message") or "") or None)
+            self._error(span, kind, str(md.message or "") or None)
             span.end(end_time=ns)
         if turn is not None:
             turn.error = kind
             turn.span.add_event("exception", _clean({"exception.type": kind,
-                                                     "exception.message": mask_secrets(str(md.get("message") or ""))[:500],
-                                                     "arcana.where": md.get("where")}), timestamp=ns)
+                                                     "exception.message": mask_secrets(str(md.message or ""))[:500],
+                                                     "arcana.where": md.where}), timestamp=ns)
 
     def _on_turn_end(self, event: TraceEvent, ns: int) -> None:
         if event.turn is not None and (event.agent, event.turn) in self._turns:
@@ -858,14 +905,14 @@ class SpanMapper:
     def _end_turn(self, key: tuple[str, int], event: TraceEvent | None, ns: int) -> None:
         turn = self._turns.pop(key)
         span = turn.span
-        md = event.metadata if event is not None else {}
-        status = str(md.get("status") or "unfinished")
-        usage = _obj(md.get("usage"))
+        md = TurnEndMetadata.read(event.metadata) if event is not None else TurnEndMetadata()
+        status = str(md.status or "unfinished")
+        usage = md.usage
         span.set_attributes(_clean({
-            "arcana.status": status, "arcana.steps": md.get("steps"), "arcana.cost_usd": md.get("cost_usd"),
-            "arcana.latency_ms": md.get("latency_ms"),
-            "gen_ai.usage.input_tokens": usage.get("input_tokens"),
-            "gen_ai.usage.output_tokens": usage.get("output_tokens"),
+            "arcana.status": status, "arcana.steps": md.steps, "arcana.cost_usd": md.cost_usd,
+            "arcana.latency_ms": md.latency_ms,
+            "gen_ai.usage.input_tokens": _given(usage, "input_tokens") if usage is not None else None,
+            "gen_ai.usage.output_tokens": _given(usage, "output_tokens") if usage is not None else None,
         }))
         if status in ("error", "unfinished"):
             self._error(span, turn.error or ("turn_unfinished" if status == "unfinished" else "error"))
@@ -896,7 +943,7 @@ def export_events(events: Iterable[TraceEvent], pipeline: OtelPipeline, *, timeo
 
     Returns the run's :meth:`OtelPipeline.stats`, plus ``flushed`` (whether the queue emptied in time)."""
     events = list(events)
-    starts = [_obj(e.metadata.get("config")) for e in events if e.event_type == "run_start"]
+    starts = [RunStartMetadata.read(e.metadata).config or {} for e in events if e.event_type == "run_start"]
     # events before the first run_start (the memory digest's read) follow the run's content mode too
     content = str(starts[0].get("trace_content") or "full") if starts else "full"
     mapper = pipeline.mapper(secrets=secrets, content=content)
