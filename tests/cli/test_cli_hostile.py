@@ -55,7 +55,6 @@ def test_printable_escapes_terminal_controls() -> None:
     assert printable("a\x1b[31mb\x07c\rd\x9be\u202ef\n\tg") == "a\\x1b[31mb\\x07c\\x0dd\\x9be\\u202ef\n\tg"
 
 
-@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 def test_report_to_a_full_disk_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import nbformat
 

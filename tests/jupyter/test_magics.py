@@ -284,8 +284,7 @@ def test_a_named_session_replays_its_own_agent(shell: Any, monkeypatch: pytest.M
 def test_otel_flag_exports_the_turns_or_names_the_extra(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    otel = pytest.importorskip("arcana_jupyter.trace.otel")
-    pytest.importorskip("opentelemetry.exporter.otlp.proto.http.trace_exporter")
+    from arcana_jupyter.trace import otel
     from tests.servers.otlp_receiver import OTLPReceiver
 
     assert "--otel" in (magics(shell).arcana_chat.__doc__ or "")

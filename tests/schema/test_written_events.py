@@ -101,7 +101,6 @@ def test_the_turn_bundles_of_a_real_session_fit_the_bundle_model(tmp_path: Path)
 def test_an_exported_session_fits_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With OpenTelemetry export on (to a closed port: the turns do not wait), ``run_end.otel_export``
     is a declared key with the right types."""
-    pytest.importorskip("opentelemetry.sdk.trace")
     from servers.otlp_receiver import closed_port
 
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{closed_port()}")

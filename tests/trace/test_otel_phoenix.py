@@ -21,10 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-pytest.importorskip("opentelemetry.sdk.trace")
-pytest.importorskip("opentelemetry.exporter.otlp.proto.http.trace_exporter")
-
 from scripted_chat import call, events_of, say
 from servers.otlp_receiver import closed_port
 
