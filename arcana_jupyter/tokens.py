@@ -126,7 +126,7 @@ def encoding_for_model(model: str | None) -> tiktoken.Encoding:
         try:
             return load_encoding(wanted)
         except LookupError:
-            pass
+            pass  # its BPE file is not installed: count with the fallback (the counter says it is inexact)
     return tiktoken.get_encoding(FALLBACK_ENCODING)
 
 

@@ -275,7 +275,7 @@ def replay_source(notebook: Path | None, trace_dir: Path, run_id: str | None = N
         try:
             candidates += [(info.started or "", info.run_id, trace_dir) for info in TraceReader(trace_dir).list_runs()]
         except ArcanaError:
-            pass
+            pass  # an unreadable folder offers no latest run; the recorded runs above still count
     if not candidates:
         return trace_dir, None
     _, latest, folder = max(candidates, key=lambda c: (c[0], c[1]))

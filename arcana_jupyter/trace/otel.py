@@ -142,7 +142,7 @@ def _export_timeout() -> float:
             try:
                 return max(0.1, float(raw) / 1000)  # the spec says milliseconds
             except ValueError:
-                pass
+                pass  # not a number: ignored, as the OpenTelemetry SDK ignores it (next variable, then our default)
     return EXPORT_TIMEOUT_S
 
 
