@@ -18,8 +18,7 @@ from playwright.sync_api import expect
 from arcana_jupyter.demo import EXAMPLES
 
 from .conftest import shot
-from .helpers import wait_for_lab
-from .test_notebook_native import KERNEL_CONNECTED, run_cell
+from .helpers import KERNEL_CONNECTED, run_cell, wait_for_lab
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -20,33 +20,9 @@ from playwright.sync_api import expect
 from tests.jupyter.test_notebook_size import LIMIT, TOUR, TURNS
 
 from .conftest import shot
-from .helpers import wait_for_lab
+from .helpers import KERNEL_CONNECTED, run_cell, wait_for_lab
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-RUN_CELL = """async (src) => {
-  const app = window.jupyterapp;
-  const panel = app.shell.currentWidget;
-  const cell = panel.content.activeCell;
-  cell.model.sharedModel.setSource(src);
-  await app.commands.execute('notebook:run-cell-and-insert-below');
-  return panel.content.widgets.indexOf(cell);
-}"""
-
-CELL_DONE = """(i) => {
-  const panel = window.jupyterapp.shell.currentWidget;
-  const cell = panel.content.widgets[i];
-  return cell.model.executionCount !== null && panel.sessionContext.session.kernel.status === 'idle';
-}"""
-
-KERNEL_CONNECTED = """() => { const w = window.jupyterapp.shell.currentWidget;
-  return !!(w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel
-    && w.sessionContext.session.kernel.connectionStatus === 'connected'); }"""
-
-
-def run_cell(page, source: str, timeout: int = 120_000) -> None:
-    index = page.evaluate(RUN_CELL, source)
-    page.wait_for_function(CELL_DONE, arg=index, timeout=timeout)
 
 
 def test_renamed_notebook_reopens_without_a_kernel_and_verifies(page, lab_root: Path) -> None:

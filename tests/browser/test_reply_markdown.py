@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import expect
 
 from .conftest import shot
-from .helpers import wait_for_lab
+from .helpers import CELL_DONE, KERNEL_CONNECTED, run_cell, wait_for_lab
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -60,37 +60,11 @@ class SlowModel(FunctionProvider):
 slow = SlowModel(lambda request: RICH, model_name="slow")
 '''
 
-RUN_CELL = """async (src) => {
-  const app = window.jupyterapp;
-  const panel = app.shell.currentWidget;
-  const cell = panel.content.activeCell;
-  cell.model.sharedModel.setSource(src);
-  void app.commands.execute('notebook:run-cell-and-insert-below');
-  return panel.content.widgets.indexOf(cell);
-}"""
-
-CELL_DONE = """(i) => {
-  const panel = window.jupyterapp.shell.currentWidget;
-  const cell = panel.content.widgets[i];
-  return cell.model.executionCount !== null && panel.sessionContext.session.kernel.status === 'idle';
-}"""
-
-KERNEL_CONNECTED = """() => { const w = window.jupyterapp.shell.currentWidget;
-  return !!(w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel
-    && w.sessionContext.session.kernel.connectionStatus === 'connected'); }"""
-
 # Streaming: the turn is still running and its reply already holds a rendered table.
 STREAMING_TABLE = """() => {
   const out = document.querySelector('.jp-RenderedArcanaTurn');
   return !!(out && out.querySelector('.arcana-progress') && out.querySelector('.arcana-reply.jp-RenderedMarkdown table td'));
 }"""
-
-
-def run_cell(page, source: str, *, wait: bool = True, timeout: int = 120_000) -> int:
-    index = page.evaluate(RUN_CELL, source)
-    if wait:
-        page.wait_for_function(CELL_DONE, arg=index, timeout=timeout)
-    return index
 
 
 def test_reply_renders_as_jupyterlab_markdown_while_streaming_and_in_the_offline_report(page, browser, lab_root: Path) -> None:

@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from trace_fixtures_loader import load_trace_fixtures
 
 from arcana_jupyter.cli import main
 from arcana_jupyter.trace import TraceWriter
 
-_spec = importlib.util.spec_from_file_location(
-    "arcana_trace_fixtures", Path(__file__).resolve().parents[1] / "trace" / "trace_fixtures.py"
-)
-assert _spec is not None and _spec.loader is not None
-fixtures = importlib.util.module_from_spec(_spec)
-sys.modules["arcana_trace_fixtures"] = fixtures
-_spec.loader.exec_module(fixtures)
+fixtures = load_trace_fixtures()
 
 BUILT = "r_20261130_010203_abcdef"
 HAND = "r_20261130_020000_123456"

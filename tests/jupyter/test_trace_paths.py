@@ -2,27 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
+from trace_fixtures_loader import load_trace_fixtures
 
 from arcana_jupyter.cli import main as cli_main
 from arcana_jupyter.exceptions import ArcanaError
 from arcana_jupyter.report import build_report, embed_traces
 from arcana_jupyter.report.sources import locate_runs, safe_trace_file, valid_run_id
 
-_spec = importlib.util.spec_from_file_location(
-    "arcana_trace_fixtures", Path(__file__).resolve().parents[1] / "trace" / "trace_fixtures.py"
-)
-assert _spec is not None and _spec.loader is not None
-fixtures = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("arcana_trace_fixtures", fixtures)
-_spec.loader.exec_module(fixtures)
+fixtures = load_trace_fixtures()
 
 MIME = "application/vnd.arcana.turn+json"
 SECRET = "Question {turn}: TOPSECRET-5f3a payroll numbers"
