@@ -68,6 +68,18 @@ class Record(BaseModel):
         except ValidationError:  # a field without a default (MessageRecord.role ...): give up on the record
             return cls.model_construct()  # type: ignore[return-value]
 
+    @classmethod
+    def build(cls, **fields: Any) -> dict[str, Any]:
+        """The JSON object a writer puts in the trace, built through this model.
+
+        ``fields`` are the model's attribute names; an unknown name or a value of the wrong type
+        raises (a writer's bug, caught where it is made). The result holds the keys given, in the
+        model's order, spelled as the trace spells them (aliases such as ``gen_ai.usage.input_tokens``)."""
+        unknown = fields.keys() - cls.model_fields.keys()
+        if unknown:
+            raise TypeError(f"{cls.__name__} has no field {', '.join(sorted(unknown))}")
+        return cls.model_validate(fields, strict=True).model_dump(by_alias=True, exclude_unset=True)
+
 
 # -- parts shared by several events -------------------------------------------------------------
 
@@ -265,16 +277,11 @@ class LlmCallMetadata(Record):
 
 
 def llm_call_metadata(**fields: Any) -> dict[str, Any]:
-    """The ``metadata`` of an ``llm_call`` event, built through :class:`LlmCallMetadata`: the one writer.
+    """The ``metadata`` of an ``llm_call`` event (:meth:`Record.build` of :class:`LlmCallMetadata`).
 
     ``fields`` are the model's attribute names (``system``, ``request_model``, ``input_tokens`` ...);
-    an unknown name or a value of the wrong type raises (a writer's bug, caught where it is made).
-    The result holds the keys given, in the model's order, spelled as the trace spells them (the
-    OpenTelemetry aliases: ``gen_ai.usage.input_tokens`` ...)."""
-    unknown = fields.keys() - LlmCallMetadata.model_fields.keys()
-    if unknown:
-        raise TypeError(f"llm_call metadata has no field {', '.join(sorted(unknown))}")
-    return LlmCallMetadata.model_validate(fields, strict=True).model_dump(by_alias=True, exclude_unset=True)
+    the result is spelled as the trace spells them (the OpenTelemetry aliases)."""
+    return LlmCallMetadata.build(**fields)
 
 
 class ToolCallMetadata(Record):
