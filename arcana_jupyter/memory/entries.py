@@ -13,6 +13,7 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
+from ..schema.events import MemoryWriteMetadata
 from ..trace.redact import mask_secrets
 from .backend import Connection
 from .core import StoreCore
@@ -140,7 +141,7 @@ class EntriesMixin(StoreCore):
         results = self._write(run)
         op = "learning" if source == "learning" else "remember"
         for entry, created in results:
-            self._emit("memory_write", {"op": op, "entry": entry.brief(), "created": created})
+            self._emit("memory_write", MemoryWriteMetadata.build(op=op, entry=entry.brief(), created=created))
         return results
 
     def forget(self, entry_id: str, scope: Scope | None = None) -> MemoryEntry | None:
@@ -167,7 +168,7 @@ class EntriesMixin(StoreCore):
 
         entry, changed = self._write(run)
         if entry is not None and changed:
-            self._emit("memory_write", {"op": "forget", "entry": entry.brief()})
+            self._emit("memory_write", MemoryWriteMetadata.build(op="forget", entry=entry.brief()))
         return entry
 
     def pin(self, entry_id: str, pinned: bool = True) -> MemoryEntry | None:
@@ -183,7 +184,7 @@ class EntriesMixin(StoreCore):
 
         entry = self._write(run)
         if entry is not None:
-            self._emit("memory_write", {"op": "pin" if pinned else "unpin", "entry": entry.brief()})
+            self._emit("memory_write", MemoryWriteMetadata.build(op="pin" if pinned else "unpin", entry=entry.brief()))
         return entry
 
     # --- reads ------------------------------------------------------------------------------

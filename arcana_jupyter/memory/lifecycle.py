@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..exceptions import MemoryStoreError
+from ..schema.events import MemoryReadMetadata, MemoryWriteMetadata
 from . import ranking
 from .backend import Connection
 from .core import StoreCore, default_counter
@@ -102,22 +103,13 @@ class LifecycleMixin(StoreCore):
         self._write(run)
         with self._lock:
             self._current_session = session_id
-        self._emit(
-            "memory_read",
-            {
-                "query": "",
-                "kinds": None,
-                "results": [
-                    {"id": i.entry.id, "kind": i.entry.kind, "score": round(i.score, 4), "content": i.entry.content}
-                    for i in digest.items
-                ],
-                "purpose": "digest",
-                "mode": digest.mode,
-                "tokens": digest.tokens,
-                "budget_tokens": digest.budget_tokens,
-                "omitted": digest.omitted,
-            },
-        )
+        self._emit("memory_read", MemoryReadMetadata.build(
+            query="", kinds=None,
+            results=[{"id": i.entry.id, "kind": i.entry.kind, "score": round(i.score, 4), "content": i.entry.content}
+                     for i in digest.items],
+            purpose="digest", mode=digest.mode, tokens=digest.tokens, budget_tokens=digest.budget_tokens,
+            omitted=digest.omitted,
+        ))
         return digest
 
     def _digest_candidates(
@@ -229,7 +221,7 @@ class LifecycleMixin(StoreCore):
 
         marked, changed = self._write(run)
         for entry in changed:
-            self._emit("memory_write", {"op": "acted_on", "entry": entry.brief(), "session_id": sid})
+            self._emit("memory_write", MemoryWriteMetadata.build(op="acted_on", entry=entry.brief(), session_id=sid))
         return marked
 
     def end_session(self, session_id: str, success: bool | None = None) -> SessionOutcome:
@@ -288,18 +280,11 @@ class LifecycleMixin(StoreCore):
                 )
                 outcome.reinforced.append(row.id)
                 entry = self._must_row(conn, row.id).entry()
-                events.append(
-                    {
-                        "op": "reinforce",
-                        "entry": entry.brief(),
-                        "acted_on": acted,
-                        "success": success,
-                        "validity": round(entry.validity, 4),
-                        "usefulness": round(entry.usefulness, 4),
-                        "layer": entry.layer,
-                        "promoted": promoted,
-                    }
-                )
+                events.append(MemoryWriteMetadata.build(
+                    op="reinforce", entry=entry.brief(), acted_on=acted, success=success,
+                    validity=round(entry.validity, 4), usefulness=round(entry.usefulness, 4),
+                    layer=entry.layer, promoted=promoted,
+                ))
             conn.execute(
                 "UPDATE sessions SET ended_at = ?, success = ? WHERE session_id = ?",
                 (now, None if success is None else int(success), session_id),

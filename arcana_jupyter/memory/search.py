@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..schema.events import MemoryReadMetadata
 from ..text import words
 from . import ranking
 from .backend import Connection
@@ -202,17 +203,10 @@ class SearchMixin(StoreCore):
                     self._surface(conn, session_id, sorted(pks), "recall", now)
 
             self._write(run)
-        self._emit(
-            "memory_read",
-            {
-                "query": query,
-                "kinds": kind_list or None,
-                "results": [
-                    {"id": h.entry.id, "kind": h.entry.kind, "score": round(h.score, 4), "content": h.entry.content}
-                    for h in result.hits
-                ],
-                "purpose": purpose,
-                "mode": result.mode,
-            },
-        )
+        self._emit("memory_read", MemoryReadMetadata.build(
+            query=query, kinds=kind_list or None,
+            results=[{"id": h.entry.id, "kind": h.entry.kind, "score": round(h.score, 4), "content": h.entry.content}
+                     for h in result.hits],
+            purpose=purpose, mode=result.mode,
+        ))
         return result
