@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+from .version import __version__ as __version__  # re-exported
 
 _EXPORTS = {
     "AgentPool": "arcana_jupyter.runtime",

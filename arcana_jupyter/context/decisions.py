@@ -7,7 +7,6 @@ so they belong to the ground layer; this module keeps the old import path workin
 from __future__ import annotations
 
 from ..schema.decisions import (
-    _DECISION_FIELDS,
     BudgetSnapshot,
     ContextDecision,
     ContextReport,
@@ -23,7 +22,6 @@ from ..schema.decisions import (
 )
 
 __all__ = [
-    "_DECISION_FIELDS",
     "BudgetSnapshot",
     "ContextDecision",
     "ContextReport",

@@ -115,10 +115,10 @@ def decision_record(decision: ContextDecision) -> dict[str, Any]:
     with a row per history message, where pydantic's serializer was a visible share of the turn.
     tests/context/test_decision_record.py checks it equals ``model_dump(mode="json")``.
     """
-    out = {k: v for k, v in decision.__dict__.items() if k in _DECISION_FIELDS}
+    out = {k: v for k, v in decision.__dict__.items() if k in DECISION_FIELDS}
     out["notes"] = list(decision.notes)
     out["decisions"] = [row.__dict__.copy() for row in decision.decisions]
     return out
 
 
-_DECISION_FIELDS = frozenset(ContextDecision.model_fields)
+DECISION_FIELDS = frozenset(ContextDecision.model_fields)

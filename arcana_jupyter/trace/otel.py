@@ -331,7 +331,7 @@ class OtelPipeline:
         self.counts = ExportCounts()
         self.ids = classes["DerivedIds"]()
         name = service_name or os.environ.get("OTEL_SERVICE_NAME", "").strip() or DEFAULT_SERVICE_NAME
-        from .. import __version__
+        from ..version import __version__
 
         resource = Resource.create({"service.name": name, "service.version": __version__})
         self.provider = TracerProvider(resource=resource, id_generator=self.ids, shutdown_on_exit=False)
