@@ -11,33 +11,17 @@ the notebook against its own recorded run unless ``--no-verify``. Prints where e
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import nbformat
-from nbclient import NotebookClient
-
 from .report.build import collect_bundles, sessions_of, write_report
+from .report.execute import execute_notebook
 from .report.verify import verify_notebook
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "example-notebooks"
-
-
-def execute_notebook(path: Path, *, timeout: int = 600, env: dict[str, str] | None = None) -> nbformat.NotebookNode:
-    """Execute ``path`` in place (kernel ``python3``, working directory its folder) and save it."""
-    nb = nbformat.read(path, as_version=4)
-    environment = dict(os.environ if env is None else env)
-    environment["ARCANA_NOTEBOOK"] = str(path)
-    environment.pop("ARCANA_REPLAY_RUNS", None)
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True,
-                            resources={"metadata": {"path": str(path.parent)}})
-    client.execute(env=environment, cwd=str(path.parent))
-    nbformat.write(nb, path)
-    return nb
 
 
 def run_demo(out: Path, notebook: str = "tour", *, verify: bool = True, timeout: int = 600) -> dict[str, Path]:

@@ -44,25 +44,21 @@ def _output(path: Path, output: str | None) -> Path | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import nbformat
-
     from ..exceptions import ArcanaError
     from ..report.build import write_report
+    from ..report.execute import read_notebook
     from ..report.verify import verify_notebook
 
     path = Path(args.notebook).resolve()
     if not path.is_file():
         raise ArcanaError(f"no notebook at {path}")
     output = _output(path, args.output)
-    try:
-        nb = nbformat.read(path, as_version=4)
-    except Exception as exc:  # nbformat raises several unrelated types for a bad file
-        raise ArcanaError(f"{path} is not a readable notebook: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    nb = read_notebook(path)
     if args.embed:
         from ..report.embed import embed_traces
 
         print(f"embedded {len(embed_traces(path))} trace file(s) in {path.name}")
-        nb = nbformat.read(path, as_version=4)
+        nb = read_notebook(path)
     try:
         if not args.verify:
             print(f"report: {write_report(path, nb, output=output)}")

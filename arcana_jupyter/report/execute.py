@@ -97,6 +97,30 @@ class RunResult:
         return self.error is None and not self.errors
 
 
+def read_notebook(path: Path) -> Any:
+    """``path`` as an nbformat v4 notebook, or an :class:`ArcanaError` saying why it cannot be read."""
+    try:
+        return nbformat.read(path, as_version=4)
+    except Exception as exc:  # nbformat raises several unrelated types for a bad file
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ArcanaError(f"{path} is not a readable notebook: {why}") from None
+
+
+def execute_notebook(path: Path, *, timeout: int = 600, env: dict[str, str] | None = None) -> Any:
+    """Execute ``path`` in place (kernel ``python3``, working directory its folder) and save it; a
+    failing cell raises nbclient's error (the demo and the tests want that; ``arcana run`` is
+    :func:`run_notebook`)."""
+    nb = nbformat.read(path, as_version=4)
+    environment = dict(os.environ if env is None else env)
+    environment["ARCANA_NOTEBOOK"] = str(path)
+    environment.pop("ARCANA_REPLAY_RUNS", None)
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True,
+                            resources={"metadata": {"path": str(path.parent)}})
+    client.execute(env=environment, cwd=str(path.parent))
+    nbformat.write(nb, path)
+    return nb
+
+
 def run_notebook(notebook: str | Path, *, parameters: Mapping[str, Any] | None = None,
                  output: str | Path | None = None, timeout: int = 600, kernel_name: str | None = None,
                  allow_errors: bool = False, env: Mapping[str, str] | None = None) -> RunResult:
@@ -109,10 +133,7 @@ def run_notebook(notebook: str | Path, *, parameters: Mapping[str, Any] | None =
         raise ArcanaError(f"-o {output}: the executed notebook must be a .ipynb file")
     if not target.parent.is_dir():
         raise ArcanaError(f"-o {output}: the folder {target.parent} does not exist")
-    try:
-        nb = nbformat.read(source, as_version=4)
-    except Exception as exc:  # nbformat raises several unrelated types for a bad file
-        raise ArcanaError(f"{source} is not a readable notebook: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    nb = read_notebook(source)
     params = dict(parameters or {})
     inject_parameters(nb, params)
     meta = nb.metadata.setdefault("arcana", {})
