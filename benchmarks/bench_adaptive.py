@@ -61,7 +61,8 @@ def build(n_objects: int, seed: int = 7) -> tuple[AdaptiveEngine, list[list[str]
             body = " ".join(rng.choice(words) for _ in range(25))
             kind = made % 4
             if kind == 0:
-                engine.create_task(f"Work on {head}", f"Steps for {head}: {body}. Done when the {words[5]} check passes.",
+                engine.create_task(f"Work on {head}",
+                                   f"Steps for {head}: {body}. Done when the {words[5]} check passes.",
                                    turn=turn)
             elif kind == 1:
                 engine.decide(f"Use {head} for the {words[6]} stage", f"Because {body}", turn=turn)

@@ -78,7 +78,8 @@ def _tool_output(rng: random.Random, k: int) -> str:
     kind = k % 3
     if kind == 0:
         cols = rng.sample(WORDS, 5)
-        rows = [",".join(cols)] + [",".join(str(rng.randint(0, 9999)) for _ in cols) for _ in range(rng.randint(20, 180))]
+        rows = [",".join(cols)] + [",".join(str(rng.randint(0, 9999)) for _ in cols)
+                                   for _ in range(rng.randint(20, 180))]
         return "\n".join(rows)
     if kind == 1:
         stats = ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]
@@ -173,7 +174,8 @@ def bench(n: int, window: int, cold_reps: int, warm_calls: int) -> dict[str, obj
 def dict_warm(n: int = 1_000, window: int = 16_000, calls: int = 60) -> dict[str, float]:
     """Warm builds on a plain OpenAI-style dict history (what library users pass), grown by one message per call."""
     full = [m.wire() | {"turn": m.turn} for m in make_history(n + calls, seed=n)]
-    builder = WorkingSetBuilder(budget=TokenBudget(total_window=window, response_reserve=RESERVE), counter=TokenCounter())
+    builder = WorkingSetBuilder(budget=TokenBudget(total_window=window, response_reserve=RESERVE),
+                                counter=TokenCounter())
     grown = [dict(m) for m in full[:n]]
     builder.build(grown)
     cpu = []
@@ -220,7 +222,8 @@ def main() -> None:
         "prompt's message tokens repeated verbatim at the start of the new prompt (mean over warm calls; "
         "'turns >= 50%' = share of calls that reused at least half).",
         "",
-        "| messages | window | strategy (cold) | util. before | tiktoken once ms (cpu) | cold ms (cpu) | cold / tiktoken (median of paired runs) "
+        "| messages | window | strategy (cold) | util. before | tiktoken once ms (cpu) | cold ms (cpu) "
+        "| cold / tiktoken (median of paired runs) "
         "| warm median ms (cpu) | warm p95 ms (cpu) | warm median ms (wall) | warm p95 ms (wall) | prefix reuse mean "
         "| turns >= 50% reuse |",
         "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
@@ -242,10 +245,12 @@ def main() -> None:
             f"({'met' if worst < 5 else 'NOT met'}); cold build within 2x of tiktoken encoding the history once — "
             f"worst ratio {ratio:.2f}x ({'met' if ratio <= 2 else 'NOT met'}).",
         ]
-    lines += ["", "Plain dict history (OpenAI-style dicts with a `turn` key, 1,000 messages, one message more per call, "
+    lines += ["", "Plain dict history (OpenAI-style dicts with a `turn` key, 1,000 messages, "
+                  "one message more per call, "
                   "a new list of new dicts each call — equal content, other objects, so the unchanged prefix is "
                   "recognised by content; 60 warm calls; target < 5 ms median):", "",
-              "| messages | window | warm median ms (cpu) | warm p95 ms (cpu) | target |", "| ---: | ---: | ---: | ---: | --- |"]
+              "| messages | window | warm median ms (cpu) | warm p95 ms (cpu) | target |",
+              "| ---: | ---: | ---: | ---: | --- |"]
     for window in WINDOWS:
         dw = dict_warm(window=window)
         print(f"dict history, 1,000 messages, {window} tok, warm: median {dw['median']:.2f} ms cpu, "

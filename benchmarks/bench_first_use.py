@@ -129,7 +129,8 @@ recall,pin`, adaptive context, the default reply reserve (a quarter of the windo
 "counted" is the builder's count of each prompt, "reported" what llama.cpp counted for it; "gap"
 is the largest reported − counted over all calls; "window share" the largest prompt over the window.
 
-| counting | window | turns ok | LLM calls/turn | median s/turn | max s/turn | counted | reported | worst gap | largest prompt / window | length refusals | final calibration |
+| counting | window | turns ok | LLM calls/turn | median s/turn | max s/turn | counted | reported | worst gap \
+| largest prompt / window | length refusals | final calibration |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 {chr(10).join(rows)}
 

@@ -248,7 +248,8 @@ def main(argv: list[str] | None = None) -> int:
             verdict,
             "",
             "Columns: *search* = `MemoryStore.search` (read only); *recall* = `MemoryStore.recall` (search + access "
-            "bookkeeping write, one transaction); *digest* = `start_session` (exact top-k of the in-scope entries by digest score, "
+            "bookkeeping write, one transaction); *digest* = `start_session` (exact top-k of the in-scope entries "
+            "by digest score, "
             f"fit 600 tokens — mean {biggest['_digest_tokens']} tokens — record surfaced entries); *insert 1/txn* = "
             "`remember()` one transaction per entry on the populated store; *insert batched* = `remember_many` with "
             "1,000 entries per transaction. *in scope* = entries a project session sees (its project + global). "
@@ -257,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
             "of each query (includes scheduler noise from other work on the machine).",
             "",
             f"Keyword ranking computes bm25 for at most {FTS_RANK_CAP} matches per query phase (all words; any "
-            "distinctive word; any word, most recent matches first) — see `SQLiteBackend.fts_candidates` (memory/sqlite_db.py); in this "
+            "distinctive word; any word, most recent matches first) — see `SQLiteBackend.fts_candidates` "
+            "(memory/sqlite_db.py); in this "
             "synthetic corpus the most common words occur in over half of the entries, which is what makes the bound "
             "matter. Below that many matches the ranking is exact.",
             "",

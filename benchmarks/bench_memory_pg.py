@@ -106,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     table += ["| " + " | ".join([b, *(r[h] for h in headers[1:])]) + " |" for b, r in rows]
     last = {b: r for b, r in rows if r["entries"] == rows[-1][1]["entries"]}
     verdict = " ".join(
-        f"{b} at {r['entries']}: search p95 {r['_p95_search']} ms, recall p95 {r['_p95_recall']} ms." for b, r in last.items()
+        f"{b} at {r['entries']}: search p95 {r['_p95_search']} ms, recall p95 {r['_p95_recall']} ms."
+        for b, r in last.items()
     )
     command = f"python -m benchmarks.bench_memory_pg --sizes {args.sizes} --queries {args.queries} " \
               f"--single-inserts {args.single_inserts}"

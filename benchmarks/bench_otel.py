@@ -3,7 +3,8 @@
 Run: ``python -m benchmarks.bench_otel`` (writes ``benchmarks/results/otel.md``; needs the ``[otel]`` extra).
 
 Three chats on a scripted model (``FunctionProvider``; a tool call every 5th turn) that answers at
-once or after an ``asyncio.sleep`` (a provider's network wait), traces written to a temporary folder: export off, export to a live OTLP/HTTP receiver on
+once or after an ``asyncio.sleep`` (a provider's network wait), traces written to a temporary folder:
+export off, export to a live OTLP/HTTP receiver on
 127.0.0.1 (a minimal server in its own process that answers 200), export to a dead one (a closed port). Their turns are
 interleaved (turn i of each chat, in rotating order) so load on the machine hits all three alike.
 Figures per mode: the turn's wall time (``send_sync``); the time the turn's thread spends handing
@@ -167,7 +168,8 @@ def main(argv: list[str] | None = None) -> None:
         f"Machine: {os.cpu_count()} CPUs (nproc), {cpu_model()}, Python {platform.python_version()}, "
         f"{platform.system()} {platform.release()}  ",
         f"Load average (1 min) at start / end: {load_start[0]:.1f} / {os.getloadavg()[0]:.1f}"
-        + (" — other work shared the machine; medians are robust to it, p95 much less so." if load_start[0] > 1.5 else ""),
+        + (" — other work shared the machine; medians are robust to it, p95 much less so."
+           if load_start[0] > 1.5 else ""),
         "",
         f"{args.turns} turns per mode (a tool call every 5th turn: 4 spans that turn, 2 otherwise), interleaved "
         "across the three modes; adaptive context on, traces written as usual. The model is scripted: it "
@@ -180,7 +182,9 @@ def main(argv: list[str] | None = None) -> None:
         lines += [
             f"## Model answering in {latency:g} ms",
             "",
-            "| export | median ms/turn | p95 ms/turn | added ms/turn (median) | hand-off on the turn's thread, ms/turn (median / p95) | mapping on its thread, ms/turn (mean) | close ms | otel_export |",
+            "| export | median ms/turn | p95 ms/turn | added ms/turn (median) "
+            "| hand-off on the turn's thread, ms/turn (median / p95) | mapping on its thread, ms/turn (mean) "
+            "| close ms | otel_export |",
             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
         ]
         for mode in endpoints:

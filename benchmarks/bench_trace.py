@@ -55,7 +55,8 @@ def _decision(turn: int, n: int) -> dict[str, Any]:
             outcome="kept" if kept else "compressed", fidelity="L0" if kept else "L2",
             relevance_score=None if i == 0 else round(i / n, 3), token_count_before=120,
             token_count_after=120 if kept else 40,
-            reason="tail_preserve_tail" if kept else "tail_preserve_middle_compressed", turn=max(1, turn - (n - i) // 2),
+            reason="tail_preserve_tail" if kept else "tail_preserve_middle_compressed",
+            turn=max(1, turn - (n - i) // 2),
             position=i,
         ))
     before = sum(d.token_count_before for d in ds)
@@ -105,7 +106,8 @@ def write_long_run(path: Path, turns: int, seed: int = 11) -> tuple[int, int]:
         hindex += 1
         reply = Message(role="assistant", content=_text(rng, 90), turn=turn)
         w.emit("llm_call", {"step": 0, "gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 3000,
-                            "gen_ai.usage.output_tokens": 120, "request_digest": digest(turn), "message": reply.record(),
+                            "gen_ai.usage.output_tokens": 120, "request_digest": digest(turn),
+                            "message": reply.record(),
                             "history_index": hindex}, turn=turn, parent_id=dec.event_id)
         w.emit("turn_end", {"status": "ok", "reply": reply.content, "steps": 1}, turn=turn)
     w.close()
@@ -210,7 +212,8 @@ def main(argv: list[str] | None = None) -> None:
         (tmp / "replay").mkdir()
         replay = bench_replay(tmp / "replay", args.turns, args.samples)
     cmd = "python -m benchmarks.bench_trace" + ("" if argv is None and args.turns == 5000 else
-                                                 f" --turns {args.turns} --events {args.events} --samples {args.samples}")
+                                                 f" --turns {args.turns} --events {args.events}"
+                                                 f" --samples {args.samples}")
     lines = [
         "# Trace benchmarks",
         "",

@@ -36,6 +36,7 @@ texts = st.text(max_size=40)
 @given(st.lists(st.tuples(st.sampled_from(["system", "user", "assistant"]), texts), max_size=6), texts)
 def test_request_digest_is_the_digest_of_the_request_dict(pairs, model) -> None:
     messages = [Message(role=r, content=c) for r, c in pairs]  # type: ignore[arg-type]
-    tools = [ToolSpec(name="f", description="d", parameters={"type": "object", "properties": {"x": {"type": "string"}}})]
+    tools = [ToolSpec(name="f", description="d",
+                      parameters={"type": "object", "properties": {"x": {"type": "string"}}})]
     expected = digest({"model": model, "messages": [m.wire() for m in messages], "tools": [t.wire() for t in tools]})
     assert request_digest(messages, tools, model) == expected

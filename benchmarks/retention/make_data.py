@@ -44,7 +44,8 @@ THEMES: list[dict[str, object]] = [
          "Which schema and table hold the user events?"),
     ]},
     {"name": "sensor telemetry", "facts": [
-        ("user", "The sensors report every 10 seconds but sensor S-17 reports every 60 seconds because of a firmware bug.",
+        ("user", "The sensors report every 10 seconds but sensor S-17 reports every 60 seconds "
+                 "because of a firmware bug.",
          "Which sensor reports at a different interval and why?"),
         ("assistant", "I resampled everything to 1-minute means and forward-filled gaps shorter than 5 minutes.",
          "How was the telemetry resampled and how were short gaps filled?"),
@@ -58,7 +59,8 @@ THEMES: list[dict[str, object]] = [
     {"name": "survey cleaning", "facts": [
         ("user", "Question 14 was reverse-coded, so flip its 1-5 scale before averaging.",
          "Which survey question was reverse-coded?"),
-        ("assistant", "About 7.2% of respondents straight-lined the matrix questions; I flagged them in a column called straightliner.",
+        ("assistant", "About 7.2% of respondents straight-lined the matrix questions; "
+                      "I flagged them in a column called straightliner.",
          "What share of respondents straight-lined and where were they flagged?"),
         ("user", "Free-text answers in French should be kept; we will translate them later with the vendor.",
          "What should happen to the French free-text answers?"),
@@ -74,7 +76,8 @@ THEMES: list[dict[str, object]] = [
          "What share of conversions and spend came from paid search?"),
         ("user", "Ignore the campaign called holiday_test_v3; it was a misconfigured experiment.",
          "Which campaign should be ignored and why?"),
-        ("assistant", "UTM parameters were lowercased and the medium 'cpc ' with a trailing space was merged into 'cpc'.",
+        ("assistant", "UTM parameters were lowercased and the medium 'cpc ' with a trailing space "
+                      "was merged into 'cpc'.",
          "How were the UTM medium values cleaned?"),
         ("user", "The budget for next quarter is capped at 250k euros across all channels.",
          "What is the budget cap for next quarter?"),
@@ -110,7 +113,8 @@ THEMES: list[dict[str, object]] = [
          "What readmission rate did long-stay patients have?"),
         ("user", "Never export patient names; use the pseudonymised patient_key everywhere.",
          "Which patient identifier must be used in exports?"),
-        ("assistant", "The discharge_time column was in local time without timezone; I localised it to Europe/Amsterdam.",
+        ("assistant", "The discharge_time column was in local time without timezone; "
+                      "I localised it to Europe/Amsterdam.",
          "How was the discharge_time column's timezone handled?"),
         ("user", "The cardiology ward switched systems in April, so its March data is incomplete.",
          "Why is the cardiology ward's March data incomplete?"),
@@ -252,7 +256,8 @@ def make(seed: int = 2026) -> list[dict[str, object]]:
         for a, b in ((0, 2), (1, 3)):
             qa, qb = questions[a], questions[b]
             questions.append({"id": f"c{c}_q{len(questions)}",
-                              "question": f"Two things: {str(qa['question']).rstrip('?')}, and {str(qb['question'])[0].lower()}"
+                              "question": f"Two things: {str(qa['question']).rstrip('?')}, "
+                                          f"and {str(qb['question'])[0].lower()}"
                                           f"{str(qb['question'])[1:]}",
                               "evidence": [*qa["evidence"], *qb["evidence"]]})  # type: ignore[misc]
         conversations.append({

@@ -58,7 +58,8 @@ EVENTS: list[dict[str, Any]] = [
     {"key": "hobby", "say": ["I signed up for {e} classes on Thursday evenings, first lesson went great.",
                              "Started {e} lessons at the community centre, I am hooked already."],
      "ask": ["Which pastime did the speaker take up recently?", "What new leisure activity began lately?"],
-     "values": {"dev": [("pottery", "", "pottery"), ("salsa dancing", "", "salsa"), ("watercolour painting", "", "watercolour")],
+     "values": {"dev": [("pottery", "", "pottery"), ("salsa dancing", "", "salsa"),
+                        ("watercolour painting", "", "watercolour")],
                 "test": [("ceramics", "", "ceramics"), ("tango", "", "tango"), ("sketching", "", "sketching")]},
      "open": "hobbies"},
     {"key": "job", "say": ["I accepted the offer — I start as {e} at the hospital next month.",
@@ -98,14 +99,17 @@ EVENTS: list[dict[str, Any]] = [
 CHAINS: list[dict[str, Any]] = [
     {"key": "race", "turns": ["I registered for the {city} marathon, training starts now.",
                               "Crossed the finish line in {v} — legs are destroyed but I did it!"],
-     "ask": "How long did the long-distance footrace take the speaker?", "values": ["4 hours 12 minutes", "3 hours 58 minutes", "4 hours 40 minutes"]},
+     "ask": "How long did the long-distance footrace take the speaker?",
+     "values": ["4 hours 12 minutes", "3 hours 58 minutes", "4 hours 40 minutes"]},
     {"key": "move", "turns": ["My company is opening an office abroad and they asked me to relocate.",
                               "We found a flat in {city}, two bedrooms near the river.",
                               "Moving day is set: the van comes on {v}."],
-     "ask": "Which town is the family resettling in, and when do the removals happen?", "values": ["the 3rd of June", "the 19th of August", "the 7th of October"]},
+     "ask": "Which town is the family resettling in, and when do the removals happen?",
+     "values": ["the 3rd of June", "the 19th of August", "the 7th of October"]},
     {"key": "wedding", "turns": ["{person} got engaged! The ring is gorgeous.",
                                  "The ceremony is booked for {v} at a vineyard outside {city}."],
-     "ask": "When and where will the speaker's relative tie the knot?", "values": ["the 14th of May", "the 2nd of September", "the 21st of July"]},
+     "ask": "When and where will the speaker's relative tie the knot?",
+     "values": ["the 14th of May", "the 2nd of September", "the 21st of July"]},
     {"key": "exam", "turns": ["Three weeks until my driving test, I keep stalling on hill starts.",
                               "I passed! {v} minor faults, the examiner said my parking was perfect."],
      "ask": "How did the road test for a motorist's permit go?", "values": ["Four", "Two", "Six"]},
@@ -113,7 +117,8 @@ CHAINS: list[dict[str, Any]] = [
 DATE_EVENTS = [
     ("my grandmother turned ninety and we threw a party", "When was the elderly relative's birthday celebration?"),
     ("the roof started leaking and we had to call a builder", "When did water begin coming through the ceiling?"),
-    ("I gave the keynote at the regional conference", "On what day did the speaker present the main talk at the industry meeting?"),
+    ("I gave the keynote at the regional conference",
+     "On what day did the speaker present the main talk at the industry meeting?"),
     ("our son lost his first tooth", "When did the child's baby tooth fall out?"),
     ("we planted the apple trees in the back garden", "When did they put fruit saplings in the yard?"),
 ]
@@ -238,10 +243,12 @@ def _conversation(rng: random.Random, split: str, c: int, n_turns: int) -> dict[
         elif item[0] == "chain":
             ch, j = item[1]
             rel = rng.choice(["sister", "brother", "cousin"])
-            user = stamp + ch["turns"][j].format(city=city, v=chain_values[ch["key"]], person=f"My {rel} {people.get(rel, 'Sam')}")
+            user = stamp + ch["turns"][j].format(city=city, v=chain_values[ch["key"]],
+                                                 person=f"My {rel} {people.get(rel, 'Sam')}")
             evidence.setdefault(ch["key"], []).append(tid)
             if j == 0:
-                questions.append({"kind": "multi", "key": ch["key"], "question": ch["ask"], "answer": chain_values[ch["key"]]})
+                questions.append({"kind": "multi", "key": ch["key"], "question": ch["ask"],
+                                  "answer": chain_values[ch["key"]]})
         else:
             what, ask = item[1]
             user = stamp + f"Quick update: on {day.strftime('%A the %d of %B')} {what}."

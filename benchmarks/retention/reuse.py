@@ -1,6 +1,7 @@
 """Prompt-prefix reuse of the runtime in steady state: the figure the builder must keep >= 80%.
 
-Run: ``python -m benchmarks.retention.reuse --turns 300 [--embeddings off|auto|both]``. Runs :mod:`benchmarks.bench_runtime`'s
+Run: ``python -m benchmarks.retention.reuse --turns 300 [--embeddings off|auto|both]``.
+Runs :mod:`benchmarks.bench_runtime`'s
 classic session (16k window, instant model) and reads every ``context_decision`` of the trace:
 reuse = prefix tokens repeated from the previous build / that build's prompt tokens, averaged over
 the second half of the turns (steady state: the history no longer fits and is compressed).

@@ -11,7 +11,8 @@ from arcana_jupyter.context.sections import CHECKPOINT_SECTION
 def conversation() -> list[tuple[str, str]]:
     return [
         ("Load sales.csv. Never modify the raw data.", "Plan:\n1. load\n2. clean\nDone loading; 1,204 rows found."),
-        ("Use a left join please, because some regions lack 2023 data.", "I decided to use a left join because regions are missing."),
+        ("Use a left join please, because some regions lack 2023 data.",
+         "I decided to use a left join because regions are missing."),
         ("Now plot it into plots/growth.png", "Here's the plan:\n1. aggregate\n2. plot\nShould I use a log scale?"),
         ("No log scale. Only use matplotlib.", "The plot shows North growing fastest."),
         ("Re-check sales.csv for duplicates", "Found 12 duplicate rows."),

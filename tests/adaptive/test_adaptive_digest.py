@@ -18,9 +18,11 @@ TURN = [
         "Load data/sales_2024.csv and compare regions. You must keep the original file untouched, never print "
         "customer emails, and only use pandas. Always round to 2 decimals. Don't plot yet.\n"
         "Constraint: answers in EUR")),
-    Message(role="assistant", content="Here's my plan:\n1. Load the CSV with pandas\n2. Group by region\n3. Compare growth",
+    Message(role="assistant",
+            content="Here's my plan:\n1. Load the CSV with pandas\n2. Group by region\n3. Compare growth",
             tool_calls=(ToolCall(id="c1", name="run_python",
-                                 arguments='{"code": "pd.read_csv(\'data/sales_2024.csv\').to_parquet(\'out/sales.parquet\')"}'),)),
+                                 arguments='{"code": "pd.read_csv(\'data/sales_2024.csv\')'
+                                           '.to_parquet(\'out/sales.parquet\')"}'),)),
     Message(role="tool", tool_call_id="c1", name="run_python", content=TRACEBACK),
     Message(role="assistant", content=(
         "The file was missing, so I used data/sales.csv instead. We'll use a left join rather than inner. "
@@ -58,8 +60,11 @@ def test_decisions_keep_their_rationale_inline_and_next_sentence() -> None:
     assert [(x.text, x.rationale) for x in d.decisions] == [
         ("We'll use a left join rather than inner.", "This is because some regions have no 2023 rows.")
     ]
-    inline = extract_digest(1, [Message(role="assistant", content="I decided to use DuckDB because the joins are large.")])
-    assert [(x.text, x.rationale) for x in inline.decisions] == [("I decided to use DuckDB", "because the joins are large.")]
+    inline = extract_digest(1, [Message(role="assistant",
+                                        content="I decided to use DuckDB because the joins are large.")])
+    assert [(x.text, x.rationale) for x in inline.decisions] == [
+        ("I decided to use DuckDB", "because the joins are large."),
+    ]
 
 
 def test_constraints_explicit_and_implicit() -> None:

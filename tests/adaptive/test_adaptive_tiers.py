@@ -125,5 +125,7 @@ def test_keyword_promotion_from_soft(rec: Recorder) -> None:
     quiet_turn(engine, 2)
     assert engine.get("s_1").tier == "soft"  # type: ignore[union-attr]
     promos = engine.begin_turn(3, "Why did the upload stall?")
-    assert [(p.object_id, p.from_tier, p.to_tier, p.cause) for p in promos] == [("s_1", "soft", "active", "keyword:upload")]
+    assert [(p.object_id, p.from_tier, p.to_tier, p.cause) for p in promos] == [
+        ("s_1", "soft", "active", "keyword:upload"),
+    ]
     assert rec.of("state_change", cause="keyword:upload")[0]["turn"] == 3

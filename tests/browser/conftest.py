@@ -72,7 +72,8 @@ def lab_server(built_extension: Path, lab_root: Path, tmp_path_factory: pytest.T
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
     cmd = [
-        sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ServerApp.token=", "--ServerApp.password=",
+        sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
+        "--ServerApp.token=", "--ServerApp.password=",
         "--ip=127.0.0.1", f"--port={port}", f"--ServerApp.root_dir={lab_root}", "--LabApp.news_url=None",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--LabApp.expose_app_in_browser=True",
         "--ServerApp.port_retries=0",
@@ -113,7 +114,8 @@ def lab_server(built_extension: Path, lab_root: Path, tmp_path_factory: pytest.T
 def browser() -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
-    assert Path(CHROMIUM).exists(), "Debian's chromium is needed: scripts/setup.sh --browser (apt-get install -y chromium)"
+    assert Path(CHROMIUM).exists(), (
+        "Debian's chromium is needed: scripts/setup.sh --browser (apt-get install -y chromium)")
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:

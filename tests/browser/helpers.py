@@ -7,7 +7,8 @@ import re
 
 def wait_for_lab(page) -> None:
     page.wait_for_selector("#jp-main-dock-panel", timeout=60_000)
-    page.wait_for_function("() => !!(window.jupyterapp && window.jupyterapp.commands.hasCommand('arcana:open-trace-viewer'))",
+    page.wait_for_function("() => !!(window.jupyterapp"
+                           " && window.jupyterapp.commands.hasCommand('arcana:open-trace-viewer'))",
                            timeout=60_000)
 
 

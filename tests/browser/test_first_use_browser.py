@@ -40,7 +40,8 @@ def test_the_readme_tour_in_jupyterlab_on_the_bundled_model(page, lab_root: Path
         (lab_root / stale).unlink(missing_ok=True)
     page.goto(f"{page.base_url}/lab?reset")
     wait_for_lab(page)
-    page.evaluate("async () => (await window.jupyterapp.commands.execute('notebook:create-new', {kernelName: 'python3'}))")
+    page.evaluate("async () => (await window.jupyterapp.commands.execute('notebook:create-new',"
+                  " {kernelName: 'python3'}))")
     page.wait_for_function(KERNEL_CONNECTED, timeout=60_000)
     page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.context.rename('first-use.ipynb'); }")
     page.wait_for_function("() => window.jupyterapp.shell.currentWidget.context.path === 'first-use.ipynb'")

@@ -42,7 +42,8 @@ PARTIAL_SHOWN = """() => {
 
 
 def test_interrupting_a_turn_shows_one_line_and_survives_reopening(page, lab_root: Path) -> None:
-    nb = {"cells": [{"cell_type": "code", "id": "c0", "execution_count": None, "metadata": {}, "outputs": [], "source": ""}],
+    nb = {"cells": [{"cell_type": "code", "id": "c0", "execution_count": None, "metadata": {}, "outputs": [],
+                     "source": ""}],
           "nbformat": 4, "nbformat_minor": 5,
           "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}}}
     (lab_root / "interrupt.ipynb").write_text(json.dumps(nb), encoding="utf-8")

@@ -156,7 +156,8 @@ def test_trace_viewer_scrub_prompt_pins_diff_errors_corrupt_line(page, lab_root:
     problems = viewer.locator(".arcana-problems")
     expect(problems).to_contain_text(f"line {corrupt_line_no}")
     expect(problems).to_contain_text("invalid JSON")
-    expect(viewer.locator(".arcana-run-errors")).to_contain_text("ProviderTimeout in provider (recovered): the model took longer")
+    expect(viewer.locator(".arcana-run-errors")).to_contain_text(
+        "ProviderTimeout in provider (recovered): the model took longer")
 
     # Scrub with the slider's keyboard: Home, then right twice -> turn 3.
     slider = viewer.locator(".arcana-slider")
@@ -271,10 +272,12 @@ def test_trace_viewer_refreshes_a_trace_still_being_written(page, lab_root: Path
 
 SANITIZED_JS = """(host) => [...host.querySelectorAll('*')].flatMap(el => {
   const bad = [];
-  if (['SCRIPT', 'IFRAME', 'OBJECT', 'EMBED'].includes(el.tagName) && /__pwned/.test(el.outerHTML)) bad.push(el.tagName);
+  if (['SCRIPT', 'IFRAME', 'OBJECT', 'EMBED'].includes(el.tagName) && /__pwned/.test(el.outerHTML))
+    bad.push(el.tagName);
   for (const a of el.attributes) {
     if (/^on/i.test(a.name) && /__pwned/.test(a.value)) bad.push(`${el.tagName} ${a.name}`);
-    if (['href', 'src', 'xlink:href', 'action', 'formaction'].includes(a.name) && /^\\s*javascript:/i.test(a.value)) bad.push(`${el.tagName} ${a.name}=${a.value}`);
+    if (['href', 'src', 'xlink:href', 'action', 'formaction'].includes(a.name) && /^\\s*javascript:/i.test(a.value))
+      bad.push(`${el.tagName} ${a.name}=${a.value}`);
   }
   return bad;
 })"""
@@ -328,7 +331,8 @@ def test_hostile_content_is_rendered_as_text(page) -> None:
     # kept nothing that runs (an <img src=x> without its handler is allowed, as in any Markdown cell).
     assert page.locator(".arcana-inspector img, .arcana-viewer img").count() == 0
     assert page.locator("body").evaluate(SANITIZED_JS) == []
-    assert page.evaluate("() => [...document.querySelectorAll('script')].some(s => s.textContent.includes('__pwned'))") is False
+    assert page.evaluate(
+        "() => [...document.querySelectorAll('script')].some(s => s.textContent.includes('__pwned'))") is False
     # And the literal text is visible.
     expect(page.get_by_text(f"{HOSTILE} user text 4").first).to_be_visible()
     assert page.page_errors == []
@@ -362,7 +366,8 @@ async (path) => {
     await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
   }
   const k1 = performance.now();
-  return {open_ms: t1 - t0, fetch_ms: Number(v.dataset.fetchMs), parse_ms: Number(v.dataset.parseMs), render_ms: Number(v.dataset.renderMs),
+  return {open_ms: t1 - t0, fetch_ms: Number(v.dataset.fetchMs), parse_ms: Number(v.dataset.parseMs),
+          render_ms: Number(v.dataset.renderMs),
           rows_in_dom: rows, scrub_ms: s1 - s0, label, step_ms: (k1 - k0) / 10,
           label_after: v.querySelector('.arcana-turn-label').textContent};
 }
@@ -372,7 +377,8 @@ async (path) => {
 def test_open_time_of_a_5000_turn_trace(page, lab_root: Path) -> None:
     big_dir = lab_root / "big.arcana"
     big_dir.mkdir(exist_ok=True)
-    text = make_trace(BIG_RUN_ID, turns=5000, max_msgs=16, snapshots_every=50, corrupt_at_turn=2500, full_last_turn=True)
+    text = make_trace(BIG_RUN_ID, turns=5000, max_msgs=16, snapshots_every=50, corrupt_at_turn=2500,
+                      full_last_turn=True)
     (big_dir / f"{BIG_RUN_ID}.jsonl").write_text(text)
     page.goto(f"{page.base_url}/lab?reset")
     wait_for_lab(page)
@@ -389,7 +395,8 @@ def test_open_time_of_a_5000_turn_trace(page, lab_root: Path) -> None:
     expect(viewer.locator(".arcana-turn-label")).to_contain_text("Turn 5000 (5000 of 5000)")
     expect(viewer.locator(".arcana-turn-summary")).to_contain_text("dropped")
     # Deep scroll of the 10k-row table still renders rows near the bottom.
-    page.evaluate("() => { const vp = document.querySelector('.arcana-turn-host .arcana-vt-viewport'); vp.scrollTop = vp.scrollHeight; }")
+    page.evaluate("() => { const vp = document.querySelector('.arcana-turn-host .arcana-vt-viewport');"
+                  " vp.scrollTop = vp.scrollHeight; }")
     expect(viewer.locator(".arcana-turn-host .arcana-vt-body-row", has_text="9999").first).to_be_visible()
     shot(page, "big-trace")
     write_benchmark(res, len(text), text.count("\n"))
@@ -415,10 +422,12 @@ def write_benchmark(res: dict, size: int, lines: int) -> None:
     path.write_text(
         "# labextension: trace viewer open time\n\n"
         "Measured in headless Chromium (Debian `chromium`, Playwright) against a real JupyterLab on 127.0.0.1 by\n"
-        "`ARCANA_RECORD_BENCH=1 .venv/bin/python -m pytest tests/browser -k open_time` (the browser test module writes this file).\n\n"
+        "`ARCANA_RECORD_BENCH=1 .venv/bin/python -m pytest tests/browser -k open_time`"
+        " (the browser test module writes this file).\n\n"
         f"- date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}\n"
         f"- machine: {os.cpu_count()} cores, {cpu}, {platform.system()} {platform.release()}\n"
-        f"- trace: 5,000 turns, {lines:,} lines, {size / 1e6:.1f} MB (16 history messages reported per build, a prompt\n"
+        f"- trace: 5,000 turns, {lines:,} lines, {size / 1e6:.1f} MB"
+        " (16 history messages reported per build, a prompt\n"
         "  snapshot every 50 turns, one corrupt line; the last turn reports all 10,000 history messages)\n\n"
         "| measure | ms |\n| --- | ---: |\n"
         f"| open: command to the first turn rendered (fetch, parse, index, render) | {res['open_ms']:.0f} |\n"

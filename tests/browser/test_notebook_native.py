@@ -34,7 +34,8 @@ def test_renamed_notebook_reopens_without_a_kernel_and_verifies(page, lab_root: 
     page.on("response", lambda r: missing.append(r.url) if r.status == 404 and "arcana" in r.url else None)
     page.goto(f"{page.base_url}/lab?reset")
     wait_for_lab(page)
-    created = page.evaluate("async () => (await window.jupyterapp.commands.execute('notebook:create-new', {kernelName: 'python3'})).context.path")
+    created = page.evaluate("async () => (await window.jupyterapp.commands.execute('notebook:create-new',"
+                            " {kernelName: 'python3'})).context.path")
     assert created.startswith("Untitled") and created.endswith(".ipynb"), created
     page.wait_for_function(KERNEL_CONNECTED, timeout=60_000)
     # The usual JupyterLab flow: rename the new notebook before (or after) working in it.
@@ -90,7 +91,8 @@ def test_renamed_notebook_reopens_without_a_kernel_and_verifies(page, lab_root: 
       f._preferKernel = false; f._canStartKernel = false;
       await app.commands.execute('docmanager:open', {path: 'tour.ipynb'});
     }""")
-    page.wait_for_function("() => { const w = window.jupyterapp.shell.currentWidget; return !!(w && w.context && w.context.path === 'tour.ipynb'); }")
+    page.wait_for_function("() => { const w = window.jupyterapp.shell.currentWidget;"
+                           " return !!(w && w.context && w.context.path === 'tour.ipynb'); }")
     reopened = page.locator(".jp-NotebookPanel:visible")
     turns = reopened.locator(".jp-RenderedArcanaTurn")
     expect(turns).to_have_count(len(TURNS), timeout=30_000)
@@ -100,7 +102,8 @@ def test_renamed_notebook_reopens_without_a_kernel_and_verifies(page, lab_root: 
 
     replay = reopened.locator(".jp-RenderedArcanaReplay")
     expect(replay).to_have_count(1)
-    expect(replay.locator(".arcana-replay-status")).to_contain_text(f"From tour.arcana/{run_ids[0]}.jsonl", timeout=30_000)
+    expect(replay.locator(".arcana-replay-status")).to_contain_text(
+        f"From tour.arcana/{run_ids[0]}.jsonl", timeout=30_000)
     label = replay.locator(".arcana-turn-label")
     expect(label).to_contain_text(f"Turn {len(TURNS)} ({len(TURNS)} of {len(TURNS)})")
     replay.locator(".arcana-prev").click()
@@ -109,7 +112,8 @@ def test_renamed_notebook_reopens_without_a_kernel_and_verifies(page, lab_root: 
     first = turns.nth(0)
     first.locator(".arcana-summary").click()
     body = first.locator(".arcana-inspector")
-    expect(body.locator(".arcana-detail-note")).to_contain_text(f"Detail from tour.arcana/{run_ids[0]}.jsonl", timeout=20_000)
+    expect(body.locator(".arcana-detail-note")).to_contain_text(
+        f"Detail from tour.arcana/{run_ids[0]}.jsonl", timeout=20_000)
     rows = body.locator(".arcana-vt-body-row")
     expect(rows.first).to_be_visible()
     user_row = rows.filter(has_text="user").first
@@ -156,7 +160,8 @@ def test_renaming_a_notebook_with_traces_moves_its_folder_and_the_kernel_follows
     page.on("response", lambda r: missing.append(r.url) if r.status == 404 and "arcana" in r.url else None)
     page.goto(f"{page.base_url}/lab?reset")
     wait_for_lab(page)
-    page.evaluate("async () => { const p = await window.jupyterapp.commands.execute('notebook:create-new', {kernelName: 'python3'});"
+    page.evaluate("async () => { const p = await window.jupyterapp.commands.execute('notebook:create-new',"
+                  " {kernelName: 'python3'});"
                   " await p.context.ready; await p.context.rename('before.ipynb'); }")
     page.wait_for_function(KERNEL_CONNECTED, timeout=60_000)
     page.wait_for_function("() => window.jupyterapp.shell.currentWidget.context.path === 'before.ipynb'")
@@ -183,11 +188,13 @@ def test_renaming_a_notebook_with_traces_moves_its_folder_and_the_kernel_follows
     metas = page.evaluate(
         """() => { const out = []; const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
           for (let c = 0; c < cells.length; c++) { const o = cells.get(c).outputs;
-            for (let i = 0; o && i < o.length; i++) { const m = o.get(i).metadata.arcana; if (m && m.turn) { out.push(m.trace_path); } } }
+            for (let i = 0; o && i < o.length; i++) {
+              const m = o.get(i).metadata.arcana; if (m && m.turn) { out.push(m.trace_path); } } }
           return out; }""")
     assert metas == [f"after.arcana/{run}.jsonl"] * 2
     turns.nth(0).locator(".arcana-summary").click()
-    expect(turns.nth(0).locator(".arcana-detail-note")).to_contain_text(f"Detail from after.arcana/{run}.jsonl", timeout=20_000)
+    expect(turns.nth(0).locator(".arcana-detail-note")).to_contain_text(
+        f"Detail from after.arcana/{run}.jsonl", timeout=20_000)
     page.evaluate("() => window.jupyterapp.shell.activateById('arcana-runs')")
     expect(page.locator(".arcana-runs-heading")).to_have_text("Runs in after.arcana/")
     expect(page.locator(".arcana-run-item", has_text=run)).to_have_count(1)

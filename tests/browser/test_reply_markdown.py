@@ -63,12 +63,16 @@ slow = SlowModel(lambda request: RICH, model_name="slow")
 # Streaming: the turn is still running and its reply already holds a rendered table.
 STREAMING_TABLE = """() => {
   const out = document.querySelector('.jp-RenderedArcanaTurn');
-  return !!(out && out.querySelector('.arcana-progress') && out.querySelector('.arcana-reply.jp-RenderedMarkdown table td'));
+  return !!(out && out.querySelector('.arcana-progress')
+            && out.querySelector('.arcana-reply.jp-RenderedMarkdown table td'));
 }"""
 
 
-def test_reply_renders_as_jupyterlab_markdown_while_streaming_and_in_the_offline_report(page, browser, lab_root: Path) -> None:
-    nb = {"cells": [{"cell_type": "code", "id": "c0", "execution_count": None, "metadata": {}, "outputs": [], "source": ""}],
+def test_reply_renders_as_jupyterlab_markdown_while_streaming_and_in_the_offline_report(
+    page, browser, lab_root: Path
+) -> None:
+    nb = {"cells": [{"cell_type": "code", "id": "c0", "execution_count": None, "metadata": {}, "outputs": [],
+                     "source": ""}],
           "nbformat": 4, "nbformat_minor": 5,
           "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}}}
     path = lab_root / "rich.ipynb"
@@ -111,7 +115,8 @@ def test_reply_renders_as_jupyterlab_markdown_while_streaming_and_in_the_offline
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
     page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000)
     saved = json.loads(path.read_text())
-    outputs = [o for c in saved["cells"] for o in c.get("outputs", []) if "application/vnd.arcana.turn+json" in o.get("data", {})]
+    outputs = [o for c in saved["cells"] for o in c.get("outputs", [])
+               if "application/vnd.arcana.turn+json" in o.get("data", {})]
     assert len(outputs) == 1 and outputs[0]["data"]["application/vnd.arcana.turn+json"]["reply"] == RICH
     assert "<table>" in "".join(outputs[0]["data"]["text/html"])
 
@@ -123,7 +128,8 @@ def test_reply_renders_as_jupyterlab_markdown_while_streaming_and_in_the_offline
     try:
         rp = context.new_page()
         fetched: list[str] = []
-        rp.on("request", lambda r: fetched.append(r.url) if not r.url.startswith(("file:", "data:", "about:")) else None)
+        rp.on("request",
+              lambda r: fetched.append(r.url) if not r.url.startswith(("file:", "data:", "about:")) else None)
         rp.goto(report.as_uri())
         turn = rp.locator(".nb .arcana-turn").first
         rich = turn.locator(".arcana-reply")
@@ -134,7 +140,8 @@ def test_reply_renders_as_jupyterlab_markdown_while_streaming_and_in_the_offline
         expect(rich.locator(".arcana-math-block")).to_have_text("$$\\int_0^1 x^2 \\, dx = \\frac{1}{3}$$")
         keyword = rich.locator("pre.arcana-hl code.language-python span.k", has_text="def")
         expect(keyword).to_have_text("def")
-        assert keyword.evaluate("e => getComputedStyle(e).color") == "rgb(0, 128, 0)"  # Pygments' default keyword colour
+        # Pygments' default keyword colour
+        assert keyword.evaluate("e => getComputedStyle(e).color") == "rgb(0, 128, 0)"
         # The replay at the end of the report shows the same reply, rendered the same way.
         expect(rp.locator(".arcana-scrub .arcana-reply table").first).to_be_attached()
         turn.scroll_into_view_if_needed()

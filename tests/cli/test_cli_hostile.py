@@ -44,7 +44,8 @@ def test_a_very_long_list_target_and_memory_id_are_one_line(tmp_path: Path, caps
 
 
 def test_an_os_error_anywhere_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(["memory", "export", "--db", str(tmp_path / "m.sqlite3"), "-o", str(tmp_path / "no" / "x.jsonl")],
+    code, _, err = run(["memory", "export", "--db", str(tmp_path / "m.sqlite3"),
+                        "-o", str(tmp_path / "no" / "x.jsonl")],
                        capsys)
     assert code == 1 and one_error_line(err)
     code, _, err = run(["memory", "list", "--db", str(tmp_path)], capsys)  # a folder, not a database

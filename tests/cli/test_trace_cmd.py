@@ -114,7 +114,8 @@ def test_show_cognitive_matches_seed_format(traces: Path, capsys: pytest.Capture
 def test_show_cognitive_recall_and_rejections(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with TraceWriter(tmp_path / "r_c.jsonl", "r_c") as w:
         w.emit("cognitive_primitive", {"primitive": "recall", "args": {"turn": 3},
-                                       "result": {"turn": 3, "found": True, "messages": [{}, {}], "note": None}}, turn=5)
+                                       "result": {"turn": 3, "found": True, "messages": [{}, {}], "note": None}},
+               turn=5)
         w.emit("cognitive_primitive", {"primitive": "recall", "args": {"turn": 999},
                                        "result": {"found": False, "note": "turn out of range: 999, max=5"}}, turn=5)
         w.emit("cognitive_primitive", {"primitive": "pin", "args": {"content": "x"},
@@ -148,7 +149,8 @@ def test_show_errors_and_agent_filter(tmp_path: Path, capsys: pytest.CaptureFixt
     fixtures.write_run(None, "pool", turns=2, agent="b", writer=w, end=False, pin_turn=None)
     w.emit("tool_call", {"name": "load_csv", "ok": False, "error": {"type": "FileNotFoundError", "message": "no file"},
                          "history_index": 9}, turn=2, agent="b")
-    w.emit("error", {"type": "RateLimitError", "message": "429 after 4 retries", "where": "provider"}, turn=2, agent="b")
+    w.emit("error", {"type": "RateLimitError", "message": "429 after 4 retries", "where": "provider"},
+           turn=2, agent="b")
     w.emit("turn_end", {"status": "error", "reply": "", "steps": 1}, turn=2, agent="b")
     w.close()
     code, out, _ = run(capsys, "trace", "show", "pool", "--errors", "--dir", str(tmp_path))
@@ -187,8 +189,8 @@ def test_replay_list_turns(traces: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert code == 0 and err == ""
     lines = out.splitlines()
     assert lines[0] == f"Run {BUILT}: 8 turns with replay evidence"
-    assert lines[1].split() == ["turn", "steps", "strategy", "util", "msgs", "kept", "compr", "drop", "summ", "snapshot",
-                                "digest"]
+    assert lines[1].split() == ["turn", "steps", "strategy", "util", "msgs", "kept", "compr", "drop", "summ",
+                                "snapshot", "digest"]
     row2 = lines[3].split()
     assert row2[:3] == ["2", "2", "passthrough"] and row2[-2] == "yes" and len(row2[-1]) == 16
     assert lines[-1] == f"Replay one: arcana trace replay {BUILT} --turn N"
@@ -223,7 +225,8 @@ def test_replay_decision_only_and_prompt_only(traces: Path, capsys: pytest.Captu
     assert "prompt_snapshot" not in data and data["context_decision"]["turn"] == 3
     _, out, _ = run(capsys, "trace", "replay", HAND, "--turn", "3", "--json")
     data = json.loads(out)
-    assert data["prompt_snapshot"]["messages"][0]["role"] == "system" and data["active_pins"][0]["pin_id"] == "p_a1b2c3d4"
+    assert (data["prompt_snapshot"]["messages"][0]["role"] == "system"
+            and data["active_pins"][0]["pin_id"] == "p_a1b2c3d4")
     with pytest.raises(SystemExit) as info:
         main(["trace", "replay", HAND, "--turn", "3", "--decision-only", "--prompt-only"])
     assert info.value.code == 2 and "not allowed with" in capsys.readouterr().err
@@ -304,12 +307,14 @@ def test_rebuild_verified_and_counterfactual(traces: Path, capsys: pytest.Captur
 
     for c in cf["diff"]:
         row = (f"  {c['index']:>3}  {c['role']:<10}  {side(c['recorded_outcome'], c['recorded_fidelity']):<16}  "
-               f"{side(c['other_outcome'], c['other_fidelity']):<16}  {c['recorded_tokens'] or 0}→{c['other_tokens'] or 0}")
+               f"{side(c['other_outcome'], c['other_fidelity']):<16}  "
+               f"{c['recorded_tokens'] or 0}→{c['other_tokens'] or 0}")
         assert row in out.splitlines() or any(line.startswith(row + "  [") for line in out.splitlines()), row
     before = sum(d["token_count_after"] for d in cf["recorded_decision"]["decisions"])
     after = sum(d["token_count_after"] for d in cf["decision"]["decisions"])
     n = len(cf["diff"])
-    assert f"  {n} message{'s' if n != 1 else ''} changed; prompt tokens {before} → {after} ({after - before:+d})" in out
+    assert (f"  {n} message{'s' if n != 1 else ''} changed;"
+            f" prompt tokens {before} → {after} ({after - before:+d})") in out
 
 
 def test_rebuild_not_verified_and_errors(traces: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -331,7 +336,9 @@ def test_no_action_prints_usage(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 2 and "list" in out and "rebuild" in out
 
 
-def test_show_survives_every_event_type_with_sparse_metadata(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_show_survives_every_event_type_with_sparse_metadata(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from arcana_jupyter.trace.events import EVENT_TYPES
 
     with TraceWriter(tmp_path / "r_s.jsonl", "r_s") as w:
@@ -364,6 +371,7 @@ def test_decision_only_leaves_out_the_summary_text(tmp_path: Path, capsys: pytes
     assert "Summary: Summary: Question 1 about region 1" in out
     _, out, _ = run(capsys, "trace", "replay", "r_sum", "--turn", "8", "--decision-only", "--dir", str(tmp_path))
     assert "Question" not in out and "Summary: (" in out and "text left out of a decision-only replay" in out
-    _, out, _ = run(capsys, "trace", "replay", "r_sum", "--turn", "8", "--decision-only", "--json", "--dir", str(tmp_path))
+    _, out, _ = run(capsys, "trace", "replay", "r_sum", "--turn", "8", "--decision-only", "--json",
+                    "--dir", str(tmp_path))
     assert "Question" not in out
     assert json.loads(out)["context_decision"]["summary"] == "[left out of a decision-only replay]"

@@ -188,7 +188,8 @@ def test_tool_call_units_are_never_split():
                 if m.role == "tool":
                     call = by_index[i - 1]
                     assert history[i - 1].tool_calls
-                    assert (call.outcome in ("dropped", "summarized")) == (by_index[i].outcome in ("dropped", "summarized"))
+                    assert (call.outcome in ("dropped", "summarized")) == (
+                        by_index[i].outcome in ("dropped", "summarized"))
 
 
 def test_tool_loop_input_keeps_its_call():
@@ -251,7 +252,8 @@ def test_sections_have_decisions_layers_and_placement():
     task = decision_of(r, n)
     assert (task.layer, task.source, task.section, task.reason) == ("task", "section", "task", "task")
     mem, state, ckpt = (decision_of(r, n + 1 + k) for k in range(3))
-    assert (mem.source, mem.section, mem.reason, mem.layer) == ("section", "memory_digest", "section:memory_digest", "external")
+    assert (mem.source, mem.section, mem.reason, mem.layer) == (
+        "section", "memory_digest", "section:memory_digest", "external")
     assert state.reason == "section:active_state" and ckpt.pinned
     # head sections right after the system prompt and task, late ones just before the recent exchange
     assert r.messages[0] == SYSTEM and r.messages[1].content == "Current task: Clean the sales data"
@@ -546,7 +548,8 @@ async def test_concurrent_abuilds_on_one_builder_do_not_interfere():
 
 def test_tail_preserve_keeps_a_verbatim_tail_rather_than_placeholders_everywhere():
     history = chat(14, reply_words=80, tool_every=4)
-    history.insert(3, Message(role="user", content="Remember: the orders table uses shipped_at as a timestamptz column.",
+    history.insert(3, Message(role="user",
+                              content="Remember: the orders table uses shipped_at as a timestamptz column.",
                               turn=1))
     question = "What type is shipped_at in the orders table?"
     extra = dict(pins=[PinBlock(pin_id="p1", content="Use metric units")],

@@ -40,7 +40,8 @@ def histories(draw) -> list[Message]:
     return out
 
 
-@settings(max_examples=int(__import__("os").environ.get("CTX_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=int(__import__("os").environ.get("CTX_EXAMPLES", "150")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(
     history=histories(),
     window=st.integers(1, 3000),

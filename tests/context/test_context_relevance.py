@@ -33,7 +33,8 @@ def test_error_detection():
 
 
 def test_tool_calls_are_indexed_with_their_arguments():
-    m = Message(role="assistant", content="", tool_calls=(ToolCall(id="1", name="read_csv", arguments='{"path": "sales.csv"}'),))
+    m = Message(role="assistant", content="",
+                tool_calls=(ToolCall(id="1", name="read_csv", arguments='{"path": "sales.csv"}'),))
     assert "read_csv" in message_text(m) and "sales.csv" in message_text(m)
 
 
@@ -51,9 +52,11 @@ def test_history_state_units_and_superseded_results():
     c1 = ToolCall(id="a", name="read", arguments='{"p": 1}')
     c2 = ToolCall(id="b", name="read", arguments='{"p": 1}')
     msgs = [Message(role="system", content="sys"), Message(role="user", content="go"),
-            Message(role="assistant", content="", tool_calls=(c1,)), Message(role="tool", content="r1", tool_call_id="a"),
+            Message(role="assistant", content="", tool_calls=(c1,)),
+            Message(role="tool", content="r1", tool_call_id="a"),
             Message(role="user", content="again"),
-            Message(role="assistant", content="", tool_calls=(c2,)), Message(role="tool", content="r2", tool_call_id="b")]
+            Message(role="assistant", content="", tool_calls=(c2,)),
+            Message(role="tool", content="r2", tool_call_id="b")]
     for m in msgs:
         state.append(MessageInfo(m, 5))
     assert state.identity == 0

@@ -37,7 +37,8 @@ def test_bad_inputs_get_clear_errors(tmp_path):
     with pytest.raises(DataError, match="appears twice"):
         load(dup)
     shape = tmp_path / "shape.json"
-    shape.write_text(json.dumps([{"id": "c", "turns": [{"id": "a", "role": "robot", "content": "x"}], "questions": []}]))
+    shape.write_text(json.dumps([{"id": "c", "turns": [{"id": "a", "role": "robot", "content": "x"}],
+                                  "questions": []}]))
     with pytest.raises(DataError, match="Expected a list of"):
         load(shape)
     assert main([str(shape), "--out", str(tmp_path / "r.md")]) == 2

@@ -155,7 +155,8 @@ def test_lexical_fill_uses_the_budget_with_neighbours_then_recency():
     assert 0.95 * hit.budget.available <= hit.budget.used <= hit.budget.available
     # recency-filled turns are the most recent ones not otherwise in the prompt
     filled = sorted(d.index for d in hit.decision.decisions if d.reason == "recency")
-    window = min(d.index for d in hit.decision.decisions if d.reason in ("aggressive_truncate_kept", "tail_preserve_tail"))
+    window = min(d.index for d in hit.decision.decisions
+                 if d.reason in ("aggressive_truncate_kept", "tail_preserve_tail"))
     assert filled[-1] == window - 1
 
 

@@ -50,7 +50,8 @@ def test_a_syntax_error_is_an_err_too_and_a_fixed_cell_has_none(shell: Any) -> N
     text = sent(run_cell_magic(shell, "", f"fix this: {{Err[{broken.execution_count}]}}"))
     assert text.startswith("fix this: SyntaxError")
     fine = shell.run_cell("ok = 1", store_history=True)
-    with pytest.raises(UsageError, match=rf"\{{Err\[{fine.execution_count}\]\}}: cell {fine.execution_count} raised no error"):
+    with pytest.raises(UsageError,
+                       match=rf"\{{Err\[{fine.execution_count}\]\}}: cell {fine.execution_count} raised no error"):
         shell.run_cell_magic("arcana", "", f"{{Err[{fine.execution_count}]}}")
 
 
@@ -94,7 +95,8 @@ def test_out_stores_the_reply_and_formats_choose_the_result(shell: Any) -> None:
 
 
 def test_format_code_puts_the_code_in_the_next_cell(shell: Any) -> None:
-    shell.user_ns["coder"] = lambda request: "Sure:\n\n```python\nimport math\nprint(math.pi)\n```\n\nand\n\n~~~\nx = 1\n~~~\n"
+    shell.user_ns["coder"] = lambda request: ("Sure:\n\n```python\nimport math\nprint(math.pi)\n```\n\n"
+                                              "and\n\n~~~\nx = 1\n~~~\n")
     with capture_output():
         shell.run_line_magic("arcana_chat", "--model fn:coder")
     shell.rl_next_input = None

@@ -63,13 +63,15 @@ def test_compact_bundle_keeps_compressed_texts_and_clips_long_ones() -> None:
             {"index": 1, "outcome": "compressed", "fidelity": "L2", "position": 1},
         ]}, "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "head only"}]}],
         "tool_calls": [{"name": "t", "arguments": {}, "ok": True, "result": "r" * 5000}],
-        "pins": [{"pin_id": "p1", "content": "c" * 2000}], "tiers": {"active": [{"id": "s_1", "summary": "x", "payload": {"big": 1}}]},
+        "pins": [{"pin_id": "p1", "content": "c" * 2000}],
+        "tiers": {"active": [{"id": "s_1", "summary": "x", "payload": {"big": 1}}]},
         "usage": {"input_tokens": 3}, "cost_usd": 0.5,
     }
     small = compact_bundle(bundle)
     assert small["steps"][0]["messages"] == [{"role": "system", "content": None, "in_trace": True},
                                              {"role": "user", "content": "head only"}]
-    assert len(small["tool_calls"][0]["result"]) < 500 and "more characters in the trace" in small["tool_calls"][0]["result"]
+    assert (len(small["tool_calls"][0]["result"]) < 500
+            and "more characters in the trace" in small["tool_calls"][0]["result"])
     assert len(small["pins"][0]["content"]) < 500 and "payload" not in small["tiers"]["active"][0]
     assert bundle["steps"][0]["messages"][0]["content"] == "sys"  # the input is not changed
 
@@ -86,10 +88,12 @@ def test_comm_state_and_unpin_go_through_the_runtime_and_are_traced(shell: Any) 
     assert state is not None and state["live"] is True and state["request_id"] == "q1" and state["turn"] == 1
     pin_id = state["pins"][0]["pin_id"]
     assert state["pins"][0]["label"] == "deadline"
-    answer = link.handle({"type": "action", "action": "unpin", "target": pin_id, "run_id": chat.run_id, "agent": "main"})
+    answer = link.handle({"type": "action", "action": "unpin", "target": pin_id, "run_id": chat.run_id,
+                          "agent": "main"})
     assert answer is not None and answer["ok"] is True and answer["pins"] == [] and "done" in answer["message"]
     assert chat.pins.active(chat.turn) == []
-    unpins = [e for e in chat.turn_events(1) if e.event_type == "cognitive_primitive" and e.metadata["primitive"] == "unpin"]
+    unpins = [e for e in chat.turn_events(1)
+              if e.event_type == "cognitive_primitive" and e.metadata["primitive"] == "unpin"]
     assert unpins and unpins[-1].metadata["source"] == "user"
     assert link.handle({"type": "state", "run_id": "r_other", "agent": "main"}) == {"type": "state", "live": False}
     bad = link.handle({"type": "action", "action": "rm -rf", "target": "x", "run_id": chat.run_id})
@@ -123,7 +127,8 @@ def test_traces_follow_a_renamed_notebook(shell: Any, tmp_path: Path, monkeypatc
     reply = ArcanaComm(magics(shell)).handle({"type": "path", "path": "tour.ipynb", "old_path": "Untitled.ipynb"})
     assert reply is not None and reply["ok"] is True and reply["notebook"] == str(tmp_path / "tour.ipynb")
     moved = tmp_path / "tour.arcana" / f"{chat.run_id}.jsonl"
-    assert reply["moved"] == [{"run_id": chat.run_id, "from": str(tmp_path / "Untitled.arcana" / moved.name), "to": str(moved)}]
+    assert reply["moved"] == [{"run_id": chat.run_id, "from": str(tmp_path / "Untitled.arcana" / moved.name),
+                               "to": str(moved)}]
     assert not (tmp_path / "Untitled.arcana").exists() and chat.trace_path == moved
     second = turn_outputs(run_cell_magic(shell, "", "after the rename"))[-1]
     assert second.metadata["arcana"]["trace_path"] == f"tour.arcana/{chat.run_id}.jsonl"
@@ -144,7 +149,8 @@ def test_a_folder_of_another_name_stays(shell: Any, tmp_path: Path) -> None:
     chat = magics(shell).entry(None).chat
     (tmp_path / "analysis.ipynb").write_text("{}")  # the old notebook still exists: the folder is its own
     reply = ArcanaComm(magics(shell)).handle({"type": "path", "path": "copy.ipynb", "old_path": "analysis.ipynb"})
-    assert reply is not None and reply["moved"] == [] and chat.trace_path == tmp_path / "analysis.arcana" / f"{chat.run_id}.jsonl"
+    assert (reply is not None and reply["moved"] == []
+            and chat.trace_path == tmp_path / "analysis.arcana" / f"{chat.run_id}.jsonl")
     assert not (tmp_path / "copy.arcana").exists()
 
 

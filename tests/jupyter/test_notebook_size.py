@@ -25,8 +25,10 @@ def tour_model(request):
     if last.role == "tool":
         return "Pinned: the west region grew fastest (**+18%**)."
     if len(users) == 2 and "remember" in (last.content or ""):
-        return {"tool": "pin", "args": {"content": "The west region grew fastest: +18% from Q1 to Q4.", "label": "finding"}}
-    return f"Turn {len(users)}: I read *{(last.content or '')[:40]}*.\\n\\n| region | growth |\\n|---|---|\\n| west | +18% |\\n| east | +4% |"
+        return {"tool": "pin",
+                "args": {"content": "The west region grew fastest: +18% from Q1 to Q4.", "label": "finding"}}
+    return (f"Turn {len(users)}: I read *{(last.content or '')[:40]}*.\\n\\n"
+            "| region | growth |\\n|---|---|\\n| west | +18% |\\n| east | +4% |")
 '''
 
 TURNS = [

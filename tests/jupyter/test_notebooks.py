@@ -95,7 +95,8 @@ def test_example_notebook_runs_headless(name: str, tmp_path: Path) -> None:
 
 
 def check_adaptive_context(nb: Any, found: list[dict[str, Any]], folder: Path) -> None:
-    """Tiers move (idle demotion, keyword promotion, hydrate), a retraction leaves the prompt, old turns become digests."""
+    """Tiers move (idle demotion, keyword promotion, hydrate), a retraction leaves the prompt,
+    old turns become digests."""
     assert [b["turn"] for b in found] == [1, 2, 3, 4, 5]
     first, fourth, last = found[0], found[3], found[-1]
     assert sections(first) == ["adaptive_active"]
@@ -131,11 +132,13 @@ def check_memory(nb: Any, found: list[tuple[dict[str, Any], dict[str, Any]]], fo
         ("remember", "preference", "The user prefers answers as short bullet lists.")]
     entry_id = writes[0]["entry"]["id"]
     events = trace_events(folder, second_meta["arcana"]["trace_path"])
-    digest = [e["metadata"] for e in events if e["event_type"] == "memory_read" and e["metadata"]["purpose"] == "digest"]
+    digest = [e["metadata"] for e in events
+              if e["event_type"] == "memory_read" and e["metadata"]["purpose"] == "digest"]
     assert [[r["id"] for r in d["results"]] for d in digest] == [[entry_id]]
     rows = [d for d in second["steps"][0]["decision"]["decisions"] if d["source"] == "section"]
     assert [(d["section"], d["layer"], d["outcome"]) for d in rows] == [("memory_digest", "external", "kept")]
-    assert f"[{entry_id}] (preference, project) The user prefers answers as short bullet lists." in prompt_text(second, folder)
+    assert (f"[{entry_id}] (preference, project) The user prefers answers as short bullet lists."
+            in prompt_text(second, folder))
     assert "memory_digest" not in sections(first)  # session 1 started with an empty store
     offered = [e["metadata"]["tools"] for e in events if e["event_type"] == "context_decision"]
     assert offered == [[]]  # the memory tools were taken away from the 135M model
@@ -157,7 +160,8 @@ def test_resume_across_a_kernel_restart(tmp_path: Path) -> None:
     run_id = bundle["run_id"]
     second = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell("%load_ext arcana_jupyter"),
-        nbformat.v4.new_code_cell(f"%arcana_chat --model local --window 2048 --reserve 512 --classic --no-tools --resume {run_id}"),
+        nbformat.v4.new_code_cell(
+            f"%arcana_chat --model local --window 2048 --reserve 512 --classic --no-tools --resume {run_id}"),
         nbformat.v4.new_code_cell("%%arcana\nWhat is my name?"),
         nbformat.v4.new_code_cell("%arcana_replay"),
     ])

@@ -36,7 +36,9 @@ def recorded_notebook(folder: Path, second_message: str = "Second question about
     return path
 
 
-def test_report_is_offline_escaped_and_verifies_turn_by_turn(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_is_offline_escaped_and_verifies_turn_by_turn(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = recorded_notebook(tmp_path)
     out = tmp_path / "out.html"
     assert cli_main(["report", str(path), "-o", str(out), "--verify"]) == 0

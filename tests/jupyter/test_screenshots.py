@@ -50,7 +50,8 @@ def session_with_decisions(shell: Any) -> Any:
         if calls["n"] == 4:
             return {"tool": "list_variables", "args": {}}
         last = request.messages[-1].content
-        return (f"Here is what I found about **{last[:40]}**:\n\n- the west grew fastest\n- `revenue_eur` is in euros\n\n"
+        return (f"Here is what I found about **{last[:40]}**:\n\n"
+                "- the west grew fastest\n- `revenue_eur` is in euros\n\n"
                 "<script>alert('not run')</script>")
 
     shell.user_ns["echo"] = model
@@ -104,7 +105,8 @@ def test_replay_scrubber_switches_turns_without_a_kernel(shell: Any, browser: Br
 
 
 def test_turn_output_html_is_safe_in_a_real_browser(shell: Any, browser: Browser) -> None:
-    shell.user_ns["echo"] = lambda request: '<img src=x onerror="document.title=\'pwned\'"><script>document.title="pwned"</script>'
+    shell.user_ns["echo"] = lambda request: ('<img src=x onerror="document.title=\'pwned\'">'
+                                             '<script>document.title="pwned"</script>')
     shell.run_line_magic("arcana_chat", "--model fn:echo")
     html = turn_outputs(run_cell_magic(shell, "", "hi"))[-1].data["text/html"]
     page = browser.new_page()  # JavaScript on: nothing in the output may run

@@ -29,7 +29,8 @@ def test_list_and_describe_variables(shell: InteractiveShell) -> None:
     assert listed["x"] == {"name": "x", "type": "list", "shape": "len 3"}
     assert "pd" not in listed and "In" not in listed  # modules and IPython internals are left out
     described = call(found["describe_variable"], name="df", rows=2)
-    assert described["ok"] and described["columns"][0] == {"name": "region", "dtype": described["columns"][0]["dtype"], "non_null": 2}
+    assert described["ok"] and described["columns"][0] == {
+        "name": "region", "dtype": described["columns"][0]["dtype"], "non_null": 2}
     assert "North" in described["head"] and "3.25" not in described["head"]  # bounded to 2 rows
     missing = call(found["describe_variable"], name="nope")
     assert missing["ok"] is False and missing["error"] == "unknown_variable" and "df" in missing["known"]

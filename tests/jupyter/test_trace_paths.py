@@ -42,7 +42,8 @@ def test_safe_trace_file_refuses_every_way_out(tmp_path: Path) -> None:
     assert inside == tmp_path.resolve() / "a.arcana" / "r_1.jsonl" and why == ""
     for bad, reason in [
         ("/etc/passwd.jsonl", "absolute"), ("C:\\x\\r.jsonl", "absolute"), ("\\\\server\\share\\r.jsonl", "absolute"),
-        ("~/r.jsonl", "absolute"), ("../r.jsonl", "leaves"), ("a/../../r.jsonl", "leaves"), ("a\\..\\..\\r.jsonl", "leaves"),
+        ("~/r.jsonl", "absolute"), ("../r.jsonl", "leaves"), ("a/../../r.jsonl", "leaves"),
+        ("a\\..\\..\\r.jsonl", "leaves"),
         ("a.arcana/r_1.txt", "not a .jsonl"), ("", "no trace_path"), ("x" * 2000 + ".jsonl", "too long"),
     ]:
         path, why = safe_trace_file(tmp_path, bad)
@@ -92,7 +93,8 @@ def test_renamed_notebook_follows_its_recorded_traces(tmp_path: Path) -> None:
     path = notebook_with(tmp_path, "tour.ipynb", [turn_output(run_id, f"Untitled.arcana/{run_id}.jsonl", turn=t)
                                                  for t in (1, 2)])
     (run,) = locate_runs(path, nbformat.read(path, as_version=4))
-    assert (run.source, run.turns, run.path) == ("recorded", [1, 2], tmp_path.resolve() / "Untitled.arcana" / f"{run_id}.jsonl")
+    assert (run.source, run.turns, run.path) == (
+        "recorded", [1, 2], tmp_path.resolve() / "Untitled.arcana" / f"{run_id}.jsonl")
     html = build_report(path).read_text()
     assert "<code>Untitled.arcana/</code>" in html and "<b>2</b><span>turns</span>" in html
     assert html.count('<h3 class="arcana-h">') == 1  # its replay, found through the recorded path

@@ -79,7 +79,8 @@ def test_every_run_and_an_errored_turn_are_verified(tmp_path: Path, capsys: pyte
     result = verify_notebook(path)
     assert result.ok, (result.summary(), result.errors, [c.note for c in result.checks])
     assert result.runs == 3 and len(result.checks) == 5
-    assert [(c.session, c.turn) for c in result.checks] == [("main", 1), ("main", 2), ("main", 1), ("main", 2), ("aux", 1)]
+    assert [(c.session, c.turn) for c in result.checks] == [
+        ("main", 1), ("main", 2), ("main", 1), ("main", 2), ("aux", 1)]
     errored = result.checks[2]
     assert errored.recorded_error == "RateLimitError: rate limited: slow down (429 after 3 attempts)"
     assert errored.note.startswith("the recorded error reproduced: RateLimitError")
@@ -171,7 +172,8 @@ def test_nbconvert_executed_then_renamed_notebook_verifies(tmp_path: Path, capsy
         "%load_ext arcana_jupyter", MODEL, "%arcana_chat --model fn:model --window 3000 --reserve 300",
         "%%arcana\nHello from nbconvert.", "%%arcana\nAnd again.",
     ])
-    env = {k: v for k, v in os.environ.items() if k not in ("ARCANA_NOTEBOOK", "JPY_SESSION_NAME", "ARCANA_REPLAY_RUNS")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ARCANA_NOTEBOOK", "JPY_SESSION_NAME", "ARCANA_REPLAY_RUNS")}
     subprocess.run([sys.executable, "-m", "nbconvert", "--to", "notebook", "--execute", "--inplace", path.name],
                    cwd=tmp_path, env=env, check=True, capture_output=True, timeout=300)
     meta = turn_meta(path)
@@ -185,7 +187,9 @@ def test_nbconvert_executed_then_renamed_notebook_verifies(tmp_path: Path, capsy
     assert capsys.readouterr().out.startswith("Turn 2  strategy=")
 
 
-def test_arcana_run_injects_parameters_and_knows_the_notebook(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_arcana_run_injects_parameters_and_knows_the_notebook(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     nb = nbformat.v4.new_notebook(metadata=KERNEL, cells=[
         nbformat.v4.new_code_cell("%load_ext arcana_jupyter"),
         nbformat.v4.new_code_cell('topic = "default"\nrounds = 1', metadata={"tags": ["parameters"]}),

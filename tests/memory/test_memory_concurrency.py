@@ -39,7 +39,8 @@ def test_two_processes_write_concurrently(tmp_path: Path, mem_location, backend:
         with store._lock:
             conn = store._conn
             if backend == "sqlite":
-                assert conn.execute("SELECT count(*) FROM entries_fts WHERE entries_fts MATCH 'beta'").fetchone()[0] == N
+                assert conn.execute(
+                    "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH 'beta'").fetchone()[0] == N
                 assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
             else:
                 fts = "SELECT count(*) FROM entries WHERE tsv @@ websearch_to_tsquery('arcana_english', 'beta')"

@@ -39,7 +39,8 @@ async def _converse(runtime: Runtime, turns: list[str]) -> None:
 async def test_empty_primitive_list_changes_nothing_byte_for_byte(tmp_path: Path) -> None:
     turns = ["hello", "tell me more", "and then?"]
     baseline, explicit = Script(say("a"), say("b"), say("c")), Script(say("a"), say("b"), say("c"))
-    await _converse(Runtime(config=RuntimeConfig(trace_dir=tmp_path / "a", context_engine=False), provider=FunctionProvider(baseline)),
+    await _converse(Runtime(config=RuntimeConfig(trace_dir=tmp_path / "a", context_engine=False),
+                            provider=FunctionProvider(baseline)),
                     turns)
     await _converse(runtime_with(explicit, tmp_path / "b", cognitive_primitives=[]), turns)
     assert request_bytes(baseline) == request_bytes(explicit)

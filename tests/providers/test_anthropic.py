@@ -77,7 +77,8 @@ async def test_complete_sends_headers_system_tools_and_parses_tool_use_and_usage
     assert response.message.content == "Let me check."
     assert response.message.tool_calls == (ToolCall(id="toolu_1", name="get_weather", arguments='{"city": "Paris"}'),)
     assert response.finish_reason == "tool_calls"
-    assert (response.usage.input_tokens, response.usage.output_tokens, response.usage.cached_input_tokens) == (170, 12, 100)
+    assert (response.usage.input_tokens, response.usage.output_tokens, response.usage.cached_input_tokens) == (
+        170, 12, 100)
     sent = fake_anthropic.requests[0]
     assert sent.path == "/v1/messages"
     assert sent.headers["x-api-key"] == KEY
@@ -94,7 +95,8 @@ async def test_complete_sends_headers_system_tools_and_parses_tool_use_and_usage
 
 
 async def test_forced_tool_choice_is_translated(fake_anthropic, recorded_sleep):
-    fake_anthropic.script(an.message([an.tool_use_block("toolu_1", "get_weather", {"city": "Oslo"})], stop_reason="tool_use"))
+    fake_anthropic.script(an.message([an.tool_use_block("toolu_1", "get_weather", {"city": "Oslo"})],
+                                     stop_reason="tool_use"))
     p = provider(fake_anthropic, recorded_sleep)
     await p.complete(request(tools=[WEATHER], tool_choice={"type": "function", "function": {"name": "get_weather"}}))
     await p.aclose()
@@ -102,7 +104,8 @@ async def test_forced_tool_choice_is_translated(fake_anthropic, recorded_sleep):
 
 
 async def test_stream_text_and_tool_use_with_input_json_deltas(fake_anthropic, recorded_sleep):
-    blocks = [an.text_block("Checking the weather now."), an.tool_use_block("toolu_9", "get_weather", {"city": "São Paulo"})]
+    blocks = [an.text_block("Checking the weather now."),
+              an.tool_use_block("toolu_9", "get_weather", {"city": "São Paulo"})]
     fake_anthropic.script(Reply(events=an.stream(blocks, stop_reason="tool_use", input_tokens=40, output_tokens=30,
                                                  cache_read=8)))
     p = provider(fake_anthropic, recorded_sleep)

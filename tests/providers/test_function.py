@@ -35,7 +35,8 @@ async def test_stream_gives_words_tool_call_deltas_and_the_response_last():
 
 
 async def test_script_accepts_responses_dicts_and_callables_and_stops_clearly():
-    fixed = LLMResponse(message=Message(role="assistant", content="fixed"), usage=Usage(input_tokens=1, output_tokens=2))
+    fixed = LLMResponse(message=Message(role="assistant", content="fixed"),
+                        usage=Usage(input_tokens=1, output_tokens=2))
     provider = ScriptedProvider([
         fixed,
         {"tool": "lookup", "args": {"id": 3}},

@@ -64,7 +64,8 @@ def sse(data: Any) -> bytes:
 
 
 @pytest.mark.parametrize("key", [PATTERN_KEY, PLAIN_KEY])
-async def test_key_echoed_mid_stream_is_masked(fake_openai: FakeServer, recorded_sleep: RecordedSleep, key: str) -> None:
+async def test_key_echoed_mid_stream_is_masked(
+        fake_openai: FakeServer, recorded_sleep: RecordedSleep, key: str) -> None:
     fake_openai.script(Reply(events=[(None, oa.chunk({"content": "Hel"})),
                                      (None, {"error": {"message": f"bad key Bearer {key}", "type": "auth"}})]))
     _, exc = await drain(openai(fake_openai, recorded_sleep, key))

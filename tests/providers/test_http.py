@@ -42,17 +42,21 @@ async def _lines(text: str):
 
 
 async def test_sse_parser_handles_events_comments_multiline_data_and_crlf():
-    stream = ": keep-alive\n\nevent: message_start\ndata: {\"a\": 1}\n\ndata: line one\ndata: line two\r\n\r\ndata: [DONE]"
+    stream = (": keep-alive\n\nevent: message_start\ndata: {\"a\": 1}\n\n"
+              "data: line one\ndata: line two\r\n\r\ndata: [DONE]")
     events = [e async for e in iter_sse(_lines(stream))]
     assert [(e.event, e.data) for e in events] == [
         ("message_start", '{"a": 1}'), ("", "line one\nline two"), ("", "[DONE]")]
 
 
 def test_error_messages_are_found_in_every_common_shape():
-    assert error_message_from_body('{"error": {"message": "bad key", "type": "invalid_api_key"}}') == "bad key (invalid_api_key)"
-    assert error_message_from_body('{"type": "error", "error": {"type": "not_found_error", "message": "model: x"}}') == \
+    assert error_message_from_body('{"error": {"message": "bad key", "type": "invalid_api_key"}}') == \
+        "bad key (invalid_api_key)"
+    assert error_message_from_body(
+        '{"type": "error", "error": {"type": "not_found_error", "message": "model: x"}}') == \
         "model: x (not_found_error)"
-    assert error_message_from_body('{"detail": [{"msg": "field required"}, {"msg": "too long"}]}') == "field required; too long"
+    assert error_message_from_body('{"detail": [{"msg": "field required"}, {"msg": "too long"}]}') == \
+        "field required; too long"
     assert error_message_from_body('{"error": "model \\"llama9\\" not found"}') == 'model "llama9" not found'
     assert error_message_from_body("Bad Gateway") == "Bad Gateway"
     assert error_message_from_body("") == ""

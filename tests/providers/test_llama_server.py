@@ -42,7 +42,8 @@ async def test_a_real_tool_call_then_the_tool_result_round_trip(llama_server):
     # the runtime always streams; llama.cpp's server cannot stream tool choice, the preset knows
     p, _ = create_provider("llamacpp:smollm2", {"llamacpp": {"base_url": llama_server}}, timeout=60)
     assert isinstance(p, OpenAICompatProvider)
-    chunks = [c async for c in p.stream(ask("What is the weather in Paris? Use the tool.", tools=[WEATHER], max_tokens=40))]
+    chunks = [c async for c in p.stream(ask("What is the weather in Paris? Use the tool.", tools=[WEATHER],
+                                            max_tokens=40))]
     first = chunks[-1].response
     assert first is not None and first.finish_reason == "tool_calls"
     assert [c.tool_call_delta.name for c in chunks if c.tool_call_delta] == ["get_weather"]

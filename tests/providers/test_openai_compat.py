@@ -34,11 +34,14 @@ WEATHER = ToolSpec(
 
 
 def request(**kw) -> LLMRequest:
-    base = {"model": "fake-gpt", "messages": [Message(role="system", content="Be brief."), Message(role="user", content="Hi")]}
+    base = {"model": "fake-gpt",
+            "messages": [Message(role="system", content="Be brief."), Message(role="user", content="Hi")]}
     return LLMRequest(**(base | kw))
 
 
-def provider(server: FakeServer, sleep: RecordedSleep, *, retries: int = 3, timeout: float = 5.0, **kw) -> OpenAICompatProvider:
+def provider(
+    server: FakeServer, sleep: RecordedSleep, *, retries: int = 3, timeout: float = 5.0, **kw
+) -> OpenAICompatProvider:
     return OpenAICompatProvider(
         base_url=server.base_url, api_key=KEY, name="openai", timeout=timeout, key_hint="set OPENAI_API_KEY",
         retry=sleep.policy(retries), **kw,
@@ -56,7 +59,8 @@ async def test_complete_sends_the_wire_format_and_parses_text_usage_and_cache(fa
     await p.aclose()
 
     assert response.message == Message(role="assistant", content="Hello there")
-    assert (response.usage.input_tokens, response.usage.output_tokens, response.usage.cached_input_tokens) == (30, 4, 12)
+    assert (response.usage.input_tokens, response.usage.output_tokens, response.usage.cached_input_tokens) == (
+        30, 4, 12)
     assert response.finish_reason == "stop"
     assert response.model == "fake-gpt" and response.raw_id == "chatcmpl-123" and response.attempts == 1
     sent = fake_openai.requests[0]
@@ -76,7 +80,8 @@ async def test_complete_with_tools_sends_specs_and_history_and_parses_tool_calls
                                      finish_reason="tool_calls"))
     history = [
         Message(role="user", content="Weather in Paris and Oslo?"),
-        Message(role="assistant", tool_calls=(ToolCall(id="call_0", name="get_weather", arguments='{"city": "Paris"}'),)),
+        Message(role="assistant",
+                tool_calls=(ToolCall(id="call_0", name="get_weather", arguments='{"city": "Paris"}'),)),
         Message(role="tool", content="sunny", tool_call_id="call_0", name="get_weather"),
     ]
     p = provider(fake_openai, recorded_sleep)
@@ -130,8 +135,9 @@ async def test_stream_assembles_tool_call_deltas_by_index(fake_openai, recorded_
 
 async def test_an_empty_stream_for_a_request_with_tools_falls_back_to_unstreamed(fake_openai, recorded_sleep):
     # what llama.cpp's Python server does: 200, text/event-stream, no events
-    fake_openai.script(Reply(events=[]), oa.completion(None, tool_calls=[oa.tool_call("c1", "get_weather", '{"city": "Rome"}')],
-                                                       finish_reason="tool_calls"))
+    fake_openai.script(Reply(events=[]),
+                       oa.completion(None, tool_calls=[oa.tool_call("c1", "get_weather", '{"city": "Rome"}')],
+                                     finish_reason="tool_calls"))
     p = provider(fake_openai, recorded_sleep)
     chunks = await collect(p, request(tools=[WEATHER]))
     await p.aclose()
@@ -157,7 +163,8 @@ async def test_429_with_retry_after_seconds_then_success_waits_as_told(fake_open
 
 
 async def test_retry_after_as_http_date_is_capped(fake_openai, recorded_sleep):
-    fake_openai.script(oa.error(429, "slow down", **{"Retry-After": "Fri, 31 Dec 2100 23:59:59 GMT"}), oa.completion("ok"))
+    fake_openai.script(oa.error(429, "slow down", **{"Retry-After": "Fri, 31 Dec 2100 23:59:59 GMT"}),
+                       oa.completion("ok"))
     p = OpenAICompatProvider(base_url=fake_openai.base_url, api_key=KEY,
                              retry=RetryPolicy(max_retries=2, retry_after_cap=30.0, sleep=recorded_sleep))
     assert (await p.complete(request())).message.content == "ok"
@@ -203,7 +210,9 @@ async def test_5xx_after_all_retries_is_server_error(fake_openai, recorded_sleep
         (422, BadRequestError, "messages: field required"),
     ],
 )
-async def test_client_errors_are_not_retried_and_quote_the_provider(fake_openai, recorded_sleep, status, error, message):
+async def test_client_errors_are_not_retried_and_quote_the_provider(
+    fake_openai, recorded_sleep, status, error, message
+):
     fake_openai.script(oa.error(status, message))
     p = provider(fake_openai, recorded_sleep)
     with pytest.raises(error) as info:
@@ -296,7 +305,8 @@ async def test_stalled_stream_hits_the_read_timeout(fake_openai, recorded_sleep)
 
 
 async def test_a_server_that_goes_silent_is_not_waited_on_forever_nor_retried(fake_openai, recorded_sleep):
-    fake_openai.script(Reply(json={}, stall_before=5), Reply(events=oa.text_stream(["x"]), stall_after=0, stall_seconds=5))
+    fake_openai.script(Reply(json={}, stall_before=5),
+                       Reply(events=oa.text_stream(["x"]), stall_after=0, stall_seconds=5))
     p = provider(fake_openai, recorded_sleep, timeout=0.4)
     with pytest.raises(ConnectionFailed, match=r"sent nothing for 0\.4 s"):
         await p.complete(request())
@@ -373,7 +383,8 @@ def test_one_provider_works_across_event_loops_and_after_aclose(fake_openai, rec
 
 
 async def test_leaving_a_stream_early_closes_it_and_the_provider_goes_on(fake_openai, recorded_sleep):
-    fake_openai.script(Reply(events=oa.text_stream(["a", "b", "c"]), stall_after=3, stall_seconds=5), oa.completion("next"))
+    fake_openai.script(Reply(events=oa.text_stream(["a", "b", "c"]), stall_after=3, stall_seconds=5),
+                       oa.completion("next"))
     p = provider(fake_openai, recorded_sleep, timeout=5)
     stream = p.stream(request())
     async for chunk in stream:

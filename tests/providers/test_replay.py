@@ -65,7 +65,8 @@ async def test_replay_reproduces_a_recorded_run_byte_for_byte(tmp_path):
 async def test_a_changed_system_prompt_is_reported_by_message(tmp_path):
     run_id, _ = await record(tmp_path)
     runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, model=f"replay:{run_id}",
-                                           system_prompt="You are a pirate. Answer in pirate speak."), tools=[get_weather])
+                                           system_prompt="You are a pirate. Answer in pirate speak."),
+                      tools=[get_weather])
     async with runtime.chat() as chat:
         with pytest.raises(ReplayDivergence) as info:
             await chat.send(INPUTS[0])
@@ -150,8 +151,8 @@ def test_message_and_tool_diffs_name_what_changed():
 async def test_a_local_model_session_with_a_tool_replays_identically(tmp_path, local_provider):
     # one model call per turn (max_tool_steps=1): the 135M model would keep calling the tool
     # (context_engine off: its ten adaptive-context tools would make every prompt ~2k tokens)
-    config = {"trace_dir": tmp_path, "user_tools": "on", "max_tokens": 12, "seed": 7, "total_window": 4096, "response_reserve": 256,
-              "max_tool_steps": 1, "context_engine": False}
+    config = {"trace_dir": tmp_path, "user_tools": "on", "max_tokens": 12, "seed": 7, "total_window": 4096,
+              "response_reserve": 256, "max_tool_steps": 1, "context_engine": False}
     runtime = Runtime(config=RuntimeConfig(**config), tools=[get_weather], provider=local_provider)
     async with runtime.chat() as chat:
         replies = [str(await chat.send(t)) for t in ("What is the weather in Paris? Use the tool.", "Thanks")]

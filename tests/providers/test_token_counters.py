@@ -38,7 +38,8 @@ CONVERSATIONS: list[list[Message]] = [
     [Message(role="system", content="Be brief."), *[Message(role="user" if i % 2 == 0 else "assistant", content=t)
                                                     for i, t in enumerate(SAMPLES)]],
     [Message(role="system", content="Tools."), Message(role="user", content="weather?"),
-     Message(role="assistant", content="", tool_calls=(ToolCall(id="c1", name="lookup", arguments='{"city": "Oslo"}'),)),
+     Message(role="assistant", content="",
+             tool_calls=(ToolCall(id="c1", name="lookup", arguments='{"city": "Oslo"}'),)),
      Message(role="tool", content="12 degrees", tool_call_id="c1", name="lookup"),
      Message(role="assistant", content="It is 12 degrees.")],
 ]

@@ -54,7 +54,8 @@ def text_of(fragment: str) -> str:
 def test_tables_math_code_and_strikethrough() -> None:
     html = md.markdown_to_html(RICH)
     assert_safe(html)
-    assert "<table>" in html and '<th style="text-align:left">region</th>' in html and '<td style="text-align:right">12.5 %</td>' in html
+    assert ("<table>" in html and '<th style="text-align:left">region</th>' in html
+            and '<td style="text-align:right">12.5 %</td>' in html)
     assert "<s>3.1</s>" in html
     assert '<span class="arcana-math">$y = x^2$</span>' in html
     assert '<span class="arcana-math">$a_1 * b_2$</span>' in html  # no emphasis inside math
@@ -69,7 +70,8 @@ def test_tables_math_code_and_strikethrough() -> None:
 
 
 def test_raw_html_links_and_images_are_inert() -> None:
-    html = md.markdown_to_html(HOSTILE + "\n\n<div onclick=x>raw</div>\n\n[a](vbscript:x) <https://auto.example/> ![alt](data:image/png;base64,AAAA)")
+    html = md.markdown_to_html(HOSTILE + "\n\n<div onclick=x>raw</div>\n\n"
+                               "[a](vbscript:x) <https://auto.example/> ![alt](data:image/png;base64,AAAA)")
     assert_safe(html)
     assert "&lt;script&gt;" in html and "&lt;div onclick=x&gt;" in html
     assert "(https://evil.example/i.png)" in html and "[image: i]" in html

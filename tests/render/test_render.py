@@ -40,7 +40,9 @@ def assert_safe(html: str) -> None:
     assert "<script" not in html and "<img" not in html
 
 
-def decision(index: int, role: str, outcome: str, before: int, after: int, position: int | None, **extra: Any) -> dict[str, Any]:
+def decision(
+    index: int, role: str, outcome: str, before: int, after: int, position: int | None, **extra: Any
+) -> dict[str, Any]:
     return {"index": index, "role": role, "outcome": outcome, "fidelity": "L0" if outcome == "kept" else "L2",
             "relevance_score": 0.42, "token_count_before": before, "token_count_after": after,
             "reason": extra.pop("reason", "tail_preserve_tail"), "layer": extra.pop("layer", "working"),
@@ -101,7 +103,8 @@ def test_turn_html_shows_the_inspector_collapsed_with_its_sections() -> None:
     assert "tail_preserve" in html and "0123456789abcdef" in html
     assert "200 → 0" in html and "400 → 90" in html
     assert "not sent" in html  # the dropped message has no text to show
-    assert render.inspector_html(sample_bundle(), open_inspector=True).startswith('<details class="arcana-inspector" open>')
+    assert render.inspector_html(sample_bundle(), open_inspector=True).startswith(
+        '<details class="arcana-inspector" open>')
 
 
 def test_turn_plain_is_the_reply_and_a_summary_line() -> None:
@@ -111,7 +114,8 @@ def test_turn_plain_is_the_reply_and_a_summary_line() -> None:
 
 
 def test_markdown_renders_blocks_and_keeps_links_as_text() -> None:
-    html = render.markdown_to_html("# Title\n\n- a\n- b *c*\n\n```python\nx = '<b>'\n```\n\nsee [docs](https://example.org/x) and `a<b`")
+    html = render.markdown_to_html("# Title\n\n- a\n- b *c*\n\n```python\nx = '<b>'\n```\n\n"
+                                   "see [docs](https://example.org/x) and `a<b`")
     assert "<h3>Title</h3>" in html and "<ul>\n<li>a</li>\n<li>b <em>c</em></li>\n</ul>" in html
     assert "&lt;b&gt;" in html and "<b>" not in html and "<code>a&lt;b</code>" in html
     assert 'class="language-python"' in html

@@ -22,13 +22,15 @@ def test_autoescape_is_on() -> None:
 
 def test_every_safe_filter_carries_a_reason_on_its_line() -> None:
     templates = sorted(TEMPLATES.glob("*.j2"))
-    assert {t.name for t in templates} >= {"turn.html.j2", "replay.html.j2", "report.html.j2", "macros.html.j2", "chart.svg.j2"}
+    assert {t.name for t in templates} >= {
+        "turn.html.j2", "replay.html.j2", "report.html.j2", "macros.html.j2", "chart.svg.j2"}
     found = 0
     for template in templates:
         for number, line in enumerate(template.read_text().splitlines(), start=1):
             if re.search(r"\|\s*safe\b", line):
                 found += 1
-                assert re.search(r"\{#\s*safe:\s*\S.{8,}#\}", line), f"{template.name}:{number}: |safe without a '{{# safe: why #}}' comment"
+                assert re.search(r"\{#\s*safe:\s*\S.{8,}#\}", line), (
+                    f"{template.name}:{number}: |safe without a '{{# safe: why #}}' comment")
     assert found >= 4
 
 

@@ -159,8 +159,10 @@ async def test_without_engine_tools_no_prompt_text_mentions_them(tmp_path: Path)
         return "id,region,sales\n" + rows
 
     script = Script(call("load", {}), say("loaded"), *[say(f"ok {i}") for i in range(6)])
-    provider = FunctionProvider(script, name="local", model_name="SmolLM2-135M-Instruct.Q4_1")  # the bundled model: tools withheld
-    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, idle_soft_after_turns=1, idle_hard_after_turns=2, user_tools="on"),
+    # the bundled model: tools withheld
+    provider = FunctionProvider(script, name="local", model_name="SmolLM2-135M-Instruct.Q4_1")
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, idle_soft_after_turns=1, idle_hard_after_turns=2,
+                                           user_tools="on"),
                       tools=[load], provider=provider)
     async with runtime.chat() as chat:
         chat.engine.create_task("Audit the northern region", turn=0, source="user")

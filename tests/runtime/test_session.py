@@ -153,7 +153,8 @@ async def test_steps_without_progress_stop_the_loop(make_runtime) -> None:
     def broken(x: int) -> str:
         raise RuntimeError("backend down")
 
-    runtime, _script = make_runtime(call("broken", {"x": 1}), call("broken", {"x": 2}), say("Sorry, the backend is down."),
+    runtime, _script = make_runtime(call("broken", {"x": 1}), call("broken", {"x": 2}),
+                                   say("Sorry, the backend is down."),
                                    tools=(broken,), max_tool_steps=8)
     async with runtime.chat() as chat:
         reply = await chat.send("try it")

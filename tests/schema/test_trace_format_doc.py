@@ -17,7 +17,8 @@ def test_the_generated_key_list_matches_the_models() -> None:
     block = re.search(r"<!-- keys: generated -->\n(.*?)<!-- /keys -->", text, re.S)
     assert block, "docs/TRACE_FORMAT.md lost its generated key list"
     assert block.group(1).strip() == keys_markdown(), (
-        "regenerate the list: python -c 'from arcana_jupyter.schema.events import keys_markdown; print(keys_markdown())'"
+        "regenerate the list: python -c 'from arcana_jupyter.schema.events import keys_markdown;"
+        " print(keys_markdown())'"
     )
 
 

@@ -15,7 +15,8 @@ MODEL = "fake-gpt"
 
 
 def usage(prompt: int = 11, completion: int = 7, cached: int | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    out: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion,
+                           "total_tokens": prompt + completion}
     if cached is not None:
         out["prompt_tokens_details"] = {"cached_tokens": cached}
     return out

@@ -54,7 +54,8 @@ class PostgresCluster:
         self._started = False
 
     def _run(self, *args: str) -> None:
-        subprocess.run([*self.prefix, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=120)
+        subprocess.run([*self.prefix, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       timeout=120)
 
     def start(self) -> PostgresCluster:
         self._run(self.initdb, "-D", str(self.data), "-A", "trust", "-U", "arcana", "-E", "UTF8", "--no-sync")

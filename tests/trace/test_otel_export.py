@@ -276,7 +276,8 @@ def test_cli_export_to_a_dead_collector_fails_in_one_line(make_runtime: Any, mon
     assert code == 1 and time.perf_counter() - started < 8
     err = capsys.readouterr().err.strip()
     assert "\n" not in err
-    assert err.startswith(f"arcana: error: could not export run {chat.run_id} to {url}/v1/traces: 0 of 4 spans delivered")
+    assert err.startswith(f"arcana: error: could not export run {chat.run_id} to {url}/v1/traces:"
+                          " 0 of 4 spans delivered")
     assert cli_main(["trace", "export", str(chat.trace_path)]) == 1
     assert "--otlp" in capsys.readouterr().err
 
@@ -307,7 +308,8 @@ def test_memory_operations_and_pools(tmp_path: Path, receiver: OTLPReceiver, mon
     second.close()
     created = [s for s in receiver.wait_for(9) if s["name"] == "create_memory"]
     assert len(created) == 1 and created[0]["attributes"]["gen_ai.operation.name"] == "create_memory"
-    assert created[0]["attributes"]["gen_ai.memory.record.id"] and created[0]["attributes"]["arcana.memory.op"] == "remember"
+    assert (created[0]["attributes"]["gen_ai.memory.record.id"]
+            and created[0]["attributes"]["arcana.memory.op"] == "remember")
     assert created[0]["attributes"]["gen_ai.conversation.id"] == chat.run_id
     searched = [s for s in receiver.spans if s["name"] == "search_memory"
                 and s["attributes"]["gen_ai.conversation.id"] == chat2.run_id]

@@ -94,8 +94,8 @@ def test_history_is_exact(tmp_path: Path) -> None:
     write_run(tmp_path / "r.jsonl", "r", turns=4).close()
     reader = _reader(tmp_path)
     history = reader.history("r")
-    assert [(m.role, m.content[: len(c)]) for m, c in zip(history, [c for _, c in expected_history(4)], strict=True)] == \
-        expected_history(4)
+    assert [(m.role, m.content[: len(c)])
+            for m, c in zip(history, [c for _, c in expected_history(4)], strict=True)] == expected_history(4)
     assert history[0].content == SYSTEM  # index 0 comes from run_start
     assert history[4].tool_calls[0].name == "pin" and history[5].tool_call_id == "call_pin_2"
     assert [m.turn for m in history] == [None, 1, 1, 2, 2, 2, 2, 3, 3, 4, 4]
@@ -286,7 +286,8 @@ def test_reading_while_writing(tmp_path: Path) -> None:
 def test_blank_lines_are_skipped_and_foreign_fields_kept(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     lines = [
-        {"event_id": "e_1", "event_type": "run_start", "run_id": "r", "ts": "t", "metadata": {"model": "m"}, "extra": 1},
+        {"event_id": "e_1", "event_type": "run_start", "run_id": "r", "ts": "t", "metadata": {"model": "m"},
+         "extra": 1},
         {"event_id": "e_2", "event_type": "turn_start", "run_id": "r", "ts": "t", "turn": 1},
     ]
     path.write_text(json.dumps(lines[0]) + "\n\n" + json.dumps(lines[1]) + "\n")

@@ -19,7 +19,8 @@ def _reader(path: Path) -> TraceReader:
 
 @pytest.mark.parametrize(
     ("strategy", "window"),
-    [("auto", 700), ("tail_preserve", 900), ("aggressive_truncate", 900), ("llm_summarize", 900), ("passthrough", 20000)],
+    [("auto", 700), ("tail_preserve", 900), ("aggressive_truncate", 900), ("llm_summarize", 900),
+     ("passthrough", 20000)],
 )
 def test_every_recorded_step_rebuilds_exactly(tmp_path: Path, strategy: str, window: int) -> None:
     write_built_run(tmp_path / "r.jsonl", "r", strategy=strategy, total_window=window).close()

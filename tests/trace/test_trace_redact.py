@@ -19,7 +19,8 @@ CONFIGURED = "my-local-llm-secret-42"  # no known shape: only masked because it 
 
 
 def _leaky_metadata() -> dict:
-    user = Message(role="user", content=f"my key is {OPENAI_KEY}, mail me at ann.lee@example.org, card 4111 1111 1111 1111",
+    user = Message(role="user",
+                   content=f"my key is {OPENAI_KEY}, mail me at ann.lee@example.org, card 4111 1111 1111 1111",
                    turn=1)
     call = ToolCall(id="c1", name="http", arguments=json.dumps({"headers": f"Authorization: Bearer {BEARER}"}))
     return {
@@ -59,7 +60,8 @@ def test_full_mode_keeps_ordinary_text(tmp_path: Path) -> None:
     md = r.clean(_leaky_metadata())
     assert md["message"]["content"] == f"my key is {REDACTED}, mail me at ann.lee@example.org, card 4111 1111 1111 1111"
     assert md["config"]["providers"] == {"anthropic": REDACTED, "local": REDACTED}
-    assert md["text_blob"] == f"export OPENAI_API_KEY={REDACTED}\nauth token: {REDACTED}\ncall 555-123-4567 or 123456789"
+    assert md["text_blob"] == (f"export OPENAI_API_KEY={REDACTED}\nauth token: {REDACTED}\n"
+                               "call 555-123-4567 or 123456789")
     assert md["assistant"]["tool_calls"][0]["arguments"] == json.dumps({"headers": f"Authorization: Bearer {REDACTED}"})
     assert md["result"] == f"fetched with {REDACTED}"
     assert md["input_tokens"] == 42 and md["request_digest"] == "0123456789abcdef"

@@ -33,7 +33,8 @@ def test_envelope_and_flush_per_event(tmp_path: Path) -> None:
     assert obj["event_id"] == "e_000001" and obj["run_id"] == "r_1" and obj["agent"] == "main"
     assert obj["turn"] is None and obj["parent_id"] is None and obj["metadata"] == {"model": "local"}
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", obj["ts"])
-    second = w.emit("user_message", {"message": Message(role="user", content="hi", turn=1).record(), "history_index": 1},
+    second = w.emit("user_message", {"message": Message(role="user", content="hi", turn=1).record(),
+                                     "history_index": 1},
                     turn=1, agent="a", parent_id=first.event_id)
     assert isinstance(second, TraceEvent) and second.event_id == "e_000002"
     # a reader in the same process sees both events while the writer is open

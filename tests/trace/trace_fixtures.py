@@ -31,7 +31,9 @@ def _tokens(m: Message) -> int:
     return 3 + len(m.content.split()) + 4 * len(m.tool_calls)
 
 
-def build(history: list[Message], pins: list[dict[str, Any]], turn: int, step: int) -> tuple[list[Message], ContextDecision, ContextReport, BudgetSnapshot]:
+def build(
+    history: list[Message], pins: list[dict[str, Any]], turn: int, step: int
+) -> tuple[list[Message], ContextDecision, ContextReport, BudgetSnapshot]:
     """A tail-preserve-like build: the last 4 messages and the system prompt kept, older ones
     compressed (L2) or dropped (the oldest), pins appended as system blocks."""
     sent: list[Message] = []
@@ -47,12 +49,14 @@ def build(history: list[Message], pins: list[dict[str, Any]], turn: int, step: i
             outcome, fid, reason, after, out = "dropped", None, "tail_preserve_middle_dropped", 0, None
         else:
             short = m.replace(content="[compressed L2] " + " ".join(m.content.split()[:3]))
-            outcome, fid, reason, after, out = "compressed", "L2", "tail_preserve_middle_compressed", _tokens(short), short
+            outcome, fid, reason, after, out = ("compressed", "L2", "tail_preserve_middle_compressed",
+                                                _tokens(short), short)
         if out is not None:
             sent.append(out)
         decisions.append(
             MessageDecision(
-                index=i, role=m.role, outcome=outcome, fidelity=fid, relevance_score=None if i == 0 else round(1 / (1 + n - i), 2),
+                index=i, role=m.role, outcome=outcome, fidelity=fid,
+                relevance_score=None if i == 0 else round(1 / (1 + n - i), 2),
                 token_count_before=before, token_count_after=after, reason=reason, turn=m.turn,
                 position=len(sent) - 1 if out is not None else None,
             )
@@ -73,7 +77,8 @@ def build(history: list[Message], pins: list[dict[str, Any]], turn: int, step: i
         utilization_before=round(before_total / 7000, 4), decisions=decisions,
     )
     report = ContextReport(
-        layers=[LayerReport(layer="working", messages=len(decisions), tokens_before=before_total, tokens_after=after_total)],
+        layers=[LayerReport(layer="working", messages=len(decisions), tokens_before=before_total,
+                            tokens_after=after_total)],
         total_before=before_total, total_after=after_total,
     )
     used = after_total + 3
@@ -100,7 +105,8 @@ def write_run(
 ) -> TraceWriter:
     """Write a run (or one agent's part of a shared writer's run) and return the writer."""
     w = writer or TraceWriter(path, run_id, content=content, secrets=secrets)  # type: ignore[arg-type]
-    w.emit("run_start", {"arcana_version": "0.1.0", "model": MODEL, "provider": "openai", "config": {"strategy": "auto"},
+    w.emit("run_start", {"arcana_version": "0.1.0", "model": MODEL, "provider": "openai",
+                         "config": {"strategy": "auto"},
                          "system_prompt": SYSTEM, "tools": [], "notebook": None, "resumed_from": None}, agent=agent)
     history = [Message(role="system", content=SYSTEM)]
     pins: list[dict[str, Any]] = []
@@ -134,15 +140,18 @@ def write_run(
                 calls = (ToolCall(id=f"call_pin_{turn}", name="pin", arguments=args),)
             elif step == 0 and turn == unpin_turn:
                 calls = (ToolCall(id=f"call_unpin_{turn}", name="unpin", arguments='{"pin_id": "p_a1b2c3d4"}'),)
-            reply = Message(role="assistant", content="" if calls else f"Answer {turn}: region {turn} grew {turn * 3}%.",
+            reply = Message(role="assistant",
+                            content="" if calls else f"Answer {turn}: region {turn} grew {turn * 3}%.",
                             tool_calls=calls, turn=turn)
             history.append(reply)
             call = w.emit("llm_call", {
                 "step": step, "gen_ai.system": "openai", "gen_ai.request.model": "gpt-4o-mini",
                 "gen_ai.response.model": "gpt-4o-mini-2024-07-18", "gen_ai.usage.input_tokens": budget.used,
                 "gen_ai.usage.output_tokens": 9, "gen_ai.usage.cached_input_tokens": 0,
-                "gen_ai.response.finish_reasons": ["tool_calls" if calls else "stop"], "latency_ms": 12.5, "attempts": 1,
-                "request_digest": digest, "streamed": True, "message": reply.record(), "history_index": len(history) - 1,
+                "gen_ai.response.finish_reasons": ["tool_calls" if calls else "stop"], "latency_ms": 12.5,
+                "attempts": 1,
+                "request_digest": digest, "streamed": True, "message": reply.record(),
+                "history_index": len(history) - 1,
                 "cost_usd": 0.0001,
             }, turn=turn, agent=agent, parent_id=dec.event_id)
             if not calls:
@@ -151,8 +160,8 @@ def write_run(
             if tc.name == "pin":
                 result = {"pinned": True, "pin_id": "p_a1b2c3d4", "label": "key facts", "until_turn": pin_until,
                           "already_pinned": False}
-                pins.append({"pin_id": "p_a1b2c3d4", "content": PIN_CONTENT, "label": "key facts", "until_turn": pin_until,
-                             "created_turn": turn})
+                pins.append({"pin_id": "p_a1b2c3d4", "content": PIN_CONTENT, "label": "key facts",
+                             "until_turn": pin_until, "created_turn": turn})
                 cargs: dict[str, Any] = {"content": PIN_CONTENT, "label": "key facts", "until_turn": pin_until}
             else:
                 result = {"unpinned": True, "pin_id": "p_a1b2c3d4", "label": "key facts"}
@@ -164,12 +173,14 @@ def write_run(
                                  "result": tool_msg.content, "error": None, "latency_ms": 0.2, "truncated": False,
                                  "message": tool_msg.record(), "history_index": len(history) - 1, "intercepted": True},
                    turn=turn, agent=agent, parent_id=call.event_id)
-            w.emit("cognitive_primitive", {"primitive": tc.name, "tool_call_id": tc.id, "args": cargs, "result": result},
+            w.emit("cognitive_primitive",
+                   {"primitive": tc.name, "tool_call_id": tc.id, "args": cargs, "result": result},
                    turn=turn, agent=agent, parent_id=call.event_id)
             if pin_until is not None:
                 pins[:] = [p for p in pins if p["until_turn"] is None or p["until_turn"] >= turn]
             step += 1
-        w.emit("turn_end", {"status": "ok", "reply": history[-1].content, "usage": {"input_tokens": 100, "output_tokens": 9},
+        w.emit("turn_end", {"status": "ok", "reply": history[-1].content,
+                            "usage": {"input_tokens": 100, "output_tokens": 9},
                             "cost_usd": 0.0001, "latency_ms": 30.0, "steps": step + 1}, turn=turn, agent=agent)
         # pins expire after until_turn for the next turn's builds
         pins[:] = [p for p in pins if p["until_turn"] is None or p["until_turn"] >= turn + 1]
@@ -254,7 +265,8 @@ def write_built_run(
                                        "budget_snapshot": build.budget.model_dump(mode="json")},
                    turn=turn, agent=agent, parent_id=dec.event_id)
             pin_now = step == 0 and turn == pin_turn
-            calls = (ToolCall(id=f"c{turn}", name="pin", arguments=json.dumps({"content": PIN_CONTENT})),) if pin_now else ()
+            calls = ((ToolCall(id=f"c{turn}", name="pin", arguments=json.dumps({"content": PIN_CONTENT})),)
+                     if pin_now else ())
             reply = Message(role="assistant", content="" if calls else f"Answer {turn}: it grew. {filler}",
                             tool_calls=calls, turn=turn)
             history.append(reply)
