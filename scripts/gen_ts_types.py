@@ -184,8 +184,10 @@ def ts_type(node: dict[str, Any], names: dict[tuple[Any, ...], str] | None = Non
 
 
 def _comment(text: str, indent: str) -> list[str]:
-    lines = text.strip().splitlines()
-    if len(lines) == 1:
+    """``text`` as a ``/** */`` comment, its lines wrapped to fit in 120 columns."""
+    width = 120 - len(indent) - len(" * ")
+    lines = [w for ln in text.strip().splitlines() for w in (textwrap.wrap(ln, width) or [""])]
+    if len(lines) == 1 and len(indent) + len("/**  */") + len(lines[0]) <= 120:
         return [f"{indent}/** {lines[0]} */"]
     return [f"{indent}/**", *(f"{indent} * {ln}".rstrip() for ln in lines), f"{indent} */"]
 

@@ -153,7 +153,10 @@ export interface StateObject {
 }
 
 // ---- arcana_jupyter.schema.bundle.StepCounting ----------------------------------------------------
-/** @pydantic StepCounting: How a step's prompt was counted: the tokenizer, the calibration ratio, our count and the provider's. */
+/**
+ * @pydantic StepCounting: How a step's prompt was counted: the tokenizer, the calibration ratio, our count and the
+ * provider's.
+ */
 export interface StepCounting {
   encoding?: string | null;
   ratio?: number | null;
