@@ -29,7 +29,7 @@ import operator
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from itertools import accumulate
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..messages import Message, MessageLike, ToolSpec, as_message
 from ..tokens import TokenCounter
@@ -364,6 +364,16 @@ class WorkingSetBuilder:
             info.content_tokens = self.counter.count_text(info.msg.content)
         return info.content_tokens
 
+    def _remember_summary(self, key: tuple[Any, ...], text: str) -> None:
+        """Keep the summariser's text for ``key`` (the 64 latest)."""
+        self._summaries[key] = text
+        if len(self._summaries) > 64:
+            self._summaries.pop(next(iter(self._summaries)))
+
+    def _caches(self) -> _BuildCaches:
+        return _BuildCaches(self._as_messages, self._sync_history, self._info, self._tool_tokens, self._render,
+                            self._remember_summary)
+
     def _render(self, info: MessageInfo, level: Fidelity, turn: int | None, index: int) -> tuple[Message, int, Fidelity]:
         """``info.msg`` at ``level`` (or at L0 when that level is not smaller): message, tokens, level."""
         if level == "L0":
@@ -399,8 +409,25 @@ class WorkingSetBuilder:
         previous: BuildResult | None,
         summary_override: str | None,
     ) -> BuildResult | Pending:
-        return _Build(self, history, current_input, task, pins_in, sections_in, tools_in, turn, step, previous,
-                      summary_override).run()
+        return _Build(self, self._caches(), history, current_input, task, pins_in, sections_in, tools_in, turn, step,
+                      previous, summary_override).run()
+
+
+class _BuildCaches(NamedTuple):
+    """What a build uses of its builder's caches, and nothing else of its private state (the rest it
+    reads are the builder's public settings). A cache never changes a result, only how fast it comes."""
+
+    messages: Callable[[Sequence[MessageLike]], list[Message]]
+    """The history as Message objects (a dict seen before maps to the same object)."""
+    history_state: Callable[[list[Message]], HistoryState]
+    """The shared history state of these messages, extended in place when the history only grew."""
+    info: Callable[[Message], MessageInfo]
+    """A message's token count and compressed forms."""
+    tool_tokens: Callable[[tuple[ToolSpec, ...]], int]
+    render: Callable[[MessageInfo, Fidelity, int | None, int], tuple[Message, int, Fidelity]]
+    """A message at a fidelity level (or at L0 when that level is not smaller): message, tokens, level."""
+    remember_summary: Callable[[tuple[Any, ...], str], None]
+    """Keep the summariser's text for a fold, for the next build of the same fold."""
 
 
 class _Build:
@@ -409,6 +436,7 @@ class _Build:
     def __init__(
         self,
         b: WorkingSetBuilder,
+        caches: _BuildCaches,
         history: Sequence[MessageLike],
         current_input: MessageLike | str | None,
         task: str | None,
@@ -421,6 +449,7 @@ class _Build:
         summary_override: str | None,
     ) -> None:
         self.b = b
+        self.caches = caches
         self.counter = b.counter
         self.budget = b.budget
         self.A = b.budget.available
@@ -434,14 +463,14 @@ class _Build:
         self.summary_override = summary_override
         self.notes: list[str] = []
 
-        hist = b._as_messages(history)
+        hist = caches.messages(history)
         self.n_hist = len(hist)
-        state = b._sync_history(hist)
+        state = caches.history_state(hist)
         self.rel = state.rel
         if current_input is not None:
             cur = Message(role="user", content=current_input) if isinstance(current_input, str) else as_message(current_input)
             state = state.fork()
-            state.append(b._info(cur), index_text=False)
+            state.append(caches.info(cur), index_text=False)
         self.state = state
         self.infos = state.infos
         self.msgs = state.msgs
@@ -459,7 +488,7 @@ class _Build:
         counter = self.counter
         A = self.A
         msgs, infos = self.msgs, self.infos
-        tools_tokens = b._tool_tokens(self.tools) if self.tools else 0
+        tools_tokens = self.caches.tool_tokens(self.tools) if self.tools else 0
 
         # inputs besides the history, with their decision indices
         n_inputs = self.N
@@ -627,9 +656,7 @@ class _Build:
 
     def _summary_done(self, ctx: Assembly, key: tuple[Any, ...], text: str | None) -> BuildResult:
         if text is not None:
-            self.b._summaries[key] = text
-            if len(self.b._summaries) > 64:
-                self.b._summaries.pop(next(iter(self.b._summaries)))
+            self.caches.remember_summary(key, text)
         return self._finish(ctx, text)
 
     def _fit_input(self, target: int) -> tuple[Message, int, Fidelity] | None:
@@ -657,7 +684,7 @@ class _Build:
             level = "L3"
         elif level != "L0" and (self.msgs[i].role == "user" or self.infos[i].error):
             level = _LIFT[level]
-        return self.b._render(self.infos[i], level, self.turns[i], i)
+        return self.caches.render(self.infos[i], level, self.turns[i], i)
 
     def _unit_cost(self, u: int, level: Fidelity) -> int:
         return sum(self._msg_cost(i, level)[1] for i in self.units[u])

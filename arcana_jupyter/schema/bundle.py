@@ -2,9 +2,9 @@
 
 ``runtime/bundle.py`` assembles the bundle as a plain dict from a turn's events (and the notebook's
 compact copy from it); these models are its contract: tests/schema/test_bundle_model.py validates
-the bundles of a real session against :class:`TurnBundle`, and tests/labextension/test_types_sync.py
-checks that ``labextension/src/types.ts`` has the same fields. Unknown keys are kept, so an older
-frontend reading a newer bundle keeps working.
+the bundles of a real session against :class:`TurnBundle`, and ``labextension/src/schema.gen.ts`` is
+generated from these models (``scripts/gen_ts_types.py``; tests/labextension/test_ts_schema_gen.py).
+Unknown keys are kept, so an older frontend reading a newer bundle keeps working.
 """
 
 from __future__ import annotations

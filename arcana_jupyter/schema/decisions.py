@@ -1,7 +1,8 @@
 """The evidence a working-set build leaves behind (seed 003): one decision per input message.
 
 These models are the contract between the builder, the trace, the CLI, the widgets and the
-JupyterLab extension (``labextension/src/types.ts`` mirrors them). Change them together.
+JupyterLab extension (whose types, ``labextension/src/schema.gen.ts``, are generated from them by
+``scripts/gen_ts_types.py``: rerun it after a change).
 """
 
 from __future__ import annotations
