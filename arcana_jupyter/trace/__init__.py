@@ -8,14 +8,13 @@ line), ``PromptReplay`` is one replayed LLM call.
 from .events import EVENT_TYPES, TRACE_FORMAT_VERSION, EventType, TraceContent, TraceEvent
 from .reader import ReaderStats, RunInfo, TraceReader, env_trace_dir, trace_dir_for_notebook
 from .redact import REDACTED, Redactor, redact_text
-from .replay import ActivePin, MessageDiff, PromptReplay, PromptSnapshot, diff_decisions
+from .replay import MessageDiff, PromptReplay, PromptSnapshot, diff_decisions
 from .writer import TraceWriter, new_run_id, utc_timestamp
 
 __all__ = [
     "EVENT_TYPES",
     "REDACTED",
     "TRACE_FORMAT_VERSION",
-    "ActivePin",
     "EventType",
     "MessageDiff",
     "PromptReplay",

@@ -15,20 +15,7 @@ from pydantic import BaseModel, Field
 
 from ..schema.decisions import BudgetSnapshot, ContextDecision, ContextReport, MessageDecision
 from ..schema.events import PromptSnapshot
-
-
-class ActivePin(BaseModel):
-    """A pin in effect at some turn, as recorded by ``cognitive_primitive`` events."""
-
-    pin_id: str
-    content: str | None = None
-    """``None`` when the trace was written with ``trace_content="none"``."""
-    label: str | None = None
-    until_turn: int | None = None
-    created_turn: int | None = None
-    tokens: int | None = None
-    sha256: str | None = None
-    event_id: str | None = None
+from ..schema.pins import Pin
 
 
 class PromptReplay(BaseModel):
@@ -50,7 +37,7 @@ class PromptReplay(BaseModel):
     inputs: dict[str, Any] = Field(default_factory=dict)
     builder: dict[str, Any] = Field(default_factory=dict)
     tools: list[dict[str, Any]] = Field(default_factory=list)
-    active_pins: list[ActivePin] = Field(default_factory=list)
+    active_pins: list[Pin] = Field(default_factory=list)
     llm_call: dict[str, Any] | None = None
     """The metadata of the ``llm_call`` that sent this prompt (usage, finish reasons, response)."""
     decision_event_id: str | None = None
@@ -180,7 +167,7 @@ def format_prompt_preview(messages: Sequence[dict[str, Any]], tokens: int | None
     return lines
 
 
-def format_active_pins(pins: Iterable[ActivePin], turn: int, agent: str | None = None) -> list[str]:
+def format_active_pins(pins: Iterable[Pin], turn: int, agent: str | None = None) -> list[str]:
     pins = list(pins)
     who = f" (agent {agent})" if agent else ""
     if not pins:

@@ -87,7 +87,7 @@ def test_optional_fields_are_optional_in_typescript() -> None:
 def test_bundle_parts_match_their_models() -> None:
     """The bundle's pins are ``Pin.summary()`` (no sha256); its tiers hold ``StateObject`` dumps."""
     from arcana_jupyter.adaptive.state import StateObject
-    from arcana_jupyter.primitives.pin import Pin
+    from arcana_jupyter.schema.pins import Pin
 
     assert ts_interface_fields("Pin") == set(Pin.model_fields) - {"sha256"}
     assert ts_interface_fields("StateObject") == set(StateObject.model_fields)
