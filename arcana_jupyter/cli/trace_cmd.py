@@ -45,7 +45,7 @@ from ..schema.events import (
 )
 from ..trace.events import TraceEvent
 from ..trace.reader import RunInfo, TraceReader
-from ..trace.replay import (
+from ..trace.recorded_prompt import (
     MessageDiff,
     format_context_decisions,
     format_replay,

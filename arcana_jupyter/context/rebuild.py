@@ -27,7 +27,7 @@ from ..schema.events import LlmCallMetadata
 from ..schema.pins import Pin
 from ..tokens import TokenCounter
 from ..trace.reader import TraceReader
-from ..trace.replay import MessageDiff, PromptReplay, diff_decisions, one_line
+from ..trace.recorded_prompt import MessageDiff, PromptReplay, diff_decisions, one_line
 from .bands import expand_decision, select_from_turn
 from .builder import BuildResult, WorkingSetBuilder
 from .decisions import BudgetSnapshot, ContextDecision, TokenBudget

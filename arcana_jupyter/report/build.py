@@ -151,7 +151,7 @@ def _render(notebook: Path, nb: Any, embedded: EmbeddedTraces, verification: Ver
     summaries: list[RunSummary] = []
     replays: list[dict[str, Any]] = []
     shown = _replayed_runs(nb)
-    from ..jupyter.replay import build_frames
+    from ..jupyter.replay_view import build_frames
 
     for run in runs:
         entry: dict[str, Any] = {"agent": run.agent, "run_id": run.run_id}

@@ -7,8 +7,8 @@ line), ``PromptReplay`` is one replayed LLM call.
 
 from .events import EVENT_TYPES, TRACE_FORMAT_VERSION, EventType, TraceContent, TraceEvent
 from .reader import ReaderStats, RunInfo, TraceReader, env_trace_dir, trace_dir_for_notebook
+from .recorded_prompt import MessageDiff, PromptReplay, PromptSnapshot, diff_decisions
 from .redact import REDACTED, Redactor, redact_text
-from .replay import MessageDiff, PromptReplay, PromptSnapshot, diff_decisions
 from .writer import TraceWriter, new_run_id, utc_timestamp
 
 __all__ = [

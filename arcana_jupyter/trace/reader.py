@@ -46,7 +46,7 @@ from ..schema.events import (
 from ..schema.pins import Pin, PinChange, fold_pins
 from .decision_delta import resolve_decision
 from .events import TraceEvent
-from .replay import PromptReplay, PromptSnapshot
+from .recorded_prompt import PromptReplay, PromptSnapshot
 
 HISTORY_EVENTS = ("user_message", "llm_call", "tool_call")
 _CHUNK = 1 << 20

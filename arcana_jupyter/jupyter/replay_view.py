@@ -1,6 +1,6 @@
 """Replay frames: each turn of a recorded run, read from its trace, ready for the renderer.
 
-A frame holds what the replay view shows for one turn (see :mod:`arcana_jupyter.render.replay`):
+A frame holds what the replay view shows for one turn (see :mod:`arcana_jupyter.render.replay_view`):
 the turn bundle's data (rebuilt from the trace's events), the prompt — the recorded snapshot, else
 rebuilt from the transcript — with its digest checked against the recorded ``request_digest``,
 the pins active at that turn, and the per-message changes against the previous turn. Nothing
