@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
-MIME_TYPE = "application/vnd.arcana.turn+json"
+from ..schema.bundle import MIME_TYPE
+
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
 """A run id as a file name: letters, digits, ``_ . -``; no separators, not ``..``."""
 
