@@ -6,7 +6,15 @@ line), ``PromptReplay`` is one replayed LLM call.
 """
 
 from .events import EVENT_TYPES, TRACE_FORMAT_VERSION, EventType, TraceContent, TraceEvent
-from .reader import ReaderStats, RunInfo, TraceReader, env_trace_dir, trace_dir_for_notebook
+from .reader import (
+    TRACE_DIR_SUFFIX,
+    ReaderStats,
+    RunInfo,
+    TraceReader,
+    env_trace_dir,
+    notebook_trace_dir,
+    trace_dir_for_notebook,
+)
 from .recorded_prompt import MessageDiff, PromptReplay, PromptSnapshot, diff_decisions
 from .redact import REDACTED, Redactor, redact_text
 from .writer import TraceWriter, new_run_id, utc_timestamp
@@ -14,6 +22,7 @@ from .writer import TraceWriter, new_run_id, utc_timestamp
 __all__ = [
     "EVENT_TYPES",
     "REDACTED",
+    "TRACE_DIR_SUFFIX",
     "TRACE_FORMAT_VERSION",
     "EventType",
     "MessageDiff",
@@ -29,6 +38,7 @@ __all__ = [
     "diff_decisions",
     "env_trace_dir",
     "new_run_id",
+    "notebook_trace_dir",
     "redact_text",
     "trace_dir_for_notebook",
     "utc_timestamp",

@@ -868,10 +868,24 @@ class TraceReader:
             self._seen.clear()
 
 
-def trace_dir_for_notebook(notebook: Path | str) -> Path:
-    """The trace folder beside a notebook: ``analysis.ipynb`` -> ``analysis.arcana``."""
+TRACE_DIR_SUFFIX = ".arcana"
+"""A notebook's traces live in the folder named after it with this suffix (:func:`notebook_trace_dir`)."""
+
+
+def notebook_trace_dir(notebook: Path | str) -> Path:
+    """Where a notebook's traces live: ``analysis.ipynb`` -> ``analysis.arcana/`` beside it.
+
+    The one statement of the rule: the session writing traces, the report, ``%arcana_replay``, the
+    CLI and the demo all find a notebook's folder with this function."""
     nb = Path(notebook)
-    return nb.with_name(nb.stem + ".arcana") if nb.suffix == ".ipynb" else nb
+    return nb.with_name(nb.stem + TRACE_DIR_SUFFIX)
+
+
+def trace_dir_for_notebook(notebook: Path | str) -> Path:
+    """The trace folder of ``notebook`` when it is an ``.ipynb`` (:func:`notebook_trace_dir`), else
+    ``notebook`` itself (already a folder)."""
+    nb = Path(notebook)
+    return notebook_trace_dir(nb) if nb.suffix == ".ipynb" else nb
 
 
 def env_trace_dir(default: str = "traces") -> Path:
