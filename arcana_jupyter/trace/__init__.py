@@ -15,7 +15,7 @@ from .reader import (
     notebook_trace_dir,
     trace_dir_for_notebook,
 )
-from .recorded_prompt import MessageDiff, PromptReplay, PromptSnapshot, diff_decisions
+from .recorded_prompt import MessageDiff, PromptReplay, PromptSnapshot, decision_key, diff_decisions
 from .redact import REDACTED, Redactor, redact_text
 from .writer import TraceWriter, new_run_id, utc_timestamp
 
@@ -35,6 +35,7 @@ __all__ = [
     "TraceEvent",
     "TraceReader",
     "TraceWriter",
+    "decision_key",
     "diff_decisions",
     "env_trace_dir",
     "new_run_id",

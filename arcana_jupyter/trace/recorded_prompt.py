@@ -63,21 +63,27 @@ class MessageDiff(BaseModel):
         return (self.other_tokens or 0) - (self.recorded_tokens or 0)
 
 
-def _decision_key(d: MessageDecision) -> tuple[str, Any]:
-    if d.source in ("pin", "section"):
-        return (d.source, d.section or d.index)
-    return (d.source, d.index)
+def decision_key(d: MessageDecision) -> tuple[str, Any]:
+    """What makes two decisions' entries the same message: the one matching rule of every decision diff
+    (:func:`diff_decisions` here, the replay view's turn-to-turn diff in ``jupyter/replay_view.py``).
+
+    History messages match by index, and the current input with them (one turn's input is the next
+    turn's history message at the same index; within one build the input's index is no history
+    message's); pins and sections match by their id / name (their index shifts with the history length).
+    """
+    if d.source in ("history", "input"):
+        return ("message", d.index)
+    return (d.source, d.section or d.index)
 
 
 def diff_decisions(recorded: ContextDecision, other: ContextDecision) -> list[MessageDiff]:
     """Per-message changes from ``recorded`` to ``other`` (outcome, fidelity or tokens).
 
-    History messages are matched by index, pins and sections by their id / name (their index
-    shifts when the history length differs). Messages present on one side only are reported with
-    ``None`` on the other.
+    Entries are matched by :func:`decision_key`; a difference in tokens alone counts (two builds of
+    the same turn). Messages present on one side only are reported with ``None`` on the other.
     """
-    left = {_decision_key(d): d for d in recorded.decisions}
-    right = {_decision_key(d): d for d in other.decisions}
+    left = {decision_key(d): d for d in recorded.decisions}
+    right = {decision_key(d): d for d in other.decisions}
     order: list[tuple[str, Any]] = list(left)
     order += [k for k in right if k not in left]
     out: list[MessageDiff] = []
