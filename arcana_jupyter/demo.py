@@ -20,6 +20,7 @@ from pathlib import Path
 from .report.build import collect_bundles, sessions_of, write_report
 from .report.execute import execute_notebook
 from .report.verify import verify_notebook
+from .trace.reader import notebook_trace_dir
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "example-notebooks"
 
@@ -35,7 +36,7 @@ def run_demo(out: Path, notebook: str = "tour", *, verify: bool = True, timeout:
     for data in EXAMPLES.iterdir():
         if data.is_file() and data.suffix in (".csv", ".json", ".txt"):
             shutil.copy2(data, out / data.name)
-    traces = out / f"{target.stem}.arcana"
+    traces = notebook_trace_dir(target)
     if traces.exists():
         shutil.rmtree(traces)
     nb = execute_notebook(target, timeout=timeout)

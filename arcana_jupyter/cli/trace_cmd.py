@@ -44,8 +44,8 @@ from ..schema.events import (
     UserMessageMetadata,
 )
 from ..trace.events import TraceEvent
-from ..trace.reader import RunInfo, TraceReader
-from ..trace.replay import (
+from ..trace.reader import TRACE_DIR_SUFFIX, RunInfo, TraceReader, notebook_trace_dir
+from ..trace.recorded_prompt import (
     MessageDiff,
     format_context_decisions,
     format_replay,
@@ -155,9 +155,9 @@ def default_folders(cwd: Path | None = None) -> list[Path]:
         try:
             runs, guess = notebook_trace_files(notebook)
         except TraceError:
-            runs, guess = [], notebook.with_name(notebook.stem + ".arcana")
+            runs, guess = [], notebook_trace_dir(notebook)
         found += [r.path.parent for r in runs if r.path is not None and r.source != "embedded"] + [guess]
-    found += sorted(here.glob("*.arcana"))
+    found += sorted(here.glob(f"*{TRACE_DIR_SUFFIX}"))
     found.append(here / "traces")
     out: list[Path] = []
     seen: set[Path] = set()

@@ -4,6 +4,7 @@
 (one ``MessageDecision`` per input, a per-layer ``ContextReport``, a ``BudgetSnapshot``).
 """
 
+from ..schema.pins import Pin
 from .builder import AsyncSummarizer, BuildResult, Summarizer, WorkingSetBuilder
 from .decisions import (
     BudgetSnapshot,
@@ -29,6 +30,7 @@ __all__ = [
     "FidelityPolicy",
     "LayerReport",
     "MessageDecision",
+    "Pin",
     "PinBlock",
     "Summarizer",
     "TokenBudget",

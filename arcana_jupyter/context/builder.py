@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..messages import Message, MessageLike, ToolSpec, as_message
+from ..schema.pins import Pin
 from ..tokens import TokenCounter
 from . import strategies as S
 from .decisions import (
@@ -45,7 +46,7 @@ from .fidelity import FidelityPolicy, fit_text, render
 from .history import HistoryState, MessageInfo
 from .relevance import RECENCY_HALF_TURNS, W_BM25, W_RECENCY, fuse
 from .result import MSG_FIELDS, Assembly, BuildResult, Item, Pending, compose, make_decision
-from .sections import ContextSection, PinBlock, render_task
+from .sections import ContextSection, render_task
 
 Summarizer = Callable[[list[Message]], str]
 AsyncSummarizer = Callable[[list[Message]], Awaitable[str]]
@@ -216,7 +217,7 @@ class WorkingSetBuilder:
         current_input: MessageLike | str | None = None,
         *,
         task: str | None = None,
-        pins: Iterable[PinBlock] = (),
+        pins: Iterable[Pin] = (),
         sections: Iterable[ContextSection] = (),
         tools: Iterable[ToolSpec] = (),
         turn: int | None = None,
@@ -248,7 +249,7 @@ class WorkingSetBuilder:
         current_input: MessageLike | str | None = None,
         *,
         task: str | None = None,
-        pins: Iterable[PinBlock] = (),
+        pins: Iterable[Pin] = (),
         sections: Iterable[ContextSection] = (),
         tools: Iterable[ToolSpec] = (),
         turn: int | None = None,
@@ -401,7 +402,7 @@ class WorkingSetBuilder:
         history: Sequence[MessageLike],
         current_input: MessageLike | str | None,
         task: str | None,
-        pins_in: Iterable[PinBlock],
+        pins_in: Iterable[Pin],
         sections_in: Iterable[ContextSection],
         tools_in: Iterable[ToolSpec],
         turn: int | None,
@@ -440,7 +441,7 @@ class _Build:
         history: Sequence[MessageLike],
         current_input: MessageLike | str | None,
         task: str | None,
-        pins_in: Iterable[PinBlock],
+        pins_in: Iterable[Pin],
         sections_in: Iterable[ContextSection],
         tools_in: Iterable[ToolSpec],
         turn: int | None,

@@ -24,15 +24,16 @@ from ..exceptions import ArcanaError, TraceError
 from ..messages import Message, ToolSpec, as_message
 from ..providers.counting import counter_for_encoding
 from ..schema.events import LlmCallMetadata
+from ..schema.pins import Pin
 from ..tokens import TokenCounter
 from ..trace.reader import TraceReader
-from ..trace.replay import MessageDiff, PromptReplay, diff_decisions, one_line
+from ..trace.recorded_prompt import MessageDiff, PromptReplay, diff_decisions, one_line
 from .bands import expand_decision, select_from_turn
 from .builder import BuildResult, WorkingSetBuilder
 from .decisions import BudgetSnapshot, ContextDecision, TokenBudget
 from .embeddings import EmbeddingsUnavailable
 from .fidelity import FidelityPolicy
-from .sections import ContextSection, PinBlock
+from .sections import ContextSection
 
 EMBEDDINGS_FOLDER = "embeddings"
 """Where, beside a trace, the vectors of its builds are kept (see context/embeddings.py)."""
@@ -159,7 +160,7 @@ def _build(
 ) -> BuildResult:
     inputs = replay.inputs
     try:
-        pins = [PinBlock.model_validate(_text_or_empty(p)) for p in inputs.get("pins") or []]
+        pins = [Pin.model_validate(_text_or_empty(p)) for p in inputs.get("pins") or []]
         sections = [ContextSection.model_validate(_text_or_empty(s)) for s in inputs.get("sections") or []]
         tools = [ToolSpec.model_validate(t) for t in replay.tools]
     except ValueError as exc:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ..messages import Message, ToolSpec, request_digest
+from ..schema.pins import Pin
 from .decisions import (
     BudgetSnapshot,
     ContextDecision,
@@ -23,7 +24,7 @@ from .decisions import (
     MessageDecision,
     TokenBudget,
 )
-from .sections import ContextSection, PinBlock
+from .sections import ContextSection
 
 MSG_FIELDS = frozenset(MessageDecision.model_fields)
 
@@ -51,7 +52,7 @@ class BuildResult:
     budget: BudgetSnapshot
     tools: list[ToolSpec] = field(default_factory=list)
     sections: list[ContextSection] = field(default_factory=list)
-    pins: list[PinBlock] = field(default_factory=list)
+    pins: list[Pin] = field(default_factory=list)
     task: str | None = None
 
     def digest(self, model: str = "") -> str:
@@ -85,7 +86,7 @@ class Assembly:
 
     strategy: str
     overflow: bool
-    live_pins: list[tuple[int, PinBlock, Message]]
+    live_pins: list[tuple[int, Pin, Message]]
     pin_tokens: dict[int, int]
     sec_render: dict[int, tuple[Message, int, Fidelity] | None]
     sec_msgs: list[Message]
@@ -111,7 +112,7 @@ def compose(
     summary: str | None,
     tools: list[ToolSpec],
     sections: list[ContextSection],
-    pins: list[PinBlock],
+    pins: list[Pin],
     task: str | None,
     n_history: int,
     identity: int | None,

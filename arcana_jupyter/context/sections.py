@@ -1,8 +1,9 @@
 """Pins and sections: the blocks besides the history that a working set is built from.
 
-A :class:`PinBlock` is content the user or the model pinned (seed 000's ``pin`` primitive). Pins
-live in the Working layer, are never compressed and never dropped while they are live; a pin whose
-``until_turn`` is before the current turn is expired and not rendered.
+A pin (:class:`~arcana_jupyter.schema.pins.Pin`, also exported as ``PinBlock``) is content the user or
+the model pinned (seed 000's ``pin`` primitive). Pins live in the Working layer, are never compressed
+and never dropped while they are live; a pin whose ``until_turn`` is before the current turn is
+expired and not rendered.
 
 A :class:`ContextSection` is anything else the runtime wants the model to see: the memory digest
 (``layer="external"``), adaptive-context tiers, the session checkpoint... Sections are placed at
@@ -16,6 +17,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..messages import Message, Role
+from ..schema.pins import Pin
 from .decisions import Layer, Placement
 
 CHECKPOINT_SECTION = "checkpoint"
@@ -25,26 +27,8 @@ TASK_SECTION = "task"
 """Section name the builder gives the ``task=`` text in its decisions."""
 
 
-class PinBlock(BaseModel):
-    """A pinned block of text, rendered in the Working layer and never compressed."""
-
-    model_config = ConfigDict(frozen=True)
-
-    pin_id: str = Field(min_length=1)
-    content: str
-    label: str | None = None
-    until_turn: int | None = None
-    """Last turn the pin is live; ``None`` keeps it until unpinned."""
-    created_turn: int | None = None
-
-    def expired(self, turn: int | None) -> bool:
-        """True when the pin's ``until_turn`` is before ``turn``."""
-        return turn is not None and self.until_turn is not None and self.until_turn < turn
-
-    def render(self) -> Message:
-        """The system message the pin becomes in the prompt."""
-        title = f"Pinned {self.pin_id}" + (f" ({self.label})" if self.label else "")
-        return Message(role="system", content=f"[{title}]\n{self.content}", name=self.pin_id)
+PinBlock = Pin
+"""The pin the builder renders: the one :class:`~arcana_jupyter.schema.pins.Pin` model (public name kept)."""
 
 
 class ContextSection(BaseModel):

@@ -25,12 +25,11 @@ from IPython.display import DisplayHandle, display
 
 from .. import render
 from ..runtime.bundle import compact_bundle
+from ..schema.bundle import MIME_TYPE
 from ..schema.events import LlmCallMetadata, ToolCallMetadata
 from ..trace.events import TraceEvent
 from ..trace.redact import mask_secrets
 from .notebook_path import NotebookLocation
-
-MIME_TYPE = "application/vnd.arcana.turn+json"
 
 
 def relative_bundle(bundle: Mapping[str, Any], location: NotebookLocation) -> dict[str, Any]:

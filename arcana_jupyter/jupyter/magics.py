@@ -392,7 +392,7 @@ class ArcanaMagics(Magics):
     def arcana_replay(self, line: str = "") -> None:
         """Scrub the turns of a run: decisions, prompt (digest-checked), pins, changes per turn."""
         opts = self._parse(self.arcana_replay, line, ReplayOptions)
-        from .replay import build_frames, display_replay
+        from .replay_view import build_frames, display_replay
 
         if opts.session or (opts.run_id is None and self.sessions):
             entry = self.entry(opts.session)

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..trace.reader import notebook_trace_dir
+
 FALLBACK_STEM = "notebook"
 FRONTEND = "frontend"
 
@@ -53,7 +55,7 @@ class NotebookLocation:
 
     @property
     def trace_dir(self) -> Path:
-        return self.folder / f"{self.stem}.arcana"
+        return notebook_trace_dir(self.folder / f"{self.stem}.ipynb")
 
     @property
     def is_fallback(self) -> bool:

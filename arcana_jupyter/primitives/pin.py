@@ -4,7 +4,8 @@ A pin is an independent block in the Working layer — it never matches existing
 content pinned twice (by SHA-256) returns the first pin. Pinned tokens are capped at
 ``total_window * pin_budget_fraction``; a pin over the cap is rejected with a diagnosis, and the
 framework never unpins, truncates or evicts a pin on its own. ``until_turn=N`` stops rendering a pin
-after turn N; it stays in the trace.
+after turn N; it stays in the trace. The pin itself is :class:`~arcana_jupyter.schema.pins.Pin`, the
+one model of a live, rendered or recorded pin.
 """
 
 from __future__ import annotations
@@ -13,10 +14,8 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
-from pydantic import BaseModel
-
 from ..messages import ToolSpec
-from ..schema.events import PinChange
+from ..schema.pins import Pin, PinChange, fold_pins
 from ..schema.tools import BAD_ARGUMENTS, NOT_FOUND, ToolOutcome, to_json_text
 from ..tokens import TokenCounter
 
@@ -51,27 +50,6 @@ UNPIN_SPEC = ToolSpec(
 )
 
 
-class Pin(BaseModel):
-    pin_id: str
-    content: str
-    label: str | None = None
-    until_turn: int | None = None
-    created_turn: int
-    tokens: int
-    sha256: str
-    unpinned_turn: int | None = None
-
-    def active_at(self, turn: int) -> bool:
-        if self.created_turn > turn:
-            return False
-        if self.unpinned_turn is not None and self.unpinned_turn <= turn:
-            return False
-        return self.until_turn is None or turn <= self.until_turn
-
-    def summary(self) -> dict[str, Any]:
-        return self.model_dump(exclude={"sha256"})
-
-
 class PinState:
     """One agent's pins. Cognitive state never crosses agents: each session owns one of these."""
 
@@ -90,7 +68,7 @@ class PinState:
         return [p for p in self.pins.values() if p.active_at(turn)]
 
     def pinned_tokens(self, turn: int) -> int:
-        return sum(p.tokens for p in self.active(turn))
+        return sum(p.tokens or 0 for p in self.active(turn))
 
     def pin(self, args: dict[str, Any], turn: int) -> dict[str, Any]:
         """Service a ``pin`` call. Always returns the seed's structured result, never raises."""
@@ -156,7 +134,7 @@ class PinState:
                 "reason": "unknown_pin_id" if pin is None else "pin_not_active",
                 "active_pins": [p.pin_id for p in self.active(turn)],
             }
-        pin.unpinned_turn = turn
+        self.pins[pin_id] = pin.model_copy(update={"unpinned_turn": turn})
         return {"unpinned": True, "pin_id": pin_id, "label": pin.label}
 
     def restore(self, changes: Iterable[tuple[int, PinChange]]) -> None:
@@ -166,20 +144,9 @@ class PinState:
         pin ids made after a resume are the ones an uninterrupted session would have made. Token
         counts are this state's own counter's.
         """
-        for turn, change in changes:
-            if change.op == "pin":
-                if change.pin_id in self.pins:
-                    continue
-                content = change.content or ""
-                self.pins[change.pin_id] = Pin(
-                    pin_id=change.pin_id, content=content, label=change.label, until_turn=change.until_turn,
-                    created_turn=turn, tokens=self.counter.count_text(content),
-                    sha256=hashlib.sha256(content.encode()).hexdigest(),
-                )
-            else:
-                pin = self.pins.get(change.pin_id)
-                if pin is not None:
-                    pin.unpinned_turn = turn
+        recorded = (change.model_copy(update={"turn": turn, "content": change.content or "", "tokens": None})
+                    for turn, change in changes)
+        self.pins = fold_pins(recorded, count=self.counter.count_text, pins=self.pins)
 
 
 def pin_outcome(result: dict[str, Any]) -> ToolOutcome:

@@ -26,7 +26,7 @@ from typing import Any
 
 _EXPORTS = {
     "AnthropicProvider": "arcana_jupyter.providers.anthropic",
-    "Divergence": "arcana_jupyter.providers.replay",
+    "Divergence": "arcana_jupyter.providers.recorded",
     "FunctionProvider": "arcana_jupyter.providers.function",
     "LLMRequest": "arcana_jupyter.providers.base",
     "LLMResponse": "arcana_jupyter.providers.base",
@@ -36,7 +36,7 @@ _EXPORTS = {
     "Price": "arcana_jupyter.providers.pricing",
     "Provider": "arcana_jupyter.providers.base",
     "ReplayDivergence": "arcana_jupyter.exceptions",
-    "ReplayProvider": "arcana_jupyter.providers.replay",
+    "ReplayProvider": "arcana_jupyter.providers.recorded",
     "RetryPolicy": "arcana_jupyter.providers._http",
     "ScriptedProvider": "arcana_jupyter.providers.function",
     "StreamChunk": "arcana_jupyter.providers.base",

@@ -197,7 +197,7 @@ def create_provider(
         return local, local.model_name
 
     if spec.provider == "replay":
-        from .replay import ReplayProvider
+        from .recorded import ReplayProvider
 
         if not spec.model:
             raise ConfigError("replay needs a run id: model='replay:<run_id>' (see the trace folder for run ids)")

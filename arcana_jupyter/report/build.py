@@ -16,6 +16,7 @@ from ..exceptions import ArcanaError
 from ..render._html import cost_text, int_text
 from ..render.md import highlight_css
 from ..render.templating import render_template
+from ..schema.bundle import MIME_TYPE
 from ..schema.events import TurnEndMetadata, UsageRecord
 from ..trace.reader import TraceReader
 from ..trace.redact import mask_secrets
@@ -23,8 +24,6 @@ from .embed import embed_traces
 from .notebook_html import NOTEBOOK_CSS, notebook_body_html, pygments_css, strip_external
 from .sources import EmbeddedTraces, NotebookRun, locate_runs, notebook_turns
 from .verify import VerifyResult, verify_notebook
-
-MIME_TYPE = "application/vnd.arcana.turn+json"
 
 
 @dataclass
@@ -151,7 +150,7 @@ def _render(notebook: Path, nb: Any, embedded: EmbeddedTraces, verification: Ver
     summaries: list[RunSummary] = []
     replays: list[dict[str, Any]] = []
     shown = _replayed_runs(nb)
-    from ..jupyter.replay import build_frames
+    from ..jupyter.replay_view import build_frames
 
     for run in runs:
         entry: dict[str, Any] = {"agent": run.agent, "run_id": run.run_id}

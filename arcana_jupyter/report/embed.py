@@ -15,6 +15,7 @@ from typing import Any
 import nbformat
 
 from ..exceptions import ArcanaError
+from ..trace.reader import notebook_trace_dir
 
 METADATA_KEY = "arcana"
 
@@ -63,7 +64,7 @@ def extract_traces(nb: Any, folder: Path) -> bool:
 
 def trace_dir_for(notebook: Path, nb: Any, scratch: list[tempfile.TemporaryDirectory[str]]) -> Path:
     """The trace folder beside ``notebook``, or its embedded traces unpacked (kept alive by ``scratch``)."""
-    beside = notebook.with_name(notebook.stem + ".arcana")
+    beside = notebook_trace_dir(notebook)
     if beside.is_dir():
         return beside
     holder = tempfile.TemporaryDirectory(prefix="arcana-embedded-")

@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
-MIME_TYPE = "application/vnd.arcana.turn+json"
+from ..schema.bundle import MIME_TYPE
+from ..trace.reader import notebook_trace_dir
+
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
 """A run id as a file name: letters, digits, ``_ . -``; no separators, not ``..``."""
 
@@ -125,11 +127,6 @@ def notebook_turns(nb: Any) -> list[RecordedTurn]:
     return found
 
 
-def beside(notebook: Path) -> Path:
-    """The name-based guess: ``analysis.ipynb`` -> ``analysis.arcana``."""
-    return notebook.with_name(notebook.stem + ".arcana")
-
-
 class EmbeddedTraces:
     """The traces embedded in a notebook's metadata, unpacked once into a scratch folder."""
 
@@ -194,7 +191,7 @@ def locate_runs(notebook: Path, nb: Any, embedded: EmbeddedTraces | None = None)
                 run.problems.append(why)  # refused: never read
             else:
                 looked.append(path.relative_to(folder).as_posix())
-        guess = beside(notebook) / f"{run.run_id}.jsonl"
+        guess = notebook_trace_dir(notebook) / f"{run.run_id}.jsonl"
         if guess.is_file() and guess.resolve().is_relative_to(folder):
             run.path, run.source = guess, "beside"
             continue
@@ -216,7 +213,7 @@ def trace_folders(notebook: Path, nb: Any) -> list[Path]:
         if run.path is not None and run.source in ("recorded", "beside"):
             counts[run.path.parent] = counts.get(run.path.parent, 0) + 1
     ordered = sorted(counts, key=lambda p: -counts[p])
-    return ordered or [beside(Path(notebook).resolve())]
+    return ordered or [notebook_trace_dir(Path(notebook).resolve())]
 
 
 def read_notebook(path: Path) -> dict[str, Any]:
@@ -239,7 +236,7 @@ def read_notebook(path: Path) -> dict[str, Any]:
 def notebook_trace_files(notebook: Path) -> tuple[list[NotebookRun], Path]:
     """The notebook's runs (found as every reader finds them) and its name-based trace folder."""
     nb = read_notebook(notebook) if Path(notebook).is_file() else {"cells": []}
-    return locate_runs(Path(notebook), nb), beside(Path(notebook).resolve())
+    return locate_runs(Path(notebook), nb), notebook_trace_dir(Path(notebook).resolve())
 
 
 def replay_source(notebook: Path | None, trace_dir: Path, run_id: str | None = None) -> tuple[Path, str | None]:

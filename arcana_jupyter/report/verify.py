@@ -43,8 +43,8 @@ from ..schema.events import (
     RunStartMetadata,
     TurnEndMetadata,
 )
-from ..trace.reader import TraceReader
-from .sources import EmbeddedTraces, NotebookRun, beside, locate_runs
+from ..trace.reader import TraceReader, notebook_trace_dir
+from .sources import EmbeddedTraces, NotebookRun, locate_runs
 
 
 @dataclass
@@ -234,9 +234,9 @@ def _verify(notebook: Path, runs: list[NotebookRun], *, timeout: int, kernel_nam
         copy_nb = work / notebook.name
         shutil.copy2(notebook, copy_nb)
         _copy_inputs(notebook, work)
-        copy_traces = beside(copy_nb)
+        copy_traces = notebook_trace_dir(copy_nb)
         copy_traces.mkdir(exist_ok=True)
-        own = beside(notebook)
+        own = notebook_trace_dir(notebook)
         if own.is_dir() and not own.is_symlink():  # other runs of the notebook (a --resume needs them)
             for item in own.glob("*.jsonl"):
                 if item.is_file() and not item.is_symlink():

@@ -4,6 +4,8 @@
   :data:`~.events.Event` and its ``TypeAdapter`` :data:`~.events.EVENT_ADAPTER`.
 - :mod:`.decisions` — what a working-set build decides (``ContextDecision`` ...), shared by the
   builder, the trace, the CLI and the widgets.
+- :mod:`.pins` — the one :class:`~.pins.Pin` model (live, rendered, recorded), the recorded
+  :class:`~.pins.PinChange` and :func:`~.pins.fold_pins`, the one fold of recorded changes into pins.
 - :mod:`.bundle` — the turn bundle (``application/vnd.arcana.turn+json``) the inspector renders.
 
 This package imports nothing of arcana_jupyter but :mod:`arcana_jupyter.messages`.
@@ -30,6 +32,7 @@ from .events import (
     Record,
     parse_metadata,
 )
+from .pins import Pin, PinChange, fold_pins
 
 __all__ = [
     "EVENT_ADAPTER",
@@ -45,8 +48,11 @@ __all__ = [
     "EventType",
     "LayerReport",
     "MessageDecision",
+    "Pin",
+    "PinChange",
     "Record",
     "TokenBudget",
     "decision_record",
+    "fold_pins",
     "parse_metadata",
 ]

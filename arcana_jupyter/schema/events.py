@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal, Self, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from .decisions import BudgetSnapshot, ContextDecision, ContextReport, MessageDecision
+from .pins import PinChange
 
 TRACE_FORMAT_VERSION = 1
 
@@ -127,7 +128,7 @@ class DecisionInputs(Record):
     """Everything besides history the builder got."""
 
     pins: list[dict[str, Any]] = Field(default_factory=list)
-    """PinBlock dumps."""
+    """Pin dumps (:class:`~.pins.Pin`: ``pin_id, content, label, until_turn, created_turn``)."""
     sections: list[dict[str, Any]] = Field(default_factory=list)
     """ContextSection dumps."""
     task: str | None = None
@@ -309,10 +310,13 @@ class CognitivePrimitiveMetadata(Record):
     source: str | None = None
     """``user`` for a pin or unpin made from outside the model (widget, magic)."""
 
-    def pin_change(self) -> PinChange | None:
+    def pin_change(
+        self, *, turn: int | None = None, position: int | None = None, event_id: str | None = None
+    ) -> PinChange | None:
         """What this event did to the agent's pins, or ``None`` (not a pin/unpin, or one that
         changed nothing: rejected, or the same content pinned again). The one reading of recorded
-        pin events: the trace reader's ``active_pins`` and resume both fold these."""
+        pin events: the trace reader's ``active_pins`` and resume both fold these
+        (:func:`~.pins.fold_pins`); ``turn``, ``position`` and ``event_id`` say where the event is."""
         # args and result are free-form (each primitive has its own): read as the dicts they are
         args = self.args if isinstance(self.args, dict) else {}
         result = self.result if isinstance(self.result, dict) else {}
@@ -320,7 +324,7 @@ class CognitivePrimitiveMetadata(Record):
             if result.get("pinned") is not True or result.get("already_pinned") is True:
                 return None
             pin_id = result.get("pin_id")
-            if not isinstance(pin_id, str):
+            if not isinstance(pin_id, str) or not pin_id:
                 return None
             content = result.get("content", args.get("content"))
             label = result.get("label", args.get("label"))
@@ -328,28 +332,14 @@ class CognitivePrimitiveMetadata(Record):
                 op="pin", pin_id=pin_id, content=content if isinstance(content, str) else None,
                 label=label if isinstance(label, str) else None,
                 until_turn=_int_or_none(result.get("until_turn", args.get("until_turn"))),
-                tokens=_int_or_none(result.get("tokens")),
+                tokens=_int_or_none(result.get("tokens")), turn=turn, position=position, event_id=event_id,
             )
         if self.primitive == "unpin":
             ok = result.get("unpinned", result.get("ok"))
             pin_id = result.get("pin_id", args.get("pin_id"))
-            if ok is True and isinstance(pin_id, str):
-                return PinChange(op="unpin", pin_id=pin_id)
+            if ok is True and isinstance(pin_id, str) and pin_id:
+                return PinChange(op="unpin", pin_id=pin_id, turn=turn, position=position, event_id=event_id)
         return None
-
-
-class PinChange(BaseModel):
-    """One recorded pin or unpin (:meth:`CognitivePrimitiveMetadata.pin_change`)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    op: Literal["pin", "unpin"]
-    pin_id: str
-    content: str | None = None
-    """``None`` when the trace was written with ``trace_content="none"`` (and for an unpin)."""
-    label: str | None = None
-    until_turn: int | None = None
-    tokens: int | None = None
 
 
 def _int_or_none(value: Any) -> int | None:

@@ -6,16 +6,24 @@ line), ``PromptReplay`` is one replayed LLM call.
 """
 
 from .events import EVENT_TYPES, TRACE_FORMAT_VERSION, EventType, TraceContent, TraceEvent
-from .reader import ReaderStats, RunInfo, TraceReader, env_trace_dir, trace_dir_for_notebook
+from .reader import (
+    TRACE_DIR_SUFFIX,
+    ReaderStats,
+    RunInfo,
+    TraceReader,
+    env_trace_dir,
+    notebook_trace_dir,
+    trace_dir_for_notebook,
+)
+from .recorded_prompt import MessageDiff, PromptReplay, PromptSnapshot, decision_key, diff_decisions
 from .redact import REDACTED, Redactor, redact_text
-from .replay import ActivePin, MessageDiff, PromptReplay, PromptSnapshot, diff_decisions
 from .writer import TraceWriter, new_run_id, utc_timestamp
 
 __all__ = [
     "EVENT_TYPES",
     "REDACTED",
+    "TRACE_DIR_SUFFIX",
     "TRACE_FORMAT_VERSION",
-    "ActivePin",
     "EventType",
     "MessageDiff",
     "PromptReplay",
@@ -27,9 +35,11 @@ __all__ = [
     "TraceEvent",
     "TraceReader",
     "TraceWriter",
+    "decision_key",
     "diff_decisions",
     "env_trace_dir",
     "new_run_id",
+    "notebook_trace_dir",
     "redact_text",
     "trace_dir_for_notebook",
     "utc_timestamp",

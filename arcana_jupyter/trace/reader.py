@@ -19,7 +19,6 @@ problem``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -44,9 +43,10 @@ from ..schema.events import (
     RunStartMetadata,
     TurnEndMetadata,
 )
+from ..schema.pins import Pin, PinChange, fold_pins
 from .decision_delta import resolve_decision
 from .events import TraceEvent
-from .replay import ActivePin, PromptReplay, PromptSnapshot
+from .recorded_prompt import PromptReplay, PromptSnapshot
 
 HISTORY_EVENTS = ("user_message", "llm_call", "tool_call")
 _CHUNK = 1 << 20
@@ -100,19 +100,6 @@ class _Entry(NamedTuple):
 
 
 @dataclass
-class _PinOp:
-    entry: int  # position in the file's entries (event order)
-    turn: int | None
-    op: str  # "pin" | "unpin"
-    pin_id: str
-    content: str | None = None
-    label: str | None = None
-    until_turn: int | None = None
-    tokens: int | None = None
-    event_id: str | None = None
-
-
-@dataclass
 class _FileIndex:
     path: Path  # as first named (for messages)
     real: Path  # absolute (for reading: the working directory may change)
@@ -126,7 +113,7 @@ class _FileIndex:
     agents: dict[str, int] = field(default_factory=dict)
     history: dict[str, dict[int, int]] = field(default_factory=dict)
     history_dupes: list[str] = field(default_factory=list)
-    pin_ops: dict[str, list[_PinOp]] = field(default_factory=dict)
+    pin_ops: dict[str, list[PinChange]] = field(default_factory=dict)
     run_id: str | None = None
     run_start: dict[str, Any] | None = None
     system_prompts: dict[str, str | None] = field(default_factory=dict)  # per agent, from its first run_start
@@ -532,19 +519,9 @@ class TraceReader:
         elif etype == "error" or (isinstance(typed, TurnEndMetadata) and typed.status == "error"):
             idx.errors += 1
         elif isinstance(typed, CognitivePrimitiveMetadata):
-            op = self._pin_op(typed, position, turn, obj["event_id"])
-            if op is not None:
-                idx.pin_ops.setdefault(agent, []).append(op)
-
-    @staticmethod
-    def _pin_op(meta: CognitivePrimitiveMetadata, position: int, turn: int | None, event_id: str) -> _PinOp | None:
-        change = meta.pin_change()
-        if change is None:
-            return None
-        return _PinOp(
-            entry=position, turn=turn, op=change.op, pin_id=change.pin_id, content=change.content,
-            label=change.label, until_turn=change.until_turn, tokens=change.tokens, event_id=event_id,
-        )
+            change = typed.pin_change(turn=turn, position=position, event_id=obj["event_id"])
+            if change is not None:
+                idx.pin_ops.setdefault(agent, []).append(change)
 
     # -- loading events ---------------------------------------------------------------------------
 
@@ -838,7 +815,7 @@ class TraceReader:
 
     def active_pins(
         self, run_id: str, turn: int, agent: str | None = None, *, step: int | None = None
-    ) -> list[ActivePin]:
+    ) -> list[Pin]:
         """The pins of ``agent`` in effect at ``turn``, oldest first.
 
         With ``step=None``: pins created at or before ``turn`` and not unpinned at or before it
@@ -849,7 +826,7 @@ class TraceReader:
         idx = self._index(run_id)
         return self._active_pins(idx, self._resolve_agent(idx, run_id, agent, turn), turn, step)
 
-    def _active_pins(self, idx: _FileIndex, name: str, turn: int, step: int | None) -> list[ActivePin]:
+    def _active_pins(self, idx: _FileIndex, name: str, turn: int, step: int | None) -> list[Pin]:
         cutoff: int | None = None
         if step is not None:
             for p in idx.by_turn.get((name, turn), []):
@@ -857,37 +834,17 @@ class TraceReader:
                 if e.event_type == "context_decision" and (e.step or 0) == step:
                     cutoff = p
                     break
-        live: dict[str, _PinOp] = {}
-        for op in idx.pin_ops.get(name, []):
+        recorded = []
+        for change in idx.pin_ops.get(name, []):
             if cutoff is not None:
-                if op.entry >= cutoff:
+                if change.position is not None and change.position >= cutoff:
                     break
-            elif op.turn is not None and op.turn > turn:
+            elif change.turn is not None and change.turn > turn:
                 continue
-            if op.op == "pin":
-                live.setdefault(op.pin_id, op)
-            else:
-                live.pop(op.pin_id, None)
-        pins = []
-        for op in live.values():
-            if op.until_turn is not None and op.until_turn < turn:
-                continue
-            tokens = op.tokens
-            if tokens is None and op.content is not None:
-                tokens = self._count(idx, op.content)
-            pins.append(
-                ActivePin(
-                    pin_id=op.pin_id,
-                    content=op.content,
-                    label=op.label,
-                    until_turn=op.until_turn,
-                    created_turn=op.turn,
-                    tokens=tokens,
-                    sha256=hashlib.sha256(op.content.encode()).hexdigest() if op.content is not None else None,
-                    event_id=op.event_id,
-                )
-            )
-        return pins
+            recorded.append(change)
+        live = [p for p in fold_pins(recorded).values() if p.unpinned_turn is None and not p.expired(turn)]
+        return [p if p.tokens is not None or p.content is None
+                else p.model_copy(update={"tokens": self._count(idx, p.content)}) for p in live]
 
     def _count(self, idx: _FileIndex, text: str) -> int:
         if self._counter is None:
@@ -911,10 +868,24 @@ class TraceReader:
             self._seen.clear()
 
 
-def trace_dir_for_notebook(notebook: Path | str) -> Path:
-    """The trace folder beside a notebook: ``analysis.ipynb`` -> ``analysis.arcana``."""
+TRACE_DIR_SUFFIX = ".arcana"
+"""A notebook's traces live in the folder named after it with this suffix (:func:`notebook_trace_dir`)."""
+
+
+def notebook_trace_dir(notebook: Path | str) -> Path:
+    """Where a notebook's traces live: ``analysis.ipynb`` -> ``analysis.arcana/`` beside it.
+
+    The one statement of the rule: the session writing traces, the report, ``%arcana_replay``, the
+    CLI and the demo all find a notebook's folder with this function."""
     nb = Path(notebook)
-    return nb.with_name(nb.stem + ".arcana") if nb.suffix == ".ipynb" else nb
+    return nb.with_name(nb.stem + TRACE_DIR_SUFFIX)
+
+
+def trace_dir_for_notebook(notebook: Path | str) -> Path:
+    """The trace folder of ``notebook`` when it is an ``.ipynb`` (:func:`notebook_trace_dir`), else
+    ``notebook`` itself (already a folder)."""
+    nb = Path(notebook)
+    return notebook_trace_dir(nb) if nb.suffix == ".ipynb" else nb
 
 
 def env_trace_dir(default: str = "traces") -> Path:

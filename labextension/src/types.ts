@@ -88,6 +88,8 @@ export interface Pin {
   until_turn?: number | null;
   created_turn?: number | null;
   unpinned_turn?: number | null;
+  /* Only on a pin read from a trace (the event that made it); the bundle's pins never carry it. */
+  event_id?: string | null;
 }
 
 /** A memory hit in the bundle (no Python model). */

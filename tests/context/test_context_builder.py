@@ -10,7 +10,7 @@ from ctx_helpers import SYSTEM, chat, check_invariants, decision_of
 
 from arcana_jupyter.context import (
     ContextSection,
-    PinBlock,
+    Pin,
     TokenBudget,
     WorkingSetBuilder,
 )
@@ -163,7 +163,7 @@ def test_aggressive_truncate_keeps_recent_and_drops_old():
 
 def test_determinism_byte_for_byte_and_cache_independence():
     history = chat(40, reply_words=50, tool_every=3)
-    kwargs = dict(pins=[PinBlock(pin_id="p1", content="Use metric units.")],
+    kwargs = dict(pins=[Pin(pin_id="p1", content="Use metric units.")],
                   sections=[ContextSection(name="memory_digest", content="Likes tea.", layer="external")],
                   task="Plan a trip", turn=41)
     a = WorkingSetBuilder(budget=budget(2500)).build(history, **kwargs)
@@ -209,7 +209,7 @@ def test_pins_never_compressed_even_under_aggressive_truncate():
     pin_text = "Customer IDs are strings like 'C-0001'. " * 30
     history = chat(40, reply_words=50)
     r = WorkingSetBuilder(budget=budget(1200), strategy="aggressive_truncate").build(
-        history, pins=[PinBlock(pin_id="ids", content=pin_text, label="id format")], turn=41)
+        history, pins=[Pin(pin_id="ids", content=pin_text, label="id format")], turn=41)
     check_invariants(r, len(history) + 1)
     pin = decision_of(r, len(history))
     assert (pin.source, pin.outcome, pin.fidelity, pin.pinned, pin.reason) == ("pin", "kept", "L0", True, "pinned")
@@ -219,7 +219,7 @@ def test_pins_never_compressed_even_under_aggressive_truncate():
 
 def test_expired_pin_is_not_rendered():
     history = chat(2)
-    pins = [PinBlock(pin_id="old", content="OLD PIN", until_turn=2), PinBlock(pin_id="live", content="LIVE PIN")]
+    pins = [Pin(pin_id="old", content="OLD PIN", until_turn=2), Pin(pin_id="live", content="LIVE PIN")]
     r = WorkingSetBuilder(budget=budget(8000)).build(history, pins=pins, turn=5)
     old, live = decision_of(r, len(history)), decision_of(r, len(history) + 1)
     assert (old.outcome, old.reason, old.position) == ("dropped", "pin_expired", None)
@@ -229,7 +229,7 @@ def test_expired_pin_is_not_rendered():
 
 
 def test_overflow_is_reported_never_silent():
-    big_pin = PinBlock(pin_id="huge", content="very important " * 400)
+    big_pin = Pin(pin_id="huge", content="very important " * 400)
     history = chat(10)
     r = WorkingSetBuilder(budget=budget(500)).build(history, pins=[big_pin])
     assert r.decision.overflow and r.budget.overflow
@@ -552,7 +552,7 @@ def test_tail_preserve_keeps_a_verbatim_tail_rather_than_placeholders_everywhere
                               content="Remember: the orders table uses shipped_at as a timestamptz column.",
                               turn=1))
     question = "What type is shipped_at in the orders table?"
-    extra = dict(pins=[PinBlock(pin_id="p1", content="Use metric units")],
+    extra = dict(pins=[Pin(pin_id="p1", content="Use metric units")],
                  sections=[ContextSection(name="memory_digest", content="User prefers polars", layer="external")])
     for window in (1400, 1800, 2500, 4000):
         r = WorkingSetBuilder(budget=budget(window, 200), strategy="tail_preserve").build(history, question, turn=15,

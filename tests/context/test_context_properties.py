@@ -8,7 +8,7 @@ from ctx_helpers import check_invariants
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arcana_jupyter.context import ContextSection, PinBlock, TokenBudget, WorkingSetBuilder
+from arcana_jupyter.context import ContextSection, Pin, TokenBudget, WorkingSetBuilder
 from arcana_jupyter.messages import Message, ToolCall
 from arcana_jupyter.tokens import REPLY_PRIMING, TokenCounter
 
@@ -57,7 +57,7 @@ def histories(draw) -> list[Message]:
 def test_budget_never_exceeded_and_decisions_complete(history, window, reserve, strategy, n_pins, sections, current,
                                                       summarize, task):
     budget = TokenBudget(total_window=window, response_reserve=reserve)
-    pins = [PinBlock(pin_id=f"p{k}", content=f"pinned fact {k}", until_turn=3 if k else None) for k in range(n_pins)]
+    pins = [Pin(pin_id=f"p{k}", content=f"pinned fact {k}", until_turn=3 if k else None) for k in range(n_pins)]
     secs = [ContextSection(name=name, content=body, placement=place) for name, body, place in sections]
     summarizer = (lambda ms: "summary: " + " ".join(m.role for m in ms)) if summarize else None
     kwargs = dict(task=task or None, pins=pins, sections=secs, turn=5)

@@ -14,7 +14,7 @@ from IPython.utils.capture import capture_output
 
 from arcana_jupyter.jupyter.comm import ArcanaComm, absolute_notebook
 from arcana_jupyter.jupyter.notebook_path import NotebookLocation, report_notebook_path
-from arcana_jupyter.jupyter.replay import REPLAY_MIME_TYPE
+from arcana_jupyter.jupyter.replay_view import REPLAY_MIME_TYPE
 from arcana_jupyter.runtime.bundle import compact_bundle
 from tests.jupyter.conftest import MIME, echo, magics, run_cell_magic, turn_outputs
 

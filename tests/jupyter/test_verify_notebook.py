@@ -20,7 +20,7 @@ from arcana_jupyter.demo import execute_notebook
 from arcana_jupyter.exceptions import RateLimitError
 from arcana_jupyter.messages import Message
 from arcana_jupyter.providers.base import LLMRequest
-from arcana_jupyter.providers.replay import ReplayProvider
+from arcana_jupyter.providers.recorded import ReplayProvider
 from arcana_jupyter.report import build_report
 from arcana_jupyter.report.sources import locate_runs
 from arcana_jupyter.report.verify import verify_notebook

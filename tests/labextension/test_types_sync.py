@@ -25,7 +25,7 @@ def ts_interface_fields(name: str) -> set[str]:
 
 def test_bundle_pins_match_the_pin_model() -> None:
     """The bundle's pins are ``Pin.summary()`` (no sha256), hand-written in types.ts."""
-    from arcana_jupyter.primitives.pin import Pin
+    from arcana_jupyter.schema.pins import Pin
 
     assert ts_interface_fields("Pin") == set(Pin.model_fields) - {"sha256"}
 

@@ -17,7 +17,7 @@ from servers.scripted import Reply
 
 from arcana_jupyter.exceptions import ContextLengthError
 from arcana_jupyter.messages import Message
-from arcana_jupyter.providers.replay import ReplayProvider
+from arcana_jupyter.providers.recorded import ReplayProvider
 from arcana_jupyter.runtime import Runtime, RuntimeConfig
 from arcana_jupyter.runtime.calibration import Calibration
 

@@ -13,7 +13,7 @@ from scripted_chat import call, say
 from arcana_jupyter.cli import main
 from arcana_jupyter.exceptions import TraceError
 from arcana_jupyter.trace import TraceReader, TraceWriter
-from arcana_jupyter.trace.replay import PromptReplay
+from arcana_jupyter.trace.recorded_prompt import PromptReplay
 
 MUTATIONS: tuple[Any, ...] = (5, "str", [1, "x"], {"k": 1}, None, True, -1.5)
 

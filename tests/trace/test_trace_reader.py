@@ -11,7 +11,7 @@ from arcana_jupyter.context.decisions import ContextDecision
 from arcana_jupyter.exceptions import CorruptTraceError, TraceError
 from arcana_jupyter.messages import request_digest
 from arcana_jupyter.trace import PromptReplay, TraceReader, TraceWriter
-from arcana_jupyter.trace.replay import format_replay
+from arcana_jupyter.trace.recorded_prompt import format_replay
 
 
 def _reader(path: Path, **kw: object) -> TraceReader:

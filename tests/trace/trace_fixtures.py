@@ -220,8 +220,9 @@ def write_built_run(
     """A run recorded the way the runtime records it, with the real WorkingSetBuilder."""
     from arcana_jupyter.context.builder import WorkingSetBuilder
     from arcana_jupyter.context.decisions import TokenBudget
-    from arcana_jupyter.context.sections import ContextSection, PinBlock
+    from arcana_jupyter.context.sections import ContextSection
     from arcana_jupyter.messages import ToolSpec
+    from arcana_jupyter.schema.pins import Pin
     from arcana_jupyter.tokens import TokenCounter
 
     def summarizer(msgs: list[Message]) -> str:
@@ -237,7 +238,7 @@ def write_built_run(
     w.emit("run_start", {"model": MODEL, "provider": "openai", "system_prompt": SYSTEM, "tools": [], "config": {}},
            agent=agent)
     history = [Message(role="system", content=SYSTEM)]
-    pins: list[PinBlock] = []
+    pins: list[Pin] = []
     sections = [ContextSection(name="memory_digest", content="User prefers metric units and short answers.",
                                layer="external")]
     filler = " ".join(f"detail{i}" for i in range(words))
@@ -278,7 +279,7 @@ def write_built_run(
                 break
             result = {"pinned": True, "pin_id": "p_0000beef", "label": None, "until_turn": pin_until,
                       "already_pinned": False}
-            pins.append(PinBlock(pin_id="p_0000beef", content=PIN_CONTENT, until_turn=pin_until, created_turn=turn))
+            pins.append(Pin(pin_id="p_0000beef", content=PIN_CONTENT, until_turn=pin_until, created_turn=turn))
             history.append(Message(role="tool", content=json.dumps(result), tool_call_id=f"c{turn}", name="pin",
                                    turn=turn))
             w.emit("tool_call", {"tool_call_id": f"c{turn}", "name": "pin", "arguments": {"content": PIN_CONTENT},

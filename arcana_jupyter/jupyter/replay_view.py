@@ -1,6 +1,6 @@
 """Replay frames: each turn of a recorded run, read from its trace, ready for the renderer.
 
-A frame holds what the replay view shows for one turn (see :mod:`arcana_jupyter.render.replay`):
+A frame holds what the replay view shows for one turn (see :mod:`arcana_jupyter.render.replay_view`):
 the turn bundle's data (rebuilt from the trace's events), the prompt — the recorded snapshot, else
 rebuilt from the transcript — with its digest checked against the recorded ``request_digest``,
 the pins active at that turn, and the per-message changes against the previous turn. Nothing
@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from .. import render
-from ..context.decisions import ContextDecision, MessageDecision
+from ..context.decisions import ContextDecision
 from ..context.rebuild import rebuild_turn
 from ..exceptions import ArcanaError
 from ..runtime.bundle import bundle_from_events
 from ..trace.reader import TraceReader
+from ..trace.recorded_prompt import decision_key
 
 
 def _state(outcome: str | None, fidelity: str | None, tokens: int | None) -> dict[str, Any] | None:
@@ -34,21 +35,21 @@ def _agent(reader: TraceReader, run_id: str, agent: str | None) -> str:
     return "main" if "main" in agents or not agents else agents[0]
 
 
-def _key(d: MessageDecision) -> tuple[str, Any]:
-    # The current input of one turn is a history message at the next: same index, same message.
-    if d.source in ("history", "input"):
-        return ("message", d.index)
-    return (d.source, d.section or d.index)
-
-
 def turn_diff(previous: ContextDecision, current: ContextDecision) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Messages whose outcome or fidelity changed since the previous turn (and pins / sections that
-    left the prompt), and the messages that are new this turn."""
-    before = {_key(d): d for d in previous.decisions}
+    left the prompt), and the messages that are new this turn.
+
+    Entries are matched by :func:`~arcana_jupyter.trace.recorded_prompt.decision_key`, the rule
+    :func:`~arcana_jupyter.trace.recorded_prompt.diff_decisions` uses too. What counts as a change
+    differs on purpose: this compares a message's state from one turn to the next (outcome and
+    fidelity; its token count alone is no change for the view), ``diff_decisions`` compares two
+    builds of the same turn (recorded and counterfactual), where a token difference is a finding.
+    The shapes differ too: the view lists new messages apart, with the current turn's index and source."""
+    before = {decision_key(d): d for d in previous.decisions}
     changed: list[dict[str, Any]] = []
     new: list[dict[str, Any]] = []
     for d in current.decisions:
-        p = before.pop(_key(d), None)
+        p = before.pop(decision_key(d), None)
         if p is None:
             new.append({"index": d.index, "role": d.role, "source": d.source, "outcome": d.outcome})
         elif (p.outcome, p.fidelity) != (d.outcome, d.fidelity):

@@ -5,7 +5,7 @@ The scrubber is a row of radio buttons (one per turn) and CSS ``:checked`` rules
 selected frame: it works in JupyterLab, in nbconvert / report HTML opened from disk, and where CSS
 is stripped (GitHub) every frame is simply shown one after another.
 
-A frame is plain data (built by ``arcana_jupyter.jupyter.replay`` from a trace)::
+A frame is plain data (built by ``arcana_jupyter.jupyter.replay_view`` from a trace)::
 
     {"run_id", "agent", "turn", "input", "reply", "status", "usage",
      "step": {decision, report, budget, request_digest, messages},   # the turn's last LLM call

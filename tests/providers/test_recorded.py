@@ -11,8 +11,8 @@ from arcana_jupyter.exceptions import ConfigError, ReplayDivergence
 from arcana_jupyter.messages import Message, ToolSpec
 from arcana_jupyter.providers.base import LLMRequest
 from arcana_jupyter.providers.function import ScriptedProvider, tool_call
+from arcana_jupyter.providers.recorded import ReplayProvider, diff_messages, diff_tools
 from arcana_jupyter.providers.registry import create_provider
-from arcana_jupyter.providers.replay import ReplayProvider, diff_messages, diff_tools
 from arcana_jupyter.runtime import Runtime, RuntimeConfig
 from arcana_jupyter.trace.reader import TraceReader
 

@@ -15,20 +15,7 @@ from pydantic import BaseModel, Field
 
 from ..schema.decisions import BudgetSnapshot, ContextDecision, ContextReport, MessageDecision
 from ..schema.events import PromptSnapshot
-
-
-class ActivePin(BaseModel):
-    """A pin in effect at some turn, as recorded by ``cognitive_primitive`` events."""
-
-    pin_id: str
-    content: str | None = None
-    """``None`` when the trace was written with ``trace_content="none"``."""
-    label: str | None = None
-    until_turn: int | None = None
-    created_turn: int | None = None
-    tokens: int | None = None
-    sha256: str | None = None
-    event_id: str | None = None
+from ..schema.pins import Pin
 
 
 class PromptReplay(BaseModel):
@@ -50,7 +37,7 @@ class PromptReplay(BaseModel):
     inputs: dict[str, Any] = Field(default_factory=dict)
     builder: dict[str, Any] = Field(default_factory=dict)
     tools: list[dict[str, Any]] = Field(default_factory=list)
-    active_pins: list[ActivePin] = Field(default_factory=list)
+    active_pins: list[Pin] = Field(default_factory=list)
     llm_call: dict[str, Any] | None = None
     """The metadata of the ``llm_call`` that sent this prompt (usage, finish reasons, response)."""
     decision_event_id: str | None = None
@@ -76,21 +63,27 @@ class MessageDiff(BaseModel):
         return (self.other_tokens or 0) - (self.recorded_tokens or 0)
 
 
-def _decision_key(d: MessageDecision) -> tuple[str, Any]:
-    if d.source in ("pin", "section"):
-        return (d.source, d.section or d.index)
-    return (d.source, d.index)
+def decision_key(d: MessageDecision) -> tuple[str, Any]:
+    """What makes two decisions' entries the same message: the one matching rule of every decision diff
+    (:func:`diff_decisions` here, the replay view's turn-to-turn diff in ``jupyter/replay_view.py``).
+
+    History messages match by index, and the current input with them (one turn's input is the next
+    turn's history message at the same index; within one build the input's index is no history
+    message's); pins and sections match by their id / name (their index shifts with the history length).
+    """
+    if d.source in ("history", "input"):
+        return ("message", d.index)
+    return (d.source, d.section or d.index)
 
 
 def diff_decisions(recorded: ContextDecision, other: ContextDecision) -> list[MessageDiff]:
     """Per-message changes from ``recorded`` to ``other`` (outcome, fidelity or tokens).
 
-    History messages are matched by index, pins and sections by their id / name (their index
-    shifts when the history length differs). Messages present on one side only are reported with
-    ``None`` on the other.
+    Entries are matched by :func:`decision_key`; a difference in tokens alone counts (two builds of
+    the same turn). Messages present on one side only are reported with ``None`` on the other.
     """
-    left = {_decision_key(d): d for d in recorded.decisions}
-    right = {_decision_key(d): d for d in other.decisions}
+    left = {decision_key(d): d for d in recorded.decisions}
+    right = {decision_key(d): d for d in other.decisions}
     order: list[tuple[str, Any]] = list(left)
     order += [k for k in right if k not in left]
     out: list[MessageDiff] = []
@@ -180,7 +173,7 @@ def format_prompt_preview(messages: Sequence[dict[str, Any]], tokens: int | None
     return lines
 
 
-def format_active_pins(pins: Iterable[ActivePin], turn: int, agent: str | None = None) -> list[str]:
+def format_active_pins(pins: Iterable[Pin], turn: int, agent: str | None = None) -> list[str]:
     pins = list(pins)
     who = f" (agent {agent})" if agent else ""
     if not pins:
