@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import render
-from ..render._html import esc, fmt_score, pill, table
+from ..render.fragments import esc, fmt_score, pill, table
 from ..schema.events import MemoryEntryBrief, MemoryReadMetadata, MemoryWriteMetadata
 
 

@@ -140,14 +140,14 @@ REPLAY_MIME_TYPE = "application/vnd.arcana.replay+json"
 
 def compact_frames(frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The frames without the prompt texts the trace holds (what the notebook's static HTML keeps)."""
-    from ..runtime.bundle import _compact_messages
+    from ..runtime.bundle import compact_messages
 
     out = []
     for frame in frames:
         small = dict(frame)
         step = dict(frame.get("step") or {})
         if step:
-            step["messages"] = _compact_messages(step)
+            step["messages"] = compact_messages(step)
             small["step"] = step
         small["prompt_source"] = "trace" if step.get("messages") else frame.get("prompt_source")
         out.append(small)

@@ -11,8 +11,8 @@ Markdown renderer instead.
 
 from __future__ import annotations
 
-from ._html import esc
 from .chart import tokens_chart_svg
+from .fragments import esc
 from .md import MAX_MARKDOWN_CHARS, highlight_css, markdown_to_html
 from .replay_view import counterfactual_html, diff_html, frame_html, prompt_html, replay_html
 from .styles import CSS, style_block

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._html import clip, css_ident, get, json_text
+from .fragments import clip, css_ident, get, json_text
 from .styles import CSS
 from .templating import render_macro
 from .turn import _map, _rows, budget_view, decision_table_view

@@ -21,7 +21,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from ..trace.redact import mask_secrets
-from ._html import clip, cost_text, css_ident, get, int_text, json_text, ms_text, score_text
+from .fragments import clip, cost_text, css_ident, get, int_text, json_text, ms_text, score_text
 from .md import highlight_css, markdown_to_html
 
 _LAYOUT = re.compile(r"\n[ \t]*")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._html import clip, cost_text, get, int_text, json_text, ms_text
+from .fragments import clip, cost_text, get, int_text, json_text, ms_text
 from .md import MAX_MARKDOWN_CHARS, highlight_css
 from .styles import CSS, LAYER_COLORS, OUTCOME_COLORS
 from .templating import render_macro

@@ -11,15 +11,16 @@ from typing import Any
 
 import nbformat
 
-from .. import __version__, render
+from .. import render
 from ..exceptions import ArcanaError
-from ..render._html import cost_text, int_text
+from ..render.fragments import cost_text, int_text
 from ..render.md import highlight_css
 from ..render.templating import render_template
 from ..schema.bundle import MIME_TYPE
 from ..schema.events import TurnEndMetadata, UsageRecord
 from ..trace.reader import TraceReader
 from ..trace.redact import mask_secrets
+from ..version import __version__
 from .embed import embed_traces
 from .notebook_html import NOTEBOOK_CSS, notebook_body_html, pygments_css, strip_external
 from .sources import EmbeddedTraces, NotebookRun, locate_runs, notebook_turns

@@ -126,7 +126,7 @@ def _clip(value: Any, limit: int = TEXT_LIMIT) -> Any:
     return value
 
 
-def _compact_messages(step: dict[str, Any]) -> list[dict[str, Any]] | None:
+def compact_messages(step: dict[str, Any]) -> list[dict[str, Any]] | None:
     """The prompt of a step with only what the trace cannot give back: the text of compressed messages.
 
     Every other message (kept at L0: the history, the input, a section or a pin as recorded) is sent
@@ -161,7 +161,7 @@ def compact_bundle(bundle: dict[str, Any]) -> dict[str, Any]:
     steps = []
     for step in bundle.get("steps") or []:
         small = dict(step)
-        small["messages"] = _compact_messages(step)
+        small["messages"] = compact_messages(step)
         decision = step.get("decision")
         if isinstance(decision, dict):
             # Rows without their empty fields (None / False): a reader's ``.get`` sees the same values.
