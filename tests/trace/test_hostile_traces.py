@@ -4,11 +4,13 @@ symbolic links leading out of the trace folder, terminal escapes in recorded tex
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from scripted_chat import call, say
+from servers.otlp_receiver import OTLPReceiver
 
 from arcana_jupyter.cli import main
 from arcana_jupyter.exceptions import TraceError
@@ -21,6 +23,13 @@ MUTATIONS: tuple[Any, ...] = (5, "str", [1, "x"], {"k": 1}, None, True, -1.5)
 def _other(value: Any, n: int) -> list[Any]:
     """``n`` values of another JSON type than ``value`` (deterministic)."""
     return [m for m in MUTATIONS if type(m) is not type(value)][:n]
+
+
+@pytest.fixture
+def receiver() -> Iterator[OTLPReceiver]:
+    server = OTLPReceiver()
+    yield server
+    server.close()
 
 
 @pytest.fixture
@@ -72,8 +81,9 @@ def _mutated(lines: list[str], line: int, path: tuple[str, ...], value: Any) -> 
     return [*lines[:line], json.dumps(obj), *lines[line + 1:]]
 
 
-def COMMANDS(run_id: str) -> list[list[str]]:
-    """Every ``arcana trace`` command, with the options that take another reader path."""
+def COMMANDS(run_id: str, endpoint: str) -> list[list[str]]:
+    """Every ``arcana trace`` command, with the options that take another reader path (``export``
+    sends to our OTLP receiver on 127.0.0.1)."""
     return [
         ["trace", "list"], ["trace", "list", "--json", "--strict"],
         ["trace", "show", run_id, "--context", "--cognitive"], ["trace", "show", run_id],
@@ -84,6 +94,7 @@ def COMMANDS(run_id: str) -> list[list[str]]:
         ["trace", "replay", run_id, "--turn", "2", "--prompt-only"],
         ["trace", "rebuild", run_id, "--turn", "1"], ["trace", "rebuild", run_id, "--turn", "2", "--json"],
         ["trace", "rebuild", run_id, "--turn", "1", "--strategy", "aggressive_truncate", "--window", "400"],
+        ["trace", "export", run_id, "--otlp", "--endpoint", endpoint, "--timeout", "5"],
     ]
 
 
@@ -101,6 +112,7 @@ def _one_line_or_result(code: int, err: str, argv: list[str] | None = None) -> s
 
 
 def test_single_field_type_mutations_never_give_a_traceback(recorded: list[str], tmp_path: Path,
+                                                            receiver: OTLPReceiver,
                                                             capsys: pytest.CaptureFixture[str],
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     import functools
@@ -117,7 +129,7 @@ def test_single_field_type_mutations_never_give_a_traceback(recorded: list[str],
         folder.mkdir()
         (folder / f"{run_id}.jsonl").write_text("\n".join(_mutated(recorded, line, path, value)) + "\n")
         where = f"line {line + 1} {'.'.join(path)}={value!r}"
-        for argv in COMMANDS(run_id):
+        for argv in COMMANDS(run_id, receiver.url):
             code = cli.main([*argv, "--dir", str(folder)])
             problem = _one_line_or_result(code, capsys.readouterr().err, argv)
             if problem:
@@ -133,6 +145,7 @@ def test_single_field_type_mutations_never_give_a_traceback(recorded: list[str],
                 continue
             assert result is None or isinstance(result, PromptReplay)
     assert not problems, f"{len(problems)} of {len(cases)} cases:\n" + "\n".join(problems[:20])
+    assert len(receiver.requests) > len(cases) // 2  # most mutated runs still export
 
 
 def test_a_numeric_model_does_not_break_listing_the_folder(recorded: list[str], tmp_path: Path,
