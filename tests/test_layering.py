@@ -1,4 +1,12 @@
-"""The core runs in a script or a CLI: only arcana_jupyter.jupyter (and the report) may import Jupyter."""
+"""How the package's parts may import each other.
+
+- The core runs in a script or a CLI: only arcana_jupyter.jupyter and arcana_jupyter.report (the
+  parts whose job is a notebook) import Jupyter.
+- Layers point downwards: ground < cognition < runtime < face.
+- Nothing imports from the package root (``from .. import __version__``): the root imports the
+  runtime, so every such import runs upwards. ``from .. import render`` names a subpackage and is
+  checked as an import of it.
+- A private name (``_x``, or a module ``_x.py``) is not imported from another top-level part."""
 
 from __future__ import annotations
 
@@ -9,25 +17,44 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "arcana_jupyter"
 JUPYTER_MODULES = ("IPython", "ipywidgets", "nbformat", "nbclient", "nbconvert", "ipykernel", "traitlets")
-ALLOWED = ("jupyter", "report", "demo.py", "cli/report_cmd.py")
+NOTEBOOK_PARTS = ("jupyter", "report")
 
 # ground < cognition < runtime < face: a module may import only its own layer and those below.
 LAYERS = {
-    "messages": 0, "tokens": 0, "text": 0, "exceptions": 0, "schema": 0, "trace": 0, "providers": 0,
+    "version": 0, "messages": 0, "tokens": 0, "text": 0, "exceptions": 0, "schema": 0, "trace": 0, "providers": 0,
     "context": 1, "primitives": 1, "adaptive": 1, "memory": 1,
     "runtime": 2,
     "jupyter": 3, "render": 3, "cli": 3, "report": 3, "demo": 3,
 }
 
 
-def _imports(path: Path) -> list[tuple[str, int]]:
-    tree = ast.parse(path.read_text())
-    found = []
-    for node in ast.walk(tree):
+MODULES = {p.relative_to(PACKAGE).with_suffix("").as_posix().removesuffix("/__init__") for p in PACKAGE.rglob("*.py")}
+
+
+def _imports(path: Path) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Every import of ``path`` as (module path inside the package, names imported); imports of
+    other packages are left out. ``from .. import render`` gives (("render",), ()): the subpackage."""
+    rel = path.relative_to(PACKAGE)
+    here = rel.parts[:-1]  # the package the file is in
+    found: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            found += [(a.name, 0) for a in node.names]
+            found += [(tuple(a.name.split(".")[1:]), ()) for a in node.names if a.name.split(".")[0] == PACKAGE.name]
         elif isinstance(node, ast.ImportFrom):
-            found.append((node.module or "", node.level))
+            if node.level == 0:
+                parts = (node.module or "").split(".")
+                if parts[0] != PACKAGE.name:
+                    continue
+                base = tuple(parts[1:])
+            else:
+                inside = tuple(node.module.split(".")) if node.module else ()
+                base = here[: len(here) - (node.level - 1)] + inside
+            for alias in node.names:
+                sub = (*base, alias.name)
+                if "/".join(sub) in MODULES:
+                    found.append((sub, ()))
+                else:
+                    found.append((base, (alias.name,)))
     return found
 
 
@@ -36,37 +63,62 @@ def _top(path: Path) -> str:
     return rel.parts[0].removesuffix(".py")
 
 
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
 def test_core_never_imports_jupyter() -> None:
     offenders = []
     for path in PACKAGE.rglob("*.py"):
         rel = path.relative_to(PACKAGE).as_posix()
-        if rel.startswith(ALLOWED):
+        if rel.startswith(NOTEBOOK_PARTS):
             continue
-        for name, level in _imports(path):
-            if level == 0 and name.split(".")[0] in JUPYTER_MODULES:
-                offenders.append(f"{rel} imports {name}")
-    assert offenders == []
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+            offenders += [f"{rel} imports {n}" for n in names if n.split(".")[0] in JUPYTER_MODULES]
+    assert offenders == [], "\n".join(offenders)
 
 
 def test_layers_point_downwards() -> None:
     offenders = []
     for path in PACKAGE.rglob("*.py"):
         top = _top(path)
-        if top not in LAYERS:
+        for module, _names in _imports(path):
+            if not module:
+                continue  # the package root: test_nothing_imports_from_the_package_root
+            target = module[0]
+            if target != top and LAYERS.get(target, 0) > LAYERS.get(top, 3):
+                offenders.append(f"{path.relative_to(PACKAGE)} ({top}) imports {'.'.join(module)}")
+    assert offenders == [], "\n".join(offenders)
+
+
+def test_every_part_has_a_layer() -> None:
+    parts = {_top(p) for p in PACKAGE.rglob("*.py")} - {"__init__", "__main__"}
+    assert parts - LAYERS.keys() == set()
+
+
+def test_nothing_imports_from_the_package_root() -> None:
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.parent == PACKAGE and path.name in ("__init__.py", "__main__.py"):
             continue
-        for name, level in _imports(path):
-            if level == 0:
-                if not name.startswith("arcana_jupyter."):
-                    continue
-                target = name.split(".")[1]
-            else:
-                depth = len(path.relative_to(PACKAGE).parts) - 1  # folders between the root and the file
-                if level - 1 != depth:
-                    continue  # stays inside its own top-level module
-                target = (name or "").split(".")[0]
-            if target in LAYERS and LAYERS[target] > LAYERS[top]:
-                offenders.append(f"{path.relative_to(PACKAGE)} ({top}) imports {target}")
-    assert offenders == []
+        offenders += [f"{path.relative_to(PACKAGE)} imports {', '.join(names)} from the package root"
+                      for module, names in _imports(path) if not module and names]
+    assert offenders == [], "\n".join(offenders)
+
+
+def test_no_private_name_is_imported_across_parts() -> None:
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        top = _top(path)
+        for module, names in _imports(path):
+            if not module or module[0] == top:
+                continue
+            private = [p for p in module if _private(p)] + [n for n in names if _private(n)]
+            if private:
+                offenders.append(f"{path.relative_to(PACKAGE)} imports {'.'.join(module)}: {', '.join(private)}")
+    assert offenders == [], "\n".join(offenders)
 
 
 def test_importing_the_runtime_loads_no_jupyter_module() -> None:

@@ -10,7 +10,7 @@ from arcana_jupyter.render.templating import environment, render_macro
 
 PACKAGE = Path(arcana_jupyter.__file__).parent
 TEMPLATES = PACKAGE / "render" / "templates"
-# Modules whose HTML must come from templates (render/_html.py keeps small helpers for other views).
+# Modules whose HTML must come from templates (render/fragments.py keeps small helpers for other views).
 TEMPLATED = ["render/turn.py", "render/replay_view.py", "render/chart.py", "render/md.py", "report/build.py"]
 
 
