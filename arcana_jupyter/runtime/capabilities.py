@@ -83,7 +83,8 @@ class Capability:
         """Every event the session emits, as it is written (before the session's subscribers)."""
 
     def run_end_fields(self) -> dict[str, Any]:
-        """Fields this capability adds to ``run_end`` (read after :meth:`close`)."""
+        """Fields this capability adds to ``run_end`` (read after :meth:`close`): fields of
+        :class:`~arcana_jupyter.schema.events.RunEndMetadata`, through which ``run_end`` is built."""
         return {}
 
     async def close(self) -> None:

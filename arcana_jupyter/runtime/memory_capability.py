@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..context import ContextSection
 from ..messages import Message
 from ..providers.base import LLMRequest, is_offline
-from ..schema.events import llm_call_metadata
+from ..schema.events import ErrorMetadata, llm_call_metadata
 from ..schema.tools import ToolOutcome
 from .builtin_tools import offers_tools
 from .capabilities import Capability
@@ -99,8 +99,10 @@ class MemoryCapability(Capability):
             transcript = [m.wire() for m in session.history if m.role != "system"]
             end = await mem.end(success=None, transcript=transcript, summarise=summarise)
             if end.learnings is not None and end.learnings.errors:
-                session.emit("error", {"type": "learnings_rejected", "where": "memory", "recoverable": True,
-                                       "message": "; ".join(map(str, end.learnings.errors))}, turn=None)
+                session.emit("error", ErrorMetadata.build(
+                    type="learnings_rejected", where="memory", recoverable=True,
+                    message="; ".join(map(str, end.learnings.errors)),
+                ), turn=None)
         finally:
             mem.close()
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from .. import __version__
 from ..providers.base import Provider
+from ..schema.events import RunStartMetadata
 from ..trace.writer import TraceWriter, new_run_id
 from .capabilities import CapabilityFactory, default_factories
 from .config import RuntimeConfig, flatten_groups
@@ -206,17 +207,17 @@ class Runtime:
 
     def _run_start(self, session: ChatSession, *, notebook: str | None = None,
                    resumed_from: str | None = None) -> None:
-        session.emit("run_start", {
-            "arcana_version": __version__,
-            "model": session.model_string,
-            "provider": session.provider.name,
-            "config": self._config_record(session.config),
-            "system_prompt": session.config.system_prompt,
-            "tools": [t.model_dump(mode="json") for t in session.tool_specs()],
-            "notebook": notebook,
-            "resumed_from": resumed_from,
-            "withheld_tools": list(session.withheld_tools),
-        }, turn=None)
+        session.emit("run_start", RunStartMetadata.build(
+            arcana_version=__version__,
+            model=session.model_string,
+            provider=session.provider.name,
+            config=self._config_record(session.config),
+            system_prompt=session.config.system_prompt,
+            tools=[t.model_dump(mode="json") for t in session.tool_specs()],
+            notebook=notebook,
+            resumed_from=resumed_from,
+            withheld_tools=list(session.withheld_tools),
+        ), turn=None)
 
     def collaborate(self, *, cognitive_primitives: list[str] | None = None, trace_dir: str | Path | None = None,
                     run_id: str | None = None) -> Any:

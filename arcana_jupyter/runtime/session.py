@@ -27,7 +27,18 @@ from ..exceptions import ArcanaError, ConfigError, ContextLengthError, ProviderE
 from ..messages import Message, ToolCall, ToolSpec
 from ..primitives.pin import PinState
 from ..providers.base import LLMRequest, LLMResponse, Provider, Usage
-from ..schema.events import llm_call_metadata
+from ..schema.events import (
+    CognitivePrimitiveMetadata,
+    ContextDecisionMetadata,
+    ErrorMetadata,
+    PromptSnapshotMetadata,
+    RunEndMetadata,
+    ToolCallMetadata,
+    TurnEndMetadata,
+    TurnStartMetadata,
+    UserMessageMetadata,
+    llm_call_metadata,
+)
 from ..schema.tools import REPEATED_CALL, ToolOutcome
 from ..tokens import TokenCounter
 from ..trace.decision_delta import DeltaEncoder
@@ -331,10 +342,11 @@ class ChatSession:
         turn = self.turn
         started = time.perf_counter()
         reply = ChatReply(text="", turn=turn, run_id=self.run_id, agent=self.agent)
-        self.emit("turn_start", {"input_tokens": self.counter.count_text(text)})
+        self.emit("turn_start", TurnStartMetadata.build(input_tokens=self.counter.count_text(text)))
         user = Message(role="user", content=text, turn=turn)
         self.history.append(user)
-        self.emit("user_message", {"message": user.record(), "history_index": len(self.history) - 1})
+        self.emit("user_message", UserMessageMetadata.build(message=user.record(),
+                                                            history_index=len(self.history) - 1))
         for cap in self.capabilities:
             cap.before_turn(text)
         partial: list[str] = []
@@ -354,8 +366,8 @@ class ChatSession:
                 outcomes = await self._run_tool_calls(turn, step, response.message.tool_calls, reply, guard)
                 reason = guard.after_step(step, response.message.tool_calls, outcomes)
                 if reason is not None:
-                    self.emit("error", {"type": reason, "where": "runtime", "recoverable": True,
-                                        "message": f"{guard.detail}: asking once more, without tools"})
+                    self.emit("error", ErrorMetadata.build(type=reason, where="runtime", recoverable=True,
+                                                           message=f"{guard.detail}: asking once more, without tools"))
                 step += 1
         except (asyncio.CancelledError, KeyboardInterrupt):
             status = "cancelled"
@@ -365,8 +377,8 @@ class ChatSession:
                 self.history.append(msg)
             reply.text = received
             # the partial reply is recorded once, in turn_end.reply (received_chars says how much)
-            self.emit("error", {"type": "cancelled", "where": "runtime", "recoverable": True,
-                                "message": "the turn was cancelled", "received_chars": len(received)})
+            self.emit("error", ErrorMetadata.build(type="cancelled", where="runtime", recoverable=True,
+                                                   message="the turn was cancelled", received_chars=len(received)))
             await self._turn_end_hooks(reply)
             self._end_turn(reply, status, started)
             raise
@@ -375,16 +387,16 @@ class ChatSession:
             reply.error = exc
             received = "".join(partial)
             reply.text = received  # kept for the caller, and recorded once: in turn_end.reply
-            self.emit("error", {"type": type(exc).__name__, "where": "provider", "recoverable": True,
-                                "message": str(exc), "status": exc.status, "received_chars": len(received)})
+            self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="provider", recoverable=True,
+                                                   message=str(exc), status=exc.status, received_chars=len(received)))
         except ArcanaError as exc:
             status = "error"
             reply.error = exc
-            self.emit("error", {"type": type(exc).__name__, "where": "runtime", "recoverable": True,
-                                "message": str(exc)})
+            self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=True,
+                                                   message=str(exc)))
         except Exception as exc:  # a bug: record it, close the turn, and let it surface
-            self.emit("error", {"type": type(exc).__name__, "where": "runtime", "recoverable": False,
-                                "message": str(exc)})
+            self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=False,
+                                                   message=str(exc)))
             await self._turn_end_hooks(reply)
             self._end_turn(reply, "error", started)
             raise
@@ -401,16 +413,16 @@ class ChatSession:
                 cap.after_turn(reply)
             except Exception as exc:
                 log.exception("arcana: the %s capability failed at turn end", cap.name)
-                self.emit("error", {"type": type(exc).__name__, "where": "runtime", "recoverable": True,
-                                    "message": f"at turn end: {exc}"})
+                self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=True,
+                                                       message=f"at turn end: {exc}"))
 
     def _end_turn(self, reply: ChatReply, status: str, started: float) -> None:
         reply.status = status
         reply.latency_ms = (time.perf_counter() - started) * 1000
-        self.emit("turn_end", {
-            "status": status, "reply": reply.text, "usage": reply.usage.model_dump(),
-            "cost_usd": reply.cost_usd, "latency_ms": round(reply.latency_ms, 3), "steps": reply.steps,
-        })
+        self.emit("turn_end", TurnEndMetadata.build(
+            status=status, reply=reply.text, usage=reply.usage.model_dump(),
+            cost_usd=reply.cost_usd, latency_ms=round(reply.latency_ms, 3), steps=reply.steps,
+        ))
 
     async def _step(
         self, turn: int, step: int, text: str, on_token: TokenCallback | None, partial: list[str], reply: ChatReply,
@@ -427,10 +439,10 @@ class ChatSession:
                     raise
                 refused = exc
                 counted = build.budget.used
-                self.emit("error", {"type": type(exc).__name__, "where": "provider", "recoverable": True,
-                                    "message": str(exc), "status": exc.status, "received": "",
-                                    "request_digest": digest, "counted_input_tokens": counted,
-                                    "reported_input_tokens": exc.prompt_tokens},
+                self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="provider", recoverable=True,
+                                                       message=str(exc), status=exc.status, received="",
+                                                       request_digest=digest, counted_input_tokens=counted,
+                                                       reported_input_tokens=exc.prompt_tokens),
                           parent_id=decision_event.event_id)
                 needed = exc.prompt_tokens / counted if exc.prompt_tokens and counted else self.calibration.ratio * 1.25
                 self.calibration.require(max(needed, self.calibration.ratio) * 1.02)
@@ -497,15 +509,16 @@ class ChatSession:
         }
         if tool_loop is not None:
             metadata["tool_loop"] = tool_loop
-        decision_event = self.emit("context_decision", metadata, live_metadata={"decision": decision_md})
+        decision_event = self.emit("context_decision", ContextDecisionMetadata.build(**metadata),
+                                   live_metadata={"decision": decision_md})
         if keyframe:
             self._decision_encoder.keyframe_written(decision_event.event_id, decision_md)
         if self.config.trace_include_prompt_snapshots:
-            self.emit("prompt_snapshot", {
-                "turn": turn, "step": step, "model": self.provider_model,
-                "messages": [m.wire() for m in build.messages], "tools": [t.wire() for t in tools],
-                "response_format": None, "budget_snapshot": build.budget.model_dump(mode="json"),
-            }, parent_id=decision_event.event_id)
+            self.emit("prompt_snapshot", PromptSnapshotMetadata.build(
+                turn=turn, step=step, model=self.provider_model,
+                messages=[m.wire() for m in build.messages], tools=[t.wire() for t in tools],
+                response_format=None, budget_snapshot=build.budget.model_dump(mode="json"),
+            ), parent_id=decision_event.event_id)
         return build, decision, digest, decision_event
 
     def _max_tokens(self) -> int | None:
@@ -624,32 +637,33 @@ class ChatSession:
             record = {"name": call.name, "arguments": args, "ok": ok, "result": content,
                       "intercepted": intercepted is not None}
             reply.tool_calls.append(record)
-            self.emit("tool_call", {
-                "step": step, "tool_call_id": call.id, "name": call.name, "arguments": args, "ok": ok,
-                "result": content, "error": outcome.error_record(),
-                "latency_ms": round((time.perf_counter() - started) * 1000, 3),
-                "truncated": truncated, "message": message.record(), "history_index": len(self.history) - 1,
-                "intercepted": intercepted is not None,
-            })
+            self.emit("tool_call", ToolCallMetadata.build(
+                step=step, tool_call_id=call.id, name=call.name, arguments=args, ok=ok,
+                result=content, error=outcome.error_record(),
+                latency_ms=round((time.perf_counter() - started) * 1000, 3),
+                truncated=truncated, message=message.record(), history_index=len(self.history) - 1,
+                intercepted=intercepted is not None,
+            ))
             if intercepted is not None and intercepted.primitive:
                 prim = {"primitive": intercepted.primitive, "tool_call_id": call.id, "args": args,
                         "result": outcome.data}
                 reply.primitives.append(prim)
-                self.emit("cognitive_primitive", prim)
+                self.emit("cognitive_primitive", CognitivePrimitiveMetadata.build(**prim))
         return outcomes
 
     # ---- actions from outside the model (widgets, magics), traced like the model's -----------
     def unpin(self, pin_id: str) -> dict[str, Any]:
         result = self.pins.unpin({"pin_id": pin_id}, self.turn)
-        self.emit("cognitive_primitive", {"primitive": "unpin", "tool_call_id": None, "args": {"pin_id": pin_id},
-                                          "result": result, "source": "user"})
+        self.emit("cognitive_primitive", CognitivePrimitiveMetadata.build(primitive="unpin", tool_call_id=None,
+                                                                          args={"pin_id": pin_id}, result=result,
+                                                                          source="user"))
         return result
 
     def pin(self, content: str, label: str | None = None, until_turn: int | None = None) -> dict[str, Any]:
         args = {"content": content, "label": label, "until_turn": until_turn}
         result = self.pins.pin(args, max(self.turn, 1))
-        self.emit("cognitive_primitive", {"primitive": "pin", "tool_call_id": None, "args": args,
-                                          "result": result, "source": "user"})
+        self.emit("cognitive_primitive", CognitivePrimitiveMetadata.build(primitive="pin", tool_call_id=None,
+                                                                          args=args, result=result, source="user"))
         return result
 
     def hydrate(self, object_id: str) -> dict[str, Any]:
@@ -691,11 +705,11 @@ class ChatSession:
             try:
                 await cap.close()
             except Exception as exc:  # closing must always finish and record
-                self.emit("error", {"type": type(exc).__name__, "where": "runtime", "recoverable": True,
-                                    "message": f"at session end: {exc}"}, turn=None)
+                self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=True,
+                                                       message=f"at session end: {exc}"), turn=None)
         if self.owns_run:
-            self.emit("run_end", {"turns": self.turn, "usage": self.usage.model_dump(),
-                                  "cost_usd": self.cost_usd, **self.run_end_metadata}, turn=None)
+            self.emit("run_end", RunEndMetadata.build(turns=self.turn, usage=self.usage.model_dump(),
+                                                      cost_usd=self.cost_usd, **self.run_end_metadata), turn=None)
             self.writer.close()
 
     def close(self) -> None:

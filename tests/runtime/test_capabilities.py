@@ -55,8 +55,8 @@ class Recorder(Capability):
     def on_event(self, event: TraceEvent) -> None:
         self.seen.append(f"event:{event.event_type}")
 
-    def run_end_fields(self) -> dict[str, Any]:
-        return {"recorder": len(self.seen)}
+    def run_end_fields(self) -> dict[str, Any]:  # fields of RunEndMetadata: run_end is built through it
+        return {"otel_export": {"spans": len(self.seen)}}
 
     async def close(self) -> None:
         self.seen.append("close")
@@ -87,7 +87,7 @@ async def test_a_capability_sees_the_whole_session(make_runtime) -> None:
         e["event_type"] for e in events]  # run_end too: written after close
     start, end = events[0]["metadata"], events[-1]["metadata"]
     assert "echo" in [t["name"] for t in start["tools"]] and start["withheld_tools"] == ["shout"]
-    assert end["recorder"] > 0
+    assert end["otel_export"]["spans"] > 0
     decision = next(e for e in events if e["event_type"] == "context_decision")
     assert decision["metadata"]["inputs"]["sections"][0]["content"] == "turn 1"
     assert any("turn 1" in m.content for m in script.requests[0].messages)
