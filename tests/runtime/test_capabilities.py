@@ -13,7 +13,7 @@ from arcana_jupyter.exceptions import ConfigError
 from arcana_jupyter.messages import ToolCall, ToolSpec
 from arcana_jupyter.providers.base import is_local, is_offline, provider_kind
 from arcana_jupyter.providers.function import FunctionProvider
-from arcana_jupyter.runtime.capabilities import Capability
+from arcana_jupyter.runtime import Capability
 from arcana_jupyter.runtime.intercept import InterceptedTool
 from arcana_jupyter.runtime.session import ChatReply, ChatSession
 from arcana_jupyter.schema.tools import ToolOutcome
