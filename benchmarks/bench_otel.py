@@ -100,15 +100,14 @@ def _scenario(turns: int, latency_ms: float, endpoints: dict[str, str | None]) -
                               tools=[add], provider=FunctionProvider(model))
             chat = runtime.chat(name="main")
             if chat.otel is not None:  # time the hand-off: the export work done on the turn's thread
-                inner = chat.otel.on_event
-                chat._subscribers.remove(inner)
+                inner = chat.otel.on_event  # the otel capability calls mapper.on_event for every event
 
                 def timed(event: Any, inner: Any = inner, mode: str = mode) -> None:
                     t0 = time.perf_counter()
                     inner(event)
                     spent[mode] = spent.get(mode, 0.0) + time.perf_counter() - t0
 
-                chat.subscribe(timed)
+                chat.otel.on_event = timed  # type: ignore[method-assign]
                 mappers[mode] = chat.otel
             chats[mode], runtimes = chat, [*runtimes, runtime]
         modes = list(endpoints)

@@ -7,14 +7,18 @@
     specs = mem.specs                         # offer remember / recall_memory / forget_memory
     result = mem.handle_tool(name, args)      # an intercepted tool call -> JSON-able dict
     mem.note_reply(reply_text)                # ids the model cited ([m_…]) count as acted on
+    mem.note_cited(turn_texts)                # ... only those the digest showed (what the runtime does)
     end = await mem.end(success=True, transcript=messages, summarise=summarise)
+    mem.learnings                             # end's LearningsResult, or None
+    mem.close()                               # close the store (the runtime opens one per session)
 
-Everything the session reads or writes is reported through the store's ``on_event`` hook.
+Everything the session reads or writes is reported through the store's ``on_event`` hook. The
+runtime's memory capability (runtime/memory_capability.py) drives one per chat session.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +85,13 @@ class MemorySession:
         ids = find_entry_ids(text)
         return self.mark_acted_on(ids) if ids else []
 
+    def note_cited(self, texts: Iterable[str]) -> list[str]:
+        """Mark the memories ``texts`` cite by id *and* the digest showed as acted on; returns the ids
+        marked (sorted). The runtime passes a turn's assistant replies and tool-call arguments."""
+        shown = set(self.digest.entry_ids) if self.digest is not None else set()
+        ids = sorted({i for text in texts for i in find_entry_ids(text)} & shown)
+        return self.mark_acted_on(ids) if ids else []
+
     def mark_acted_on(self, ids: Sequence[str]) -> list[str]:
         with route_events(self.on_event):
             return self.store.mark_acted_on(ids, session_id=self.session_id)
@@ -92,7 +103,8 @@ class MemorySession:
         transcript: Sequence[Mapping[str, Any]] | None = None,
         summarise: Callable[[str], Awaitable[str]] | None = None,
     ) -> SessionEnd:
-        """Reinforce (``end_session``), then extract learnings when a summariser and transcript are given.
+        """Reinforce (``end_session``), then extract learnings when a summariser and a transcript (even an
+        empty one) are given.
 
         A second call returns the first result unchanged.
         """
@@ -101,7 +113,16 @@ class MemorySession:
         with route_events(self.on_event):
             outcome = self.store.end_session(self.session_id, success=success)
             learnings = None
-            if summarise is not None and transcript:
+            if summarise is not None and transcript is not None:
                 learnings = await self.store.extract_learnings(transcript, summarise, self.scope)
         self.ended = SessionEnd(outcome, learnings)
         return self.ended
+
+    @property
+    def learnings(self) -> LearningsResult | None:
+        """The learnings :meth:`end` extracted; ``None`` before it ran or when it asked for none."""
+        return self.ended.learnings if self.ended is not None else None
+
+    def close(self) -> None:
+        """Close the store (for a store opened for this session alone)."""
+        self.store.close()

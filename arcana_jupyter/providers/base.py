@@ -105,3 +105,29 @@ class Provider(abc.ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, nothing to release by default
         """Release connections and other resources."""
+
+
+LOCAL_KIND = "local"
+"""The :func:`provider_kind` of the bundled llama.cpp model (providers/local.py)."""
+
+OFFLINE_KINDS = (LOCAL_KIND, "function", "scripted", "replay")
+"""Kinds with no API key behind them: settings such as ``memory_learnings="auto"`` make no extra call."""
+
+
+def provider_kind(provider: Any) -> str:
+    """Which kind of model a provider talks to: its ``name`` (``local``, ``openai``, ``function`` ...),
+    or for a replay the provider of the recorded run, so settings that depend on the model (which tools
+    ``auto`` offers, whether learnings are summarised) follow the recording, not the replay.
+
+    The one answer to "is this the local / recorded model?" (runtime/builtin_tools.py, memory)."""
+    return str(getattr(provider, "recorded_provider", None) or getattr(provider, "name", ""))
+
+
+def is_local(provider: Any) -> bool:
+    """True when the model is the bundled local one (also while a recording of it is replayed)."""
+    return provider_kind(provider) == LOCAL_KIND
+
+
+def is_offline(provider: Any) -> bool:
+    """True for a provider with no API key behind it (:data:`OFFLINE_KINDS`, also when replayed)."""
+    return provider_kind(provider) in OFFLINE_KINDS

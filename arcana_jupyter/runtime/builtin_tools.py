@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..messages import Message
 from ..primitives.pin import PIN_SPEC, UNPIN_SPEC, pin_outcome, unpin_outcome
 from ..primitives.recall import RECALL_SPEC, recall, recall_outcome
+from ..providers.base import is_local
 from ..schema.tools import ToolOutcome
 from .intercept import InterceptedTool
 
@@ -49,8 +50,7 @@ SMALL_LOCAL_MODELS = ("SmolLM2-135M",)
 
 def small_model(provider: Any, provider_model: str) -> bool:
     """True for the bundled 135M model (also when a recording of it is replayed)."""
-    kind = getattr(provider, "recorded_provider", None) or getattr(provider, "name", "")
-    return kind == "local" and any(name in provider_model for name in SMALL_LOCAL_MODELS)
+    return is_local(provider) and any(name in provider_model for name in SMALL_LOCAL_MODELS)
 
 
 def offers_tools(mode: str, provider: Any, provider_model: str) -> bool:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..schema.events import RunEndMetadata
 from ..trace.writer import new_run_id
 from .config import PRIMITIVES
 from .session import ChatReply, ChatSession
@@ -108,11 +109,10 @@ class AgentPool:
         extra: dict[str, Any] = {}
         for member in self.members.values():  # e.g. otel_export (per run: every member has the same)
             extra.update(member.run_end_metadata)
-        self.writer.emit("run_end", {**extra,
-            "turns": sum(m.turn for m in self.members.values()), "usage": usage.model_dump(),
-            "cost_usd": sum(m.cost_usd for m in self.members.values()),
-            "agents": list(self.members),
-        }, agent="pool")
+        self.writer.emit("run_end", RunEndMetadata.build(
+            **extra, turns=sum(m.turn for m in self.members.values()), usage=usage.model_dump(),
+            cost_usd=sum(m.cost_usd for m in self.members.values()), agents=list(self.members),
+        ), agent="pool")
         self.writer.close()
 
     async def __aenter__(self) -> AgentPool:

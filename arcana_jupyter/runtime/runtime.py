@@ -9,14 +9,14 @@ from typing import Any
 
 from .. import __version__
 from ..providers.base import Provider
+from ..schema.events import RunStartMetadata
 from ..trace.writer import TraceWriter, new_run_id
+from .capabilities import CapabilityFactory, default_factories
 from .config import RuntimeConfig, flatten_groups
 from .intercept import ASK_USER, AskUser, InterceptedTool
 from .loop import LoopThread
 from .session import ChatSession
 from .tools import Tool, ToolRegistry
-
-SessionHook = Callable[..., Any]
 
 
 def local_context(total_window: int) -> int:
@@ -54,14 +54,15 @@ class Runtime:
         self.provider_instance = provider
         self.ask_user = ask_user
         self.loop = LoopThread()
-        self.turn_start_hooks: list[SessionHook] = []
-        self.turn_end_hooks: list[SessionHook] = []
-        self.tool_result_hooks: list[SessionHook] = []
-        self.session_start_hooks: list[SessionHook] = []
-        self.session_end_hooks: list[SessionHook] = []
-        from . import plugins
+        self.capability_factories: list[CapabilityFactory] = default_factories()
+        """What each new session gets, in order: OpenTelemetry, primitives, adaptive context, memory
+        (runtime/capabilities.py says why this order)."""
 
-        plugins.install(self)
+    def add_capability(self, factory: CapabilityFactory) -> CapabilityFactory:
+        """Give every session opened afterwards the capability ``factory(session)`` makes (``None``:
+        none for that session). It comes after the runtime's own: last at start, first at close."""
+        self.capability_factories.append(factory)
+        return factory
 
     def tool(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """Decorator: register ``fn`` as a tool for every chat opened afterwards."""
@@ -169,8 +170,8 @@ class Runtime:
 
         The one way a session comes to be: :meth:`chat` (a new run), :class:`AgentPool` members
         (one run, several agents) and resume (``resumed_from=RUN_ID``) all go through it. The
-        provider is resolved, tools offered or withheld, the session-start hooks run (adaptive
-        engine, memory, OpenTelemetry), then ``prepare(session)`` — if given — restores state
+        provider is resolved, user tools offered or withheld, the capabilities attached in order
+        (OpenTelemetry, primitives, adaptive engine, memory), then ``prepare(session)`` — if given — restores state
         (resume: history, pins, usage) before ``run_start`` is written. The caller owns ``writer``.
         """
         session = self._build_session(agent, run_id, writer, cfg, ask_user=ask_user)
@@ -184,7 +185,7 @@ class Runtime:
     ) -> ChatSession:
         tdir = writer.path.parent if writer.path is not None else None
         provider, provider_model, model_string = self._provider(cfg.model, tdir, cfg)
-        from .builtin_tools import offers_tools, primitive_tools
+        from .builtin_tools import offers_tools
 
         withheld: list[str] = []
         tools = self.tools.copy()
@@ -192,35 +193,31 @@ class Runtime:
             withheld += [spec.name for spec in tools.specs()] + (["ask_user"] if ask_user is not None else [])
             tools, ask_user = ToolRegistry(()), None
         intercepted: list[InterceptedTool] = [ASK_USER] if ask_user is not None else []
-        if offers_tools(cfg.primitive_tools, provider, provider_model):
-            intercepted += primitive_tools(cfg.cognitive_primitives)
-        else:
-            withheld += [t.name for t in primitive_tools(cfg.cognitive_primitives)]
         session = ChatSession(
             self, agent=agent, run_id=run_id, writer=writer, config=cfg, provider=provider,
             provider_model=provider_model, model_string=model_string, tools=tools, intercepted=intercepted,
-            ask_user=ask_user,
+            ask_user=ask_user, withheld=withheld,
         )
-        session.withheld_tools = withheld
-        session.check_tool_names()  # before the hooks: a clear error before anything is attached
-        for hook in self.session_start_hooks:
-            hook(session)
-        session.check_tool_names()  # memory and adaptive-context tools are added by the hooks
+        session.check_tool_names()
+        for factory in self.capability_factories:
+            capability = factory(session)
+            if capability is not None:  # a clashing tool name is a ConfigError before the next one starts
+                session.add_capability(capability)
         return session
 
     def _run_start(self, session: ChatSession, *, notebook: str | None = None,
                    resumed_from: str | None = None) -> None:
-        session.emit("run_start", {
-            "arcana_version": __version__,
-            "model": session.model_string,
-            "provider": session.provider.name,
-            "config": self._config_record(session.config),
-            "system_prompt": session.config.system_prompt,
-            "tools": [t.model_dump(mode="json") for t in session.tool_specs()],
-            "notebook": notebook,
-            "resumed_from": resumed_from,
-            "withheld_tools": list(session.withheld_tools),
-        }, turn=None)
+        session.emit("run_start", RunStartMetadata.build(
+            arcana_version=__version__,
+            model=session.model_string,
+            provider=session.provider.name,
+            config=self._config_record(session.config),
+            system_prompt=session.config.system_prompt,
+            tools=[t.model_dump(mode="json") for t in session.tool_specs()],
+            notebook=notebook,
+            resumed_from=resumed_from,
+            withheld_tools=list(session.withheld_tools),
+        ), turn=None)
 
     def collaborate(self, *, cognitive_primitives: list[str] | None = None, trace_dir: str | Path | None = None,
                     run_id: str | None = None) -> Any:

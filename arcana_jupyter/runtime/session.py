@@ -12,9 +12,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ..context import ContextSection, PinBlock, WorkingSetBuilder
@@ -26,19 +27,35 @@ from ..exceptions import ArcanaError, ConfigError, ContextLengthError, ProviderE
 from ..messages import Message, ToolCall, ToolSpec
 from ..primitives.pin import PinState
 from ..providers.base import LLMRequest, LLMResponse, Provider, Usage
-from ..schema.events import llm_call_metadata
+from ..schema.events import (
+    CognitivePrimitiveMetadata,
+    ContextDecisionMetadata,
+    ErrorMetadata,
+    PromptSnapshotMetadata,
+    RunEndMetadata,
+    ToolCallMetadata,
+    TurnEndMetadata,
+    TurnStartMetadata,
+    UserMessageMetadata,
+    llm_call_metadata,
+)
 from ..schema.tools import REPEATED_CALL, ToolOutcome
 from ..tokens import TokenCounter
 from ..trace.decision_delta import DeltaEncoder
 from ..trace.events import TraceEvent
 from ..trace.writer import TraceWriter
 from .calibration import Calibration
+from .capabilities import Capability
 from .config import RuntimeConfig
 from .guard import ToolLoopGuard
 from .intercept import AskUser, InterceptedTool
 from .tools import ArgumentsError, ToolRegistry, bound_text, parse_arguments
 
 if TYPE_CHECKING:
+    from ..adaptive import AdaptiveEngine, TurnBands
+    from ..memory import MemorySession
+    from ..trace.otel import SpanMapper
+    from .adaptive_capability import AdaptiveCapability
     from .runtime import Runtime
 
 log = logging.getLogger("arcana_jupyter")
@@ -88,8 +105,9 @@ class ChatSession:
         provider_model: str,
         model_string: str,
         tools: ToolRegistry,
-        intercepted: Sequence[InterceptedTool],
+        intercepted: Sequence[InterceptedTool] = (),
         ask_user: AskUser | None = None,
+        withheld: Sequence[str] = (),
     ) -> None:
         self.runtime = runtime
         self.agent = agent
@@ -100,7 +118,10 @@ class ChatSession:
         self.provider_model = provider_model
         self.model_string = model_string
         self.tools = tools
-        self.intercepted: dict[str, InterceptedTool] = {t.name: t for t in intercepted}
+        self._own_withheld = list(withheld)
+        self._intercepted: dict[str, InterceptedTool] = {t.name: t for t in intercepted}
+        self.capabilities: list[Capability] = []
+        """The optional parts of cognition, in the runtime's order (runtime/capabilities.py)."""
         self.ask_user_callback = ask_user
         self.counter: TokenCounter = provider.token_counter(provider_model)
         """Counts in the tokens of the model that gets the prompt (see tokens.py)."""
@@ -123,13 +144,6 @@ class ChatSession:
         self.turn = 0
         self.usage = Usage()
         self.cost_usd = 0.0
-        self.engine: Any = None
-        """The adaptive-context engine, or ``None`` in classic mode."""
-        self.engine_note: str | None = None
-        """Why classic mode runs, when it does."""
-        self.memory: Any = None
-        """The memory session (runtime/memory_plugin.py), or ``None`` when memory is off."""
-        self.extra_sections: list[Callable[[ChatSession], list[ContextSection]]] = []
         self._subscribers: list[EventCallback] = []
         self._previous_build: Any = None
         self._decision_encoder = DeltaEncoder()
@@ -138,14 +152,76 @@ class ChatSession:
         """The prompts of recent steps, by (turn, step), for the inspector's message text."""
         self._lock = asyncio.Lock()
         self.closed = False
-        self.withheld_tools: list[str] = []
-        """Tools enabled in the config but not offered to this model (too small to use them)."""
         self.owns_run = True
         """False for pool members: the pool writes ``run_end``."""
-        self.otel: Any = None
+
+    # ---- capabilities ---------------------------------------------------------------------
+    def add_capability(self, capability: Capability) -> None:
+        """Attach ``capability`` (last): its tools join the offered ones, its hooks run from now on.
+
+        The runtime attaches its own at session creation (``Runtime.add_capability`` adds a factory);
+        a tool name that clashes with a user tool is a :class:`ConfigError` (:meth:`check_tool_names`)."""
+        self.capabilities.append(capability)
+        for tool in capability.tools():
+            self._intercepted[tool.name] = tool
+        self.check_tool_names()
+
+    @property
+    def intercepted(self) -> Mapping[str, InterceptedTool]:
+        """Every intercepted tool offered, by name: the runtime's own (``ask_user``), then the
+        capabilities' tools in their order. Read-only: tools come and go with capabilities."""
+        return MappingProxyType(self._intercepted)
+
+    def capability(self, name: str) -> Capability | None:
+        """The attached capability called ``name`` (``adaptive``, ``memory``, ``otel``, ``primitives``)."""
+        return next((c for c in self.capabilities if c.name == name), None)
+
+    @property
+    def _adaptive(self) -> AdaptiveCapability | None:
+        from .adaptive_capability import AdaptiveCapability
+
+        return next((c for c in self.capabilities if isinstance(c, AdaptiveCapability)), None)
+
+    @property
+    def engine(self) -> AdaptiveEngine | None:
+        """The adaptive-context engine, or ``None`` in classic mode."""
+        adaptive = self._adaptive
+        return adaptive.engine if adaptive is not None else None
+
+    @property
+    def engine_note(self) -> str | None:
+        """Why classic mode runs, when it does."""
+        adaptive = self._adaptive
+        return adaptive.note if adaptive is not None else None
+
+    @property
+    def memory(self) -> MemorySession | None:
+        """The memory session (memory/session.py), or ``None`` when memory is off."""
+        from .memory_capability import MemoryCapability
+
+        found = next((c for c in self.capabilities if isinstance(c, MemoryCapability)), None)
+        return found.memory if found is not None else None
+
+    @property
+    def otel(self) -> SpanMapper | None:
         """The OpenTelemetry span mapper (trace/otel.py) when ``config.otel`` is on."""
-        self.run_end_metadata: dict[str, Any] = {}
-        """Extra ``run_end`` fields session-end hooks add (``otel_export``)."""
+        from .otel_capability import OtelCapability
+
+        found = next((c for c in self.capabilities if isinstance(c, OtelCapability)), None)
+        return found.mapper if found is not None else None
+
+    @property
+    def withheld_tools(self) -> list[str]:
+        """Tools enabled in the config but not offered to this model (too small to use them)."""
+        return [*self._own_withheld, *(name for c in self.capabilities for name in c.withheld())]
+
+    @property
+    def run_end_metadata(self) -> dict[str, Any]:
+        """Extra ``run_end`` fields the capabilities add (``otel_export``)."""
+        fields: dict[str, Any] = {}
+        for c in self.capabilities:
+            fields.update(c.run_end_fields())
+        return fields
 
     # ---- events ---------------------------------------------------------------------------
     def subscribe(self, callback: EventCallback) -> Callable[[], None]:
@@ -168,6 +244,11 @@ class ChatSession:
             events.append(event)
             if len(self._turn_events) > 64:  # the bundle of old turns is rebuilt from the trace
                 self._turn_events.pop(min(self._turn_events))
+        for cap in list(self.capabilities):
+            try:
+                cap.on_event(event)
+            except Exception:  # a broken exporter must not break the conversation
+                log.exception("arcana: the %s capability failed on an event", cap.name)
         for cb in list(self._subscribers):
             try:
                 cb(event)
@@ -223,11 +304,15 @@ class ChatSession:
         self.check_tool_names()
         return [*self.tools.specs(), *(t.spec for t in self.intercepted.values())]
 
-    def _sections(self) -> list[ContextSection]:
-        sections: list[ContextSection] = []
-        for provide in self.extra_sections:
-            sections.extend(provide(self))
-        return sections
+    def _sections(self, turn: int) -> list[ContextSection]:
+        return [section for c in self.capabilities for section in c.sections(turn)]
+
+    def _bands(self, turn: int) -> TurnBands | None:
+        for c in self.capabilities:
+            bands = c.history_bands(turn)
+            if bands is not None:
+                return bands
+        return None
 
     def _pin_blocks(self) -> list[PinBlock]:
         return [
@@ -257,12 +342,13 @@ class ChatSession:
         turn = self.turn
         started = time.perf_counter()
         reply = ChatReply(text="", turn=turn, run_id=self.run_id, agent=self.agent)
-        self.emit("turn_start", {"input_tokens": self.counter.count_text(text)})
+        self.emit("turn_start", TurnStartMetadata.build(input_tokens=self.counter.count_text(text)))
         user = Message(role="user", content=text, turn=turn)
         self.history.append(user)
-        self.emit("user_message", {"message": user.record(), "history_index": len(self.history) - 1})
-        for hook in self.runtime.turn_start_hooks:
-            await _maybe_await(hook(self, text))
+        self.emit("user_message", UserMessageMetadata.build(message=user.record(),
+                                                            history_index=len(self.history) - 1))
+        for cap in self.capabilities:
+            cap.before_turn(text)
         partial: list[str] = []
         status = "ok"
         guard = ToolLoopGuard(self.config.max_tool_steps, self.config.max_tool_seconds)
@@ -280,8 +366,8 @@ class ChatSession:
                 outcomes = await self._run_tool_calls(turn, step, response.message.tool_calls, reply, guard)
                 reason = guard.after_step(step, response.message.tool_calls, outcomes)
                 if reason is not None:
-                    self.emit("error", {"type": reason, "where": "runtime", "recoverable": True,
-                                        "message": f"{guard.detail}: asking once more, without tools"})
+                    self.emit("error", ErrorMetadata.build(type=reason, where="runtime", recoverable=True,
+                                                           message=f"{guard.detail}: asking once more, without tools"))
                 step += 1
         except (asyncio.CancelledError, KeyboardInterrupt):
             status = "cancelled"
@@ -291,8 +377,8 @@ class ChatSession:
                 self.history.append(msg)
             reply.text = received
             # the partial reply is recorded once, in turn_end.reply (received_chars says how much)
-            self.emit("error", {"type": "cancelled", "where": "runtime", "recoverable": True,
-                                "message": "the turn was cancelled", "received_chars": len(received)})
+            self.emit("error", ErrorMetadata.build(type="cancelled", where="runtime", recoverable=True,
+                                                   message="the turn was cancelled", received_chars=len(received)))
             await self._turn_end_hooks(reply)
             self._end_turn(reply, status, started)
             raise
@@ -301,16 +387,16 @@ class ChatSession:
             reply.error = exc
             received = "".join(partial)
             reply.text = received  # kept for the caller, and recorded once: in turn_end.reply
-            self.emit("error", {"type": type(exc).__name__, "where": "provider", "recoverable": True,
-                                "message": str(exc), "status": exc.status, "received_chars": len(received)})
+            self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="provider", recoverable=True,
+                                                   message=str(exc), status=exc.status, received_chars=len(received)))
         except ArcanaError as exc:
             status = "error"
             reply.error = exc
-            self.emit("error", {"type": type(exc).__name__, "where": "runtime", "recoverable": True,
-                                "message": str(exc)})
+            self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=True,
+                                                   message=str(exc)))
         except Exception as exc:  # a bug: record it, close the turn, and let it surface
-            self.emit("error", {"type": type(exc).__name__, "where": "runtime", "recoverable": False,
-                                "message": str(exc)})
+            self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=False,
+                                                   message=str(exc)))
             await self._turn_end_hooks(reply)
             self._end_turn(reply, "error", started)
             raise
@@ -322,21 +408,21 @@ class ChatSession:
 
     async def _turn_end_hooks(self, reply: ChatReply) -> None:
         """Adaptive reconciliation, memory bookkeeping: run even for failed turns, never fatal."""
-        for hook in self.runtime.turn_end_hooks:
+        for cap in self.capabilities:
             try:
-                await _maybe_await(hook(self, reply))
+                cap.after_turn(reply)
             except Exception as exc:
-                log.exception("arcana: a turn-end hook failed")
-                self.emit("error", {"type": type(exc).__name__, "where": "runtime", "recoverable": True,
-                                    "message": f"at turn end: {exc}"})
+                log.exception("arcana: the %s capability failed at turn end", cap.name)
+                self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=True,
+                                                       message=f"at turn end: {exc}"))
 
     def _end_turn(self, reply: ChatReply, status: str, started: float) -> None:
         reply.status = status
         reply.latency_ms = (time.perf_counter() - started) * 1000
-        self.emit("turn_end", {
-            "status": status, "reply": reply.text, "usage": reply.usage.model_dump(),
-            "cost_usd": reply.cost_usd, "latency_ms": round(reply.latency_ms, 3), "steps": reply.steps,
-        })
+        self.emit("turn_end", TurnEndMetadata.build(
+            status=status, reply=reply.text, usage=reply.usage.model_dump(),
+            cost_usd=reply.cost_usd, latency_ms=round(reply.latency_ms, 3), steps=reply.steps,
+        ))
 
     async def _step(
         self, turn: int, step: int, text: str, on_token: TokenCallback | None, partial: list[str], reply: ChatReply,
@@ -353,10 +439,10 @@ class ChatSession:
                     raise
                 refused = exc
                 counted = build.budget.used
-                self.emit("error", {"type": type(exc).__name__, "where": "provider", "recoverable": True,
-                                    "message": str(exc), "status": exc.status, "received": "",
-                                    "request_digest": digest, "counted_input_tokens": counted,
-                                    "reported_input_tokens": exc.prompt_tokens},
+                self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="provider", recoverable=True,
+                                                       message=str(exc), status=exc.status, received="",
+                                                       request_digest=digest, counted_input_tokens=counted,
+                                                       reported_input_tokens=exc.prompt_tokens),
                           parent_id=decision_event.event_id)
                 needed = exc.prompt_tokens / counted if exc.prompt_tokens and counted else self.calibration.ratio * 1.25
                 self.calibration.require(max(needed, self.calibration.ratio) * 1.02)
@@ -373,17 +459,17 @@ class ChatSession:
         history: list[Message] = self.history
         kept: list[int] | None = None
         from_turn: int | None = None
-        if self.engine is not None:
-            bands = self.engine.bands(turn)
+        bands = self._bands(turn)
+        if bands is not None:
             from_turn = bands.verbatim_from
             history, kept = select_from_turn(self.history, from_turn)
-        pins, sections = self._pin_blocks(), self._sections()
+        pins, sections = self._pin_blocks(), self._sections(turn)
         build = await self.builder.abuild(
             history, None, task=None, pins=pins, sections=sections, tools=tools,
             turn=turn, step=step, previous=self._previous_build,
         )
         decision = build.decision
-        if kept is not None and len(kept) != len(self.history):
+        if bands is not None and kept is not None and len(kept) != len(self.history):
             counts = [self.counter.count_message(m) for m in self.history]
             decision = expand_decision(decision, self.history, kept, bands.digest, counts)
         self._previous_build = build
@@ -414,7 +500,7 @@ class ChatSession:
                 "sections": [s.model_dump(mode="json") for s in sections],
                 "task": None,
                 "history_from_turn": from_turn,
-                "digest_turns": list(bands.digest) if kept is not None else [],
+                "digest_turns": list(bands.digest) if bands is not None else [],
             },
             "builder": {**self.builder.settings(), "model": self.provider_model},
             "tools": [t.model_dump(mode="json") for t in tools],
@@ -423,15 +509,16 @@ class ChatSession:
         }
         if tool_loop is not None:
             metadata["tool_loop"] = tool_loop
-        decision_event = self.emit("context_decision", metadata, live_metadata={"decision": decision_md})
+        decision_event = self.emit("context_decision", ContextDecisionMetadata.build(**metadata),
+                                   live_metadata={"decision": decision_md})
         if keyframe:
             self._decision_encoder.keyframe_written(decision_event.event_id, decision_md)
         if self.config.trace_include_prompt_snapshots:
-            self.emit("prompt_snapshot", {
-                "turn": turn, "step": step, "model": self.provider_model,
-                "messages": [m.wire() for m in build.messages], "tools": [t.wire() for t in tools],
-                "response_format": None, "budget_snapshot": build.budget.model_dump(mode="json"),
-            }, parent_id=decision_event.event_id)
+            self.emit("prompt_snapshot", PromptSnapshotMetadata.build(
+                turn=turn, step=step, model=self.provider_model,
+                messages=[m.wire() for m in build.messages], tools=[t.wire() for t in tools],
+                response_format=None, budget_snapshot=build.budget.model_dump(mode="json"),
+            ), parent_id=decision_event.event_id)
         return build, decision, digest, decision_event
 
     def _max_tokens(self) -> int | None:
@@ -536,8 +623,8 @@ class ChatSession:
             else:
                 outcome = await self.tools.execute(call.name, call.arguments)
                 content = outcome.content
-                for hook in self.runtime.tool_result_hooks:  # e.g. large outputs become artifacts
-                    content = await _maybe_await(hook(self, call, content)) or content
+                for cap in self.capabilities:  # e.g. large outputs become artifacts
+                    content = cap.tool_result(call, content) or content
                 content, truncated = bound_text(content, self.counter, self.config.tool_output_max_tokens)
             ok = outcome.ok
             message = Message(role="tool", content=content, tool_call_id=call.id, name=call.name, turn=turn)
@@ -550,43 +637,52 @@ class ChatSession:
             record = {"name": call.name, "arguments": args, "ok": ok, "result": content,
                       "intercepted": intercepted is not None}
             reply.tool_calls.append(record)
-            self.emit("tool_call", {
-                "step": step, "tool_call_id": call.id, "name": call.name, "arguments": args, "ok": ok,
-                "result": content, "error": outcome.error_record(),
-                "latency_ms": round((time.perf_counter() - started) * 1000, 3),
-                "truncated": truncated, "message": message.record(), "history_index": len(self.history) - 1,
-                "intercepted": intercepted is not None,
-            })
+            self.emit("tool_call", ToolCallMetadata.build(
+                step=step, tool_call_id=call.id, name=call.name, arguments=args, ok=ok,
+                result=content, error=outcome.error_record(),
+                latency_ms=round((time.perf_counter() - started) * 1000, 3),
+                truncated=truncated, message=message.record(), history_index=len(self.history) - 1,
+                intercepted=intercepted is not None,
+            ))
             if intercepted is not None and intercepted.primitive:
                 prim = {"primitive": intercepted.primitive, "tool_call_id": call.id, "args": args,
                         "result": outcome.data}
                 reply.primitives.append(prim)
-                self.emit("cognitive_primitive", prim)
+                self.emit("cognitive_primitive", CognitivePrimitiveMetadata.build(**prim))
         return outcomes
 
     # ---- actions from outside the model (widgets, magics), traced like the model's -----------
     def unpin(self, pin_id: str) -> dict[str, Any]:
         result = self.pins.unpin({"pin_id": pin_id}, self.turn)
-        self.emit("cognitive_primitive", {"primitive": "unpin", "tool_call_id": None, "args": {"pin_id": pin_id},
-                                          "result": result, "source": "user"})
+        self.emit("cognitive_primitive", CognitivePrimitiveMetadata.build(primitive="unpin", tool_call_id=None,
+                                                                          args={"pin_id": pin_id}, result=result,
+                                                                          source="user"))
         return result
 
     def pin(self, content: str, label: str | None = None, until_turn: int | None = None) -> dict[str, Any]:
         args = {"content": content, "label": label, "until_turn": until_turn}
         result = self.pins.pin(args, max(self.turn, 1))
-        self.emit("cognitive_primitive", {"primitive": "pin", "tool_call_id": None, "args": args,
-                                          "result": result, "source": "user"})
+        self.emit("cognitive_primitive", CognitivePrimitiveMetadata.build(primitive="pin", tool_call_id=None,
+                                                                          args=args, result=result, source="user"))
         return result
 
     def hydrate(self, object_id: str) -> dict[str, Any]:
-        if self.engine is None:
-            return {"ok": False, "error": "classic_mode", "message": "adaptive context is off in this session"}
-        return dict(self.engine.hydrate(object_id, turn=self.turn, source="widget"))
+        """Bring an adaptive object back in full (a widget's action): through the adaptive capability."""
+        adaptive = self._adaptive
+        if adaptive is None:
+            from .adaptive_capability import CLASSIC_MODE
+
+            return dict(CLASSIC_MODE)
+        return adaptive.hydrate(object_id)
 
     def retract(self, object_id: str) -> dict[str, Any]:
-        if self.engine is None:
-            return {"ok": False, "error": "classic_mode", "message": "adaptive context is off in this session"}
-        return dict(self.engine.retract(object_id, turn=self.turn, source="widget"))
+        """Take an adaptive object out of the prompt (a widget's action): through the adaptive capability."""
+        adaptive = self._adaptive
+        if adaptive is None:
+            from .adaptive_capability import CLASSIC_MODE
+
+            return dict(CLASSIC_MODE)
+        return adaptive.retract(object_id)
 
     # ---- sync use (scripts, notebook magics) --------------------------------------------
     def send_sync(self, text: str, **kwargs: Any) -> ChatReply:
@@ -600,19 +696,20 @@ class ChatSession:
         return turn_bundle(self, self.turn if turn is None else turn)
 
     async def aclose(self) -> None:
-        """End the session: session-end hooks (memory learnings), then ``run_end`` if it owns the run."""
+        """End the session: close the capabilities in reverse order (memory learnings, then OpenTelemetry's
+        flush), then ``run_end`` if it owns the run."""
         if self.closed:
             return
         self.closed = True
-        for hook in self.runtime.session_end_hooks:
+        for cap in reversed(self.capabilities):
             try:
-                await _maybe_await(hook(self))
+                await cap.close()
             except Exception as exc:  # closing must always finish and record
-                self.emit("error", {"type": type(exc).__name__, "where": "runtime", "recoverable": True,
-                                    "message": f"at session end: {exc}"}, turn=None)
+                self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=True,
+                                                       message=f"at session end: {exc}"), turn=None)
         if self.owns_run:
-            self.emit("run_end", {"turns": self.turn, "usage": self.usage.model_dump(),
-                                  "cost_usd": self.cost_usd, **self.run_end_metadata}, turn=None)
+            self.emit("run_end", RunEndMetadata.build(turns=self.turn, usage=self.usage.model_dump(),
+                                                      cost_usd=self.cost_usd, **self.run_end_metadata), turn=None)
             self.writer.close()
 
     def close(self) -> None:
@@ -630,9 +727,4 @@ class ChatSession:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-async def _maybe_await(value: Any) -> Any:
-    if isinstance(value, Awaitable):
-        return await value
-    return value
 

@@ -149,8 +149,6 @@ class BuilderSettings(Record):
     strategy: str | None = None
     total_window: int | None = None
     response_reserve: int | None = None
-    model: str | None = None
-    summarizer: bool | None = None
     placeholder_hint: str | None = None
     fidelity: FidelityRecord | None = None
     recall_share: float | None = None
@@ -162,7 +160,9 @@ class BuilderSettings(Record):
     recall: bool | None = None
     recall_max_tokens: int | None = None
     embedder: str | None = None
+    summarizer: bool | None = None
     encoding: str | None = None
+    model: str | None = None
 
 
 class CalibrationRecord(Record):
@@ -396,9 +396,9 @@ class MemoryWriteMetadata(Record):
 
 class ErrorMetadata(Record):
     type: str | None = None
-    message: str | None = None
     where: str | None = None
     recoverable: bool | None = None
+    message: str | None = None
     step: int | None = None
     status: int | None = None
     """The HTTP status of a provider error, when there was one."""

@@ -1,0 +1,61 @@
+"""OpenTelemetry export as a capability (``RuntimeConfig.otel``, ``ARCANA_OTEL=1``).
+
+- start: the process's pipeline for the current ``OTEL_*`` settings (made on first use; a
+  :class:`~arcana_jupyter.exceptions.ConfigError` naming ``pip install 'arcana-jupyter[otel]'``
+  without the extra), and a span mapper that gets every event the session emits — the same events
+  the trace file gets, as they are written (trace/otel.py maps them). It is the first capability,
+  so it also sees what the others record while they start (the memory digest's read).
+- close (the last capability closed, after the memory learnings): the run's open spans are ended,
+  the queue is flushed (at most a few seconds), and ``run_end`` gets ``otel_export``: spans made,
+  exported, failed, dropped, pending.
+
+The turn's thread only queues each event (a few µs); a mapping thread per session builds the spans
+and the batch processor's thread exports them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..trace.events import TraceEvent
+from .capabilities import Capability
+
+if TYPE_CHECKING:
+    from ..trace.otel import SpanMapper
+    from .session import ChatSession
+
+
+class OtelCapability(Capability):
+    name = "otel"
+
+    def __init__(self, session: ChatSession, mapper: SpanMapper) -> None:
+        self.session = session
+        self.mapper = mapper
+        self.export: dict[str, Any] | None = None
+        """``run_end``'s ``otel_export``, once closed."""
+
+    def on_event(self, event: TraceEvent) -> None:
+        self.mapper.on_event(event)
+
+    async def close(self) -> None:
+        mapper = self.mapper
+        mapper.finish()
+        mapper.pipeline.flush()
+        extra: dict[str, Any] = {"mapping_problems": mapper.problems} if mapper.problems else {}
+        if mapper.events_dropped:
+            extra["events_dropped"] = mapper.events_dropped
+        self.export = mapper.pipeline.stats(self.session.run_id) | extra
+
+    def run_end_fields(self) -> dict[str, Any]:
+        return {"otel_export": self.export} if self.export is not None else {}
+
+
+def otel_capability(session: ChatSession) -> OtelCapability | None:
+    if not session.config.otel:
+        return None
+    from ..trace import otel
+
+    pipeline = otel.shared_pipeline()  # OtelUnavailable (a ConfigError) without the extra
+    mapper = pipeline.mapper(secrets=session.runtime.secrets(), background=True,
+                             content=session.config.trace_content)
+    return OtelCapability(session, mapper)
