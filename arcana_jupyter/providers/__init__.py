@@ -37,7 +37,7 @@ _EXPORTS = {
     "Provider": "arcana_jupyter.providers.base",
     "ReplayDivergence": "arcana_jupyter.exceptions",
     "ReplayProvider": "arcana_jupyter.providers.recorded",
-    "RetryPolicy": "arcana_jupyter.providers._http",
+    "RetryPolicy": "arcana_jupyter.providers.connection",
     "ScriptedProvider": "arcana_jupyter.providers.function",
     "StreamChunk": "arcana_jupyter.providers.base",
     "Usage": "arcana_jupyter.providers.base",

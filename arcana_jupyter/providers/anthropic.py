@@ -30,8 +30,8 @@ import httpx
 
 from ..exceptions import ProviderError, StreamError
 from ..messages import Message, ToolCall
-from ._http import HTTPConnection, RetryPolicy, StreamLimits, iter_sse
 from .base import LLMRequest, LLMResponse, Provider, StreamChunk, Usage
+from .connection import HTTPConnection, RetryPolicy, StreamLimits, iter_sse
 from .openai_compat import MALFORMED, count, malformed
 
 API_VERSION = "2023-06-01"
@@ -143,7 +143,7 @@ class AnthropicProvider(Provider):
         timeout / max_retries / retry / transport: as for
             :class:`~arcana_jupyter.providers.openai_compat.OpenAICompatProvider`.
         default_max_tokens: ``max_tokens`` when the request sets none (the API requires one).
-        limits: the bytes and seconds one answer may take (:class:`~._http.StreamLimits`).
+        limits: the bytes and seconds one answer may take (:class:`~.connection.StreamLimits`).
     """
 
     name = "anthropic"

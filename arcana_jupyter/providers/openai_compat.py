@@ -20,8 +20,8 @@ import httpx
 
 from ..exceptions import ProviderError, StreamError
 from ..messages import Message, ToolCall
-from ._http import HTTPConnection, RetryPolicy, StreamLimits, iter_sse
 from .base import LLMRequest, LLMResponse, Provider, StreamChunk, Usage
+from .connection import HTTPConnection, RetryPolicy, StreamLimits, iter_sse
 
 _FINISH = {
     "stop": "stop",
@@ -104,7 +104,7 @@ class OpenAICompatProvider(Provider):
             request with tools falls back the same way.
         retry: a full :class:`RetryPolicy` (tests inject ``sleep`` and ``rng`` here).
         transport: an httpx transport, for parsing tests.
-        limits: the bytes and seconds one answer may take (:class:`~._http.StreamLimits`: max reply
+        limits: the bytes and seconds one answer may take (:class:`~.connection.StreamLimits`: max reply
             bytes, max SSE line bytes, max stream wall time, idle time between data events).
     """
 

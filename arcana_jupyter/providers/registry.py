@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from ..exceptions import ConfigError
-from ._http import StreamLimits
 from .anthropic import AnthropicProvider
 from .base import Provider
+from .connection import StreamLimits
 from .openai_compat import OpenAICompatProvider
 
 

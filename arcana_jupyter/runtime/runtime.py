@@ -7,10 +7,10 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
 from ..providers.base import Provider
 from ..schema.events import RunStartMetadata
 from ..trace.writer import TraceWriter, new_run_id
+from ..version import __version__
 from .capabilities import CapabilityFactory, default_factories
 from .config import RuntimeConfig, flatten_groups
 from .intercept import ASK_USER, AskUser, InterceptedTool
@@ -72,7 +72,7 @@ class Runtime:
     def secrets(self) -> list[str]:
         """Every key this runtime knows (API keys, secret header values such as Azure's ``api-key``):
         masked wherever text is recorded."""
-        from ..providers._http import secret_header_values
+        from ..providers.connection import secret_header_values
 
         found: list[str] = []
         for value in self.providers.values():
@@ -91,7 +91,7 @@ class Runtime:
         if self.provider_instance is not None:
             name = getattr(self.provider_instance, "model_name", None) or self.provider_instance.name
             return self.provider_instance, str(name), f"{self.provider_instance.name}:{name}"
-        from ..providers._http import StreamLimits
+        from ..providers.connection import StreamLimits
         from ..providers.registry import create_provider
 
         cfg = config or self.config

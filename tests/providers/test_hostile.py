@@ -21,9 +21,9 @@ from servers.scripted import Reply
 
 from arcana_jupyter.exceptions import ArcanaError, ProviderError, StreamError
 from arcana_jupyter.messages import Message
-from arcana_jupyter.providers._http import StreamLimits
 from arcana_jupyter.providers.anthropic import AnthropicProvider
 from arcana_jupyter.providers.base import LLMRequest, StreamChunk
+from arcana_jupyter.providers.connection import StreamLimits
 from arcana_jupyter.providers.openai_compat import OpenAICompatProvider
 from arcana_jupyter.runtime import Runtime, RuntimeConfig
 

@@ -6,7 +6,7 @@ import email.utils
 import random
 
 from arcana_jupyter.exceptions import AuthenticationError
-from arcana_jupyter.providers._http import (
+from arcana_jupyter.providers.connection import (
     HTTPConnection,
     RetryPolicy,
     error_message_from_body,

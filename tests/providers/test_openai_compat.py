@@ -21,8 +21,8 @@ from arcana_jupyter.exceptions import (
     StreamError,
 )
 from arcana_jupyter.messages import Message, ToolCall, ToolSpec
-from arcana_jupyter.providers._http import RetryPolicy
 from arcana_jupyter.providers.base import LLMRequest, StreamChunk
+from arcana_jupyter.providers.connection import RetryPolicy
 from arcana_jupyter.providers.openai_compat import OpenAICompatProvider
 
 KEY = "sk-test-SECRET0123456789abcdef"

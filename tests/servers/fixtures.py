@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from arcana_jupyter.providers._http import RetryPolicy
+from arcana_jupyter.providers.connection import RetryPolicy
 from arcana_jupyter.providers.local import LocalProvider, default_model_path
 
 from .llama_server import run_llama_server
