@@ -121,10 +121,14 @@ def as_message(value: MessageLike) -> Message:
         elif "function" in c:
             fn = c["function"]
             args = fn.get("arguments", "{}")
-            parsed.append(ToolCall(id=c["id"], name=fn["name"], arguments=args if isinstance(args, str) else canonical_json(args)))
+            parsed.append(
+                ToolCall(id=c["id"], name=fn["name"], arguments=args if isinstance(args, str) else canonical_json(args))
+            )
         else:
             args = c.get("arguments", "{}")
-            parsed.append(ToolCall(id=c["id"], name=c["name"], arguments=args if isinstance(args, str) else canonical_json(args)))
+            parsed.append(
+                ToolCall(id=c["id"], name=c["name"], arguments=args if isinstance(args, str) else canonical_json(args))
+            )
     data["tool_calls"] = tuple(parsed)
     if data.get("content") is None:
         data["content"] = ""

@@ -86,7 +86,10 @@ class SessionCheckpoint(BaseModel):
         """The checkpoint as the pinned prompt section (deterministic text)."""
         if self.turns == 0:
             return ""
-        out = [f"Session checkpoint (reconciled after turn {self.last_turn}; written from turn digests, not by a model)"]
+        out = [
+            f"Session checkpoint (reconciled after turn {self.last_turn}; "
+            "written from turn digests, not by a model)"
+        ]
         if self.active_request:
             out.append(f"Active request (turn {self.active_request_turn}): {one_line(self.active_request, 300)}")
         if self.plan is not None:

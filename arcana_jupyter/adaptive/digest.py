@@ -23,7 +23,8 @@ _BULLET = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 _NUMBERED = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+(.+)$")
 
 _DECISION = re.compile(
-    r"\b(decided|decide to|decision:|we(?:'ll| will| should) (?:use|go with|keep|stick)|let's (?:use|go with|keep|stick)|"
+    r"\b(decided|decide to|decision:|we(?:'ll| will| should) (?:use|go with|keep|stick)|"
+    r"let's (?:use|go with|keep|stick)|"
     r"i(?:'ll| will) (?:use|go with)|going with|go with|chose|choose|chosen|opt(?:ed)? for|settled on|"
     r"switch(?:ed)? to|instead of|rather than|prefer)\b|^(?:please\s+|ok(?:ay)?,?\s+|so\s+)?(?:use|go with)\b",
     re.I,

@@ -464,7 +464,9 @@ class AdaptiveEngine:
         store, tokens = self.artifacts.should_store(text)
         if not store:
             return text
-        art = self.artifacts.build(text, turn=turn, source=f"tool:{tool_name}", tool_call_id=tool_call_id, tokens=tokens)
+        art = self.artifacts.build(
+            text, turn=turn, source=f"tool:{tool_name}", tool_call_id=tool_call_id, tokens=tokens
+        )
         self._record(
             "context_action",
             {
@@ -728,7 +730,9 @@ class AdaptiveEngine:
             self._reset()
             for ev in events:
                 if isinstance(ev, Mapping):
-                    etype, md, eturn, eagent = ev.get("event_type"), ev.get("metadata") or {}, ev.get("turn"), ev.get("agent")
+                    etype, md, eturn, eagent = (
+                        ev.get("event_type"), ev.get("metadata") or {}, ev.get("turn"), ev.get("agent")
+                    )
                 else:
                     etype, md = getattr(ev, "event_type", None), getattr(ev, "metadata", None) or {}
                     eturn, eagent = getattr(ev, "turn", None), getattr(ev, "agent", None)
@@ -797,7 +801,11 @@ def engine_or_none(
     initialise (bad knobs, no token encoding ...) is logged as a warning and gives ``(None, reason)``
     so the runtime can run classic mode and tell the user why.
     """
-    enabled = config.get("context_engine", True) if isinstance(config, Mapping) else getattr(config, "context_engine", True)
+    enabled = (
+        config.get("context_engine", True)
+        if isinstance(config, Mapping)
+        else getattr(config, "context_engine", True)
+    )
     if enabled is False:
         return None, "classic mode: context_engine is off (full verbatim transcript, no adaptive context)"
     try:

@@ -81,7 +81,11 @@ class SafeOutput(io.TextIOBase):
 def _one_line(text: str, limit: int = 2000) -> str:
     """An error message as one line, at most ``limit`` characters (a 5,000-character run id is not echoed whole)."""
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit // 2] + f" ... [{len(text) - limit:,} characters] ... " + text[-limit // 2 :]
+    return (
+        text
+        if len(text) <= limit
+        else text[: limit // 2] + f" ... [{len(text) - limit:,} characters] ... " + text[-limit // 2 :]
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -200,7 +200,8 @@ def _list(args: argparse.Namespace) -> int:
     print(_table([_row(e, now) for e in entries], HEADERS))
     more = f" of {total}" if total > len(entries) and not args.kind else ""
     print(
-        f"\n{len(entries)}{more} memories ({label}); CONF = confidence after decay, L = layer, P = pinned, x = forgotten"
+        f"\n{len(entries)}{more} memories ({label}); "
+        "CONF = confidence after decay, L = layer, P = pinned, x = forgotten"
     )
     return 0
 

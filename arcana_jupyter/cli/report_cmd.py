@@ -21,7 +21,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("notebook", help="the .ipynb file (its traces: the trace_path each turn's output recorded, "
                                          "else NOTEBOOK.arcana/ beside it, else embedded)")
     parser.add_argument("-o", "--output", default=None, help="output file (default: NOTEBOOK.report.html)")
-    parser.add_argument("--verify", action="store_true", help="re-execute with the replay provider and check every turn")
+    parser.add_argument(
+        "--verify", action="store_true", help="re-execute with the replay provider and check every turn"
+    )
     parser.add_argument("--embed", action="store_true",
                         help="also store the traces in the notebook's metadata (one file carries everything)")
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell when verifying (default 600)")
@@ -71,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
     for check in result.checks:
         mark = "ok  " if check.ok else "FAIL"
         run_note = f" (run {check.run_id})" if many else ""
-        print(f"{mark} {check.session} turn {check.turn}{run_note}: prompt {'same' if check.prompt_reproduced else 'differs'}, "
+        print(f"{mark} {check.session} turn {check.turn}{run_note}: "
+              f"prompt {'same' if check.prompt_reproduced else 'differs'}, "
               f"reply {'same' if check.reply_reproduced else 'differs'}{' — ' + check.note if check.note else ''}")
     for error in result.errors:
         print(f"error: {error}", file=sys.stderr)

@@ -416,7 +416,11 @@ def _primitive_detail(md: CognitivePrimitiveMetadata) -> str:
     if prim == "pin":
         if result.get("pinned"):
             label = result.get("label", args.get("label"))
-            text = f"pin_id={result.get('pin_id')} label={label!r}" if label is not None else f"pin_id={result.get('pin_id')}"
+            text = (
+                f"pin_id={result.get('pin_id')} label={label!r}"
+                if label is not None
+                else f"pin_id={result.get('pin_id')}"
+            )
             if result.get("until_turn") is not None:
                 text += f" until_turn={result['until_turn']}"
             return text + (" (already pinned)" if result.get("already_pinned") else "")
@@ -450,10 +454,15 @@ def _detail(ev: TraceEvent) -> str:
         return f"step={m.step} {len(m.messages)} messages model={m.model}"
     if isinstance(m, LlmCallMetadata):
         msg = m.message
-        calls = [c.get("name") or (c.get("function") or {}).get("name") for c in (msg.tool_calls if msg else None) or []]
+        calls = [
+            c.get("name") or (c.get("function") or {}).get("name")
+            for c in (msg.tool_calls if msg else None) or []
+        ]
         what = f"→ {', '.join(map(str, calls))}()" if calls else one_line(msg.content if msg else None, 40)
         finish = ",".join(r for r in m.finish_reasons or [] if r is not None)
-        usage = "".join(f" {label}={n}" for label, n in (("in", m.input_tokens), ("out", m.output_tokens)) if n is not None)
+        usage = "".join(
+            f" {label}={n}" for label, n in (("in", m.input_tokens), ("out", m.output_tokens)) if n is not None
+        )
         return f"step={m.step}{usage}{' finish=' + finish if finish else ''} #{m.history_index} {what}"
     if isinstance(m, ToolCallMetadata):
         ok = "ok" if m.ok is not False else f"error {(m.error.type if m.error else None) or ''}".rstrip()
@@ -700,7 +709,8 @@ def _replay_list(args: argparse.Namespace, reader: TraceReader, run_id: str) -> 
         for r in rows:
             util = f"{r['utilization']:.2f}" if isinstance(r["utilization"], int | float) else "-"
             lead = f"  {r['agent']:<10}" if show_agent else ""
-            print(f"{lead}  {r['turn']:>4}  {r['steps']:>5}  {r['strategy'] or '-':<20}  {util:>5}  {r['messages']:>4}  "
+            print(f"{lead}  {r['turn']:>4}  {r['steps']:>5}  {r['strategy'] or '-':<20}  "
+                  f"{util:>5}  {r['messages']:>4}  "
                   f"{r['kept']:>4}  {r['compressed']:>5}  {r['dropped']:>4}  {r['summarized']:>4}  "
                   f"{'yes' if r['snapshot'] else 'no':<8}  {r['digest'] or '-'}")
         print(f"\nReplay one: arcana trace replay {run_id} --turn N{' --agent NAME' if len(agents) > 1 else ''}")
@@ -756,7 +766,8 @@ def _rebuild_run(args: argparse.Namespace, reader: TraceReader, run_id: str) -> 
     rec = result.recorded_settings
     print(f"Rebuild of run {run_id} turn {result.turn} step {result.step} (agent {result.agent})  "
           f"history={result.history_len} messages  model={result.model or '-'}")
-    print(f"  recorded settings: strategy={rec['strategy']} window={rec['total_window']} reserve={rec['response_reserve']}"
+    print(f"  recorded settings: strategy={rec['strategy']} window={rec['total_window']} "
+          f"reserve={rec['response_reserve']}"
           f"  → {result.recorded_decision.strategy}")
     print(f"  recorded digest:   {result.recorded_digest or '-'}")
     print(f"  rebuilt digest:    {result.rebuilt_digest}  "

@@ -375,14 +375,17 @@ class WorkingSetBuilder:
         return _BuildCaches(self._as_messages, self._sync_history, self._info, self._tool_tokens, self._render,
                             self._remember_summary)
 
-    def _render(self, info: MessageInfo, level: Fidelity, turn: int | None, index: int) -> tuple[Message, int, Fidelity]:
+    def _render(
+        self, info: MessageInfo, level: Fidelity, turn: int | None, index: int
+    ) -> tuple[Message, int, Fidelity]:
         """``info.msg`` at ``level`` (or at L0 when that level is not smaller): message, tokens, level."""
         if level == "L0":
             return info.msg, info.tokens, "L0"
         key: Any = level if level != "L3" else ("L3", turn, index)
         if key not in info.renders:
             if level == "L3" or info.msg.content:
-                msg = render(self.counter, info.msg, level, content_tokens=self._content_tokens(info) if level != "L3" else 0,
+                msg = render(self.counter, info.msg, level,
+                             content_tokens=self._content_tokens(info) if level != "L3" else 0,
                              tokens=info.tokens, turn=turn, index=index, policy=self.policy)
             else:
                 msg = None
@@ -469,7 +472,11 @@ class _Build:
         state = caches.history_state(hist)
         self.rel = state.rel
         if current_input is not None:
-            cur = Message(role="user", content=current_input) if isinstance(current_input, str) else as_message(current_input)
+            cur = (
+                Message(role="user", content=current_input)
+                if isinstance(current_input, str)
+                else as_message(current_input)
+            )
             state = state.fork()
             state.append(caches.info(cur), index_text=False)
         self.state = state
@@ -578,7 +585,9 @@ class _Build:
                 sec_render[k] = None
         else:
             for k in plain:
-                sec_render[k] = self._fit_section(k, sec_msgs[k], sec_tokens[k], cap * sec_tokens[k] // max(1, plain_total))
+                sec_render[k] = self._fit_section(
+                    k, sec_msgs[k], sec_tokens[k], cap * sec_tokens[k] // max(1, plain_total)
+                )
         sections_after = sum(r[1] for r in sec_render.values() if r is not None)
 
         fixed_nonconv = (sys_tokens + task_tokens + sum(pin_tokens.values()) + sections_after + tools_tokens
@@ -653,7 +662,9 @@ class _Build:
         """Own copies of the shared history state, for a build that waits on the summariser: another
         build on the same builder may extend the shared state meanwhile."""
         state = self.state.fork()
-        self.state, self.msgs, self.infos, self.units, self.turns = state, state.msgs, state.infos, state.units, state.turns
+        self.state, self.msgs, self.infos, self.units, self.turns = (
+            state, state.msgs, state.infos, state.units, state.turns
+        )
 
     def _summary_done(self, ctx: Assembly, key: tuple[Any, ...], text: str | None) -> BuildResult:
         if text is not None:
@@ -770,7 +781,11 @@ class _Build:
         items_recent: list[Item] = []
 
         bm25 = self.bm25
-        cur_turn = self.turn if self.turn is not None else (turns[self.input_index] if self.input_index is not None else None)
+        cur_turn = (
+            self.turn
+            if self.turn is not None
+            else (turns[self.input_index] if self.input_index is not None else None)
+        )
         input_unit = len(self.units) - 1
 
         recency: dict[int, float] = {}

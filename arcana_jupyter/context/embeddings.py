@@ -131,7 +131,10 @@ class MiniLMEmbedder:
                 if unicodedata.category(ch) == "Mn":
                     continue
                 o = ord(ch)
-                if unicodedata.category(ch).startswith("P") or 33 <= o <= 47 or 58 <= o <= 64 or 91 <= o <= 96 or 123 <= o <= 126:
+                if (
+                    unicodedata.category(ch).startswith("P")
+                    or 33 <= o <= 47 or 58 <= o <= 64 or 91 <= o <= 96 or 123 <= o <= 126
+                ):
                     if cur:
                         out.append("".join(cur))
                         cur = []
@@ -198,15 +201,29 @@ class MiniLMEmbedder:
         scale = np.float32(1.0 / np.sqrt(d))
         for layer in range(self._layers):
             p = f"encoder.layer.{layer}."
-            q = (x @ w[p + "attention.self.query.weight"] + w[p + "attention.self.query.bias"]).reshape(n, h, d).transpose(1, 0, 2)
-            k = (x @ w[p + "attention.self.key.weight"] + w[p + "attention.self.key.bias"]).reshape(n, h, d).transpose(1, 2, 0)
-            v = (x @ w[p + "attention.self.value.weight"] + w[p + "attention.self.value.bias"]).reshape(n, h, d).transpose(1, 0, 2)
+            q = (
+                (x @ w[p + "attention.self.query.weight"] + w[p + "attention.self.query.bias"])
+                .reshape(n, h, d)
+                .transpose(1, 0, 2)
+            )
+            k = (
+                (x @ w[p + "attention.self.key.weight"] + w[p + "attention.self.key.bias"])
+                .reshape(n, h, d)
+                .transpose(1, 2, 0)
+            )
+            v = (
+                (x @ w[p + "attention.self.value.weight"] + w[p + "attention.self.value.bias"])
+                .reshape(n, h, d)
+                .transpose(1, 0, 2)
+            )
             s = (q @ k) * scale
             s = np.exp(s - s.max(-1, keepdims=True))
             s /= s.sum(-1, keepdims=True)
             a = (s @ v).transpose(1, 0, 2).reshape(n, h * d)
             a = a @ w[p + "attention.output.dense.weight"] + w[p + "attention.output.dense.bias"]
-            x = _layer_norm(np, x + a, w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"])
+            x = _layer_norm(
+                np, x + a, w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"]
+            )
             f = _gelu(np, x @ w[p + "intermediate.dense.weight"] + w[p + "intermediate.dense.bias"])
             f = f @ w[p + "output.dense.weight"] + w[p + "output.dense.bias"]
             x = _layer_norm(np, x + f, w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"])

@@ -165,7 +165,8 @@ def _build(
         tools = [ToolSpec.model_validate(t) for t in replay.tools]
     except ValueError as exc:
         raise TraceError(
-            f"run {replay.run_id} turn {replay.turn} step {replay.step}: the recorded builder inputs are not valid ({exc})"
+            f"run {replay.run_id} turn {replay.turn} step {replay.step}: "
+            f"the recorded builder inputs are not valid ({exc})"
         ) from exc
     current = inputs.get("current_input")
     kwargs = _builder_kwargs(replay.builder)

@@ -303,6 +303,9 @@ def fuse(lexical: dict[int, float], semantic: dict[int, float] | None) -> tuple[
         lr, sr = lex_rank.get(d), sem_rank.get(d)
         total = (RRF_W_BM25 / (RRF_K + lr) if lr else 0.0) + (RRF_W_SEMANTIC / (RRF_K + sr) if sr else 0.0)
         match[d] = round(total / best, 6)
-        via[d] = "bm25" if lr is not None and (sr is None or RRF_W_BM25 * (RRF_K + sr) >= RRF_W_SEMANTIC * (RRF_K + lr)) \
+        via[d] = (
+            "bm25"
+            if lr is not None and (sr is None or RRF_W_BM25 * (RRF_K + sr) >= RRF_W_SEMANTIC * (RRF_K + lr))
             else "semantic"
+        )
     return match, via

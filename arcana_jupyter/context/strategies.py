@@ -42,11 +42,12 @@ Reasons (``MessageDecision.reason``): the seed's strings ``passthrough``, ``tail
 
 Cache-friendliness: the verbatim window starts at a *quantized* position. Its start is the first
 unit whose cumulative token offset from the start of the conversation reaches a multiple of the
-quantum ``Q`` (``band_fraction`` of the available tokens, a quarter by default), so as the conversation grows the window start
-stays put — the prompt only grows at the end — until the window no longer fits, and then jumps
-forward by at least ``Q`` tokens at once. Offsets are absolute (they never change for old
-messages), so the same history gives the same bands whatever happened before: decisions are a pure
-function of the inputs and a turn can be rebuilt from its trace without the previous build.
+quantum ``Q`` (``band_fraction`` of the available tokens, a quarter by default), so as the
+conversation grows the window start stays put — the prompt only grows at the end — until the window
+no longer fits, and then jumps forward by at least ``Q`` tokens at once. Offsets are absolute (they
+never change for old messages), so the same history gives the same bands whatever happened before:
+decisions are a pure function of the inputs and a turn can be rebuilt from its trace without the
+previous build.
 """
 
 from __future__ import annotations

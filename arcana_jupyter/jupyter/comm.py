@@ -194,7 +194,8 @@ class ArcanaComm:
         result = dict(getattr(entry.chat, name)(target))
         ok = result.get("ok", True) is not False
         message = str(result.get("message") or result.get("note") or result.get("error") or "")
-        return {"ok": ok, "message": f"{name} {target}: {'done' if ok else 'failed'}" + (f" — {message}" if message else ""),
+        return {"ok": ok,
+                "message": f"{name} {target}: {'done' if ok else 'failed'}" + (f" — {message}" if message else ""),
                 "result": result, **self.state(entry.chat.run_id, entry.chat.agent)}
 
 

@@ -4,10 +4,10 @@ The output is created when the turn starts and updated in place (``display_id``)
 events arrive: the JupyterLab extension renders the reply so far with JupyterLab's own Markdown
 renderer and redraws its inspector from each update; everywhere else the ``text/html`` shows the
 reply streaming in (Markdown through markdown-it-py; past a quarter of the Markdown limit, as text
-until the turn ends, so a long reply does not cost a full render per update). At the end it holds the turn's compact bundle
-(:func:`arcana_jupyter.runtime.bundle.compact_bundle`): a summary whose detail (the prompt texts)
-is read from the trace beside the notebook. There is no widget: live actions (unpin, hydrate,
-retract) travel over the ``arcana`` comm (:mod:`.comm`).
+until the turn ends, so a long reply does not cost a full render per update). At the end it holds
+the turn's compact bundle (:func:`arcana_jupyter.runtime.bundle.compact_bundle`): a summary whose
+detail (the prompt texts) is read from the trace beside the notebook. There is no widget: live
+actions (unpin, hydrate, retract) travel over the ``arcana`` comm (:mod:`.comm`).
 
 Everything here runs on the kernel's main thread. The runtime's loop thread only appends tokens
 and events to this object (under a lock); :meth:`TurnDisplay.tick`, called by the waiting cell,
@@ -146,7 +146,8 @@ class TurnDisplay:
             where = self.location.relative(str(trace)) if trace else None
         except Exception:  # a path the location cannot express: the final bundle has it
             where = None
-        return {"version": 1, "run_id": getattr(self.chat, "run_id", None), "agent": getattr(self.chat, "agent", None) or "main",
+        return {"version": 1, "run_id": getattr(self.chat, "run_id", None),
+                "agent": getattr(self.chat, "agent", None) or "main",
                 "turn": self.turn, "trace_path": where, "model": None, "input": None, "steps": [], "compact": True}
 
     def _refresh_live(self) -> None:

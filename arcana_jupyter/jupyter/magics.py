@@ -66,28 +66,46 @@ def _short(exc: BaseException) -> str:
 class ArcanaMagics(Magics):
     """Chat with LLM agents from cells and inspect what they saw."""
 
-    default_model = Unicode("auto", help="Model of new sessions: provider:model, local, replay:<run_id>, fn:NAME or auto.").tag(config=True)
+    default_model = Unicode(
+        "auto", help="Model of new sessions: provider:model, local, replay:<run_id>, fn:NAME or auto."
+    ).tag(config=True)
     default_window = Int(8192, help="Context window (tokens) of new sessions.").tag(config=True)
-    default_reserve = Int(-1, help="Tokens kept free for the reply (-1: a quarter of the window, at most 1024).").tag(config=True)
+    default_reserve = Int(
+        -1, help="Tokens kept free for the reply (-1: a quarter of the window, at most 1024)."
+    ).tag(config=True)
     default_strategy = Unicode("auto", help="Working-set strategy of new sessions.").tag(config=True)
-    default_primitives = List(Unicode(), default_value=[], help="Cognitive primitives of new sessions.").tag(config=True)
+    default_primitives = List(
+        Unicode(), default_value=[], help="Cognitive primitives of new sessions."
+    ).tag(config=True)
     snapshots = Bool(False, help="Record full prompt snapshots in traces.").tag(config=True)
     engine = Bool(True, help="Adaptive context engine (False: classic mode).").tag(config=True)
     memory = Bool(False, help="Long-term cognitive memory.").tag(config=True)
-    memory_path = Unicode("", help="SQLite file of the memory store (empty: ~/.arcana/memory.sqlite3).").tag(config=True)
+    memory_path = Unicode(
+        "", help="SQLite file of the memory store (empty: ~/.arcana/memory.sqlite3)."
+    ).tag(config=True)
     memory_url = Unicode(
         "", help="PostgreSQL server of the memory store, postgresql://... (empty: $ARCANA_MEMORY_URL or the file)."
     ).tag(config=True)
     system_prompt = Unicode("", help="System prompt of new sessions (empty: the runtime's default).").tag(config=True)
     max_tokens = Int(0, help="Cap on reply tokens (0: no cap).").tag(config=True)
-    max_tool_steps = Int(0, help="Cap on LLM calls per turn in the tool loop (0: the runtime's default).").tag(config=True)
+    max_tool_steps = Int(
+        0, help="Cap on LLM calls per turn in the tool loop (0: the runtime's default)."
+    ).tag(config=True)
     seed = Int(0, help="Sampling seed passed to providers that accept one.").tag(config=True)
     stream_interval = Float(0.15, help="Seconds between display updates while a reply streams.").tag(config=True)
-    tools = Bool(True, help="Offer tools to the model: the notebook tools and ask_user (--no-tools turns them off).").tag(config=True)
-    notebook_tools = Bool(True, help="Offer the read-only notebook tools (variables, cells) to the model.").tag(config=True)
+    tools = Bool(
+        True, help="Offer tools to the model: the notebook tools and ask_user (--no-tools turns them off)."
+    ).tag(config=True)
+    notebook_tools = Bool(
+        True, help="Offer the read-only notebook tools (variables, cells) to the model."
+    ).tag(config=True)
     allow_run_code = Bool(False, help="Offer the run_code tool (asks the user before each run).").tag(config=True)
-    raise_errors = Bool(True, help="A failed turn fails its cell (one red line); False: the line only.").tag(config=True)
-    replay_runs = Dict(default_value={}, help="Session name -> recorded run id to replay (also $ARCANA_REPLAY_RUNS).").tag(config=True)
+    raise_errors = Bool(
+        True, help="A failed turn fails its cell (one red line); False: the line only."
+    ).tag(config=True)
+    replay_runs = Dict(
+        default_value={}, help="Session name -> recorded run id to replay (also $ARCANA_REPLAY_RUNS)."
+    ).tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
@@ -101,7 +119,10 @@ class ArcanaMagics(Magics):
     # ---- helpers ------------------------------------------------------------------------------
     def _parse(self, method: Any, line: str, model: type[M], **renames: str) -> M:
         """The magic's line as ``model``; a bad line is a one-line ``UsageError`` naming the flag."""
-        name = ("%" if getattr(method, "__name__", "") in CELL_MAGICS else "") + str(getattr(method, "__name__", "magic"))
+        name = (
+            ("%" if getattr(method, "__name__", "") in CELL_MAGICS else "")
+            + str(getattr(method, "__name__", "magic"))
+        )
         try:
             ns = parse_argstring(method, line)
         except UsageError as exc:
@@ -179,8 +200,10 @@ class ArcanaMagics(Magics):
     @argument("--no-memory", action="store_false", dest="memory", help="long-term memory off")
     @argument("--memory-url", dest="memory_url", default=None, metavar="URL",
               help="keep long-term memory on a PostgreSQL server (postgresql://user@host/db)")
-    @argument("--tools", dest="tools", action="store_true", default=None, help="offer notebook tools and ask_user (default)")
-    @argument("--no-tools", dest="tools", action="store_false", help="no tools besides the primitives (for small models)")
+    @argument("--tools", dest="tools", action="store_true", default=None,
+              help="offer notebook tools and ask_user (default)")
+    @argument("--no-tools", dest="tools", action="store_false",
+              help="no tools besides the primitives (for small models)")
     @argument("--force", action="store_true", default=None,
               help="offer the primitives and the engine and memory tools even to the bundled 135M model")
     @argument("--otel", action="store_true", default=None,
@@ -396,7 +419,10 @@ class ArcanaMagics(Magics):
 
         if opts.session or (opts.run_id is None and self.sessions):
             entry = self.entry(opts.session)
-            run_id, agent, trace_dir, window = opts.run_id or entry.chat.run_id, entry.chat.agent, entry.location.trace_dir, entry.chat.config.total_window
+            run_id, agent, trace_dir, window = (
+                opts.run_id or entry.chat.run_id, entry.chat.agent,
+                entry.location.trace_dir, entry.chat.config.total_window,
+            )
         else:
             location = self.location()
             trace_dir, agent, window = location.trace_dir, None, self.default_window
@@ -422,7 +448,9 @@ class ArcanaMagics(Magics):
         chat = entry.chat
         pins = [p.summary() for p in chat.pins.active(max(chat.turn, 1))]
         html = render.style_block() + '<div class="arcana">' + render.pins_html(pins) + "</div>"
-        plain = "\n".join(f"{p.get('pin_id')}: {p.get('label') or ''} ({p.get('tokens')} tokens)" for p in pins) or "no active pins"
+        plain = "\n".join(
+            f"{p.get('pin_id')}: {p.get('label') or ''} ({p.get('tokens')} tokens)" for p in pins
+        ) or "no active pins"
         display({"text/html": html, "text/plain": plain}, raw=True)
 
     # ---- %arcana_memory -----------------------------------------------------------------------
@@ -477,7 +505,9 @@ class ArcanaMagics(Magics):
                 "cost_usd": chat.cost_usd, "mode": "adaptive" if chat.engine is not None else "classic",
                 "trace_path": entry.location.relative(chat.trace_path) if chat.trace_path else None,
             })
-        plain = "\n".join(f"{r['name']}: run {r['run_id']} · {r['model']} · {r['turns']} turns" for r in rows) or "no sessions"
+        plain = "\n".join(
+            f"{r['name']}: run {r['run_id']} · {r['model']} · {r['turns']} turns" for r in rows
+        ) or "no sessions"
         display({"text/html": render.sessions_html(rows), "text/plain": plain}, raw=True)
 
 

@@ -27,9 +27,17 @@ def memory_html(chat: Any, query: str | None = None) -> tuple[str, str]:
         hits = [h.to_dict() for h in store.search(query, scope, limit=10).hits]
         rows = [[f"<code>{esc(h['id'])}</code>", pill(str(h["kind"]), "unknown"), esc(h.get("scope")),
                  (fmt_score(h.get("score")), "num"), esc(h.get("content"))] for h in hits]
-        body = table(["id", "kind", "scope", "score", "content"], rows) if rows else '<div class="arcana-empty">No match.</div>'
+        body = (
+            table(["id", "kind", "scope", "score", "content"], rows)
+            if rows
+            else '<div class="arcana-empty">No match.</div>'
+        )
         plain = "\n".join(f"{h['id']} [{h['kind']}] {h['content']}" for h in hits) or "no match"
-        return render.style_block() + f'<div class="arcana"><h4 class="arcana-h">Memory search: {esc(query)}</h4>{body}</div>', plain
+        return (
+            render.style_block()
+            + f'<div class="arcana"><h4 class="arcana-h">Memory search: {esc(query)}</h4>{body}</div>',
+            plain,
+        )
     if memory is None:
         message = "long-term memory is off in this session: start it with %arcana_chat --memory"
         return render.notice_html(message), message
@@ -48,5 +56,12 @@ def memory_html(chat: Any, query: str | None = None) -> tuple[str, str]:
             rows.append([esc(event.turn), pill(str(write.op or "write"), "compressed"), f"<code>{esc(entry.id)}</code>",
                          esc(entry.kind), esc(entry.scope), esc(entry.content)])
             lines.append(f"turn {event.turn} {write.op} {entry.id}: {entry.content}")
-    body = table(["turn", "", "id", "kind", "purpose / scope", "content"], rows) if rows else '<div class="arcana-empty">Nothing recalled or written yet.</div>'
-    return render.style_block() + f'<div class="arcana"><h4 class="arcana-h">Memory in this session</h4>{body}</div>', "\n".join(lines) or "nothing recalled or written yet"
+    body = (
+        table(["turn", "", "id", "kind", "purpose / scope", "content"], rows)
+        if rows
+        else '<div class="arcana-empty">Nothing recalled or written yet.</div>'
+    )
+    return (
+        render.style_block() + f'<div class="arcana"><h4 class="arcana-h">Memory in this session</h4>{body}</div>',
+        "\n".join(lines) or "nothing recalled or written yet",
+    )

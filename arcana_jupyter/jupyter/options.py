@@ -172,8 +172,13 @@ def interpolate(body: str, user_ns: Mapping[str, Any], *, inputs: Sequence[str] 
             raise ValueError(str(exc.args[0] if exc.args else exc)) from None
         if isinstance(exc, KeyError) and isinstance(exc.args[0] if exc.args else None, str):
             raise KeyError(
-                f"{{{exc.args[0]}}} names no variable in the notebook; define it, or write {{{{ and }}}} for literal braces"
+                f"{{{exc.args[0]}}} names no variable in the notebook; "
+                f"define it, or write {{{{ and }}}} for literal braces"
             ) from None
-        raise ValueError(f"cannot fill the cell's {{...}} fields: {exc!r}; write {{{{ and }}}} for literal braces") from None
+        raise ValueError(
+            f"cannot fill the cell's {{...}} fields: {exc!r}; write {{{{ and }}}} for literal braces"
+        ) from None
     except (ValueError, AttributeError, TypeError) as exc:
-        raise ValueError(f"cannot fill the cell's {{...}} fields: {exc}; write {{{{ and }}}} for literal braces") from None
+        raise ValueError(
+            f"cannot fill the cell's {{...}} fields: {exc}; write {{{{ and }}}} for literal braces"
+        ) from None

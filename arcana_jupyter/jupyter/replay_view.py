@@ -179,7 +179,8 @@ def replay_bundle(frames: list[dict[str, Any]], *, run_id: str, agent: str | Non
         })
     return {
         "version": 1, "run_id": run_id, "agent": agent or (frames[0].get("agent") if frames else "main"),
-        "trace_path": trace_path, "selected_turn": frames[selected]["turn"] if selected is not None and frames else None,
+        "trace_path": trace_path,
+        "selected_turn": frames[selected]["turn"] if selected is not None and frames else None,
         "turns": turns, "totals": session_totals(frames),
     }
 

@@ -195,12 +195,14 @@ class StoreCore:
         again = [pk for pk in wanted if pk in known]
         if again:
             conn.execute(
-                f"UPDATE surfaced SET surfaced_at = ? WHERE session_id = ? AND entry_pk IN ({', '.join('?' * len(again))})",
+                "UPDATE surfaced SET surfaced_at = ? WHERE session_id = ? "
+                f"AND entry_pk IN ({', '.join('?' * len(again))})",
                 [now, session_id, *again],
             )
             if recount:
                 conn.execute(
-                    f"UPDATE entries SET surfaced_count = surfaced_count + 1 WHERE pk IN ({', '.join('?' * len(again))})",
+                    "UPDATE entries SET surfaced_count = surfaced_count + 1 "
+                    f"WHERE pk IN ({', '.join('?' * len(again))})",
                     again,
                 )
         if fresh:

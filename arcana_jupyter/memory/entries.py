@@ -124,7 +124,8 @@ class EntriesMixin(StoreCore):
                         "INSERT INTO entries (id, kind, content, scopes, context, confidence, validity, usefulness, "
                         "pinned, layer, created_at, updated_at, reinforced_at, source, content_key) "
                         f"VALUES (?, ?, ?, ?, ?, ?, ?, 0.5, ?, 1, ?, ?, ?, ?, ?) RETURNING {COLUMNS}",
-                        (entry_id, kind, text, scopes_text, context, conf, conf, int(pinned), now, now, now, source, key),
+                        (entry_id, kind, text, scopes_text, context, conf, conf, int(pinned),
+                         now, now, now, source, key),
                     ).fetchall()[0]  # stepped to the end (SQLite: no statement left open in the transaction)
                 )
                 pk = row.pk

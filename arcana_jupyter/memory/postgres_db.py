@@ -350,7 +350,8 @@ class PostgresBackend(Backend):
         quoted = ['"' + t.replace('"', " ") + '"' for t in terms]
         q = f"websearch_to_tsquery('{TS_CONFIG}', ?)"
         counted = conn.execute(
-            f"SELECT t, (SELECT count(*) FROM (SELECT 1 FROM entries WHERE tsv @@ websearch_to_tsquery('{TS_CONFIG}', t) "
+            "SELECT t, (SELECT count(*) FROM (SELECT 1 FROM entries "
+            f"WHERE tsv @@ websearch_to_tsquery('{TS_CONFIG}', t) "
             "LIMIT ?) m) FROM unnest(?::text[]) AS t",
             (cap + 1, quoted),
         ).fetchall()

@@ -27,8 +27,9 @@ Fusion
   ``bm25()`` normalised by the best candidate's score (the top match gets 1.0), and the share of the
   query's words the entry contains (light suffix stemming). Coverage matters in small stores, where
   BM25's idf collapses to ~0 for any word in more than half of the entries (FTS5 clamps it), so
-  "pandas" would not count in a store where most memories mention pandas. With an embedder, ``R = 0.5 * text + 0.5 * cosine`` (cosine clipped
-  to [0, 1]); without one recall is keyword-only and says ``mode="keyword"``.
+  "pandas" would not count in a store where most memories mention pandas. With an embedder,
+  ``R = 0.5 * text + 0.5 * cosine`` (cosine clipped to [0, 1]); without one recall is keyword-only
+  and says ``mode="keyword"``.
 * **pinned**: a strong additive boost; pinned entries are also always placed first in the digest.
 
 Query score: ``0.55 R + 0.25 S + 0.10 C + 0.30 pinned``.

@@ -195,7 +195,8 @@ class SearchMixin(StoreCore):
                 pks = [
                     int(r[0])
                     for r in conn.execute(
-                        f"UPDATE entries SET last_accessed_at = ? WHERE id IN ({', '.join('?' * len(ids))}) RETURNING pk",
+                        "UPDATE entries SET last_accessed_at = ? "
+                        f"WHERE id IN ({', '.join('?' * len(ids))}) RETURNING pk",
                         [now, *ids],
                     ).fetchall()
                 ]

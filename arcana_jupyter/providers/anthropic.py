@@ -102,7 +102,9 @@ def _blocks(m: Message) -> tuple[str, list[dict[str, Any]]]:
         blocks.append({"type": "text", "text": m.content})
     if m.role == "assistant":
         for call in m.tool_calls:
-            blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": _input_object(call.arguments)})
+            blocks.append(
+                {"type": "tool_use", "id": call.id, "name": call.name, "input": _input_object(call.arguments)}
+            )
     return m.role, blocks
 
 
@@ -231,7 +233,9 @@ class AnthropicProvider(Provider):
             if kind == "text":
                 texts.append(block.get("text") or "")
             elif kind == "tool_use":
-                calls.append(ToolCall(id=block["id"], name=block["name"], arguments=_arguments_text(block.get("input"))))
+                calls.append(
+                    ToolCall(id=block["id"], name=block["name"], arguments=_arguments_text(block.get("input")))
+                )
         return LLMResponse(
             message=Message(role="assistant", content="".join(texts), tool_calls=tuple(calls)),
             usage=parse_usage(data.get("usage")),
@@ -313,7 +317,9 @@ class _EventState:
             self.blocks[index] = _Block(kind=block.get("type", ""), text=block.get("text") or "",
                                         id=block.get("id", ""), name=block.get("name", ""))
             if block.get("type") == "tool_use":
-                return [StreamChunk(tool_call_delta=ToolCall(id=block.get("id", ""), name=block.get("name", ""), arguments=""))]
+                return [StreamChunk(
+                    tool_call_delta=ToolCall(id=block.get("id", ""), name=block.get("name", ""), arguments="")
+                )]
         elif kind == "content_block_delta":
             return self._delta(event)
         elif kind == "message_delta":
@@ -328,7 +334,9 @@ class _EventState:
         index = int(event.get("index", 0))
         block = self.blocks.get(index)
         if block is None:
-            raise StreamError(f"anthropic: content_block_delta for block {index} that never started", provider="anthropic")
+            raise StreamError(
+                f"anthropic: content_block_delta for block {index} that never started", provider="anthropic"
+            )
         delta = event.get("delta") or {}
         kind = delta.get("type")
         if kind == "text_delta":
@@ -345,7 +353,8 @@ class _EventState:
     def response(self, attempts: int) -> LLMResponse:
         if not self.stopped:
             raise StreamError(
-                f"anthropic: the stream ended after {self.count} event(s) without message_stop: the answer is incomplete.",
+                f"anthropic: the stream ended after {self.count} event(s) without message_stop: "
+                "the answer is incomplete.",
                 provider="anthropic",
             )
         texts: list[str] = []

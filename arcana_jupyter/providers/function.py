@@ -82,7 +82,8 @@ class FunctionProvider(Provider):
         counter = self._counter or TokenCounter(request.model or None)
         self._counter = counter
         usage = Usage(
-            input_tokens=counter.count_messages(request.messages) + (counter.count_tools(request.tools) if request.tools else 0),
+            input_tokens=counter.count_messages(request.messages)
+            + (counter.count_tools(request.tools) if request.tools else 0),
             output_tokens=counter.count_message(message),
         )
         return LLMResponse(
@@ -105,7 +106,9 @@ def to_message(answer: Any) -> Message:
         return Message(role="assistant", tool_calls=(answer,))
     if isinstance(answer, Mapping):
         if "tool" in answer:
-            return Message(role="assistant", tool_calls=(tool_call(answer["tool"], answer.get("args"), id=answer.get("id")),))
+            return Message(
+                role="assistant", tool_calls=(tool_call(answer["tool"], answer.get("args"), id=answer.get("id")),)
+            )
         return as_message({"role": "assistant", **answer})
     if isinstance(answer, Sequence) and answer and all(isinstance(c, ToolCall) for c in answer):
         return Message(role="assistant", tool_calls=tuple(answer))
@@ -122,7 +125,9 @@ class ScriptedProvider(FunctionProvider):
     An answer may also be a callable of the request (to compute a reply from what was asked).
     """
 
-    def __init__(self, answers: Iterable[Answer | Callable[[LLMRequest], Answer]], *, model_name: str = "scripted") -> None:
+    def __init__(
+        self, answers: Iterable[Answer | Callable[[LLMRequest], Answer]], *, model_name: str = "scripted"
+    ) -> None:
         self.answers = list(answers)
         self.position = 0
         super().__init__(self._next, model_name=model_name, name="scripted")

@@ -113,7 +113,9 @@ def load_model(path: Path, n_ctx: int, *, n_threads: int | None = None) -> _Load
             return loaded
         llama_cpp = _import_llama()
         if not path.is_file():
-            raise ConfigError(f"local model file not found: {path}. Give the path of a GGUF file (local:/path/model.gguf).")
+            raise ConfigError(
+                f"local model file not found: {path}. Give the path of a GGUF file (local:/path/model.gguf)."
+            )
         kwargs: dict[str, Any] = {"model_path": str(path), "n_ctx": n_ctx, "seed": 0, "verbose": False}
         if n_threads is not None:
             kwargs["n_threads"] = n_threads
@@ -424,7 +426,9 @@ class LocalProvider(Provider):
             # llama-cpp-python's chat streams carry no usage: count prompt and answer exactly
             counted = Usage(
                 input_tokens=model.prompt_tokens(_convert(request.messages, tools=False)),
-                output_tokens=len(model.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)) if text else 0,
+                output_tokens=(
+                    len(model.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)) if text else 0
+                ),
             )
             response = LLMResponse(
                 message=Message(role="assistant", content=text),
@@ -500,13 +504,24 @@ class LocalProvider(Provider):
         choice = data["choices"][0]
         raw = choice.get("message") or {}
         calls = tuple(
-            ToolCall(id=c.get("id") or f"call_{i}", name=c["function"]["name"], arguments=c["function"].get("arguments") or "{}")
+            ToolCall(
+                id=c.get("id") or f"call_{i}",
+                name=c["function"]["name"],
+                arguments=c["function"].get("arguments") or "{}",
+            )
             for i, c in enumerate(raw.get("tool_calls") or ())
         )
         usage = data.get("usage") or {}
         return LLMResponse(
-            message=Message(role="assistant", content=(raw.get("content") or "").strip() if calls else raw.get("content") or "", tool_calls=calls),
-            usage=Usage(input_tokens=int(usage.get("prompt_tokens") or 0), output_tokens=int(usage.get("completion_tokens") or 0)),
+            message=Message(
+                role="assistant",
+                content=(raw.get("content") or "").strip() if calls else raw.get("content") or "",
+                tool_calls=calls,
+            ),
+            usage=Usage(
+                input_tokens=int(usage.get("prompt_tokens") or 0),
+                output_tokens=int(usage.get("completion_tokens") or 0),
+            ),
             finish_reason="tool_calls" if calls else map_finish_reason(choice.get("finish_reason")),
             model=self.model_name,
             raw_id=data.get("id"),

@@ -227,7 +227,9 @@ class OpenAICompatProvider(Provider):
         )
 
     def _bad(self, problem: str) -> ProviderError:
-        return ProviderError(f"{self.name}: unexpected chat completion from {self.base_url}: {problem}", provider=self.name)
+        return ProviderError(
+            f"{self.name}: unexpected chat completion from {self.base_url}: {problem}", provider=self.name
+        )
 
     # -- stream -----------------------------------------------------------------------------------
 
@@ -321,7 +323,9 @@ class _StreamState:
                 continue
             delta = choice.get("delta") or {}
             if not isinstance(delta, Mapping):
-                raise StreamError(f"{self.provider}: event #{self.events} has a malformed delta", provider=self.provider)
+                raise StreamError(
+                    f"{self.provider}: event #{self.events} has a malformed delta", provider=self.provider
+                )
             text = delta.get("content")
             if text:
                 self.text.append(text)
@@ -368,7 +372,9 @@ class _StreamState:
                     f"{self.provider}: streamed tool call #{index} never received a function name",
                     provider=self.provider,
                 )
-            calls.append(ToolCall(id=pending.id or f"call_{index}", name=pending.name, arguments=pending.arguments or "{}"))
+            calls.append(
+                ToolCall(id=pending.id or f"call_{index}", name=pending.name, arguments=pending.arguments or "{}")
+            )
         finish = self.finish_reason
         return LLMResponse(
             message=Message(role="assistant", content="".join(self.text), tool_calls=tuple(calls)),

@@ -66,7 +66,9 @@ def _as_price(value: PriceLike) -> Price:
         return Price(values[0], values[1], values[0])
     if len(values) == 3:
         return Price(values[0], values[1], values[2])
-    raise ValueError(f"a price is (input, output) or (input, output, cached_input) USD per million tokens, got {value!r}")
+    raise ValueError(
+        f"a price is (input, output) or (input, output, cached_input) USD per million tokens, got {value!r}"
+    )
 
 
 def price_for(model: str, prices: Mapping[str, PriceLike] | None = None) -> Price | None:

@@ -83,7 +83,9 @@ class ReplayProvider(Provider):
         try:
             recorded = self.reader.events(run_id, event_types=["llm_call", "error"], agent=agent)
         except (TraceError, FileNotFoundError, KeyError) as exc:
-            raise ConfigError(f"cannot replay run {run_id!r}: {exc}. Check the run id and the trace directory.") from exc
+            raise ConfigError(
+                f"cannot replay run {run_id!r}: {exc}. Check the run id and the trace directory."
+            ) from exc
         self.script: list[TraceEvent] = [e for e in recorded if e.event_type == "llm_call" or _is_provider_error(e)]
         """What the recording's calls did, in order: answered (``llm_call``) or failed (``error``)."""
         self.calls: list[TraceEvent] = [e for e in self.script if e.event_type == "llm_call"]
@@ -209,7 +211,9 @@ class ReplayProvider(Provider):
     def _response(self, event: TraceEvent, call: int) -> LLMResponse:
         meta = LlmCallMetadata.read(event.metadata)
         if meta.message is None:
-            raise ProviderError(f"replay: recorded call {call} (turn {event.turn}) has no response message", provider="replay")
+            raise ProviderError(
+                f"replay: recorded call {call} (turn {event.turn}) has no response message", provider="replay"
+            )
         if meta.message.content is None and not meta.message.tool_calls:
             raise ProviderError(
                 f"replay: run {self.run_id} was recorded with trace_content='none': call {call} (turn {event.turn}) "
@@ -378,7 +382,9 @@ def _diff_one(i: int, j: int, old: dict[str, Any], new: dict[str, Any]) -> list[
     old_text, new_text = str(old.get("content") or ""), str(new.get("content") or "")
     if old_text != new_text:
         out.append(f"{label} ({role}): content changed")
-        diff = list(difflib.unified_diff(old_text.splitlines(), new_text.splitlines(), "recorded", "new", n=1, lineterm=""))
+        diff = list(
+            difflib.unified_diff(old_text.splitlines(), new_text.splitlines(), "recorded", "new", n=1, lineterm="")
+        )
         if len(diff) > _MAX_DIFF_LINES:
             diff = [*diff[:_MAX_DIFF_LINES], f"... ({len(diff) - _MAX_DIFF_LINES} more diff lines)"]
         out += [f"    {line}" for line in diff]
@@ -400,8 +406,13 @@ def diff_tools(recorded: Sequence[dict[str, Any]], new: Sequence[dict[str, Any]]
     out += [f"tool {name!r} removed" for name in old if name not in cur]
     for name in old:
         if name in cur and canonical_json(old[name]) != canonical_json(cur[name]):
-            fields = [k for k in ("description", "parameters") if canonical_json(old[name].get(k)) != canonical_json(cur[name].get(k))]
+            fields = [
+                k for k in ("description", "parameters")
+                if canonical_json(old[name].get(k)) != canonical_json(cur[name].get(k))
+            ]
             out.append(f"tool {name!r} changed ({', '.join(fields) or 'spec'})")
-    if not out and [s.get("function", {}).get("name") for s in recorded] != [s.get("function", {}).get("name") for s in new]:
+    if not out and (
+        [s.get("function", {}).get("name") for s in recorded] != [s.get("function", {}).get("name") for s in new]
+    ):
         out.append("tools reordered")
     return out

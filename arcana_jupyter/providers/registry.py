@@ -93,7 +93,10 @@ def parse_model_string(model_string: str) -> ModelSpec:
 
 
 def _examples() -> str:
-    return "'openai:gpt-4o-mini', 'anthropic:claude-haiku-4-5', 'deepseek:deepseek-chat', 'local', 'replay:<run_id>', 'auto'"
+    return (
+        "'openai:gpt-4o-mini', 'anthropic:claude-haiku-4-5', 'deepseek:deepseek-chat', "
+        "'local', 'replay:<run_id>', 'auto'"
+    )
 
 
 def _entry(providers: Mapping[str, str | Mapping[str, Any]], name: str) -> dict[str, Any]:
@@ -232,7 +235,11 @@ def create_provider(
             f"no API key for {preset.name} (model {model_string!r}): {key_hint}, "
             f"or use model='local' for the bundled local model"
         )
-    base_url = entry.get("base_url") or (os.environ.get(preset.base_url_env) if preset.base_url_env else None) or preset.base_url
+    base_url = (
+        entry.get("base_url")
+        or (os.environ.get(preset.base_url_env) if preset.base_url_env else None)
+        or preset.base_url
+    )
     headers = entry.get("headers") or None
     if preset.wire == "anthropic":
         return (

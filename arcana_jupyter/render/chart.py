@@ -66,7 +66,9 @@ def tokens_chart_svg(points: Sequence[Mapping[str, Any]], *, title: str = "Token
         })
     legend = []
     lx = width - right - 300
-    for name, color, step in (("prompt", INPUT_COLOR, 80), ("cached prompt", CACHED_COLOR, 130), ("reply", OUTPUT_COLOR, 0)):
+    for name, color, step in (
+        ("prompt", INPUT_COLOR, 80), ("cached prompt", CACHED_COLOR, 130), ("reply", OUTPUT_COLOR, 0)
+    ):
         legend.append((name, color, lx))
         lx += step
     chart = {

@@ -66,12 +66,14 @@ def usage_text(bundle: Bundle) -> str:
     """``this turn: 1,234 in / 56 out tokens, $0.0012 · session: 3 turns, 4,567 in / 89 out, $0.0040``."""
     usage = bundle.get("usage") or {}
     cost = bundle.get("cost_usd")
-    text = (f"this turn: {int_text(usage.get('input_tokens') or 0)} in / {int_text(usage.get('output_tokens') or 0)} out tokens"
+    text = (f"this turn: {int_text(usage.get('input_tokens') or 0)} in / "
+            f"{int_text(usage.get('output_tokens') or 0)} out tokens"
             f", {cost_text(cost if cost is not None else 0.0)}")
     session = bundle.get("session")
     if isinstance(session, Mapping):
         turns = int(session.get("turns") or 0)
-        text += (f" · session: {turns} turn{'s' if turns != 1 else ''}, {int_text(session.get('input_tokens') or 0)} in / "
+        text += (f" · session: {turns} turn{'s' if turns != 1 else ''}, "
+                 f"{int_text(session.get('input_tokens') or 0)} in / "
                  f"{int_text(session.get('output_tokens') or 0)} out, {cost_text(session.get('cost_usd') or 0.0)}")
     return text
 
@@ -169,7 +171,8 @@ def budget_view(step: Mapping[str, Any]) -> dict[str, Any]:
     decisions = _rows(get(step, "decision", "decisions", default=[]))
     available = _int(budget.get("available"))
     used = _int(budget.get("used") or report.get("total_after"))
-    layers = [(str(layer.get("layer", "?")), _int(layer.get("tokens_after")), LAYER_COLORS.get(str(layer.get("layer")), "#888"))
+    layers = [(str(layer.get("layer", "?")), _int(layer.get("tokens_after")),
+               LAYER_COLORS.get(str(layer.get("layer")), "#888"))
               for layer in _rows(report.get("layers"))]
     if report.get("tools_tokens"):
         layers.append(("tools", _int(report["tools_tokens"]), LAYER_COLORS["tools"]))
@@ -182,7 +185,8 @@ def budget_view(step: Mapping[str, Any]) -> dict[str, Any]:
         entry[2] += _int(d.get("token_count_after"))
     total_before = sum(v[1] for v in by_outcome.values())
     return {
-        "window": _int(budget.get("total_window") or available or used), "reserve": _int(budget.get("response_reserve")),
+        "window": _int(budget.get("total_window") or available or used),
+        "reserve": _int(budget.get("response_reserve")),
         "used": used, "available": available, "free": free, "prefix": report.get("prefix_tokens_reused"),
         "overflow": bool(budget.get("overflow")),
         "layers": [*layers, ("free", free, "rgba(127,127,127,0)")], "layer_total": max(available, used),
@@ -201,7 +205,10 @@ def _message_cell(decision: Mapping[str, Any], sent: Sequence[Any]) -> dict[str,
     if isinstance(position, int) and 0 <= position < len(sent) and isinstance(sent[position], Mapping):
         content = sent[position].get("content")
         if content is None:
-            return {"kind": "note", "text": "in the trace" if sent[position].get("in_trace") else "content not recorded"}
+            return {
+                "kind": "note",
+                "text": "in the trace" if sent[position].get("in_trace") else "content not recorded",
+            }
         text = str(content)
         calls = sent[position].get("tool_calls")
         if calls:

@@ -72,8 +72,9 @@ def _replayed_runs(nb: Any) -> dict[str, int]:
             ids: list[str] = []
             for mime, value in data.items():
                 if "arcana" in mime and "replay" in mime and isinstance(value, dict):
-                    ids += [str(value.get("run_id") or "")] + [str(f.get("run_id") or "") for f in value.get("frames") or []
-                                                             if isinstance(f, dict)]
+                    ids += [str(value.get("run_id") or "")] + [
+                        str(f.get("run_id") or "") for f in value.get("frames") or [] if isinstance(f, dict)
+                    ]
             html = data.get("text/html")
             text = "".join(html) if isinstance(html, list) else str(html or "")
             if MIME_TYPE not in data and re.search(r"""class=["'][^"']*\barcana-scrub\b""", text):
@@ -87,7 +88,9 @@ def _replayed_runs(nb: Any) -> dict[str, int]:
 def summarize(reader: TraceReader, run_id: str, agent: str) -> RunSummary:
     info = reader.run_info(run_id)
     summary = RunSummary(run_id=run_id, agent=agent, model=info.model or "")
-    for event in reader.events(run_id, agent=agent, event_types=("turn_end", "cognitive_primitive", "tool_call", "error")):
+    for event in reader.events(
+        run_id, agent=agent, event_types=("turn_end", "cognitive_primitive", "tool_call", "error")
+    ):
         if event.event_type == "turn_end":
             end = TurnEndMetadata.read(event.metadata)
             usage = end.usage or UsageRecord()
@@ -177,13 +180,16 @@ def _render(notebook: Path, nb: Any, embedded: EmbeddedTraces, verification: Ver
             replays.append({**entry, "kind": "empty"})
             continue
         replays.append({**entry, "kind": "replay",
-                        "html": render.replay_html(frames, uid=f"{run.agent}-{uuid.uuid4().hex[:6]}", include_style=False)})
+                        "html": render.replay_html(frames, uid=f"{run.agent}-{uuid.uuid4().hex[:6]}",
+                                                   include_style=False)})
     total = RunSummary(run_id="", agent="")
     for s in summaries:
         for name in ("turns", "input_tokens", "output_tokens", "primitive_calls", "tool_calls", "errors"):
             setattr(total, name, getattr(total, name) + getattr(s, name))
         total.cost_usd += s.cost_usd
-        total.points += [{**p, "label": p["label"] if len(summaries) == 1 else f"{s.agent}:{p['label']}"} for p in s.points]
+        total.points += [
+            {**p, "label": p["label"] if len(summaries) == 1 else f"{s.agent}:{p['label']}"} for p in s.points
+        ]
     folders = sorted({_where(r, notebook).rsplit("/", 1)[0] + "/" for r in runs
                       if r.path is not None and r.source != "embedded"})
     extra = ""

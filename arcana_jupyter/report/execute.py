@@ -160,7 +160,9 @@ def run_notebook(notebook: str | Path, *, parameters: Mapping[str, Any] | None =
         error = f"the kernel died: {exc}"
     except Exception as exc:  # no such kernel, kernel failed to start
         if type(exc).__name__ == "NoSuchKernel":
-            raise ArcanaError(f"no Jupyter kernel named {kernel!r}; pass --kernel NAME (see `jupyter kernelspec list`)") from None
+            raise ArcanaError(
+                f"no Jupyter kernel named {kernel!r}; pass --kernel NAME (see `jupyter kernelspec list`)"
+            ) from None
         raise
     seconds = time.monotonic() - started
     nbformat.write(nb, target)

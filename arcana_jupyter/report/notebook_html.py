@@ -21,7 +21,9 @@ _EXTERNAL_TAG = re.compile(
     r"<script\b[^>]*\bsrc\s*=\s*[\"']?(?:https?:)?//[^>]*>\s*</script\s*>|<link\b[^>]*\bhref\s*=\s*[\"']?(?:https?:)?//[^>]*>",
     re.IGNORECASE,
 )
-_EXTERNAL_ATTR = re.compile(r"\b(src|href|srcset|data-src|poster|background)\s*=\s*([\"'])\s*(?:https?:)?//[^\"']*\2", re.IGNORECASE)
+_EXTERNAL_ATTR = re.compile(
+    r"\b(src|href|srcset|data-src|poster|background)\s*=\s*([\"'])\s*(?:https?:)?//[^\"']*\2", re.IGNORECASE
+)
 _CSS_IMPORT = re.compile(r"@import\s+(?:url\()?[\"']?(?:https?:)?//[^;]*;", re.IGNORECASE)
 _CSS_URL = re.compile(r"url\(\s*[\"']?(?:https?:)?//[^)]*\)", re.IGNORECASE)
 
@@ -69,10 +71,11 @@ def pygments_css() -> str:
     return str(HtmlFormatter(style="default").get_style_defs(".highlight"))
 
 
-NOTEBOOK_CSS = """
+NOTEBOOK_CSS = ("""
 .nb .cell{margin:10px 0}
 .nb .input,.nb .output_area,.nb .text_cell{display:flex;gap:8px}
-.nb .prompt{min-width:64px;flex:0 0 64px;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;opacity:.55;text-align:right;padding-top:6px}
+.nb .prompt{min-width:64px;flex:0 0 64px;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;"""
+"""opacity:.55;text-align:right;padding-top:6px}
 .nb .inner_cell,.nb .output_subarea{flex:1 1 auto;min-width:0}
 .nb .input_area{border:1px solid rgba(127,127,127,.3);border-radius:6px;background:rgba(127,127,127,.06)}
 .nb .input_area pre{margin:0;padding:8px 10px;white-space:pre-wrap;font-size:12.5px}
@@ -84,4 +87,4 @@ NOTEBOOK_CSS = """
 .nb .anchor-link{display:none}
 .nb table.dataframe{border-collapse:collapse;font-size:12px}
 .nb table.dataframe td,.nb table.dataframe th{border:1px solid rgba(127,127,127,.3);padding:2px 6px}
-"""
+""")

@@ -121,7 +121,8 @@ def notebook_turns(nb: Any) -> list[RecordedTurn]:
         turn = meta.get("turn", bundle.get("turn"))
         trace_path = meta.get("trace_path") or bundle.get("trace_path")
         found.append(RecordedTurn(
-            run_id=str(run_id), agent=str(agent), turn=turn if isinstance(turn, int) and not isinstance(turn, bool) else None,
+            run_id=str(run_id), agent=str(agent),
+            turn=turn if isinstance(turn, int) and not isinstance(turn, bool) else None,
             trace_path=trace_path if isinstance(trace_path, str) else None, cell=index, bundle=bundle,
         ))
     return found

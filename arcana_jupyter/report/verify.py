@@ -83,10 +83,17 @@ class VerifyResult:
     def summary(self) -> str:
         good = sum(c.ok for c in self.checks)
         if not self.checks:
-            return "nothing to verify: the notebook has no recorded arcana turns" + (f"; {self.errors[0]}" if self.errors else "")
+            return (
+                "nothing to verify: the notebook has no recorded arcana turns"
+                + (f"; {self.errors[0]}" if self.errors else "")
+            )
         runs = f" in {self.runs} run(s)" if self.runs else ""
         verdict = "reproduced" if self.ok else "NOT reproduced"
-        tail = f"; {len(self.errors)} problem(s), first: {self.errors[0]}" if self.errors and good == len(self.checks) else ""
+        tail = (
+            f"; {len(self.errors)} problem(s), first: {self.errors[0]}"
+            if self.errors and good == len(self.checks)
+            else ""
+        )
         return f"{verdict}: {good} of {len(self.checks)} turn(s){runs} had the same prompt digest and reply{tail}"
 
 

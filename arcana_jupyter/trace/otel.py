@@ -72,7 +72,8 @@ DEFAULT_SERVICE_NAME = "arcana-jupyter"
 DEFAULT_ENDPOINT = "http://localhost:4318"
 TRACES_PATH = "/v1/traces"
 EXPORT_TIMEOUT_S = 2.0
-"""Seconds one export (one batch, retries included) may take unless ``OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT`` says otherwise."""
+"""Seconds one export (one batch, retries included) may take unless
+``OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT`` says otherwise."""
 MAX_QUEUE = 2048
 """Spans waiting for export; past it the oldest are dropped (and counted)."""
 MAX_BATCH = 256
@@ -555,7 +556,9 @@ def _clean(attrs: Mapping[str, Any]) -> dict[str, Any]:
             out[key] = value
         elif isinstance(value, list | tuple):
             items = [v for v in value if v is not None]
-            if (items and all(isinstance(v, str) for v in items)) or (items and all(isinstance(v, int | float) and not isinstance(v, bool) for v in items)):
+            if (items and all(isinstance(v, str) for v in items)) or (
+                items and all(isinstance(v, int | float) and not isinstance(v, bool) for v in items)
+            ):
                 out[key] = list(items)
             elif items:
                 out[key] = [str(v) for v in items]

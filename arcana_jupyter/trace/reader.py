@@ -255,7 +255,9 @@ class TraceReader:
                 f"pass --dir DIR (or set ARCANA_TRACE_DIR) to the folder holding the traces"
             )
         if len(matches) > 1:
-            raise TraceError(f"run {run_id!r} is ambiguous in {where}: matches {', '.join(sorted(matches))}; give more of the id")
+            raise TraceError(
+                f"run {run_id!r} is ambiguous in {where}: matches {', '.join(sorted(matches))}; give more of the id"
+            )
         shown = sorted(files)
         more = f" (and {len(shown) - 20} more)" if len(shown) > 20 else ""
         raise TraceError(
@@ -669,7 +671,9 @@ class TraceReader:
         if len(present) == 1:
             return present[0]
         at = f" at turn {turn}" if turn is not None else ""
-        raise TraceError(f"run {run_id} has several agents{at}: {', '.join(present)}; choose one with agent= (--agent NAME)")
+        raise TraceError(
+            f"run {run_id} has several agents{at}: {', '.join(present)}; choose one with agent= (--agent NAME)"
+        )
 
     # -- replay -----------------------------------------------------------------------------------
 
