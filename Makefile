@@ -10,12 +10,12 @@ demo:
 
 test:
 	@scripts/setup.sh --browser
-	@$(VENV)/bin/ruff check arcana_jupyter tests benchmarks
+	@$(VENV)/bin/ruff check arcana_jupyter tests benchmarks scripts
 	@$(VENV)/bin/mypy
 	@$(PY) -m pytest -q -p no:cacheprovider
 
 lint:
-	@$(VENV)/bin/ruff check arcana_jupyter tests benchmarks
+	@$(VENV)/bin/ruff check arcana_jupyter tests benchmarks scripts
 	@$(VENV)/bin/mypy
 	@$(PY) scripts/gen_ts_types.py --check
 

@@ -10,6 +10,6 @@ from .session import ChatReply, ChatSession
 from .tools import Tool
 
 __all__ = [
-    "AdaptiveConfig", "AgentPool", "Capability", "CapabilityFactory", "ChatReply", "ChatSession", "InterceptedTool", "MemoryConfig", "Runtime",
-    "RuntimeConfig", "Tool",
+    "AdaptiveConfig", "AgentPool", "Capability", "CapabilityFactory", "ChatReply", "ChatSession", "InterceptedTool",
+    "MemoryConfig", "Runtime", "RuntimeConfig", "Tool",
 ]

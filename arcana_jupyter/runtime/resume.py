@@ -43,7 +43,8 @@ def resume_session(runtime: Runtime, run_id: str, cfg: RuntimeConfig, trace_dir:
     reader = TraceReader(trace_dir)
     known = [r.run_id for r in reader.list_runs()]
     if run_id not in known:
-        raise ConfigError(f"cannot resume {run_id}: no such run in {trace_dir}; runs there: {', '.join(known) or 'none'}")
+        raise ConfigError(f"cannot resume {run_id}: no such run in {trace_dir}; "
+                          f"runs there: {', '.join(known) or 'none'}")
     events = reader.events(run_id, agent=agent)
     history = reader.history(run_id, agent=agent)
     run_start = next((e for e in events if e.event_type == "run_start"), None)

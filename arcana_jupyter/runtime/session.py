@@ -135,10 +135,10 @@ class ChatSession:
             raise ConfigError(str(exc)) from None
         self._embeddings_note: str | None = note
         """Which relevance the session uses and why: added to its first decision's notes."""
+        embedding_cache = writer.path.parent / EMBEDDINGS_FOLDER if writer.path is not None else None
         self.builder = WorkingSetBuilder(budget=self.calibration.budget(config.total_window, config.response_reserve),
                                          strategy=config.strategy, counter=self.counter, summarizer=self._summarize,
-                                         embedder=embedder, embedding_cache=(
-                                             writer.path.parent / EMBEDDINGS_FOLDER if writer.path is not None else None))
+                                         embedder=embedder, embedding_cache=embedding_cache)
         self.pins = PinState(self.counter, config.total_window, config.pin_budget_fraction)
         self.history: list[Message] = [Message(role="system", content=config.system_prompt)]
         self.turn = 0
@@ -294,7 +294,8 @@ class ChatSession:
         parts = []
         for name in names:
             tool = self.intercepted[name]
-            what = f"the cognitive primitive {tool.primitive!r}" if tool.primitive else f"the runtime's {tool.group} tool"
+            what = (f"the cognitive primitive {tool.primitive!r}" if tool.primitive
+                    else f"the runtime's {tool.group} tool")
             parts.append(f"your tool {name!r} and {what} {name!r}")
         return (f"two tools with the same name: {'; '.join(parts)}. The model could only ever call one of them. "
                 "Rename your function (e.g. Tool(fn, name='my_" + names[0] + "')) or leave the runtime's tool out "
