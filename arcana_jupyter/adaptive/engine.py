@@ -6,7 +6,7 @@ Per turn the runtime calls :meth:`AdaptiveEngine.begin_turn` (promotion by the u
 output, and :meth:`AdaptiveEngine.end_turn` with the turn's messages (checkpoint, demotion).
 
 Every change of state is an event (``state_change`` or ``context_action``) that the engine first
-applies to itself and then hands to ``emit``. :meth:`AdaptiveEngine.replay` applies the same
+applies to itself and then hands to ``emit``. :meth:`AdaptiveEngine.load_events` applies the same
 events to a fresh engine, so a session rebuilt from its trace has exactly the same objects,
 tiers, checkpoint and artifacts (:meth:`snapshot` compares equal).
 """
@@ -92,29 +92,6 @@ class TurnBands(BaseModel):
         return "digest" if turn in self.digest else "older"
 
 
-class _HybridReplay:
-    """``AdaptiveEngine.replay(events)`` builds a new engine; ``engine.replay(events)`` refills one."""
-
-    def __get__(self, obj: AdaptiveEngine | None, cls: type[AdaptiveEngine]) -> Callable[..., AdaptiveEngine]:
-        if obj is None:
-
-            def build(events: Iterable[Any], config: Any = None, emit: Emit | None = None,
-                      *, agent: str | None = None, counter: TokenCounter | None = None) -> AdaptiveEngine:
-                engine = cls(config, None, counter=counter)
-                engine._replay(events, agent=agent)
-                engine.emit = emit
-                return engine
-
-            return build
-
-        def refill(events: Iterable[Any], *, agent: str | None = None) -> AdaptiveEngine:
-            assert obj is not None
-            obj._replay(events, agent=agent)
-            return obj
-
-        return refill
-
-
 class AdaptiveEngine:
     """Working memory of one chat session (see the module docstring)."""
 
@@ -156,8 +133,8 @@ class AdaptiveEngine:
         self._input = ""
         self._input_turn: int | None = None
         self._index = ObjectIndex()
-        self.replay_warnings: list[str] = []
-        """Events :meth:`replay` could not apply (each also logged as a warning)."""
+        self.load_warnings: list[str] = []
+        """Events :meth:`load_events` could not apply (each also logged as a warning)."""
         self._full_cache: dict[str, tuple[StateObject, str]] = {}
         self._cp_cache: str | None = None
         """The rendered checkpoint; reset whenever the checkpoint changes."""
@@ -217,7 +194,7 @@ class AdaptiveEngine:
             self.emit(event_type, _without_text(metadata) if self.config.trace_content == "none" else metadata)
 
     def _apply(self, event_type: str, md: Mapping[str, Any], event_turn: int | None = None) -> None:
-        # validated, not read leniently: a record that does not fit raises, and replay() skips it with a warning
+        # validated, not read leniently: a record that does not fit raises, and load_events() skips it with a warning
         if event_type == "state_change":
             change = StateChangeMetadata.model_validate(md)
             turn = change.turn if "turn" in change.model_fields_set else event_turn
@@ -684,7 +661,7 @@ class AdaptiveEngine:
     # ------------------------------------------------------------------ resume
 
     def snapshot(self) -> dict[str, Any]:
-        """Everything the engine holds, as JSON-safe data (equal after :meth:`replay` of its events)."""
+        """Everything the engine holds, as JSON-safe data (equal after :meth:`load_events` of its events)."""
         return {
             "version": SNAPSHOT_VERSION,
             "config": self.config.model_dump(mode="json"),
@@ -720,11 +697,23 @@ class AdaptiveEngine:
         engine.events.add(EventDoc.model_validate(d) for d in data["events"])
         return engine
 
-    replay = _HybridReplay()
-    """``AdaptiveEngine.replay(events, config=None, emit=None)`` -> a new engine rebuilt from trace
-    events; ``engine.replay(events)`` rebuilds into an existing (fresh) engine, keeping its emit."""
+    @classmethod
+    def from_events(cls, events: Iterable[Any], config: Any = None, emit: Emit | None = None, *,
+                    agent: str | None = None, counter: TokenCounter | None = None) -> AdaptiveEngine:
+        """A new engine whose state is rebuilt from recorded trace events (``emit`` is set after)."""
+        engine = cls(config, None, counter=counter)
+        engine.load_events(events, agent=agent)
+        engine.emit = emit
+        return engine
 
-    def _replay(self, events: Iterable[Any], *, agent: str | None = None) -> None:
+    def load_events(self, events: Iterable[Any], *, agent: str | None = None) -> AdaptiveEngine:
+        """Reset this engine and rebuild its state from recorded trace events (``state_change`` and
+        ``context_action``; with ``agent``, only that agent's), keeping its ``emit``: nothing is
+        emitted while restoring. Returns the engine."""
+        self._load_events(events, agent=agent)
+        return self
+
+    def _load_events(self, events: Iterable[Any], *, agent: str | None = None) -> None:
         emit, self.emit = self.emit, None
         try:
             self._reset()
@@ -745,8 +734,8 @@ class AdaptiveEngine:
                 except Exception as exc:  # one bad record must not lose the rest of the session
                     where = getattr(ev, "event_id", None) or (ev.get("event_id") if isinstance(ev, Mapping) else None)
                     note = f"skipped {etype} event {where or '?'}: {type(exc).__name__}: {one_line(str(exc), 200)}"
-                    self.replay_warnings.append(note)
-                    log.warning("arcana: adaptive replay %s", note)
+                    self.load_warnings.append(note)
+                    log.warning("arcana: adaptive load_events %s", note)
         finally:
             self.emit = emit
 

@@ -64,7 +64,7 @@ def resume_session(runtime: Runtime, run_id: str, cfg: RuntimeConfig, trace_dir:
                     session.usage = session.usage + Usage.model_validate(end.usage.model_dump())
                 session.cost_usd += end.cost_usd or 0.0
         if session.engine is not None:
-            session.engine.replay(events)
+            session.engine.load_events(events)
 
     try:
         return runtime.new_session(agent, run_id, writer, cfg, ask_user=ask_user, resumed_from=run_id,

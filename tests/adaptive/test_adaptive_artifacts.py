@@ -71,7 +71,7 @@ def test_content_less_trace_leaves_a_clear_error(engine: AdaptiveEngine, rec: Re
     for e in rec.events:  # what a trace_content="none" trace keeps
         if e["metadata"].get("action") == "store_artifact":
             e["metadata"]["artifact"]["content"] = None
-    replayed = AdaptiveEngine.replay(rec.events)
+    replayed = AdaptiveEngine.from_events(rec.events)
     r = replayed.retrieve_artifact("a_1")
     assert r["ok"] is False and "without content" in r["error"]
 

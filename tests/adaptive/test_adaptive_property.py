@@ -52,8 +52,8 @@ def test_replay_rebuilds_the_same_engine(plan: list[tuple[str, list[tuple[str, d
         transcript.append({"role": "assistant", "content": f"Done: {user}."})
         live.end_turn(turn, transcript)
     events = json.loads(json.dumps(rec.events))
-    replayed = AdaptiveEngine.replay(events, live.config)
-    assert replayed.replay_warnings == []
+    replayed = AdaptiveEngine.from_events(events, live.config)
+    assert replayed.load_warnings == []
     assert replayed.snapshot() == live.snapshot()
     assert [s.model_dump() for s in replayed.sections(turn + 1)] == [s.model_dump() for s in live.sections(turn + 1)]
     state = [s.content for s in live.sections(turn + 1) if s.name.startswith("adaptive_")]

@@ -63,7 +63,7 @@ def test_session_exercises_every_kind_of_event(rec: Recorder) -> None:
 
 def test_replay_equals_live_snapshot(rec: Recorder) -> None:
     live = session(rec)
-    replayed = AdaptiveEngine.replay(rec.events, live.config)
+    replayed = AdaptiveEngine.from_events(rec.events, live.config)
     assert replayed.snapshot() == live.snapshot()
     assert [s.model_dump() for s in replayed.sections(10)] == [s.model_dump() for s in live.sections(10)]
 
@@ -81,7 +81,7 @@ def test_replay_from_trace_events_through_json(rec: Recorder) -> None:
              TraceEvent(event_id="e_y", run_id="r_x", ts="t", event_type="state_change", agent="other", turn=3,
                         metadata={"object_id": "s_1", "to_tier": "hard", "cause": "idle", "turn": 3})]
     events = [TraceEvent.model_validate(x) for x in lines] + noise
-    replayed = AdaptiveEngine.replay(events, live.config, agent="main")
+    replayed = AdaptiveEngine.from_events(events, live.config, agent="main")
     assert replayed.snapshot() == live.snapshot()
 
 
@@ -89,7 +89,7 @@ def test_instance_replay_keeps_emit_and_emits_nothing(rec: Recorder) -> None:
     live = session(rec)
     fresh_rec = Recorder()
     fresh = AdaptiveEngine(live.config, fresh_rec)
-    assert fresh.replay(rec.events) is fresh
+    assert fresh.load_events(rec.events) is fresh
     assert fresh_rec.events == [] and fresh.snapshot() == live.snapshot()
     fresh.begin_turn(10, "pipeline again")
     live.begin_turn(10, "pipeline again")
@@ -144,8 +144,8 @@ def test_trace_content_none_keeps_structure_not_text() -> None:
     assert leaked == []
     # the live engine still has everything
     assert engine.get("s_1").payload == "move zanzibar tables"  # type: ignore[union-attr]
-    replayed = AdaptiveEngine.replay(written, engine.config)
-    assert replayed.replay_warnings == []
+    replayed = AdaptiveEngine.from_events(written, engine.config)
+    assert replayed.load_warnings == []
     assert [(o.id, o.kind, o.tier, o.created_turn) for o in replayed.objects()] == [
         (o.id, o.kind, o.tier, o.created_turn) for o in engine.objects()]
     assert replayed.get("s_1").payload == "(text not recorded)"  # type: ignore[union-attr]
@@ -159,7 +159,7 @@ def test_a_corrupt_event_is_skipped_with_a_warning(rec: Recorder, caplog: pytest
     events = [*rec.events]
     events.insert(3, {"event_type": "context_action", "event_id": "e_bad", "turn": 1,
                       "metadata": {"action": "create_task", "objects": [{"id": "s_9", "kind": "spaceship"}]}})
-    replayed = AdaptiveEngine.replay(events, live.config)
-    assert len(replayed.replay_warnings) == 1 and "e_bad" in replayed.replay_warnings[0]
+    replayed = AdaptiveEngine.from_events(events, live.config)
+    assert len(replayed.load_warnings) == 1 and "e_bad" in replayed.load_warnings[0]
     assert replayed.snapshot() == live.snapshot()
     assert any("e_bad" in r.getMessage() for r in caplog.records)

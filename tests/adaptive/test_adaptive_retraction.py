@@ -63,7 +63,7 @@ def test_retraction_is_auditable(rec: Recorder) -> None:
 def test_retraction_survives_replay(rec: Recorder) -> None:
     engine = _engine(rec)
     engine.retract("s_1", turn=1)
-    replayed = AdaptiveEngine.replay(rec.events, engine.config)
+    replayed = AdaptiveEngine.from_events(rec.events, engine.config)
     assert replayed.get("s_1") is None and replayed.audit_objects()[0].retracted
     assert replayed.snapshot() == engine.snapshot()
 
