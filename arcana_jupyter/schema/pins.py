@@ -100,7 +100,8 @@ class PinChange(BaseModel):
 
 
 def fold_pins(
-    changes: Iterable[PinChange], count: Callable[[str], int] | None = None, pins: Mapping[str, Pin] | None = None
+    changes: Iterable[PinChange], count: Callable[[str], int] | None = None, pins: Mapping[str, Pin] | None = None,
+    *, live_at: int | None = None,
 ) -> dict[str, Pin]:
     """The pins recorded ``changes`` (in trace order) make, added to ``pins``: ``pin_id -> Pin``, oldest first.
 
@@ -108,25 +109,63 @@ def fold_pins(
     kept, as a live :class:`~arcana_jupyter.primitives.pin.PinState` keeps it, so ids made later match)
     — an unpin of no known turn counts from the pin's own turn. A pin of an id that was unpinned makes
     a new pin, last in order. ``tokens`` is the recorded count, else ``count(content)`` when given.
+    With ``live_at``, only the pins live at that turn (not unpinned, not expired) are returned, and
+    changes recorded for a later turn do not count.
+
+    The fold runs over the changes themselves; a :class:`Pin` is made only for each pin returned (a
+    long trace has many more pin events than live pins, and the reader folds on every question).
     """
-    out = dict(pins or {})
-    for change in changes:
-        old = out.get(change.pin_id)
-        if change.op == "pin":
-            if old is not None and old.unpinned_turn is None:
+    if live_at is not None and not pins:  # the reader's question, on every replay: only live pins matter
+        live: dict[str, PinChange] = {}
+        keep, drop = live.setdefault, live.pop  # bound once: this loop runs over every change of a long trace
+        for change in changes:
+            turn = change.turn
+            if turn is not None and turn > live_at:
                 continue
-            content = change.content
-            tokens = change.tokens
-            if tokens is None and content is not None and count is not None:
-                tokens = count(content)
+            if change.op == "pin":
+                keep(change.pin_id, change)  # a pin of a live id changes nothing
+            else:
+                drop(change.pin_id, None)  # a re-pin after this comes last, as below
+        return {pin_id: _pin_of(change, None, count) for pin_id, change in live.items()
+                if change.until_turn is None or change.until_turn >= live_at}
+    # pin_id -> a given Pin, or [the change that made it, its unpinned turn]
+    out: dict[str, Pin | list[Any]] = dict(pins or {})
+    for change in changes:
+        if live_at is not None and change.turn is not None and change.turn > live_at:
+            continue
+        old = out.get(change.pin_id)
+        old_unpinned = old.unpinned_turn if isinstance(old, Pin) else (old[1] if old is not None else None)
+        if change.op == "pin":
+            if old is not None and old_unpinned is None:
+                continue
             out.pop(change.pin_id, None)
-            out[change.pin_id] = Pin(
-                pin_id=change.pin_id, content=content, label=change.label, until_turn=change.until_turn,
-                created_turn=change.turn, tokens=tokens,
-                sha256=hashlib.sha256(content.encode()).hexdigest() if content is not None else None,
-                event_id=change.event_id,
-            )
-        elif old is not None and old.unpinned_turn is None:
-            when = change.turn if change.turn is not None else (old.created_turn or 0)
-            out[change.pin_id] = old.model_copy(update={"unpinned_turn": when})
-    return out
+            out[change.pin_id] = [change, None]
+        elif old is not None and old_unpinned is None:
+            if isinstance(old, Pin):
+                when = change.turn if change.turn is not None else (old.created_turn or 0)
+                out[change.pin_id] = old.model_copy(update={"unpinned_turn": when})
+            else:
+                made: PinChange = old[0]
+                old[1] = change.turn if change.turn is not None else (made.turn or 0)
+    result: dict[str, Pin] = {}
+    for pin_id, entry in out.items():
+        if live_at is not None:
+            until = entry.until_turn if isinstance(entry, Pin) else entry[0].until_turn
+            unpinned = entry.unpinned_turn if isinstance(entry, Pin) else entry[1]
+            if unpinned is not None or (until is not None and until < live_at):
+                continue
+        result[pin_id] = entry if isinstance(entry, Pin) else _pin_of(entry[0], entry[1], count)
+    return result
+
+
+def _pin_of(change: PinChange, unpinned_turn: int | None, count: Callable[[str], int] | None) -> Pin:
+    content, tokens = change.content, change.tokens
+    if tokens is None and content is not None and count is not None:
+        tokens = count(content)
+    pin = Pin(
+        pin_id=change.pin_id, content=content, label=change.label, until_turn=change.until_turn,
+        created_turn=change.turn, tokens=tokens,
+        sha256=hashlib.sha256(content.encode()).hexdigest() if content is not None else None,
+        event_id=change.event_id,
+    )
+    return pin if unpinned_turn is None else pin.model_copy(update={"unpinned_turn": unpinned_turn})

@@ -19,6 +19,7 @@ problem``.
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import stat
@@ -114,6 +115,7 @@ class _FileIndex:
     history: dict[str, dict[int, int]] = field(default_factory=dict)
     history_dupes: list[str] = field(default_factory=list)
     pin_ops: dict[str, list[PinChange]] = field(default_factory=dict)
+    pin_ops_unsorted: set[str] = field(default_factory=set)  # agents whose pin changes' turns ever go down
     run_id: str | None = None
     run_start: dict[str, Any] | None = None
     system_prompts: dict[str, str | None] = field(default_factory=dict)  # per agent, from its first run_start
@@ -523,7 +525,10 @@ class TraceReader:
         elif isinstance(typed, CognitivePrimitiveMetadata):
             change = typed.pin_change(turn=turn, position=position, event_id=obj["event_id"])
             if change is not None:
-                idx.pin_ops.setdefault(agent, []).append(change)
+                ops = idx.pin_ops.setdefault(agent, [])
+                if change.turn is None or (ops and (ops[-1].turn is None or ops[-1].turn > change.turn)):
+                    idx.pin_ops_unsorted.add(agent)
+                ops.append(change)
 
     # -- loading events ---------------------------------------------------------------------------
 
@@ -838,15 +843,12 @@ class TraceReader:
                 if e.event_type == "context_decision" and (e.step or 0) == step:
                     cutoff = p
                     break
-        recorded = []
-        for change in idx.pin_ops.get(name, []):
-            if cutoff is not None:
-                if change.position is not None and change.position >= cutoff:
-                    break
-            elif change.turn is not None and change.turn > turn:
-                continue
-            recorded.append(change)
-        live = [p for p in fold_pins(recorded).values() if p.unpinned_turn is None and not p.expired(turn)]
+        ops = idx.pin_ops.get(name, [])
+        if cutoff is not None:  # the changes recorded before that step's decision (ops are in file order)
+            ops = ops[:bisect.bisect_left(ops, cutoff, key=lambda c: c.position or 0)]
+        elif name not in idx.pin_ops_unsorted:  # turns in file order: the changes up to ``turn`` are a prefix
+            ops = ops[:bisect.bisect_right(ops, turn, key=lambda c: c.turn or 0)]
+        live = list(fold_pins(ops, live_at=turn).values())  # changes of later turns do not count
         return [p if p.tokens is not None or p.content is None
                 else p.model_copy(update={"tokens": self._count(idx, p.content)}) for p in live]
 
