@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 
 def wait_for_lab(page) -> None:
@@ -10,6 +12,19 @@ def wait_for_lab(page) -> None:
     page.wait_for_function("() => !!(window.jupyterapp"
                            " && window.jupyterapp.commands.hasCommand('arcana:open-trace-viewer'))",
                            timeout=60_000)
+
+
+def open_new_notebook(page, path: Path) -> None:
+    """Write a notebook with one empty code cell at ``path`` (in the lab's root), open it and wait
+    until its kernel is connected."""
+    nb = {"cells": [{"cell_type": "code", "id": "c0", "execution_count": None, "metadata": {}, "outputs": [],
+                     "source": ""}],
+          "nbformat": 4, "nbformat_minor": 5,
+          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}}}
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    page.goto(f"{page.base_url}/lab/tree/{path.name}?reset")
+    wait_for_lab(page)
+    page.wait_for_function(KERNEL_CONNECTED, timeout=60_000)
 
 
 def open_trace(page, path: str) -> None:

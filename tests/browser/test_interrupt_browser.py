@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import expect
 
 from .conftest import shot
-from .helpers import CELL_DONE, KERNEL_CONNECTED, run_cell, wait_for_lab
+from .helpers import CELL_DONE, open_new_notebook, run_cell, wait_for_lab
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -42,14 +42,7 @@ PARTIAL_SHOWN = """() => {
 
 
 def test_interrupting_a_turn_shows_one_line_and_survives_reopening(page, lab_root: Path) -> None:
-    nb = {"cells": [{"cell_type": "code", "id": "c0", "execution_count": None, "metadata": {}, "outputs": [],
-                     "source": ""}],
-          "nbformat": 4, "nbformat_minor": 5,
-          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}}}
-    (lab_root / "interrupt.ipynb").write_text(json.dumps(nb), encoding="utf-8")
-    page.goto(f"{page.base_url}/lab/tree/interrupt.ipynb?reset")
-    wait_for_lab(page)
-    page.wait_for_function(KERNEL_CONNECTED, timeout=60_000)
+    open_new_notebook(page, lab_root / "interrupt.ipynb")
     run_cell(page, "%load_ext arcana_jupyter")
     run_cell(page, SETUP)
     run_cell(page, "%arcana_chat --model fn:slow --classic")

@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import expect
 
 from .conftest import shot
-from .helpers import CELL_DONE, KERNEL_CONNECTED, run_cell, wait_for_lab
+from .helpers import CELL_DONE, open_new_notebook, run_cell
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -71,15 +71,8 @@ STREAMING_TABLE = """() => {
 def test_reply_renders_as_jupyterlab_markdown_while_streaming_and_in_the_offline_report(
     page, browser, lab_root: Path
 ) -> None:
-    nb = {"cells": [{"cell_type": "code", "id": "c0", "execution_count": None, "metadata": {}, "outputs": [],
-                     "source": ""}],
-          "nbformat": 4, "nbformat_minor": 5,
-          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}}}
     path = lab_root / "rich.ipynb"
-    path.write_text(json.dumps(nb), encoding="utf-8")
-    page.goto(f"{page.base_url}/lab/tree/rich.ipynb?reset")
-    wait_for_lab(page)
-    page.wait_for_function(KERNEL_CONNECTED, timeout=60_000)
+    open_new_notebook(page, path)
     run_cell(page, "%load_ext arcana_jupyter")
     run_cell(page, SETUP)
     run_cell(page, "%arcana_chat --model fn:slow --window 4096")

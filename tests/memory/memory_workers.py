@@ -1,8 +1,29 @@
-"""Worker functions for the multi-process tests (importable by spawned processes)."""
+"""Worker functions for the multi-process tests (importable by spawned processes), and the one way
+the multi-thread tests run their workers."""
 
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Callable
+
+
+def run_threads(work: Callable[[int], None], n: int = 4) -> list[BaseException]:
+    """Run ``work(0)`` ... ``work(n - 1)`` in ``n`` threads and wait for them; what they raised."""
+    errors: list[BaseException] = []
+
+    def run(k: int) -> None:
+        try:
+            work(k)
+        except BaseException as exc:  # pragma: no cover - reported by the caller
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
 
 
 def write_entries(path: str, tag: str, n: int, project_dir: str, barrier) -> tuple[list[str], float, float]:  # type: ignore[no-untyped-def]

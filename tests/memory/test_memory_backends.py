@@ -6,6 +6,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from memory_workers import run_threads
 
 from arcana_jupyter.exceptions import MemoryStoreError
 from arcana_jupyter.memory import MemoryStore, Scope
@@ -76,23 +77,15 @@ def test_postgres_fresh_schema_opened_by_many_at_once(postgres_server, project_a
     """Four stores open an empty schema at the same moment: one migrates, the others wait and use it."""
     url = postgres_server.fresh_url()
     barrier = threading.Barrier(4)
-    errors: list[BaseException] = []
     versions: list[int] = []
 
     def open_and_write(k: int) -> None:
-        try:
-            barrier.wait(10)
-            with MemoryStore(url) as store:
-                store.remember("fact", f"writer {k} was here", project_a)
-                versions.append(store.schema_version())
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
+        barrier.wait(10)
+        with MemoryStore(url) as store:
+            store.remember("fact", f"writer {k} was here", project_a)
+            versions.append(store.schema_version())
 
-    threads = [threading.Thread(target=open_and_write, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    errors = run_threads(open_and_write)
     assert not errors and versions == [LATEST_VERSION] * 4
     with MemoryStore(url) as store:
         assert store.count(project_a) == 4

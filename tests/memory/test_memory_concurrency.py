@@ -9,7 +9,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from memory_workers import write_entries
+from memory_workers import run_threads, write_entries
 
 from arcana_jupyter.memory import MemoryStore, Scope
 
@@ -97,11 +97,7 @@ def test_threads_share_one_store(mem_location, project_a: Scope) -> None:
                 store.remember("fact", f"thread {k} item {i}", project_a)
                 store.search(f"thread {k}", project_a)
 
-        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        assert run_threads(work) == []
         assert store.count() == 100
 
 
@@ -166,24 +162,16 @@ def test_four_writers_race_on_the_same_memories(mem_location, project_a: Scope) 
     location = mem_location("four")
     MemoryStore(location).close()
     barrier = threading.Barrier(4)
-    errors: list[BaseException] = []
     ids: dict[int, list[str]] = {}
 
     def work(k: int) -> None:
-        try:
-            with MemoryStore(location) as store:
-                barrier.wait(10)
-                ids[k] = [store.remember("fact", f"shared memory number {i}", project_a).id for i in range(15)]
-                for i in range(10):
-                    store.remember("pattern", f"writer {k} note {i}", project_a)
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
+        with MemoryStore(location) as store:
+            barrier.wait(10)
+            ids[k] = [store.remember("fact", f"shared memory number {i}", project_a).id for i in range(15)]
+            for i in range(10):
+                store.remember("pattern", f"writer {k} note {i}", project_a)
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    errors = run_threads(work)
     assert not errors
     assert ids[0] == ids[1] == ids[2] == ids[3]  # every writer got the same entry for the same text
     with MemoryStore(location) as store:
