@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..context import ContextSection, PinBlock, WorkingSetBuilder
 from ..context.bands import expand_decision, select_from_turn
@@ -59,6 +59,8 @@ if TYPE_CHECKING:
     from .runtime import Runtime
 
 log = logging.getLogger("arcana_jupyter")
+
+_C = TypeVar("_C", bound=Capability)
 
 INEXACT_SLACK = 1.03
 """Room kept on top of the observed count ratio when the counter is not the model's own."""
@@ -176,11 +178,15 @@ class ChatSession:
         """The attached capability called ``name`` (``adaptive``, ``memory``, ``otel``, ``primitives``)."""
         return next((c for c in self.capabilities if c.name == name), None)
 
+    def _attached(self, kind: type[_C]) -> _C | None:
+        """The attached capability of class ``kind``, if any."""
+        return next((c for c in self.capabilities if isinstance(c, kind)), None)
+
     @property
     def _adaptive(self) -> AdaptiveCapability | None:
         from .adaptive_capability import AdaptiveCapability
 
-        return next((c for c in self.capabilities if isinstance(c, AdaptiveCapability)), None)
+        return self._attached(AdaptiveCapability)
 
     @property
     def engine(self) -> AdaptiveEngine | None:
@@ -199,7 +205,7 @@ class ChatSession:
         """The memory session (memory/session.py), or ``None`` when memory is off."""
         from .memory_capability import MemoryCapability
 
-        found = next((c for c in self.capabilities if isinstance(c, MemoryCapability)), None)
+        found = self._attached(MemoryCapability)
         return found.memory if found is not None else None
 
     @property
@@ -207,7 +213,7 @@ class ChatSession:
         """The OpenTelemetry span mapper (trace/otel.py) when ``config.otel`` is on."""
         from .otel_capability import OtelCapability
 
-        found = next((c for c in self.capabilities if isinstance(c, OtelCapability)), None)
+        found = self._attached(OtelCapability)
         return found.mapper if found is not None else None
 
     @property
