@@ -9,7 +9,7 @@ from .checkpoint import SessionCheckpoint
 from .config import AdaptiveConfig
 from .digest import TurnDigest, extract_digest
 from .distillers import Distilled, distill
-from .engine import ADAPTIVE_TOOL_NAMES, SECTION_NAMES, AdaptiveEngine, TurnBands, engine_or_none
+from .engine import ADAPTIVE_TOOL_NAMES, SECTION_NAMES, AdaptiveEngine, engine_or_none
 from .promotion import Promotion
 from .state import StateObject
 from .tools import AdaptiveTool, adaptive_tools, handle, tool_specs
@@ -26,7 +26,6 @@ __all__ = [
     "Promotion",
     "SessionCheckpoint",
     "StateObject",
-    "TurnBands",
     "TurnDigest",
     "adaptive_tools",
     "distill",

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from ..context.bands import OverflowCover
 from ..context.sections import CHECKPOINT_SECTION, ContextSection
 from ..messages import Message, MessageLike, as_messages
 from ..schema.events import ContextActionMetadata, StateChangeMetadata
@@ -67,31 +68,6 @@ def failure(error: str, message: str, hint: str) -> dict[str, Any]:
     return {"ok": False, "error": error, "message": message, "hint": hint}
 
 
-class TurnBands(BaseModel):
-    """Which completed turns the prompt shows verbatim, as digests, or only via the checkpoint.
-
-    Distances count back from the current turn (distance 0): ``verbatim`` holds distances
-    ``0 .. verbatim_turns-1``, ``digest`` the next ``digest_turns``, ``older`` the rest.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    current: int
-    verbatim: tuple[int, ...]
-    digest: tuple[int, ...]
-    older: tuple[int, ...]
-
-    @property
-    def verbatim_from(self) -> int:
-        """The first turn the builder keeps verbatim (history of earlier turns is covered elsewhere)."""
-        return self.verbatim[0] if self.verbatim else self.current
-
-    def band_of(self, turn: int) -> str:
-        if turn in self.verbatim or turn > self.current:
-            return "verbatim"
-        return "digest" if turn in self.digest else "older"
-
-
 class AdaptiveEngine:
     """Working memory of one chat session (see the module docstring)."""
 
@@ -136,8 +112,8 @@ class AdaptiveEngine:
         self.load_warnings: list[str] = []
         """Events :meth:`load_events` could not apply (each also logged as a warning)."""
         self._full_cache: dict[str, tuple[StateObject, str]] = {}
-        self._cp_cache: str | None = None
-        """The rendered checkpoint; reset whenever the checkpoint changes."""
+        self._overflow_cache: dict[tuple[int, ...], OverflowCover] = {}
+        """:meth:`overflow_sections` by the turns covered (a turn's digest never changes once made)."""
         self._stub_cache: dict[str, tuple[StateObject, str]] = {}
 
     def _full(self, obj: StateObject) -> str:
@@ -230,7 +206,6 @@ class AdaptiveEngine:
             digest = TurnDigest.model_validate(_digest_without_nulls(act.digest))
             self.digests[digest.turn] = digest
             self.checkpoint.reconcile(digest)
-            self._cp_cache = None
             self.events.add(
                 EventDoc.model_validate(d) for d in act.events or () if isinstance(d.get("text"), str)
             )
@@ -329,27 +304,14 @@ class AdaptiveEngine:
                 out.append(self._state_change(obj, target, "idle", turn))
         return out
 
-    def bands(self, turn: int) -> TurnBands:
-        """The verbatim / digest / older turns as seen from ``turn`` (the one being answered)."""
-        v, d = self.config.verbatim_turns, self.config.digest_turns
-        verbatim = tuple(t for t in range(max(1, turn - v + 1), turn + 1))
-        digest = tuple(t for t in range(max(1, turn - v - d + 1), max(1, turn - v + 1)))
-        older = tuple(range(1, max(1, turn - v - d + 1)))
-        return TurnBands(current=turn, verbatim=verbatim, digest=digest, older=older)
-
-    def verbatim_history(self, history: Sequence[MessageLike], turn: int) -> list[Message]:
-        """The messages of ``history`` the prompt keeps verbatim at ``turn``: those without a turn
-        (the system prompt) and those of the verbatim band (never later turns). Whole turns are kept or left out, so an
-        assistant tool call is never separated from its results; earlier turns reach the prompt
-        through the ``turn_digests`` and ``checkpoint`` sections instead."""
-        start = self.bands(turn).verbatim_from
-        return [m for m in as_messages(history) if m.turn is None or start <= m.turn <= turn]
-
     # ------------------------------------------------------------------ the prompt
 
     def sections(self, turn: int | None = None) -> list[ContextSection]:
-        """The prompt sections for ``turn``: anchors and stubs (head), checkpoint, digests, active (late)."""
-        t = self._turn(turn)
+        """The tier sections: anchors and stubs (head), active objects in full (late).
+
+        What stands in for turns that did not fit is :meth:`overflow_sections`, asked for by the
+        runtime only when the builder could not keep every turn verbatim. ``turn`` is accepted for
+        symmetry with the capability hook; tiers are the engine's current state."""
         live = self.objects()
         out: list[ContextSection] = []
         hard = [o for o in live if o.tier == "hard"]
@@ -382,14 +344,6 @@ class AdaptiveEngine:
                     placement="head",
                 )
             )
-        if self._cp_cache is None:
-            self._cp_cache = self.checkpoint.render(self.config.narrative_lines)
-        cp = self._cp_cache
-        if cp:
-            out.append(ContextSection(name=CHECKPOINT_SECTION, content=cp, placement="late"))
-        digests = self._digest_section(t)
-        if digests:
-            out.append(ContextSection(name=SECTION_DIGESTS, content=digests, placement="late"))
         active = sorted((o for o in live if o.tier == "active"), key=lambda o: not o.focused)  # live is in id order
         if active:
             body = "\n".join(self._full(o) for o in active)
@@ -405,28 +359,45 @@ class AdaptiveEngine:
             )
         return out
 
-    def _digest_section(self, turn: int) -> str:
-        band = [t for t in self.bands(turn).digest if t in self.digests]
-        if not band:
-            return ""
-        index = BM25Index()
-        for t in band:
-            index.add(self.digests[t].text())
-        query = self._input if self._input_turn == turn else ""
-        scores = index.normalised_scores(query) if query.strip() else {}
-        lines = [
-            f"Earlier turns {band[0]}–{band[-1]} as digests (relevance to the current input in brackets; "
-            "relevant turns in detail, others in one line; search_turn_events(query) finds more):"
-        ]
-        for i, t in enumerate(band):
-            s = scores.get(i, 0.0)
-            d = self.digests[t]
-            if s >= self.config.bm25_threshold:
-                block = d.render().split("\n", 1)
-                lines.append(f"{block[0]} [relevance {s:.2f}]" + ("\n" + block[1] if len(block) > 1 else ""))
-            else:
-                lines.append(f"{one_line(d.narrative, 220)} [relevance {s:.2f}]")
-        return "\n".join(lines)
+    def overflow_sections(self, turns: Iterable[int]) -> OverflowCover:
+        """What stands in for ``turns``, the turns that did not reach the prompt verbatim.
+
+        A checkpoint reconciled from their digests (the most recent ``digest_turns`` of them
+        excepted) and those recent ones as full digests. Both are a function of which turns they
+        cover, never of the question, so they change only when the builder's verbatim window moves
+        (when the prompt's prefix changes anyway): they are placed in the head, where the provider's
+        prompt cache keeps them. Turns without a digest (not yet ended) are skipped."""
+        covered = tuple(sorted({t for t in turns if t in self.digests}))
+        if not covered:
+            return OverflowCover()
+        hit = self._overflow_cache.get(covered)
+        if hit is not None:
+            return hit
+        d = self.config.digest_turns
+        detailed = covered[-d:] if d else ()
+        summarised = covered[: len(covered) - len(detailed)]
+        out: list[ContextSection] = []
+        carries: dict[str, list[int]] = {}
+        if summarised:
+            checkpoint = SessionCheckpoint()
+            for t in summarised:
+                checkpoint.reconcile(self.digests[t])
+            text = checkpoint.render(self.config.narrative_lines)
+            if text:
+                out.append(ContextSection(name=CHECKPOINT_SECTION, content=text, placement="head"))
+                carries[CHECKPOINT_SECTION] = list(summarised)
+        if detailed:
+            span = f"turn {detailed[0]}" if len(detailed) == 1 else f"turns {detailed[0]}–{detailed[-1]}"
+            lines = [f"Earlier {span}, not in this prompt verbatim, as digests"
+                     + ("; search_turn_events(query) finds more):" if self.tools_offered else "):")]
+            lines += [self.digests[t].render() for t in detailed]
+            out.append(ContextSection(name=SECTION_DIGESTS, content="\n".join(lines), placement="head"))
+            carries[SECTION_DIGESTS] = list(detailed)
+        cover = OverflowCover(sections=out, carries=carries)
+        if len(self._overflow_cache) > 64:
+            self._overflow_cache.clear()
+        self._overflow_cache[covered] = cover
+        return cover
 
     def render_flat(self) -> str:
         """Every live object in full, as one block (what the prompt would hold without tiering)."""
@@ -691,7 +662,6 @@ class AdaptiveEngine:
             digest = TurnDigest.model_validate(d)
             engine.digests[digest.turn] = digest
         engine.checkpoint = SessionCheckpoint.model_validate(data["checkpoint"])
-        engine._cp_cache = None
         for a in data["artifacts"]:
             engine.artifacts.put(Artifact.model_validate(a))
         engine.events.add(EventDoc.model_validate(d) for d in data["events"])

@@ -1,22 +1,74 @@
-"""Engine mode's history bands: which turns the builder sees verbatim, and decisions for the rest.
+"""Engine mode's overflow: which turns did not fit verbatim, and where their content went.
 
-In engine mode (adaptive context on) only the recent turns reach the builder verbatim; earlier
-turns reach the prompt through the ``turn_digests`` and ``checkpoint`` sections. So that the
-decision still holds one entry per message of the whole history, :func:`expand_decision` adds a
-``dropped`` decision for each message left out — reason ``engine_turn_digest`` when its turn is in
-the digest band, ``engine_checkpoint`` when only the checkpoint covers it — and renumbers the
-builder's decisions to the full history.
+The builder always gets the whole history, in both modes. In engine mode (adaptive context on)
+the turns it could not keep verbatim (:func:`lost_turns`) are then handed to the adaptive engine,
+whose ``checkpoint`` and ``turn_digests`` sections stand in for them in a second build;
+:func:`annotate_overflow` marks each of their messages with the section that carries it
+(``MessageDecision.section``), so the decision still says, per message, where its content went.
+
+Traces recorded before that (``inputs.history_from_turn`` set) gave the builder only a fixed band of
+recent turns: :func:`select_from_turn` and :func:`expand_decision` rebuild those exactly — a
+``dropped`` decision with reason ``engine_turn_digest`` or ``engine_checkpoint`` for each message
+left out, the builder's decisions renumbered to the full history.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from ..messages import Message
 from .decisions import ContextDecision, MessageDecision
+from .sections import ContextSection
 
 ENGINE_DIGEST_REASON = "engine_turn_digest"
 ENGINE_CHECKPOINT_REASON = "engine_checkpoint"
+
+
+@dataclass(frozen=True)
+class OverflowCover:
+    """Sections that stand in for earlier turns which did not fit, and which turns each carries."""
+
+    sections: list[ContextSection] = field(default_factory=list)
+    carries: dict[str, list[int]] = field(default_factory=dict)
+    """Section name -> the turns whose content it carries (in the order of precedence)."""
+
+
+def lost_turns(decision: ContextDecision) -> list[int]:
+    """The earlier turns of which some message did not reach the prompt verbatim in its place:
+    dropped, summarised or compressed, or brought back only late as relevant to this input (the
+    late block changes with every question; what stands in for a turn must not).
+
+    The current turn is never lost (its input is always kept)."""
+    current = decision.turn
+    lost: set[int] = set()
+    for d in decision.decisions:
+        t = d.turn
+        if t is None or d.source != "history" or t in lost or (current is not None and t >= current):
+            continue
+        if d.outcome != "kept" or d.fidelity != "L0" or d.recalled:
+            lost.add(t)
+    return sorted(lost)
+
+
+def annotate_overflow(decision: ContextDecision, carries: Mapping[str, Iterable[int]]) -> int:
+    """Mark, in place, each history message of a lost turn with the section that carries its turn
+    (``carries``: section name -> turns, the first name wins). Returns how many were marked."""
+    by_turn: dict[int, str] = {}
+    for name, turns in carries.items():
+        for t in turns:
+            by_turn.setdefault(t, name)
+    if not by_turn:
+        return 0
+    marked = 0
+    for d in decision.decisions:
+        if d.source != "history" or d.turn is None or d.turn not in by_turn:
+            continue
+        if d.outcome == "kept" and d.fidelity == "L0" and not d.recalled:
+            continue
+        d.__dict__["section"] = by_turn[d.turn]
+        marked += 1
+    return marked
 
 
 def select_from_turn(history: Sequence[Message], from_turn: int) -> tuple[list[Message], list[int]]:

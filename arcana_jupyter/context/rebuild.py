@@ -28,7 +28,7 @@ from ..schema.pins import Pin
 from ..tokens import TokenCounter
 from ..trace.reader import TraceReader
 from ..trace.recorded_prompt import MessageDiff, PromptReplay, diff_decisions, one_line
-from .bands import expand_decision, select_from_turn
+from .bands import annotate_overflow, expand_decision, select_from_turn
 from .builder import BuildResult, WorkingSetBuilder
 from .decisions import BudgetSnapshot, ContextDecision, TokenBudget
 from .embeddings import EmbeddingsUnavailable
@@ -201,6 +201,10 @@ def _build(
         counts = [counter.count_message(m) for m in full]
         result = dataclasses.replace(
             result, decision=expand_decision(result.decision, full, kept, inputs.get("digest_turns") or [], counts))
+    carries = inputs.get("overflow")
+    if isinstance(carries, dict) and carries:  # engine mode: which section carries each turn that did not fit
+        annotate_overflow(result.decision, {str(k): [t for t in v if isinstance(t, int)]
+                                            for k, v in carries.items() if isinstance(v, list)})
     return result
 
 

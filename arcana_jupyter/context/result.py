@@ -97,6 +97,39 @@ class Assembly:
     plan: dict[str, Any]
 
 
+def _common_start(a: str, b: str) -> int:
+    """Length of the longest common start of ``a`` and ``b`` (binary search on slice equality)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def prefix_reuse(previous: list[Message], messages: list[Message], count_text: Callable[[str], int],
+                 count_message: Callable[[Message], int]) -> tuple[int, int, int]:
+    """``(messages, tokens, previous tokens)``: how much of ``messages`` repeats ``previous`` from
+    its start, as a provider's prefix cache sees it — whole equal messages, then the common start of
+    the first message that differs (same role and tool calls: a context block appended to a user
+    message leaves the user's own text a reusable prefix)."""
+    same = 0
+    tokens = 0
+    for a, b in zip(previous, messages, strict=False):
+        if a is b or a == b:
+            same += 1
+            tokens += count_message(b)
+            continue
+        if a.role == b.role and a.tool_calls == b.tool_calls and a.name == b.name:
+            n = _common_start(a.content, b.content)
+            if n:
+                tokens += count_text(a.content[:n])
+        break
+    return same, tokens, sum(count_message(m) for m in previous)
+
+
 def compose(
     *,
     decisions: list[MessageDecision | None],

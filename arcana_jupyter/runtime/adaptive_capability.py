@@ -3,7 +3,8 @@
 - start: create the engine (engine mode), or keep the reason classic mode runs
   (``ChatSession.engine_note``); offer the adaptive tools, or withhold them from a model too small
   to use them (then no prompt text tells the model to call them).
-- each call: the engine's sections, and the turn bands — which turns the builder gets verbatim.
+- each call: the engine's tier sections, and — when some earlier turns did not fit verbatim —
+  the checkpoint and turn digests that stand in for them.
 - before the turn: the engine promotes peripheral objects the new input is about.
 - tool result: large outputs become artifacts (a bounded card enters the history).
 - after the turn: the engine demotes idle objects and reconciles the checkpoint.
@@ -12,9 +13,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..context import ContextSection
+from ..context.bands import OverflowCover
 from ..messages import ToolCall
 from ..schema.tools import ToolOutcome
 from .builtin_tools import offers_tools
@@ -22,7 +25,7 @@ from .capabilities import Capability
 from .intercept import InterceptedTool
 
 if TYPE_CHECKING:
-    from ..adaptive import AdaptiveEngine, TurnBands
+    from ..adaptive import AdaptiveEngine
     from .session import ChatReply, ChatSession
 
 CLASSIC_MODE = {"ok": False, "error": "classic_mode", "message": "adaptive context is off in this session"}
@@ -73,8 +76,8 @@ class AdaptiveCapability(Capability):
     def sections(self, turn: int) -> list[ContextSection]:
         return list(self.engine.sections(turn)) if self.engine is not None else []
 
-    def history_bands(self, turn: int) -> TurnBands | None:
-        return self.engine.bands(turn) if self.engine is not None else None
+    def overflow_sections(self, turn: int, turns: Sequence[int]) -> OverflowCover | None:
+        return self.engine.overflow_sections(turns) if self.engine is not None else None
 
     def before_turn(self, text: str) -> None:
         if self.engine is not None:

@@ -2,8 +2,8 @@
 
 The turn loop (session.py) knows :class:`Capability` and nothing else: not the adaptive engine,
 not the memory store, not OpenTelemetry. A capability offers tools (and says which it withheld from
-a model too small to use them), adds prompt sections, may narrow the history the builder sees
-(:meth:`Capability.history_bands`), hears the turn's start, each user tool's result and the turn's
+a model too small to use them), adds prompt sections, may stand in for the turns that did not fit
+the prompt verbatim (:meth:`Capability.overflow_sections`), hears the turn's start, each user tool's result and the turn's
 end, sees every event the session emits, and is closed (async) when the session ends.
 
 **A base class with no-op defaults, not a Protocol.** Every capability uses only a few of the
@@ -29,16 +29,16 @@ OpenTelemetry, primitives, adaptive context, memory — and the session keeps it
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..context import ContextSection
+from ..context.bands import OverflowCover
 from ..messages import ToolCall
 from ..trace.events import TraceEvent
 from .intercept import InterceptedTool
 
 if TYPE_CHECKING:
-    from ..adaptive import TurnBands
     from .session import ChatReply, ChatSession
 
 
@@ -60,10 +60,13 @@ class Capability:
         """Prompt sections for the call being built in ``turn``."""
         return []
 
-    def history_bands(self, turn: int) -> TurnBands | None:
-        """Which turns the builder gets verbatim (the rest as digests); ``None``: the whole history.
+    def overflow_sections(self, turn: int, turns: Sequence[int]) -> OverflowCover | None:
+        """Sections that stand in for ``turns``: earlier turns the builder could not keep verbatim in
+        the call being built in ``turn`` (the adaptive engine's checkpoint and turn digests).
 
-        The first capability that returns bands decides (the adaptive engine)."""
+        Asked only when some turn did not fit; the builder then builds again with them, so they
+        take the place of what no longer fits, never of what does. The first capability that
+        returns a cover with sections decides (the adaptive engine)."""
         return None
 
     def before_turn(self, text: str) -> None:

@@ -19,8 +19,9 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..context import ContextSection, PinBlock, WorkingSetBuilder
-from ..context.bands import expand_decision, select_from_turn
+from ..context.bands import OverflowCover, annotate_overflow, lost_turns
 from ..context.decisions import ContextDecision, TokenBudget, decision_record
+from ..context.result import prefix_reuse
 from ..context.embeddings import EmbeddingsUnavailable, embedder_from_setting
 from ..context.rebuild import EMBEDDINGS_FOLDER
 from ..exceptions import ArcanaError, ConfigError, ContextLengthError, ProviderError
@@ -52,7 +53,7 @@ from .intercept import AskUser, InterceptedTool
 from .tools import ArgumentsError, ToolRegistry, bound_text, parse_arguments
 
 if TYPE_CHECKING:
-    from ..adaptive import AdaptiveEngine, TurnBands
+    from ..adaptive import AdaptiveEngine
     from ..memory import MemorySession
     from ..trace.otel import SpanMapper
     from .adaptive_capability import AdaptiveCapability
@@ -148,6 +149,7 @@ class ChatSession:
         self.cost_usd = 0.0
         self._subscribers: list[EventCallback] = []
         self._previous_build: Any = None
+        self._previous_sent: list[Message] | None = None
         self._decision_encoder = DeltaEncoder()
         self._turn_events: dict[int, list[TraceEvent]] = {}
         self.sent_messages: dict[tuple[int, int], list[Message]] = {}
@@ -314,11 +316,11 @@ class ChatSession:
     def _sections(self, turn: int) -> list[ContextSection]:
         return [section for c in self.capabilities for section in c.sections(turn)]
 
-    def _bands(self, turn: int) -> TurnBands | None:
+    def _overflow_cover(self, turn: int, turns: Sequence[int]) -> OverflowCover | None:
         for c in self.capabilities:
-            bands = c.history_bands(turn)
-            if bands is not None:
-                return bands
+            cover = c.overflow_sections(turn, turns)
+            if cover is not None and cover.sections:
+                return cover
         return None
 
     def _pin_blocks(self) -> list[PinBlock]:
@@ -459,27 +461,48 @@ class ChatSession:
         self, turn: int, step: int, tools: list[ToolSpec], tool_loop: dict[str, Any] | None,
         refused: ContextLengthError | None,
     ) -> tuple[Any, ContextDecision, str, TraceEvent]:
-        """Build the working set of one call and record its decision."""
+        """Build the working set of one call and record its decision.
+
+        The builder always gets the whole history (both modes): turns stay verbatim while they fit.
+        When some earlier turns do not, a capability (the adaptive engine) may stand in for exactly
+        those turns (its checkpoint and turn digests, :meth:`Capability.overflow_sections`): the
+        builder builds again with them, at most twice more (the cover takes room, so a few more
+        turns may leave), and the decision marks each message of a covered turn with the section
+        that carries it."""
         budget = self.calibration.budget(self.config.total_window, self.config.response_reserve)
         if budget != self.builder.budget:
             self.builder.budget = budget
-        history: list[Message] = self.history
-        kept: list[int] | None = None
-        from_turn: int | None = None
-        bands = self._bands(turn)
-        if bands is not None:
-            from_turn = bands.verbatim_from
-            history, kept = select_from_turn(self.history, from_turn)
         pins, sections = self._pin_blocks(), self._sections(turn)
         build = await self.builder.abuild(
-            history, None, task=None, pins=pins, sections=sections, tools=tools,
+            self.history, None, task=None, pins=pins, sections=sections, tools=tools,
             turn=turn, step=step, previous=self._previous_build,
         )
+        cover: OverflowCover | None = None
+        covered: list[int] = []
+        for _ in range(2):
+            lost = lost_turns(build.decision)
+            wanted = sorted(set(covered) | set(lost))
+            if not lost or wanted == covered:
+                break
+            found = self._overflow_cover(turn, wanted)
+            if found is None:
+                break
+            cover, covered = found, wanted
+            build = await self.builder.abuild(
+                self.history, None, task=None, pins=pins, sections=[*sections, *cover.sections], tools=tools,
+                turn=turn, step=step, previous=self._previous_build,
+            )
+        if cover is not None:
+            sections = [*sections, *cover.sections]
+            marked = annotate_overflow(build.decision, cover.carries)
+            if marked:
+                names = " and ".join(cover.carries)
+                build.decision.notes.append(
+                    f"engine mode: {marked} earlier message(s) that did not fit verbatim reach the prompt through "
+                    f"the {names} section(s) (turns {covered[0]}–{covered[-1]})")
         decision = build.decision
-        if bands is not None and kept is not None and len(kept) != len(self.history):
-            counts = [self.counter.count_message(m) for m in self.history]
-            decision = expand_decision(decision, self.history, kept, bands.digest, counts)
         self._previous_build = build
+        self._report_prefix(build)
         self.sent_messages[(turn, step)] = build.messages
         while len(self.sent_messages) > 128:
             self.sent_messages.pop(next(iter(self.sent_messages)))
@@ -506,8 +529,7 @@ class ChatSession:
                 "pins": [p.model_dump(mode="json") for p in pins],
                 "sections": [s.model_dump(mode="json") for s in sections],
                 "task": None,
-                "history_from_turn": from_turn,
-                "digest_turns": list(bands.digest) if bands is not None else [],
+                "overflow": dict(cover.carries) if cover is not None else {},
             },
             "builder": {**self.builder.settings(), "model": self.provider_model},
             "tools": [t.model_dump(mode="json") for t in tools],
@@ -527,6 +549,19 @@ class ChatSession:
                 response_format=None, budget_snapshot=build.budget.model_dump(mode="json"),
             ), parent_id=decision_event.event_id)
         return build, decision, digest, decision_event
+
+    def _report_prefix(self, build: Any) -> None:
+        """Prefix reuse of the prompt about to be sent against the previous one sent, in tokens and
+        share, as a provider's prefix cache sees it (context/result.py ``prefix_reuse``)."""
+        previous, self._previous_sent = self._previous_sent, build.messages
+        if previous is None:
+            return
+        same, tokens, before = prefix_reuse(previous, build.messages, self.counter.count_text,
+                                            self.counter.count_message)
+        report = build.report
+        report.prefix_messages_reused = same
+        report.prefix_tokens_reused = tokens
+        report.prefix_share = round(tokens / before, 4) if before else None
 
     def _max_tokens(self) -> int | None:
         """The reply's cap: the reserve (what the window keeps free for it), or less if configured."""

@@ -77,6 +77,9 @@ class ContextReport(BaseModel):
     prefix_tokens_reused: int | None = None
     """Prompt tokens that are an exact prefix of the previous build's prompt (cache-friendliness)."""
     prefix_messages_reused: int | None = None
+    prefix_share: float | None = None
+    """``prefix_tokens_reused`` as a share of the previous prompt's message tokens (what a
+    provider's prefix cache can serve of this prompt, seen from the last one)."""
 
 
 class BudgetSnapshot(BaseModel):

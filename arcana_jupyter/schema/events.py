@@ -134,7 +134,12 @@ class DecisionInputs(Record):
     task: str | None = None
     current_input: MessageRecord | None = None
     history_from_turn: int | None = None
+    """Traces before the overflow cover: the first turn the builder got (earlier ones were left out)."""
     digest_turns: list[int] = Field(default_factory=list)
+    """Traces before the overflow cover: the turns of the digest band."""
+    overflow: dict[str, list[int]] = Field(default_factory=dict)
+    """Engine mode: section name -> the earlier turns that did not fit verbatim and whose content
+    that section carries (context/bands.py). Empty when everything fitted, and in classic mode."""
 
 
 class FidelityRecord(Record):

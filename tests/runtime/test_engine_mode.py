@@ -57,12 +57,24 @@ async def test_large_tool_output_becomes_an_artifact_the_model_can_retrieve(tmp_
     assert got["ok"] is True and got["content"].startswith("id,region,sales")
 
 
-async def test_older_turns_leave_the_prompt_with_a_decision_each(tmp_path: Path) -> None:
-    turns = 10
-    script = Script(*[say(f"answer {i}") for i in range(turns)])
-    async with runtime_with(script, tmp_path, verbatim_turns=2, digest_turns=2).chat() as chat:
+async def test_a_window_that_holds_the_conversation_sends_all_of_it_in_engine_mode(tmp_path: Path) -> None:
+    turns = 12
+    script = Script(*[say(f"answer {i} " * 20) for i in range(turns)])
+    async with runtime_with(script, tmp_path, total_window=16384).chat() as chat:
         for i in range(turns):
-            await chat.send(f"question {i} about topic {i}")
+            await chat.send(f"fact {i}: the code of warehouse {i} is W-{1000 + i}")
+        history = [m.wire() for m in chat.history[:-1]]
+    sent = script.requests[-1].messages
+    assert [m.wire() for m in sent] == history  # the whole conversation, verbatim, nothing added
+    assert not any(m.name in ("checkpoint", "turn_digests") for m in sent)
+
+
+async def test_older_turns_that_do_not_fit_are_carried_by_the_checkpoint_and_digests(tmp_path: Path) -> None:
+    turns = 14
+    script = Script(*[say(f"answer {i}: " + "the figures moved as expected this week. " * 6) for i in range(turns)])
+    async with runtime_with(script, tmp_path, digest_turns=2, total_window=1400, response_reserve=200).chat() as chat:
+        for i in range(turns):
+            await chat.send(f"question {i} about topic {i}: " + "please look at the weekly numbers again. " * 5)
         events = chat.turn_events(turns)
         history_len = len(chat.history)
     md = next(e for e in events if e.event_type == "context_decision").metadata
@@ -70,11 +82,21 @@ async def test_older_turns_leave_the_prompt_with_a_decision_each(tmp_path: Path)
     history_rows = [d for d in decisions if d["source"] in ("history", "input")]
     assert [d["index"] for d in history_rows] == list(range(md["history_len"]))
     assert md["history_len"] == history_len - 1  # the reply came after the build
-    reasons = {d["reason"] for d in history_rows}
-    assert {"engine_checkpoint", "engine_turn_digest"} <= reasons
-    sent = [m.content for m in script.requests[-1].messages]
-    assert "question 0 about topic 0" not in sent and "question 9 about topic 9" in sent
-    assert any(m.name == "checkpoint" for m in script.requests[-1].messages)
+    carried = {d["section"] for d in history_rows if d["outcome"] != "kept"}
+    assert carried == {"checkpoint", "turn_digests"}
+    carries = md["inputs"]["overflow"]
+    assert set(carries) == {"checkpoint", "turn_digests"} and len(carries["turn_digests"]) == 2
+    assert all(d["turn"] in carries[d["section"]] for d in history_rows if d["section"])
+    # what fits stays verbatim: the newest turns are there, the covered ones are not
+    sent = script.requests[-1].messages
+    texts = [m.content for m in sent]
+    assert any(t.startswith(f"question {turns - 2} ") for t in texts)
+    assert not any(t.startswith("question 0 ") for t in texts)
+    names = [m.name for m in sent]
+    assert "checkpoint" in names and "turn_digests" in names
+    # the cover stands in only for turns that did not fit: it is placed before every history turn
+    first_history = next(i for i, m in enumerate(sent) if m.role != "system")
+    assert max(names.index("checkpoint"), names.index("turn_digests")) < first_history
 
 
 async def test_classic_mode_sends_the_exact_transcript(tmp_path: Path) -> None:
@@ -136,7 +158,7 @@ async def test_engine_mode_turns_rebuild_exactly_from_the_trace(tmp_path: Path) 
     from arcana_jupyter.trace.reader import TraceReader
 
     script = Script(*[say(f"answer {i} " * 30) for i in range(9)])
-    async with runtime_with(script, tmp_path, verbatim_turns=2, digest_turns=2, total_window=3000).chat() as chat:
+    async with runtime_with(script, tmp_path, digest_turns=2, total_window=3000).chat() as chat:
         for i in range(9):
             await chat.send(f"question {i} about the sales of region {i % 3}")
         run_id = chat.run_id
