@@ -25,9 +25,9 @@ from ..schema.events import ContextActionMetadata, StateChangeMetadata
 from ..text import BM25Index
 from ..tokens import TokenCounter
 from .artifacts import Artifact, ArtifactStore
-from .checkpoint import SessionCheckpoint
+from .checkpoint import SECTION_CLAIMS, SessionCheckpoint, checkpoint_sections
 from .config import AdaptiveConfig
-from .digest import TurnDigest, extract_digest
+from .digest import TurnDigest, extract_digest, upgrade_recorded_digest
 from .promotion import ObjectIndex, Promotion, demotion_target, find_promotions
 from .search import EventDoc, TurnEventIndex, docs_for_turn, snippet
 from .state import KINDS, Kind, StateObject, TaskStatus, object_number, one_line
@@ -35,13 +35,14 @@ from .state import KINDS, Kind, StateObject, TaskStatus, object_number, one_line
 log = logging.getLogger(__name__)
 
 Emit = Callable[[str, dict[str, Any]], Any]
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 2
+"""2: digests and checkpoint items carry their source (model claims apart from findings); 1 is upgraded."""
 
 SECTION_ACTIVE = "adaptive_active"
 SECTION_SOFT = "adaptive_soft"
 SECTION_HARD = "adaptive_hard"
 SECTION_DIGESTS = "turn_digests"
-SECTION_NAMES = (SECTION_HARD, SECTION_SOFT, CHECKPOINT_SECTION, SECTION_DIGESTS, SECTION_ACTIVE)
+SECTION_NAMES = (SECTION_HARD, SECTION_SOFT, CHECKPOINT_SECTION, SECTION_CLAIMS, SECTION_DIGESTS, SECTION_ACTIVE)
 
 ADAPTIVE_TOOL_NAMES = frozenset(
     {
@@ -136,8 +137,8 @@ class AdaptiveEngine:
         self.load_warnings: list[str] = []
         """Events :meth:`load_events` could not apply (each also logged as a warning)."""
         self._full_cache: dict[str, tuple[StateObject, str]] = {}
-        self._cp_cache: str | None = None
-        """The rendered checkpoint; reset whenever the checkpoint changes."""
+        self._cp_cache: list[ContextSection] | None = None
+        """The checkpoint's sections; reset whenever the checkpoint changes."""
         self._stub_cache: dict[str, tuple[StateObject, str]] = {}
 
     def _full(self, obj: StateObject) -> str:
@@ -227,7 +228,7 @@ class AdaptiveEngine:
                 self._index.invalidate()
             self._next_object = max(self._next_object, new.number + 1)
         if act.action == "checkpoint" and act.digest is not None:
-            digest = TurnDigest.model_validate(_digest_without_nulls(act.digest))
+            digest = TurnDigest.model_validate(upgrade_recorded_digest(_digest_without_nulls(act.digest)))
             self.digests[digest.turn] = digest
             self.checkpoint.reconcile(digest)
             self._cp_cache = None
@@ -383,10 +384,8 @@ class AdaptiveEngine:
                 )
             )
         if self._cp_cache is None:
-            self._cp_cache = self.checkpoint.render(self.config.narrative_lines)
-        cp = self._cp_cache
-        if cp:
-            out.append(ContextSection(name=CHECKPOINT_SECTION, content=cp, placement="late"))
+            self._cp_cache = checkpoint_sections(self.checkpoint, self.config.narrative_lines)
+        out += self._cp_cache
         digests = self._digest_section(t)
         if digests:
             out.append(ContextSection(name=SECTION_DIGESTS, content=digests, placement="late"))
@@ -678,9 +677,10 @@ class AdaptiveEngine:
     def restore(cls, data: Mapping[str, Any], emit: Emit | None = None, *,
                 counter: TokenCounter | None = None) -> AdaptiveEngine:
         """An engine holding exactly what :meth:`snapshot` returned."""
-        if data.get("version") != SNAPSHOT_VERSION:
-            raise ValueError(f"unsupported adaptive snapshot version {data.get('version')!r} "
-                             f"(this build reads version {SNAPSHOT_VERSION})")
+        version = data.get("version")
+        if version not in (1, SNAPSHOT_VERSION):
+            raise ValueError(f"unsupported adaptive snapshot version {version!r} "
+                             f"(this build reads versions 1 and {SNAPSHOT_VERSION})")
         engine = cls(AdaptiveConfig.model_validate(data["config"]), emit, counter=counter)
         engine.turn = int(data["turn"])
         for o in data["objects"]:
@@ -688,9 +688,14 @@ class AdaptiveEngine:
             engine._objects[obj.id] = obj
         engine._next_object = int(data["next_object"])
         for d in data["digests"]:
-            digest = TurnDigest.model_validate(d)
+            digest = TurnDigest.model_validate(upgrade_recorded_digest(d))
             engine.digests[digest.turn] = digest
-        engine.checkpoint = SessionCheckpoint.model_validate(data["checkpoint"])
+        if version == SNAPSHOT_VERSION:
+            engine.checkpoint = SessionCheckpoint.model_validate(data["checkpoint"])
+        else:  # version 1: its checkpoint took findings from the model's replies; fold the upgraded digests again
+            engine.checkpoint = SessionCheckpoint()
+            for t in sorted(engine.digests):
+                engine.checkpoint.reconcile(engine.digests[t])
         engine._cp_cache = None
         for a in data["artifacts"]:
             engine.artifacts.put(Artifact.model_validate(a))
@@ -742,7 +747,8 @@ class AdaptiveEngine:
 
 NOT_RECORDED = "(text not recorded)"
 _OBJECT_TEXT = ("payload", "summary", "rationale", "retract_reason")
-_DIGEST_LISTS = ("plans", "decisions", "constraints", "files", "findings", "errors", "open_questions", "tools")
+_DIGEST_LISTS = ("plans", "model_plans", "decisions", "constraints", "files", "findings", "claims", "errors",
+                 "open_questions", "tools")
 
 
 def _without_text(md: Mapping[str, Any]) -> dict[str, Any]:
@@ -752,7 +758,7 @@ def _without_text(md: Mapping[str, Any]) -> dict[str, Any]:
     if out.get("objects"):
         out["objects"] = [{**o, **{k: None for k in _OBJECT_TEXT if o.get(k) is not None}} for o in out["objects"]]
     if out.get("digest") is not None:
-        out["digest"] = {"turn": out["digest"].get("turn")}
+        out["digest"] = {"turn": out["digest"].get("turn"), "version": out["digest"].get("version")}
     if "events" in out:
         out["events"] = []
     if out.get("artifact") is not None:
