@@ -44,6 +44,7 @@ from ..tokens import TokenCounter
 from ..trace.decision_delta import DeltaEncoder
 from ..trace.events import TraceEvent
 from ..trace.writer import TraceWriter
+from .builtin_tools import no_progress_steps
 from .calibration import Calibration
 from .capabilities import Capability
 from .config import RuntimeConfig
@@ -358,7 +359,12 @@ class ChatSession:
             cap.before_turn(text)
         partial: list[str] = []
         status = "ok"
-        guard = ToolLoopGuard(self.config.max_tool_steps, self.config.max_tool_seconds)
+        guard = ToolLoopGuard(
+            self.config.max_tool_steps, self.config.max_tool_seconds,
+            no_progress_steps=no_progress_steps(self.config.tool_no_progress_steps, self.provider,
+                                                self.provider_model),
+            rerun=frozenset(name for name, tool in self.intercepted.items() if tool.repeatable),
+        )
         try:
             step = 0
             while True:
