@@ -52,7 +52,8 @@ def _reason(outcome: ToolOutcome) -> str:
 
 
 def _recall_shape(session: ChatSession, raw: Any, outcome: ToolOutcome) -> ToolOutcome:
-    own = {"turn": _raw_args(raw).get("turn"), "found": False, "messages": [], "note": outcome.message}
+    turn = _raw_args(raw).get("turn")
+    own: dict[str, Any] = {"turn": turn, "found": False, "messages": [], "note": outcome.message}
     return shaped_failure(outcome, own, recall_hint(outcome.error, session.turn - 1))
 
 
@@ -68,9 +69,11 @@ def _unpin_shape(session: ChatSession, raw: Any, outcome: ToolOutcome) -> ToolOu
     return shaped_failure(outcome, own, unpin_hint(active))
 
 
-# Repeats run again (repeatable): a pin of the same content answers already_pinned, an unpin of a
-# removed pin answers pin_not_active with the live ids, and a recall re-reads a turn whose first
-# recall the builder may have compressed since; none changes state twice. See docs in guard.py.
+# Repeats run again (repeatable, runtime/guard.py): a pin of the same content answers
+# already_pinned (seed 000's idempotency), an unpin of a removed pin answers pin_not_active with the
+# live ids, and a recall re-reads a turn whose first recall the builder may have compressed since
+# (bypassing compression is what recall is for); none changes state twice, and a model that loops
+# on them gets the same answer again, which no_progress counts as nothing new.
 RECALL = InterceptedTool(RECALL_SPEC, _recall, primitive="recall", group="primitives", repeatable=True,
                          shape=_recall_shape)
 PIN = InterceptedTool(PIN_SPEC, _pin, primitive="pin", group="primitives", repeatable=True, shape=_pin_shape)
