@@ -4,13 +4,20 @@ Never written by an LLM: plain rules over the turn's user, assistant and tool me
 same transcript always gives the same digest (and so the same checkpoint, byte for byte). The
 rules are deliberately conservative — each field takes a few sentences that carry a clear marker
 ("decided", "because", "must", "Traceback", a file name ...) rather than guessing.
+
+Every item says where it comes from. ``findings`` come only from tool results and the user's
+statements; what the model's own replies assert is kept apart as ``claims`` (unverified: a wrong
+answer must not come back in later prompts as a fact), and decisions, constraints and plans carry
+``source`` (``user`` or ``model``). Digests recorded before this (no ``version``) are read with
+:func:`upgrade_recorded_digest`: their findings all came from the model's reply, so they become claims.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -48,6 +55,16 @@ _FINDING = re.compile(
     r"missing|duplicates?|fixed|succeeded|failed|works)\b",
     re.I,
 )
+_USER_FINDING = re.compile(
+    r"\b(found|turns out|it shows|showed|actually|in fact|confirmed|wrong|incorrect|not correct|correct(?:ion)? is|"
+    r"the (?:answer|cause|issue|problem|reason|result|value|number|total|mean|average) (?:is|was|are|were))\b|^no,\s",
+    re.I,
+)
+_IMPERATIVE = re.compile(
+    r"^(?:please\s+)?(?:find|show|check|compute|calculate|load|plot|list|tell|give|make|look|count|compare|"
+    r"summari[sz]e|explain|what|how|why|which|where|when|can|could|would|will)\b",
+    re.I,
+)
 _DIGIT = re.compile(r"\d")
 _EXC_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning))(?::\s*(.*))?\s*$")
 _FILE = re.compile(
@@ -58,6 +75,10 @@ _FILE = re.compile(
 )
 
 MAX_ITEM = 240
+DIGEST_VERSION = 2
+"""2: items carry their source; the model's reply gives ``claims``, never ``findings``."""
+
+Source = Literal["user", "model"]
 
 
 class DecisionItem(BaseModel):
@@ -65,6 +86,8 @@ class DecisionItem(BaseModel):
 
     text: str
     rationale: str | None = None
+    source: Source = "user"
+    """Who stated it: the user, or the model in a reply (then it is the model's claim)."""
 
 
 class ConstraintItem(BaseModel):
@@ -73,6 +96,17 @@ class ConstraintItem(BaseModel):
     text: str
     implicit: bool = True
     """False when stated as ``Constraint: ...``; True when inferred from must / never / only ..."""
+    source: Source = "user"
+
+
+class FindingItem(BaseModel):
+    """A finding with evidence behind it: a tool result's line or the user's statement."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    source: str = "user"
+    """``user`` or ``tool:<name>``."""
 
 
 class TurnDigest(BaseModel):
@@ -80,25 +114,35 @@ class TurnDigest(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
+    version: int = DIGEST_VERSION
     turn: int
     request: str = ""
     plans: list[str] = Field(default_factory=list)
+    """Plan steps the user wrote."""
+    model_plans: list[str] = Field(default_factory=list)
+    """Plan steps from the model's replies (its intentions, not facts)."""
     decisions: list[DecisionItem] = Field(default_factory=list)
     constraints: list[ConstraintItem] = Field(default_factory=list)
     files: list[str] = Field(default_factory=list)
-    findings: list[str] = Field(default_factory=list)
+    findings: list[FindingItem] = Field(default_factory=list)
+    """From tool results and the user's statements only."""
+    claims: list[str] = Field(default_factory=list)
+    """What the model's final reply asserted (its findings-like sentences, else its first sentence): unverified."""
     errors: list[str] = Field(default_factory=list)
     open_questions: list[str] = Field(default_factory=list)
+    """Questions the model's final reply asked."""
     tools: list[str] = Field(default_factory=list)
     narrative: str = ""
+    """``T<n>: request → tools → error``: what happened, without what the model said."""
 
     def text(self) -> str:
         """Everything the digest holds as plain text (what search and relevance scoring see)."""
-        parts = [self.request, *self.plans]
+        parts = [self.request, *self.plans, *self.model_plans]
         for d in self.decisions:
             parts.append(d.text if not d.rationale else f"{d.text} {d.rationale}")
         parts += [c.text for c in self.constraints]
-        parts += self.files + self.findings + self.errors + self.open_questions + self.tools
+        parts += self.files + [f.text for f in self.findings] + self.claims + self.errors + self.open_questions
+        parts += self.tools
         parts.append(self.narrative)
         return "\n".join(p for p in parts if p)
 
@@ -109,21 +153,27 @@ class TurnDigest(BaseModel):
             fields.append(f"request: {one_line(self.request, 200)}")
         if self.plans:
             fields.append("plan: " + " | ".join(one_line(p, 100) for p in self.plans))
+        if self.model_plans:
+            fields.append("model's plan: " + " | ".join(one_line(p, 100) for p in self.model_plans))
         for d in self.decisions:
             why = f" (why: {one_line(d.rationale, 120)})" if d.rationale else ""
-            fields.append(f"decided: {one_line(d.text, 140)}{why}")
+            who = "decided" if d.source == "user" else "model said it decided"
+            fields.append(f"{who}: {one_line(d.text, 140)}{why}")
         if self.constraints:
-            fields.append("constraints: " + " | ".join(one_line(c.text, 120) for c in self.constraints))
+            fields.append("constraints: " + " | ".join(
+                one_line(c.text, 120) + ("" if c.source == "user" else " (model)") for c in self.constraints))
         if self.files:
             fields.append("files: " + ", ".join(self.files))
         if self.tools:
             fields.append("tools: " + ", ".join(self.tools))
         if self.findings:
-            fields.append("found: " + " | ".join(one_line(f, 140) for f in self.findings))
+            fields.append("found: " + " | ".join(f"{one_line(f.text, 140)} ({f.source})" for f in self.findings))
         if self.errors:
             fields.append("errors: " + " | ".join(one_line(e, 140) for e in self.errors))
+        if self.claims:
+            fields.append("model claimed (unverified): " + " | ".join(one_line(c, 140) for c in self.claims))
         if self.open_questions:
-            fields.append("open: " + " | ".join(one_line(q, 120) for q in self.open_questions))
+            fields.append("model asked: " + " | ".join(one_line(q, 120) for q in self.open_questions))
         body = "\n".join("  " + f for f in fields)
         return f"T{self.turn}:\n{body}" if body else f"T{self.turn}: (nothing recorded)"
 
@@ -193,10 +243,11 @@ def extract_errors(text: str) -> list[str]:
     return _dedupe(found, 5)
 
 
-def _decisions(sents: Sequence[str]) -> list[DecisionItem]:
+def _decisions(sourced: Sequence[tuple[str, Source]]) -> list[DecisionItem]:
     out: list[DecisionItem] = []
     seen: set[str] = set()
-    for i, s in enumerate(sents):
+    sents = [s for s, _ in sourced]
+    for i, (s, source) in enumerate(sourced):
         if s.endswith("?"):
             continue
         if not _DECISION.search(s) and not (_WILL.search(s) and _RATIONALE_IN.search(s)):
@@ -213,7 +264,8 @@ def _decisions(sents: Sequence[str]) -> list[DecisionItem]:
         if text.lower() in seen:
             continue
         seen.add(text.lower())
-        out.append(DecisionItem(text=text, rationale=one_line(rationale, MAX_ITEM) if rationale else None))
+        out.append(DecisionItem(text=text, rationale=one_line(rationale, MAX_ITEM) if rationale else None,
+                                source=source))
         if len(out) >= 4:
             break
     return out
@@ -223,32 +275,36 @@ def _constraints(user_texts: Sequence[str], other_texts: Sequence[str]) -> list[
     out: list[ConstraintItem] = []
     seen: set[str] = set()
 
-    def add(text: str, implicit: bool) -> None:
+    def add(text: str, implicit: bool, source: Source) -> None:
         t = one_line(text, MAX_ITEM)
         if t.lower() not in seen and len(out) < 6:
             seen.add(t.lower())
-            out.append(ConstraintItem(text=t, implicit=implicit))
+            out.append(ConstraintItem(text=t, implicit=implicit, source=source))
 
-    for text in [*user_texts, *other_texts]:
+    sources: list[tuple[str, Source]] = [(t, "user") for t in user_texts] + [(t, "model") for t in other_texts]
+    for text, source in sources:
         for line in _prose(text).splitlines():
             m = _EXPLICIT_CONSTRAINT.match(_BULLET.sub("", line))
             if m:
-                add(m.group(1), False)
+                add(m.group(1), False, source)
     for text in user_texts:
         for s in sentences(text):
             if _EXPLICIT_CONSTRAINT.match(s):
                 continue
             if _CONSTRAINT.search(s):
-                add(s, True)
+                add(s, True, "user")
     return out
 
 
-def _plans(user_texts: Sequence[str], assistant_texts: Sequence[str], final: str) -> list[str]:
-    """Plan steps: ``Plan:`` lines, list items after a plan intro line ("Plan:", "I'll ...:"), any
-    list the user wrote, and forward-looking sentences of the final reply ("Next, I'll ...")."""
-    steps: list[str] = []
+def _plans(user_texts: Sequence[str], assistant_texts: Sequence[str], final: str) -> tuple[list[str], list[str]]:
+    """Plan steps, the user's and the model's: ``Plan:`` lines, list items after a plan intro line
+    ("Plan:", "I'll ...:"), any list the user wrote, and forward-looking sentences of the final reply
+    ("Next, I'll ...", the model's)."""
+    user_steps: list[str] = []
+    model_steps: list[str] = []
     sources = [(t, True) for t in user_texts] + [(t, False) for t in assistant_texts]
     for text, is_user in sources:
+        steps = user_steps if is_user else model_steps
         intro = False
         for line in _prose(text).splitlines():
             if not line.strip():
@@ -265,21 +321,67 @@ def _plans(user_texts: Sequence[str], assistant_texts: Sequence[str], final: str
                 intro = bool(_PLAN_MARKER.search(line)) and line.rstrip().endswith(":")
     for s in sentences(final):
         if _INTENT.match(s):
-            steps.append(s)
-    return _dedupe((one_line(s, 160) for s in steps), 8)
+            model_steps.append(s)
+    users = _dedupe((one_line(s, 160) for s in user_steps), 8)
+    taken = {u.lower() for u in users}
+    models = _dedupe((one_line(s, 160) for s in model_steps if one_line(s, 160).lower() not in taken),
+                     max(0, 8 - len(users)))
+    return users, models
 
 
-def _findings(final: str, exclude: set[str]) -> list[str]:
+def _claim_like(s: str, exclude: set[str]) -> bool:
+    return not (s.endswith(("?", ":")) or one_line(s, MAX_ITEM).lower() in exclude or _DECISION.search(s)
+                or (_WILL.search(s) and _RATIONALE_IN.search(s)))
+
+
+def _claims(final: str, exclude: set[str]) -> list[str]:
+    """What the model's final reply asserts: its findings-like sentences (a marker, or a number in
+    a sentence of some length), else its first sentence of four words or more. Unverified."""
     out: list[str] = []
     for s in sentences(final):
-        if (s.endswith(("?", ":")) or one_line(s, MAX_ITEM).lower() in exclude or _DECISION.search(s)
-                or (_WILL.search(s) and _RATIONALE_IN.search(s))):
+        if not _claim_like(s, exclude):
             continue
         if _FINDING.search(s) or (_DIGIT.search(s) and len(s) >= 20):
             out.append(one_line(s, MAX_ITEM))
         if len(out) >= 4:
             break
+    if not out:
+        first = next((s for s in sentences(final) if len(s.split()) >= 4 and _claim_like(s, exclude)), "")
+        if first:
+            out.append(one_line(first, MAX_ITEM))
     return out
+
+
+def _findings(tool_texts: Sequence[tuple[str, str]], user_texts: Sequence[str], exclude: set[str]
+              ) -> list[FindingItem]:
+    """Findings with evidence: lines of successful tool results that carry a marker or a number,
+    and the user's statements of fact (corrections included) — never the model's reply."""
+    out: list[FindingItem] = []
+    seen: set[str] = set()
+
+    def add(text: str, source: str) -> None:
+        t = one_line(text, MAX_ITEM)
+        if t.lower() not in seen and t.lower() not in exclude:
+            seen.add(t.lower())
+            out.append(FindingItem(text=t, source=source))
+
+    for text in user_texts:
+        for s in sentences(text):
+            if s.endswith("?") or _DECISION.search(s) or _IMPERATIVE.match(s):
+                continue
+            if _USER_FINDING.search(s):  # a statement of fact or a correction, not a request
+                add(s, "user")
+    for name, text in tool_texts:
+        if extract_errors(text):
+            continue  # a failed call is an error, not a finding
+        kept = 0
+        for s in sentences(text):
+            if kept >= 2:
+                break
+            if _FINDING.search(s) or (_DIGIT.search(s) and len(s) >= 12):
+                add(s, f"tool:{name}")
+                kept += 1
+    return out[:4]
 
 
 def _questions(final: str) -> list[str]:
@@ -297,8 +399,9 @@ def extract_digest(turn: int, messages: Iterable[MessageLike], skip_tools: Itera
     skipped_ids = {c.id for m in msgs for c in m.tool_calls if c.name in skip}
     user_texts = [m.content for m in msgs if m.role == "user" and m.content]
     assistant_texts = [m.content for m in msgs if m.role == "assistant" and m.content]
-    tool_texts = [m.content for m in msgs if m.role == "tool" and m.content and m.tool_call_id not in skipped_ids
-                  and (m.name is None or m.name not in skip)]
+    tool_msgs = [m for m in msgs if m.role == "tool" and m.content and m.tool_call_id not in skipped_ids
+                 and (m.name is None or m.name not in skip)]
+    tool_texts = [m.content for m in tool_msgs]
     final = ""
     for m in reversed(msgs):
         if m.role == "assistant" and m.content and not m.tool_calls:
@@ -309,8 +412,10 @@ def extract_digest(turn: int, messages: Iterable[MessageLike], skip_tools: Itera
 
     tools: list[str] = []
     call_args: list[str] = []
+    names: dict[str, str] = {}
     for m in msgs:
         for c in m.tool_calls:
+            names[c.id] = c.name
             if c.name in skip:
                 continue
             if c.name not in tools:
@@ -318,34 +423,88 @@ def extract_digest(turn: int, messages: Iterable[MessageLike], skip_tools: Itera
             call_args.append(c.arguments)
 
     request = one_line(user_texts[0], 400) if user_texts else ""
-    decisions = _decisions([s for t in [*user_texts, *assistant_texts] for s in sentences(t)])
+    sourced: list[tuple[str, Source]] = [(s, "user") for t in user_texts for s in sentences(t)]
+    sourced += [(s, "model") for t in assistant_texts for s in sentences(t)]
+    decisions = _decisions(sourced)
     constraints = _constraints(user_texts, assistant_texts)
     files = _dedupe([f for t in [*user_texts, *assistant_texts, *call_args] for f in extract_files(t)], 12)
     errors = _dedupe([e for t in [*tool_texts, *user_texts] for e in extract_errors(t)], 4)
-    plans = _plans(user_texts, assistant_texts, final)
-    exclude = {d.text.lower() for d in decisions} | {p.lower() for p in plans}
+    plans, model_plans = _plans(user_texts, assistant_texts, final)
+    exclude = {d.text.lower() for d in decisions} | {p.lower() for p in [*plans, *model_plans]}
     exclude |= {d.rationale.lower() for d in decisions if d.rationale}
-    findings = _findings(final, exclude)
+    findings = _findings([(m.name or names.get(m.tool_call_id or "", "tool"), m.content) for m in tool_msgs],
+                         user_texts, exclude)
+    claims = _claims(final, exclude)
     questions = _questions(final)
+    return TurnDigest(
+        turn=turn,
+        request=request,
+        plans=plans,
+        model_plans=model_plans,
+        decisions=decisions,
+        constraints=constraints,
+        files=files,
+        findings=findings,
+        claims=claims,
+        errors=errors,
+        open_questions=questions,
+        tools=tools,
+        narrative=_narrative(turn, request, tools, errors),
+    )
 
+
+def _narrative(turn: int, request: str, tools: Sequence[str], errors: Sequence[str]) -> str:
     narrative = f"T{turn}: {one_line(request, 90)}" if request else f"T{turn}: (no user message)"
     if tools:
         narrative += f" → tools: {', '.join(tools)}"
     if errors:
         narrative += f" → error: {one_line(errors[0], 60)}"
-    first = next((s for s in sentences(final) if len(s.split()) >= 4), "")
-    if first:
-        narrative += f" → {one_line(first, 90)}"
-    return TurnDigest(
-        turn=turn,
-        request=request,
-        plans=plans,
-        decisions=decisions,
-        constraints=constraints,
-        files=files,
-        findings=findings,
-        errors=errors,
-        open_questions=questions,
-        tools=tools,
-        narrative=narrative,
-    )
+    return narrative
+
+
+def _in(text: str, request: str) -> bool:
+    key = " ".join(text.lower().split()).rstrip(".…")
+    return bool(key) and key in " ".join(request.lower().split())
+
+
+def upgrade_recorded_digest(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A digest as recorded in a trace, in this version's fields (a current one is returned as is).
+
+    Digests recorded before sources were kept (no ``version``) took their findings from the model's
+    final reply: they become ``claims``; the narrative's last part (the reply's first sentence) is
+    cut off and becomes the claim when there was no finding; decisions, constraints and plan steps
+    are the user's when the turn's request holds their text, else the model's. Deterministic, so a
+    rebuild from an old trace gives the same checkpoint every time.
+    """
+    out = dict(data)
+    if "version" in out:
+        return out
+    out["version"] = DIGEST_VERSION
+    request = str(out.get("request") or "")
+    old_findings = [f for f in out.pop("findings", None) or [] if isinstance(f, str)]
+    claims = list(old_findings)
+    narrative = out.get("narrative")
+    turn = out.get("turn")
+    if isinstance(narrative, str) and isinstance(turn, int):
+        tools = [t for t in out.get("tools") or [] if isinstance(t, str)]
+        errors = [e for e in out.get("errors") or [] if isinstance(e, str)]
+        prefix = _narrative(turn, request, tools, errors)
+        if narrative.startswith(prefix + " → "):
+            said = narrative[len(prefix) + 3:]
+            out["narrative"] = prefix
+            if not claims and said:
+                claims = [said]
+    out["claims"] = claims
+    out["findings"] = []
+    plans = [p for p in out.get("plans") or [] if isinstance(p, str)]
+    out["plans"] = [p for p in plans if _in(p, request)]
+    out["model_plans"] = [p for p in plans if not _in(p, request)]
+    out["decisions"] = [
+        {**d, "source": "user" if _in(str(d.get("text") or ""), request) else "model"}
+        for d in out.get("decisions") or [] if isinstance(d, dict)
+    ]
+    out["constraints"] = [
+        {**c, "source": "user" if c.get("implicit", True) or _in(str(c.get("text") or ""), request) else "model"}
+        for c in out.get("constraints") or [] if isinstance(c, dict)
+    ]
+    return out

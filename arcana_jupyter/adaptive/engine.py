@@ -26,9 +26,9 @@ from ..schema.events import ContextActionMetadata, StateChangeMetadata
 from ..text import BM25Index
 from ..tokens import TokenCounter
 from .artifacts import Artifact, ArtifactStore
-from .checkpoint import SessionCheckpoint
+from .checkpoint import SECTION_CLAIMS, SessionCheckpoint, checkpoint_sections
 from .config import AdaptiveConfig
-from .digest import TurnDigest, extract_digest
+from .digest import TurnDigest, extract_digest, upgrade_recorded_digest
 from .promotion import ObjectIndex, Promotion, demotion_target, find_promotions
 from .search import EventDoc, TurnEventIndex, docs_for_turn, snippet
 from .state import KINDS, Kind, StateObject, TaskStatus, object_number, one_line
@@ -36,13 +36,14 @@ from .state import KINDS, Kind, StateObject, TaskStatus, object_number, one_line
 log = logging.getLogger(__name__)
 
 Emit = Callable[[str, dict[str, Any]], Any]
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 2
+"""2: digests and checkpoint items carry their source (model claims apart from findings); 1 is upgraded."""
 
 SECTION_ACTIVE = "adaptive_active"
 SECTION_SOFT = "adaptive_soft"
 SECTION_HARD = "adaptive_hard"
 SECTION_DIGESTS = "turn_digests"
-SECTION_NAMES = (SECTION_HARD, SECTION_SOFT, CHECKPOINT_SECTION, SECTION_DIGESTS, SECTION_ACTIVE)
+SECTION_NAMES = (SECTION_HARD, SECTION_SOFT, CHECKPOINT_SECTION, SECTION_CLAIMS, SECTION_DIGESTS, SECTION_ACTIVE)
 
 ADAPTIVE_TOOL_NAMES = frozenset(
     {
@@ -112,7 +113,7 @@ class AdaptiveEngine:
         self.load_warnings: list[str] = []
         """Events :meth:`load_events` could not apply (each also logged as a warning)."""
         self._full_cache: dict[str, tuple[StateObject, str]] = {}
-        self._overflow_cache: dict[tuple[int, ...], OverflowCover] = {}
+        self._overflow_cache: dict[tuple[Any, ...], OverflowCover] = {}
         """:meth:`overflow_sections` by the turns covered (a turn's digest never changes once made)."""
         self._stub_cache: dict[str, tuple[StateObject, str]] = {}
 
@@ -203,7 +204,7 @@ class AdaptiveEngine:
                 self._index.invalidate()
             self._next_object = max(self._next_object, new.number + 1)
         if act.action == "checkpoint" and act.digest is not None:
-            digest = TurnDigest.model_validate(_digest_without_nulls(act.digest))
+            digest = TurnDigest.model_validate(upgrade_recorded_digest(_digest_without_nulls(act.digest)))
             self.digests[digest.turn] = digest
             self.checkpoint.reconcile(digest)
             self.events.add(
@@ -359,22 +360,49 @@ class AdaptiveEngine:
             )
         return out
 
-    def overflow_sections(self, turns: Iterable[int]) -> OverflowCover:
+    def overflow_sections(self, turns: Iterable[int], max_tokens: int | None = None) -> OverflowCover:
         """What stands in for ``turns``, the turns that did not reach the prompt verbatim.
 
         A checkpoint reconciled from their digests (the most recent ``digest_turns`` of them
-        excepted) and those recent ones as full digests. Both are a function of which turns they
-        cover, never of the question, so they change only when the builder's verbatim window moves
-        (when the prompt's prefix changes anyway): they are placed in the head, where the provider's
-        prompt cache keeps them. Turns without a digest (not yet ended) are skipped."""
+        excepted; the model's own claims apart, see checkpoint.py) and those recent ones as full
+        digests. Both are a function of which turns they cover, never of the question, so they
+        change only when the builder's verbatim window moves (when the prompt's prefix changes
+        anyway): they are placed in the head, where the provider's prompt cache keeps them.
+
+        ``max_tokens`` bounds the cover (the runtime passes a share of the budget, and never more
+        than the turns it replaces): the checkpoint shows fewer narrative lines, the model's claims
+        go, then the digests move into the checkpoint, until it fits — or, when even the smallest
+        checkpoint is larger, no cover at all. Turns without a digest (not yet ended) are skipped."""
         covered = tuple(sorted({t for t in turns if t in self.digests}))
         if not covered:
             return OverflowCover()
-        hit = self._overflow_cache.get(covered)
+        key = (covered, max_tokens)
+        hit = self._overflow_cache.get(key)
         if hit is not None:
             return hit
-        d = self.config.digest_turns
-        detailed = covered[-d:] if d else ()
+        detail = min(self.config.digest_turns, len(covered))
+        lines = self.config.narrative_lines
+        claims = True
+        while True:
+            cover = self._cover(covered, detail, lines, claims)
+            if max_tokens is None or self._cover_tokens(cover) <= max_tokens:
+                break
+            if lines > 0:
+                lines //= 2
+            elif claims:
+                claims = False
+            elif detail > 0:
+                detail -= 1
+            else:  # even the smallest checkpoint is larger than what it would stand in for
+                cover = OverflowCover()
+                break
+        if len(self._overflow_cache) > 64:
+            self._overflow_cache.clear()
+        self._overflow_cache[key] = cover
+        return cover
+
+    def _cover(self, covered: tuple[int, ...], detail: int, narrative_lines: int, claims: bool) -> OverflowCover:
+        detailed = covered[len(covered) - detail:] if detail else ()
         summarised = covered[: len(covered) - len(detailed)]
         out: list[ContextSection] = []
         carries: dict[str, list[int]] = {}
@@ -382,10 +410,11 @@ class AdaptiveEngine:
             checkpoint = SessionCheckpoint()
             for t in summarised:
                 checkpoint.reconcile(self.digests[t])
-            text = checkpoint.render(self.config.narrative_lines)
-            if text:
-                out.append(ContextSection(name=CHECKPOINT_SECTION, content=text, placement="head"))
-                carries[CHECKPOINT_SECTION] = list(summarised)
+            for section in checkpoint_sections(checkpoint, narrative_lines, placement="head"):
+                if section.name == SECTION_CLAIMS and not claims:
+                    continue
+                out.append(section)
+                carries[section.name] = list(summarised)
         if detailed:
             span = f"turn {detailed[0]}" if len(detailed) == 1 else f"turns {detailed[0]}–{detailed[-1]}"
             lines = [f"Earlier {span}, not in this prompt verbatim, as digests"
@@ -393,11 +422,10 @@ class AdaptiveEngine:
             lines += [self.digests[t].render() for t in detailed]
             out.append(ContextSection(name=SECTION_DIGESTS, content="\n".join(lines), placement="head"))
             carries[SECTION_DIGESTS] = list(detailed)
-        cover = OverflowCover(sections=out, carries=carries)
-        if len(self._overflow_cache) > 64:
-            self._overflow_cache.clear()
-        self._overflow_cache[covered] = cover
-        return cover
+        return OverflowCover(sections=out, carries=carries)
+
+    def _cover_tokens(self, cover: OverflowCover) -> int:
+        return sum(self.counter.count_message(s.render()) for s in cover.sections)
 
     def render_flat(self) -> str:
         """Every live object in full, as one block (what the prompt would hold without tiering)."""
@@ -649,9 +677,10 @@ class AdaptiveEngine:
     def restore(cls, data: Mapping[str, Any], emit: Emit | None = None, *,
                 counter: TokenCounter | None = None) -> AdaptiveEngine:
         """An engine holding exactly what :meth:`snapshot` returned."""
-        if data.get("version") != SNAPSHOT_VERSION:
-            raise ValueError(f"unsupported adaptive snapshot version {data.get('version')!r} "
-                             f"(this build reads version {SNAPSHOT_VERSION})")
+        version = data.get("version")
+        if version not in (1, SNAPSHOT_VERSION):
+            raise ValueError(f"unsupported adaptive snapshot version {version!r} "
+                             f"(this build reads versions 1 and {SNAPSHOT_VERSION})")
         engine = cls(AdaptiveConfig.model_validate(data["config"]), emit, counter=counter)
         engine.turn = int(data["turn"])
         for o in data["objects"]:
@@ -659,9 +688,14 @@ class AdaptiveEngine:
             engine._objects[obj.id] = obj
         engine._next_object = int(data["next_object"])
         for d in data["digests"]:
-            digest = TurnDigest.model_validate(d)
+            digest = TurnDigest.model_validate(upgrade_recorded_digest(d))
             engine.digests[digest.turn] = digest
-        engine.checkpoint = SessionCheckpoint.model_validate(data["checkpoint"])
+        if version == SNAPSHOT_VERSION:
+            engine.checkpoint = SessionCheckpoint.model_validate(data["checkpoint"])
+        else:  # version 1: its checkpoint took findings from the model's replies; fold the upgraded digests again
+            engine.checkpoint = SessionCheckpoint()
+            for t in sorted(engine.digests):
+                engine.checkpoint.reconcile(engine.digests[t])
         for a in data["artifacts"]:
             engine.artifacts.put(Artifact.model_validate(a))
         engine.events.add(EventDoc.model_validate(d) for d in data["events"])
@@ -712,7 +746,8 @@ class AdaptiveEngine:
 
 NOT_RECORDED = "(text not recorded)"
 _OBJECT_TEXT = ("payload", "summary", "rationale", "retract_reason")
-_DIGEST_LISTS = ("plans", "decisions", "constraints", "files", "findings", "errors", "open_questions", "tools")
+_DIGEST_LISTS = ("plans", "model_plans", "decisions", "constraints", "files", "findings", "claims", "errors",
+                 "open_questions", "tools")
 
 
 def _without_text(md: Mapping[str, Any]) -> dict[str, Any]:
@@ -722,7 +757,7 @@ def _without_text(md: Mapping[str, Any]) -> dict[str, Any]:
     if out.get("objects"):
         out["objects"] = [{**o, **{k: None for k in _OBJECT_TEXT if o.get(k) is not None}} for o in out["objects"]]
     if out.get("digest") is not None:
-        out["digest"] = {"turn": out["digest"].get("turn")}
+        out["digest"] = {"turn": out["digest"].get("turn"), "version": out["digest"].get("version")}
     if "events" in out:
         out["events"] = []
     if out.get("artifact") is not None:

@@ -9,7 +9,9 @@ A :class:`ContextSection` is anything else the runtime wants the model to see: t
 (``layer="external"``), adaptive-context tiers, the session checkpoint... Sections are placed at
 the head of the prompt (after the system prompt) or late (just before the recent turns); under
 pressure they may be compressed to L1/L2 or dropped, except the section named ``checkpoint``,
-which is treated like a pin.
+which is treated like a pin. It holds only what the user said and what tools returned: what the
+model's own replies said is the ordinary ``model_claims`` section (adaptive/checkpoint.py), so a
+wrong answer is never protected as a fact.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from ..schema.pins import Pin
 from .decisions import Layer, Placement
 
 CHECKPOINT_SECTION = "checkpoint"
-"""The one section that is never compressed or dropped (the adaptive session checkpoint)."""
+"""The one section that is never compressed or dropped (the user- and tool-derived part of the
+adaptive session checkpoint; the model's claims are not in it)."""
 
 TASK_SECTION = "task"
 """Section name the builder gives the ``task=`` text in its decisions."""

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..messages import ToolSpec
 from ..schema.pins import Pin, PinChange, fold_pins
-from ..schema.tools import BAD_ARGUMENTS, NOT_FOUND, ToolOutcome, to_json_text
+from ..schema.tools import BAD_ARGUMENTS, NOT_FOUND, ToolOutcome, shaped_failure
 from ..tokens import TokenCounter
 
 PIN_SPEC = ToolSpec(
@@ -149,13 +149,27 @@ class PinState:
         self.pins = fold_pins(recorded, count=self.counter.count_text, pins=self.pins)
 
 
+PIN_HINT = ('call pin(content="the exact text to keep", label="a short name" or null, until_turn=null or the '
+            'last turn to keep it, no earlier than the current turn)')
+UNPIN_HINT = 'call unpin(pin_id="p_…") with a pin_id that pin() returned'
+
+
+def unpin_hint(active: Iterable[str]) -> str:
+    """What to do after a refused unpin: the ids that can be unpinned now."""
+    ids = list(active)
+    if not ids:
+        return "no pin is active now: there is nothing to unpin"
+    return f"{UNPIN_HINT}; active pins: {', '.join(ids)}"
+
+
 def pin_outcome(result: dict[str, Any]) -> ToolOutcome:
-    """A ``pin`` result as the one tool-call outcome (the model reads the result as JSON)."""
+    """A ``pin`` result as the one tool-call outcome (the model reads the result as JSON); a refusal
+    keeps the seed's ``pinned: false, reason`` and carries ``ok: false, error, message, hint``."""
     return _outcome(result, "pinned")
 
 
 def unpin_outcome(result: dict[str, Any]) -> ToolOutcome:
-    """An ``unpin`` result as the one tool-call outcome."""
+    """An ``unpin`` result as the one tool-call outcome (a refusal: ``unpinned: false, reason`` and the common keys)."""
     return _outcome(result, "unpinned")
 
 
@@ -165,8 +179,11 @@ def _outcome(result: dict[str, Any], key: str) -> ToolOutcome:
     reason = str(result.get("reason") or "failed")
     if reason == "invalid_arguments":
         code, message = BAD_ARGUMENTS, "; ".join(result.get("problems") or [])
+        hint = PIN_HINT if key == "pinned" else UNPIN_HINT
     elif reason in ("unknown_pin_id", "pin_not_active"):
         code, message = NOT_FOUND, f"{reason}: {result.get('pin_id')}"
+        hint = unpin_hint(result.get("active_pins") or ())
     else:
         code, message = reason, str(result.get("suggestion") or reason)
-    return ToolOutcome.failure(code, message, result, content=to_json_text(result))
+        hint = str(result.get("suggestion") or "continue without pinning")
+    return shaped_failure(ToolOutcome.failure(code, message, result), {}, hint)

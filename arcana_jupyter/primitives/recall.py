@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..messages import Message, ToolSpec
-from ..schema.tools import NOT_FOUND, ToolOutcome, to_json_text
+from ..schema.tools import BAD_ARGUMENTS, NOT_FOUND, ToolOutcome, shaped_failure
 
 INCLUDE = ("all", "assistant_only", "tool_calls")
 
@@ -66,41 +66,75 @@ def recall(
     the working set). ``trace_history`` loads the transcript from the trace when live history lacks
     the turn; ``None`` means there is no trace.
     """
+    return _recall(args, live_history, completed_turns, trace_history)[0]
+
+
+def recall_call(
+    args: dict[str, Any],
+    *,
+    live_history: Sequence[Message],
+    completed_turns: int,
+    trace_history: Callable[[], list[Message] | None] | None = None,
+) -> ToolOutcome:
+    """:func:`recall` as the one tool-call outcome: a miss keeps the seed's ``found: false, note``
+    and carries ``ok: false``, ``error`` (``bad_arguments`` or ``not_found``), ``message`` and ``hint``."""
+    result, code = _recall(args, live_history, completed_turns, trace_history)
+    return recall_outcome(result, code, completed_turns)
+
+
+def recall_hint(code: str | None, completed_turns: int | None) -> str:
+    """What the model can do after a refused recall (``completed_turns``: the highest recallable turn, if known)."""
+    if completed_turns is None:
+        return (f"call recall(turn=N) with the number of an earlier turn (1 is the first); include is one of "
+                f"{', '.join(INCLUDE)}")
+    if completed_turns <= 0:
+        return "this is the first turn: there is nothing to recall yet; answer from the current context"
+    span = "turn=1" if completed_turns == 1 else f"turn from 1 to {completed_turns}"
+    if code == BAD_ARGUMENTS:
+        return f"call recall(turn=N) with an integer {span}; include is one of {', '.join(INCLUDE)}"
+    return (f"earlier turns can be recalled with {span}; the current turn is already in your context. "
+            "If a turn holds nothing, answer from the working set or ask the user")
+
+
+def _miss(turn: Any, note: str, code: str = NOT_FOUND) -> tuple[dict[str, Any], str]:
+    return {"turn": turn, "found": False, "messages": [], "note": note}, code
+
+
+def _recall(
+    args: dict[str, Any],
+    live_history: Sequence[Message],
+    completed_turns: int,
+    trace_history: Callable[[], list[Message] | None] | None,
+) -> tuple[dict[str, Any], str | None]:
+    """The result and its error code (``None`` when found)."""
     turn = args.get("turn")
     include = args.get("include", "all")
     unknown = sorted(set(args) - {"turn", "include"})
     if isinstance(turn, str) and turn.strip().lstrip("-").isdigit():
         turn = int(turn)
     if isinstance(turn, bool) or not isinstance(turn, int):
-        return {"turn": args.get("turn"), "found": False, "messages": [],
-                "note": f"turn must be an integer (got {type(args.get('turn')).__name__})"}
+        return _miss(args.get("turn"), f"turn must be an integer (got {type(args.get('turn')).__name__})",
+                     BAD_ARGUMENTS)
     if include not in INCLUDE:
-        return {"turn": turn, "found": False, "messages": [],
-                "note": f"include must be one of {list(INCLUDE)} (got {include!r})"}
+        return _miss(turn, f"include must be one of {list(INCLUDE)} (got {include!r})", BAD_ARGUMENTS)
     if unknown:
-        return {"turn": turn, "found": False, "messages": [],
-                "note": f"unknown argument(s) {unknown}; recall takes turn and include"}
+        return _miss(turn, f"unknown argument(s) {unknown}; recall takes turn and include", BAD_ARGUMENTS)
     if turn <= 0:
-        return {"turn": turn, "found": False, "messages": [],
-                "note": f"turn must be 1 or greater (got {turn}); turns are numbered from 1"}
+        return _miss(turn, f"turn must be 1 or greater (got {turn}); turns are numbered from 1", BAD_ARGUMENTS)
     if completed_turns <= 0:
-        return {"turn": turn, "found": False, "messages": [],
-                "note": "trace not available: no earlier turn has been recorded yet"}
+        return _miss(turn, "trace not available: no earlier turn has been recorded yet")
     if turn > completed_turns:
-        return {"turn": turn, "found": False, "messages": [],
-                "note": f"turn out of range: {turn}, max={completed_turns}"}
+        return _miss(turn, f"turn out of range: {turn}, max={completed_turns}")
     messages = [m for m in live_history if m.turn == turn]
     source = "live"
     if not messages and trace_history is not None:
         recorded = trace_history()
         if recorded is None:
-            return {"turn": turn, "found": False, "messages": [],
-                    "note": "trace not available: the turn is not in live history and no trace file exists"}
+            return _miss(turn, "trace not available: the turn is not in live history and no trace file exists")
         messages = [m for m in recorded if m.turn == turn]
         source = "trace"
     if not messages:
-        return {"turn": turn, "found": False, "messages": [],
-                "note": f"turn {turn} holds no messages in live history or trace"}
+        return _miss(turn, f"turn {turn} holds no messages in live history or trace")
     selected = _filter(messages, include)
     return {
         "turn": turn,
@@ -108,11 +142,14 @@ def recall(
         "messages": [_out(m) for m in selected],
         "note": None if selected else f"turn {turn} has no messages matching include={include!r}",
         "source": source,
-    }
+    }, None
 
 
-def recall_outcome(result: dict[str, Any]) -> ToolOutcome:
-    """A ``recall`` result as the one tool-call outcome: a turn not found is ``not_found``."""
+def recall_outcome(result: dict[str, Any], code: str | None = None, completed_turns: int | None = None) -> ToolOutcome:
+    """A ``recall`` result as the one tool-call outcome: a turn not found is ``not_found`` (or
+    ``code``), with the seed's keys and ``ok: false, error, message, hint``."""
     if result.get("found"):
         return ToolOutcome.success(result)
-    return ToolOutcome.failure(NOT_FOUND, str(result.get("note") or ""), result, content=to_json_text(result))
+    code = code or NOT_FOUND
+    note = str(result.get("note") or "")
+    return shaped_failure(ToolOutcome.failure(code, note, result), {}, recall_hint(code, completed_turns))

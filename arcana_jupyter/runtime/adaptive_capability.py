@@ -76,8 +76,8 @@ class AdaptiveCapability(Capability):
     def sections(self, turn: int) -> list[ContextSection]:
         return list(self.engine.sections(turn)) if self.engine is not None else []
 
-    def overflow_sections(self, turn: int, turns: Sequence[int]) -> OverflowCover | None:
-        return self.engine.overflow_sections(turns) if self.engine is not None else None
+    def overflow_sections(self, turn: int, turns: Sequence[int], max_tokens: int) -> OverflowCover | None:
+        return self.engine.overflow_sections(turns, max_tokens) if self.engine is not None else None
 
     def before_turn(self, text: str) -> None:
         if self.engine is not None:

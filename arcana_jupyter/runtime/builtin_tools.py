@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..messages import Message
-from ..primitives.pin import PIN_SPEC, UNPIN_SPEC, pin_outcome, unpin_outcome
-from ..primitives.recall import RECALL_SPEC, recall, recall_outcome
+from ..primitives.pin import PIN_HINT, PIN_SPEC, UNPIN_SPEC, pin_outcome, unpin_hint, unpin_outcome
+from ..primitives.recall import RECALL_SPEC, recall_call, recall_hint
 from ..providers.base import is_local
-from ..schema.tools import ToolOutcome
+from ..schema.tools import BAD_ARGUMENTS, ToolOutcome, decode_arguments, shaped_failure
 from .intercept import InterceptedTool
 
 if TYPE_CHECKING:
@@ -27,8 +27,8 @@ def _recall(session: ChatSession, args: dict[str, Any]) -> ToolOutcome:
 
         return TraceReader(session.trace_path.parent).history(session.run_id, agent=session.agent)
 
-    return recall_outcome(recall(args, live_history=session.history, completed_turns=session.turn - 1,
-                                 trace_history=from_trace))
+    return recall_call(args, live_history=session.history, completed_turns=session.turn - 1,
+                       trace_history=from_trace)
 
 
 def _pin(session: ChatSession, args: dict[str, Any]) -> ToolOutcome:
@@ -39,9 +39,46 @@ def _unpin(session: ChatSession, args: dict[str, Any]) -> ToolOutcome:
     return unpin_outcome(session.pins.unpin(args, session.turn))
 
 
-RECALL = InterceptedTool(RECALL_SPEC, _recall, primitive="recall", group="primitives")
-PIN = InterceptedTool(PIN_SPEC, _pin, primitive="pin", group="primitives")
-UNPIN = InterceptedTool(UNPIN_SPEC, _unpin, primitive="unpin", group="primitives")
+# ---- a refused call (bad arguments, a crash) answered in the primitive's own shape -------------
+def _raw_args(raw: Any) -> dict[str, Any]:
+    try:
+        return decode_arguments(raw)
+    except ValueError:
+        return {}
+
+
+def _reason(outcome: ToolOutcome) -> str:
+    return "invalid_arguments" if outcome.error == BAD_ARGUMENTS else (outcome.error or "failed")
+
+
+def _recall_shape(session: ChatSession, raw: Any, outcome: ToolOutcome) -> ToolOutcome:
+    turn = _raw_args(raw).get("turn")
+    own: dict[str, Any] = {"turn": turn, "found": False, "messages": [], "note": outcome.message}
+    return shaped_failure(outcome, own, recall_hint(outcome.error, session.turn - 1))
+
+
+def _pin_shape(session: ChatSession, raw: Any, outcome: ToolOutcome) -> ToolOutcome:
+    return shaped_failure(outcome, {"pinned": False, "reason": _reason(outcome)}, PIN_HINT)
+
+
+def _unpin_shape(session: ChatSession, raw: Any, outcome: ToolOutcome) -> ToolOutcome:
+    pin_id = _raw_args(raw).get("pin_id")
+    active = [p.pin_id for p in session.pins.active(session.turn)]
+    own = {"unpinned": False, "pin_id": pin_id if isinstance(pin_id, str) else None, "reason": _reason(outcome),
+           "active_pins": active}
+    return shaped_failure(outcome, own, unpin_hint(active))
+
+
+# Repeats run again (repeatable, runtime/guard.py): a pin of the same content answers
+# already_pinned (seed 000's idempotency), an unpin of a removed pin answers pin_not_active with the
+# live ids, and a recall re-reads a turn whose first recall the builder may have compressed since
+# (bypassing compression is what recall is for); none changes state twice, and a model that loops
+# on them gets the same answer again, which no_progress counts as nothing new.
+RECALL = InterceptedTool(RECALL_SPEC, _recall, primitive="recall", group="primitives", repeatable=True,
+                         shape=_recall_shape)
+PIN = InterceptedTool(PIN_SPEC, _pin, primitive="pin", group="primitives", repeatable=True, shape=_pin_shape)
+UNPIN = InterceptedTool(UNPIN_SPEC, _unpin, primitive="unpin", group="primitives", repeatable=True,
+                        shape=_unpin_shape)
 
 
 SMALL_LOCAL_MODELS = ("SmolLM2-135M",)
@@ -51,6 +88,14 @@ SMALL_LOCAL_MODELS = ("SmolLM2-135M",)
 def small_model(provider: Any, provider_model: str) -> bool:
     """True for the bundled 135M model (also when a recording of it is replayed)."""
     return is_local(provider) and any(name in provider_model for name in SMALL_LOCAL_MODELS)
+
+
+def no_progress_steps(configured: int | None, provider: Any, provider_model: str) -> int:
+    """Steps without progress that stop a turn's tool loop: ``configured``, else 2 for the bundled
+    small model (it loops) and 4 for the rest (a capable model recovers from a couple of failures)."""
+    if configured is not None:
+        return configured
+    return 2 if small_model(provider, provider_model) else 4
 
 
 def offers_tools(mode: str, provider: Any, provider_model: str) -> bool:

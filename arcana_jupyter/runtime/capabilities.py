@@ -60,9 +60,10 @@ class Capability:
         """Prompt sections for the call being built in ``turn``."""
         return []
 
-    def overflow_sections(self, turn: int, turns: Sequence[int]) -> OverflowCover | None:
+    def overflow_sections(self, turn: int, turns: Sequence[int], max_tokens: int) -> OverflowCover | None:
         """Sections that stand in for ``turns``: earlier turns the builder could not keep verbatim in
-        the call being built in ``turn`` (the adaptive engine's checkpoint and turn digests).
+        the call being built in ``turn`` (the adaptive engine's checkpoint and turn digests), in at
+        most ``max_tokens`` tokens (a share of the budget, and less than the turns they replace).
 
         Asked only when some turn did not fit; the builder then builds again with them, so they
         take the place of what no longer fits, never of what does. The first capability that

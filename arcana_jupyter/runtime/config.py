@@ -138,6 +138,12 @@ class RuntimeConfig(BaseModel):
     ``cfg.memory_group`` read a config back as groups. Settings that cannot work together (idle
     thresholds out of order, a group disagreeing with a flat keyword) are a ``ValidationError``
     naming the fields.
+
+    The tool loop of a turn is bounded by ``max_tool_steps``, ``max_tool_seconds`` and the loop
+    guard (runtime/guard.py): a repeated identical call is answered once from the guard and stops
+    the loop — except the cognitive primitives, whose repeats run and answer in their own shape
+    (``already_pinned: true``) — and ``tool_no_progress_steps`` steps that get nowhere stop it
+    (default 2 for the bundled small local model, 4 otherwise).
     """
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
@@ -245,6 +251,12 @@ class RuntimeConfig(BaseModel):
     """LLM calls with tools per turn; then one more without tools, so the turn still answers."""
     max_tool_seconds: float = Field(default=120.0, gt=0)
     """Wall-clock budget of a turn's tool loop: past it, the model answers without tools."""
+    tool_no_progress_steps: int | None = Field(default=None, ge=1)
+    """Tool steps in a row that get nowhere (every call failed, or every result repeats one the
+    model already has) before the loop guard stops offering tools (``no_progress``,
+    runtime/guard.py). ``None`` (default): 2 for the bundled small local model (SmolLM2-135M, also
+    replayed), which calls tools in a loop; 4 for every other model, so a capable model can read two
+    failed calls' errors and recover. ``max_tool_steps`` and ``max_tool_seconds`` bound it either way."""
     tool_output_max_tokens: int = Field(default=2000, ge=64)
     request_timeout: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=4, ge=0)

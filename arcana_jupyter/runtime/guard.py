@@ -8,9 +8,15 @@ ends with an answer, and records the reason in that call's ``context_decision`` 
 Reasons (machine-readable, in the trace):
 
 - ``repeated_call``: a call with the same name and arguments as an earlier one in this turn (it is
-  answered with a structured "already called" result instead of running again);
-- ``no_progress``: two steps in a row whose every call failed, or whose results all repeat
-  results the model already has;
+  answered with a structured "already called" result instead of running again). Tools that answer a
+  repeat themselves (``rerun``: the cognitive primitives ``pin``, ``unpin`` and ``recall``, whose
+  repeats are idempotent and whose answers say so in their own shape — ``already_pinned: true``,
+  ``pin_not_active``, the recalled turn again) run again instead and never stop the loop this way;
+  a model looping on them is stopped by ``no_progress`` (their repeated answers are nothing new);
+- ``no_progress``: ``no_progress_steps`` steps in a row (``RuntimeConfig.tool_no_progress_steps``:
+  2 for the bundled small local model, which loops; 4 otherwise, so a capable model can recover
+  from a couple of failed calls) whose every call failed, or whose results all repeat results the
+  model already has;
 - ``max_tool_steps``: ``RuntimeConfig.max_tool_steps`` LLM calls with tools;
 - ``max_tool_seconds``: the turn has run longer than ``RuntimeConfig.max_tool_seconds``.
 """
@@ -42,6 +48,10 @@ class ToolLoopGuard:
 
     max_steps: int
     max_seconds: float
+    no_progress_steps: int = 2
+    """Steps in a row without a new successful result that stop the loop (``no_progress``)."""
+    rerun: frozenset[str] = frozenset()
+    """Tools whose repeated identical calls run again and answer for themselves (see the module docstring)."""
     started: float = field(default_factory=time.monotonic)
     seen: dict[str, int] = field(default_factory=dict)
     """Call key -> the step that first made it."""
@@ -51,12 +61,15 @@ class ToolLoopGuard:
     detail: str = ""
 
     def repeated(self, call: ToolCall) -> int | None:
-        """The step that already made this exact call, if any."""
+        """The step that already made this exact call, if the guard answers it (``None`` for a new
+        call, and for a tool in ``rerun``, which answers its repeats itself)."""
+        if call.name in self.rerun:
+            return None
         return self.seen.get(call_key(call))
 
     def after_step(self, step: int, calls: Sequence[ToolCall], outcomes: Sequence[tuple[bool, str]]) -> str | None:
         """Record a step's calls and their ``(ok, result)``; returns the reason to stop, if any."""
-        repeats = [c for c in calls if call_key(c) in self.seen]
+        repeats = [c for c in calls if c.name not in self.rerun and call_key(c) in self.seen]
         new_results = [content for ok, content in outcomes if ok and content not in self.results]
         for c in calls:
             self.seen.setdefault(call_key(c), step)
@@ -66,8 +79,9 @@ class ToolLoopGuard:
             first = self.seen[call_key(repeats[0])]
             return self._stop("repeated_call", f"{repeats[0].name} called again with the same arguments "
                                                f"(first at step {first})")
-        if self.idle_steps >= 2:
-            return self._stop("no_progress", "two steps in a row whose calls failed or returned nothing new")
+        if self.idle_steps >= self.no_progress_steps:
+            return self._stop("no_progress", f"{self.idle_steps} steps in a row whose calls failed or returned "
+                                             "nothing new (RuntimeConfig.tool_no_progress_steps)")
         if step + 1 >= self.max_steps:
             return self._stop("max_tool_steps", f"{self.max_steps} tool steps without a final answer "
                                                 "(RuntimeConfig.max_tool_steps)")

@@ -31,6 +31,7 @@ log = logging.getLogger("arcana_jupyter")
 HandlerResult = ToolOutcome | Awaitable[ToolOutcome]
 Handler = Callable[["ChatSession", dict[str, Any]], HandlerResult]
 Rejected = Callable[["ChatSession", Any, ToolOutcome], None]
+Shape = Callable[["ChatSession", Any, ToolOutcome], ToolOutcome]
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,15 @@ class InterceptedTool:
     """The arguments as a pydantic model; ``None``: a model derived from ``spec.parameters``."""
     on_bad_arguments: Rejected | None = None
     """Told about a call the validator refused (the adaptive engine records it as a ``context_action``)."""
+    repeatable: bool = False
+    """A repeated identical call in one turn runs again and answers for itself (the primitives: a
+    second pin of the same content answers ``already_pinned: true``, a recall re-reads the turn the
+    builder may have compressed since). Otherwise the loop guard answers it ``repeated_call`` and
+    stops the loop (runtime/guard.py)."""
+    shape: Shape | None = None
+    """Makes every failed outcome (refused arguments, a failure of the handler, an exception) carry the
+    tool's own failure keys next to the common ones (the primitives: ``found: false, note``,
+    ``pinned: false, reason``, ``unpinned: false, reason``)."""
 
     @property
     def name(self) -> str:
@@ -55,7 +65,17 @@ class InterceptedTool:
         return self.args_model or schema_model(self.name, self.spec.parameters)
 
     async def run(self, session: ChatSession, raw: str | dict[str, Any] | None) -> ToolOutcome:
-        """Validate ``raw`` and run the handler; never raises."""
+        """Validate ``raw`` and run the handler; never raises. A failure is given the tool's ``shape``."""
+        outcome = await self._run(session, raw)
+        if outcome.ok or self.shape is None:
+            return outcome
+        try:
+            return self.shape(session, raw, outcome)
+        except Exception:
+            log.exception("arcana: shaping a failed %s call failed", self.name)
+            return outcome
+
+    async def _run(self, session: ChatSession, raw: str | dict[str, Any] | None) -> ToolOutcome:
         args = validate_arguments(self.name, raw, model=self.model, schema=self.spec.parameters)
         if isinstance(args, ToolOutcome):
             if self.on_bad_arguments is not None:

@@ -45,6 +45,7 @@ from ..tokens import TokenCounter
 from ..trace.decision_delta import DeltaEncoder
 from ..trace.events import TraceEvent
 from ..trace.writer import TraceWriter
+from .builtin_tools import no_progress_steps
 from .calibration import Calibration
 from .capabilities import Capability
 from .config import RuntimeConfig
@@ -65,6 +66,10 @@ _C = TypeVar("_C", bound=Capability)
 
 INEXACT_SLACK = 1.03
 """Room kept on top of the observed count ratio when the counter is not the model's own."""
+
+OVERFLOW_SHARE = 0.2
+"""Most of the budget the sections standing in for turns that did not fit may take (engine mode)."""
+MIN_OVERFLOW_TOKENS = 64
 
 TokenCallback = Callable[[str], None]
 EventCallback = Callable[[TraceEvent], None]
@@ -316,9 +321,16 @@ class ChatSession:
     def _sections(self, turn: int) -> list[ContextSection]:
         return [section for c in self.capabilities for section in c.sections(turn)]
 
-    def _overflow_cover(self, turn: int, turns: Sequence[int]) -> OverflowCover | None:
+    def _overflow_cover(self, turn: int, turns: Sequence[int], decision: ContextDecision,
+                        available: int) -> OverflowCover | None:
+        """The first capability's cover for ``turns`` (see :meth:`_build`), bounded: at most
+        ``OVERFLOW_SHARE`` of the budget, and at most half of what leaving those turns freed."""
+        wanted = set(turns)
+        freed = sum(d.token_count_before - d.token_count_after for d in decision.decisions
+                    if d.source == "history" and d.turn in wanted)
+        cap = max(MIN_OVERFLOW_TOKENS, min(int(available * OVERFLOW_SHARE), freed // 2))
         for c in self.capabilities:
-            cover = c.overflow_sections(turn, turns)
+            cover = c.overflow_sections(turn, turns, cap)
             if cover is not None and cover.sections:
                 return cover
         return None
@@ -360,7 +372,12 @@ class ChatSession:
             cap.before_turn(text)
         partial: list[str] = []
         status = "ok"
-        guard = ToolLoopGuard(self.config.max_tool_steps, self.config.max_tool_seconds)
+        guard = ToolLoopGuard(
+            self.config.max_tool_steps, self.config.max_tool_seconds,
+            no_progress_steps=no_progress_steps(self.config.tool_no_progress_steps, self.provider,
+                                                self.provider_model),
+            rerun=frozenset(name for name, tool in self.intercepted.items() if tool.repeatable),
+        )
         try:
             step = 0
             while True:
@@ -484,7 +501,7 @@ class ChatSession:
             wanted = sorted(set(covered) | set(lost))
             if not lost or wanted == covered:
                 break
-            found = self._overflow_cover(turn, wanted)
+            found = self._overflow_cover(turn, wanted, build.decision, budget.available)
             if found is None:
                 break
             cover, covered = found, wanted

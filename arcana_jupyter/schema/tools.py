@@ -60,6 +60,22 @@ class ToolOutcome(BaseModel):
         return None if self.ok else {"type": self.error or FAILED, "message": self.message}
 
 
+def shaped_failure(outcome: ToolOutcome, own: dict[str, Any], hint: str) -> ToolOutcome:
+    """A failed ``outcome`` answered in a tool's own shape: the tool's failure keys (``own``: defaults
+    where the outcome's data lacks them, e.g. ``found: false, note`` for recall) next to the common
+    ones every failure carries — ``ok: false``, ``error``, ``message`` and ``hint``."""
+    if outcome.ok:
+        return outcome
+    data = {**own, **outcome.data}
+    data["ok"] = False
+    code = outcome.error or FAILED
+    data.setdefault("error", code)
+    message = outcome.message or str(data.get("message") or data["error"])
+    data.setdefault("message", message)
+    data.setdefault("hint", hint)
+    return ToolOutcome(ok=False, content=to_json_text(data), error=code, message=message, data=data)
+
+
 def to_json_text(value: Any) -> str:
     """How a structured result is shown to the model (JSON, non-ASCII kept)."""
     return json.dumps(value, ensure_ascii=False, default=str)

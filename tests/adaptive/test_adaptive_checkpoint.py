@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from arcana_jupyter.adaptive import AdaptiveEngine, SessionCheckpoint, extract_digest
+from arcana_jupyter.adaptive.engine import SECTION_CLAIMS
 from arcana_jupyter.context.sections import CHECKPOINT_SECTION
 
 
@@ -40,23 +41,34 @@ def test_same_turns_same_checkpoint_byte_for_byte() -> None:
     assert [s.model_dump() for s in a.sections(6)] == [s.model_dump() for s in b.sections(6)]
 
 
-def test_checkpoint_is_pinned_late_and_named_checkpoint() -> None:
-    [cp] = [s for s in run(conversation()).sections() if s.name == CHECKPOINT_SECTION]
+def claims_text(engine: AdaptiveEngine) -> str:
+    [claims] = [s for s in engine.sections() if s.name == SECTION_CLAIMS]
+    return claims.content
+
+
+def test_checkpoint_is_pinned_late_and_named_checkpoint_and_the_models_claims_are_not() -> None:
+    sections = run(conversation()).sections()
+    [cp] = [s for s in sections if s.name == CHECKPOINT_SECTION]
     assert cp.protected and cp.placement == "late" and cp.role == "system"
+    [claims] = [s for s in sections if s.name == SECTION_CLAIMS]
+    assert not claims.protected and claims.placement == "late"
+    assert [s.name for s in sections].index(SECTION_CLAIMS) == [s.name for s in sections].index(CHECKPOINT_SECTION) + 1
 
 
 def test_reconciled_fields() -> None:
     cp = run(conversation()).checkpoint
     assert cp.last_turn == 5 and cp.turns == 5
     assert cp.active_request == "Re-check sales.csv for duplicates" and cp.active_request_turn == 5
-    assert cp.plan is not None and cp.plan.turn == 3 and cp.plan.steps == ["aggregate", "plot"]
-    assert [(p.turn, p.steps) for p in cp.plan_history] == [(1, ["load", "clean"])]
-    assert (cp.decisions[0].turn, cp.decisions[0].text) == (2, "Use a left join please")
+    assert cp.plan is not None and (cp.plan.turn, cp.plan.steps, cp.plan.source) == (3, ["aggregate", "plot"], "model")
+    assert [(p.turn, p.steps, p.source) for p in cp.plan_history] == [(1, ["load", "clean"], "model")]
+    assert (cp.decisions[0].turn, cp.decisions[0].text, cp.decisions[0].source) == (2, "Use a left join please", "user")
     assert cp.decisions[0].rationale == "because some regions lack 2023 data."
+    assert [(d.text, d.source) for d in cp.decisions[1:]] == [("I decided to use a left join", "model")]
     assert [c.text for c in cp.constraints] == ["Never modify the raw data.", "Only use matplotlib."]
     assert cp.files == ["plots/growth.png", "sales.csv"]  # re-mentioned at turn 5: moved last
-    assert [f.text for f in cp.findings] == ["Done loading; 1,204 rows found.", "The plot shows North growing fastest.",
-                                            "Found 12 duplicate rows."]
+    assert cp.findings == []  # every reply is the model's: claims, not findings
+    assert [c.text for c in cp.claims] == ["Done loading; 1,204 rows found.", "The plot shows North growing fastest.",
+                                          "Found 12 duplicate rows."]
     assert cp.open_questions == []  # the turn-3 question was answered by the next turn
     assert len(cp.narrative) == 5 and cp.narrative[0].startswith("T1: Load sales.csv.")
 
@@ -67,13 +79,34 @@ def test_open_questions_are_the_latest_turns() -> None:
 
 
 def test_rendered_text_names_every_part() -> None:
-    text = checkpoint_text(run(conversation()))
+    engine = run(conversation())
+    text = checkpoint_text(engine)
     for part in ("Session checkpoint (reconciled after turn 5", "Active request (turn 5): Re-check sales.csv",
-                 "Current plan (turn 3):", "  1. aggregate", "Earlier plans:", "turn 1: load | clean",
-                 "Decisions:", "— why: because some regions lack 2023 data.", "Constraints:",
+                 "Decisions (the user's):", "— why: because some regions lack 2023 data.", "Constraints:",
                  "Never modify the raw data. [implicit]", "Files: plots/growth.png, sales.csv",
-                 "Findings:", "Narrative:", "T5: Re-check sales.csv for duplicates"):
+                 "Narrative:", "T5: Re-check sales.csv for duplicates"):
         assert part in text, part
+    for said in ("1,204 rows", "North growing fastest", "12 duplicate", "aggregate", "I decided", "log scale?"):
+        assert said not in text, said  # the model's replies never reach the pinned part
+    claims = claims_text(engine)
+    for part in ("Model's earlier claims (unverified", "Said in its replies:", "(turn 5) Found 12 duplicate rows.",
+                 "Its plan (turn 3):", "  1. aggregate", "Its earlier plans:", "turn 1: load | clean",
+                 "Decisions it stated:", "I decided to use a left join"):
+        assert part in claims, part
+
+
+def test_the_users_plan_and_tool_findings_are_in_the_pinned_part() -> None:
+    engine = AdaptiveEngine()
+    engine.end_turn(1, [
+        {"role": "user", "content": "Do this:\n1) clean nulls\n2) dedupe rows"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "run_python", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c", "name": "run_python", "content": "dropped 12 duplicate rows"},
+        {"role": "assistant", "content": "All 40 nulls are gone."}])
+    text = checkpoint_text(engine)
+    assert "Current plan (turn 1, the user's):\n  1. clean nulls\n  2. dedupe rows" in text
+    assert "Findings (from tool results and the user):\n  - (turn 1, tool run_python) dropped 12 duplicate rows" in text
+    assert "40 nulls" not in text and "(turn 1) All 40 nulls are gone." in claims_text(engine)
 
 
 def test_narrative_is_bounded_and_says_what_it_hides() -> None:

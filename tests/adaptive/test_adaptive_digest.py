@@ -39,15 +39,17 @@ def test_request_is_the_users_message() -> None:
 
 def test_plans_from_an_intro_list_and_forward_looking_sentences() -> None:
     d = extract_digest(3, TURN)
-    assert d.plans == ["Load the CSV with pandas", "Group by region", "Compare growth",
-                       "Next, I'll plot the growth per region."]
+    assert d.plans == []  # the user wrote no steps: these are the model's
+    assert d.model_plans == ["Load the CSV with pandas", "Group by region", "Compare growth",
+                             "Next, I'll plot the growth per region."]
 
 
 def test_numbered_findings_without_a_plan_intro_are_not_plans() -> None:
     d = extract_digest(1, [Message(role="user", content="Which region?"),
                            Message(role="assistant", content="Results:\n1. North grew 12%\n2. South fell 3%")])
-    assert d.plans == []
-    assert d.findings == ["North grew 12%", "South fell 3%"]
+    assert d.plans == [] and d.model_plans == []
+    assert d.findings == []  # the model's reply is its claim, not a finding
+    assert d.claims == ["North grew 12%", "South fell 3%"]
 
 
 def test_user_numbered_steps_and_plan_lines_are_plans() -> None:
@@ -102,12 +104,14 @@ def test_errors_from_tracebacks_and_structured_tool_errors() -> None:
 
 def test_findings_questions_tools_and_narrative() -> None:
     d = extract_digest(3, TURN)
-    assert "North grew fastest at 12.4% while South dropped 3%." in d.findings
-    assert "This is because some regions have no 2023 rows." not in d.findings  # it is a rationale
+    assert "North grew fastest at 12.4% while South dropped 3%." in d.claims
+    assert d.findings == []  # the one tool result is a traceback (an error), the rest is the model's reply
+    assert "This is because some regions have no 2023 rows." not in d.claims  # it is a rationale
     assert d.open_questions == ["Should I include Q4 returns?"]
     assert d.tools == ["run_python"]
     assert d.narrative.startswith("T3: Load data/sales_2024.csv")
     assert "tools: run_python" in d.narrative and "error: FileNotFoundError" in d.narrative
+    assert "North" not in d.narrative  # the narrative says what happened, not what the model said
 
 
 def test_code_fences_are_not_prose() -> None:
@@ -151,5 +155,29 @@ def test_intention_with_a_reason_is_a_decision_and_filler_is_not_narrative() -> 
     ])
     assert [(x.text, x.rationale) for x in d.decisions] == [
         ("I'll switch the y-axis to a log scale", "since values span decades.")]
-    assert d.findings == ["Revenue in the West is 10x the East."]
-    assert d.narrative.endswith("→ I'll switch the y-axis to a log scale since values span decades.")
+    assert d.findings == [] and d.claims == ["Revenue in the West is 10x the East."]
+    assert [x.source for x in d.decisions] == ["model"]
+    assert d.narrative == "T5: Use a log scale?"
+
+
+def test_findings_come_from_tool_results_and_the_users_statements() -> None:
+    d = extract_digest(2, [
+        Message(role="user", content="Actually the file has 1,204 rows. What is the mean of price?"),
+        Message(role="assistant", content="", tool_calls=(ToolCall(id="c", name="run_python",
+                                                                   arguments='{"code": "df.price.mean()"}'),)),
+        Message(role="tool", tool_call_id="c", name="run_python", content="mean price: 41.2"),
+        Message(role="assistant", content="The mean price is 42.0."),
+    ])
+    assert [(f.text, f.source) for f in d.findings] == [
+        ("Actually the file has 1,204 rows.", "user"), ("mean price: 41.2", "tool:run_python")]
+    assert d.claims == ["The mean price is 42.0."]
+    assert "found: Actually the file has 1,204 rows. (user) | mean price: 41.2 (tool:run_python)" in d.render()
+    assert "model claimed (unverified): The mean price is 42.0." in d.render()
+
+
+def test_decisions_and_constraints_say_who_stated_them() -> None:
+    d = extract_digest(1, [Message(role="user", content="Use a left join because some rows lack keys."),
+                           Message(role="assistant", content="Constraint: stay in EUR\nI decided to drop nulls.")])
+    assert [(x.text, x.source) for x in d.decisions] == [("Use a left join", "user"),
+                                                         ("I decided to drop nulls.", "model")]
+    assert [(c.text, c.source) for c in d.constraints] == [("stay in EUR", "model")]

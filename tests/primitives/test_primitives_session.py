@@ -170,8 +170,12 @@ async def test_unpin_unknown_id_and_widget_unpin_are_traced(tmp_path: Path) -> N
         await chat.send("pin")
         await chat.send("unpin something")
         result = json.loads(script.requests[-1].messages[-1].content)
+        active = [p.pin_id for p in chat.pins.active(chat.turn)]
         assert result == {"unpinned": False, "pin_id": "p_missing", "reason": "unknown_pin_id",
-                          "active_pins": [p.pin_id for p in chat.pins.active(chat.turn)]}
+                          "active_pins": active, "ok": False, "error": "not_found",
+                          "message": "unknown_pin_id: p_missing",
+                          "hint": 'call unpin(pin_id="p_…") with a pin_id that pin() returned; '
+                                  f"active pins: {active[0]}"}
         pin_id = chat.pins.active(chat.turn)[0].pin_id
         assert chat.unpin(pin_id)["unpinned"] is True  # the widget's path
         path = chat.trace_path

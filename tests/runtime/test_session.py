@@ -155,7 +155,7 @@ async def test_steps_without_progress_stop_the_loop(make_runtime) -> None:
 
     runtime, _script = make_runtime(call("broken", {"x": 1}), call("broken", {"x": 2}),
                                    say("Sorry, the backend is down."),
-                                   tools=(broken,), max_tool_steps=8)
+                                   tools=(broken,), max_tool_steps=8, tool_no_progress_steps=2)
     async with runtime.chat() as chat:
         reply = await chat.send("try it")
         path = chat.trace_path
