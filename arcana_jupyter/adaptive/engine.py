@@ -360,6 +360,12 @@ class AdaptiveEngine:
             )
         return out
 
+    def checkpoint_sections(self) -> list[ContextSection]:
+        """The whole session's checkpoint as sections (``checkpoint``, ``model_claims``): what the
+        inspector shows. The prompt gets the checkpoint of the turns that did not fit instead
+        (:meth:`overflow_sections`)."""
+        return checkpoint_sections(self.checkpoint, self.config.narrative_lines, placement="head")
+
     def overflow_sections(self, turns: Iterable[int], max_tokens: int | None = None) -> OverflowCover:
         """What stands in for ``turns``, the turns that did not reach the prompt verbatim.
 

@@ -28,7 +28,7 @@ def _engine() -> AdaptiveEngine:
 
 def test_each_section_gets_a_decision_naming_it() -> None:
     engine = _engine()
-    sections = engine.sections(8)
+    sections = [*engine.sections(8), *engine.overflow_sections(range(1, 8)).sections]
     assert {s.name for s in sections} == {"adaptive_hard", "adaptive_soft", "checkpoint", "turn_digests",
                                           "adaptive_active"}
     history = [Message(role="system", content="You help.")]
@@ -44,7 +44,7 @@ def test_each_section_gets_a_decision_naming_it() -> None:
 
 def test_checkpoint_survives_pressure() -> None:
     engine = _engine()
-    sections = engine.sections(8)
+    sections = [*engine.sections(8), *engine.overflow_sections(range(1, 8)).sections]
     history = [Message(role="system", content="You help.")]
     result = WorkingSetBuilder(TokenBudget(total_window=700, response_reserve=100)).build(
         history, "now", sections=sections, turn=8)

@@ -29,7 +29,7 @@ def run(turns: list[tuple[str, str]], **knobs: Any) -> AdaptiveEngine:
 
 
 def checkpoint_text(engine: AdaptiveEngine) -> str:
-    [cp] = [s for s in engine.sections() if s.name == CHECKPOINT_SECTION]
+    [cp] = [s for s in engine.checkpoint_sections() if s.name == CHECKPOINT_SECTION]
     return cp.content
 
 
@@ -38,20 +38,21 @@ def test_same_turns_same_checkpoint_byte_for_byte() -> None:
     assert checkpoint_text(a).encode() == checkpoint_text(b).encode()
     restored = AdaptiveEngine.restore(a.snapshot())
     assert checkpoint_text(restored).encode() == checkpoint_text(a).encode()
-    assert [s.model_dump() for s in a.sections(6)] == [s.model_dump() for s in b.sections(6)]
+    assert [s.model_dump() for s in a.overflow_sections(range(1, 6)).sections] == [
+        s.model_dump() for s in b.overflow_sections(range(1, 6)).sections]
 
 
 def claims_text(engine: AdaptiveEngine) -> str:
-    [claims] = [s for s in engine.sections() if s.name == SECTION_CLAIMS]
+    [claims] = [s for s in engine.checkpoint_sections() if s.name == SECTION_CLAIMS]
     return claims.content
 
 
-def test_checkpoint_is_pinned_late_and_named_checkpoint_and_the_models_claims_are_not() -> None:
-    sections = run(conversation()).sections()
+def test_checkpoint_is_pinned_in_the_head_and_named_checkpoint_and_the_models_claims_are_not() -> None:
+    sections = run(conversation()).checkpoint_sections()
     [cp] = [s for s in sections if s.name == CHECKPOINT_SECTION]
-    assert cp.protected and cp.placement == "late" and cp.role == "system"
+    assert cp.protected and cp.placement == "head" and cp.role == "system"
     [claims] = [s for s in sections if s.name == SECTION_CLAIMS]
-    assert not claims.protected and claims.placement == "late"
+    assert not claims.protected and claims.placement == "head"
     assert [s.name for s in sections].index(SECTION_CLAIMS) == [s.name for s in sections].index(CHECKPOINT_SECTION) + 1
 
 

@@ -36,9 +36,10 @@ async def test_a_wrong_answer_at_turn_2_is_never_a_pinned_finding_later(tmp_path
         say(WRONG),  # turn 2: wrong, and without looking
         say("I can check that."),
         call("prices", {}, call_id="p"), say("Checked: it is 41.20 EUR."),  # turn 4: with the tool
-        *[say(f"Here is more about topic {i}.") for i in range(5, 9)],
+        *[say(f"Here is more about topic {i}. " + "The weekly figures moved as expected. " * 90) for i in range(5, 9)],
     )
-    cfg = RuntimeConfig(trace_dir=tmp_path, verbatim_turns=2, digest_turns=1, total_window=6000)
+    # a window the later turns fill, so that earlier turns stop fitting and the checkpoint stands in
+    cfg = RuntimeConfig(trace_dir=tmp_path, digest_turns=1, total_window=3000, embeddings="off")
     runtime = Runtime(config=cfg, tools=(prices,), provider=FunctionProvider(script))
     async with runtime.chat() as chat:
         await chat.send("hi")
@@ -46,18 +47,19 @@ async def test_a_wrong_answer_at_turn_2_is_never_a_pinned_finding_later(tmp_path
         for i in range(3, 9):
             await chat.send("Please look it up with the tool." if i == 4 else f"Tell me about topic {i}.")
         path = chat.trace_path
-        live = chat.engine.sections(9)
-    later = script.requests[-4:]  # turns 5-8: turn 2 is long out of the verbatim band
-    for request in later:
-        checkpoint = section(request, CHECKPOINT_SECTION)
-        assert checkpoint is not None
-        assert "93.10" not in checkpoint, "the model's wrong answer must not be pinned as a finding"
-        assert "41.20 EUR over 1,204 orders" in checkpoint  # the tool's result is a finding
-        assert "(turn 4, tool prices)" in checkpoint
-        claims = section(request, SECTION_CLAIMS)
-        assert claims is not None and claims.startswith("Model's earlier claims (unverified")
-        assert f"(turn 2) {WRONG}" in claims
-        assert "Findings" not in claims
+        cover = chat.engine.overflow_sections(range(1, 8))
+        live = cover.sections
+    # what would stand in for turns 1-7: the wrong answer only among the claims, the tool's result a finding
+    checkpoint = next(s.content for s in live if s.name == CHECKPOINT_SECTION)
+    assert "93.10" not in checkpoint, "the model's wrong answer must not be pinned as a finding"
+    assert "41.20 EUR over 1,204 orders" in checkpoint  # the tool's result is a finding
+    assert "(turn 4, tool prices)" in checkpoint
+    claims = next(s.content for s in live if s.name == SECTION_CLAIMS)
+    assert claims.startswith("Model's earlier claims (unverified") and f"(turn 2) {WRONG}" in claims
+    assert "Findings" not in claims
+    # and what the later prompts carried as their checkpoint never held it either
+    carried = [c for c in (section(r, CHECKPOINT_SECTION) for r in script.requests) if c is not None]
+    assert carried and all("93.10" not in c for c in carried)
     # the claims section is an ordinary section: its decision is not pinned, the checkpoint's is
     decisions = [e["metadata"]["decision"]["decisions"] for e in events_of(path)
                  if e["event_type"] == "context_decision" and e["metadata"]["decision"].get("decisions")]
@@ -66,7 +68,7 @@ async def test_a_wrong_answer_at_turn_2_is_never_a_pinned_finding_later(tmp_path
     assert last[SECTION_CLAIMS]["pinned"] is False
     # event-sourced: a rebuild from the trace gives the same sections, byte for byte
     rebuilt = AdaptiveEngine.from_events(events_of(path), cfg)
-    assert [s.model_dump() for s in rebuilt.sections(9)] == [s.model_dump() for s in live]
+    assert [s.model_dump() for s in rebuilt.overflow_sections(range(1, 8)).sections] == [s.model_dump() for s in live]
 
 
 def old_checkpoint_event(turn: int, digest: dict[str, Any]) -> dict[str, Any]:
@@ -102,10 +104,10 @@ def test_an_old_trace_loads_and_its_reply_findings_become_claims() -> None:
                             "T2: thanks → tools: run_python"]
     assert [(d.text, d.source) for d in cp.decisions] == [("Use the median", "user"), ("I'll use pandas", "model")]
     assert cp.plan is not None and cp.plan.source == "model"
-    [pinned] = [s for s in engine.sections(3) if s.name == CHECKPOINT_SECTION]
+    [pinned] = [s for s in engine.checkpoint_sections() if s.name == CHECKPOINT_SECTION]
     assert "93.10" not in pinned.content and "pandas" not in pinned.content and "Load the CSV" not in pinned.content
     assert "Use the median" in pinned.content
-    [claims] = [s for s in engine.sections(3) if s.name == SECTION_CLAIMS]
+    [claims] = [s for s in engine.checkpoint_sections() if s.name == SECTION_CLAIMS]
     assert WRONG in claims.content and not claims.protected  # (turn 1's question was followed by turn 2)
     again = AdaptiveEngine.from_events(events)
     assert again.snapshot() == engine.snapshot()
@@ -121,4 +123,4 @@ def test_a_version_1_snapshot_restores_with_claims_apart() -> None:
            "checkpoint": {"last_turn": 1, "turns": 1, "findings": [{"turn": 1, "text": WRONG}]}}
     restored = AdaptiveEngine.restore(old)
     assert restored.checkpoint.findings == [] and [c.text for c in restored.checkpoint.claims] == [WRONG]
-    assert restored.sections(2) == engine.sections(2)
+    assert restored.checkpoint_sections() == engine.checkpoint_sections()

@@ -45,8 +45,7 @@ def test_tiers_render_full_stub_and_anchor() -> None:
     assert "Old task" not in hard and "old reason" not in hard
     assert by[SECTION_HARD].placement == "head" and by[SECTION_SOFT].placement == "head"
     assert by[SECTION_ACTIVE].placement == "late"
-    assert [s.name for s in engine.sections(6)] == [SECTION_HARD, SECTION_SOFT, "checkpoint", SECTION_DIGESTS,
-                                                    SECTION_ACTIVE]
+    assert [s.name for s in engine.sections(6)] == [SECTION_HARD, SECTION_SOFT, SECTION_ACTIVE]
 
 
 def test_sections_are_deterministic() -> None:
@@ -62,48 +61,40 @@ def test_peripheral_payloads_stay_out_of_the_prompt() -> None:
         assert hidden in flat and hidden not in tiered
 
 
-def test_bands_follow_the_seed() -> None:
-    engine = AdaptiveEngine()
-    b = engine.bands(10)
-    assert b.verbatim == (8, 9, 10) and b.digest == (4, 5, 6, 7) and b.older == (1, 2, 3)
-    assert b.verbatim_from == 8 and b.band_of(9) == "verbatim" and b.band_of(5) == "digest" and b.band_of(2) == "older"
-    small = engine.bands(2)
-    assert small.verbatim == (1, 2) and small.digest == () and small.older == ()
-    five = AdaptiveEngine(verbatim_turns=2, digest_turns=1).bands(5)
-    assert five.verbatim == (4, 5) and five.digest == (3,) and five.older == (1, 2)
-
-
-def test_digest_band_is_scored_against_the_input() -> None:
-    engine = AdaptiveEngine()
+def test_the_overflow_cover_stands_in_for_the_turns_it_is_given() -> None:
+    engine = AdaptiveEngine(digest_turns=2)
     topics = ["penguins", "volcanoes", "tax forms", "glaciers", "compilers", "bakeries", "rivers", "lamps"]
     for t, topic in enumerate(topics, 1):
         engine.begin_turn(t, f"tell me about {topic}")
         engine.end_turn(t, [{"role": "user", "content": f"Tell me about {topic}. Never use slang."},
                             {"role": "assistant", "content": f"{topic.capitalize()} are interesting."}])
     engine.begin_turn(9, "back to glaciers again")
-    [digests] = [s for s in engine.sections(9) if s.name == SECTION_DIGESTS]
-    text = digests.content
-    assert text.startswith("Earlier turns 3–6 as digests")
-    lines = text.splitlines()
-    assert any(line.startswith("T4:") and "[relevance" in line and "0.00" not in line for line in lines)
-    assert "  request: Tell me about glaciers. Never use slang." in text  # relevant turn in detail
-    assert any(line.startswith("T3: tell me about tax forms") or line.startswith("T3: Tell me about tax forms")
-               for line in lines)
-    assert "[relevance 0.00]" in text
-    assert "penguins" not in text and "lamps" not in text  # outside the band
+    cover = engine.overflow_sections([1, 2, 3, 4, 99])  # turn 99 has no digest: skipped
+    by = {s.name: s for s in cover.sections}
+    assert {"checkpoint", SECTION_DIGESTS} <= set(by)
+    assert cover.carries["checkpoint"] == [1, 2] and cover.carries[SECTION_DIGESTS] == [3, 4]
+    digests = by[SECTION_DIGESTS].content
+    assert digests.startswith("Earlier turns 3–4, not in this prompt verbatim, as digests")
+    assert "request: Tell me about tax forms. Never use slang." in digests and "glaciers" in digests
+    assert "penguins" not in digests and "lamps" not in digests  # not covered by the digests
+    assert "penguins" in by["checkpoint"].content and "lamps" not in by["checkpoint"].content
+    assert all(s.placement == "head" for s in cover.sections)
+    # a function of the turns covered, never of the question: the same cover after another input
+    engine.begin_turn(9, "something else entirely")
+    assert engine.overflow_sections([1, 2, 3, 4]) == cover
+    assert engine.overflow_sections([]) .sections == []
 
 
-def test_verbatim_history_keeps_whole_recent_turns() -> None:
-    from arcana_jupyter.messages import Message, ToolCall
+def test_the_overflow_cover_shrinks_to_its_bound_or_is_left_out() -> None:
+    engine = AdaptiveEngine(digest_turns=3)
+    for t in range(1, 21):
+        engine.begin_turn(t, f"question {t}")
+        engine.end_turn(t, [{"role": "user", "content": f"Question {t}: never drop column c{t}. " * 3},
+                            {"role": "assistant", "content": f"Answer {t} with some detail. " * 4}])
+    full = engine.overflow_sections(range(1, 20))
+    size = sum(engine.counter.count_message(s.render()) for s in full.sections)
+    bounded = engine.overflow_sections(range(1, 20), max_tokens=size - 1)
+    assert 0 < sum(engine.counter.count_message(s.render()) for s in bounded.sections) < size
+    assert engine.overflow_sections(range(1, 20), max_tokens=10).sections == []  # nothing that small
 
-    history = [Message(role="system", content="sys")]
-    for t in range(1, 8):
-        history += [Message(role="user", content=f"u{t}", turn=t),
-                    Message(role="assistant", content="", turn=t, tool_calls=(ToolCall(id=f"c{t}", name="f"),)),
-                    Message(role="tool", content="r", tool_call_id=f"c{t}", turn=t),
-                    Message(role="assistant", content=f"a{t}", turn=t)]
-    history.append(Message(role="user", content="u8", turn=8))
-    kept = AdaptiveEngine().verbatim_history(history, 8)
-    assert kept[0].content == "sys" and {m.turn for m in kept[1:]} == {6, 7, 8}
-    assert len(kept) == 1 + 4 + 4 + 1
-    assert AdaptiveEngine().verbatim_history([m.record() for m in history], 2) == history[:9]  # turns 1-2
+
