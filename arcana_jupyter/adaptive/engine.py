@@ -17,13 +17,10 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from ..context.bands import OverflowCover
 from ..context.sections import CHECKPOINT_SECTION, ContextSection
-from ..messages import Message, MessageLike, as_messages
+from ..messages import MessageLike
 from ..schema.events import ContextActionMetadata, StateChangeMetadata
-from ..text import BM25Index
 from ..tokens import TokenCounter
 from .artifacts import Artifact, ArtifactStore
 from .checkpoint import SECTION_CLAIMS, SessionCheckpoint, checkpoint_sections
@@ -823,7 +820,6 @@ __all__ = [
     "ADAPTIVE_TOOL_NAMES",
     "SECTION_NAMES",
     "AdaptiveEngine",
-    "TurnBands",
     "engine_or_none",
     "failure",
     "object_number",

@@ -14,8 +14,11 @@ a rebuild needs nothing but the turn's own inputs.
 Prompt layout (stable first, so providers can reuse the cached prefix)::
 
     identity (system prompt) | task | head sections | pins | head exchange (tail_preserve)
-    | summary (llm_summarize) | middle bands (tail_preserve) | verbatim window
-    | late sections | earlier turns relevant to this input | recent exchange | current input
+    | summary (llm_summarize) | middle bands (tail_preserve) | verbatim window | recent exchange
+    | late sections | earlier turns relevant to this input | current input
+
+(``layout="recall_first"``, what traces before it recorded: the recent exchange after the relevant
+turns, just before the input.)
 
 Strategies, reasons and the quantized window are described in :mod:`.strategies`; fidelity levels
 in :mod:`.fidelity`; relevance in :mod:`.relevance`.
@@ -64,6 +67,10 @@ RECENCY_MAX_MISSES = 24
 """... or after this many units in a row that did not fit (a bound on the cost of a build)."""
 MIN_SUMMARY_TOKENS = 64
 _INFO_CACHE_MAX = 200_000
+LAYOUTS = ("recent_first", "recall_first")
+"""Where the exchange before the input goes: before the question-dependent block (``recent_first``,
+the default since the prefix-reuse work: next turn it is part of the window, so the cached prefix
+extends through it), or after it (``recall_first``: traces recorded before, which rebuild so)."""
 _LIFT: dict[str, Fidelity] = {"L1": "L1", "L2": "L1", "L3": "L2"}
 def _same_entry(new: Any, old: Any) -> bool:
     """Whether a history entry is the one seen at its position last time: the same object, or a
@@ -112,6 +119,7 @@ class WorkingSetBuilder:
         embedding_cache: a folder where computed vectors are kept (append-only, one file per
             model), so a resumed or rebuilt session does not embed again. Not a setting: it never
             changes a result.
+        layout: ``recent_first`` (default) or ``recall_first`` (see :data:`LAYOUTS`).
     """
 
     def __init__(
@@ -133,7 +141,11 @@ class WorkingSetBuilder:
         recall_max_tokens: int | None = 1536,
         embedder: Embedder | str | None = "auto",
         embedding_cache: str | Path | None = None,
+        layout: str = "recent_first",
     ) -> None:
+        if layout not in LAYOUTS:
+            raise ValueError(f"unknown layout {layout!r}; choose one of {list(LAYOUTS)}")
+        self.layout = layout
         if strategy not in S.STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r}; choose one of {list(S.STRATEGIES)}")
         for name, value in (("recall_share", recall_share), ("section_share", section_share),
@@ -208,6 +220,7 @@ class WorkingSetBuilder:
             "embedder": self.embedder.ident if self.embedder is not None else None,
             "summarizer": self.summarizer is not None,
             "encoding": self.counter.encoding_name,
+            "layout": self.layout,
         }
 
     # ---- public API ------------------------------------------------------------------------
@@ -1012,7 +1025,14 @@ class _Build:
         ordered = [*items_head]
         if summary_item is not None:
             ordered.append(summary_item)
-        ordered += items_stable + items_late_sections + items_recall + items_recent
+        # the exchange before the input stays in conversation order, ahead of the question-dependent
+        # block: next turn it is part of the verbatim window, so the cached prefix extends through it
+        # (the current turn — from its user message on, with any tool steps — stays last, together)
+        cut = next((k for k in range(len(items_recent) - 1, -1, -1) if items_recent[k].msg.role == "user"), 0)
+        if self.b.layout == "recent_first":
+            ordered += items_stable + items_recent[:cut] + items_late_sections + items_recall + items_recent[cut:]
+        else:
+            ordered += items_stable + items_late_sections + items_recall + items_recent
         return compose(
             decisions=self.decisions, ordered=ordered, ctx=ctx, budget=self.budget, previous=self.previous,
             turn=self.turn, step=self.step, requested=self.requested, utilization_before=self.util_before,

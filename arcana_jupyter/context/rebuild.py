@@ -29,7 +29,7 @@ from ..tokens import TokenCounter
 from ..trace.reader import TraceReader
 from ..trace.recorded_prompt import MessageDiff, PromptReplay, diff_decisions, one_line
 from .bands import annotate_overflow, expand_decision, select_from_turn
-from .builder import BuildResult, WorkingSetBuilder
+from .builder import LAYOUTS, BuildResult, WorkingSetBuilder
 from .decisions import BudgetSnapshot, ContextDecision, TokenBudget
 from .embeddings import EmbeddingsUnavailable
 from .fidelity import FidelityPolicy
@@ -101,6 +101,9 @@ def _builder_kwargs(recorded: dict[str, Any]) -> dict[str, Any]:
     # older traces were lexical
     emb = recorded.get("embedder")
     kwargs["embedder"] = emb if isinstance(emb, str) else None
+    # recorded since the recent exchange moved ahead of the relevant turns; older traces had it after
+    layout = recorded.get("layout")
+    kwargs["layout"] = layout if layout in LAYOUTS else "recall_first"
     hint = recorded.get("placeholder_hint")
     fid = recorded.get("fidelity")
     if isinstance(fid, dict) or hint is not None:

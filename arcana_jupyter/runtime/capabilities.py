@@ -3,8 +3,8 @@
 The turn loop (session.py) knows :class:`Capability` and nothing else: not the adaptive engine,
 not the memory store, not OpenTelemetry. A capability offers tools (and says which it withheld from
 a model too small to use them), adds prompt sections, may stand in for the turns that did not fit
-the prompt verbatim (:meth:`Capability.overflow_sections`), hears the turn's start, each user tool's result and the turn's
-end, sees every event the session emits, and is closed (async) when the session ends.
+the prompt verbatim (:meth:`Capability.overflow_sections`), hears the turn's start, each user
+tool's result and the turn's end, sees every event the session emits, and is closed (async) when the session ends.
 
 **A base class with no-op defaults, not a Protocol.** Every capability uses only a few of the
 hooks (the primitives only offer tools, OpenTelemetry only listens to events); with no-op defaults

@@ -180,6 +180,12 @@ class RuntimeConfig(BaseModel):
     """Tokens kept free for the reply; also the cap on the reply's length. ``-1`` (default): a
     quarter of the window, at most 1024 (:func:`default_reserve`). Must be below the window."""
     strategy: Literal["auto", "passthrough", "tail_preserve", "aggressive_truncate", "llm_summarize"] = "auto"
+    recall_share: float = Field(default=0.25, ge=0, le=1)
+    """Part of the conversation budget kept for the earlier turns relevant to the current input
+    once the window is full (at most 1,536 tokens). That block changes with every question, so it
+    is the part of the prompt a provider's prefix cache cannot reuse: larger keeps more evidence
+    for questions about the distant past, smaller keeps more of the prompt cached
+    (benchmarks/results/retention_sessions.md measures both). The builder's own default is 0.5."""
     embeddings: Literal["auto", "on", "off"] = "auto"
     """Semantic relevance of earlier turns (an offline embedding model fused with BM25). ``auto``:
     on when the ``[embeddings]`` extra is installed, else lexical (said once in the decision notes);

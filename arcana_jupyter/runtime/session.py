@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..context import ContextSection, PinBlock, WorkingSetBuilder
 from ..context.bands import OverflowCover, annotate_overflow, lost_turns
 from ..context.decisions import ContextDecision, TokenBudget, decision_record
-from ..context.result import prefix_reuse
 from ..context.embeddings import EmbeddingsUnavailable, embedder_from_setting
 from ..context.rebuild import EMBEDDINGS_FOLDER
+from ..context.result import prefix_reuse
 from ..exceptions import ArcanaError, ConfigError, ContextLengthError, ProviderError
 from ..messages import Message, ToolCall, ToolSpec
 from ..primitives.pin import PinState
@@ -146,7 +146,8 @@ class ChatSession:
         embedding_cache = writer.path.parent / EMBEDDINGS_FOLDER if writer.path is not None else None
         self.builder = WorkingSetBuilder(budget=self.calibration.budget(config.total_window, config.response_reserve),
                                          strategy=config.strategy, counter=self.counter, summarizer=self._summarize,
-                                         embedder=embedder, embedding_cache=embedding_cache)
+                                         embedder=embedder, embedding_cache=embedding_cache,
+                                         recall_share=config.recall_share)
         self.pins = PinState(self.counter, config.total_window, config.pin_budget_fraction)
         self.history: list[Message] = [Message(role="system", content=config.system_prompt)]
         self.turn = 0

@@ -167,6 +167,7 @@ class BuilderSettings(Record):
     embedder: str | None = None
     summarizer: bool | None = None
     encoding: str | None = None
+    layout: str | None = None
     model: str | None = None
 
 

@@ -40,7 +40,8 @@ KINDS = [
      lambda r: f"{r.choice('KMRTXZ')}-{r.randrange(1000, 9999)}"),
     ("the random seed for the {owner} experiment is {value}", "Which seed did we fix for {owner}'s experiment?",
      lambda r: str(r.randrange(10_000, 99_999))),
-    ("the {owner} forecast uses a window of {value} days", "How long a window does the {owner} forecast look back over?",
+    ("the {owner} forecast uses a window of {value} days",
+     "How long a window does the {owner} forecast look back over?",
      lambda r: str(r.randrange(100, 999))),
 ]
 OWNERS = ["billing", "logistics", "marketing", "support", "fraud", "pricing", "inventory", "growth", "payroll",

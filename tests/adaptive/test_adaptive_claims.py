@@ -42,6 +42,9 @@ async def test_a_wrong_answer_at_turn_2_is_never_a_pinned_finding_later(tmp_path
     cfg = RuntimeConfig(trace_dir=tmp_path, digest_turns=1, total_window=3000, embeddings="off")
     runtime = Runtime(config=cfg, tools=(prices,), provider=FunctionProvider(script))
     async with runtime.chat() as chat:
+        live_decisions: list = []
+        chat.subscribe(lambda e: live_decisions.append(e.metadata["decision"]["decisions"])
+                       if e.event_type == "context_decision" else None)
         await chat.send("hi")
         await chat.send("What is the average order value?")
         for i in range(3, 9):
@@ -61,9 +64,10 @@ async def test_a_wrong_answer_at_turn_2_is_never_a_pinned_finding_later(tmp_path
     carried = [c for c in (section(r, CHECKPOINT_SECTION) for r in script.requests) if c is not None]
     assert carried and all("93.10" not in c for c in carried)
     # the claims section is an ordinary section: its decision is not pinned, the checkpoint's is
-    decisions = [e["metadata"]["decision"]["decisions"] for e in events_of(path)
-                 if e["event_type"] == "context_decision" and e["metadata"]["decision"].get("decisions")]
-    last = {d.get("section"): d for d in decisions[-1] if d.get("source") == "section"}
+    with_cp = [rows for rows in live_decisions
+               if any(d.get("source") == "section" and d.get("section") == CHECKPOINT_SECTION for d in rows)]
+    assert with_cp
+    last = {d.get("section"): d for d in with_cp[-1] if d.get("source") == "section"}
     assert last[CHECKPOINT_SECTION]["pinned"] is True
     assert last[SECTION_CLAIMS]["pinned"] is False
     # event-sourced: a rebuild from the trace gives the same sections, byte for byte
