@@ -174,6 +174,11 @@ class RuntimeConfig(BaseModel):
     """Tokens kept free for the reply; also the cap on the reply's length. ``-1`` (default): a
     quarter of the window, at most 1024 (:func:`default_reserve`). Must be below the window."""
     strategy: Literal["auto", "passthrough", "tail_preserve", "aggressive_truncate", "llm_summarize"] = "auto"
+    prompt_shape: Literal["auto", "none", "portable", "mistral", "llama3", "text_tools", "strict"] = "auto"
+    """How prompts are shaped for the model's chat template (providers/shaping.py). ``auto``: the
+    model's own template where it can be read (a local GGUF's, llama.cpp server's ``/props``),
+    probed; else its family's by name; else ``portable`` (one leading system message, alternating
+    roles: safe for every template that has a system role). ``none``: the builder's layout as is."""
     embeddings: Literal["auto", "on", "off"] = "auto"
     """Semantic relevance of earlier turns (an offline embedding model fused with BM25). ``auto``:
     on when the ``[embeddings]`` extra is installed, else lexical (said once in the decision notes);

@@ -235,6 +235,10 @@ class ContextDecisionMetadata(Record):
     tools: list[dict[str, Any]] = Field(default_factory=list)
     calibration: CalibrationRecord | None = None
     tool_loop: ToolLoopStop | None = None
+    shape: dict[str, Any] | None = None
+    """How the builder's messages were shaped for the model (providers/shaping.py): the rules,
+    how they were chosen (``source``) and where the moved messages went (``moved``: input index ->
+    [how, shaped index]). Absent in traces from before shaping: those rebuild unshaped."""
 
 
 class PromptSnapshotMetadata(Record):
