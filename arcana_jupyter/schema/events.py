@@ -237,8 +237,9 @@ class ContextDecisionMetadata(Record):
     tool_loop: ToolLoopStop | None = None
     shape: dict[str, Any] | None = None
     """How the builder's messages were shaped for the model (providers/shaping.py): the rules,
-    how they were chosen (``source``) and where the moved messages went (``moved``: input index ->
-    [how, shaped index]). Absent in traces from before shaping: those rebuild unshaped."""
+    how they were chosen (``source``) and where the moved messages went (``moved``: the builder's
+    prompt position — ``MessageDecision.position`` — -> [how, index in the prompt sent]).
+    Absent in traces from before shaping: those rebuild unshaped."""
 
 
 class PromptSnapshotMetadata(Record):

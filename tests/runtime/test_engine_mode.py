@@ -32,11 +32,15 @@ async def test_a_created_task_reaches_the_prompt_as_a_section_with_its_own_decis
         await chat.send("go on")
         events = chat.turn_events(2)
     sent = script.requests[-1].messages
-    section = [m for m in sent if m.name == "adaptive_active"]
-    assert section and "Clean the sales data" in section[0].content
-    decision = next(e for e in events if e.event_type == "context_decision").metadata["decision"]
-    rows = [d for d in decision["decisions"] if d["section"] == "adaptive_active"]
+    md = next(e for e in events if e.event_type == "context_decision").metadata
+    rows = [d for d in md["decision"]["decisions"] if d["section"] == "adaptive_active"]
     assert rows and rows[0]["source"] == "section" and "adaptive_active" in rows[0]["reason"]
+    # shaped for the model: the section joined the one leading system message (or the context block
+    # of the current user message) under its own heading; the decision's shape says where
+    how, target = md["shape"]["moved"][str(rows[0]["position"])]
+    assert how in ("system", "context") and "## adaptive_active" in sent[target].content
+    assert "Clean the sales data" in sent[target].content
+    assert [m.role for m in sent].count("system") == 1 and sent[0].role == "system"
 
 
 async def test_large_tool_output_becomes_an_artifact_the_model_can_retrieve(tmp_path: Path) -> None:
@@ -74,7 +78,9 @@ async def test_older_turns_leave_the_prompt_with_a_decision_each(tmp_path: Path)
     assert {"engine_checkpoint", "engine_turn_digest"} <= reasons
     sent = [m.content for m in script.requests[-1].messages]
     assert "question 0 about topic 0" not in sent and "question 9 about topic 9" in sent
-    assert any(m.name == "checkpoint" for m in script.requests[-1].messages)
+    checkpoint = next(d for d in decisions if d["section"] == "checkpoint")
+    how, target = md["shape"]["moved"][str(checkpoint["position"])]
+    assert "## checkpoint" in script.requests[-1].messages[target].content
 
 
 async def test_classic_mode_sends_the_exact_transcript(tmp_path: Path) -> None:
