@@ -148,6 +148,8 @@ class ShapedPrompt:
     """The index of the inserted user placeholder, if one was needed."""
     id_map: dict[str, str] = field(default_factory=dict)
     """Tool-call ids that were mapped (original -> sent)."""
+    original: list[Message] = field(default_factory=list)
+    """The builder's messages (what the decisions' ``position`` refers to)."""
 
     @property
     def changed(self) -> bool:
@@ -254,7 +256,8 @@ def shape(messages: Iterable[Message], rules: PromptShape) -> ShapedPrompt:
     msgs = list(messages)
     how: list[How] = ["kept"] * len(msgs)
     if not rules.shapes:
-        return ShapedPrompt(messages=msgs, placements=[Placement("kept", i) for i in range(len(msgs))], shape=rules)
+        return ShapedPrompt(messages=msgs, placements=[Placement("kept", i) for i in range(len(msgs))], shape=rules,
+                            original=msgs)
 
     # 1. the leading system messages, and the late ones
     head_end = 0
@@ -386,7 +389,7 @@ def shape(messages: Iterable[Message], rules: PromptShape) -> ShapedPrompt:
     final = [p if p is not None else Placement(how[i], 0) for i, p in enumerate(placements)]
     placeholder_at = next((k for k, o in enumerate(out) if o is placeholder), None)
     return ShapedPrompt(messages=[o.message() for o in out], placements=final, shape=rules,
-                        placeholder=placeholder_at, id_map={k: v for k, v in id_map.items() if k != v})
+                        placeholder=placeholder_at, id_map={k: v for k, v in id_map.items() if k != v}, original=msgs)
 
 
 def _pair_split_calls(body: list[_Out]) -> list[_Out]:

@@ -498,7 +498,7 @@ class ChatSession:
             counts = [self.counter.count_message(m) for m in self.history]
             decision = expand_decision(decision, self.history, kept, bands.digest, counts)
         self._previous_build = build
-        self.sent_messages[(turn, step)] = build.messages
+        self.sent_messages[(turn, step)] = shaped.original  # the builder's layout: what decision positions index
         while len(self.sent_messages) > 128:
             self.sent_messages.pop(next(iter(self.sent_messages)))
         if self._embeddings_note is not None:  # said once, in the session's first decision
