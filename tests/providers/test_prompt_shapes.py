@@ -99,7 +99,9 @@ TURNS = [
 ]
 
 
-async def run_session(tmp_path: Path, model: TemplatedModel, *, engine: bool) -> list[tuple[list[Message], list[Message]]]:
+async def run_session(
+    tmp_path: Path, model: TemplatedModel, *, engine: bool
+) -> list[tuple[list[Message], list[Message]]]:
     """Every request of one session: (the builder's messages, the shaped messages sent)."""
     config = RuntimeConfig(trace_dir=tmp_path / "traces", context_engine=engine, total_window=2048,
                            response_reserve=256, memory=True, memory_path=tmp_path / "memory.db",
