@@ -90,7 +90,7 @@ def detect_shape(template: str) -> PromptShape:
     long_id, short_id = "call_1", "abcDEF123"
 
     def exchange(cid: str, content: str = "", calls: int = 1) -> list[dict[str, Any]]:
-        msgs = [*head, user, {"role": "assistant", "content": content,
+        msgs: list[dict[str, Any]] = [*head, user, {"role": "assistant", "content": content,
                               "tool_calls": [_call(f"{cid}{k}" if calls > 1 else cid, k) for k in range(calls)]}]
         msgs += [{"role": "tool", "tool_call_id": f"{cid}{k}" if calls > 1 else cid, "content": f"{m}t{k}"}
                  for k in range(calls)]

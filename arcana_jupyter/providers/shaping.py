@@ -307,8 +307,8 @@ def shape(messages: Iterable[Message], rules: PromptShape) -> ShapedPrompt:
                 how[i] = "tool_text"
                 body.append(_Out("user", tool_result_text(m), [i], turn=m.turn))
             else:
-                cid = id_map.get(m.tool_call_id or "", m.tool_call_id)
-                body.append(_Out("tool", m.content, [i], tool_call_id=cid, name=m.name, turn=m.turn))
+                result_id = id_map.get(m.tool_call_id or "", m.tool_call_id or "") if m.tool_call_id else None
+                body.append(_Out("tool", m.content, [i], tool_call_id=result_id, name=m.name, turn=m.turn))
             continue
         if m.role == "assistant" and m.tool_calls:
             if not rules.tool_role or any(c.id in as_text for c in m.tool_calls):
