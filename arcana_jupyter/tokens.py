@@ -190,6 +190,14 @@ class TokenCounter:
         total = sum(self.count_message(m) for m in messages)
         return total + (self.reply_priming if reply_priming else 0)
 
+    def count_prompt(self, messages: Iterable[Message], tools: Iterable[ToolSpec] = ()) -> int:
+        """The whole prompt as the model is called with it: messages, reply priming and tool specs.
+
+        The default is the sum of the per-message counts (exact for OpenAI's accounting); a counter
+        whose model renders the conversation through a chat template (the GGUF counter) renders the
+        whole conversation at once instead, so the figure equals the server's ``prompt_tokens``."""
+        return self.count_messages(messages) + self.count_tools(tools)
+
     def count_tools(self, tools: Iterable[ToolSpec]) -> int:
         return sum(self.count_text(canonical_json(t.wire())) for t in tools)
 

@@ -23,6 +23,8 @@ from pydantic import BaseModel, Field
 from ..exceptions import ArcanaError, TraceError
 from ..messages import Message, ToolSpec, as_message
 from ..providers.counting import counter_for_encoding
+from ..providers.shaping import PromptShape
+from ..providers.shaping import shape as shape_prompt
 from ..schema.events import LlmCallMetadata
 from ..schema.pins import Pin
 from ..tokens import TokenCounter
@@ -211,6 +213,13 @@ def _build(
     return result
 
 
+def _shaped(result: BuildResult, rules: PromptShape) -> BuildResult:
+    """``result`` with its messages shaped as the recorded call's were (unshaped for old traces)."""
+    if not rules.shapes:
+        return result
+    return dataclasses.replace(result, messages=shape_prompt(result.messages, rules).messages)
+
+
 def rebuild_turn(
     reader: TraceReader,
     run_id: str,
@@ -285,6 +294,8 @@ def rebuild_turn(
         summarizer=_placeholder_summarizer(calls) if had_summarizer and summary is None else None,
         summary_override=summary,
     )
+    rules = PromptShape.from_record(replay.shape)
+    rebuilt = _shaped(rebuilt, rules)
     digest = rebuilt.digest(model)
     verified = replay.request_digest is not None and digest == replay.request_digest
     if calls:
@@ -317,6 +328,7 @@ def rebuild_turn(
             summarizer=summarizer or (_placeholder_summarizer(cf_calls) if had_summarizer else None),
             summary_override=None,
         )
+        result = _shaped(result, rules)
         if cf_calls:
             notes.append(
                 f"the counterfactual folded {cf_calls[0]} messages into a placeholder summary (no model offline; "

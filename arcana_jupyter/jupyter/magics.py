@@ -192,6 +192,9 @@ class ArcanaMagics(Magics):
     @argument("--window", "-w", type=int, default=None, help="context window in tokens")
     @argument("--reserve", type=int, default=None, help="tokens kept free for the reply")
     @argument("--strategy", default=None, help="auto, passthrough, tail_preserve, aggressive_truncate, llm_summarize")
+    @argument("--prompt-shape", dest="prompt_shape", default=None,
+              help="prompt shape for the model's chat template: auto (default), portable, mistral, llama3, "
+                   "text_tools, strict, none")
     @argument("--primitives", default=None, help="comma-separated cognitive primitives: recall,pin")
     @argument("--snapshots", action="store_true", default=None, help="record full prompt snapshots")
     @argument("--engine", dest="engine", action="store_true", default=None, help="adaptive context engine (default)")
@@ -259,6 +262,8 @@ class ArcanaMagics(Magics):
             "project_dir": location.folder,
             "trace_dir": location.trace_dir,
         }
+        if opts.prompt_shape:
+            settings["prompt_shape"] = opts.prompt_shape
         if self.system_prompt:
             settings["system_prompt"] = self.system_prompt
         if self.memory_path:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ..runtime.config import PRIMITIVES
 
 Strategy = Literal["auto", "passthrough", "tail_preserve", "aggressive_truncate", "llm_summarize"]
+PromptShapeName = Literal["auto", "none", "portable", "mistral", "llama3", "text_tools", "strict"]
 
 
 MIN_WINDOW = 256
@@ -28,6 +29,7 @@ class ChatOptions(BaseModel):
     window: int | None = Field(default=None, ge=MIN_WINDOW)
     reserve: int | None = Field(default=None, ge=0)
     strategy: Strategy | None = None
+    prompt_shape: PromptShapeName | None = None
     primitives: list[str] | None = None
     snapshots: bool | None = None
     engine: bool | None = None

@@ -33,6 +33,7 @@ from ..messages import Message, ToolCall
 from .base import LLMRequest, LLMResponse, Provider, StreamChunk, Usage
 from .connection import HTTPConnection, RetryPolicy, StreamLimits, iter_sse
 from .openai_compat import MALFORMED, count, malformed
+from .shaping import PLACEHOLDER_TEXT, context_block
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
@@ -86,14 +87,13 @@ def to_anthropic(messages: list[Message]) -> tuple[str | None, list[dict[str, An
             out.append({"role": role, "content": blocks})
     if out and out[0]["role"] == "assistant":
         # the API requires the conversation to open with a user turn (a builder may have dropped it)
-        out.insert(0, {"role": "user", "content": [{"type": "text", "text": "(earlier conversation omitted)"}]})
+        out.insert(0, {"role": "user", "content": [{"type": "text", "text": PLACEHOLDER_TEXT}]})
     return system, out
 
 
 def _blocks(m: Message) -> tuple[str, list[dict[str, Any]]]:
     if m.role == "system":
-        label = f' name="{m.name}"' if m.name else ""
-        return "user", [{"type": "text", "text": f"<system-context{label}>\n{m.content}\n</system-context>"}]
+        return "user", [{"type": "text", "text": context_block([(m.name, m.content)])}]
     if m.role == "tool":
         result: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": m.content}
         return "user", [result]

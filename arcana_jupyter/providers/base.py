@@ -16,6 +16,8 @@ from pydantic import BaseModel, Field
 
 from ..messages import Message, ToolCall, ToolSpec
 from ..tokens import TokenCounter
+from .chat_templates import shape_for_model
+from .shaping import PromptShape
 
 
 class Usage(BaseModel):
@@ -102,6 +104,12 @@ class Provider(abc.ABC):
     def initial_margin(self, counter: TokenCounter) -> float:
         """The calibration ratio to start from: 1.0 for an exact counter, else :attr:`count_margin`."""
         return 1.0 if counter.exact else self.count_margin
+
+    async def prompt_shape(self, model: str | None = None) -> PromptShape:
+        """The shape of the prompts this provider's model takes (providers/shaping.py): by default
+        its model family's by name (chat_templates.py), else the portable shape. Providers that can
+        read the model's own chat template probe it instead."""
+        return shape_for_model(model)
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, nothing to release by default
         """Release connections and other resources."""

@@ -25,14 +25,17 @@ import re
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..exceptions import ConfigError, ContextLengthError, ProviderError
 from ..messages import Message, ToolCall, ToolSpec, canonical_json
-from ..tokens import TokenCounter
+from ..tokens import TOKENS_PER_MESSAGE, TokenCounter
 from .base import LLMRequest, LLMResponse, Provider, StreamChunk, Usage
+from .chat_templates import detect_shape, shape_for_model
 from .openai_compat import map_finish_reason
+from .shaping import PromptShape, tool_call_text, tool_result_text
 
 INSTALL_HINT = "pip install 'arcana-jupyter[local]'"
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -188,13 +191,15 @@ class _WithoutLine:
 class GGUFTokenCounter(TokenCounter):
     """Counts in a GGUF model's own tokens, through its own chat template — what llama.cpp counts.
 
-    A message costs what the template adds for it: ``tokens(render([anchor, m])) -
-    tokens(render([anchor]))`` (for ChatML templates such as SmolLM2's the pieces are separated by
-    special tokens, so the sum over messages is exactly the whole prompt's count, which
-    tests/providers/test_local_counter.py checks against llama.cpp's reported ``prompt_tokens``).
-    ``reply_priming`` is the generation prompt (``<|im_start|>assistant\n``) plus a BOS token when
-    llama.cpp adds one. Tool specs are counted as the ``chatml-function-calling`` template renders
-    them; the runtime's calibration covers what that template changes around the messages.
+    The exact figure is :meth:`count_prompt`: the whole conversation rendered through the template
+    (with the generation prompt) and tokenized, plus a BOS token when llama.cpp adds one — equal to
+    llama.cpp's ``prompt_tokens`` (tests/providers/test_token_counters.py). A message alone is never
+    rendered through the template (a strict template refuses a lone system or assistant message):
+    the builder's per-message count is the message's text tokens plus its role's overhead, measured
+    once from probe conversations the template accepts (``reply_priming`` takes what a prompt costs
+    on top: BOS, the generation prompt, a default system message...). The session counts the shaped
+    prompt exactly before it is sent. Tool specs are counted as the ``chatml-function-calling``
+    template renders them; the runtime's calibration covers what that template changes.
     """
 
     def __init__(self, path: Path, encoding_name: str, cache_size: int = 200_000) -> None:
@@ -210,17 +215,46 @@ class GGUFTokenCounter(TokenCounter):
         self._lock = threading.Lock()
         self._llama = _vocab(path)
         self._formatter = _chat_formatter(self._llama)
-        self._anchor = {"role": "system", "content": "x"}
-        base = self._prompt_tokens([self._anchor], generation=False)
-        self._base = base
-        with_priming = self._prompt_tokens([self._anchor], generation=True)
-        self.reply_priming = with_priming - base + self._bos_tokens()
+        self._measure()
 
-    def _bos_tokens(self) -> int:
+    @property
+    def chat_template(self) -> str | None:
+        """The GGUF's own ``tokenizer.chat_template`` (what prompt shaping probes), if it has one."""
+        return self._llama.metadata.get("tokenizer.chat_template") or None
+
+    def _try_tokens(self, messages: list[dict[str, Any]], *, generation: bool) -> int | None:
+        try:
+            return self._prompt_tokens(messages, generation=generation)
+        except Exception:  # the template refused this probe (raise_exception is a ValueError)
+            return None
+
+    def _measure(self) -> None:
+        """Per-role overheads and the fixed cost, from probe conversations the template accepts."""
+        x = {"content": "x"}
+        tx = self.count_text("x")
+        s, u, a = {"role": "system", **x}, {"role": "user", **x}, {"role": "assistant", **x}
+        base = [s, u] if self._try_tokens([s, u], generation=False) is not None else [u]
+        t_base = self._try_tokens(base, generation=False) or 0
+        t_ba = self._try_tokens([*base, a], generation=False)
+        t_bau = self._try_tokens([*base, a, u], generation=False)
+        ov_a = t_ba - t_base - tx if t_ba is not None else TOKENS_PER_MESSAGE
+        ov_u = t_bau - t_ba - tx if t_bau is not None and t_ba is not None else TOKENS_PER_MESSAGE
+        t_ss = self._try_tokens([s, *base], generation=False) if base[0] is s else None
+        ov_s = t_ss - t_base - tx if t_ss is not None else ov_u
+        self._overhead = {"system": max(ov_s, 0), "user": max(ov_u, 0), "assistant": max(ov_a, 0)}
+        self._overhead["tool"] = self._overhead["user"]
+        with_priming = self._try_tokens(base, generation=True) or t_base
+        per_message = sum(self._overhead[m["role"]] + tx for m in base)
+        self.reply_priming = with_priming + self._bos_tokens(base) - per_message
+
+    def _bos_tokens(self, probe: list[dict[str, Any]] | None = None) -> int:
         """1 when llama.cpp puts a BOS token before the rendered prompt, else 0."""
         if self._formatter is None:
             return 0
-        rendered = self._formatter(messages=[self._anchor])
+        try:
+            rendered = self._formatter(messages=probe or [{"role": "user", "content": "x"}])
+        except Exception:
+            return 0
         if getattr(rendered, "added_special", False):
             return 0
         with self._lock:
@@ -253,7 +287,7 @@ class GGUFTokenCounter(TokenCounter):
 
     def _count_message(self, message: Message) -> int:
         wire = _convert([message], tools=False)[0]
-        return self._prompt_tokens([self._anchor, wire], generation=False) - self._base
+        return self._overhead.get(wire["role"], self._overhead["user"]) + self.count_text(wire["content"])
 
     def count_tools(self, tools: Any) -> int:
         specs = list(tools)
@@ -261,10 +295,20 @@ class GGUFTokenCounter(TokenCounter):
             return 0
         return sum(self.count_text(canonical_json(t.wire())) for t in specs) + _TOOL_PREAMBLE_TOKENS
 
+    def count_prompt(self, messages: Any, tools: Any = ()) -> int:
+        """The whole prompt as llama.cpp counts it: the conversation through the template, the
+        generation prompt, BOS (and the tool specs); the per-message sum if the template refuses it."""
+        msgs = list(messages)
+        wire = _convert(msgs, tools=False)
+        try:
+            n = self._prompt_tokens(wire, generation=True) + self._bos_tokens(wire)
+        except Exception:
+            n = self.count_messages(msgs)
+        return n + self.count_tools(tools)
+
     def prompt_tokens(self, messages: list[Message], tools: list[ToolSpec] | None = None) -> int:
-        """The whole prompt's tokens as llama.cpp counts them (the check of this counter)."""
-        wire = _convert(messages, tools=False)
-        return self._prompt_tokens(wire, generation=True) + self._bos_tokens() + self.count_tools(tools or [])
+        """The whole prompt's tokens as llama.cpp counts them (:meth:`count_prompt`)."""
+        return self.count_prompt(messages, tools or [])
 
 
 _TOOL_PREAMBLE_TOKENS = 160
@@ -327,6 +371,15 @@ class LocalProvider(Provider):
     def token_counter(self, model: str | None = None) -> TokenCounter:
         """The model's own tokenizer, through its own chat template (exact)."""
         return counter_for_path(self.model_path)
+
+    async def prompt_shape(self, model: str | None = None) -> PromptShape:
+        """The shape the GGUF's own chat template needs (probed, see chat_templates.py), with tool
+        exchanges always as text: llama-cpp-python's text path renders no tool role."""
+        counter = await asyncio.to_thread(self.token_counter)
+        template = getattr(counter, "chat_template", None)
+        detected = await asyncio.to_thread(detect_shape, template) if template else shape_for_model(self.model_name)
+        return replace(detected, tool_role=False, calls_drop_content=False, tool_ids="any",
+                       single_tool_call=False)
 
     def _model(self) -> _LoadedModel:
         return load_model(self.model_path, self.n_ctx, n_threads=self.n_threads)
@@ -557,8 +610,7 @@ def _convert(messages: list[Message], *, tools: bool) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for m in messages:
         if m.role == "tool":
-            label = m.name or m.tool_call_id or "tool"
-            out.append({"role": "user", "content": f"[result of {label}]\n{m.content}"})
+            out.append({"role": "user", "content": tool_result_text(m)})
         elif m.role == "assistant" and m.tool_calls:
             if tools:
                 out.append(
@@ -572,17 +624,8 @@ def _convert(messages: list[Message], *, tools: bool) -> list[dict[str, Any]]:
                     }
                 )
             else:
-                calls = "\n".join(f"[called {c.name}({_compact(c.arguments)})]" for c in m.tool_calls)
+                calls = "\n".join(tool_call_text(c) for c in m.tool_calls)
                 out.append({"role": "assistant", "content": f"{m.content}\n{calls}".strip()})
         else:
             out.append({"role": m.role, "content": m.content})
     return out
-
-
-def _compact(arguments: str) -> str:
-    try:
-        import json
-
-        return canonical_json(json.loads(arguments))
-    except ValueError:
-        return arguments

@@ -11,6 +11,7 @@ Which endpoint is configuration (:mod:`.registry` presets), not code.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -21,7 +22,9 @@ import httpx
 from ..exceptions import ProviderError, StreamError
 from ..messages import Message, ToolCall
 from .base import LLMRequest, LLMResponse, Provider, StreamChunk, Usage
+from .chat_templates import detect_shape, shape_for_model
 from .connection import HTTPConnection, RetryPolicy, StreamLimits, iter_sse
+from .shaping import PromptShape
 
 _FINISH = {
     "stop": "stop",
@@ -152,6 +155,36 @@ class OpenAICompatProvider(Provider):
 
     async def aclose(self) -> None:
         await self._http.aclose()
+
+    async def prompt_shape(self, model: str | None = None) -> PromptShape:
+        """The model's own chat template where the server tells it — llama.cpp's server
+        (``GET /props``: probed, see chat_templates.py), Ollama (``POST /api/show``: a Go template,
+        so its model family) — else the family of the model's name, else the portable shape.
+        Asked once per session, only of the ``llamacpp`` and ``ollama`` endpoints; any failure
+        falls back to the name."""
+        fallback = shape_for_model(model)
+        if self.name not in ("llamacpp", "ollama"):
+            return fallback
+        root = self.base_url.rstrip("/").removesuffix("/v1")
+        try:
+            async with httpx.AsyncClient(timeout=5.0) as client:
+                if self.name == "llamacpp":
+                    response = await client.get(f"{root}/props")
+                    template = response.json().get("chat_template") if response.status_code == 200 else None
+                    if isinstance(template, str) and template.strip():
+                        return await asyncio.to_thread(detect_shape, template)
+                else:
+                    response = await client.post(f"{root}/api/show", json={"model": model})
+                    data = response.json() if response.status_code == 200 else {}
+                    details = data.get("details") or {}
+                    for family in [details.get("family"), *(details.get("families") or [])]:
+                        if isinstance(family, str):
+                            found = shape_for_model(family)
+                            if found.source != "default":
+                                return found
+        except (httpx.HTTPError, ValueError, AttributeError):
+            pass
+        return fallback
 
     # -- request ----------------------------------------------------------------------------------
 

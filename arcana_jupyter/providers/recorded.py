@@ -43,6 +43,7 @@ from ..tokens import TokenCounter
 from ..trace.events import TraceEvent
 from ..trace.reader import TraceReader
 from .base import LLMRequest, LLMResponse, Provider, StreamChunk, Usage
+from .shaping import SHAPES, PromptShape
 
 _WORDS = re.compile(r"\S+\s*|\s+")
 _MAX_DIFF_LINES = 24
@@ -131,6 +132,11 @@ class ReplayProvider(Provider):
         builder = self._first_decision().builder
         encoding = builder.encoding if builder is not None else None
         return counter_for_encoding(encoding or None, model)
+
+    async def prompt_shape(self, model: str | None = None) -> PromptShape:
+        """The shape the recording used (unshaped for traces from before shaping)."""
+        recorded = self._first_decision().shape
+        return PromptShape.from_record(recorded).with_source("recorded") if recorded else SHAPES["none"]
 
     def initial_margin(self, counter: TokenCounter) -> float:
         """The calibration the recording started from, so every budget is rebuilt as it was."""

@@ -186,6 +186,11 @@ class RuntimeConfig(BaseModel):
     is the part of the prompt a provider's prefix cache cannot reuse: larger keeps more evidence
     for questions about the distant past, smaller keeps more of the prompt cached
     (benchmarks/results/retention_sessions.md measures both). The builder's own default is 0.5."""
+    prompt_shape: Literal["auto", "none", "portable", "mistral", "llama3", "text_tools", "strict"] = "auto"
+    """How prompts are shaped for the model's chat template (providers/shaping.py). ``auto``: the
+    model's own template where it can be read (a local GGUF's, llama.cpp server's ``/props``),
+    probed; else its family's by name; else ``portable`` (one leading system message, alternating
+    roles: safe for every template that has a system role). ``none``: the builder's layout as is."""
     embeddings: Literal["auto", "on", "off"] = "auto"
     """Semantic relevance of earlier turns (an offline embedding model fused with BM25). ``auto``:
     on when the ``[embeddings]`` extra is installed, else lexical (said once in the decision notes);

@@ -10,6 +10,7 @@ subscribers (the notebook's live inspector).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -28,6 +29,8 @@ from ..exceptions import ArcanaError, ConfigError, ContextLengthError, ProviderE
 from ..messages import Message, ToolCall, ToolSpec
 from ..primitives.pin import PinState
 from ..providers.base import LLMRequest, LLMResponse, Provider, Usage
+from ..providers.shaping import PromptShape, ShapedPrompt, named_shape
+from ..providers.shaping import shape as shape_prompt
 from ..schema.events import (
     CognitivePrimitiveMetadata,
     ContextDecisionMetadata,
@@ -156,6 +159,7 @@ class ChatSession:
         self._subscribers: list[EventCallback] = []
         self._previous_build: Any = None
         self._previous_sent: list[Message] | None = None
+        self._shape_rules: PromptShape | None = None
         self._decision_encoder = DeltaEncoder()
         self._turn_events: dict[int, list[TraceEvent]] = {}
         self.sent_messages: dict[tuple[int, int], list[Message]] = {}
@@ -518,10 +522,24 @@ class ChatSession:
                 build.decision.notes.append(
                     f"engine mode: {marked} earlier message(s) that did not fit verbatim reach the prompt through "
                     f"the {names} section(s) (turns {covered[0]}–{covered[-1]})")
+        build, shaped = await self._shape(build, tools)
+        if shaped.shape.shapes and build.budget.used > build.budget.available:
+            # the shaped prompt counts more than the builder's estimate left room for: shrink by the
+            # excess and build once more (recorded as the builder's window, so a rebuild does the same)
+            excess = build.budget.used - build.budget.available
+            self.builder.budget = TokenBudget(total_window=max(1, budget.total_window - excess),
+                                              response_reserve=budget.response_reserve)
+            build = await self.builder.abuild(
+                self.history, None, task=None, pins=pins, sections=sections, tools=tools,
+                turn=turn, step=step, previous=self._previous_build,
+            )
+            build, shaped = await self._shape(build, tools)
+            build.decision.notes.append(
+                f"the shaped prompt was {excess} token(s) over the budget: rebuilt once with the window shrunk by that")
         decision = build.decision
         self._previous_build = build
         self._report_prefix(build)
-        self.sent_messages[(turn, step)] = build.messages
+        self.sent_messages[(turn, step)] = shaped.original  # the builder's layout: what decision positions index
         while len(self.sent_messages) > 128:
             self.sent_messages.pop(next(iter(self.sent_messages)))
         if self._embeddings_note is not None:  # said once, in the session's first decision
@@ -556,6 +574,8 @@ class ChatSession:
         }
         if tool_loop is not None:
             metadata["tool_loop"] = tool_loop
+        if shaped.shape.shapes:
+            metadata["shape"] = shaped.record()
         decision_event = self.emit("context_decision", ContextDecisionMetadata.build(**metadata),
                                    live_metadata={"decision": decision_md})
         if keyframe:
@@ -580,6 +600,32 @@ class ChatSession:
         report.prefix_messages_reused = same
         report.prefix_tokens_reused = tokens
         report.prefix_share = round(tokens / before, 4) if before else None
+
+    async def _prompt_shape(self) -> PromptShape:
+        """The shape of this session's prompts, chosen once (config, a replay's recording, the
+        model's own template, its family, else portable)."""
+        if self._shape_rules is None:
+            if self.config.prompt_shape != "auto":
+                self._shape_rules = named_shape(self.config.prompt_shape)
+            else:
+                self._shape_rules = await self.provider.prompt_shape(self.provider_model)
+        return self._shape_rules
+
+    async def _shape(self, build: Any, tools: list[ToolSpec]) -> tuple[Any, ShapedPrompt]:
+        """The builder's messages shaped for the model (providers/shaping.py), counted exactly as
+        sent: ``build`` with the shaped messages and a budget whose ``used`` is the shaped prompt's."""
+        shaped = shape_prompt(build.messages, await self._prompt_shape())
+        if not shaped.shape.shapes:
+            return build, shaped
+        used = self.counter.count_prompt(shaped.messages, tools)
+        b = build.budget
+        budget = b.model_copy(update={
+            "used": used, "remaining": max(0, b.available - used),
+            "utilization": round(used / b.available, 4) if b.available > 0 else float(used),
+        })
+        if shaped.changed:
+            build.decision.notes.append(shaped.summary())
+        return dataclasses.replace(build, messages=shaped.messages, budget=budget), shaped
 
     def _max_tokens(self) -> int | None:
         """The reply's cap: the reserve (what the window keeps free for it), or less if configured."""

@@ -241,6 +241,11 @@ class ContextDecisionMetadata(Record):
     tools: list[dict[str, Any]] = Field(default_factory=list)
     calibration: CalibrationRecord | None = None
     tool_loop: ToolLoopStop | None = None
+    shape: dict[str, Any] | None = None
+    """How the builder's messages were shaped for the model (providers/shaping.py): the rules,
+    how they were chosen (``source``) and where the moved messages went (``moved``: the builder's
+    prompt position — ``MessageDecision.position`` — -> [how, index in the prompt sent]).
+    Absent in traces from before shaping: those rebuild unshaped."""
 
 
 class PromptSnapshotMetadata(Record):

@@ -759,6 +759,7 @@ class TraceReader:
             inputs=meta.inputs.model_dump(mode="json", by_alias=True, exclude_unset=True) if meta.inputs else {},
             builder=meta.builder.model_dump(mode="json", by_alias=True, exclude_unset=True) if meta.builder else {},
             tools=meta.tools,
+            shape=meta.shape,
             active_pins=self._active_pins(idx, name, turn, step),
             llm_call=llm,
             decision_event_id=decision_id,

@@ -37,6 +37,8 @@ class PromptReplay(BaseModel):
     inputs: dict[str, Any] = Field(default_factory=dict)
     builder: dict[str, Any] = Field(default_factory=dict)
     tools: list[dict[str, Any]] = Field(default_factory=list)
+    shape: dict[str, Any] | None = None
+    """How the call's prompt was shaped for the model (providers/shaping.py); ``None``: unshaped."""
     active_pins: list[Pin] = Field(default_factory=list)
     llm_call: dict[str, Any] | None = None
     """The metadata of the ``llm_call`` that sent this prompt (usage, finish reasons, response)."""

@@ -32,11 +32,15 @@ async def test_a_created_task_reaches_the_prompt_as_a_section_with_its_own_decis
         await chat.send("go on")
         events = chat.turn_events(2)
     sent = script.requests[-1].messages
-    section = [m for m in sent if m.name == "adaptive_active"]
-    assert section and "Clean the sales data" in section[0].content
-    decision = next(e for e in events if e.event_type == "context_decision").metadata["decision"]
-    rows = [d for d in decision["decisions"] if d["section"] == "adaptive_active"]
+    md = next(e for e in events if e.event_type == "context_decision").metadata
+    rows = [d for d in md["decision"]["decisions"] if d["section"] == "adaptive_active"]
     assert rows and rows[0]["source"] == "section" and "adaptive_active" in rows[0]["reason"]
+    # shaped for the model: the section joined the one leading system message (or the context block
+    # of the current user message) under its own heading; the decision's shape says where
+    how, target = md["shape"]["moved"][str(rows[0]["position"])]
+    assert how in ("system", "context") and "## adaptive_active" in sent[target].content
+    assert "Clean the sales data" in sent[target].content
+    assert [m.role for m in sent].count("system") == 1 and sent[0].role == "system"
 
 
 async def test_large_tool_output_becomes_an_artifact_the_model_can_retrieve(tmp_path: Path) -> None:
@@ -94,11 +98,12 @@ async def test_older_turns_that_do_not_fit_are_carried_by_the_checkpoint_and_dig
     assert any(t.startswith(f"question {turns - 2} ") for t in texts)
     absent = [t for t in carries["checkpoint"] if not any(x.startswith(f"question {t - 1} ") for x in texts)]
     assert absent  # covered turns are not also sent verbatim
-    names = [m.name for m in sent]
-    assert "checkpoint" in names and "turn_digests" in names
-    # the cover stands in only for turns that did not fit: it is placed before every history turn
-    first_history = next(i for i, m in enumerate(sent) if m.role != "system")
-    assert max(names.index("checkpoint"), names.index("turn_digests")) < first_history
+    # the cover is in the head: shaped into the one leading system message, before every history turn
+    assert sent[0].role == "system" and all(m.role != "system" for m in sent[1:])
+    for name in ("checkpoint", "turn_digests"):
+        row = next(d for d in decisions if d["source"] == "section" and d["section"] == name)
+        how, target = md["shape"]["moved"][str(row["position"])]
+        assert target == 0 and f"## {name}" in sent[0].content
 
 
 async def test_classic_mode_sends_the_exact_transcript(tmp_path: Path) -> None:

@@ -26,14 +26,17 @@ def free_port() -> int:
 
 
 @contextmanager
-def run_llama_server(model: Path, *, n_ctx: int = 4096, startup_timeout: float = 90.0) -> Iterator[str]:
-    """Start the server on a free port, wait for ``/v1/models``, yield the base URL (``.../v1``)."""
+def run_llama_server(model: Path, *, n_ctx: int = 4096, startup_timeout: float = 90.0,
+                     chat_format: str | None = "chatml-function-calling") -> Iterator[str]:
+    """Start the server on a free port, wait for ``/v1/models``, yield the base URL (``.../v1``).
+
+    ``chat_format=None``: no ``--chat_format``, so the server renders with the GGUF's own template."""
     port = free_port()
     log = tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log", delete=False)  # noqa: SIM115
     cmd = [
         sys.executable, "-m", "llama_cpp.server",
         "--model", str(model),
-        "--chat_format", "chatml-function-calling",
+        *(["--chat_format", chat_format] if chat_format else []),
         "--host", "127.0.0.1",
         "--port", str(port),
         "--n_ctx", str(n_ctx),
