@@ -26,8 +26,16 @@ def prices() -> str:
 
 
 def section(request: LLMRequest, name: str) -> str | None:
+    """The text of section ``name`` in a shaped prompt: under its ``## name`` heading in the leading
+    system message (providers/shaping.py), or a message of that name in an unshaped one."""
     found = [m.content for m in request.messages if m.name == name]
-    return found[0] if found else None
+    if found:
+        return found[0]
+    head = request.messages[0].content if request.messages and request.messages[0].role == "system" else ""
+    marker = f"## {name}\n"
+    if marker not in head:
+        return None
+    return head.split(marker, 1)[1].split("\n\n## ", 1)[0]
 
 
 async def test_a_wrong_answer_at_turn_2_is_never_a_pinned_finding_later(tmp_path: Path) -> None:
