@@ -70,12 +70,23 @@ _C = TypeVar("_C", bound=Capability)
 INEXACT_SLACK = 1.03
 """Room kept on top of the observed count ratio when the counter is not the model's own."""
 
+SUMMARY_MAX_TOKENS = 512
+"""The longest summary ``llm_summarize`` asks the session's model for."""
 OVERFLOW_SHARE = 0.2
 """Most of the budget the sections standing in for turns that did not fit may take (engine mode)."""
 MIN_OVERFLOW_TOKENS = 64
 
 TokenCallback = Callable[[str], None]
 EventCallback = Callable[[TraceEvent], None]
+
+
+def _head_and_tail(counter: TokenCounter, text: str, tokens: int) -> str:
+    """``text`` cut to about ``tokens`` tokens: its head and its tail, with a marker between."""
+    if counter.count_text(text) <= tokens:
+        return text
+    half = max(1, tokens // 2)
+    ids = counter.encode(text)
+    return f"{counter.decode(ids[:half])} […] {counter.decode(ids[-half:])}"
 
 
 @dataclass
@@ -692,14 +703,27 @@ class ChatSession:
         return response
 
     async def _summarize(self, messages: list[Message]) -> str:
-        """The summariser ``llm_summarize`` calls: the session's own model, recorded like any call."""
-        prompt = [
-            Message(role="system", content="Summarise the conversation below in a few sentences. Keep names, "
-                                           "numbers, decisions and open questions. Write only the summary."),
-            Message(role="user", content="\n\n".join(f"[{m.role}] {m.content}" for m in messages if m.content)),
-        ]
-        response = await self.provider.complete(LLMRequest(model=self.provider_model, messages=prompt,
-                                                           max_tokens=512, temperature=0))
+        """The summariser ``llm_summarize`` calls: the session's own model, recorded like any call.
+
+        Its prompt is bounded by the window like any other (a pasted page in the folded turns is cut
+        to its head and tail), so summarising never asks the model for more than it can read."""
+        instruction = ("Summarise the conversation below in a few sentences. Keep names, numbers, decisions "
+                       "and open questions. Write only the summary.")
+        room = max(64, self.config.total_window - SUMMARY_MAX_TOKENS - self.counter.count_text(instruction) - 64)
+        parts = [f"[{m.role}] {m.content}" for m in messages if m.content]
+        if parts and self.counter.count_text("\n\n".join(parts)) > room:
+            share = max(16, room // len(parts) - 8)
+            parts = [_head_and_tail(self.counter, p, share) for p in parts]
+            while len(parts) > 1 and self.counter.count_text("\n\n".join(parts)) > room:
+                parts.pop(0)  # the oldest go first: the summary is of what there is room to read
+        prompt = [Message(role="system", content=instruction), Message(role="user", content="\n\n".join(parts))]
+        try:
+            response = await self.provider.complete(LLMRequest(model=self.provider_model, messages=prompt,
+                                                               max_tokens=SUMMARY_MAX_TOKENS, temperature=0))
+        except ProviderError as exc:  # no summary: the builder drops the folded turns instead, and says so
+            self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="provider", recoverable=True,
+                                                   message=f"the summariser call failed: {exc}", status=exc.status))
+            return ""
         self.emit("llm_call", llm_call_metadata(
             step=-1, purpose="summarize", system=self.provider.name, request_model=self.provider_model,
             input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens,
