@@ -123,7 +123,8 @@ def main() -> None:
     here = Path(__file__).parent / "data"
     for split, seed in (("dev", 1201), ("test", 7717)):
         r = random.Random(seed)
-        sessions = [session(r, f"{split}{i}", turns, 8) for i, turns in enumerate([41, 60, 60, 80, 120, 41, 60, 90, 240])]
+        lengths = [41, 60, 60, 80, 120, 41, 60, 90, 240]
+        sessions = [session(r, f"{split}{i}", turns, 8) for i, turns in enumerate(lengths)]
         path = here / f"sessions_{split}.json"
         path.write_text(json.dumps(sessions, indent=1) + "\n")
         print(f"wrote {path} ({len(sessions)} sessions)")

@@ -87,7 +87,8 @@ async def drive(conv: dict[str, Any], *, engine: bool, window: int, embeddings: 
             text = "Summary: the user and the assistant worked through the notebook's data step by step."
         else:
             text = next(replies, "OK.")
-        return LLMResponse(message=Message(role="assistant", content=text), usage=Usage(input_tokens=1, output_tokens=1))
+        return LLMResponse(message=Message(role="assistant", content=text),
+                           usage=Usage(input_tokens=1, output_tokens=1))
 
     provider = FunctionProvider(answer)
     by_id = {t["id"]: t["content"] for t in conv["turns"]}
@@ -165,14 +166,18 @@ def main() -> None:
 {len(convs)} sessions, {turns} exchanges, {sum(len(c['questions']) for c in convs)} questions about facts of the
 first third of each session, asked after its last turn.
 
-| window | mode | fact in prompt | evidence verbatim | prefix reuse, history fits (calls) | prefix reuse, window full (calls) | prompt tokens at a question | median runtime ms/turn | calls with a system message after the first |
+| window | mode | fact in prompt | evidence verbatim | prefix reuse, history fits (calls) | \
+prefix reuse, window full (calls) | prompt tokens at a question | median runtime ms/turn | \
+calls with a system message after the first |
 | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
 {chr(10).join(rows)}
 """)
     text = f"""# Retention and prefix reuse of real sessions: the default mode beside classic
 
-Command: `python -m benchmarks.retention.sessions {' '.join(str(f) for f in args.files)} --windows {args.windows} --embeddings {args.embeddings}`
-Date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}; machine: {os.cpu_count()} cores, {cpu_model()}, Python {platform.python_version()}; load average at start {load:.2f}
+Command: `python -m benchmarks.retention.sessions {' '.join(str(f) for f in args.files)} \
+--windows {args.windows} --embeddings {args.embeddings}`
+Date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}; machine: {os.cpu_count()} cores, {cpu_model()}, \
+Python {platform.python_version()}; load average at start {load:.2f}
 
 Each session is driven through `ChatSession.send` (the default mode as `Runtime()` starts it, and
 classic mode beside it) with an instant scripted model replaying the recorded replies; reply

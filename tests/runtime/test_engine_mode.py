@@ -103,7 +103,7 @@ async def test_older_turns_that_do_not_fit_are_carried_by_the_checkpoint_and_dig
     assert sent[0].role == "system" and all(m.role != "system" for m in sent[1:])
     for name in ("checkpoint", "turn_digests"):
         row = next(d for d in decisions if d["source"] == "section" and d["section"] == name)
-        how, target = md["shape"]["moved"][str(row["position"])]
+        _, target = md["shape"]["moved"][str(row["position"])]
         assert target == 0 and f"## {name}" in sent[0].content
 
 
