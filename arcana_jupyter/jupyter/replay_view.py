@@ -126,6 +126,8 @@ def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None
     name = _agent(reader, run_id, agent)
     info = reader.run_info(run_id)
     turns = [t for t in reader.list_turns(run_id, name) if t >= 1]
+    if progress is not None:
+        progress(0, len(turns))
     # actions before the first message (a pin set up front) have turn 0: they show in turn 1
     by_turn: dict[int, list[DecisionRecord]] = {}
     for record in reader.decision_records(run_id, name):
@@ -329,13 +331,42 @@ def _preview(text: Any, limit: int = 160) -> Any:
     return text
 
 
+PROGRESS_MIN_TURNS = 50
+"""``%arcana_replay`` shows a progress bar while it builds the frames of a run this long or longer."""
+
+
+class NotebookProgress:
+    """A progress bar in the cell's output while frames are built (``%arcana_replay`` on a long run);
+    :func:`display_replay` then puts the replay in its place."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.handle: Any = None
+        self._shown = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        from IPython.display import display
+
+        percent = done * 100 // max(total, 1)
+        if total < PROGRESS_MIN_TURNS or percent == self._shown:
+            return
+        self._shown = percent
+        text = f"arcana replay of run {self.run_id}: building the frames, turn {done:,} of {total:,}"
+        data = {"text/html": render.progress_html(text, done, total), "text/plain": text}
+        if self.handle is None:
+            self.handle = display(data, raw=True, display_id=True)
+        else:
+            self.handle.update(data, raw=True)
+
+
 def display_replay(frames: list[dict[str, Any]], *, trace_dir: str | Path, turn: int | None = None,
                    widgets: bool = False, default_window: int = 8192, run_id: str | None = None,
-                   agent: str | None = None) -> None:
+                   agent: str | None = None, handle: Any = None) -> None:
     """Show the scrubber: our MIME type (the extension reads the trace) and a static CSS scrubber.
 
     ``widgets`` and ``default_window`` are accepted for older callers; there is no widget any more
-    (a reopened notebook shows the same scrubber with no kernel and no widget state).
+    (a reopened notebook shows the same scrubber with no kernel and no widget state). ``handle``: a
+    display (the progress bar of :class:`NotebookProgress`) to replace instead of adding an output.
     """
     from IPython import get_ipython
     from IPython.display import display
@@ -356,4 +387,7 @@ def display_replay(frames: list[dict[str, Any]], *, trace_dir: str | Path, turn:
         data = {REPLAY_MIME_TYPE: replay_bundle(frames, run_id=run, agent=agent, trace_path=trace_path,
                                                 selected=selected), **data}
         metadata = {"arcana": {"run_id": run, "agent": agent, "trace_path": trace_path, "replay": True}}
-    display(data, raw=True, metadata=metadata)
+    if handle is not None:
+        handle.update(data, raw=True, metadata=metadata)
+    else:
+        display(data, raw=True, metadata=metadata)
