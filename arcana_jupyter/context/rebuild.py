@@ -294,8 +294,8 @@ class _Band:
     def __init__(self, history: list[Message]) -> None:
         self.none = [i for i, m in enumerate(history) if m.turn is None]
         self.numbered = [i for i, m in enumerate(history) if m.turn is not None]
-        self.turns = [history[i].turn for i in self.numbered]
-        self.monotonic = all(a <= b for a, b in zip(self.turns, self.turns[1:], strict=False))  # type: ignore[operator]
+        self.turns: list[int] = [int(history[i].turn or 0) for i in self.numbered]
+        self.monotonic = all(a <= b for a, b in zip(self.turns, self.turns[1:], strict=False))
 
     def select(self, history: list[Message], from_turn: int) -> tuple[list[Message], list[int]]:
         if not self.monotonic or len(history) > len(self.none) + len(self.numbered):
@@ -336,8 +336,9 @@ class TurnVerifier:
         :class:`RebuildResult` of :func:`rebuild_turn` (raises :class:`TraceError` as it does)."""
         history = self._history
         n = replay.history_len
+        last_turn = history[n - 1].turn if history is not None and n is not None and 0 < n <= len(history) else None
         if history is not None and n is not None and replay.request_digest is not None and len(history) >= n and (
-                n == 0 or history[n - 1].turn is None or history[n - 1].turn <= replay.turn):
+                last_turn is None or last_turn <= replay.turn):
             try:
                 model, _, _, _, calls, rebuilt = _rebuild_recorded(
                     replay, history[:n], cache_dir=self._cache_dir, counters=self._counters, expand=False,

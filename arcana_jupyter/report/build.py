@@ -145,6 +145,17 @@ ReportProgress = Callable[[str, int, int], None]
 turns done so far, then ``"page"``), for a caller that shows it (``arcana report`` on stderr)."""
 
 
+def _turns_progress(progress: ReportProgress | None, what: str) -> Callable[[int, int], None] | None:
+    if progress is None:
+        return None
+    report = progress
+
+    def turns(done: int, total: int) -> None:
+        report(what, done, total)
+
+    return turns
+
+
 def render_report(notebook: Path, nb: Any, *, verification: VerifyResult | None = None,
                   progress: ReportProgress | None = None) -> str:
     """The report page as one HTML string."""
@@ -180,10 +191,8 @@ def _render(notebook: Path, nb: Any, embedded: EmbeddedTraces, verification: Ver
             if run.run_id in shown:
                 replays.append({**entry, "kind": "shown", "text": shown[run.run_id]})
                 continue
-            what = f"replay {run.run_id} ({run.agent})"
             frames = build_frames(run.path, run.run_id, agent=run.agent, reader=reader,
-                                  progress=None if progress is None else
-                                  (lambda done, total, what=what: progress(what, done, total)))
+                                  progress=_turns_progress(progress, f"replay {run.run_id} ({run.agent})"))
         except ArcanaError as exc:
             replays.append({**entry, "kind": "error", "text": str(exc)})
             continue

@@ -49,7 +49,8 @@ async def record(folder: Path, turns: int, *, engine: bool = True) -> str:
                          until_turn=i + 20 if i % 2 else None)
             if i % 9 == 6 and chat.pins.active(i):
                 chat.unpin(chat.pins.active(i)[0].pin_id)
-            text = f"turn {i}: please lookup region {i % 5}" if i % 7 == 0 else f"turn {i}: what changed in region {i % 5}?"
+            text = (f"turn {i}: please lookup region {i % 5}" if i % 7 == 0
+                    else f"turn {i}: what changed in region {i % 5}?")
             await chat.send(text)
         return chat.run_id
 
