@@ -626,6 +626,7 @@ class TraceReader:
         name = self._resolve_agent(idx, run_id, agent)
         positions = [p for p in idx.by_type.get("context_decision", []) if idx.entries[p].agent == name]
         resolver = DecisionResolver(lambda event_id: self._decision_of(idx, event_id))
+        previous: list[Any] | None = None
         for start in range(0, len(positions), 64):  # read in batches: contiguous ranges are merged
             chunk = positions[start:start + 64]
             for p, obj in zip(chunk, self._read_raw(idx, chunk), strict=True):
@@ -636,9 +637,18 @@ class TraceReader:
                 if isinstance(decision, dict):
                     try:
                         if decision.get("decisions_delta"):
-                            meta["decision"] = resolver.resolve(decision)
+                            meta["decision"] = decision = resolver.resolve(decision)
+                        elif isinstance(decision.get("decisions"), list) and previous:
+                            # a keyframe: its rows equal to the previous decision's at the same place are
+                            # those objects, so sharing (and the turn-to-turn diff's shortcut) goes on
+                            rows = decision["decisions"]
+                            merged = [old if old == row else row for old, row in zip(previous, rows, strict=False)]
+                            meta["decision"] = decision = {**decision, "decisions": merged + rows[len(merged):]}
+                            resolver.remember(entry.event_id, decision)
                         else:
                             resolver.remember(entry.event_id, decision)
+                        if isinstance(decision.get("decisions"), list):
+                            previous = decision["decisions"]
                     except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
                         raise TraceError(f"{idx.path}:{entry.line}: event {entry.event_id}: the decision delta "
                                          f"cannot be resolved ({type(exc).__name__}: {exc})") from None
