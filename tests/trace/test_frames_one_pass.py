@@ -179,3 +179,22 @@ def test_report_progress_on_stderr_says_what_it_does() -> None:
     assert lines[0] == "report: replay r_1 (main): turn 0 of 100"
     assert lines[-2] == "report: replay r_1 (main): turn 100 of 100" and lines[-1] == "report: writing the page"
     assert len(lines) == 12  # every tenth, not every turn
+
+
+def test_grouped_tables_keep_a_long_history_to_one_line_per_run() -> None:
+    from arcana_jupyter.render.turn import decision_table_html
+
+    rows = [{"index": i, "role": "user" if i % 2 else "assistant", "outcome": "dropped", "fidelity": None,
+             "token_count_before": 10, "token_count_after": 0, "reason": "engine_checkpoint", "source": "history",
+             "layer": "working", "relevance_score": None} for i in range(1, 2001)]
+    rows.append({**rows[0], "index": 2001, "outcome": "kept", "fidelity": "L0", "token_count_after": 10,
+                 "reason": "<b>recent</b>"})
+    step = {"decision": {"strategy": "s", "requested_strategy": "auto", "decisions": rows}, "messages": []}
+    from arcana_jupyter.render.templating import render_macro
+    from arcana_jupyter.render.turn import decision_table_view
+
+    html = render_macro("turn.html.j2", "decision_table", decision_table_view(step, grouped=True))
+    assert html.count("<tr") == 3  # the header, one run of 2,000, the kept row
+    assert "1–2000" in html and "2,000 messages decided alike" in html and "20,000 → 0" in html
+    assert "&lt;b&gt;recent&lt;/b&gt;" in html and "<b>recent" not in html
+    assert len(decision_table_html(step)) > 20 * len(html)
