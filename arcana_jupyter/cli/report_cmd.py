@@ -47,7 +47,8 @@ def _output(path: Path, output: str | None) -> Path | None:
 
 class StderrProgress:
     """What ``arcana report`` is doing, on stderr: one line per stage, redrawn in place on a terminal
-    (elsewhere, a line every 10% of a long stage), so a long run's report never sits silent."""
+    (elsewhere, a line every 10% of a long stage), so a long run's report never sits silent. A report
+    with no long replay says nothing (as before)."""
 
     MIN_TURNS = 50
     """Replays shorter than this are quick: no turn count for them."""
@@ -57,16 +58,19 @@ class StderrProgress:
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self._what: str | None = None
         self._shown = -1
+        self._long = False
 
     def __call__(self, what: str, done: int, total: int) -> None:
         if what != self._what:
             self._end()
             self._what, self._shown = what, -1
             if what == "page":
-                self._line("report: writing the page")
+                if self._long:
+                    self._line("report: writing the page")
                 return
         if what == "page" or total < self.MIN_TURNS:
             return
+        self._long = True
         tenth = done * 10 // max(total, 1)
         if self.tty:
             self.stream.write(f"\rreport: {what}: turn {done:,} of {total:,}")
