@@ -45,6 +45,53 @@ def _output(path: Path, output: str | None) -> Path | None:
     return out
 
 
+class StderrProgress:
+    """What ``arcana report`` is doing, on stderr: one line per stage, redrawn in place on a terminal
+    (elsewhere, a line every 10% of a long stage), so a long run's report never sits silent. A report
+    with no long replay says nothing (as before)."""
+
+    MIN_TURNS = 50
+    """Replays shorter than this are quick: no turn count for them."""
+
+    def __init__(self, stream: Any = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._what: str | None = None
+        self._shown = -1
+        self._long = False
+
+    def __call__(self, what: str, done: int, total: int) -> None:
+        if what != self._what:
+            self._end()
+            self._what, self._shown = what, -1
+            if what == "page":
+                if self._long:
+                    self._line("report: writing the page")
+                return
+        if what == "page" or total < self.MIN_TURNS:
+            return
+        self._long = True
+        tenth = done * 10 // max(total, 1)
+        if self.tty:
+            self.stream.write(f"\rreport: {what}: turn {done:,} of {total:,}")
+            self.stream.flush()
+        elif tenth != self._shown:
+            self._shown = tenth
+            self._line(f"report: {what}: turn {done:,} of {total:,}")
+
+    def _line(self, text: str) -> None:
+        print(text, file=self.stream, flush=True)
+
+    def _end(self) -> None:
+        if self.tty and self._what not in (None, "page"):
+            self.stream.write("\n")
+            self.stream.flush()
+
+    def close(self) -> None:
+        self._end()
+        self._what = None
+
+
 def run(args: argparse.Namespace) -> int:
     from ..exceptions import ArcanaError
     from ..report.build import write_report
@@ -61,12 +108,18 @@ def run(args: argparse.Namespace) -> int:
 
         print(f"embedded {len(embed_traces(path))} trace file(s) in {path.name}")
         nb = read_notebook(path)
+    progress = StderrProgress()
     try:
         if not args.verify:
-            print(f"report: {write_report(path, nb, output=output)}")
+            out = write_report(path, nb, output=output, progress=progress)
+            progress.close()
+            print(f"report: {out}")
             return 0
+        print(f"report: verifying {path.name} (re-executing it against its recorded runs)", file=sys.stderr,
+              flush=True)
         result = verify_notebook(path, timeout=args.timeout)
-        out = write_report(path, nb, output=output, verification=result)
+        out = write_report(path, nb, output=output, verification=result, progress=progress)
+        progress.close()
     except OSError as exc:
         raise ArcanaError(f"cannot write the report: {exc.strerror or exc}") from None
     many = len({c.run_id for c in result.checks}) > 1

@@ -14,7 +14,9 @@ unless a ``summarizer`` is passed; it then folds into a placeholder text and say
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -162,12 +164,24 @@ def _build(
     summary_override: str | None,
     counter: TokenCounter,
     embedding_cache: Any = None,
+    expand: bool = True,
+    reuse: dict[Any, Any] | None = None,
 ) -> BuildResult:
+    """The recorded build of ``replay`` over ``history`` with these settings.
+
+    ``reuse`` (a dict kept between calls: :class:`TurnVerifier`) keeps one builder per settings and
+    the tool specs of equal recorded tools, as the runtime keeps its builder from turn to turn (the
+    builder's caches are keyed by the objects it saw)."""
     inputs = replay.inputs
     try:
         pins = [Pin.model_validate(_text_or_empty(p)) for p in inputs.get("pins") or []]
         sections = [ContextSection.model_validate(_text_or_empty(s)) for s in inputs.get("sections") or []]
-        tools = [ToolSpec.model_validate(t) for t in replay.tools]
+        tools_key = ("tools", json.dumps(replay.tools, sort_keys=True, default=str)) if reuse is not None else None
+        tools = reuse.get(tools_key) if reuse is not None else None
+        if tools is None:
+            tools = [ToolSpec.model_validate(t) for t in replay.tools]
+            if reuse is not None:
+                reuse[tools_key] = tools
     except ValueError as exc:
         raise TraceError(
             f"run {replay.run_id} turn {replay.turn} step {replay.step}: "
@@ -175,22 +189,30 @@ def _build(
         ) from exc
     current = inputs.get("current_input")
     kwargs = _builder_kwargs(replay.builder)
-    try:
-        builder = WorkingSetBuilder(
-            budget=TokenBudget(total_window=total_window, response_reserve=response_reserve),
-            strategy=strategy,
-            counter=counter,
-            summarizer=summarizer,
-            embedding_cache=embedding_cache,
-            **kwargs,
-        )
-    except EmbeddingsUnavailable as exc:
-        raise TraceError(f"cannot rebuild turn {replay.turn}: {exc}") from None
+    builder_key = ("builder", strategy, total_window, response_reserve, id(counter), str(embedding_cache),
+                   repr(sorted(kwargs.items(), key=lambda kv: kv[0])))
+    builder = reuse.get(builder_key) if reuse is not None else None
+    if builder is None:
+        try:
+            builder = WorkingSetBuilder(
+                budget=TokenBudget(total_window=total_window, response_reserve=response_reserve),
+                strategy=strategy,
+                counter=counter,
+                summarizer=summarizer,
+                embedding_cache=embedding_cache,
+                **kwargs,
+            )
+        except EmbeddingsUnavailable as exc:
+            raise TraceError(f"cannot rebuild turn {replay.turn}: {exc}") from None
+        if reuse is not None:
+            reuse[builder_key] = builder
+    builder.summarizer = summarizer
     full = history
     kept: list[int] | None = None
     from_turn = inputs.get("history_from_turn")
     if isinstance(from_turn, int):  # engine mode: only the verbatim band reached the builder (context/bands.py)
-        history, kept = select_from_turn(full, from_turn)
+        band = reuse.get("band") if reuse is not None else None
+        history, kept = band.select(full, from_turn) if isinstance(band, _Band) else select_from_turn(full, from_turn)
     result = builder.build(
         history,
         as_message(current) if isinstance(current, dict) else current,
@@ -202,7 +224,7 @@ def _build(
         step=replay.step,
         summary_override=summary_override,
     )
-    if kept is not None and len(kept) != len(full):
+    if expand and kept is not None and len(kept) != len(full):
         counts = [counter.count_message(m) for m in full]
         result = dataclasses.replace(
             result, decision=expand_decision(result.decision, full, kept, inputs.get("digest_turns") or [], counts))
@@ -218,6 +240,133 @@ def _shaped(result: BuildResult, rules: PromptShape) -> BuildResult:
     if not rules.shapes:
         return result
     return dataclasses.replace(result, messages=shape_prompt(result.messages, rules).messages)
+
+
+def _recorded_settings(replay: PromptReplay) -> tuple[str, dict[str, Any]]:
+    """The model string and the (strategy, total_window, response_reserve) of a recorded build."""
+    recorded = replay.builder
+    model = str(
+        recorded.get("model")
+        or LlmCallMetadata.read(replay.llm_call).request_model
+        or (replay.prompt_snapshot.model if replay.prompt_snapshot else "")
+        or ""
+    )
+    budget = replay.budget_snapshot
+    rec_settings: dict[str, Any] = {
+        "strategy": str(recorded.get("strategy") or replay.context_decision.requested_strategy),
+        "total_window": int(recorded.get("total_window") or (budget.total_window if budget else 0)),
+        "response_reserve": int(
+            recorded["response_reserve"] if isinstance(recorded.get("response_reserve"), int)
+            else (budget.response_reserve if budget else 0)
+        ),
+    }
+    if rec_settings["total_window"] <= 0:
+        raise TraceError(f"the context_decision of turn {replay.turn} step {replay.step} records no total_window: "
+                         "cannot rebuild it")
+    return model, rec_settings
+
+
+def _counter(replay: PromptReplay, model: str, counters: dict[tuple[str | None, str], TokenCounter] | None
+             ) -> TokenCounter:
+    recorded = replay.builder
+    encoding = str(recorded["encoding"]) if recorded.get("encoding") else None
+    key = (encoding, model)
+    if counters is not None and key in counters:
+        return counters[key]
+    try:
+        counter = counter_for_encoding(encoding, model or None)
+    except (ArcanaError, LookupError) as exc:
+        raise TraceError(f"cannot rebuild turn {replay.turn}: the recording counted tokens with "
+                         f"{recorded.get('encoding')!r}, which this machine cannot load ({exc})") from None
+    if counters is not None:
+        counters[key] = counter
+    return counter
+
+
+def _rebuild_recorded(
+    replay: PromptReplay, history: list[Message], *, cache_dir: Any,
+    counters: dict[tuple[str | None, str], TokenCounter] | None = None, expand: bool = True,
+    reuse: dict[Any, Any] | None = None,
+) -> tuple[str, dict[str, Any], TokenCounter, bool, list[int], BuildResult]:
+    """Build (turn, step) again with its recorded settings: the core of :func:`rebuild_turn`."""
+    model, rec_settings = _recorded_settings(replay)
+    counter = _counter(replay, model, counters)
+    had_summarizer = _had_summarizer(replay)
+    summary = replay.context_decision.summary
+    calls: list[int] = []
+    rebuilt = _build(
+        history, replay, **rec_settings, model=model, counter=counter,
+        embedding_cache=cache_dir / EMBEDDINGS_FOLDER,
+        summarizer=_placeholder_summarizer(calls) if had_summarizer and summary is None else None,
+        summary_override=summary, expand=expand, reuse=reuse,
+    )
+    rebuilt = _shaped(rebuilt, PromptShape.from_record(replay.shape))  # as the recorded call was shaped
+    return model, rec_settings, counter, had_summarizer, calls, rebuilt
+
+
+class _Band:
+    """``select_from_turn`` over prefixes of one transcript whose turns never go down, by bisection:
+    the verbatim band costs its own length, not the history's (checked equal in the tests)."""
+
+    def __init__(self, history: list[Message]) -> None:
+        self.none = [i for i, m in enumerate(history) if m.turn is None]
+        self.numbered = [i for i, m in enumerate(history) if m.turn is not None]
+        self.turns: list[int] = [int(history[i].turn or 0) for i in self.numbered]
+        self.monotonic = all(a <= b for a, b in zip(self.turns, self.turns[1:], strict=False))
+
+    def select(self, history: list[Message], from_turn: int) -> tuple[list[Message], list[int]]:
+        if not self.monotonic or len(history) > len(self.none) + len(self.numbered):
+            return select_from_turn(history, from_turn)
+        n = len(history)
+        k = bisect.bisect_left(self.turns, from_turn)
+        start = self.numbered[k] if k < len(self.numbered) else n
+        start = min(start, n)
+        kept = [i for i in self.none[:bisect.bisect_left(self.none, start)]] + list(range(start, n))
+        return [history[i] for i in kept], kept
+
+
+class TurnVerifier:
+    """Checks the recorded digests of one agent's turns, one after another (the replay frames).
+
+    :func:`rebuild_turn` reads the transcript, makes a counter and expands the decision to the whole
+    history on every call: right for one turn, quadratic over a run. This reads the transcript once,
+    keeps one counter per encoding and builds only what the digest covers (in engine mode, the
+    verbatim band), so a turn costs what its build costs. A turn it cannot vouch for the fast way
+    (a digest that does not match, a transcript that does not fit) goes through :func:`rebuild_turn`,
+    whose notes say why.
+    """
+
+    def __init__(self, reader: TraceReader, run_id: str, agent: str) -> None:
+        self.reader, self.run_id, self.agent = reader, run_id, agent
+        self._counters: dict[tuple[str | None, str], TokenCounter] = {}
+        self._reuse: dict[Any, Any] = {}
+        self._cache_dir = reader.trace_dir if reader.trace_dir.is_dir() else reader.trace_dir.parent
+        try:
+            self._history: list[Message] | None = reader.history(run_id, agent, strict=True)
+        except TraceError:
+            self._history = None  # a hole: every turn says so through rebuild_turn
+        if self._history is not None:
+            self._reuse["band"] = _Band(self._history)
+
+    def verify(self, replay: PromptReplay) -> RebuildResult | tuple[bool, str, list[dict[str, Any]]]:
+        """``(verified, rebuilt digest, prompt messages)`` when the digest matches, else the full
+        :class:`RebuildResult` of :func:`rebuild_turn` (raises :class:`TraceError` as it does)."""
+        history = self._history
+        n = replay.history_len
+        last_turn = history[n - 1].turn if history is not None and n is not None and 0 < n <= len(history) else None
+        if history is not None and n is not None and replay.request_digest is not None and len(history) >= n and (
+                last_turn is None or last_turn <= replay.turn):
+            try:
+                model, _, _, _, calls, rebuilt = _rebuild_recorded(
+                    replay, history[:n], cache_dir=self._cache_dir, counters=self._counters, expand=False,
+                    reuse=self._reuse)
+            except TraceError:
+                pass
+            else:
+                digest = rebuilt.digest(model)
+                if digest == replay.request_digest and not calls:
+                    return True, digest, rebuilt.wire()
+        return rebuild_turn(self.reader, self.run_id, replay.turn, agent=self.agent, step=replay.step)
 
 
 def rebuild_turn(
@@ -260,42 +409,11 @@ def rebuild_turn(
         )
     history = history[: replay.history_len]
 
-    recorded = replay.builder
-    model = str(
-        recorded.get("model")
-        or LlmCallMetadata.read(replay.llm_call).request_model
-        or (replay.prompt_snapshot.model if replay.prompt_snapshot else "")
-        or ""
-    )
-    budget = replay.budget_snapshot
-    rec_settings: dict[str, Any] = {
-        "strategy": str(recorded.get("strategy") or replay.context_decision.requested_strategy),
-        "total_window": int(recorded.get("total_window") or (budget.total_window if budget else 0)),
-        "response_reserve": int(
-            recorded["response_reserve"] if isinstance(recorded.get("response_reserve"), int)
-            else (budget.response_reserve if budget else 0)
-        ),
-    }
-    if rec_settings["total_window"] <= 0:
-        raise TraceError(f"the context_decision of turn {turn} step {step} records no total_window: cannot rebuild it")
-    try:
-        counter = counter_for_encoding(str(recorded["encoding"]) if recorded.get("encoding") else None, model or None)
-    except (ArcanaError, LookupError) as exc:
-        raise TraceError(f"cannot rebuild turn {turn}: the recording counted tokens with {recorded.get('encoding')!r}, "
-                         f"which this machine cannot load ({exc})") from None
-    notes: list[str] = []
-    had_summarizer = _had_summarizer(replay)
-    summary = replay.context_decision.summary
-    calls: list[int] = []
     cache_dir = reader.trace_dir if reader.trace_dir.is_dir() else reader.trace_dir.parent
-    rebuilt = _build(
-        history, replay, **rec_settings, model=model, counter=counter,
-        embedding_cache=cache_dir / EMBEDDINGS_FOLDER,
-        summarizer=_placeholder_summarizer(calls) if had_summarizer and summary is None else None,
-        summary_override=summary,
-    )
+    model, rec_settings, counter, had_summarizer, calls, rebuilt = _rebuild_recorded(
+        replay, history, cache_dir=cache_dir)
     rules = PromptShape.from_record(replay.shape)
-    rebuilt = _shaped(rebuilt, rules)
+    notes: list[str] = []
     digest = rebuilt.digest(model)
     verified = replay.request_digest is not None and digest == replay.request_digest
     if calls:

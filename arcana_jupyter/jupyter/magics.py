@@ -420,7 +420,7 @@ class ArcanaMagics(Magics):
     def arcana_replay(self, line: str = "") -> None:
         """Scrub the turns of a run: decisions, prompt (digest-checked), pins, changes per turn."""
         opts = self._parse(self.arcana_replay, line, ReplayOptions)
-        from .replay_view import build_frames, display_replay
+        from .replay_view import NotebookProgress, build_frames, display_replay
 
         if opts.session or (opts.run_id is None and self.sessions):
             entry = self.entry(opts.session)
@@ -435,12 +435,15 @@ class ArcanaMagics(Magics):
 
             trace_dir, found = replay_source(location.notebook, trace_dir, opts.run_id)
             run_id = found or _latest_run(trace_dir)
+        progress = NotebookProgress(run_id)
         try:
-            frames = build_frames(trace_dir, run_id, agent=agent)
+            frames = build_frames(trace_dir, run_id, agent=agent, progress=progress)
         except ArcanaError as exc:
+            if progress.handle is not None:
+                progress.handle.update({"text/plain": ""}, raw=True)
             raise UsageError(f"cannot replay {run_id}: {_short(exc)}") from None
         display_replay(frames, trace_dir=trace_dir, turn=opts.turn,
-                       default_window=window)
+                       default_window=window, handle=progress.handle)
 
     # ---- %arcana_pins -------------------------------------------------------------------------
     @magic_arguments()

@@ -9,17 +9,24 @@ here needs IPython; :func:`display_replay` is the only function that displays.
 
 from __future__ import annotations
 
+import operator
+import re
 import uuid
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from .. import render
 from ..context.decisions import ContextDecision
-from ..context.rebuild import rebuild_turn
-from ..exceptions import ArcanaError
+from ..context.rebuild import TurnVerifier, rebuild_turn
+from ..exceptions import ArcanaError, TraceError
 from ..runtime.bundle import bundle_from_events
-from ..trace.reader import TraceReader
-from ..trace.recorded_prompt import decision_key
+from ..schema.events import ContextDecisionMetadata, PromptSnapshot
+from ..trace.events import TraceEvent
+from ..trace.reader import DecisionRecord, PinTimeline, TraceReader
+from ..trace.recorded_prompt import PromptReplay
 
 
 def _state(outcome: str | None, fidelity: str | None, tokens: int | None) -> dict[str, Any] | None:
@@ -35,7 +42,10 @@ def _agent(reader: TraceReader, run_id: str, agent: str | None) -> str:
     return "main" if "main" in agents or not agents else agents[0]
 
 
-def turn_diff(previous: ContextDecision, current: ContextDecision) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+Rows = ContextDecision | Sequence[Mapping[str, Any]]
+
+
+def turn_diff(previous: Rows, current: Rows) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Messages whose outcome or fidelity changed since the previous turn (and pins / sections that
     left the prompt), and the messages that are new this turn.
 
@@ -44,67 +54,197 @@ def turn_diff(previous: ContextDecision, current: ContextDecision) -> tuple[list
     differs on purpose: this compares a message's state from one turn to the next (outcome and
     fidelity; its token count alone is no change for the view), ``diff_decisions`` compares two
     builds of the same turn (recorded and counterfactual), where a token difference is a finding.
-    The shapes differ too: the view lists new messages apart, with the current turn's index and source."""
-    before = {decision_key(d): d for d in previous.decisions}
+    The shapes differ too: the view lists new messages apart, with the current turn's index and source.
+
+    Either side may be a :class:`ContextDecision` or its rows (dumps, as the trace holds them); rows
+    that are the same object at the same position on both sides (the frame builder shares unchanged
+    rows from turn to turn) are skipped without a look."""
+    before_rows = _rows_of(previous)
+    rows = _rows_of(current)
+    shared = min(len(before_rows), len(rows))
+    same = bytes(map(operator.is_, before_rows[:shared], rows[:shared])) + b"\x00" * (len(rows) - shared)
+    # the positions whose rows differ, found in C: a run of shared rows costs nothing here
+    differ = [i for m in _DIFFER.finditer(same) for i in range(m.start(), m.end())]
+    before = {_key(before_rows[i]): before_rows[i] for i in differ if i < shared}
+    before.update((_key(d), d) for d in before_rows[shared:])
     changed: list[dict[str, Any]] = []
     new: list[dict[str, Any]] = []
-    for d in current.decisions:
-        p = before.pop(decision_key(d), None)
+    for i in differ:
+        d = rows[i]
+        p = before.pop(_key(d), None)
         if p is None:
-            new.append({"index": d.index, "role": d.role, "source": d.source, "outcome": d.outcome})
-        elif (p.outcome, p.fidelity) != (d.outcome, d.fidelity):
-            changed.append({"index": d.index, "role": d.role, "source": d.source, "change": "changed",
-                            "before": _state(p.outcome, p.fidelity, p.token_count_after),
-                            "after": _state(d.outcome, d.fidelity, d.token_count_after)})
+            new.append({"index": d.get("index"), "role": d.get("role"), "source": _source(d),
+                        "outcome": d.get("outcome")})
+        elif (p.get("outcome"), p.get("fidelity")) != (d.get("outcome"), d.get("fidelity")):
+            changed.append({"index": d.get("index"), "role": d.get("role"), "source": _source(d),
+                            "change": "changed",
+                            "before": _state(p.get("outcome"), p.get("fidelity"), p.get("token_count_after")),
+                            "after": _state(d.get("outcome"), d.get("fidelity"), d.get("token_count_after"))})
     for p in before.values():
-        changed.append({"index": p.index, "role": p.role, "source": p.source, "change": "gone",
-                        "before": _state(p.outcome, p.fidelity, p.token_count_after), "after": None})
+        changed.append({"index": p.get("index"), "role": p.get("role"), "source": _source(p), "change": "gone",
+                        "before": _state(p.get("outcome"), p.get("fidelity"), p.get("token_count_after")),
+                        "after": None})
     return changed, new
 
 
+_DIFFER = re.compile(b"\x00+")
+
+
+def _rows_of(decision: Rows) -> Sequence[Mapping[str, Any]]:
+    if isinstance(decision, ContextDecision):
+        return [d.model_dump(mode="json") for d in decision.decisions]
+    return decision
+
+
+def _source(d: Mapping[str, Any]) -> str:
+    return str(d.get("source") or "history")
+
+
+def _key(d: Mapping[str, Any]) -> tuple[str, Any]:
+    """:func:`decision_key` of a decision row (a dump)."""
+    source = _source(d)
+    if source in ("history", "input"):
+        return ("message", d.get("index"))
+    return (source, d.get("section") or d.get("index"))
+
+
+Progress = Callable[[int, int], None]
+"""``progress(done, total)``: called as frames are built (``done`` of ``total`` turns)."""
+
+
 def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None,
-                 reader: TraceReader | None = None) -> list[dict[str, Any]]:
-    """One frame per recorded turn of ``run_id`` (agent ``agent``, default ``main``)."""
+                 reader: TraceReader | None = None, progress: Progress | None = None) -> list[dict[str, Any]]:
+    """One frame per recorded turn of ``run_id`` (agent ``agent``, default ``main``), in one pass.
+
+    The decisions are read once, in file order, each resolved from the previous ones
+    (:meth:`TraceReader.decision_records`); the pins are folded as the walk goes
+    (:meth:`TraceReader.pin_timeline`); each turn's digest is checked by building only what it
+    covers (:class:`~arcana_jupyter.context.rebuild.TurnVerifier`). A frame costs what its turn
+    changed, not the length of the history before it. ``progress(done, total)`` is called every few
+    turns and at the end."""
     reader = reader or TraceReader(trace_dir)
     name = _agent(reader, run_id, agent)
     info = reader.run_info(run_id)
+    turns = [t for t in reader.list_turns(run_id, name) if t >= 1]
+    if progress is not None:
+        progress(0, len(turns))
+    # actions before the first message (a pin set up front) have turn 0: they show in turn 1
+    by_turn: dict[int, list[DecisionRecord]] = {}
+    for record in reader.decision_records(run_id, name):
+        if record.turn is not None:
+            by_turn.setdefault(record.turn, []).append(record)
+    pins = reader.pin_timeline(run_id, name)
+    verifier = TurnVerifier(reader, run_id, name)
     frames: list[dict[str, Any]] = []
-    previous = None
-    for turn in reader.list_turns(run_id, name):
-        if turn < 1:
-            continue  # actions before the first message (a pin set up front): they show in turn 1
-        events = reader.events(run_id, turn=turn, agent=name)
-        bundle = bundle_from_events(events, run_id=run_id, agent=name, turn=turn, model=info.model or "",
-                                    trace_path=None)
-        steps = bundle.get("steps") or []
-        step = dict(steps[-1]) if steps else {}
-        frame: dict[str, Any] = {
-            "run_id": run_id, "agent": name, "turn": turn, "input": bundle.get("input"), "reply": bundle.get("reply"),
-            "status": bundle.get("status"), "usage": bundle.get("usage"), "cost_usd": bundle.get("cost_usd"),
-            "step": step, "pins": [],
-            "prompt_source": None, "digest_verified": None, "digest_note": "", "diff": [], "new_messages": [],
-            "primitives": bundle.get("primitives") or [], "errors": bundle.get("errors") or [],
-        }
-        replay = reader.replay_prompt(run_id, turn, name, step=int(step.get("step") or 0)) if step else None
-        if replay is not None:
-            frame["pins"] = [p.model_dump(mode="json") for p in replay.active_pins]
-            try:
-                check = rebuild_turn(reader, run_id, turn, agent=name, step=replay.step)
-            except ArcanaError as exc:
-                frame["digest_note"] = f"cannot rebuild: {exc}"
-            else:
-                frame["digest_verified"] = check.verified
-                frame["digest_note"] = "; ".join(check.notes) or f"rebuilt {check.rebuilt_digest}"
-                if step.get("messages"):
-                    frame["prompt_source"] = "snapshot"
-                elif check.messages:
-                    step["messages"] = check.messages
-                    frame["prompt_source"] = "rebuilt"
+    previous: Sequence[Mapping[str, Any]] | None = None
+    every = max(1, len(turns) // 100)
+    for done, turn in enumerate(turns, start=1):
+        frame, rows = _frame(reader, run_id, name, turn, info.model or "", by_turn.get(turn, []), pins, verifier)
+        if rows is not None:
             if previous is not None:
-                frame["diff"], frame["new_messages"] = turn_diff(previous, replay.context_decision)
-            previous = replay.context_decision
+                frame["diff"], frame["new_messages"] = turn_diff(previous, rows)
+            previous = rows
         frames.append(frame)
+        if progress is not None and (done % every == 0 or done == len(turns)):
+            progress(done, len(turns))
     return frames
+
+
+def _frame(reader: TraceReader, run_id: str, name: str, turn: int, model: str, records: list[DecisionRecord],
+           pins: PinTimeline, verifier: TurnVerifier) -> tuple[dict[str, Any], list[dict[str, Any]] | None]:
+    events = reader.positioned_events(run_id, turn=turn, agent=name, skip=("context_decision",))
+    # each decision stands in the turn's events where it was written, its rows left out of the
+    # bundle's validation (they are passed through as recorded, see bundle_from_events)
+    light = {r.position: _light_event(reader, run_id, name, r) for r in records}
+    merged = sorted([*events, *light.items()], key=lambda pe: pe[0])
+    bundle = bundle_from_events([e for _, e in merged], run_id=run_id, agent=name, turn=turn, model=model,
+                                trace_path=None)
+    by_step = {r.step: r for r in records}
+    for step_dict in bundle.get("steps") or []:
+        record = by_step.get(int(step_dict.get("step") or 0))
+        if record is not None:
+            step_dict["decision"] = record.metadata.get("decision")
+    steps = bundle.get("steps") or []
+    step = dict(steps[-1]) if steps else {}
+    frame: dict[str, Any] = {
+        "run_id": run_id, "agent": name, "turn": turn, "input": bundle.get("input"), "reply": bundle.get("reply"),
+        "status": bundle.get("status"), "usage": bundle.get("usage"), "cost_usd": bundle.get("cost_usd"),
+        "step": step, "pins": [],
+        "prompt_source": None, "digest_verified": None, "digest_note": "", "diff": [], "new_messages": [],
+        "primitives": bundle.get("primitives") or [], "errors": bundle.get("errors") or [],
+    }
+    record = by_step.get(int(step.get("step") or 0)) if step else None
+    if record is None:
+        return frame, None
+    decision = record.metadata.get("decision")
+    rows = decision.get("decisions") if isinstance(decision, dict) else None
+    if not isinstance(rows, list):
+        raise TraceError(f"{reader.path_for(run_id)}:{record.line}: context_decision of turn {turn} step "
+                         f"{record.step} does not match the decision model (no decision recorded)")
+    replay = _replay_of(reader, run_id, name, turn, record, records, [pe for pe in merged if pe[0] not in light])
+    frame["pins"] = [p.model_dump(mode="json") for p in pins.at(turn, record.position)]
+    try:
+        check = verifier.verify(replay)
+    except ArcanaError as exc:
+        frame["digest_note"] = f"cannot rebuild: {exc}"
+    else:
+        if isinstance(check, tuple):
+            verified, digest, messages = check
+            notes = ""
+        else:
+            verified, digest, messages, notes = check.verified, check.rebuilt_digest, check.messages, \
+                "; ".join(check.notes)
+        frame["digest_verified"] = verified
+        frame["digest_note"] = notes or f"rebuilt {digest}"
+        if step.get("messages"):
+            frame["prompt_source"] = "snapshot"
+        elif messages:
+            step["messages"] = messages
+            frame["prompt_source"] = "rebuilt"
+    return frame, rows
+
+
+def _light_event(reader: TraceReader, run_id: str, name: str, record: DecisionRecord) -> TraceEvent:
+    meta = dict(record.metadata)
+    decision = meta.get("decision")
+    if isinstance(decision, dict):
+        meta["decision"] = {**decision, "decisions": []}
+    return TraceEvent.model_construct(event_id=record.event_id, run_id=run_id, agent=name, turn=record.turn, ts="",
+                                      event_type="context_decision", parent_id=None, metadata=meta)
+
+
+def _replay_of(reader: TraceReader, run_id: str, name: str, turn: int, record: DecisionRecord,
+               records: list[DecisionRecord], events: list[tuple[int, TraceEvent]]) -> PromptReplay:
+    """What :meth:`TraceReader.replay_prompt` returns for the record's (turn, step), without its rows:
+    enough to rebuild the prompt and check its digest."""
+    meta = dict(record.metadata)
+    decision = meta.get("decision")
+    meta["decision"] = {**decision, "decisions": []} if isinstance(decision, dict) else decision
+    try:
+        md = ContextDecisionMetadata.model_validate(meta)
+    except ValidationError as exc:
+        raise TraceError(f"{reader.path_for(run_id)}:{record.line}: context_decision of turn {turn} step "
+                         f"{record.step} does not match the decision model ({exc.error_count()} problem(s))") from None
+    assert md.decision is not None
+    recorded = ContextDecision.model_construct(**{k: getattr(md.decision, k) for k in ContextDecision.model_fields})
+
+    def belonging(event_type: str) -> list[TraceEvent]:
+        found = [e for _, e in events if e.event_type == event_type]
+        children = [e for e in found if e.parent_id == record.event_id]
+        return children or [e for e in found if int(e.metadata.get("step") or 0) == record.step]
+
+    snapshots, calls = belonging("prompt_snapshot")[-1:], belonging("llm_call")[:1]
+    snapshot = PromptSnapshot.read(snapshots[0].metadata) if snapshots else None
+    budget = md.budget if md.budget is not None or snapshot is None else snapshot.budget_snapshot
+    return PromptReplay.model_construct(
+        run_id=run_id, agent=name, turn=turn, step=record.step, steps=sorted(r.step for r in records),
+        context_decision=recorded, context_report=md.report, budget_snapshot=budget, prompt_snapshot=snapshot,
+        request_digest=md.request_digest, history_len=md.history_len,
+        inputs=md.inputs.model_dump(mode="json", by_alias=True, exclude_unset=True) if md.inputs else {},
+        builder=md.builder.model_dump(mode="json", by_alias=True, exclude_unset=True) if md.builder else {},
+        tools=md.tools, active_pins=[], llm_call=calls[0].metadata if calls else None,
+        decision_event_id=record.event_id,
+    )
 
 
 def counterfactual(trace_dir: str | Path, frame: dict[str, Any], strategy: str, total_window: int) -> str:
@@ -191,13 +331,42 @@ def _preview(text: Any, limit: int = 160) -> Any:
     return text
 
 
+PROGRESS_MIN_TURNS = 50
+"""``%arcana_replay`` shows a progress bar while it builds the frames of a run this long or longer."""
+
+
+class NotebookProgress:
+    """A progress bar in the cell's output while frames are built (``%arcana_replay`` on a long run);
+    :func:`display_replay` then puts the replay in its place."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.handle: Any = None
+        self._shown = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        from IPython.display import display
+
+        percent = done * 100 // max(total, 1)
+        if total < PROGRESS_MIN_TURNS or percent == self._shown:
+            return
+        self._shown = percent
+        text = f"arcana replay of run {self.run_id}: building the frames, turn {done:,} of {total:,}"
+        data = {"text/html": render.progress_html(text, done, total), "text/plain": text}
+        if self.handle is None:
+            self.handle = display(data, raw=True, display_id=True)
+        else:
+            self.handle.update(data, raw=True)
+
+
 def display_replay(frames: list[dict[str, Any]], *, trace_dir: str | Path, turn: int | None = None,
                    widgets: bool = False, default_window: int = 8192, run_id: str | None = None,
-                   agent: str | None = None) -> None:
+                   agent: str | None = None, handle: Any = None) -> None:
     """Show the scrubber: our MIME type (the extension reads the trace) and a static CSS scrubber.
 
     ``widgets`` and ``default_window`` are accepted for older callers; there is no widget any more
-    (a reopened notebook shows the same scrubber with no kernel and no widget state).
+    (a reopened notebook shows the same scrubber with no kernel and no widget state). ``handle``: a
+    display (the progress bar of :class:`NotebookProgress`) to replace instead of adding an output.
     """
     from IPython import get_ipython
     from IPython.display import display
@@ -218,4 +387,7 @@ def display_replay(frames: list[dict[str, Any]], *, trace_dir: str | Path, turn:
         data = {REPLAY_MIME_TYPE: replay_bundle(frames, run_id=run, agent=agent, trace_path=trace_path,
                                                 selected=selected), **data}
         metadata = {"arcana": {"run_id": run, "agent": agent, "trace_path": trace_path, "replay": True}}
-    display(data, raw=True, metadata=metadata)
+    if handle is not None:
+        handle.update(data, raw=True, metadata=metadata)
+    else:
+        display(data, raw=True, metadata=metadata)

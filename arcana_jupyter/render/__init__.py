@@ -14,7 +14,7 @@ from __future__ import annotations
 from .chart import tokens_chart_svg
 from .fragments import esc
 from .md import MAX_MARKDOWN_CHARS, highlight_css, markdown_to_html
-from .replay_view import counterfactual_html, diff_html, frame_html, prompt_html, replay_html
+from .replay_view import counterfactual_html, diff_html, frame_html, progress_html, prompt_html, replay_html
 from .styles import CSS, style_block
 from .turn import (
     inspector_html,
@@ -39,6 +39,7 @@ __all__ = [
     "markdown_to_html",
     "notice_html",
     "pins_html",
+    "progress_html",
     "prompt_html",
     "replay_html",
     "reply_html",

@@ -61,7 +61,7 @@ def diff_html(diff: Sequence[Mapping[str, Any]], turn: Any) -> str:
     return render_macro(R, "diff", _rows(list(diff)), f"before turn {turn}", f"at turn {turn}")
 
 
-def frame_view(frame: Frame) -> dict[str, Any]:
+def frame_view(frame: Frame, *, grouped: bool = False) -> dict[str, Any]:
     step = _map(frame.get("step"))
     compact = frame.get("prompt_source") == "trace"
     counts: dict[str, int] = {}
@@ -78,7 +78,7 @@ def frame_view(frame: Frame) -> dict[str, Any]:
         "counts": ", ".join(f"{n} {name}" for name, n in counts.items()) or "none",
         "strategy": get(step, "decision", "strategy"),
         "budget": budget_view(step) if step and not compact else None,
-        "table": decision_table_view(step) if step and not compact else None,
+        "table": decision_table_view(step, grouped=grouped) if step and not compact else None,
         "messages": _prompt_messages(step.get("messages") or []) if not compact else [],
         "prompt_label": _PROMPT_LABELS.get(str(frame.get("prompt_source") or ""), "not available"),
         "show_pins": bool(frame.get("pins")) or not compact,
@@ -93,16 +93,26 @@ def frame_html(frame: Frame) -> str:
     return render_macro(R, "frame", frame_view(frame))
 
 
-def replay_html(frames: Sequence[Frame], *, uid: str, selected: int | None = None, include_style: bool = True) -> str:
-    """A scrubber over ``frames`` that switches with CSS only (no kernel, no JavaScript)."""
+def replay_html(frames: Sequence[Frame], *, uid: str, selected: int | None = None, include_style: bool = True,
+                grouped: bool = False) -> str:
+    """A scrubber over ``frames`` that switches with CSS only (no kernel, no JavaScript).
+
+    ``grouped``: each decision table with its runs of rows decided alike as one line (see
+    :func:`~.turn.decision_table_view`): what the report uses, so a long run's page grows with its
+    turns, not with turns times history."""
     from .md import highlight_css
 
-    views = [frame_view(f) for f in frames]
+    views = [frame_view(f, grouped=grouped) for f in frames]
     chosen = selected if selected is not None and 0 <= selected < len(frames) else len(frames) - 1
     html = render_macro(R, "scrubber", "arcana-rp-" + css_ident(uid), views, chosen, "")
     if not include_style:
         return html
     return render_macro("turn.html.j2", "style", CSS + "\n" + highlight_css(html)) + html
+
+
+def progress_html(text: str, done: int, total: int) -> str:
+    """A progress bar and what it measures (``%arcana_replay`` while it builds a long run's frames)."""
+    return render_macro(R, "progress", text, int(done), int(total))
 
 
 def counterfactual_html(recorded: Mapping[str, Any], alternative: Mapping[str, Any], *, label: str) -> str:

@@ -225,11 +225,50 @@ def _unchanged(d: Mapping[str, Any]) -> bool:
             and not d.get("recalled") and (d.get("source") or "history") in ("history", "input"))
 
 
-def decision_table_view(step: Mapping[str, Any], *, changed_only: bool = False) -> dict[str, Any]:
+GROUP_MIN = 4
+"""Runs of at least this many consecutive rows decided alike are one line in a grouped table."""
+
+
+def _group_key(d: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (d.get("outcome"), d.get("fidelity"), d.get("reason"), d.get("source") or "history", d.get("layer"),
+            bool(d.get("pinned")), bool(d.get("recalled")))
+
+
+def _grouped(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Runs of :data:`GROUP_MIN` or more rows with the same outcome, fidelity, reason, source and layer
+    become one ``{"group": ...}`` row: a long run's table stays as long as its decisions are varied."""
+    out: list[dict[str, Any]] = []
+    i = 0
+    while i < len(rows):
+        key = _group_key(rows[i]["d"])
+        j = i + 1
+        while j < len(rows) and _group_key(rows[j]["d"]) == key:
+            j += 1
+        if j - i >= GROUP_MIN:
+            run = [r["d"] for r in rows[i:j]]
+            first = run[0]
+            out.append({"group": {
+                "first": first.get("index"), "last": run[-1].get("index"), "count": j - i,
+                "roles": ", ".join(sorted({str(d.get("role")) for d in run})), "outcome": first.get("outcome"),
+                "fidelity": first.get("fidelity"), "reason": first.get("reason"),
+                "source": first.get("source") or "history", "layer": first.get("layer"),
+                "before": sum(_int(d.get("token_count_before")) for d in run),
+                "after": sum(_int(d.get("token_count_after")) for d in run),
+            }})
+        else:
+            out.extend(rows[i:j])
+        i = j
+    return out
+
+
+def decision_table_view(step: Mapping[str, Any], *, changed_only: bool = False, grouped: bool = False
+                        ) -> dict[str, Any]:
     """The per-message decision table with each sent message's text on demand.
 
     ``changed_only``: only the messages the builder did something to (compressed, dropped,
     summarised, pinned, recalled, sections), then one line for the rest (the notebook's copy).
+    ``grouped``: runs of rows decided alike as one line each, without the messages' text (the
+    report's replay: the prompt is shown beside it, and a long run has thousands of rows per turn).
     """
     decision = _map(step.get("decision"))
     sent = step.get("messages") if isinstance(step.get("messages"), list) else []
@@ -245,7 +284,8 @@ def decision_table_view(step: Mapping[str, Any], *, changed_only: bool = False) 
         "utilization": decision.get("utilization_before"), "digest": step.get("request_digest") or "–",
         "notes": [str(n) for n in notes] if isinstance(notes, list) else [],
         "summary": decision.get("summary"),
-        "rows": [{"d": d, "cell": _message_cell(d, sent or [])} for d in shown],
+        "rows": _grouped([{"d": d, "cell": None} for d in shown]) if grouped
+        else [{"d": d, "cell": _message_cell(d, sent or [])} for d in shown],
         "rest": rest,
         "counting": counting_text(step.get("counting")),
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,17 +140,35 @@ def _where(run: NotebookRun, notebook: Path) -> str:
     return run.path.relative_to(notebook.parent).as_posix()
 
 
-def render_report(notebook: Path, nb: Any, *, verification: VerifyResult | None = None) -> str:
+ReportProgress = Callable[[str, int, int], None]
+"""``progress(what, done, total)``: what the report is doing (``"replay <run> (<agent>)"`` with the
+turns done so far, then ``"page"``), for a caller that shows it (``arcana report`` on stderr)."""
+
+
+def _turns_progress(progress: ReportProgress | None, what: str) -> Callable[[int, int], None] | None:
+    if progress is None:
+        return None
+    report = progress
+
+    def turns(done: int, total: int) -> None:
+        report(what, done, total)
+
+    return turns
+
+
+def render_report(notebook: Path, nb: Any, *, verification: VerifyResult | None = None,
+                  progress: ReportProgress | None = None) -> str:
     """The report page as one HTML string."""
     notebook = Path(notebook).resolve()
     embedded = EmbeddedTraces(nb)
     try:
-        return _render(notebook, nb, embedded, verification)
+        return _render(notebook, nb, embedded, verification, progress)
     finally:
         embedded.cleanup()
 
 
-def _render(notebook: Path, nb: Any, embedded: EmbeddedTraces, verification: VerifyResult | None) -> str:
+def _render(notebook: Path, nb: Any, embedded: EmbeddedTraces, verification: VerifyResult | None,
+            progress: ReportProgress | None = None) -> str:
     runs = locate_runs(notebook, nb, embedded)
     summaries: list[RunSummary] = []
     replays: list[dict[str, Any]] = []
@@ -172,7 +191,8 @@ def _render(notebook: Path, nb: Any, embedded: EmbeddedTraces, verification: Ver
             if run.run_id in shown:
                 replays.append({**entry, "kind": "shown", "text": shown[run.run_id]})
                 continue
-            frames = build_frames(run.path, run.run_id, agent=run.agent, reader=reader)
+            frames = build_frames(run.path, run.run_id, agent=run.agent, reader=reader,
+                                  progress=_turns_progress(progress, f"replay {run.run_id} ({run.agent})"))
         except ArcanaError as exc:
             replays.append({**entry, "kind": "error", "text": str(exc)})
             continue
@@ -181,7 +201,7 @@ def _render(notebook: Path, nb: Any, embedded: EmbeddedTraces, verification: Ver
             continue
         replays.append({**entry, "kind": "replay",
                         "html": render.replay_html(frames, uid=f"{run.agent}-{uuid.uuid4().hex[:6]}",
-                                                   include_style=False)})
+                                                   include_style=False, grouped=True)})
     total = RunSummary(run_id="", agent="")
     for s in summaries:
         for name in ("turns", "input_tokens", "output_tokens", "primitive_calls", "tool_calls", "errors"):
@@ -212,6 +232,8 @@ def _render(notebook: Path, nb: Any, embedded: EmbeddedTraces, verification: Ver
     if verification is not None:
         verify = {"ok": verification.ok, "summary": verification.summary(), "seconds": verification.seconds,
                   "errors": list(verification.errors), "checks": list(verification.checks)}
+    if progress is not None:
+        progress("page", 0, 1)
     body = mask_secrets(strip_external(notebook_body_html(nb)))  # the notebook's own cells: masked like the rest
     page = render_template(
         "report.html.j2",
@@ -233,7 +255,7 @@ def _render(notebook: Path, nb: Any, embedded: EmbeddedTraces, verification: Ver
 
 
 def build_report(notebook: str | Path, *, output: str | Path | None = None, verify: bool = False,
-                 timeout: int = 600, embed: bool = False) -> Path:
+                 timeout: int = 600, embed: bool = False, progress: ReportProgress | None = None) -> Path:
     """Write the report of ``notebook`` (default ``NOTEBOOK.report.html`` beside it); returns its path.
 
     ``embed=True`` first stores the notebook's traces in its own metadata (see :mod:`.embed`).
@@ -247,11 +269,11 @@ def build_report(notebook: str | Path, *, output: str | Path | None = None, veri
     verification = None
     if verify:
         verification = verify_notebook(path, timeout=timeout)
-    return write_report(path, nb, output=output, verification=verification)
+    return write_report(path, nb, output=output, verification=verification, progress=progress)
 
 
 def write_report(notebook: Path, nb: Any, *, output: str | Path | None = None,
-                 verification: VerifyResult | None = None) -> Path:
+                 verification: VerifyResult | None = None, progress: ReportProgress | None = None) -> Path:
     out = Path(output) if output is not None else notebook.with_name(notebook.stem + ".report.html")
-    out.write_text(render_report(notebook, nb, verification=verification), encoding="utf-8")
+    out.write_text(render_report(notebook, nb, verification=verification, progress=progress), encoding="utf-8")
     return out

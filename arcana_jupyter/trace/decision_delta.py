@@ -139,3 +139,117 @@ class DeltaEncoder:
         rows = decision["decisions"]
         self._base = (event_id, rows, columns(rows))
         self._since = 0
+
+
+def _resolve_columns(delta: dict[str, Any], base_rows: Sequence[dict[str, Any]],
+                     base_cols: dict[str, list[Any]]) -> tuple[dict[str, list[Any]], list[list[int]]]:
+    """The delta's columns resolved against the base (as :func:`resolve_decision` resolves them, with
+    slices), and the ranges of positions where *every* column equals the base's (clamped to it)."""
+    count = int(delta["count"])
+    base_id = delta.get("base")
+    cols: dict[str, list[Any]] = {}
+    common: list[list[int]] | None = None
+    for key, spec in delta["columns"].items():
+        base_col = base_cols.get(key, [])
+        values = spec["values"]
+        col: list[Any] = []
+        pos = vi = 0
+        ranges = []
+        for a, b in sorted(spec["same"]):
+            if pos < a:
+                if vi + (a - pos) > len(values):
+                    raise ValueError(f"decision delta against {base_id}: column {key!r} has fewer values than "
+                                     "its ranges need")
+                col.extend(values[vi:vi + a - pos])
+                vi += a - pos
+            piece = base_col[a:b]
+            if piece:
+                start = len(col)
+                ranges.append([start, start + len(piece), a])
+            col.extend(piece)
+            pos = b
+        col.extend(values[vi:])
+        if len(col) != count:
+            raise ValueError(f"decision delta against {base_id}: column {key!r} resolves to {len(col)} "
+                             f"values, expected {count}")
+        cols[key] = col
+        # positions (in the result) copied from the base at the same position: only those can share its row
+        aligned = [[s, e] for s, e, a in ranges if s == a]
+        common = aligned if common is None else _intersect(common, aligned)
+    return cols, common or []
+
+
+def _intersect(left: list[list[int]], right: list[list[int]]) -> list[list[int]]:
+    out: list[list[int]] = []
+    i = j = 0
+    while i < len(left) and j < len(right):
+        a, b = max(left[i][0], right[j][0]), min(left[i][1], right[j][1])
+        if a < b:
+            out.append([a, b])
+        if left[i][1] < right[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+class DecisionResolver:
+    """Resolves the decisions of one trace in file order, cheaply: what the frame builder uses.
+
+    :func:`resolve_decision` builds every row of a delta afresh; here the rows a delta copies from its
+    base unchanged (every column equal at the same position) are the base's own row objects, so a
+    decision costs the rows that changed plus a list copy, and consecutive decisions share their
+    unchanged rows (``a is b``: a turn-to-turn diff skips them). Bases are kept as they are resolved
+    (a keyframe's rows and columns); callers must not mutate the rows they get.
+    """
+
+    def __init__(self, load_base: Callable[[str], dict[str, Any] | None], keep: int = 4) -> None:
+        self._load = load_base
+        self._keep = keep
+        # event id -> (rows, columns, the rows' keys when every row has exactly those, in that order)
+        self._bases: dict[str, tuple[list[dict[str, Any]], dict[str, list[Any]], list[str] | None]] = {}
+
+    def remember(self, event_id: str, decision: dict[str, Any]) -> None:
+        """A full decision just read (a keyframe): later deltas against it use its rows."""
+        rows = decision.get("decisions")
+        if isinstance(rows, list) and event_id not in self._bases:
+            try:
+                cols = columns(rows)
+            except (KeyError, TypeError):
+                return  # not rows of one shape: resolve_decision's own path says what is wrong
+            keys = list(rows[0]) if rows else []
+            uniform = keys if all(list(r) == keys for r in rows) else None
+            self._bases[event_id] = (rows, cols, uniform)
+            while len(self._bases) > self._keep:
+                self._bases.pop(next(iter(self._bases)))
+
+    def resolve(self, decision: dict[str, Any]) -> dict[str, Any]:
+        """``resolve_decision(decision)``, equal in value; raises ``ValueError`` as it does."""
+        delta = decision.get("decisions_delta")
+        if not delta:
+            return decision
+        base_id = delta["base"]
+        base = self._bases.get(base_id)
+        if base is None:
+            loaded = self._load(base_id)
+            if loaded is None or loaded.get("decisions") is None:
+                raise ValueError(f"decision delta refers to {base_id}, which is not a full decision in this trace")
+            self.remember(base_id, loaded)
+            base = self._bases.get(base_id)
+            if base is None:
+                return resolve_decision(decision, lambda _id: loaded)
+        base_rows, base_cols, uniform = base
+        cols, common = _resolve_columns(delta, base_rows, base_cols)
+        keys = list(cols)
+        count = int(delta["count"])
+        same_keys = uniform is not None and uniform == keys
+        rows: list[dict[str, Any]] = []
+        pos = 0
+        for a, b in (common if same_keys else []):
+            rows.extend({k: cols[k][i] for k in keys} for i in range(pos, a))
+            rows.extend(base_rows[a:b])
+            pos = b
+        rows.extend({k: cols[k][i] for k in keys} for i in range(pos, count))
+        full = {k: v for k, v in decision.items() if k != "decisions_delta"}
+        full["decisions"] = rows
+        return full

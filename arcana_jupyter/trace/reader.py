@@ -25,7 +25,7 @@ import os
 import stat
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -45,7 +45,7 @@ from ..schema.events import (
     TurnEndMetadata,
 )
 from ..schema.pins import Pin, PinChange, fold_pins
-from .decision_delta import resolve_decision
+from .decision_delta import DecisionResolver, resolve_decision
 from .events import TraceEvent
 from .recorded_prompt import PromptReplay, PromptSnapshot
 
@@ -53,6 +53,18 @@ HISTORY_EVENTS = ("user_message", "llm_call", "tool_call")
 _CHUNK = 1 << 20
 SHARED_INDEXES = 64
 """How many file indexes the process-wide cache keeps (least recently used dropped first)."""
+
+
+class DecisionRecord(NamedTuple):
+    """One ``context_decision`` as :meth:`TraceReader.decision_records` yields it."""
+
+    turn: int | None
+    step: int
+    event_id: str
+    position: int
+    """The entry number in its file (pin changes recorded before it have a lower ``position``)."""
+    line: int
+    metadata: dict[str, Any]
 
 
 class RunInfo(BaseModel):
@@ -111,6 +123,7 @@ class _FileIndex:
     by_turn: dict[tuple[str, int], list[int]] = field(default_factory=dict)
     turn_agents: dict[int, set[str]] = field(default_factory=dict)
     by_type: dict[str, list[int]] = field(default_factory=dict)
+    decision_at: dict[str, int] = field(default_factory=dict)  # context_decision event id -> entry (the first)
     agents: dict[str, int] = field(default_factory=dict)
     history: dict[str, dict[int, int]] = field(default_factory=dict)
     history_dupes: list[str] = field(default_factory=list)
@@ -488,6 +501,8 @@ class TraceReader:
                        obj.get("parent_id"), ts)
         idx.entries.append(entry)
         idx.by_type.setdefault(etype, []).append(position)
+        if etype == "context_decision":
+            idx.decision_at.setdefault(obj["event_id"], position)
         idx.agents[agent] = idx.agents.get(agent, 0) + 1
         if turn is not None:
             idx.by_turn.setdefault((agent, turn), []).append(position)
@@ -584,18 +599,61 @@ class TraceReader:
         if not isinstance(decision, dict) or not decision.get("decisions_delta"):
             return
 
-        def load_base(event_id: str) -> dict[str, Any] | None:
-            for p in idx.by_type.get("context_decision", []):
-                if idx.entries[p].event_id == event_id:
-                    raw = self._read_raw(idx, [p])
-                    return (raw[0].get("metadata") or {}).get("decision") if raw else None
-            return None
-
         try:
-            obj["metadata"]["decision"] = resolve_decision(decision, load_base)
+            obj["metadata"]["decision"] = resolve_decision(decision, lambda event_id: self._decision_of(idx, event_id))
         except (ValueError, KeyError, TypeError, AttributeError, IndexError, StopIteration) as exc:
             raise TraceError(f"{idx.path}: event {obj.get('event_id')}: the decision delta cannot be resolved "
                              f"({type(exc).__name__}: {exc})") from None
+
+    def _decision_of(self, idx: _FileIndex, event_id: str) -> dict[str, Any] | None:
+        """The recorded ``decision`` of the context_decision ``event_id`` (as written: maybe a delta)."""
+        p = idx.decision_at.get(event_id)
+        if p is None:
+            return None
+        raw = self._read_raw(idx, [p])
+        found = (raw[0].get("metadata") or {}).get("decision") if raw else None
+        return found if isinstance(found, dict) else None
+
+    def decision_records(self, run_id: str, agent: str | None = None) -> Iterator[DecisionRecord]:
+        """Every ``context_decision`` of ``agent`` in file order, each read once, its decision resolved
+        from the previous ones (:class:`~.decision_delta.DecisionResolver`): the frame builder's one pass.
+
+        The metadata is the raw JSON as written (not validated: the decision can be thousands of rows),
+        with ``decision.decisions`` the full list; unchanged rows are shared between consecutive
+        records, so treat them as read-only. A delta that cannot be resolved raises :class:`TraceError`.
+        """
+        idx = self._index(run_id)
+        name = self._resolve_agent(idx, run_id, agent)
+        positions = [p for p in idx.by_type.get("context_decision", []) if idx.entries[p].agent == name]
+        resolver = DecisionResolver(lambda event_id: self._decision_of(idx, event_id))
+        previous: list[Any] | None = None
+        for start in range(0, len(positions), 64):  # read in batches: contiguous ranges are merged
+            chunk = positions[start:start + 64]
+            for p, obj in zip(chunk, self._read_raw(idx, chunk), strict=True):
+                entry = idx.entries[p]
+                meta = obj.get("metadata")
+                meta = dict(meta) if isinstance(meta, dict) else {}
+                decision = meta.get("decision")
+                if isinstance(decision, dict):
+                    try:
+                        if decision.get("decisions_delta"):
+                            meta["decision"] = decision = resolver.resolve(decision)
+                        elif isinstance(decision.get("decisions"), list) and previous:
+                            # a keyframe: its rows equal to the previous decision's at the same place are
+                            # those objects, so sharing (and the turn-to-turn diff's shortcut) goes on
+                            rows = decision["decisions"]
+                            merged = [old if old == row else row for old, row in zip(previous, rows, strict=False)]
+                            meta["decision"] = decision = {**decision, "decisions": merged + rows[len(merged):]}
+                            resolver.remember(entry.event_id, decision)
+                        else:
+                            resolver.remember(entry.event_id, decision)
+                        if isinstance(decision.get("decisions"), list):
+                            previous = decision["decisions"]
+                    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+                        raise TraceError(f"{idx.path}:{entry.line}: event {entry.event_id}: the decision delta "
+                                         f"cannot be resolved ({type(exc).__name__}: {exc})") from None
+                yield DecisionRecord(turn=entry.turn, step=entry.step or 0, event_id=entry.event_id, position=p,
+                                     line=entry.line, metadata=meta)
 
     def events(
         self,
@@ -608,6 +666,15 @@ class TraceReader:
         """The run's events in file order, optionally only some types, one turn, one agent."""
         idx = self._index(run_id)
         return self._load(idx, self._select(idx, event_types=event_types, turn=turn, agent=agent))
+
+    def positioned_events(self, run_id: str, *, turn: int, agent: str,
+                          skip: Iterable[str] = ()) -> list[tuple[int, TraceEvent]]:
+        """The events of (``agent``, ``turn``) in file order with their entry numbers, leaving out the
+        types in ``skip`` (the frame builder reads the decisions through :meth:`decision_records`)."""
+        idx = self._index(run_id)
+        left_out = set(skip)
+        positions = [p for p in idx.by_turn.get((agent, turn), []) if idx.entries[p].event_type not in left_out]
+        return list(zip(positions, self._load(idx, positions), strict=True))
 
     def _select(
         self,
@@ -853,6 +920,13 @@ class TraceReader:
         return [p if p.tokens is not None or p.content is None
                 else p.model_copy(update={"tokens": self._count(idx, p.content)}) for p in live]
 
+    def pin_timeline(self, run_id: str, agent: str | None = None) -> PinTimeline:
+        """The pins of ``agent`` in effect at one decision after another, folded incrementally (see
+        :class:`PinTimeline`): what :meth:`active_pins` answers, for a walk over the run in file order."""
+        idx = self._index(run_id)
+        name = self._resolve_agent(idx, run_id, agent)
+        return PinTimeline(self, idx, name)
+
     def _count(self, idx: _FileIndex, text: str) -> int:
         if self._counter is None:
             from ..tokens import TokenCounter
@@ -873,6 +947,49 @@ class TraceReader:
             for key in self._seen:
                 self._indexes.pop(key, None)
             self._seen.clear()
+
+
+class PinTimeline:
+    """``active_pins(turn, step=...)`` for decisions visited in file order, in time linear in the run.
+
+    Each :meth:`at` folds only the pin changes recorded since the previous call (``fold_pins`` with the
+    pins so far) instead of every change from the start; a trace whose pin changes' turns ever go
+    down (a resumed or merged run) is answered by :meth:`TraceReader.active_pins`' own fold instead.
+    """
+
+    def __init__(self, reader: TraceReader, idx: _FileIndex, agent: str) -> None:
+        self._reader, self._idx, self._agent = reader, idx, agent
+        self._ops = list(idx.pin_ops.get(agent, []))
+        self._ordered = agent not in idx.pin_ops_unsorted
+        self._next = 0
+        self._pins: dict[str, Pin] = {}
+        self._tokens: dict[str, int] = {}
+
+    def at(self, turn: int, position: int) -> list[Pin]:
+        """The pins live at ``turn`` for the decision at entry ``position`` (changes recorded before it)."""
+        if not self._ordered:
+            return self._reader._active_pins(self._idx, self._agent, turn, self._step_of(position))
+        end = bisect.bisect_left(self._ops, position, lo=self._next, key=lambda c: c.position or 0)
+        if end > self._next:
+            folded = fold_pins(self._ops[self._next:end], pins=self._pins)
+            # an unpinned pin can come back only as a new pin, made by a later change: dropping it is the same
+            self._pins = {k: p for k, p in folded.items() if p.unpinned_turn is None}
+            self._next = end
+        out = []
+        for p in self._pins.values():
+            if p.unpinned_turn is not None or p.expired(turn) or (p.created_turn is not None and p.created_turn > turn):
+                continue
+            if p.tokens is None and p.content is not None:
+                key = p.event_id or p.pin_id
+                if key not in self._tokens:
+                    self._tokens[key] = self._reader._count(self._idx, p.content)
+                p = p.model_copy(update={"tokens": self._tokens[key]})
+            out.append(p)
+        return out
+
+    def _step_of(self, position: int) -> int | None:
+        step = self._idx.entries[position].step if 0 <= position < len(self._idx.entries) else None
+        return step or 0
 
 
 TRACE_DIR_SUFFIX = ".arcana"

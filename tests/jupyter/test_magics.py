@@ -176,6 +176,23 @@ def test_replay_magic_shows_a_css_scrubber_with_verified_digests(shell: Any) -> 
     assert "dropped" in html or "compressed" in html  # the small window forced decisions
 
 
+def test_replay_of_a_long_run_shows_progress_then_the_replay_in_its_place(shell: Any) -> None:
+    from arcana_jupyter.jupyter.replay_view import PROGRESS_MIN_TURNS, REPLAY_MIME_TYPE
+
+    start(shell, "--window 2000 --reserve 200 --no-tools")
+    chat = magics(shell).entry(None).chat
+    for i in range(PROGRESS_MIN_TURNS + 2):
+        chat.send_sync(f"question {i}")
+    with capture_output() as captured:
+        shell.run_line_magic("arcana_replay", "")
+    texts = [o.data.get("text/plain", "") for o in captured.outputs]
+    assert texts[0].startswith(f"arcana replay of run {chat.run_id}: building the frames, turn 0 of 52")
+    assert any("turn 52 of 52" in t for t in texts)
+    assert "<progress" in captured.outputs[0].data["text/html"]
+    assert REPLAY_MIME_TYPE in captured.outputs[-1].data  # the progress bar's display, updated to the replay
+    assert all(REPLAY_MIME_TYPE not in o.data for o in captured.outputs[:-1])
+
+
 def test_pins_magic_and_memory_off_message(shell: Any) -> None:
     start(shell, "--primitives pin")
     run_cell_magic(shell, "", "hello")

@@ -1,0 +1,169 @@
+"""Long runs: replay frames, the report, trace bytes and runtime overhead per turn, at several lengths.
+
+Run: ``python -m benchmarks.bench_frames`` (writes ``benchmarks/results/frames.md``;
+``--sizes 100,1000,5000`` for other lengths).
+
+Each size is one real session: ``Runtime`` with its default settings (engine mode, adaptive
+context) and an 8k window, the model a FunctionProvider that answers instantly (every 10th turn a
+tool call first, so the tool loop runs; every 25th turn the user pins a fact, and unpins it 10
+turns later), its trace written to a real file. Measured per size:
+
+- runtime overhead per turn (``chat.send`` wall time, the model's own time is nil): median over
+  the run and over its last 100 turns;
+- trace bytes per turn: the file's size over the turns, and the bytes the last 100 turns added;
+- ``build_frames`` of the whole run (what ``%arcana_replay`` and ``arcana report`` call), from a
+  fresh reader (the file is indexed first), with every turn's digest checked;
+- the report of a notebook whose output points at the run (``write_report``, no ``--verify``):
+  time and page size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import os
+import platform
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from arcana_jupyter.messages import Message, ToolCall
+from arcana_jupyter.providers.base import LLMRequest, LLMResponse, Usage
+from arcana_jupyter.providers.function import FunctionProvider
+from arcana_jupyter.runtime import Runtime, RuntimeConfig
+from benchmarks._machine import cpu_model
+
+REPLY = " ".join(["The analysis shows the numbers moved as expected across the regions this quarter."] * 4)
+
+
+def lookup(key: str) -> str:
+    """Look a key up."""
+    return f"value of {key}"
+
+
+def answer(request: LLMRequest) -> LLMResponse:
+    last = request.messages[-1]
+    usage = Usage(input_tokens=100, output_tokens=60)
+    if last.role == "user" and "lookup" in (last.content or ""):
+        call = ToolCall(id=f"c{len(request.messages)}", name="lookup", arguments='{"key": "k"}')
+        return LLMResponse(message=Message(role="assistant", tool_calls=(call,)), finish_reason="tool_calls",
+                           usage=usage)
+    return LLMResponse(message=Message(role="assistant", content=REPLY), usage=usage)
+
+
+async def record(turns: int, folder: Path) -> dict[str, Any]:
+    runtime = Runtime(config=RuntimeConfig(trace_dir=folder, total_window=8192), tools=[lookup],
+                      provider=FunctionProvider(answer))
+    times: list[float] = []
+    size_at: dict[int, int] = {}
+    async with runtime.chat() as chat:
+        pinned: dict[int, str] = {}
+        for i in range(1, turns + 1):
+            if i % 25 == 5:
+                pinned[i + 10] = str(chat.pin(f"fact {i}: region {i % 17} targets {i * 3}", label=f"f{i}")["pin_id"])
+            if i in pinned:
+                chat.unpin(pinned.pop(i))
+            text = (f"turn {i}: please lookup the figures for region {i % 17}" if i % 10 == 0
+                    else f"turn {i}: what changed in region {i % 17} since last week?")
+            start = time.perf_counter()
+            await chat.send(text)
+            times.append((time.perf_counter() - start) * 1000)
+            if i == turns - min(100, turns // 2):
+                size_at[0] = chat.trace_path.stat().st_size if chat.trace_path else 0
+        run_id, path = chat.run_id, chat.trace_path
+    assert path is not None
+    size = path.stat().st_size
+    last = min(100, turns // 2)
+    return {"run_id": run_id, "path": path, "size": size, "median_ms": statistics.median(times),
+            "last_ms": statistics.median(times[-last:]), "last": last,
+            "last_bytes": (size - size_at[0]) / last}
+
+
+def notebook_for(run: dict[str, Any], folder: Path) -> Path:
+    import nbformat
+
+    nb_path = folder / "long.ipynb"
+    traces = folder / "long.arcana"
+    traces.mkdir()
+    shutil.copy(run["path"], traces / run["path"].name)
+    meta = {"arcana": {"run_id": run["run_id"], "agent": "main", "turn": 1,
+                       "trace_path": f"long.arcana/{run['path'].name}"}}
+    cell = nbformat.v4.new_code_cell("%%arcana\nturn 1")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"text/plain": "turn 1"}, metadata=meta)]
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), nb_path)
+    return nb_path
+
+
+def measure(turns: int) -> dict[str, Any]:
+    from arcana_jupyter.jupyter.replay_view import build_frames
+    from arcana_jupyter.report.build import write_report
+    from arcana_jupyter.report.execute import read_notebook
+    from arcana_jupyter.trace.reader import TraceReader
+
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        t0 = time.perf_counter()
+        run = asyncio.run(record(turns, tmp / "traces"))
+        record_s = time.perf_counter() - t0
+        reader = TraceReader(run["path"].parent, shared=False)
+        t0 = time.perf_counter()
+        frames = build_frames(run["path"].parent, run["run_id"], reader=reader)
+        frames_s = time.perf_counter() - t0
+        verified = sum(1 for f in frames if f["digest_verified"] is True)
+        nb = notebook_for(run, tmp)
+        t0 = time.perf_counter()
+        out = write_report(nb, read_notebook(nb))
+        report_s = time.perf_counter() - t0
+        page = out.stat().st_size
+    return {**run, "turns": turns, "record_s": record_s, "frames_s": frames_s, "frames": len(frames),
+            "verified": verified, "report_s": report_s, "page": page}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--sizes", default="100,1000", help="comma-separated run lengths in turns")
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "frames.md")
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    load_start = os.getloadavg()
+    rows = []
+    results = []
+    for turns in sizes:
+        r = measure(turns)
+        results.append(r)
+        rows.append(f"| {turns:,} | {r['frames_s']:.2f} s ({r['frames_s'] / turns * 1000:.2f} ms/turn, "
+                    f"{r['verified']:,}/{r['frames']:,} digests verified) | {r['report_s']:.2f} s, "
+                    f"{r['page'] / 1e6:.1f} MB | {r['size'] / 1e6:.1f} MB | {r['size'] / turns / 1000:.1f} KB | "
+                    f"{r['last_bytes'] / 1000:.1f} KB | {r['median_ms']:.1f} ms | {r['last_ms']:.1f} ms |")
+        print(rows[-1], flush=True)
+    cmd = "python -m benchmarks.bench_frames" + ("" if args.sizes == "100,1000" else f" --sizes {args.sizes}")
+    machine = (f"{os.cpu_count()} CPUs (nproc), {cpu_model()}, Python {platform.python_version()}, "
+               f"{platform.system()} {platform.release()}")
+    head = ("| turns | `build_frames`, whole run (fresh reader) | report (no --verify): time, page | trace "
+            "| trace bytes per turn (whole run) | bytes per turn (last 100 turns) "
+            "| runtime overhead per turn, median | median of the last 100 turns |")
+    text = f"""# Long runs: frames, report, trace bytes, runtime overhead
+
+Command: `{cmd}`
+Date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}
+Machine: {machine}
+Load average (1 min) at start / end: {load_start[0]:.1f} / {os.getloadavg()[0]:.1f} — other work shared the machine.
+
+One real session per size (default settings: engine mode; 8k window; instant FunctionProvider; a
+tool call every 10th turn; a pin every 25 turns, unpinned 10 turns later).
+
+{head}
+| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |
+{chr(10).join(rows)}
+"""
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
