@@ -293,6 +293,9 @@ def _rebuild_recorded(
     counter = _counter(replay, model, counters)
     had_summarizer = _had_summarizer(replay)
     summary = replay.context_decision.summary
+    if summary is None and replay.context_decision.strategy == "llm_summarize" and any(
+            "no summary text" in n for n in replay.context_decision.notes):
+        summary = ""  # the summariser answered nothing: the live build dropped the folded turns, so does this
     calls: list[int] = []
     rebuilt = _build(
         history, replay, **rec_settings, model=model, counter=counter,
