@@ -41,7 +41,8 @@ def gemma3_gguf(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) ->
 
 
 def config(tmp_path: Path) -> RuntimeConfig:
-    return RuntimeConfig(trace_dir=tmp_path / "traces", total_window=2048, response_reserve=64, max_tokens=24,
+    # the README tour's window (1,024 tokens), as `%arcana_chat --window 1024` starts it
+    return RuntimeConfig(trace_dir=tmp_path / "traces", total_window=1024, response_reserve=64, max_tokens=24,
                          embeddings="off")
 
 
