@@ -32,7 +32,7 @@ from ..exceptions import ConfigError, ContextLengthError, ProviderError
 from ..messages import Message, ToolCall, ToolSpec, canonical_json
 from ..tokens import TokenCounter
 from .base import LLMRequest, LLMResponse, Provider, StreamChunk, Usage
-from .openai_compat import map_finish_reason
+from .openai_compat import count, map_finish_reason
 
 INSTALL_HINT = "pip install 'arcana-jupyter[local]'"
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -519,8 +519,8 @@ class LocalProvider(Provider):
                 tool_calls=calls,
             ),
             usage=Usage(
-                input_tokens=int(usage.get("prompt_tokens") or 0),
-                output_tokens=int(usage.get("completion_tokens") or 0),
+                input_tokens=count(usage.get("prompt_tokens")),
+                output_tokens=count(usage.get("completion_tokens")),
             ),
             finish_reason="tool_calls" if calls else map_finish_reason(choice.get("finish_reason")),
             model=self.model_name,
