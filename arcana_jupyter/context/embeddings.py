@@ -42,11 +42,6 @@ class Embedder(Protocol):
     """What the builder needs of an embedding model: a stable identity and unit vectors."""
 
     @property
-    def dimension(self) -> int:
-        """Length of every vector (384): what :class:`EmbeddingStore` checks cached vectors against."""
-        return int(self._w["embeddings.word_embeddings.weight"].shape[1])
-
-    @property
     def ident(self) -> str:
         """``name@version``: recorded in the builder settings, keys the cache."""
         ...
@@ -102,6 +97,11 @@ class MiniLMEmbedder:
             self._pool: Any = ThreadpoolController()
         except ImportError:  # pragma: no cover - threadpoolctl comes with the extra
             self._pool = None
+
+    @property
+    def dimension(self) -> int:
+        """Length of every vector (384): what :class:`EmbeddingStore` checks cached vectors against."""
+        return int(self._w["embeddings.word_embeddings.weight"].shape[1])
 
     @property
     def ident(self) -> str:
@@ -335,8 +335,9 @@ class EmbeddingStore:
     check out — torn (a process stopped mid-write, and another appended after it), foreign, or of
     the old unchecked format — is skipped and the reader resynchronises on the next magic, so every
     record written after it is still read. A vector whose length is not the embedder's
-    (``embedder.dimension`` when it says, else the length of the first vector it makes) is never
-    returned: the text is embedded again. One file per model.
+    (``embedder.dimension`` when it says, else the length of the first vector it makes here: an
+    embedder that does not say costs one embedding per store) is never returned: the text is
+    embedded again. One file per model.
     """
 
     def __init__(self, embedder: Embedder, directory: str | Path | None = None) -> None:
@@ -348,8 +349,8 @@ class EmbeddingStore:
         self._mem: dict[bytes, Any] = {}
         dim = getattr(embedder, "dimension", None)
         self.dimension: int | None = dim if isinstance(dim, int) and dim > 0 else None
-        """The length every vector must have: the embedder's ``dimension``; else the one length of every
-        record in the file, else (``None``) the length of the first vector the embedder makes."""
+        """The length every vector must have: the embedder's ``dimension`` when it says, else the length
+        of the first vector it makes in this store (that first text is always embedded, hit or not)."""
         self._declared = self.dimension is not None
         self.embedded = 0
         """Texts embedded by this store (cache misses)."""
@@ -387,9 +388,6 @@ class EmbeddingStore:
             pos = end + 4
             if raw[pos:pos + 4] != RECORD_MAGIC:
                 pos = raw.find(RECORD_MAGIC, pos)
-        lengths = {v.shape[0] for v in self._mem.values()}
-        if self.dimension is None and len(lengths) == 1:
-            self.dimension = lengths.pop()  # assumed until the embedder says otherwise
 
     def __len__(self) -> int:
         return len(self._mem)
@@ -409,7 +407,7 @@ class EmbeddingStore:
             vec = self._np.asarray(self.embedder.embed(text), dtype=self._np.float32).reshape(-1)
             self.seconds += time.perf_counter() - t0
             self.embedded += 1
-            if self.dimension is None or (vec.shape != (self.dimension,) and not self._declared):
+            if self.dimension is None:
                 self.dimension = int(vec.shape[0])  # what the embedder makes is the truth: drop the rest
                 self._mem = {k: v for k, v in self._mem.items() if v.shape == (self.dimension,)}
             elif vec.shape != (self.dimension,):

@@ -26,6 +26,7 @@ class ConceptEmbedder:
     """A small real embedder for tests: words mapped to concepts, hashed into 64 dimensions."""
 
     ident = "concepts@1"
+    dimension = 64
 
     def __init__(self) -> None:
         self.calls = 0
@@ -190,29 +191,35 @@ def test_dict_history_edited_in_place_is_not_mistaken_for_the_old_one():
 
 class WideEmbedder(ConceptEmbedder):
     """The same model name, vectors of another length (a file from another engine, or crafted)."""
+    dimension = 128
 
     def embed(self, text: str) -> np.ndarray:
         return np.concatenate([super().embed(text), np.zeros(64, dtype=np.float32)])
 
 
-class DeclaredEmbedder(ConceptEmbedder):
-    dimension = 64
+class UndeclaredEmbedder(ConceptEmbedder):
+    """Does not say its dimension: the store learns it from the first vector it makes."""
+
+    dimension = None  # type: ignore[assignment]
 
 
-@pytest.mark.parametrize("embedder", [ConceptEmbedder, DeclaredEmbedder])
+@pytest.mark.parametrize("embedder", [ConceptEmbedder, UndeclaredEmbedder])
 def test_hostile_17_cached_vectors_of_another_length_are_not_used(tmp_path, embedder) -> None:
     question = "Which animal did the family adopt?"
-    wide = WorkingSetBuilder(budget=TokenBudget(total_window=900), embedder=WideEmbedder(), embedding_cache=tmp_path)
-    wide.build(conversation(12), question)  # 12 turns cached at 128 floats under "concepts@1"
+    from arcana_jupyter.context.relevance import message_text
+
+    wide = EmbeddingStore(WideEmbedder(), tmp_path)
+    wide.many([message_text(m) for m in conversation(30)])  # 30 turns cached at 128 floats under "concepts@1"
     emb = embedder()
     builder = WorkingSetBuilder(budget=TokenBudget(total_window=900), embedder=emb, embedding_cache=tmp_path)
-    result = builder.build(conversation(20), question)  # before: ValueError (np.stack of 128s and 64s)
+    result = builder.build(conversation(), question)  # before: ValueError (np.stack of 128s and 64s)
     assert result.budget.used <= result.budget.available
     assert emb.calls > 0 and any("semantic (concepts@1)" in n for n in result.decision.notes)
     again = embedder()
     rebuilt = WorkingSetBuilder(budget=TokenBudget(total_window=900), embedder=again, embedding_cache=tmp_path)
-    assert rebuilt.build(conversation(20), question).digest("m") == result.digest("m")
-    assert again.calls == 0  # the re-embedded vectors were appended: the next build reads them all
+    assert rebuilt.build(conversation(), question).digest("m") == result.digest("m")
+    # the re-embedded vectors were appended: the next build reads them all (one probe if undeclared)
+    assert again.calls == (0 if embedder is ConceptEmbedder else 1)
 
 
 def test_hostile_18_records_after_a_torn_one_are_still_read(tmp_path) -> None:
