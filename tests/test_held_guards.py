@@ -1,15 +1,14 @@
 """Guards that held in the hostile pass, each without a test until now: keep them holding.
 
-(The other held guards have their tests where their code is: wrong-typed comm fields and lone
-surrogates in tests/jupyter/test_comm_hostile.py, ``-p`` literals in tests/cli/test_cli_hostile.py,
-503 and resetting collectors in tests/trace/test_otel_hostile.py; ``-f code`` never executing,
-out-of-range ``{In[n]}``, one retry per length refusal, wrong-typed ``prompt_tokens``, bad
-PostgreSQL URLs and hung collectors were tested already.)"""
+(The other held guards have their tests where their code is: wrong-typed comm fields, lone
+surrogates and a rename during a turn in tests/jupyter/test_comm_hostile.py, ``-p`` literals in
+tests/cli/test_cli_hostile.py, 503 and resetting collectors in tests/trace/test_otel_hostile.py;
+``-f code`` never executing, out-of-range ``{In[n]}``, one retry per length refusal, wrong-typed
+``prompt_tokens``, bad PostgreSQL URLs and hung collectors were tested already.)"""
 
 from __future__ import annotations
 
 import json
-import os
 import socket
 import threading
 from collections.abc import Iterator
@@ -17,18 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from IPython.utils.capture import capture_output
 from render.test_render import assert_safe, parse, sample_bundle
 from scripted_chat import say
 
 from arcana_jupyter import render
 from arcana_jupyter.exceptions import MemoryStoreError
-from arcana_jupyter.jupyter.comm import ArcanaComm
-from arcana_jupyter.jupyter.notebook_path import report_notebook_path
 from arcana_jupyter.memory import MemoryStore, Scope
 from arcana_jupyter.render import md
 from arcana_jupyter.trace.reader import TraceReader
-from tests.jupyter.conftest import magics, run_cell_magic, shell, turn_outputs  # noqa: F401 - shell: a fixture
 
 INERT = [
     r"$\href{javascript:alert(1)}{click}$ and $$\href{javascript:alert(2)}{x}$$",
@@ -120,38 +115,3 @@ def test_held_a_foreign_server_is_one_masked_line(not_postgres: int) -> None:
         MemoryStore(url, busy_timeout=0.5)
     message = str(err.value)
     assert "hunter2secret" not in message and "bob:[REDACTED]@" in message and "\n" not in message.strip()
-
-
-@pytest.fixture
-def fresh_path() -> Iterator[None]:
-    report_notebook_path(None)
-    yield
-    report_notebook_path(None)
-
-
-def test_held_a_rename_during_a_turn_keeps_every_event(shell: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                       fresh_path: None) -> None:
-    monkeypatch.setenv("ARCANA_NOTEBOOK", str(tmp_path / "Untitled.ipynb"))
-    (tmp_path / "Untitled.ipynb").write_text("{}")
-    answers: list[Any] = []
-
-    def renaming(request: Any) -> str:  # the provider is answering when JupyterLab renames the notebook
-        os.rename(tmp_path / "Untitled.ipynb", tmp_path / "tour.ipynb")
-        os.rename(tmp_path / "Untitled.arcana", tmp_path / "tour.arcana")
-        answers.append(ArcanaComm(magics(shell)).handle({"type": "path", "path": "tour.ipynb",
-                                                          "old_path": "Untitled.ipynb"}))
-        return "answered while renamed"
-
-    shell.user_ns["renaming"] = renaming
-    with capture_output():
-        shell.run_line_magic("arcana_chat", "--model fn:renaming")
-    out = turn_outputs(run_cell_magic(shell, "", "hello"))[-1]
-    chat = magics(shell).entry(None).chat
-    moved = tmp_path / "tour.arcana" / f"{chat.run_id}.jsonl"
-    assert answers and answers[0]["ok"] is True and chat.trace_path == moved
-    events = [json.loads(x) for x in moved.read_text().splitlines()]
-    kinds = [e["event_type"] for e in events]
-    assert kinds[0] == "run_start" and "turn_start" in kinds and kinds[-1] == "turn_end"
-    assert "llm_call" in kinds and events[-1]["metadata"]["reply"] == "answered while renamed"
-    assert out.metadata["arcana"]["trace_path"] == f"tour.arcana/{chat.run_id}.jsonl"
-    del shell.user_ns["renaming"]

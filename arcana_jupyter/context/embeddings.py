@@ -372,7 +372,7 @@ class EmbeddingStore:
         except FileNotFoundError:
             return
         pos = raw.find(RECORD_MAGIC)
-        while 0 <= pos and pos + 28 <= len(raw):
+        while pos >= 0 and pos + 28 <= len(raw):
             body = pos + 4
             (n,) = struct.unpack("<I", raw[body + 16:body + 20])
             end = body + 20 + 4 * n

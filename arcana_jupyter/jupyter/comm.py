@@ -150,7 +150,7 @@ class ArcanaComm:
             reply = self.handle(self._data(msg))
             if reply is not None:
                 comm.send(reply)
-        except Exception:  # noqa: BLE001 - a front end's message never prints a traceback in the kernel
+        except Exception:  # a front end's message never prints a traceback in the kernel
             return
 
     # ---- messages ------------------------------------------------------------------------------

@@ -79,7 +79,7 @@ class Calibration:
             wanted = float(ratio)
         except (OverflowError, TypeError, ValueError):
             wanted = MAX_RATIO
-        if not wanted == wanted:  # NaN
+        if wanted != wanted:  # NaN
             wanted = MAX_RATIO
         self.samples.append(min(MAX_RATIO, max(1.0, wanted)))
         self._update()

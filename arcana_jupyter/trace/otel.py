@@ -290,7 +290,7 @@ def bounded_transport() -> Any:
                                                             context=self._tls)
                 else:
                     conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=budget)
-            except Exception as exc:  # noqa: BLE001 - a bad certificate file: one failed export, counted
+            except Exception as exc:  # a bad certificate file: one failed export, counted
                 return Result(error=exc)
             fired = threading.Event()
 
@@ -311,10 +311,11 @@ def bounded_transport() -> Any:
                 body = response.read(MAX_RESPONSE_BYTES)  # the rest is never read: the connection closes
                 return Result(status_code=response.status, reason=response.reason, body=body,
                               header_map=response.headers)
-            except Exception as exc:  # noqa: BLE001 - the SDK counts a failed export
+            except Exception as exc:  # the SDK counts a failed export
+                error: Exception = exc
                 if fired.is_set():
-                    exc = TimeoutError(f"the collector did not answer within {budget:.1f}s")
-                return Result(error=exc)
+                    error = TimeoutError(f"the collector did not answer within {budget:.1f}s")
+                return Result(error=error)
             finally:
                 timer.cancel()
                 with contextlib.suppress(Exception):

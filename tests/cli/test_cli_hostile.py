@@ -83,7 +83,7 @@ def test_hostile_15_16_run_parameters_that_cannot_be_injected_are_one_line(
 
     nb = tmp_path / "nb.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 0")]), nb)
-    code, out, err = run(["run", str(nb), "-p", param], capsys)
+    code, _, err = run(["run", str(nb), "-p", param], capsys)
     assert code == 1 and says in one_error_line(err)
     assert not (tmp_path / "nb.arcana").exists()  # nothing ran
 

@@ -13,7 +13,6 @@ import pytest
 from IPython.utils.capture import capture_output
 
 from arcana_jupyter.jupyter.comm import MAX_TARGET_CHARS, ArcanaComm
-
 from arcana_jupyter.jupyter.notebook_path import report_notebook_path
 from arcana_jupyter.trace.writer import TraceWriter
 from tests.jupyter.conftest import echo, magics, run_cell_magic, turn_outputs
@@ -168,3 +167,31 @@ def test_held_wrong_typed_fields_and_lone_surrogates_are_answered_not_ok(shell: 
     answer = ArcanaComm(magics(shell)).handle(data)
     assert answer is not None and answer["ok"] is False
     json.dumps(answer)  # the answer itself can be sent
+
+
+def test_held_a_rename_during_a_turn_keeps_every_event(shell: Any, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ARCANA_NOTEBOOK", str(tmp_path / "Untitled.ipynb"))
+    (tmp_path / "Untitled.ipynb").write_text("{}")
+    answers: list[Any] = []
+
+    def renaming(request: Any) -> str:  # the provider is answering when JupyterLab renames the notebook
+        os.rename(tmp_path / "Untitled.ipynb", tmp_path / "tour.ipynb")
+        os.rename(tmp_path / "Untitled.arcana", tmp_path / "tour.arcana")
+        answers.append(ArcanaComm(magics(shell)).handle({"type": "path", "path": "tour.ipynb",
+                                                          "old_path": "Untitled.ipynb"}))
+        return "answered while renamed"
+
+    shell.user_ns["renaming"] = renaming
+    with capture_output():
+        shell.run_line_magic("arcana_chat", "--model fn:renaming")
+    out = turn_outputs(run_cell_magic(shell, "", "hello"))[-1]
+    chat = magics(shell).entry(None).chat
+    moved = tmp_path / "tour.arcana" / f"{chat.run_id}.jsonl"
+    assert answers and answers[0]["ok"] is True and chat.trace_path == moved
+    events = [json.loads(x) for x in moved.read_text().splitlines()]
+    kinds = [e["event_type"] for e in events]
+    assert kinds[0] == "run_start" and "turn_start" in kinds and kinds[-1] == "turn_end"
+    assert "llm_call" in kinds and events[-1]["metadata"]["reply"] == "answered while renamed"
+    assert out.metadata["arcana"]["trace_path"] == f"tour.arcana/{chat.run_id}.jsonl"
+    del shell.user_ns["renaming"]

@@ -88,7 +88,7 @@ def test_hostile_6_a_silent_server_gives_a_clear_error_within_the_deadline(postg
         assert time.monotonic() - start < 5  # the read deadline (1 s), not for ever
         assert "127.0.0.1" in str(err.value)
         start = time.monotonic()
-        with pytest.raises(MemoryStoreError, match="did not answer|connection timeout expired"):
+        with pytest.raises(MemoryStoreError, match=r"did not answer|connection timeout expired"):
             store.remember("fact", "never written", scope)
         assert time.monotonic() - start < 8  # connect_timeout (2 s) or the write deadline (1.5 s)
         proxy.silent.clear()

@@ -1,7 +1,8 @@
 """A misbehaving OTLP/HTTP collector on 127.0.0.1, on raw sockets (so it can answer as badly as it
 likes): ``ok`` (200, empty body), ``huge`` (200 with a ``size``-byte body, sent as fast as the client
-reads), ``drip`` (the answer two bytes at a time, every ``drip_every`` seconds, for ever), ``503`` and ``reset`` (the connection
-closed with RST). ``mode`` can change while it runs; ``sent`` counts the body bytes it managed to send."""
+reads), ``drip`` (the answer two bytes at a time, every ``drip_every`` seconds, for ever), ``503``
+and ``reset`` (the connection closed with RST). ``mode`` can change while it runs; ``sent`` counts
+the body bytes it managed to send."""
 
 from __future__ import annotations
 
@@ -63,7 +64,8 @@ class HostileCollector:
                 self.requests += 1
                 mode = self.mode
                 if mode == "ok":
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n")
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\n"
+                                 b"Content-Length: 0\r\n\r\n")
                     self.ok_answers += 1
                 elif mode == "503":
                     conn.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n")
