@@ -118,7 +118,11 @@ def _format(formatter: HtmlFormatter, tokens: Any) -> str:
 
 
 def _highlight_within(code: str, lexer: Any, deadline: _Deadline) -> str | None:
-    """``code`` highlighted, or ``None`` when it did not finish within the deadline."""
+    """``code`` highlighted, or ``None`` when it did not finish within the deadline.
+
+    Any exception counts as not finished: the alarm can land inside Pygments itself (a lexer that
+    compiles a sub-lexer's regexes on first use wraps our timeout in ``ValueError("uncompilable
+    regex")``), and a lexer may fail on odd input; the fence is then escaped text."""
     left = deadline.left()
     if left <= 0:
         return None
@@ -128,7 +132,7 @@ def _highlight_within(code: str, lexer: Any, deadline: _Deadline) -> str | None:
             return None
         try:
             return _format(formatter, _timed_tokens(lexer, code, deadline))
-        except _HighlightTimeout:
+        except Exception:  # the budget ran out, or the lexer failed: escaped text
             return None
     armed = [True]
 
@@ -145,7 +149,7 @@ def _highlight_within(code: str, lexer: Any, deadline: _Deadline) -> str | None:
             armed[0] = False
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
-    except _HighlightTimeout:
+    except Exception:  # _HighlightTimeout, also when Pygments wrapped it, or a lexer's own failure
         return None
 
 

@@ -217,3 +217,20 @@ def test_hostile_1_off_the_main_thread_only_short_fences_are_highlighted() -> No
     assert not thread.is_alive() and time.perf_counter() - start < md.HIGHLIGHT_SECONDS + 2
     assert '<span class="kt">int</span>' in out["short"]
     assert "<span" not in out["long"] and out["long"].count(" ") >= 4_000
+
+
+@pytest.mark.timeout(60)
+def test_hostile_1_the_alarm_inside_pygments_is_escaped_text_not_an_error(tmp_path: Any) -> None:
+    """A fresh process: JuliaLexer's regexes compile on first use, inside jlcon's highlighting, under the
+    alarm; Pygments wraps the timeout in ValueError("uncompilable regex"), which escaped the renderer."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("from arcana_jupyter.render import md\n"
+              "html = md.markdown_to_html('```jlcon\\njulia> x = 1\\n```\\n')\n"
+              "assert 'julia&gt; x = 1' in html, html\n"
+              "print('ok')\n")
+    env = {**os.environ, "ARCANA_MARKDOWN_HIGHLIGHT_MS": "1"}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=50)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
