@@ -26,6 +26,7 @@ import json
 import os
 import struct
 import unicodedata
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -96,6 +97,11 @@ class MiniLMEmbedder:
             self._pool: Any = ThreadpoolController()
         except ImportError:  # pragma: no cover - threadpoolctl comes with the extra
             self._pool = None
+
+    @property
+    def dimension(self) -> int:
+        """Length of every vector (384): what :class:`EmbeddingStore` checks cached vectors against."""
+        return int(self._w["embeddings.word_embeddings.weight"].shape[1])
 
     @property
     def ident(self) -> str:
@@ -315,11 +321,23 @@ def content_key(ident: str, text: str) -> bytes:
     return hashlib.sha256(f"{ident}\x00{text}".encode()).digest()[:16]
 
 
+RECORD_MAGIC = b"\x89AV2"
+"""Starts every record of the cache file, so a reader finds the next record after a torn one."""
+MAX_DIMENSION = 65_536
+"""A record claiming more floats than this is not a record (a torn or foreign one)."""
+
+
 class EmbeddingStore:
     """Vectors by ``(model, text)``, in memory and optionally in an append-only file.
 
-    File format: records of 16 key bytes + 4-byte little-endian length ``n`` + ``n`` float32s. A
-    torn last record (the process stopped mid-write) is ignored. One file per model.
+    File format: records of :data:`RECORD_MAGIC` + 16 key bytes + 4-byte little-endian length ``n`` +
+    ``n`` float32s + the CRC-32 (little-endian) of key, length and floats. A record that does not
+    check out — torn (a process stopped mid-write, and another appended after it), foreign, or of
+    the old unchecked format — is skipped and the reader resynchronises on the next magic, so every
+    record written after it is still read. A vector whose length is not the embedder's
+    (``embedder.dimension`` when it says, else the length of the first vector it makes here: an
+    embedder that does not say costs one embedding per store) is never returned: the text is
+    embedded again. One file per model.
     """
 
     def __init__(self, embedder: Embedder, directory: str | Path | None = None) -> None:
@@ -329,10 +347,17 @@ class EmbeddingStore:
         self.embedder = embedder
         self.ident = embedder.ident
         self._mem: dict[bytes, Any] = {}
+        dim = getattr(embedder, "dimension", None)
+        self.dimension: int | None = dim if isinstance(dim, int) and dim > 0 else None
+        """The length every vector must have: the embedder's ``dimension`` when it says, else the length
+        of the first vector it makes in this store (that first text is always embedded, hit or not)."""
+        self._declared = self.dimension is not None
         self.embedded = 0
         """Texts embedded by this store (cache misses)."""
         self.seconds = 0.0
         """Time spent embedding them."""
+        self.skipped = 0
+        """Records of the file that were skipped (torn, foreign) or vectors refused (another length)."""
         self.path: Path | None = None
         if directory is not None:
             slug = "".join(c if c.isalnum() or c in "-_." else "_" for c in self.ident)
@@ -346,15 +371,23 @@ class EmbeddingStore:
             raw = self.path.read_bytes()
         except FileNotFoundError:
             return
-        pos = 0
-        while pos + 20 <= len(raw):
-            key = raw[pos:pos + 16]
-            (n,) = struct.unpack("<I", raw[pos + 16:pos + 20])
-            end = pos + 20 + 4 * n
-            if end > len(raw):
-                break
-            self._mem[key] = np.frombuffer(raw, dtype=np.float32, count=n, offset=pos + 20).copy()
-            pos = end
+        pos = raw.find(RECORD_MAGIC)
+        while pos >= 0 and pos + 28 <= len(raw):
+            body = pos + 4
+            (n,) = struct.unpack("<I", raw[body + 16:body + 20])
+            end = body + 20 + 4 * n
+            ok = 0 < n <= MAX_DIMENSION and end + 4 <= len(raw)
+            if ok:
+                (crc,) = struct.unpack("<I", raw[end:end + 4])
+                ok = crc == zlib.crc32(raw[body:end])
+            if not ok:
+                self.skipped += 1
+                pos = raw.find(RECORD_MAGIC, pos + 1)
+                continue
+            self._mem[raw[body:body + 16]] = np.frombuffer(raw, dtype=np.float32, count=n, offset=body + 20).copy()
+            pos = end + 4
+            if raw[pos:pos + 4] != RECORD_MAGIC:
+                pos = raw.find(RECORD_MAGIC, pos)
 
     def __len__(self) -> int:
         return len(self._mem)
@@ -364,16 +397,28 @@ class EmbeddingStore:
 
         key = content_key(self.ident, text)
         vec = self._mem.get(key)
+        if vec is not None and (self.dimension is None or vec.shape != (self.dimension,)):
+            # not known to be of the embedder's length (a record of another dimension under the same
+            # model name): embedded again, which also teaches an embedder that does not say its length
+            self.skipped += 1
+            vec = None
         if vec is None:
             t0 = time.perf_counter()
-            vec = self._np.asarray(self.embedder.embed(text), dtype=self._np.float32)
+            vec = self._np.asarray(self.embedder.embed(text), dtype=self._np.float32).reshape(-1)
             self.seconds += time.perf_counter() - t0
             self.embedded += 1
+            if self.dimension is None:
+                self.dimension = int(vec.shape[0])  # what the embedder makes is the truth: drop the rest
+                self._mem = {k: v for k, v in self._mem.items() if v.shape == (self.dimension,)}
+            elif vec.shape != (self.dimension,):
+                raise ValueError(f"embedder {self.ident} made a vector of {vec.shape[0]} floats, not "
+                                 f"its dimension {self.dimension}")
             self._mem[key] = vec
             if self.path is not None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+                record = key + struct.pack("<I", len(vec)) + vec.tobytes()
                 with self.path.open("ab") as f:
-                    f.write(key + struct.pack("<I", len(vec)) + vec.tobytes())
+                    f.write(RECORD_MAGIC + record + struct.pack("<I", zlib.crc32(record)))
         return vec
 
     def many(self, texts: Sequence[str]) -> list[Any]:

@@ -20,6 +20,13 @@ From the front end:
   "ok", "message", ...state}``.
 
 Nothing a reader needs later goes over the comm: the notebook and the trace hold it all.
+
+Hostile messages (docs/SECURITY.md): a message that is not a JSON object, a field of the wrong type,
+a ``path`` with ``..`` or one that resolves (symlinks followed) outside the server's root, and an
+action ``target`` longer than :data:`MAX_TARGET_CHARS` are answered ``ok: false`` and change
+nothing, record nothing. Every user field an answer echoes is clipped (:func:`clip`). In the fallback
+trace folder (``notebook.arcana/``, shared by every kernel started in that directory) a rename moves
+only this kernel's own run files, never the folder.
 """
 
 from __future__ import annotations
@@ -33,6 +40,33 @@ from .notebook_path import FRONTEND, NotebookLocation, locate_notebook, report_n
 
 TARGET = "arcana"
 ACTIONS = ("unpin", "hydrate", "retract")
+MAX_TARGET_CHARS = 128
+"""The longest action target (a pin or object id) accepted; ids are a few dozen characters."""
+MAX_ECHO_CHARS = 80
+"""How much of a user field an answer repeats."""
+
+
+def clip(value: Any, limit: int = MAX_ECHO_CHARS) -> str:
+    """``repr(value)``, at most ``limit`` characters: the one rule for echoing what the front end sent."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 1]}… ({len(text):,} characters)"
+
+
+def _valid_text(value: Any, limit: int) -> bool:
+    """A non-empty string of at most ``limit`` characters, without control characters or lone surrogates."""
+    if not isinstance(value, str) or not value or len(value) > limit:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return not any(ord(c) < 32 or ord(c) == 127 for c in value)
+
+
+def _bad_relative(path: str) -> bool:
+    """``..`` (or an empty or ``.`` part) in a path the front end reported relative to its root."""
+    parts = path.lstrip("/").split("/")
+    return any(part in ("", ".", "..") for part in parts)
 
 
 def _kernel_running() -> bool:
@@ -44,6 +78,23 @@ def _kernel_running() -> bool:
         return False
 
 
+def server_root(path: str, old_path: str | None, root: str | None, current: NotebookLocation,
+                old_paths: list[str] | None = None) -> Path | None:
+    """The server's root as far as the kernel can tell (see :func:`absolute_notebook`); ``None``: unknown."""
+    if current.notebook is not None:
+        known = current.notebook.as_posix()
+        for candidate in (old_path, *(old_paths or []), path):
+            if candidate:
+                tail = "/" + candidate.lstrip("/")
+                if known.endswith(tail):
+                    return Path(known[: -len(tail)] or "/")
+    if root:
+        base = Path(os.path.expanduser(root))
+        if base.is_absolute():
+            return base
+    return None
+
+
 def absolute_notebook(path: str, old_path: str | None, root: str | None, current: NotebookLocation,
                       old_paths: list[str] | None = None) -> Path:
     """The absolute path of ``path`` (relative to the server's root), from what the kernel knows.
@@ -53,18 +104,8 @@ def absolute_notebook(path: str, old_path: str | None, root: str | None, current
     directory (where jupyter_server starts a notebook's kernel).
     """
     rel = PurePosixPath(path.lstrip("/"))
-    if current.notebook is not None:
-        known = current.notebook.as_posix()
-        for candidate in (old_path, *(old_paths or []), path):
-            if candidate:
-                tail = "/" + candidate.lstrip("/")
-                if known.endswith(tail):
-                    return Path(known[: -len(tail)] or "/") / rel
-    if root:
-        base = Path(os.path.expanduser(root))
-        if base.is_absolute():
-            return base / rel
-    return Path.cwd() / rel.name
+    base = server_root(path, old_path, root, current, old_paths)
+    return base / rel if base is not None else Path.cwd() / rel.name
 
 
 class ArcanaComm:
@@ -90,26 +131,41 @@ class ArcanaComm:
 
     def _on_open(self, comm: Any, msg: dict[str, Any]) -> None:
         self._attach(comm)
-        self._answer(comm, (msg.get("content") or {}).get("data") or {})
+        self._answer(comm, msg)
 
     def _attach(self, comm: Any) -> None:
         self.comms.append(comm)
-        comm.on_msg(lambda msg: self._answer(comm, (msg.get("content") or {}).get("data") or {}))
+        comm.on_msg(lambda msg: self._answer(comm, msg))
         comm.on_close(lambda _msg: self.comms.remove(comm) if comm in self.comms else None)
 
-    def _answer(self, comm: Any, data: dict[str, Any]) -> None:
-        reply = self.handle(data)
-        if reply is not None:
-            comm.send(reply)
+    @staticmethod
+    def _data(msg: Any) -> Any:
+        """The ``data`` of a comm message (``{}`` when there is none); not checked here: :meth:`handle` does."""
+        content = msg.get("content") if isinstance(msg, dict) else None
+        data = content.get("data") if isinstance(content, dict) else None
+        return {} if data is None else data
+
+    def _answer(self, comm: Any, msg: Any) -> None:
+        try:
+            reply = self.handle(self._data(msg))
+            if reply is not None:
+                comm.send(reply)
+        except Exception:  # a front end's message never prints a traceback in the kernel
+            return
 
     # ---- messages ------------------------------------------------------------------------------
-    def handle(self, data: dict[str, Any]) -> dict[str, Any] | None:
+    def handle(self, data: Any) -> dict[str, Any] | None:
         """Answer one message from the front end (``None``: nothing to answer)."""
+        if not isinstance(data, dict):
+            return {"type": None, "ok": False,
+                    "message": f"a message to the arcana comm is a JSON object, not {type(data).__name__}"}
         kind = data.get("type")
+        if not isinstance(kind, str):
+            kind = None
         try:
             if kind == "path" and data.get("path"):
                 old_paths = [str(p) for p in data.get("old_paths") or [] if isinstance(p, str)]
-                reply = self.notebook_path(str(data["path"]), data.get("old_path"), data.get("root"), old_paths)
+                reply = self.notebook_path(data["path"], data.get("old_path"), data.get("root"), old_paths)
             elif kind == "state":
                 reply = {"type": "state", **self.state(data.get("run_id"), data.get("agent"))}
             elif kind == "action":
@@ -117,9 +173,10 @@ class ArcanaComm:
             else:
                 return None
         except Exception as exc:  # a message must never take the kernel's cell down
-            reply = {"type": kind, "ok": False, "message": f"{type(exc).__name__}: {exc}"}
-        if data.get("request_id") is not None:
-            reply["request_id"] = data["request_id"]
+            reply = {"type": kind, "ok": False, "message": f"{type(exc).__name__}: {clip(str(exc), 300)}"}
+        request_id = data.get("request_id")
+        if isinstance(request_id, (str, int)) and not isinstance(request_id, bool) and len(str(request_id)) <= 200:
+            reply["request_id"] = request_id
         return reply
 
     def _user_ns(self) -> dict[str, Any]:
@@ -130,9 +187,24 @@ class ArcanaComm:
                       old_paths: list[str] | None = None) -> dict[str, Any]:
         """The notebook is (now) at ``path``: update the location and follow a moved trace folder."""
         old = locate_notebook(self._user_ns())
-        if not path.endswith(".ipynb"):
-            return {"ok": False, "message": f"{path} is not a notebook"}
-        report_notebook_path(absolute_notebook(path, old_path, root, old, old_paths))
+        if not _valid_text(path, 4096) or not path.endswith(".ipynb"):
+            return {"ok": False, "message": f"{clip(path)} is not a notebook"}
+        if _bad_relative(path):
+            return {"ok": False, "message": f"{clip(path)}: a notebook path relative to the server's root has no "
+                                            "'..', '.' or empty parts; nothing moved"}
+        old_path = old_path if isinstance(old_path, str) and not _bad_relative(old_path) else None
+        old_paths = [p for p in old_paths or [] if not _bad_relative(p)]
+        root = root if isinstance(root, str) else None
+        target = absolute_notebook(path, old_path, root, old, old_paths)
+        base = server_root(path, old_path, root, old, old_paths) or Path.cwd()
+        try:
+            inside = target.resolve().is_relative_to(base.resolve())
+        except (OSError, RuntimeError):
+            inside = False
+        if not inside:
+            return {"ok": False, "message": f"{clip(path)} resolves outside the server's root ({base}) through a "
+                                            "symbolic link; the kernel keeps the notebook where it was"}
+        report_notebook_path(target)
         new = locate_notebook(self._user_ns())
         moved: list[dict[str, str]] = []
         for entry in list(getattr(self.magics, "sessions", {}).values()):
@@ -156,9 +228,13 @@ class ArcanaComm:
         if own != old.trace_dir.resolve():
             return moved  # a trace folder of another name: it stays where it is
         target = new.trace_dir / Path(path).name
-        if not target.exists() and own.is_dir() and not new.trace_dir.exists() and (
-            old.notebook is None or not old.notebook.exists()
-        ):
+        if old.notebook is None:
+            # The fallback folder (notebook.arcana/) is shared by every kernel started in this
+            # directory: move only this session's own file, never the folder with other kernels' runs.
+            if not target.exists() and Path(path).is_file():
+                new.trace_dir.mkdir(parents=True, exist_ok=True)
+                os.rename(path, target)
+        elif not target.exists() and own.is_dir() and not new.trace_dir.exists() and not old.notebook.exists():
             # The notebook was renamed before the front end could move its folder (the extension
             # was loaded after the rename): move it here.
             os.rename(own, new.trace_dir)
@@ -186,13 +262,18 @@ class ArcanaComm:
 
     def action(self, data: dict[str, Any]) -> dict[str, Any]:
         name, target = data.get("action"), data.get("target")
-        if name not in ACTIONS or not isinstance(target, str) or not target:
-            return {"ok": False, "message": f"unknown action {name!r} (known: {', '.join(ACTIONS)}) or no target"}
+        if name not in ACTIONS:
+            return {"ok": False, "message": f"unknown action {clip(name)} (known: {', '.join(ACTIONS)})"}
+        if not _valid_text(target, MAX_TARGET_CHARS):
+            return {"ok": False, "message": f"{name}: the target must be an id of 1 to {MAX_TARGET_CHARS} printable "
+                                            f"characters, not {clip(target)}; nothing was done or recorded"}
         entry = self._entry(data.get("run_id"), data.get("agent"))
         if entry is None:
             return {"ok": False, "live": False, "message": "this run is not open in the kernel (read-only)"}
         result = dict(getattr(entry.chat, name)(target))
-        ok = result.get("ok", True) is not False
+        ok = result.get("ok", True) is not False and result.get("unpinned", True) is not False
+        if not ok and not result.get("message") and result.get("reason"):
+            result.setdefault("message", str(result["reason"]).replace("_", " "))
         message = str(result.get("message") or result.get("note") or result.get("error") or "")
         return {"ok": ok,
                 "message": f"{name} {target}: {'done' if ok else 'failed'}" + (f" — {message}" if message else ""),

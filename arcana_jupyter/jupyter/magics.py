@@ -548,11 +548,18 @@ def code_blocks(text: str) -> list[str]:
     return render_md.code_blocks(text)
 
 
+PYTHON_FENCES = ("", "python", "py", "python3", "py3", "ipython", "ipython3", "ipy")
+"""Fence languages ``%%arcana -f code`` copies into the new (Python) cell; an untagged fence counts."""
+
+
 def reply_code(text: str) -> str:
-    """What ``%%arcana -f code`` puts into the new cell: the reply's fenced code blocks (joined by a
-    blank line), else — a reply that is bare code — the whole reply."""
-    blocks = [b for b in code_blocks(text) if b.strip()]
-    return "\n\n".join(blocks) if blocks else (text or "").strip()
+    """What ``%%arcana -f code`` puts into the new cell: the reply's Python (or untagged) fenced code
+    blocks, joined by a blank line — never a ``bash``, ``json`` or other fence, which a Python cell
+    would not run as meant — else, a reply with no fence at all (bare code), the whole reply."""
+    fences = [(lang, code) for lang, code in render_md.code_fences(text) if code.strip()]
+    if fences:
+        return "\n\n".join(code for lang, code in fences if lang in PYTHON_FENCES)
+    return (text or "").strip()
 
 
 class ReplyText(str):

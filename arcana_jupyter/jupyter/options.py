@@ -84,7 +84,28 @@ class CellOptions(TurnOptions):
     def _identifier(cls, value: str | None) -> str | None:
         if value is not None and (not value.isidentifier() or keyword.iskeyword(value)):
             raise ValueError(f"--out {value!r} is not a Python variable name")
+        if value is not None and reserved_name(value):
+            raise ValueError(f"--out {value!r} would replace a name Python or IPython needs ({reserved_name(value)}); "
+                             "choose another variable name, such as reply")
         return value
+
+
+_IPYTHON_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "display", "_ih", "_oh", "_dh", "_",
+                            "__", "___", "_i", "_ii", "_iii", "_exit_code"})
+_IPYTHON_NUMBERED = re.compile(r"_i{0,3}\d+")
+
+
+def reserved_name(name: str) -> str | None:
+    """Why ``name`` may not be overwritten by ``--out`` (``None``: it may)."""
+    import builtins
+
+    if name.startswith("__") and name.endswith("__"):
+        return "a special name"
+    if name in _IPYTHON_NAMES or _IPYTHON_NUMBERED.fullmatch(name):
+        return "IPython's own"
+    if hasattr(builtins, name):
+        return "a built-in"
+    return None
 
 
 class ReplayOptions(BaseModel):
@@ -103,14 +124,24 @@ class ExportOptions(BaseModel):
     embed: bool = False
 
 
+MAX_FORMAT_WIDTH = 10_000
+"""The largest width or precision a ``{x:...}`` format spec may ask for (``{x:>3000000000}`` would
+allocate gigabytes)."""
+
+
+class _UnknownName(KeyError):
+    """A ``{name}`` that is not in the notebook's namespace (not a missing key *inside* a value)."""
+
+
 class _Namespace(dict[str, Any]):
     """The notebook namespace for ``str.format``: a missing name is a clear error."""
 
     def __missing__(self, key: str) -> Any:
-        raise KeyError(key)
+        raise _UnknownName(key)
 
 
-_HISTORY_FIELD = re.compile(r"(In|Out|Err)\[\s*(\d+)\s*\](.*)", re.DOTALL)
+_HISTORY_FIELD = re.compile(r"(In|Out|Err)\[\s*(-?\d+)\s*\](.*)", re.DOTALL)
+_SPEC_NUMBER = re.compile(r"\d+")
 
 
 class _CellFormatter(string.Formatter):
@@ -121,6 +152,9 @@ class _CellFormatter(string.Formatter):
         self.inputs, self.outputs, self.errors = inputs, outputs, errors
 
     def _history(self, kind: str, n: int) -> Any:
+        if n < 0:
+            raise LookupError(f"{{{kind}[{n}]}}: cells are numbered from 1 (the number in [n] left of the cell); "
+                              "negative indexes are not supported")
         if kind == "In":
             if self.inputs is None or not 0 < n < len(self.inputs):
                 raise LookupError(f"{{In[{n}]}}: no cell {n} has run in this kernel yet")
@@ -143,6 +177,20 @@ class _CellFormatter(string.Formatter):
                     return value, field_name
                 return super().get_field("_" + rest, (), {"_": value})
         return super().get_field(field_name, args, kwargs)
+
+    def format_field(self, value: Any, format_spec: str) -> Any:
+        if any(int(n) > MAX_FORMAT_WIDTH for n in _SPEC_NUMBER.findall(format_spec)):
+            raise _FieldError(f"the format spec {format_spec[:40]!r} asks for more than {MAX_FORMAT_WIDTH:,} "
+                              "characters")
+        try:
+            return super().format_field(value, format_spec)
+        except Exception as exc:  # a value's own __format__ / __str__ may raise anything
+            raise _FieldError(f"formatting a {type(value).__name__} value failed: "
+                              f"{type(exc).__name__}: {str(exc)[:200]}") from None
+
+
+class _FieldError(Exception):
+    """A value could not be formatted (its ``__format__`` raised, or the spec is too wide)."""
 
 
 def error_text(exc: BaseException) -> str:
@@ -169,10 +217,13 @@ def interpolate(body: str, user_ns: Mapping[str, Any], *, inputs: Sequence[str] 
     formatter = _CellFormatter(inputs, outputs, errors)
     try:
         return formatter.vformat(body, (), _Namespace(user_ns))
+    except _FieldError as exc:
+        raise ValueError(f"cannot fill the cell's {{...}} fields: {exc}; write {{{{ and }}}} for literal braces") \
+            from None
     except LookupError as exc:
         if not isinstance(exc, KeyError | IndexError):
             raise ValueError(str(exc.args[0] if exc.args else exc)) from None
-        if isinstance(exc, KeyError) and isinstance(exc.args[0] if exc.args else None, str):
+        if isinstance(exc, _UnknownName) and isinstance(exc.args[0] if exc.args else None, str):
             raise KeyError(
                 f"{{{exc.args[0]}}} names no variable in the notebook; "
                 f"define it, or write {{{{ and }}}} for literal braces"
@@ -183,4 +234,9 @@ def interpolate(body: str, user_ns: Mapping[str, Any], *, inputs: Sequence[str] 
     except (ValueError, AttributeError, TypeError) as exc:
         raise ValueError(
             f"cannot fill the cell's {{...}} fields: {exc}; write {{{{ and }}}} for literal braces"
+        ) from None
+    except Exception as exc:  # a value's __getitem__ / __getattr__ may raise anything (and MemoryError)
+        raise ValueError(
+            f"cannot fill the cell's {{...}} fields: {type(exc).__name__}: {str(exc)[:200]}; "
+            "write {{ and }} for literal braces"
         ) from None

@@ -21,6 +21,15 @@ wait. A transient conflict (serialization failure, deadlock) re-runs the transac
 granted within ``write_deadline`` seconds (``lock_timeout``) is a clear
 :class:`~arcana_jupyter.exceptions.MemoryStoreError`, as on SQLite.
 
+A server that stops answering (a hung server, a proxy that went silent after connecting) never
+blocks a turn for ever: every statement runs under a client-side deadline — a watchdog timer that
+shuts the connection's socket down when it passes, so the blocked read returns at once — of
+:attr:`PostgresBackend.read_deadline` seconds for reads (``2 × busy_timeout``, at least 1 s: 10 s by
+default) and ``write_deadline + busy_timeout`` for a write transaction; the server's own
+``statement_timeout`` is set to the same, and TCP keepalives (``keepalives_idle``, ``tcp_user_timeout``)
+find a peer that vanished. Past the deadline: :class:`~arcana_jupyter.exceptions.MemoryStoreError`
+("did not answer within ..."), and the next call reconnects.
+
 The connection string is never shown as given: messages carry it with the password masked
 (:func:`~arcana_jupyter.memory.backend.masked`), and its password is registered as a secret, so
 traces and exceptions mask it too.
@@ -28,10 +37,13 @@ traces and exceptions mask it too.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import random
+import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache
 from typing import Any, TypeVar
 
@@ -194,6 +206,14 @@ def _import_psycopg() -> Any:
     return psycopg
 
 
+class _Silent(Exception):
+    """The server did not answer within the client-side deadline (internal: becomes a MemoryStoreError)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(seconds)
+        self.seconds = seconds
+
+
 class PostgresBackend(Backend):
     name = "postgresql"
     greatest = "greatest"
@@ -203,6 +223,8 @@ class PostgresBackend(Backend):
         register_secret(url_password(url))
         self.busy_timeout = busy_timeout
         self.write_deadline = write_deadline
+        self.read_deadline = max(1.0, 2 * busy_timeout)
+        """Seconds a read may wait for the server before the watchdog cuts the connection."""
         self.lock = threading.RLock()
         self.migrated_from = None
         self.digest_score_sql = ranking.digest_score_sql("postgresql").replace(":now", "?")
@@ -235,6 +257,11 @@ class PostgresBackend(Backend):
         kwargs: dict[str, Any] = {"autocommit": True}
         if "connect_timeout" not in url:
             kwargs["connect_timeout"] = max(2, int(min(self.busy_timeout * 2, 10)))
+        if "keepalives" not in url:  # a peer that vanished is noticed by the kernel's TCP stack
+            kwargs.update(keepalives=1, keepalives_idle=max(1, int(self.busy_timeout)), keepalives_interval=1,
+                          keepalives_count=3)
+        if "tcp_user_timeout" not in url:
+            kwargs["tcp_user_timeout"] = int(self._write_budget() * 1000)
         try:
             raw = psycopg.connect(url, **kwargs)
         except psycopg.ProgrammingError as exc:
@@ -245,15 +272,60 @@ class PostgresBackend(Backend):
                 raise MemoryStoreError(f"bad memory database URL {self.location}: {reason}") from exc
             raise MemoryStoreError(f"cannot connect to the memory database {self.location}: {reason}") from exc
         try:
-            raw.execute(f"SET lock_timeout = {int(self.write_deadline * 1000)}")
-            raw.execute("SET application_name = 'arcana-jupyter memory'")
-            # plan every statement for its values (psycopg prepares repeated ones): a generic plan made
-            # while a store is small, or blind to how common a query's words are, stays bad later
-            raw.execute("SET plan_cache_mode = force_custom_plan")
+            with self._deadline(raw, self.read_deadline):
+                raw.execute(f"SET lock_timeout = {int(self.write_deadline * 1000)}")
+                raw.execute(f"SET statement_timeout = {int(self._write_budget() * 1000)}")
+                raw.execute("SET application_name = 'arcana-jupyter memory'")
+                # plan every statement for its values (psycopg prepares repeated ones): a generic plan made
+                # while a store is small, or blind to how common a query's words are, stays bad later
+                raw.execute("SET plan_cache_mode = force_custom_plan")
+        except _Silent as exc:
+            raw.close()
+            raise self._silent(exc.seconds) from None
         except psycopg.Error as exc:
             raw.close()
             raise self._error(exc) from exc
         return PgConnection(raw)
+
+    def _write_budget(self) -> float:
+        return self.write_deadline + self.busy_timeout
+
+    @contextlib.contextmanager
+    def _deadline(self, raw: Any, seconds: float) -> Iterator[None]:
+        """Run the block under a client-side deadline: past it, the connection's socket is shut down
+        (the blocked read returns) and :class:`_Silent` is raised instead of whatever psycopg raised."""
+        fired = threading.Event()
+
+        def cut() -> None:
+            fired.set()
+            with contextlib.suppress(Exception):
+                dup = socket.socket(fileno=os.dup(raw.pgconn.socket))
+                try:
+                    dup.shutdown(socket.SHUT_RDWR)
+                finally:
+                    dup.close()
+
+        timer = threading.Timer(seconds, cut)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        except Exception:
+            if fired.is_set():
+                raise _Silent(seconds) from None
+            raise
+        finally:
+            timer.cancel()  # if it fired as the block finished, the answer is good; the next call reconnects
+
+    def _silent(self, seconds: float) -> MemoryStoreError:
+        conn = getattr(self, "_conn", None)
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                conn.raw.close()  # the next call reconnects
+        return MemoryStoreError(
+            f"the memory database {self.location} did not answer within {seconds:.0f}s (a hung server or a "
+            "silent network); nothing was read or written — try again"
+        )
 
     @property
     def conn(self) -> PgConnection:
@@ -279,11 +351,13 @@ class PostgresBackend(Backend):
             attempt = 0
             while True:
                 try:
-                    with conn.raw.transaction():
+                    with self._deadline(conn.raw, self._write_budget()), conn.raw.transaction():
                         conn.execute(
                             "SELECT pg_advisory_xact_lock(?, hashtext(current_schema()))", (LOCK_NAMESPACE,)
                         )
                         return fn(conn)
+                except _Silent as exc:
+                    raise self._silent(exc.seconds) from None
                 except (errors.SerializationFailure, errors.DeadlockDetected) as exc:
                     if time.monotonic() < deadline:
                         attempt += 1
@@ -302,7 +376,10 @@ class PostgresBackend(Backend):
             for attempt in (1, 2):
                 conn = self.conn
                 try:
-                    return fn(conn)
+                    with self._deadline(conn.raw, self.read_deadline):
+                        return fn(conn)
+                except _Silent as exc:
+                    raise self._silent(exc.seconds) from None
                 except psycopg.OperationalError as exc:
                     if attempt == 1 and conn.raw.broken:
                         continue

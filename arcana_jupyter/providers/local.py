@@ -34,7 +34,7 @@ from ..messages import Message, ToolCall, ToolSpec, canonical_json
 from ..tokens import TOKENS_PER_MESSAGE, TokenCounter
 from .base import LLMRequest, LLMResponse, Provider, StreamChunk, Usage
 from .chat_templates import detect_shape, shape_for_model
-from .openai_compat import map_finish_reason
+from .openai_compat import count, map_finish_reason
 from .shaping import PromptShape, tool_call_text, tool_result_text
 
 INSTALL_HINT = "pip install 'arcana-jupyter[local]'"
@@ -572,8 +572,8 @@ class LocalProvider(Provider):
                 tool_calls=calls,
             ),
             usage=Usage(
-                input_tokens=int(usage.get("prompt_tokens") or 0),
-                output_tokens=int(usage.get("completion_tokens") or 0),
+                input_tokens=count(usage.get("prompt_tokens")),
+                output_tokens=count(usage.get("completion_tokens")),
             ),
             finish_reason="tool_calls" if calls else map_finish_reason(choice.get("finish_reason")),
             model=self.model_name,

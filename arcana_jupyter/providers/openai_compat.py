@@ -59,14 +59,19 @@ def parse_usage(data: Mapping[str, Any] | None) -> Usage:
     )
 
 
+MAX_COUNT = 10**15
+"""Token counts at or above this are wrong reports (no context window is a quadrillion tokens)."""
+
+
 def count(value: Any) -> int:
-    """A token count a server reported: a non-negative int, else 0 (``"abc"``, ``-3``, ``null``,
-    ``1e400``: a wrong-shaped count is not worth failing an answer for)."""
+    """A token count a server reported: a non-negative int below 10¹⁵, else 0 (``"abc"``, ``-3``,
+    ``null``, ``1e400``, an integer of 400 digits: a wrong-shaped count is not worth failing an answer
+    for, and no later arithmetic — pricing, calibration — overflows on it)."""
     if isinstance(value, bool):
         return 0
     if isinstance(value, int):
-        return max(0, value)
-    if isinstance(value, float) and value == value and abs(value) < 1e15:
+        return value if 0 <= value < MAX_COUNT else 0
+    if isinstance(value, float) and value == value and abs(value) < MAX_COUNT:
         return max(0, int(value))
     if isinstance(value, str) and value.strip().isdigit() and len(value) < 16:
         return int(value)

@@ -19,6 +19,16 @@ character on prose, up to ~12 µs on adversarial tables); block nesting deeper t
 :data:`MAX_NESTING` (markdown-it's ``maxNesting``, which would silently drop the rest) is shown the
 same way; code blocks longer than :data:`MAX_HIGHLIGHT_CHARS` are escaped without highlighting.
 Nothing here recurses on the input's depth, so no input raises ``RecursionError``.
+
+Highlighting is bounded in time, not only in size: some Pygments lexers are super-linear (a C or
+systemd fence of one long run of spaces costs O(n²) per token). The fences of one reply share a
+wall-clock budget (:data:`HIGHLIGHT_SECONDS`, measured with ``time.perf_counter``); a fence whose
+highlighting would overrun it, and every fence after the budget is spent, is shown as escaped
+plain text. On the main thread a one-shot ``ITIMER_REAL`` alarm stops a single slow regular
+expression mid-match (CPython's ``re`` checks for signals while it runs); elsewhere (another
+thread, or the alarm is in use) the budget is checked between tokens and only fences up to
+:data:`MAX_UNTIMED_HIGHLIGHT_CHARS` are highlighted, a size at which no Pygments lexer is slow
+(``benchmarks/results/markdown.md`` tries every lexer alias).
 """
 
 from __future__ import annotations
@@ -26,6 +36,9 @@ from __future__ import annotations
 import html
 import os
 import re
+import signal
+import threading
+import time
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -33,7 +46,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
-from pygments import highlight
+from pygments import format as pygments_format
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
@@ -59,7 +72,85 @@ Setting: ``ARCANA_MARKDOWN_MAX_NESTING``."""
 MAX_HIGHLIGHT_CHARS = _setting("ARCANA_MARKDOWN_MAX_HIGHLIGHT_CHARS", 20_000, 0)
 """Code blocks longer than this are escaped without Pygments highlighting.
 Setting: ``ARCANA_MARKDOWN_MAX_HIGHLIGHT_CHARS``."""
+HIGHLIGHT_SECONDS = _setting("ARCANA_MARKDOWN_HIGHLIGHT_MS", 250, 1) / 1000
+"""Wall-clock budget for highlighting the fences of one reply, in seconds; past it, fences are escaped text.
+Setting: ``ARCANA_MARKDOWN_HIGHLIGHT_MS`` (milliseconds)."""
+MAX_UNTIMED_HIGHLIGHT_CHARS = _setting("ARCANA_MARKDOWN_MAX_UNTIMED_HIGHLIGHT_CHARS", 1_000, 0)
+"""Where a slow regular expression cannot be interrupted (off the main thread, or ``SIGALRM`` in use),
+longer fences are escaped without highlighting. Setting: ``ARCANA_MARKDOWN_MAX_UNTIMED_HIGHLIGHT_CHARS``."""
 HIGHLIGHT_STYLE = "default"
+
+
+class _HighlightTimeout(Exception):
+    """The highlighting budget ran out (raised by the alarm or between tokens)."""
+
+
+class _Deadline:
+    """The time left for highlighting one reply's fences."""
+
+    def __init__(self, seconds: float) -> None:
+        self.end = time.perf_counter() + seconds
+
+    def left(self) -> float:
+        return self.end - time.perf_counter()
+
+
+def _alarm_usable() -> bool:
+    """A one-shot ``SIGALRM`` can interrupt us: main thread, no handler or timer of someone else."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        return False
+    try:
+        return signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN, None) and \
+            signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    except (ValueError, OSError):
+        return False
+
+
+def _timed_tokens(lexer: Any, code: str, deadline: _Deadline) -> Any:
+    for token in lexer.get_tokens(code):
+        if deadline.left() <= 0:
+            raise _HighlightTimeout
+        yield token
+
+
+def _format(formatter: HtmlFormatter, tokens: Any) -> str:
+    return str(pygments_format(tokens, formatter))
+
+
+def _highlight_within(code: str, lexer: Any, deadline: _Deadline) -> str | None:
+    """``code`` highlighted, or ``None`` when it did not finish within the deadline.
+
+    Any exception counts as not finished: the alarm can land inside Pygments itself (a lexer that
+    compiles a sub-lexer's regexes on first use wraps our timeout in ``ValueError("uncompilable
+    regex")``), and a lexer may fail on odd input; the fence is then escaped text."""
+    left = deadline.left()
+    if left <= 0:
+        return None
+    formatter = _formatter()
+    if not _alarm_usable():
+        if len(code) > MAX_UNTIMED_HIGHLIGHT_CHARS:
+            return None
+        try:
+            return _format(formatter, _timed_tokens(lexer, code, deadline))
+        except Exception:  # the budget ran out, or the lexer failed: escaped text
+            return None
+    armed = [True]
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        if armed[0]:
+            raise _HighlightTimeout
+
+    try:
+        previous = signal.signal(signal.SIGALRM, on_alarm)
+        try:
+            signal.setitimer(signal.ITIMER_REAL, left)
+            return _format(formatter, _timed_tokens(lexer, code, deadline))
+        finally:
+            armed[0] = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+    except Exception:  # _HighlightTimeout, also when Pygments wrapped it, or a lexer's own failure
+        return None
 
 
 def _esc(text: str) -> str:
@@ -99,7 +190,7 @@ def _render_heading_close(self: Any, tokens: Sequence[Token], idx: int, options:
     return f"</h{level}>\n"
 
 
-def _code(code: str, lang: str) -> str:
+def _code(code: str, lang: str, env: dict[str, Any] | None = None) -> str:
     cls = f' class="language-{_esc(_css_ident(lang))}"' if lang else ""
     body = _esc(code)
     if lang and len(code) <= MAX_HIGHLIGHT_CHARS:
@@ -108,7 +199,11 @@ def _code(code: str, lang: str) -> str:
         except ClassNotFound:
             lexer = None
         if lexer is not None:
-            body = highlight(code, lexer, _formatter())
+            env = {} if env is None else env
+            deadline = env.setdefault("arcana_highlight_deadline", _Deadline(HIGHLIGHT_SECONDS))
+            highlighted = _highlight_within(code, lexer, deadline)
+            if highlighted is not None:
+                body = highlighted
     lang_attr = f' data-lang="{_esc(lang)}"' if lang else ""
     return f'<pre class="arcana-code arcana-hl"{lang_attr}><code{cls}>{body}</code></pre>\n'
 
@@ -116,7 +211,7 @@ def _code(code: str, lang: str) -> str:
 def _render_fence(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
     token = tokens[idx]
     lang = token.info.strip().split(maxsplit=1)[0] if token.info.strip() else ""
-    return _code(token.content, lang)
+    return _code(token.content, lang, env)
 
 
 def _render_code_block(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
@@ -218,6 +313,12 @@ def code_blocks(text: str | None) -> list[str]:
     The same CommonMark parser as the rendering (fences in lists and quotes count), block rules only:
     linear, about 0.5–1.5 s per MB of adversarial input.
     """
+    return [code for _, code in code_fences(text)]
+
+
+def code_fences(text: str | None) -> list[tuple[str, str]]:
+    """``(language, code)`` of each fenced code block (language: the info string's first word, lower-case)."""
     if not text:
         return []
-    return [t.content.rstrip("\n") for t in _block_parser().parse(str(text)) if t.type == "fence"]
+    return [((t.info.strip().split(maxsplit=1) or [""])[0].lower(), t.content.rstrip("\n"))
+            for t in _block_parser().parse(str(text)) if t.type == "fence"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import datetime as _dt
+import keyword
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -46,12 +47,32 @@ def parse_parameters(items: Sequence[str]) -> dict[str, Any]:
             raise ArcanaError(f"-p {item!r}: write parameters as key=value")
         if not key.isidentifier():
             raise ArcanaError(f"-p {item!r}: {IDENTIFIER_HELP}")
+        if keyword.iskeyword(key):
+            raise ArcanaError(f"-p {item!r}: {key!r} is a Python keyword, not a variable name the notebook can use; "
+                              "rename the parameter")
         try:
             value: Any = ast.literal_eval(raw.strip())
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             value = raw
+        if not _round_trips(value):
+            raise ArcanaError(
+                f"-p {item[:200]!r}: {raw.strip()[:80]!r} is not a value a notebook cell can be given back "
+                f"(it parses as {str(value)[:80]}: a number too large for a float is infinite); pass a finite number, "
+                f"or quote it to pass the text: -p '{key}=\"{raw.strip()[:80]}\"'"
+            )
         out[key] = value
     return out
+
+
+def _round_trips(value: Any) -> bool:
+    """``repr(value)`` is a Python literal of the same value (``inf`` and ``nan`` are not)."""
+    if isinstance(value, str):
+        return True
+    try:
+        back = ast.literal_eval(repr(value))
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return bool(back == value) and type(back) is type(value)
 
 
 def parameters_source(parameters: Mapping[str, Any]) -> str:

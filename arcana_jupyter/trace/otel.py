@@ -24,6 +24,14 @@ and that were dropped from the queue (:meth:`OtelPipeline.stats`: the ``otel_exp
 ``run_end``). Spans are only queued on the caller's thread; the export runs on the processor's
 thread, so a dead or slow collector never slows a turn.
 
+The HTTP request itself goes through :func:`bounded_transport` (``http.client``): one export's
+request may take at most the export timeout *in wall-clock time* — a watchdog shuts the socket
+down when it passes, so a collector that drips its answer two bytes a second cannot hold the
+export thread (and every later span of the process) — and at most :data:`MAX_RESPONSE_BYTES` of
+the collector's answer are read (the exporter needs the status and a short message; a 200 MB body
+is never held). With a proxy (``HTTP(S)_PROXY``) or a credential-provider session configured, the
+SDK's own ``requests`` transport is used instead, without these two bounds.
+
 The SDK is the optional ``[otel]`` extra and is imported only when a pipeline is made; without it
 :func:`require_otel` raises :class:`OtelUnavailable` naming the install command.
 """
@@ -32,6 +40,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import contextlib
 import hashlib
 import json
 import logging
@@ -80,6 +89,8 @@ MAX_BATCH = 256
 SCHEDULE_DELAY_MS = 500
 FLUSH_TIMEOUT_S = 3.0
 """How long closing a session waits for its spans to leave; what has not left by then is ``pending``."""
+MAX_RESPONSE_BYTES = 64 * 1024
+"""Bytes of a collector's answer that are read; the rest is never received (the connection is closed)."""
 CONTENT_LIMIT = 32_000
 """Characters of one content attribute (messages, tool arguments and results); longer is cut."""
 
@@ -214,6 +225,111 @@ def _run_of(span: Any) -> str | None:
     return str(value) if value is not None else None
 
 
+# ---- the HTTP transport: a wall-clock deadline and a bounded answer --------------------------------
+def _sdk_transport_needed() -> bool:
+    """A proxy or a credential-provider session is configured: only the SDK's ``requests`` transport knows them."""
+    names = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "OTEL_PYTHON_EXPORTER_OTLP_HTTP_CREDENTIAL_PROVIDER",
+             "OTEL_PYTHON_EXPORTER_OTLP_HTTP_TRACES_CREDENTIAL_PROVIDER")
+    return any(os.environ.get(n) or os.environ.get(n.lower()) for n in names)
+
+
+def _tls_context() -> Any:
+    import ssl
+
+    def env(name: str) -> str | None:
+        return os.environ.get(f"OTEL_EXPORTER_OTLP_TRACES_{name}") or os.environ.get(f"OTEL_EXPORTER_OTLP_{name}")
+
+    context = ssl.create_default_context(cafile=env("CERTIFICATE"))
+    cert = env("CLIENT_CERTIFICATE")
+    if cert:
+        context.load_cert_chain(cert, env("CLIENT_KEY"))
+    return context
+
+
+def bounded_transport() -> Any:
+    """The exporter's HTTP transport (``None``: use the SDK's own, see the module docstring)."""
+    if _sdk_transport_needed():
+        return None
+    try:
+        from opentelemetry.exporter.http.transport._base import BaseHTTPResult, BaseHTTPTransport
+    except ImportError:  # another SDK layout: its own transport, unbounded
+        return None
+    import http.client
+    import socket
+    from dataclasses import dataclass as _dataclass
+    from dataclasses import field as _field
+    from urllib.parse import urlsplit
+
+    @_dataclass(frozen=True, slots=True)
+    class Result(BaseHTTPResult):  # type: ignore[misc]
+        body: bytes = b""
+        header_map: Any = _field(default=None, hash=False, compare=False)
+
+        def content(self) -> bytes:
+            return self.body
+
+        def headers(self) -> Any:
+            return self.header_map if self.header_map is not None else {}
+
+        def json(self) -> Any:
+            return json.loads(self.body)
+
+    class Bounded(BaseHTTPTransport):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self._tls: Any = None
+
+        def request(self, method: str, url: str, *, headers: dict[str, str] | None = None,
+                    timeout: float | None = None, data: bytes | None = None) -> Any:
+            budget = timeout if timeout is not None and timeout > 0 else EXPORT_TIMEOUT_S
+            parts = urlsplit(url)
+            try:
+                if parts.scheme == "https":
+                    if self._tls is None:
+                        self._tls = _tls_context()
+                    conn: Any = http.client.HTTPSConnection(parts.hostname or "", parts.port, timeout=budget,
+                                                            context=self._tls)
+                else:
+                    conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=budget)
+            except Exception as exc:  # a bad certificate file: one failed export, counted
+                return Result(error=exc)
+            fired = threading.Event()
+
+            def cut() -> None:
+                fired.set()
+                sock = conn.sock
+                if sock is not None:
+                    with contextlib.suppress(Exception):
+                        sock.shutdown(socket.SHUT_RDWR)
+
+            timer = threading.Timer(budget, cut)
+            timer.daemon = True
+            timer.start()
+            try:
+                path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+                conn.request(method, path, body=data, headers=headers or {})
+                response = conn.getresponse()
+                body = response.read(MAX_RESPONSE_BYTES)  # the rest is never read: the connection closes
+                return Result(status_code=response.status, reason=response.reason, body=body,
+                              header_map=response.headers)
+            except Exception as exc:  # the SDK counts a failed export
+                error: Exception = exc
+                if fired.is_set():
+                    error = TimeoutError(f"the collector did not answer within {budget:.1f}s")
+                return Result(error=error)
+            finally:
+                timer.cancel()
+                with contextlib.suppress(Exception):
+                    conn.close()
+
+        def is_connection_error(self, exception: Exception | None) -> bool:
+            return isinstance(exception, ConnectionError)
+
+        def close(self) -> None:
+            return None
+
+    return Bounded()
+
+
 # ---- the SDK side (built on first use) ------------------------------------------------------------
 _sdk_classes: dict[str, Any] = {}
 
@@ -309,6 +425,17 @@ def _classes() -> dict[str, Any]:
     return _sdk_classes
 
 
+def _otlp_exporter(cls: Any, endpoint: str, timeout: float) -> Any:
+    """The OTLP/HTTP exporter, with :func:`bounded_transport` when this SDK takes one."""
+    transport = bounded_transport()
+    if transport is not None:
+        try:
+            return cls(endpoint=endpoint, timeout=timeout, _transport=transport)
+        except TypeError:  # an SDK without the transport parameter
+            pass
+    return cls(endpoint=endpoint, timeout=timeout)
+
+
 class OtelPipeline:
     """A tracer provider exporting over OTLP/HTTP, with per-run counts.
 
@@ -337,7 +464,7 @@ class OtelPipeline:
         resource = Resource.create({"service.name": name, "service.version": __version__})
         self.provider = TracerProvider(resource=resource, id_generator=self.ids, shutdown_on_exit=False)
         try:
-            inner = exporter if exporter is not None else OTLPSpanExporter(endpoint=self.endpoint, timeout=self.timeout)
+            inner = exporter if exporter is not None else _otlp_exporter(OTLPSpanExporter, self.endpoint, self.timeout)
         except Exception as exc:  # an OTEL_* variable the exporter refuses (compression, certificate...)
             raise ConfigError(f"OpenTelemetry export could not start: {type(exc).__name__}: {exc}; check the "
                               "OTEL_EXPORTER_OTLP_* settings") from None

@@ -471,6 +471,9 @@ class TraceReader:
             problem = self._check(obj)
         except ValueError as exc:
             problem = f"invalid JSON ({exc})"
+        if problem is None and idx.run_id is not None and isinstance(obj.get("run_id"), str) \
+                and obj["run_id"] != idx.run_id:
+            problem = f"an event of another run ({_short(obj['run_id'])}) in the file of run {idx.run_id}"
         if problem is not None:
             if self.strict:
                 idx.lines -= 1

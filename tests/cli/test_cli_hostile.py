@@ -65,3 +65,42 @@ def test_report_to_a_full_disk_is_one_line(tmp_path: Path, capsys: pytest.Captur
     assert code == 1 and one_error_line(err)
     code, _, err = run(["trace", "show", str(tmp_path / "missing.ipynb")], capsys)
     assert code == 1 and one_error_line(err)
+
+
+# ---- hostile pass, defects 15 and 16; and a guard that held --------------------------------------
+
+@pytest.mark.parametrize(("param", "says"), [
+    ("x=1e999", "a number too large for a float is infinite"),
+    ("x=-1e999", "a number too large for a float is infinite"),
+    ("x=[1, 1e999]", "is not a value a notebook cell can be given back"),
+    ("x=1e999j", "is not a value a notebook cell can be given back"),
+    ("class=3", "'class' is a Python keyword"),
+    ("None=1", "'None' is a Python keyword"),
+])
+def test_hostile_15_16_run_parameters_that_cannot_be_injected_are_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], param: str, says: str) -> None:
+    import nbformat
+
+    nb = tmp_path / "nb.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 0")]), nb)
+    code, _, err = run(["run", str(nb), "-p", param], capsys)
+    assert code == 1 and says in one_error_line(err)
+    assert not (tmp_path / "nb.arcana").exists()  # nothing ran
+
+
+def test_held_run_parameters_with_quotes_newlines_and_code_stay_string_literals() -> None:
+    import ast
+
+    from arcana_jupyter.report.execute import parameters_source, parse_parameters
+
+    raw = ["a=it's \"quoted\"", "b=line one\nline two", "c=__import__('os').system('echo hacked')",
+           "d=''' + str(1) + '''", "e=1e308", "f=[1, 'two', {'k': (3.5, None)}]", "g=-0.0"]
+    params = parse_parameters(raw)
+    tree = ast.parse(parameters_source(params))
+    values = {node.targets[0].id: node.value for node in tree.body if isinstance(node, ast.Assign)}
+    assert set(values) == set("abcdefg")
+    for name in "abcd":
+        assert isinstance(values[name], ast.Constant) and isinstance(values[name].value, str)
+    assert ast.literal_eval(values["c"]) == "__import__('os').system('echo hacked')"
+    assert ast.literal_eval(values["e"]) == 1e308 and ast.literal_eval(values["f"]) == [1, "two", {"k": (3.5, None)}]
+    assert not any(isinstance(n, ast.Call) for n in ast.walk(tree))  # nothing in the cell calls anything

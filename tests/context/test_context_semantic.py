@@ -26,6 +26,7 @@ class ConceptEmbedder:
     """A small real embedder for tests: words mapped to concepts, hashed into 64 dimensions."""
 
     ident = "concepts@1"
+    dimension = 64
 
     def __init__(self) -> None:
         self.calls = 0
@@ -184,3 +185,58 @@ def test_dict_history_edited_in_place_is_not_mistaken_for_the_old_one():
     fresh = WorkingSetBuilder(budget=TokenBudget(total_window=1200)).build(history, "the corgi?")
     assert again.digest() == fresh.digest()
     assert any("Smoke" in m.content for m in b._as_messages(history))
+
+
+# ---- hostile pass, defects 17 and 18: the cache file is not trusted ---------------------------------
+
+class WideEmbedder(ConceptEmbedder):
+    """The same model name, vectors of another length (a file from another engine, or crafted)."""
+    dimension = 128
+
+    def embed(self, text: str) -> np.ndarray:
+        return np.concatenate([super().embed(text), np.zeros(64, dtype=np.float32)])
+
+
+class UndeclaredEmbedder(ConceptEmbedder):
+    """Does not say its dimension: the store learns it from the first vector it makes."""
+
+    dimension = None  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize("embedder", [ConceptEmbedder, UndeclaredEmbedder])
+def test_hostile_17_cached_vectors_of_another_length_are_not_used(tmp_path, embedder) -> None:
+    question = "Which animal did the family adopt?"
+    from arcana_jupyter.context.relevance import message_text
+
+    wide = EmbeddingStore(WideEmbedder(), tmp_path)
+    wide.many([message_text(m) for m in conversation(30)])  # 30 turns cached at 128 floats under "concepts@1"
+    emb = embedder()
+    builder = WorkingSetBuilder(budget=TokenBudget(total_window=900), embedder=emb, embedding_cache=tmp_path)
+    result = builder.build(conversation(), question)  # before: ValueError (np.stack of 128s and 64s)
+    assert result.budget.used <= result.budget.available
+    assert emb.calls > 0 and any("semantic (concepts@1)" in n for n in result.decision.notes)
+    again = embedder()
+    rebuilt = WorkingSetBuilder(budget=TokenBudget(total_window=900), embedder=again, embedding_cache=tmp_path)
+    assert rebuilt.build(conversation(), question).digest("m") == result.digest("m")
+    # the re-embedded vectors were appended: the next build reads them all (one probe if undeclared)
+    assert again.calls == (0 if embedder is ConceptEmbedder else 1)
+
+
+def test_hostile_18_records_after_a_torn_one_are_still_read(tmp_path) -> None:
+    store = EmbeddingStore(ConceptEmbedder(), tmp_path)
+    store.get("alpha")
+    store.get("beta")
+    assert store.path is not None
+    data = store.path.read_bytes()
+    store.path.write_bytes(data[:-5])  # the process stopped while writing "beta"
+    later = EmbeddingStore(ConceptEmbedder(), tmp_path)
+    assert len(later) == 1
+    later.get("gamma")  # another process appends after the torn record
+    later.get("delta")
+    again = ConceptEmbedder()
+    reread = EmbeddingStore(again, tmp_path)
+    assert len(reread) == 3 and reread.skipped == 1  # alpha, gamma, delta; the torn beta skipped
+    reread.many(["alpha", "gamma", "delta"])
+    assert again.calls == 0
+    store.path.write_bytes(b"garbage" * 100 + store.path.read_bytes() + b"\x89AV2" + b"\xff" * 40)
+    assert len(EmbeddingStore(ConceptEmbedder(), tmp_path)) == 3

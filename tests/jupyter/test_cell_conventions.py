@@ -144,3 +144,59 @@ def test_format_code_creates_a_cell_in_a_real_kernel(tmp_path: Path) -> None:
     assert bundle["input"].strip() == expected and bundle["status"] == "ok"
     printed = "".join(o.get("text", "") for o in nb.cells[7].outputs)
     assert printed.strip() == repr(f"Here you go:\n```python\n{expected}\n\n```")
+
+
+# ---- hostile pass, defects 12, 13 and 14 --------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["__builtins__", "get_ipython", "In", "Out", "_ih", "_3", "_i2", "print", "len",
+                                  "__name__", "exit"])
+def test_hostile_12_out_refuses_names_python_or_ipython_needs(shell: Any, name: str) -> None:
+    start(shell)
+    before = shell.user_ns.get(name, KeyError)
+    with pytest.raises(UsageError, match="would replace a name Python or IPython needs"):
+        shell.run_cell_magic("arcana", f"--out {name}", "x")
+    assert shell.user_ns.get(name, KeyError) is before
+    assert shell.run_cell("1 + 1").result == 2  # later cells still run
+    with capture_output():
+        shell.run_cell_magic("arcana", "--out _reply", "fine")
+    assert shell.user_ns["_reply"] == "You said: fine"
+
+
+class Hostile:
+    def __format__(self, spec: str) -> str:
+        raise RuntimeError("no formatting for you")
+
+
+def test_hostile_13_format_fields_fail_in_one_clear_line(shell: Any) -> None:
+    start(shell)
+    shell.user_ns["bad"] = Hostile()
+    first = shell.run_cell("'abc'", store_history=True)
+    with pytest.raises(UsageError, match=r"formatting a Hostile value failed: RuntimeError: no formatting for you"):
+        shell.run_cell_magic("arcana", "", "{bad}")
+    shell.user_ns["Out"][first.execution_count] = Hostile()
+    with pytest.raises(UsageError, match="RuntimeError: no formatting for you"):
+        shell.run_cell_magic("arcana", "", f"{{Out[{first.execution_count}]}}")
+    with pytest.raises(UsageError, match="more than 10,000 characters"):
+        shell.run_cell_magic("arcana", "", f"{{In[{first.execution_count}]:>3000000000}}")
+    with pytest.raises(UsageError, match="more than 10,000 characters"):
+        shell.run_cell_magic("arcana", "", "{x:.{w}f}".replace("x", "bad").replace("{w}", "99999"))
+    for field in ("{Out[-1]}", "{In[-2]}", "{Err[-1]}"):
+        with pytest.raises(UsageError, match=r"cells are numbered from 1"):
+            shell.run_cell_magic("arcana", "", field)
+    shell.user_ns["d"] = {"a": 1}
+    with pytest.raises(UsageError) as err:
+        shell.run_cell_magic("arcana", "", "{d[missing]}")
+    assert "names no variable" not in str(err.value) and "missing" in str(err.value)
+    assert interpolate("{x:>5}", {"x": "ab"}) == "   ab"  # ordinary widths still work
+
+
+def test_hostile_14_format_code_copies_only_python_fences(shell: Any) -> None:
+    shell.user_ns["coder"] = lambda request: ("Run\n\n```bash\nrm -rf ~/x\n```\n\nthen\n\n```json\n{\"a\": 1}\n```\n\n"
+                                              "and\n\n```python\nprint('ok')\n```\n")
+    with capture_output():
+        shell.run_line_magic("arcana_chat", "--model fn:coder")
+    shell.rl_next_input = None
+    run_cell_magic(shell, "-f code", "write code")
+    assert shell.rl_next_input == "print('ok')"
+    assert reply_code("```bash\nrm -rf ~/x\n```\n") == ""  # no Python block: no new cell
+    assert reply_code("```sh\nls\n```\n```\nx = 1\n```\n```py\ny = 2\n```") == "x = 1\n\ny = 2"

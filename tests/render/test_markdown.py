@@ -170,3 +170,67 @@ def test_code_blocks_are_linear_on_unclosed_fences() -> None:
     start = time.perf_counter()
     assert len(md.code_blocks("```a\n" * 8_000)) == 1
     assert time.perf_counter() - start < 2
+
+
+# ---- hostile pass, defect 1: super-linear Pygments lexers ------------------------------------
+
+SLOW_FENCES = [
+    ("systemd", "a" + " " * 2_000),  # O(n²) per token: ~30 s before
+    ("c", "a" + " " * 4_000),         # one 4 KB run of spaces: one regex match of seconds
+]
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(("lang", "code"), SLOW_FENCES)
+def test_hostile_1_a_slow_lexer_falls_back_to_escaped_text_within_the_budget(lang: str, code: str) -> None:
+    reply = f"intro\n\n```{lang}\n{code}<b>\n```\n\n```python\nx = 1\n```\n"
+    start = time.perf_counter()
+    html = md.markdown_to_html(reply)
+    elapsed = time.perf_counter() - start
+    assert elapsed < md.HIGHLIGHT_SECONDS + 2  # the budget, not the lexer, decides (before: 17-30 s)
+    assert f'data-lang="{lang}"><code class="language-{lang}">{code}&lt;b&gt;\n</code>' in html  # plain, escaped
+    assert_safe(html)
+
+
+def test_hostile_1_the_budget_is_shared_by_the_fences_of_one_reply(monkeypatch: pytest.MonkeyPatch) -> None:
+    fast = "```python\nx = 1\n```\n"
+    assert '<span class="n">x</span>' in md.markdown_to_html(fast)
+    monkeypatch.setattr(md, "HIGHLIGHT_SECONDS", 0.0)
+    html = md.markdown_to_html(fast * 3)
+    assert '<span class="n">' not in html and html.count("x = 1") == 3
+
+
+@pytest.mark.timeout(30)
+def test_hostile_1_off_the_main_thread_only_short_fences_are_highlighted() -> None:
+    import threading
+
+    out: dict[str, str] = {}
+
+    def work() -> None:
+        out["short"] = md.markdown_to_html("```c\nint x;\n```")
+        out["long"] = md.markdown_to_html("```c\na" + " " * 4_000 + "\n```")
+
+    thread = threading.Thread(target=work)
+    start = time.perf_counter()
+    thread.start()
+    thread.join(25)
+    assert not thread.is_alive() and time.perf_counter() - start < md.HIGHLIGHT_SECONDS + 2
+    assert '<span class="kt">int</span>' in out["short"]
+    assert "<span" not in out["long"] and out["long"].count(" ") >= 4_000
+
+
+@pytest.mark.timeout(60)
+def test_hostile_1_the_alarm_inside_pygments_is_escaped_text_not_an_error(tmp_path: Any) -> None:
+    """A fresh process: JuliaLexer's regexes compile on first use, inside jlcon's highlighting, under the
+    alarm; Pygments wraps the timeout in ValueError("uncompilable regex"), which escaped the renderer."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("from arcana_jupyter.render import md\n"
+              "html = md.markdown_to_html('```jlcon\\njulia> x = 1\\n```\\n')\n"
+              "assert 'julia&gt; x = 1' in html, html\n"
+              "print('ok')\n")
+    env = {**os.environ, "ARCANA_MARKDOWN_HIGHLIGHT_MS": "1"}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=50)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

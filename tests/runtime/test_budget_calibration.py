@@ -19,7 +19,7 @@ from arcana_jupyter.exceptions import ContextLengthError
 from arcana_jupyter.messages import Message
 from arcana_jupyter.providers.recorded import ReplayProvider
 from arcana_jupyter.runtime import Runtime, RuntimeConfig
-from arcana_jupyter.runtime.calibration import Calibration
+from arcana_jupyter.runtime.calibration import MAX_RATIO, WINDOW, Calibration
 
 
 def streamed(text: str, prompt_tokens: int) -> Reply:
@@ -99,7 +99,7 @@ async def test_a_length_refusal_shrinks_the_budget_and_retries_once(fake_openai,
     assert errors[0]["type"] == "ContextLengthError" and errors[0]["where"] == "provider"
     assert errors[0]["reported_input_tokens"] == 4600 and errors[0]["counted_input_tokens"] > 0
     ratio = decisions[1]["metadata"]["calibration"]["ratio"]
-    assert ratio >= 4600 / errors[0]["counted_input_tokens"]
+    assert ratio >= min(4600 / errors[0]["counted_input_tokens"], MAX_RATIO)  # believed up to MAX_RATIO
     assert decisions[1]["metadata"]["budget"]["total_window"] < decisions[0]["metadata"]["budget"]["total_window"]
     assert reply.decision is not None and any("refused the previous prompt as too long" in n
                                               for n in reply.decision.notes)
@@ -137,6 +137,58 @@ def test_calibration_only_shrinks_and_is_machine_independent() -> None:
     assert c.ratio == 1.334  # rounded up to a thousandth
     assert c.budget(1024, 256).total_window == 256 + math.floor(768 / 1.334)
     c.require(2.0)
-    for _ in range(10):
+    for _ in range(WINDOW - 1):
         c.observe(100, 100)
-    assert c.ratio == 2.0, "after a refusal the ratio never falls below what was required"
+    assert c.ratio == 2.0, "after a refusal the ratio stays at what was required for the window"
+    c.observe(100, 100)
+    assert c.ratio == 1.0, "... then the refusal ages out like any sample (hostile pass, defect 3)"
+
+
+# ---- hostile pass, defects 2 and 3: what a provider reports is bounded ---------------------------
+
+def test_hostile_3_calibration_is_bounded_and_a_refusal_lapses() -> None:
+    c = Calibration()
+    assert c.observe(1_000, 100_000) == 100.0 and c.ratio == 1.0, "a report 100x ours is not learned from"
+    assert c.observe(1_000, 10**20) == 1_000_000.0 and c.ratio == 1.0
+    c.observe(1_000, 1_300)
+    assert c.ratio == 1.3
+    c.require(9_999_999 / 1_261)  # an HTTP 400 quoting 9,999,999 tokens
+    assert c.ratio == MAX_RATIO
+    for _ in range(WINDOW):
+        c.observe(1_000, 1_000)
+    assert c.ratio == 1.0
+    for bad in (float("nan"), float("inf"), 10**400):
+        c.require(bad)
+        assert c.ratio == MAX_RATIO
+    assert Calibration(1e17).ratio == MAX_RATIO
+
+
+async def test_hostile_2_a_400_digit_prompt_tokens_is_ignored(fake_openai, tmp_path: Path) -> None:
+    fake_openai.script(streamed("first", 10**400 - 1), streamed("second", 10**20))
+    async with runtime_for(fake_openai, tmp_path).chat() as chat:
+        first = await chat.send("hello", raise_errors=False)
+        second = await chat.send("again", raise_errors=False)
+        path = chat.trace_path
+    assert (first.status, second.status) == ("ok", "ok"), (first.error, second.error)
+    assert first.usage.input_tokens == 0 and second.usage.input_tokens == 0  # not believed
+    calls = [e["metadata"] for e in events_of(path) if e["event_type"] == "llm_call"]
+    assert [c["calibration"] for c in calls] == [1.0, 1.0]
+
+
+async def test_hostile_3_a_refusal_quoting_millions_of_tokens_does_not_starve_later_turns(
+        fake_openai, tmp_path: Path) -> None:
+    refusal = oa.error(400, "This model's maximum context length is 4000 tokens. However, your messages "
+                            "resulted in 9999999 tokens.", kind="invalid_request_error")
+    turns = WINDOW + 2
+    fake_openai.script(refusal, *[streamed(f"answer {i}", 0 if i % 2 else 10) for i in range(turns)])
+    async with runtime_for(fake_openai, tmp_path).chat() as chat:
+        for i in range(turns):
+            reply = await chat.send(f"question {i} " + "words " * 20)
+            assert reply.status == "ok"
+        path = chat.trace_path
+    decisions = [e["metadata"] for e in events_of(path) if e["event_type"] == "context_decision"]
+    ratios = [d["calibration"]["ratio"] for d in decisions]
+    assert max(ratios) == MAX_RATIO, "the refusal shrinks the budget, but only so far"
+    assert ratios[-1] == 1.0 and decisions[-1]["budget"]["total_window"] == 4000, "... and lapses"
+    sent = fake_openai.requests[-1].json["messages"]
+    assert any("question 0" in str(m.get("content")) for m in sent), "history is sent again"
