@@ -67,6 +67,11 @@ export interface ContextReport {
   /** Prompt tokens that are an exact prefix of the previous build's prompt (cache-friendliness). */
   prefix_tokens_reused?: number | null;
   prefix_messages_reused?: number | null;
+  /**
+   * ``prefix_tokens_reused`` as a share of the previous prompt's message tokens (what a
+   * provider's prefix cache can serve of this prompt, seen from the last one).
+   */
+  prefix_share?: number | null;
 }
 
 // ---- arcana_jupyter.schema.decisions.LayerReport --------------------------------------------------
