@@ -337,6 +337,10 @@ class ChatSession:
     def _sections(self, turn: int) -> list[ContextSection]:
         return [section for c in self.capabilities for section in c.sections(turn)]
 
+    def _overflow_capable(self) -> bool:
+        """Whether a capability stands in for turns that do not fit (engine mode)."""
+        return self.engine is not None
+
     def _overflow_cover(self, turn: int, turns: Sequence[int], decision: ContextDecision,
                         available: int) -> OverflowCover | None:
         """The first capability's cover for ``turns`` (see :meth:`_build`), bounded: at most
@@ -505,6 +509,10 @@ class ChatSession:
         budget = self.calibration.budget(self.config.total_window, self.config.response_reserve)
         if budget != self.builder.budget:
             self.builder.budget = budget
+        if self.builder.summarizer is not None and self._overflow_capable():
+            # engine mode: the adaptive cover stands in for what does not fit; no summariser calls
+            # (``auto`` then truncates above twice the budget instead of summarising)
+            self.builder.summarizer = None
         pins, sections = self._pin_blocks(), self._sections(turn)
         build = await self.builder.abuild(
             self.history, None, task=None, pins=pins, sections=sections, tools=tools,

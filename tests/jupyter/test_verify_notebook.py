@@ -31,7 +31,9 @@ MIME = "application/vnd.arcana.turn+json"
 MODEL = '''from arcana_jupyter.exceptions import RateLimitError
 
 def model(request):
-    last = request.messages[-1].content
+    # the question being asked: a failed turn's question (no reply) is merged into the next user
+    # message by the prompt shape (providers/shaping.py), so look at the last paragraph only
+    last = request.messages[-1].content.split("\\n\\n")[-1]
     if "please fail" in last:
         raise RateLimitError("rate limited: slow down (429 after 3 attempts)", provider="function", status=429)
     return "Reply to: " + last'''

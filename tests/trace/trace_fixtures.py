@@ -258,7 +258,7 @@ def write_built_run(
                 "inputs": {"pins": [p.model_dump(mode="json") for p in live],
                            "sections": [s.model_dump(mode="json") for s in sections], "task": None},
                 "builder": {"strategy": strategy, "total_window": total_window, "response_reserve": response_reserve,
-                            "model": "gpt-4o-mini", "summarizer": summarize},
+                            "model": "gpt-4o-mini", "summarizer": summarize, "layout": builder.layout},
                 "tools": [t.model_dump(mode="json") for t in tools],
             }, turn=turn, agent=agent)
             w.emit("prompt_snapshot", {"turn": turn, "step": step, "model": "gpt-4o-mini", "messages": build.wire(),
