@@ -44,7 +44,7 @@ from .decisions import (
 from .embeddings import Embedder, EmbeddingStore, default_embedder, embedder_for
 from .fidelity import FidelityPolicy, fit_text, render
 from .history import HistoryState, MessageInfo
-from .relevance import RECENCY_HALF_TURNS, W_BM25, W_RECENCY, fuse
+from .relevance import RECENCY_HALF_TURNS, W_BM25, W_RECENCY, Fusion, fuse, parse_fusion
 from .result import MSG_FIELDS, Assembly, BuildResult, Item, Pending, compose, make_decision
 from .sections import ContextSection, render_task
 
@@ -112,6 +112,10 @@ class WorkingSetBuilder:
         embedding_cache: a folder where computed vectors are kept (append-only, one file per
             model), so a resumed or rebuilt session does not embed again. Not a setting: it never
             changes a result.
+        fusion: how the BM25 and the cosine rankings are combined when there is an embedder: a
+            :class:`~.relevance.Fusion` or its ``spec()`` string; ``None`` (default): the tuned
+            :data:`~.relevance.DEFAULT_FUSION`. Recorded as ``settings()["fusion"]``; lexical-only
+            builds do not depend on it.
     """
 
     def __init__(
@@ -133,6 +137,7 @@ class WorkingSetBuilder:
         recall_max_tokens: int | None = 1536,
         embedder: Embedder | str | None = "auto",
         embedding_cache: str | Path | None = None,
+        fusion: Fusion | str | None = None,
     ) -> None:
         if strategy not in S.STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r}; choose one of {list(S.STRATEGIES)}")
@@ -164,6 +169,7 @@ class WorkingSetBuilder:
         self.embedder: Embedder | None = embedder
         self.embeddings: EmbeddingStore | None = (
             EmbeddingStore(embedder, embedding_cache) if embedder is not None else None)
+        self.fusion: Fusion = parse_fusion(fusion)
         # caches (never change a result, only how fast it is computed)
         self._by_id: dict[int, MessageInfo] = {}
         self._by_key: dict[tuple[Any, ...], MessageInfo] = {}
@@ -206,6 +212,7 @@ class WorkingSetBuilder:
             "recall": self.recall,
             "recall_max_tokens": self.recall_max_tokens,
             "embedder": self.embedder.ident if self.embedder is not None else None,
+            "fusion": self.fusion.spec(),
             "summarizer": self.summarizer is not None,
             "encoding": self.counter.encoding_name,
         }
@@ -640,9 +647,11 @@ class _Build:
 
             rel.vectors.extend(store.get(message_text(m)) for m in self.msgs[len(rel.vectors):self.n_hist])
         semantic = rel.semantic(store.get(query), self.n_hist)
-        self.notes.append(f"relevance: stemmed BM25 with feedback + semantic ({store.ident}), "
-                          "reciprocal rank fusion")
-        match, via = fuse(lexical, semantic)
+        fusion = self.b.fusion
+        confidence = rel.confidence(query, lexical) if fusion.method != "rrf" else 0.0
+        self.notes.append(f"relevance: stemmed BM25 with feedback + semantic ({store.ident}), fused by "
+                          f"{fusion.spec()} (lexical confidence {confidence:.2f})")
+        match, via = fuse(lexical, semantic, fusion, confidence)
         return match, via, lexical
 
     def _query(self) -> str:

@@ -33,6 +33,7 @@ from .builder import BuildResult, WorkingSetBuilder
 from .decisions import BudgetSnapshot, ContextDecision, TokenBudget
 from .embeddings import EmbeddingsUnavailable
 from .fidelity import FidelityPolicy
+from .relevance import LEGACY_FUSION
 from .sections import ContextSection
 
 EMBEDDINGS_FOLDER = "embeddings"
@@ -101,6 +102,10 @@ def _builder_kwargs(recorded: dict[str, Any]) -> dict[str, Any]:
     # older traces were lexical
     emb = recorded.get("embedder")
     kwargs["embedder"] = emb if isinstance(emb, str) else None
+    # how the two rankings were fused: recorded since the fusion was tuned on real-looking chats;
+    # older traces used the fixed RRF (BM25 0.25, semantic 1.0)
+    fusion = recorded.get("fusion")
+    kwargs["fusion"] = fusion if isinstance(fusion, str) else LEGACY_FUSION
     hint = recorded.get("placeholder_hint")
     fid = recorded.get("fidelity")
     if isinstance(fid, dict) or hint is not None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from dataclasses import dataclass
 from typing import Any
 
 from ..messages import Message
@@ -157,6 +158,8 @@ class RelevanceIndex:
         self._scanned: dict[str, int] = {}
         self.vectors: list[Any] = []
         self._matrix: Any = None
+        self._filled = 0
+        """Rows of :attr:`_matrix` copied from :attr:`vectors`."""
 
     def __len__(self) -> int:
         return len(self.bm25)
@@ -270,9 +273,32 @@ class RelevanceIndex:
         scale = full / ideal if ideal > 0 else 1.0
         return {d: min(1.0, v * scale) for d, v in second.items()}
 
+    def confidence(self, query: str, lexical: dict[int, float]) -> float:
+        """How fully the best BM25 hit holds the query's specific terms: the idf-weighted share, in
+        ``[0, 1]``, of the query's terms found in at most a quarter of the messages — terms that no
+        message has count too (at the highest idf), so a question in other words scores low even
+        when the one word it shares with the history matches. ``0.0`` without a hit."""
+        if not lexical:
+            return 0.0
+        cap = self._cap()
+        df = self.bm25._df
+        terms = [t for t in set(stems(query)) if df.get(t, 0) <= cap]
+        if not terms:
+            return 0.0
+        top = min(lexical, key=lambda d: (-lexical[d], d))
+        held = self.bm25._tfs[top]
+        idf = self.bm25._idf
+        total = sum(idf(t) for t in terms)
+        got = sum(idf(t) for t in terms if t in held)
+        return round(got / total, 6) if total > 0 else 0.0
+
     # ---- semantic ---------------------------------------------------------------------------
     def semantic(self, query_vector: Any, limit: int) -> dict[int, float]:
-        """Cosine (rounded to 5 decimals) of the best ``SEMANTIC_TOP`` documents below ``limit``."""
+        """Cosine (rounded to 5 decimals) of the best ``SEMANTIC_TOP`` documents below ``limit``.
+
+        Ties go to the earlier document. The vectors live in one matrix that grows by doubling (new
+        rows copied in once), and only the documents at or above the ``SEMANTIC_TOP``-th cosine are
+        sorted: a warm build on a long history costs one matrix-vector product."""
         import numpy as np
 
         n = min(limit, len(self.vectors))
@@ -280,32 +306,176 @@ class RelevanceIndex:
             return {}
         m = self._matrix
         if m is None or m.shape[0] < n:
-            m = self._matrix = np.stack(self.vectors[:len(self.vectors)])
+            dim = len(self.vectors[0])
+            grown = np.empty((max(n, 2 * (m.shape[0] if m is not None else 0), 256), dim), dtype=np.float32)
+            if m is not None and self._filled:
+                grown[:self._filled] = m[:self._filled]
+            m = self._matrix = grown
+        if self._filled < n:
+            m[self._filled:n] = np.asarray(self.vectors[self._filled:n], dtype=np.float32)
+            self._filled = n
         sims = np.round(m[:n] @ query_vector, 5)
-        order = np.lexsort((np.arange(n), -sims))[:SEMANTIC_TOP]
-        return {int(d): float(sims[d]) for d in order if sims[d] >= SEMANTIC_MIN}
+        if n > SEMANTIC_TOP:
+            cut = np.partition(sims, n - SEMANTIC_TOP)[n - SEMANTIC_TOP]  # the SEMANTIC_TOP-th largest
+            idx = np.flatnonzero(sims >= max(cut, SEMANTIC_MIN))
+        else:
+            idx = np.flatnonzero(sims >= SEMANTIC_MIN)
+        top = idx[np.lexsort((idx, -sims[idx]))][:SEMANTIC_TOP]
+        return {int(d): float(sims[d]) for d in top}
 
 
-def fuse(lexical: dict[int, float], semantic: dict[int, float] | None) -> tuple[dict[int, float], dict[int, str]]:
-    """Reciprocal rank fusion of the two rankings: ``(match in [0, 1], via)`` per document.
+@dataclass(frozen=True)
+class Fusion:
+    """How the BM25 ranking and the cosine ranking are combined into one match (see :func:`fuse`).
 
-    ``via`` names the list that ranked the document higher (``bm25`` on a tie). Without a semantic
-    ranking, ``match`` is the BM25 score itself (the lexical-only relevance).
+    ``method``:
+
+    - ``rrf``: reciprocal rank fusion, ``bm25 / (k + rank) + semantic / (k + rank)``, fixed weights.
+    - ``gated``: the same, with BM25's weight raised from ``bm25`` to ``bm25_hi`` as the query's
+      lexical confidence (:meth:`RelevanceIndex.confidence`) goes from ``gate_lo`` to ``gate_hi``.
+    - ``interleave``: BM25's hits that hold at least ``gate_hi`` of the query (rare terms, by idf)
+      first in BM25 order, then the rest of both lists alternately (``lead`` of semantic's first).
+    - ``score``: ``w * bm25 + (1 - w) * cosine'`` of the normalised scores (cosine' rescaled so that
+      the best is 1 and the ``SEMANTIC_TOP``-th 0), ``w`` gated like ``gated``'s BM25 weight.
+
+    Recorded in the builder settings as :meth:`spec` (``settings()["fusion"]``); a trace without it was
+    built with :data:`LEGACY_FUSION`.
+    """
+
+    method: str = "rrf"
+    bm25: float = 0.25
+    semantic: float = 1.0
+    k: int = 60
+    bm25_hi: float = 0.25
+    gate_lo: float = 1.0
+    gate_hi: float = 1.0
+    lead: int = 0
+
+    def spec(self) -> str:
+        """``method:key=value,...`` (every field, so the string alone says how a build was fused)."""
+        fields = ("bm25", "semantic", "k", "bm25_hi", "gate_lo", "gate_hi", "lead")
+        return self.method + ":" + ",".join(f"{f}={getattr(self, f):g}" for f in fields)
+
+    def gated_weight(self, confidence: float, lo: float, hi: float) -> float:
+        """``lo`` below ``gate_lo`` confidence, ``hi`` from ``gate_hi`` on, linear in between."""
+        if confidence >= self.gate_hi:
+            return hi
+        if confidence <= self.gate_lo or self.gate_hi <= self.gate_lo:
+            return lo
+        return lo + (hi - lo) * (confidence - self.gate_lo) / (self.gate_hi - self.gate_lo)
+
+
+FUSION_METHODS = ("rrf", "gated", "interleave", "score")
+LEGACY_FUSION = "rrf:bm25=0.25,semantic=1,k=60,bm25_hi=0.25,gate_lo=1,gate_hi=1,lead=0"
+"""The fusion of builds recorded before ``settings()["fusion"]`` existed (fixed RRF, BM25 at 0.25)."""
+
+
+def parse_fusion(spec: str | Fusion | None) -> Fusion:
+    """A :class:`Fusion` from its :meth:`Fusion.spec` string (``None``: the default :data:`FUSION`).
+
+    Raises ``ValueError`` naming the problem for an unknown method or key or a bad number."""
+    if isinstance(spec, Fusion):
+        return spec
+    if spec is None:
+        return DEFAULT_FUSION
+    method, _, rest = spec.partition(":")
+    if method not in FUSION_METHODS:
+        raise ValueError(f"fusion method must be one of {list(FUSION_METHODS)}, got {method!r} (in {spec!r})")
+    kwargs: dict[str, Any] = {}
+    names: dict[str, type] = {
+        "bm25": float, "semantic": float, "k": int, "bm25_hi": float, "gate_lo": float, "gate_hi": float,
+        "lead": int}
+    for part in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, value = part.partition("=")
+        if not eq or key not in names:
+            raise ValueError(f"fusion {spec!r}: expected key=value with a key of {sorted(names)}, got {part!r}")
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError(f"fusion {spec!r}: {key} must be a number, got {value!r}") from None
+        kwargs[key] = int(number) if names[key] is int else number
+    return Fusion(method=method, **kwargs)
+
+
+def fuse(
+    lexical: dict[int, float],
+    semantic: dict[int, float] | None,
+    fusion: Fusion | None = None,
+    confidence: float = 0.0,
+) -> tuple[dict[int, float], dict[int, str]]:
+    """The fused match (in ``[0, 1]``) and the list it came from (``via``) per document.
+
+    ``via`` names the list that ranked the document higher (``bm25`` on a tie; for the weighted
+    methods, the list whose weighted share is larger). Without a semantic ranking, ``match`` is the
+    BM25 score itself (the lexical-only relevance), whatever the fusion. ``confidence``: the query's
+    lexical confidence (:meth:`RelevanceIndex.confidence`), used by the gated methods.
     """
     if semantic is None:
         return lexical, dict.fromkeys(lexical, "bm25")
-    lex_rank = {d: r for r, d in enumerate(sorted(lexical, key=lambda d: (-lexical[d], d)), 1)}
-    sem_rank = {d: r for r, d in enumerate(sorted(semantic, key=lambda d: (-semantic[d], d)), 1)}
-    best = (RRF_W_BM25 + RRF_W_SEMANTIC) / (RRF_K + 1)
+    f = fusion or LEGACY
+    lex_order = sorted(lexical, key=lambda d: (-lexical[d], d))
+    sem_order = sorted(semantic, key=lambda d: (-semantic[d], d))
+    lex_rank = {d: r for r, d in enumerate(lex_order, 1)}
+    sem_rank = {d: r for r, d in enumerate(sem_order, 1)}
     match: dict[int, float] = {}
     via: dict[int, str] = {}
-    for d in lex_rank.keys() | sem_rank.keys():
-        lr, sr = lex_rank.get(d), sem_rank.get(d)
-        total = (RRF_W_BM25 / (RRF_K + lr) if lr else 0.0) + (RRF_W_SEMANTIC / (RRF_K + sr) if sr else 0.0)
-        match[d] = round(total / best, 6)
-        via[d] = (
-            "bm25"
-            if lr is not None and (sr is None or RRF_W_BM25 * (RRF_K + sr) >= RRF_W_SEMANTIC * (RRF_K + lr))
-            else "semantic"
-        )
+    if f.method in ("rrf", "gated"):
+        wb = f.bm25 if f.method == "rrf" else f.gated_weight(confidence, f.bm25, f.bm25_hi)
+        ws, k = f.semantic, f.k
+        best = (wb + ws) / (k + 1)
+        for d in lex_rank.keys() | sem_rank.keys():
+            lr, sr = lex_rank.get(d), sem_rank.get(d)
+            total = (wb / (k + lr) if lr else 0.0) + (ws / (k + sr) if sr else 0.0)
+            match[d] = round(total / best, 6)
+            via[d] = "bm25" if lr is not None and (sr is None or wb * (k + sr) >= ws * (k + lr)) else "semantic"
+        return match, via
+    if f.method == "score":
+        w = f.gated_weight(confidence, f.bm25, f.bm25_hi)
+        top = semantic[sem_order[0]] if sem_order else 0.0
+        floor = semantic[sem_order[-1]] if len(sem_order) > 1 else 0.0
+        span = top - floor
+        for d in lex_rank.keys() | sem_rank.keys():
+            lx = lexical.get(d, 0.0)
+            sx = (semantic[d] - floor) / span if d in semantic and span > 0 else (1.0 if d in semantic else 0.0)
+            match[d] = round(w * lx + (1 - w) * sx, 6)
+            via[d] = "bm25" if w * lx >= (1 - w) * sx and d in lexical else "semantic"
+        return match, via
+    # interleave: confident BM25 hits first, then both lists alternately
+    order: list[int] = []
+    seen: set[int] = set()
+    first = [d for d in lex_order if lexical[d] >= f.gate_hi] if confidence >= f.gate_lo else []
+    for d in first:
+        seen.add(d)
+        order.append(d)
+        via[d] = "bm25"
+    rest_l = [d for d in lex_order if d not in seen]
+    rest_s = [d for d in sem_order if d not in seen]
+    li = si = 0
+    taken_s = 0
+    while li < len(rest_l) or si < len(rest_s):
+        take_sem = si < len(rest_s) and (li >= len(rest_l) or taken_s < f.lead or (len(order) - len(first)
+                                                                                   - f.lead) % 2 == 0)
+        if take_sem:
+            d = rest_s[si]
+            si += 1
+            taken_s += 1
+            if d not in seen:
+                seen.add(d)
+                order.append(d)
+                via[d] = "semantic" if lex_rank.get(d, 10**9) > sem_rank[d] else "bm25"
+        else:
+            d = rest_l[li]
+            li += 1
+            if d not in seen:
+                seen.add(d)
+                order.append(d)
+                via[d] = "bm25"
+    n = len(order)
+    for pos, d in enumerate(order):
+        match[d] = round(1.0 - pos / max(1, n), 6)
     return match, via
+
+
+LEGACY = parse_fusion(LEGACY_FUSION)
+DEFAULT_FUSION = LEGACY
+"""The fusion a new builder uses (tuned on the dev splits, see ``benchmarks/results/retention.md``)."""
