@@ -15,6 +15,8 @@ thread's words without its facts, and near misses (the same kind of news about s
 another detail): distractors, lexical and semantic alike. Questions, after the
 conversation:
 
+The fact is usually one sentence of a longer turn (small talk before or after it), as in real chats.
+
 - ``single``: one fact, asked with the words it was stated in (``What did Caroline paint for the
   hallway?`` for ``I finally finished the sunset over the lake, it's hanging in the hallway``);
   about one in five is asked in other words (the paraphrase share of real chats);
@@ -406,7 +408,7 @@ def _conversation(rng: random.Random, split: str, c: int, assistant: bool) -> di
     # who a thread is about: the user (a user-assistant chat), else either friend
     owner = {th["key"]: ("user" if assistant or rng.random() < 0.5 else "assistant") for th in threads}
     name_of = {"user": "the user" if assistant else a, "assistant": b}
-    n_sessions = rng.randint(27, 31)
+    n_sessions = rng.randint(25, 29)
     # events: each thread's events in distinct sessions, in order, spread over the conversation
     plan: dict[int, list[tuple[dict[str, Any], int, str]]] = {}
     for th in threads:
@@ -434,6 +436,11 @@ def _conversation(rng: random.Random, split: str, c: int, assistant: bool) -> di
                 if item is not None and owner[item[0]["key"]] == role:
                     th, j, detail = item
                     text = th["events"][j][0].format(d=detail, k=kid)
+                    # as in real chats, the fact is one sentence of a longer turn
+                    if rng.random() < 0.8:
+                        text = _chatter(rng, threads) + " " + text
+                    if rng.random() < 0.6:
+                        text += " " + _chatter(rng, threads)
                     facts[(th["key"], j)] = {"id": tid, "date": when.date().isoformat(), "detail": detail}
                     if echo is not None:
                         text = rng.choice(REACT).format(echo=echo) + " " + text
