@@ -375,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
 
         dw = dict_warm()
         line = (f"Dict history warm path (benchmarks/bench_builder.py: 1,000 OpenAI-style dicts, 16k window, one "
-                f"message more per call, new dicts each call): median {dw['median']:.2f} ms CPU per build, p95 "
+                f"message more per call, new dicts each call, lexical): median {dw['median']:.2f} ms CPU per build, p95 "
                 f"{dw['p95']:.2f} ms (target < 5 ms).")
         print(line, flush=True)
         lines += ["## Dict histories", "", line, ""]
