@@ -19,7 +19,7 @@ from pathlib import Path
 
 from arcana_jupyter.context import TokenBudget, WorkingSetBuilder
 from arcana_jupyter.context.embeddings import EmbeddingStore, default_embedder
-from arcana_jupyter.context.relevance import LEGACY_FUSION
+from arcana_jupyter.context.relevance import DEFAULT_FUSION, LEGACY_FUSION
 from arcana_jupyter.messages import Message
 from arcana_jupyter.tokens import TokenCounter
 
@@ -27,14 +27,20 @@ from .run import _history, load
 
 DATA = Path(__file__).parent / "data"
 DEV = [DATA / "hard_dev.json", DATA / "chats_dev.json"]
-CANDIDATES = [
+CANDIDATES = [  # the rows of the tuning table in benchmarks/results/retention.md
     LEGACY_FUSION,
-    "rrf:bm25=1,semantic=1,k=60",
-    "rrf:bm25=0.5,semantic=1,k=60",
-    "gated:bm25=0.25,bm25_hi=2,gate_lo=0.5,gate_hi=0.8,k=60",
-    "gated:bm25=0.25,bm25_hi=4,gate_lo=0.5,gate_hi=0.8,k=60",
-    "interleave:gate_lo=0.6,gate_hi=0.6",
-    "score:bm25=0.3,bm25_hi=0.7,gate_lo=0.5,gate_hi=0.8",
+    "rrf:bm25=0.5",
+    "rrf:bm25=1",
+    "gated:bm25=0.25,bm25_hi=1,gate_lo=0.5,gate_hi=0.9",
+    "interleave:lead=2,head=0.8",
+    "rrf:bm25=0.25,head=0.8",
+    "rrf:bm25=0.25,head=0.6",
+    "rrf:bm25=0.25,head=0.3",
+    "gated:bm25=0.25,bm25_hi=1,gate_lo=0.4,gate_hi=0.8,head=0.3",
+    "score:bm25=0.3,bm25_hi=0.6,gate_lo=0.5,gate_hi=0.9,head=0.8",
+    "score:bm25=0.3,bm25_hi=0.6,gate_lo=0.5,gate_hi=0.9,head=0.4",
+    DEFAULT_FUSION.spec(),
+    "rrf:bm25=0.25,head=0.2",
 ]
 
 Cells = dict[tuple[str, int, str], list[int]]
