@@ -174,8 +174,10 @@ def bench(n: int, window: int, cold_reps: int, warm_calls: int) -> dict[str, obj
 def dict_warm(n: int = 1_000, window: int = 16_000, calls: int = 60) -> dict[str, float]:
     """Warm builds on a plain OpenAI-style dict history (what library users pass), grown by one message per call."""
     full = [m.wire() | {"turn": m.turn} for m in make_history(n + calls, seed=n)]
+    # lexical, whatever is installed: with the [embeddings] extra every new message would be embedded
+    # (~15 ms each here, benchmarks/results/retention.md) and this times the dict path
     builder = WorkingSetBuilder(budget=TokenBudget(total_window=window, response_reserve=RESERVE),
-                                counter=TokenCounter())
+                                counter=TokenCounter(), embedder=None)
     grown = [dict(m) for m in full[:n]]
     builder.build(grown)
     cpu = []

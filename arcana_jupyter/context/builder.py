@@ -47,7 +47,7 @@ from .decisions import (
 from .embeddings import Embedder, EmbeddingStore, default_embedder, embedder_for
 from .fidelity import FidelityPolicy, fit_text, render
 from .history import HistoryState, MessageInfo
-from .relevance import RECENCY_HALF_TURNS, W_BM25, W_RECENCY, fuse
+from .relevance import RECENCY_HALF_TURNS, W_BM25, W_RECENCY, Fusion, fuse, message_text, parse_fusion
 from .result import MSG_FIELDS, Assembly, BuildResult, Item, Pending, compose, make_decision
 from .sections import ContextSection, render_task
 
@@ -72,6 +72,14 @@ LAYOUTS = ("recent_first", "recall_first")
 the default since the prefix-reuse work: next turn it is part of the window, so the cached prefix
 extends through it), or after it (``recall_first``: traces recorded before, which rebuild so)."""
 _LIFT: dict[str, Fidelity] = {"L1": "L1", "L2": "L1", "L3": "L2"}
+
+
+def _unit(vec: Any) -> Any:
+    """``vec`` scaled to length 1 (a zero vector stays zero)."""
+    norm = float((vec @ vec) ** 0.5)
+    return vec / norm if norm > 0 else vec
+
+
 def _same_entry(new: Any, old: Any) -> bool:
     """Whether a history entry is the one seen at its position last time: the same object, or a
     dict with the same content as the copy kept of it."""
@@ -120,6 +128,10 @@ class WorkingSetBuilder:
             model), so a resumed or rebuilt session does not embed again. Not a setting: it never
             changes a result.
         layout: ``recent_first`` (default) or ``recall_first`` (see :data:`LAYOUTS`).
+        fusion: how the BM25 and the cosine rankings are combined when there is an embedder: a
+            :class:`~.relevance.Fusion` or its ``spec()`` string; ``None`` (default): the tuned
+            :data:`~.relevance.DEFAULT_FUSION`. Recorded as ``settings()["fusion"]``; lexical-only
+            builds do not depend on it.
     """
 
     def __init__(
@@ -142,6 +154,7 @@ class WorkingSetBuilder:
         embedder: Embedder | str | None = "auto",
         embedding_cache: str | Path | None = None,
         layout: str = "recent_first",
+        fusion: Fusion | str | None = None,
     ) -> None:
         if layout not in LAYOUTS:
             raise ValueError(f"unknown layout {layout!r}; choose one of {list(LAYOUTS)}")
@@ -176,6 +189,7 @@ class WorkingSetBuilder:
         self.embedder: Embedder | None = embedder
         self.embeddings: EmbeddingStore | None = (
             EmbeddingStore(embedder, embedding_cache) if embedder is not None else None)
+        self.fusion: Fusion = parse_fusion(fusion)
         # caches (never change a result, only how fast it is computed)
         self._by_id: dict[int, MessageInfo] = {}
         self._by_key: dict[tuple[Any, ...], MessageInfo] = {}
@@ -218,6 +232,7 @@ class WorkingSetBuilder:
             "recall": self.recall,
             "recall_max_tokens": self.recall_max_tokens,
             "embedder": self.embedder.ident if self.embedder is not None else None,
+            "fusion": self.fusion.spec(),
             "summarizer": self.summarizer is not None,
             "encoding": self.counter.encoding_name,
             "layout": self.layout,
@@ -649,27 +664,40 @@ class _Build:
             return match, via, lexical
         rel = self.rel
         if len(rel.vectors) < self.n_hist:
-            from .relevance import message_text
-
             rel.vectors.extend(store.get(message_text(m)) for m in self.msgs[len(rel.vectors):self.n_hist])
-        semantic = rel.semantic(store.get(query), self.n_hist)
-        self.notes.append(f"relevance: stemmed BM25 with feedback + semantic ({store.ident}), "
-                          "reciprocal rank fusion")
-        match, via = fuse(lexical, semantic)
+        fusion = self.b.fusion
+        if fusion.parts:
+            # each part cached by content (the input's text is the one it is indexed by as history)
+            parts = [store.get(t) for t in self._query_parts(indexed=True)] or [store.get(query)]
+            qvec = parts[0] if len(parts) == 1 else _unit(sum(parts[1:], parts[0]))
+        else:
+            qvec = store.get(query)
+        semantic = rel.semantic(qvec, self.n_hist)
+        coverage = rel.coverage(query, lexical) if fusion.head > 0 or fusion.method in ("gated", "score") else {}
+        self.notes.append(f"relevance: stemmed BM25 with feedback + semantic ({store.ident}), fused by "
+                          f"{fusion.spec()}")
+        match, via = fuse(lexical, semantic, fusion, coverage)
         return match, via, lexical
 
     def _query(self) -> str:
+        return " ".join(self._query_parts())
+
+    def _query_parts(self, indexed: bool = False) -> list[str]:
+        """The current input, this turn's user message when the input is not it, and the task.
+        ``indexed``: the input by the text it is indexed by as a history message (its embedding is
+        then the one the next build needs anyway)."""
         msgs = self.msgs
         query_parts = []
         if self.input_index is not None:
-            query_parts.append(msgs[self.input_index].content)
-            if msgs[self.input_index].role != "user":
+            msg = msgs[self.input_index]
+            query_parts.append(message_text(msg) if indexed else msg.content)
+            if msg.role != "user":
                 last_user = next((i for i in range(self.input_index - 1, -1, -1) if msgs[i].role == "user"), None)
                 if last_user is not None:
-                    query_parts.append(msgs[last_user].content)
+                    query_parts.append(message_text(msgs[last_user]) if indexed else msgs[last_user].content)
         if self.task:
             query_parts.append(self.task)
-        return " ".join(query_parts)
+        return [p for p in query_parts if p] if indexed else query_parts
 
     def _detach(self) -> None:
         """Own copies of the shared history state, for a build that waits on the summariser: another

@@ -37,6 +37,7 @@ from .builder import LAYOUTS, BuildResult, WorkingSetBuilder
 from .decisions import BudgetSnapshot, ContextDecision, TokenBudget
 from .embeddings import EmbeddingsUnavailable
 from .fidelity import FidelityPolicy
+from .relevance import LEGACY_FUSION
 from .sections import ContextSection
 
 EMBEDDINGS_FOLDER = "embeddings"
@@ -108,6 +109,10 @@ def _builder_kwargs(recorded: dict[str, Any]) -> dict[str, Any]:
     # recorded since the recent exchange moved ahead of the relevant turns; older traces had it after
     layout = recorded.get("layout")
     kwargs["layout"] = layout if layout in LAYOUTS else "recall_first"
+    # how the two rankings were fused: recorded since the fusion was tuned on real-looking chats;
+    # older traces used the fixed RRF (BM25 0.25, semantic 1.0)
+    fusion = recorded.get("fusion")
+    kwargs["fusion"] = fusion if isinstance(fusion, str) else LEGACY_FUSION
     hint = recorded.get("placeholder_hint")
     fid = recorded.get("fidelity")
     if isinstance(fid, dict) or hint is not None:

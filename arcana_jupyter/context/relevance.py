@@ -9,9 +9,15 @@ The score recorded in ``MessageDecision.relevance_score`` is
   Snowball-stemmed words without stop words (``1.0`` = "mentions every query term"), after one
   round of pseudo-relevance feedback (the query is expanded with the most specific words of its
   best first-round hits, at a lower weight: questions about two or three turns find the second
-  turn through the first). With an embedding model (:mod:`.embeddings`): the reciprocal rank
-  fusion of the BM25 ranking and the cosine ranking, ``sum w / (RRF_K + rank)`` over the two
-  lists, normalised so that first in both is ``1.0``. :meth:`RelevanceIndex.rank` also says,
+  turn through the first). With an embedding model (:mod:`.embeddings`): the BM25 ranking and the
+  cosine ranking fused as :data:`DEFAULT_FUSION` says (:class:`Fusion`, recorded as
+  ``settings()["fusion"]``): first the BM25 hits that hold a good share of the query's rare terms
+  (the *head*, :meth:`RelevanceIndex.coverage`: a literal question's evidence, which turns that are
+  merely about the same topic must not outrank), in BM25 order; then the rest by a weighted sum of
+  the normalised BM25 score and the rescaled cosine, BM25's weight rising with the query's lexical
+  confidence (the best hit's share). Tuned on the dev splits of two kinds of data — paraphrased
+  questions (``hard_*``) and literal multi-session chats (``chats_*``) — so that the embeddings
+  never keep less than lexical alone (benchmarks/results/retention.md). :func:`fuse` also says,
   per message, which list it came from (``bm25`` or ``semantic``).
 - ``recency``: ``1 / (1 + age / 8)`` with ``age`` in user turns between the message and the input.
 - ``role``: user 1.0, assistant 0.6, tool 0.4, system 0.5 — what the user said matters most.
@@ -33,6 +39,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from dataclasses import dataclass
 from typing import Any
 
 from ..messages import Message
@@ -54,15 +61,8 @@ PRF_TERMS = 6
 """... this many of their most specific words (highest tf * idf, not in the query) ..."""
 PRF_WEIGHT = 0.35
 """... each counted at this weight (a query word counts 1)."""
-RRF_K = 60
-"""Reciprocal rank fusion's constant (Cormack et al. 2009)."""
-RRF_W_BM25 = 0.25
-RRF_W_SEMANTIC = 1.0
-"""Weights of the two rankings in the fusion: ``sum w / (RRF_K + rank)``. Tuned on the dev split
-(benchmarks/results/retention.md): equal weights 0.71 of evidence verbatim at 2k, BM25 at 0.5 0.73,
-at 0.25 0.81, at 0.1 0.85 — a paraphrased question's lexical hits are mostly noise. 0.25 keeps
-a literal mention (a name, a number) near the top. Expanding the query vector with its best hits'
-(Rocchio feedback) lowered recall (0.81 -> 0.66 at 2k) and is not used."""
+COVERAGE_TOP = 40
+"""The best BM25 hits whose coverage of the query is computed (:meth:`RelevanceIndex.coverage`)."""
 SEMANTIC_TOP = 160
 """The cosine ranking takes part in the fusion with its best ``SEMANTIC_TOP`` messages."""
 SEMANTIC_MIN = 0.1
@@ -157,6 +157,8 @@ class RelevanceIndex:
         self._scanned: dict[str, int] = {}
         self.vectors: list[Any] = []
         self._matrix: Any = None
+        self._filled = 0
+        """Rows of :attr:`_matrix` copied from :attr:`vectors`."""
 
     def __len__(self) -> int:
         return len(self.bm25)
@@ -270,9 +272,36 @@ class RelevanceIndex:
         scale = full / ideal if ideal > 0 else 1.0
         return {d: min(1.0, v * scale) for d, v in second.items()}
 
+    def coverage(self, query: str, lexical: dict[int, float], top: int = COVERAGE_TOP) -> dict[int, float]:
+        """How fully each of the ``top`` best BM25 hits holds the query's specific terms: the
+        idf-weighted share, in ``[0, 1]``, of the query's terms found in at most a quarter of the
+        messages that the message contains. Terms that no message has count too (at the highest
+        idf), so a question in other words covers little even where the one word it shares with
+        the history matches; a literal question's evidence holds all of its rare words, whatever
+        feedback did to its BM25 rank."""
+        if not lexical:
+            return {}
+        cap = self._cap()
+        df = self.bm25._df
+        idf = self.bm25._idf
+        weights = {t: idf(t) for t in set(stems(query)) if df.get(t, 0) <= cap}
+        total = sum(weights.values())
+        if total <= 0:
+            return {}
+        tfs = self.bm25._tfs
+        out: dict[int, float] = {}
+        for d in sorted(lexical, key=lambda d: (-lexical[d], d))[:top]:
+            held = tfs[d]
+            out[d] = round(sum(w for t, w in weights.items() if t in held) / total, 6)
+        return out
+
     # ---- semantic ---------------------------------------------------------------------------
     def semantic(self, query_vector: Any, limit: int) -> dict[int, float]:
-        """Cosine (rounded to 5 decimals) of the best ``SEMANTIC_TOP`` documents below ``limit``."""
+        """Cosine (rounded to 5 decimals) of the best ``SEMANTIC_TOP`` documents below ``limit``.
+
+        Ties go to the earlier document. The vectors live in one matrix that grows by doubling (new
+        rows copied in once), and only the documents at or above the ``SEMANTIC_TOP``-th cosine are
+        sorted: a warm build on a long history costs one matrix-vector product."""
         import numpy as np
 
         n = min(limit, len(self.vectors))
@@ -280,32 +309,186 @@ class RelevanceIndex:
             return {}
         m = self._matrix
         if m is None or m.shape[0] < n:
-            m = self._matrix = np.stack(self.vectors[:len(self.vectors)])
+            dim = len(self.vectors[0])
+            grown = np.empty((max(n, 2 * (m.shape[0] if m is not None else 0), 256), dim), dtype=np.float32)
+            if m is not None and self._filled:
+                grown[:self._filled] = m[:self._filled]
+            m = self._matrix = grown
+        if self._filled < n:
+            m[self._filled:n] = np.asarray(self.vectors[self._filled:n], dtype=np.float32)
+            self._filled = n
         sims = np.round(m[:n] @ query_vector, 5)
-        order = np.lexsort((np.arange(n), -sims))[:SEMANTIC_TOP]
-        return {int(d): float(sims[d]) for d in order if sims[d] >= SEMANTIC_MIN}
+        if n > SEMANTIC_TOP:
+            cut = np.partition(sims, n - SEMANTIC_TOP)[n - SEMANTIC_TOP]  # the SEMANTIC_TOP-th largest
+            idx = np.flatnonzero(sims >= max(cut, SEMANTIC_MIN))
+        else:
+            idx = np.flatnonzero(sims >= SEMANTIC_MIN)
+        top = idx[np.lexsort((idx, -sims[idx]))][:SEMANTIC_TOP]
+        return {int(d): float(sims[d]) for d in top}
 
 
-def fuse(lexical: dict[int, float], semantic: dict[int, float] | None) -> tuple[dict[int, float], dict[int, str]]:
-    """Reciprocal rank fusion of the two rankings: ``(match in [0, 1], via)`` per document.
+@dataclass(frozen=True)
+class Fusion:
+    """How the BM25 ranking and the cosine ranking are combined into one match (see :func:`fuse`).
 
-    ``via`` names the list that ranked the document higher (``bm25`` on a tie). Without a semantic
-    ranking, ``match`` is the BM25 score itself (the lexical-only relevance).
+    ``method`` ranks the documents:
+
+    - ``rrf``: reciprocal rank fusion, ``bm25 / (k + rank) + semantic / (k + rank)``, fixed weights.
+    - ``gated``: the same, with BM25's weight raised from ``bm25`` to ``bm25_hi`` as the query's
+      lexical confidence (the best coverage, :meth:`RelevanceIndex.coverage`) goes from ``gate_lo``
+      to ``gate_hi``.
+    - ``interleave``: the two lists alternately (``lead`` of semantic's first), each in its order.
+    - ``score``: ``w * bm25 + (1 - w) * cosine'`` of the normalised scores (cosine' rescaled so that
+      the best is 1 and the last of the list 0), ``w`` gated like ``gated``'s BM25 weight.
+
+    ``head`` (0: none): the BM25 hits that cover at least this share of the query's rare terms
+    come before everything else, in BM25 order — a literal question's evidence is not outranked by
+    turns that are merely about the same thing. ``parts``: 1 embeds the query's parts (the input,
+    this turn's user message, the task) one by one, each cached by content like a history message,
+    and sums them; 0 embeds the joined text (the input changes at every step of a tool loop, so
+    that is a new embedding each step).
+
+    Recorded in the builder settings as :meth:`spec` (``settings()["fusion"]``); a trace without it was
+    built with :data:`LEGACY_FUSION`.
+    """
+
+    method: str = "rrf"
+    bm25: float = 0.25
+    semantic: float = 1.0
+    k: int = 60
+    bm25_hi: float = 0.25
+    gate_lo: float = 1.0
+    gate_hi: float = 1.0
+    lead: int = 0
+    head: float = 0.0
+    parts: int = 0
+
+    def spec(self) -> str:
+        """``method:key=value,...`` (every field, so the string alone says how a build was fused)."""
+        return self.method + ":" + ",".join(f"{name}={getattr(self, name):g}" for name in _FUSION_FIELDS)
+
+    def gated_weight(self, confidence: float, lo: float, hi: float) -> float:
+        """``lo`` below ``gate_lo`` confidence, ``hi`` from ``gate_hi`` on, linear in between."""
+        if confidence >= self.gate_hi:
+            return hi
+        if confidence <= self.gate_lo or self.gate_hi <= self.gate_lo:
+            return lo
+        return lo + (hi - lo) * (confidence - self.gate_lo) / (self.gate_hi - self.gate_lo)
+
+
+_FUSION_FIELDS: dict[str, type] = {"bm25": float, "semantic": float, "k": int, "bm25_hi": float, "gate_lo": float,
+                                   "gate_hi": float, "lead": int, "head": float, "parts": int}
+FUSION_METHODS = ("rrf", "gated", "interleave", "score")
+LEGACY_FUSION = "rrf:bm25=0.25,semantic=1,k=60,bm25_hi=0.25,gate_lo=1,gate_hi=1,lead=0,head=0,parts=0"
+"""The fusion of builds recorded before ``settings()["fusion"]`` existed (fixed RRF, BM25 at 0.25)."""
+
+
+def parse_fusion(spec: str | Fusion | None) -> Fusion:
+    """A :class:`Fusion` from its :meth:`Fusion.spec` string (``None``: :data:`DEFAULT_FUSION`);
+    keys left out take the field defaults. Raises ``ValueError`` naming the problem for an unknown
+    method or key or a bad number."""
+    if isinstance(spec, Fusion):
+        return spec
+    if spec is None:
+        return DEFAULT_FUSION
+    method, _, rest = spec.partition(":")
+    if method not in FUSION_METHODS:
+        raise ValueError(f"fusion method must be one of {list(FUSION_METHODS)}, got {method!r} (in {spec!r})")
+    kwargs: dict[str, Any] = {}
+    for part in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, value = part.partition("=")
+        if not eq or key not in _FUSION_FIELDS:
+            raise ValueError(
+                f"fusion {spec!r}: expected key=value with a key of {sorted(_FUSION_FIELDS)}, got {part!r}")
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError(f"fusion {spec!r}: {key} must be a number, got {value!r}") from None
+        kwargs[key] = int(number) if _FUSION_FIELDS[key] is int else number
+    return Fusion(method=method, **kwargs)
+
+
+def fuse(
+    lexical: dict[int, float],
+    semantic: dict[int, float] | None,
+    fusion: Fusion | None = None,
+    coverage: dict[int, float] | None = None,
+) -> tuple[dict[int, float], dict[int, str]]:
+    """The fused match (in ``[0, 1]``) and the list it came from (``via``) per document.
+
+    ``via`` names the list that ranked the document higher (``bm25`` on a tie; for the weighted
+    methods, the list whose weighted share is larger; ``bm25`` for the head). Without a semantic
+    ranking, ``match`` is the BM25 score itself (the lexical-only relevance), whatever the fusion.
+    ``coverage``: :meth:`RelevanceIndex.coverage` of the best BM25 hits (the gates and the head).
     """
     if semantic is None:
         return lexical, dict.fromkeys(lexical, "bm25")
-    lex_rank = {d: r for r, d in enumerate(sorted(lexical, key=lambda d: (-lexical[d], d)), 1)}
-    sem_rank = {d: r for r, d in enumerate(sorted(semantic, key=lambda d: (-semantic[d], d)), 1)}
-    best = (RRF_W_BM25 + RRF_W_SEMANTIC) / (RRF_K + 1)
+    f = fusion or LEGACY
+    cover = coverage or {}
+    confidence = max(cover.values(), default=0.0)
+    lex_order = sorted(lexical, key=lambda d: (-lexical[d], d))
+    sem_order = sorted(semantic, key=lambda d: (-semantic[d], d))
+    lex_rank = {d: r for r, d in enumerate(lex_order, 1)}
+    sem_rank = {d: r for r, d in enumerate(sem_order, 1)}
     match: dict[int, float] = {}
     via: dict[int, str] = {}
-    for d in lex_rank.keys() | sem_rank.keys():
-        lr, sr = lex_rank.get(d), sem_rank.get(d)
-        total = (RRF_W_BM25 / (RRF_K + lr) if lr else 0.0) + (RRF_W_SEMANTIC / (RRF_K + sr) if sr else 0.0)
-        match[d] = round(total / best, 6)
-        via[d] = (
-            "bm25"
-            if lr is not None and (sr is None or RRF_W_BM25 * (RRF_K + sr) >= RRF_W_SEMANTIC * (RRF_K + lr))
-            else "semantic"
-        )
+    if f.method in ("rrf", "gated"):
+        wb = f.bm25 if f.method == "rrf" else f.gated_weight(confidence, f.bm25, f.bm25_hi)
+        ws, k = f.semantic, f.k
+        best = (wb + ws) / (k + 1)
+        for d in lex_rank.keys() | sem_rank.keys():
+            lr, sr = lex_rank.get(d), sem_rank.get(d)
+            total = (wb / (k + lr) if lr else 0.0) + (ws / (k + sr) if sr else 0.0)
+            match[d] = round(total / best, 6)
+            via[d] = "bm25" if lr is not None and (sr is None or wb * (k + sr) >= ws * (k + lr)) else "semantic"
+    elif f.method == "score":
+        w = f.gated_weight(confidence, f.bm25, f.bm25_hi)
+        top = semantic[sem_order[0]] if sem_order else 0.0
+        floor = semantic[sem_order[-1]] if len(sem_order) > 1 else 0.0
+        span = top - floor
+        for d in lex_rank.keys() | sem_rank.keys():
+            lx = lexical.get(d, 0.0)
+            sx = (semantic[d] - floor) / span if d in semantic and span > 0 else (1.0 if d in semantic else 0.0)
+            match[d] = round(w * lx + (1 - w) * sx, 6)
+            via[d] = "bm25" if d in lexical and w * lx >= (1 - w) * sx else "semantic"
+    else:  # interleave: both lists alternately, ``lead`` of semantic's first
+        order: list[int] = []
+        seen: set[int] = set()
+        li = si = 0
+        while li < len(lex_order) or si < len(sem_order):
+            turn_sem = si < len(sem_order) and (li >= len(lex_order) or si < f.lead
+                                                or (li + si - f.lead) % 2 == 0)
+            if turn_sem:
+                d, si = sem_order[si], si + 1
+            else:
+                d, li = lex_order[li], li + 1
+            if d not in seen:
+                seen.add(d)
+                order.append(d)
+                via[d] = "semantic" if turn_sem else "bm25"
+        n = len(order)
+        for pos, d in enumerate(order):
+            match[d] = round(1.0 - pos / max(1, n), 6)
+    if f.head > 0:
+        head = [d for d in lex_order if cover.get(d, 0.0) >= f.head]
+        if head:
+            # the head first, in BM25 order, above everything else: the rest squeezed below 0.5
+            for d in match:
+                match[d] = round(match[d] * 0.5, 6)
+            for pos, d in enumerate(head):
+                match[d] = round(1.0 - 0.5 * pos / len(head), 6)
+                via[d] = "bm25"
     return match, via
+
+
+LEGACY = parse_fusion(LEGACY_FUSION)
+DEFAULT_FUSION = parse_fusion("score:bm25=0.3,bm25_hi=0.6,gate_lo=0.5,gate_hi=0.9,head=0.3,parts=1")
+"""The fusion a new builder uses: BM25 hits holding at least 30% of the query's rare terms first, then
+``w * bm25 + (1 - w) * cosine'`` with ``w`` from 0.3 to 0.6 as the best hit's share goes from 0.5 to
+0.9; the query's parts embedded one by one. Chosen on the dev splits (``hard_dev``, ``chats_dev``,
+``python -m benchmarks.retention.tune_fusion``) as the best mean of evidence kept verbatim at
+1k/2k/4k/8k among the fusions that keep at least as much as lexical alone on every kind and
+budget: fixed RRF at BM25 0.25 (the old default) kept 0.15 less than lexical on the chats'
+single-hop questions at 1k; equal RRF weights hurt the paraphrases (0.70 -> 0.62 at 1k); the head
+alone fixed the chats and left the paraphrases as they were. Numbers in
+``benchmarks/results/retention.md``."""

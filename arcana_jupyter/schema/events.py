@@ -165,6 +165,7 @@ class BuilderSettings(Record):
     recall: bool | None = None
     recall_max_tokens: int | None = None
     embedder: str | None = None
+    fusion: str | None = None
     summarizer: bool | None = None
     encoding: str | None = None
     layout: str | None = None

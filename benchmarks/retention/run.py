@@ -4,7 +4,9 @@ Run: ``python -m benchmarks.retention.run [FILE ...] [--budgets 1024,2048,3072] 
 (default file: ``benchmarks/retention/data/notebook_qa.json``; writes
 ``benchmarks/results/retention.md``). ``--working-set`` reads the budgets as working-set sizes
 (window = budget + reserve, as issue 14 measures); ``--embeddings auto|off|both`` chooses the
-builder's relevance (``both``: a row for each); ``--cache DIR`` keeps the computed vectors.
+builder's relevance (``both``: a row for each, and a line per budget saying where embeddings keep
+less than lexical); ``--old-fusion`` adds a row for the fusion of builds recorded before
+``settings()["fusion"]``; ``--cache DIR`` keeps the computed vectors.
 
 Input: a JSON list of conversations (or ``{"conversations": [...]}``)::
 
@@ -37,6 +39,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, RootModel, ValidationError, model_validator
 
 from arcana_jupyter.context import TokenBudget, WorkingSetBuilder
+from arcana_jupyter.context.relevance import LEGACY_FUSION
 from arcana_jupyter.messages import Message
 from arcana_jupyter.tokens import REPLY_PRIMING, TokenCounter
 
@@ -124,7 +127,8 @@ class Tally:
     ms: list[float] = field(default_factory=list)
     violations: int = 0
     by_kind: dict[str, list[int]] = field(default_factory=dict)
-    """kind -> [evidence turns, verbatim]; ``no-overlap`` for questions sharing no word with their evidence."""
+    """kind -> [evidence turns, verbatim]; also ``literal`` / ``paraphrase``: the question shares a content word
+    with its evidence or not."""
 
     def kind_row(self) -> dict[str, float]:
         return {k: v[1] / v[0] for k, v in sorted(self.by_kind.items()) if v[0]}
@@ -168,7 +172,7 @@ def tail_only(counter: TokenCounter, history: list[Message], question: Message, 
 
 
 def _builders(budget: TokenBudget, counter: TokenCounter, embeddings: str, cache: Path | None,
-              variants: bool) -> dict[str, WorkingSetBuilder]:
+              variants: bool, old_fusion: bool = False) -> dict[str, WorkingSetBuilder]:
     out: dict[str, WorkingSetBuilder] = {}
     modes = {"auto": ["auto"], "off": ["off"], "both": ["off", "auto"]}[embeddings]
     for mode in modes:
@@ -178,6 +182,10 @@ def _builders(budget: TokenBudget, counter: TokenCounter, embeddings: str, cache
         if mode == "auto" and b.embedder is None:
             continue
         out[f"builder (auto{label})"] = b
+        if mode == "auto" and old_fusion:
+            old = WorkingSetBuilder(budget=budget, counter=counter, embedder=b.embedder, fusion=LEGACY_FUSION)
+            old.embeddings = b.embeddings
+            out["builder (auto + embeddings, old fusion)"] = old
     if variants:
         out["builder (tail_preserve)"] = WorkingSetBuilder(budget=budget, strategy="tail_preserve", counter=counter,
                                                            embedder=None)
@@ -187,12 +195,13 @@ def _builders(budget: TokenBudget, counter: TokenCounter, embeddings: str, cache
 
 
 def evaluate(conversations: list[Conversation], windows: list[int], reserve: int, *, embeddings: str = "off",
-             cache: Path | None = None, variants: bool = True) -> dict[tuple[int, str], Tally]:
+             cache: Path | None = None, variants: bool = True, old_fusion: bool = False,
+             ) -> dict[tuple[int, str], Tally]:
     counter = TokenCounter()
     out: dict[tuple[int, str], Tally] = {}
     for window in windows:
         budget = TokenBudget(total_window=window, response_reserve=reserve)
-        builders = _builders(budget, counter, embeddings, cache, variants)
+        builders = _builders(budget, counter, embeddings, cache, variants, old_fusion)
         for conv in conversations:
             history, index = _history(conv)
             for q in conv.questions:
@@ -217,7 +226,8 @@ def evaluate(conversations: list[Conversation], windows: list[int], reserve: int
                         tally.verbatim += ok
                         tally.visible += d.outcome in ("kept", "compressed") and d.fidelity in ("L0", "L1", "L2")
                         tally.present += d.outcome in ("kept", "compressed")
-                        for kind in (q.kind, "no-overlap" if q.lexical_overlap is False else None):
+                        overlap = {True: "literal", False: "paraphrase", None: None}[q.lexical_overlap]
+                        for kind in (q.kind, overlap):
                             if kind:
                                 acc = tally.by_kind.setdefault(kind, [0, 0])
                                 acc[0] += 1
@@ -252,6 +262,24 @@ def _table(results: dict[tuple[int, str], Tally], windows: list[int], reserve: i
     return lines
 
 
+def _versus_lexical(results: dict[tuple[int, str], Tally], windows: list[int], reserve: int,
+                    working_set: bool) -> list[str]:
+    """Per budget, where the builder with embeddings keeps less than the lexical one (overall and by kind)."""
+    out: list[str] = []
+    for window in windows:
+        emb = results.get((window, "builder (auto + embeddings)"))
+        lex = results.get((window, "builder (auto, lexical)"))
+        if emb is None or lex is None:
+            continue
+        size = window - reserve if working_set else window
+        ek, lk = emb.kind_row(), lex.kind_row()
+        cells = {"all": (emb.row()[0], lex.row()[0]), **{k: (ek[k], lk[k]) for k in ek if k in lk}}
+        below = [f"{k} {e:.2f} < {x:.2f}" for k, (e, x) in cells.items() if e < x - 1e-9]
+        out.append(f"- {size:,}: " + ("embeddings keep at least as much as lexical overall and on every kind"
+                                      if not below else "embeddings keep less than lexical on " + ", ".join(below)))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Evidence retention of the working-set builder vs a tail window.")
     parser.add_argument("files", nargs="*", type=Path, default=[DEFAULT_DATA])
@@ -263,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="relevance of the main builder: lexical (off), the bundled model (auto), or both rows")
     parser.add_argument("--cache", type=Path, default=None, help="folder for computed embedding vectors")
     parser.add_argument("--no-variants", action="store_true", help="skip the tail_preserve and recall-off rows")
+    parser.add_argument("--old-fusion", action="store_true",
+                        help="with embeddings, also a row for the fusion used before the dev tuning on chats")
     parser.add_argument("--no-dict-warm", action="store_true", help="skip the dict-history warm timing")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/retention.md"))
     args = parser.parse_args(argv)
@@ -282,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     counter = TokenCounter()
     shown = [os.path.relpath(f) if f.is_absolute() and str(f).startswith(os.getcwd()) else str(f) for f in args.files]
     flags = (" --working-set" if args.working_set else "") + (f" --embeddings {args.embeddings}") + (
-        " --no-variants" if args.no_variants else "")
+        " --no-variants" if args.no_variants else "") + (" --old-fusion" if args.old_fusion else "")
     lines = [
         "# Evidence retention",
         "",
@@ -297,7 +327,10 @@ def main(argv: list[str] | None = None) -> int:
         + ("(window minus the reply reserve)" if args.working_set else "window") + "; budget used = mean prompt "
         "tokens sent / tokens available; violations = builds over budget. Build ms: the build alone (the question's "
         "embedding, when a model is used, is computed before and timed apart). Tail-only baseline: system prompt, "
-        "question and the most recent turns that fit. 'recall off': `recall=False`.",
+        "question and the most recent turns that fit. 'recall off': `recall=False`. Verbatim by kind: the "
+        "question's kind (single, date = temporal, multi, open) and literal / paraphrase (the question shares a "
+        "content word with its evidence, or none). 'old fusion': the embeddings' fusion before it was tuned on "
+        "chats (fixed RRF, BM25 0.25, semantic 1.0).",
         "",
     ]
     for f, conversations in data:
@@ -307,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         sizes = [counter.count_messages(_history(c)[0]) for c in conversations]
         print(f"== {f}", flush=True)
         results = evaluate(conversations, windows, args.reserve, embeddings=args.embeddings, cache=args.cache,
-                           variants=not args.no_variants)
+                           variants=not args.no_variants, old_fusion=args.old_fusion)
         lines += [
             f"## {os.path.relpath(f) if f.is_absolute() else f}",
             "",
@@ -318,6 +351,9 @@ def main(argv: list[str] | None = None) -> int:
             *_table(results, windows, args.reserve, args.working_set),
             "",
         ]
+        versus = _versus_lexical(results, windows, args.reserve, args.working_set)
+        if versus:
+            lines += ["Embeddings (default fusion) against lexical, evidence verbatim:", "", *versus, ""]
     if args.embeddings != "off":
         from arcana_jupyter.context.embeddings import default_embedder
 
@@ -339,8 +375,8 @@ def main(argv: list[str] | None = None) -> int:
 
         dw = dict_warm()
         line = (f"Dict history warm path (benchmarks/bench_builder.py: 1,000 OpenAI-style dicts, 16k window, one "
-                f"message more per call, new dicts each call): median {dw['median']:.2f} ms CPU per build, p95 "
-                f"{dw['p95']:.2f} ms (target < 5 ms).")
+                f"message more per call, new dicts each call, lexical): median {dw['median']:.2f} ms CPU per build, "
+                f"p95 {dw['p95']:.2f} ms (target < 5 ms).")
         print(line, flush=True)
         lines += ["## Dict histories", "", line, ""]
     lines.append(f"Load average at the end: {os.getloadavg()[0]:.2f}.")
