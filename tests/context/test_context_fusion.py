@@ -138,7 +138,7 @@ def test_settings_record_the_fusion_and_old_traces_rebuild_with_the_old_one():
     history, _, _ = chat()
     q = "Which running club did they join, the Hillside Harriers?"
     old = WorkingSetBuilder(budget=TokenBudget(total_window=700, response_reserve=100), embedder=SynonymEmbedder(),
-                            fusion=LEGACY_FUSION).build(history, q)
+                            fusion=LEGACY_FUSION, layout="recall_first").build(history, q)  # as old traces were
     again = WorkingSetBuilder(budget=TokenBudget(total_window=700, response_reserve=100), embedder=SynonymEmbedder(),
                               **{k: v for k, v in _builder_kwargs({"embedder": "x"}).items() if k != "embedder"}
                               ).build(history, q)
