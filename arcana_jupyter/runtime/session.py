@@ -70,6 +70,8 @@ _C = TypeVar("_C", bound=Capability)
 INEXACT_SLACK = 1.03
 """Room kept on top of the observed count ratio when the counter is not the model's own."""
 
+TOOLS_MAX_SHARE = 0.5
+"""Tools whose specs would take more than this share of the prompt budget are not offered."""
 SUMMARY_MAX_TOKENS = 512
 """The longest summary ``llm_summarize`` asks the session's model for."""
 OVERFLOW_SHARE = 0.2
@@ -475,6 +477,16 @@ class ChatSession:
         *, offer_tools: bool = True, tool_loop: dict[str, Any] | None = None,
     ) -> LLMResponse:
         tools = self.tool_specs() if offer_tools else []
+        if tools and tool_loop is None:
+            # tool specs larger than half of what the window leaves for the prompt would crowd out
+            # the conversation (a small --window with the adaptive tools): this call goes without them
+            available = self.calibration.budget(self.config.total_window, self.config.response_reserve).available
+            spec_tokens = self.counter.count_tools(tools)
+            if spec_tokens > available * TOOLS_MAX_SHARE:
+                tool_loop = {"stopped": True, "reason": "tools_too_large",
+                             "detail": f"their specs take {spec_tokens} tokens of the {available} the window leaves "
+                                       f"for the prompt; a larger --window offers them"}
+                tools = []
         refused: ContextLengthError | None = None
         for attempt in range(2):
             build, reply.decision, digest, decision_event = await self._build(turn, step, tools, tool_loop, refused)

@@ -52,3 +52,21 @@ async def test_a_50k_paste_then_every_later_turn_is_answered_and_recorded(tmp_pa
     decided = {e["turn"] for e in events if e["event_type"] == "context_decision"}
     assert decided == set(range(1, 9))  # every turn built and recorded
     assert not [e for e in events if e["event_type"] == "error"]
+
+
+async def test_tool_specs_that_would_crowd_out_a_small_window_are_not_offered(tmp_path: Path) -> None:
+    provider = strict_model()
+    # the default mode offers the adaptive tools (~1,000 tokens of specs): too much for a 1,024 window
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, total_window=1024, embeddings="off"),
+                      provider=provider)
+    async with runtime.chat() as chat:
+        reply = await chat.send("Hello there.")
+        path = chat.trace_path
+    assert reply.status == "ok" and provider.requests[-1].tools == []
+    decision = next(e for e in events_of(path) if e["event_type"] == "context_decision")["metadata"]
+    assert decision["tool_loop"]["reason"] == "tools_too_large" and not decision["budget"]["overflow"]
+    assert any("tools withheld for this call: tools_too_large" in n for n in decision["decision"]["notes"])
+    big = Runtime(config=RuntimeConfig(trace_dir=tmp_path, total_window=16384, embeddings="off"), provider=provider)
+    async with big.chat() as chat:
+        await chat.send("Hello again.")
+    assert provider.requests[-1].tools  # a window with room gets them
