@@ -188,6 +188,7 @@ def budget_view(step: Mapping[str, Any]) -> dict[str, Any]:
         "window": _int(budget.get("total_window") or available or used),
         "reserve": _int(budget.get("response_reserve")),
         "used": used, "available": available, "free": free, "prefix": report.get("prefix_tokens_reused"),
+        "prefix_share": report.get("prefix_share") if isinstance(report.get("prefix_share"), int | float) else None,
         "overflow": bool(budget.get("overflow")),
         "layers": [*layers, ("free", free, "rgba(127,127,127,0)")], "layer_total": max(available, used),
         "outcomes": [(f"{name} ({by_outcome[name][0]} msg)", by_outcome[name][1], color)

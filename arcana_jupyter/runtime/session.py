@@ -554,19 +554,25 @@ class ChatSession:
                     f"engine mode: {marked} earlier message(s) that did not fit verbatim reach the prompt through "
                     f"the {names} section(s) (turns {covered[0]}–{covered[-1]})")
         build, shaped = await self._shape(build, tools)
-        if shaped.shape.shapes and build.budget.used > build.budget.available:
+        shrink = 0
+        for _ in range(3):
+            excess = build.budget.used - budget.available
+            if not shaped.shape.shapes or excess <= 0:
+                break
             # the shaped prompt counts more than the builder's estimate left room for: shrink by the
-            # excess and build once more (recorded as the builder's window, so a rebuild does the same)
-            excess = build.budget.used - build.budget.available
-            self.builder.budget = TokenBudget(total_window=max(1, budget.total_window - excess),
+            # excess and build again (recorded as the builder's window, so a rebuild does the same)
+            shrink += excess
+            self.builder.budget = TokenBudget(total_window=max(1, budget.total_window - shrink),
                                               response_reserve=budget.response_reserve)
             build = await self.builder.abuild(
                 self.history, None, task=None, pins=pins, sections=sections, tools=tools,
                 turn=turn, step=step, previous=self._previous_build,
             )
             build, shaped = await self._shape(build, tools)
+        if shrink:
             build.decision.notes.append(
-                f"the shaped prompt was {excess} token(s) over the budget: rebuilt once with the window shrunk by that")
+                f"the shaped prompt counted more than the builder's estimate: rebuilt with the window shrunk by "
+                f"{shrink} token(s)")
         decision = build.decision
         self._previous_build = build
         self._report_prefix(build)

@@ -182,7 +182,7 @@ export function budgetBars(report: ContextReport | null | undefined, budget: Bud
     out.appendChild(legend(layerItems));
     if (report && typeof report.prefix_tokens_reused === 'number') {
       out.appendChild(
-        h('div', { class: 'arcana-muted' }, `Prefix reused from the previous build: ${fmtInt(report.prefix_tokens_reused)} tokens` + (typeof report.prefix_messages_reused === 'number' ? ` (${report.prefix_messages_reused} messages)` : ''))
+        h('div', { class: 'arcana-muted' }, `Prefix reused from the previous prompt: ${fmtInt(report.prefix_tokens_reused)} tokens` + (typeof report.prefix_share === 'number' ? `, ${Math.round(report.prefix_share * 100)}% of it` : '') + (typeof report.prefix_messages_reused === 'number' ? ` (${report.prefix_messages_reused} messages)` : ''))
       );
     }
   }

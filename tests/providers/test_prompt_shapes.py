@@ -103,7 +103,7 @@ async def run_session(
     tmp_path: Path, model: TemplatedModel, *, engine: bool
 ) -> list[tuple[list[Message], list[Message]]]:
     """Every request of one session: (the builder's messages, the shaped messages sent)."""
-    config = RuntimeConfig(trace_dir=tmp_path / "traces", context_engine=engine, total_window=2048,
+    config = RuntimeConfig(trace_dir=tmp_path / "traces", context_engine=engine, total_window=4096,
                            response_reserve=256, memory=True, memory_path=tmp_path / "memory.db",
                            cognitive_primitives=["pin", "recall"], user_tools="on", primitive_tools="on",
                            embeddings="off")

@@ -175,3 +175,15 @@ def test_every_renderer_masks_keys_the_model_echoes() -> None:
 
     view._lock, view._tokens = threading.Lock(), ["the key ", KEY[:10], KEY[10:], " ok"]
     assert KEY not in view.partial_text() and "[REDACTED]" in view.partial_text()
+
+
+def test_the_budget_line_says_how_much_of_the_previous_prompt_was_reused() -> None:
+    from arcana_jupyter.render.turn import budget_html
+
+    step = {"budget": {"total_window": 4096, "response_reserve": 1024, "available": 3072, "used": 2000},
+            "report": {"layers": [], "prefix_tokens_reused": 1500, "prefix_share": 0.8123},
+            "decision": {"decisions": []}}
+    html = budget_html(step)
+    assert "prefix reused <b>1,500</b> (81% of the previous prompt)" in html
+    step["report"] = {"layers": [], "prefix_tokens_reused": 10, "prefix_share": None}
+    assert "of the previous prompt" not in budget_html(step)
