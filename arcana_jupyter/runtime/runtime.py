@@ -145,6 +145,9 @@ class Runtime:
             return self.new_session(name, rid, writer, cfg, ask_user=ask_user or self.ask_user, notebook=notebook)
         except BaseException:
             writer.close()  # release the run's lock
+            # a session that never started (no such model, bad config) leaves no empty run behind
+            if writer.path is not None and writer.path.is_file() and writer.path.stat().st_size == 0:
+                writer.path.unlink()
             raise
 
     def open_writer(self, trace_dir: Path | None, run_id: str, cfg: RuntimeConfig) -> TraceWriter:

@@ -423,6 +423,11 @@ class ChatSession:
             if received:
                 msg = Message(role="assistant", content=received, turn=turn)
                 self.history.append(msg)
+                # no final usage arrived: count what was received, so the turn (and the session) say
+                # how many reply tokens it cost instead of 0
+                got = Usage(output_tokens=self.counter.count_text(received))
+                reply.usage = reply.usage + got
+                self.usage = self.usage + got
             reply.text = received
             # the partial reply is recorded once, in turn_end.reply (received_chars says how much)
             self.emit("error", ErrorMetadata.build(type="cancelled", where="runtime", recoverable=True,

@@ -263,7 +263,19 @@ async def test_cancellation_records_what_was_received(tmp_path: Path) -> None:
     assert "received" not in err["metadata"] and err["metadata"]["received_chars"] == len("partial answer that ")
     assert chat.history[-1].content == "partial answer that "
     assert tokens == ["partial ", "answer ", "that "]
+    # the tokens received are counted (no final usage came): the inspector no longer says 0 out tokens
+    assert end["metadata"]["usage"]["output_tokens"] == chat.counter.count_text("partial answer that ") > 0
+    assert chat.usage.output_tokens >= end["metadata"]["usage"]["output_tokens"]
     await chat.aclose()
+
+
+def test_a_session_that_cannot_start_leaves_no_empty_trace(tmp_path: Path) -> None:
+    from arcana_jupyter.exceptions import ArcanaError
+
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, model="nonexistent:model"))
+    with pytest.raises(ArcanaError):
+        runtime.chat()
+    assert list(tmp_path.glob("*.jsonl")) == []
 
 
 async def test_usage_and_cost_accounting(tmp_path: Path) -> None:
