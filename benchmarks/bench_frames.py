@@ -31,28 +31,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from arcana_jupyter.messages import Message, ToolCall
-from arcana_jupyter.providers.base import LLMRequest, LLMResponse, Usage
 from arcana_jupyter.providers.function import FunctionProvider
 from arcana_jupyter.runtime import Runtime, RuntimeConfig
 from benchmarks._machine import cpu_model
-
-REPLY = " ".join(["The analysis shows the numbers moved as expected across the regions this quarter."] * 4)
-
-
-def lookup(key: str) -> str:
-    """Look a key up."""
-    return f"value of {key}"
-
-
-def answer(request: LLMRequest) -> LLMResponse:
-    last = request.messages[-1]
-    usage = Usage(input_tokens=100, output_tokens=60)
-    if last.role == "user" and "lookup" in (last.content or ""):
-        call = ToolCall(id=f"c{len(request.messages)}", name="lookup", arguments='{"key": "k"}')
-        return LLMResponse(message=Message(role="assistant", tool_calls=(call,)), finish_reason="tool_calls",
-                           usage=usage)
-    return LLMResponse(message=Message(role="assistant", content=REPLY), usage=usage)
+from benchmarks.bench_runtime import answer, lookup  # the same instant model and tool as the runtime benchmark
 
 
 async def record(turns: int, folder: Path) -> dict[str, Any]:

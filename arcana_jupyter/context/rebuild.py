@@ -298,8 +298,9 @@ def _rebuild_recorded(
     counter = _counter(replay, model, counters)
     had_summarizer = _had_summarizer(replay)
     summary = replay.context_decision.summary
-    if summary is None and replay.context_decision.strategy == "llm_summarize" and any(
-            "no summary text" in n for n in replay.context_decision.notes):
+    recorded = replay.context_decision
+    if summary is None and recorded.strategy == "llm_summarize" and not any(
+            d.outcome == "summarized" for d in recorded.decisions or ()):
         summary = ""  # the summariser answered nothing: the live build dropped the folded turns, so does this
     calls: list[int] = []
     rebuilt = _build(
@@ -369,7 +370,7 @@ class TurnVerifier:
                     replay, history[:n], cache_dir=self._cache_dir, counters=self._counters, expand=False,
                     reuse=self._reuse)
             except TraceError:
-                pass
+                pass  # not vouched for the fast way: rebuild_turn below says why
             else:
                 digest = rebuilt.digest(model)
                 if digest == replay.request_digest and not calls:

@@ -96,12 +96,11 @@ def detect_shape(template: str) -> PromptShape:
                  for k in range(calls)]
         return msgs
 
-    if _accepts(template, exchange(long_id), [f"{m}t0"], tools=True):
-        pass
-    elif _accepts(template, exchange(short_id), [f"{m}t0"], tools=True):
-        ids = "alnum9"
-    else:
-        tool_role = False
+    if not _accepts(template, exchange(long_id), [f"{m}t0"], tools=True):  # any id works: keep "any"
+        if _accepts(template, exchange(short_id), [f"{m}t0"], tools=True):
+            ids = "alnum9"
+        else:
+            tool_role = False
     cid = long_id if ids == "any" else short_id
     if tool_role:
         drops = not _accepts(template, exchange(cid, content=f"{m}a1"), [f"{m}a1", f"{m}t0"], tools=True)

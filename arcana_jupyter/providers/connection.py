@@ -312,6 +312,21 @@ class HTTPConnection:
 
     # -- requests ---------------------------------------------------------------------------------
 
+    async def probe_json(self, url: str, body: Mapping[str, Any] | None = None, *, timeout: float = 5.0) -> Any:
+        """One best-effort request (``GET``, or ``POST`` of ``body``) to an absolute ``url`` with
+        this connection's headers and transport, no retries: the parsed JSON of a 200 answer, else
+        ``None`` — never an exception (a server that does not know the endpoint, is down, or answers
+        garbage just has nothing to say). For side questions such as llama.cpp's ``/props``."""
+        try:
+            client = self._current_client()
+            if body is None:
+                response = await client.get(url, timeout=timeout)
+            else:
+                response = await client.post(url, json=dict(body), timeout=timeout)
+            return response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
+
     async def post_json(self, path: str, body: Mapping[str, Any]) -> tuple[Any, int]:
         """POST ``body`` as JSON and return (the decoded JSON answer, number of attempts)."""
         async with self._send(path, body, stream=False) as (response, attempts, raw):

@@ -171,24 +171,21 @@ class OpenAICompatProvider(Provider):
         if self.name not in ("llamacpp", "ollama"):
             return fallback
         root = self.base_url.rstrip("/").removesuffix("/v1")
-        try:
-            async with httpx.AsyncClient(timeout=5.0) as client:
-                if self.name == "llamacpp":
-                    response = await client.get(f"{root}/props")
-                    template = response.json().get("chat_template") if response.status_code == 200 else None
-                    if isinstance(template, str) and template.strip():
-                        return await asyncio.to_thread(detect_shape, template)
-                else:
-                    response = await client.post(f"{root}/api/show", json={"model": model})
-                    data = response.json() if response.status_code == 200 else {}
-                    details = data.get("details") or {}
-                    for family in [details.get("family"), *(details.get("families") or [])]:
-                        if isinstance(family, str):
-                            found = shape_for_model(family)
-                            if found.source != "default":
-                                return found
-        except (httpx.HTTPError, ValueError, AttributeError):
-            pass
+        if self.name == "llamacpp":
+            props = await self._http.probe_json(f"{root}/props")
+            template = props.get("chat_template") if isinstance(props, dict) else None
+            if isinstance(template, str) and template.strip():
+                return await asyncio.to_thread(detect_shape, template)
+        else:
+            data = await self._http.probe_json(f"{root}/api/show", {"model": model})
+            details = data.get("details") if isinstance(data, dict) else None
+            details = details if isinstance(details, dict) else {}
+            families = details.get("families")
+            for family in [details.get("family"), *(families if isinstance(families, list) else [])]:
+                if isinstance(family, str):
+                    found = shape_for_model(family)
+                    if found.source != "default":
+                        return found
         return fallback
 
     # -- request ----------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from ..context import ContextSection, PinBlock, WorkingSetBuilder
 from ..context.bands import OverflowCover, annotate_overflow, lost_turns
 from ..context.decisions import ContextDecision, TokenBudget, decision_record
 from ..context.embeddings import EmbeddingsUnavailable, embedder_from_setting
+from ..context.fidelity import fit_text
 from ..context.rebuild import EMBEDDINGS_FOLDER
 from ..context.result import prefix_reuse
 from ..exceptions import ArcanaError, ConfigError, ContextLengthError, ProviderError
@@ -82,13 +83,11 @@ TokenCallback = Callable[[str], None]
 EventCallback = Callable[[TraceEvent], None]
 
 
-def _head_and_tail(counter: TokenCounter, text: str, tokens: int) -> str:
-    """``text`` cut to about ``tokens`` tokens: its head and its tail, with a marker between."""
-    if counter.count_text(text) <= tokens:
-        return text
-    half = max(1, tokens // 2)
-    ids = counter.encode(text)
-    return f"{counter.decode(ids[:half])} […] {counter.decode(ids[-half:])}"
+def _fit(counter: TokenCounter, text: str, tokens: int) -> str:
+    """``text`` in at most about ``tokens`` tokens: the builder's own compression (head and tail with
+    a marker, else the head), or — for a share too small for that — its first ``tokens`` tokens."""
+    fitted = fit_text(counter, text, counter.count_text(text), tokens)
+    return fitted[0] if fitted is not None else counter.truncate_text(text, tokens)
 
 
 @dataclass
@@ -744,7 +743,7 @@ class ChatSession:
         parts = [f"[{m.role}] {m.content}" for m in messages if m.content]
         if parts and self.counter.count_text("\n\n".join(parts)) > room:
             share = max(16, room // len(parts) - 8)
-            parts = [_head_and_tail(self.counter, p, share) for p in parts]
+            parts = [_fit(self.counter, p, share) for p in parts]
             while len(parts) > 1 and self.counter.count_text("\n\n".join(parts)) > room:
                 parts.pop(0)  # the oldest go first: the summary is of what there is room to read
         prompt = [Message(role="system", content=instruction), Message(role="user", content="\n\n".join(parts))]

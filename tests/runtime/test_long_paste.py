@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from scripted_chat import events_of
 
 from arcana_jupyter.exceptions import ContextLengthError
@@ -35,10 +37,12 @@ def strict_model() -> FunctionProvider:
     return FunctionProvider(answer)
 
 
-async def test_a_50k_paste_then_every_later_turn_is_answered_and_recorded(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", [True, False], ids=["default", "classic"])
+async def test_a_50k_paste_then_every_later_turn_is_answered_and_recorded(tmp_path: Path, engine: bool) -> None:
+    # classic mode summarises what does not fit (llm_summarize): the summariser's own prompt is bounded too
     provider = strict_model()
-    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, total_window=WINDOW, embeddings="off"),
-                      provider=provider)
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, total_window=WINDOW, embeddings="off",
+                                           context_engine=engine), provider=provider)
     async with runtime.chat() as chat:
         first = await chat.send("Hi! Please keep your answers short.")
         pasted = await chat.send(PASTE + "\nSummarise it in two sentences.")
