@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from scripted_chat import events_of
 
 from arcana_jupyter.exceptions import ContextLengthError
