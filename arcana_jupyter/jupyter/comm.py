@@ -208,7 +208,11 @@ class ArcanaComm:
         new = locate_notebook(self._user_ns())
         moved: list[dict[str, str]] = []
         for entry in list(getattr(self.magics, "sessions", {}).values()):
+            before = getattr(getattr(entry.chat, "writer", None), "path", None)
+            renamed = entry.location.notebook == old.notebook and old.notebook != new.notebook
             moved.extend(self._follow(entry, old, new))
+            if renamed:
+                self._record_rename(entry, old, before)
         return {"ok": True, "notebook": str(new.notebook), "source": FRONTEND, "trace_dir": str(new.trace_dir),
                 "moved": moved}
 
@@ -242,6 +246,23 @@ class ArcanaComm:
             writer.moved_to(target)
             moved.append({"run_id": str(entry.chat.run_id), "from": str(path), "to": str(target)})
         return moved
+
+    def _record_rename(self, entry: Any, old: NotebookLocation, before: Any) -> None:
+        """The run records the notebook's new name (``notebook_renamed``); the session's banner shows it."""
+        from ..schema.events import NotebookRenamedMetadata
+
+        chat = entry.chat
+        after = getattr(getattr(chat, "writer", None), "path", None)
+        with contextlib.suppress(Exception):  # a closed session: nothing to record, the rename stands
+            chat.emit("notebook_renamed", NotebookRenamedMetadata.build(
+                notebook=str(entry.location.notebook) if entry.location.notebook else None,
+                from_notebook=str(old.notebook) if old.notebook else None,
+                trace_path=str(after) if after is not None else None,
+                from_trace_path=str(before) if before is not None and before != after else None,
+            ), turn=None)
+        refresh = getattr(self.magics, "refresh_banner", None)
+        if refresh is not None:
+            refresh(entry)
 
     def _entry(self, run_id: Any, agent: Any) -> Any:
         for entry in getattr(self.magics, "sessions", {}).values():

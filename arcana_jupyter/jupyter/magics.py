@@ -26,7 +26,7 @@ from pydantic import BaseModel, ValidationError
 from traitlets import Bool, Dict, Float, Int, List, Unicode
 
 from .. import render
-from ..exceptions import ArcanaError
+from ..exceptions import ArcanaError, RunLockedError
 from ..providers.base import Provider
 from ..render import md as render_md
 from ..runtime.config import MAX_DEFAULT_RESERVE, RuntimeConfig, default_reserve
@@ -55,6 +55,12 @@ class SessionEntry:
     chat: Any
     location: NotebookLocation
     model: str
+    resumed: bool = False
+    """This session continues a recorded run."""
+    note: str = ""
+    """A line for the banner (what --new / --resume would do)."""
+    banner: Any = None
+    """The banner's display handle: redrawn when the notebook is renamed."""
 
 
 def _short(exc: BaseException) -> str:
@@ -212,7 +218,11 @@ class ArcanaMagics(Magics):
     @argument("--otel", action="store_true", default=None,
               help="export every turn as OpenTelemetry GenAI spans over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT; "
                    "also ARCANA_OTEL=1); needs pip install 'arcana-jupyter[otel]'")
-    @argument("--resume", default=None, metavar="RUN_ID", help="continue a recorded run (after a kernel restart)")
+    @argument("--resume", default=None, metavar="RUN",
+              help="continue a recorded run of this notebook: latest, or a run id (after a kernel restart the "
+                   "first %%%%arcana does this by itself)")
+    @argument("--new", action="store_true", default=False,
+              help="start a fresh run even if this notebook has an earlier one of this session name")
     @argument("--name", "-n", default="main", help="session name (several can live in one notebook)")
     @line_magic
     def arcana_chat(self, line: str = "") -> SessionEntry | None:
@@ -225,57 +235,89 @@ class ArcanaMagics(Magics):
             raise UsageError(usage_line("arcana_chat", f"could not start the session: {_short(exc)}")) from None
         self._failed_chat = None
         self.current = entry.name
+        self.show_banner(entry)
+        return None
+
+    def banner_text(self, entry: SessionEntry) -> str:
+        """What a session says when it starts: its model, run, window, mode and trace file."""
         chat = entry.chat
-        what = "resumed" if opts.resume else "started"
         mode = "adaptive" if chat.engine is not None else "classic"
         trace = entry.location.relative(chat.trace_path) if chat.trace_path is not None else "(no trace)"
-        message = (
-            f"arcana session {entry.name!r} {what}: model {entry.model}, run {chat.run_id}"
-            f"{f' at turn {chat.turn}' if opts.resume else ''}, window {chat.config.total_window} "
-            f"(reply reserve {chat.config.response_reserve}), {mode} context, trace {trace}"
-        )
+        if entry.resumed:
+            head = (f"arcana session {entry.name!r} resumed run {chat.run_id} at turn {chat.turn + 1} "
+                    f"(the {chat.turn} earlier turn{'s' if chat.turn != 1 else ''} are in its context)")
+        else:
+            head = f"arcana session {entry.name!r} started run {chat.run_id}"
+        message = (f"{head}: model {entry.model}, window {chat.config.total_window} "
+                   f"(reply reserve {chat.config.response_reserve}), {mode} context, trace {trace}")
+        if entry.location.notebook is not None:
+            message += f" (notebook {entry.location.notebook.name})"
+        if entry.note:
+            message += "\n" + entry.note
         withheld = withheld_line(chat.withheld_tools)
         if withheld:
             message += "\n" + withheld
-        display({"text/html": render.notice_html(message), "text/plain": message}, raw=True)
-        return None
+        return message
 
-    def open_session(self, opts: ChatOptions) -> SessionEntry:
-        """Build the runtime and the chat for ``opts`` (defaults from the traitlets)."""
+    def show_banner(self, entry: SessionEntry) -> None:
+        message = self.banner_text(entry)
+        entry.banner = display({"text/html": render.notice_html(message), "text/plain": message}, raw=True,
+                               display_id=True)
+
+    def refresh_banner(self, entry: SessionEntry) -> None:
+        """The notebook was renamed: the banner names the new notebook and trace file."""
+        if entry.banner is None:
+            return
+        message = self.banner_text(entry)
+        with contextlib.suppress(Exception):  # a front end gone mid-rename: the trace still records it
+            entry.banner.update({"text/html": render.notice_html(message), "text/plain": message}, raw=True)
+
+    def open_session(self, opts: ChatOptions, *, implicit: bool = False) -> SessionEntry:
+        """Build the runtime and the chat for ``opts`` (defaults from the traitlets).
+
+        ``opts.resume`` (``latest`` or a run id) continues a recorded run of this notebook; so does
+        an ``implicit`` session (the first ``%%arcana`` with no ``%arcana_chat`` in this kernel) when
+        the notebook's trace folder holds a run of that session name, unless ``opts.new``. A resumed
+        session keeps the settings its run was recorded with; options the line gives win.
+        """
         from ..runtime.runtime import Runtime
 
         location = self.location()
-        model = opts.model or self.default_model
         replay = self._replay_runs().get(opts.name)
+        resume, recorded, recorded_model, note = self._resume_choice(opts, location, implicit=implicit,
+                                                                     replaying=bool(replay))
+        model = opts.model or recorded_model or self.default_model
         if replay:
             model = f"replay:{replay}@{opts.name}"  # the recorded calls of this session's own agent
         provider = self._provider_from_namespace(model)
         settings: dict[str, Any] = {
-            "model": "auto" if provider is not None else model,
-            "total_window": opts.window or self.default_window,
-            "response_reserve": opts.reserve if opts.reserve is not None else self.default_reserve,
-            "strategy": opts.strategy or self.default_strategy,
-            "cognitive_primitives": opts.primitives if opts.primitives is not None else list(self.default_primitives),
-            "trace_include_prompt_snapshots": self.snapshots if opts.snapshots is None else opts.snapshots,
-            "context_engine": self.engine if opts.engine is None else opts.engine,
-            "memory": self.memory if opts.memory is None else opts.memory,
-            "project_dir": location.folder,
-            "trace_dir": location.trace_dir,
+            "total_window": self.default_window,
+            "response_reserve": self.default_reserve,
+            "strategy": self.default_strategy,
+            "cognitive_primitives": list(self.default_primitives),
+            "trace_include_prompt_snapshots": self.snapshots,
+            "context_engine": self.engine,
+            "memory": self.memory,
         }
-        if opts.prompt_shape:
-            settings["prompt_shape"] = opts.prompt_shape
         if self.system_prompt:
             settings["system_prompt"] = self.system_prompt
         if self.memory_path:
             settings["memory_path"] = location.resolve(os.path.expanduser(self.memory_path))
-        if opts.memory_url or self.memory_url:
-            settings["memory_url"] = opts.memory_url or self.memory_url
         if self.max_tokens:
             settings["max_tokens"] = self.max_tokens
         if self.seed:
             settings["seed"] = self.seed
         if self.max_tool_steps:
             settings["max_tool_steps"] = self.max_tool_steps
+        settings.update(recorded)  # a resumed run goes on as it was recorded
+        given = {"total_window": opts.window, "response_reserve": opts.reserve, "strategy": opts.strategy,
+                 "cognitive_primitives": opts.primitives, "trace_include_prompt_snapshots": opts.snapshots,
+                 "context_engine": opts.engine, "memory": opts.memory, "prompt_shape": opts.prompt_shape}
+        settings.update({k: v for k, v in given.items() if v is not None})
+        settings.update(model="auto" if provider is not None else model, project_dir=location.folder,
+                        trace_dir=location.trace_dir)
+        if opts.memory_url or self.memory_url:
+            settings["memory_url"] = opts.memory_url or self.memory_url
         if settings["response_reserve"] == -1:
             settings["response_reserve"] = default_reserve(settings["total_window"])
         if settings["response_reserve"] >= settings["total_window"]:
@@ -283,7 +325,7 @@ class ArcanaMagics(Magics):
                 f"--window {settings['total_window']} leaves no room for the prompt with --reserve "
                 f"{settings['response_reserve']}: give a larger --window or a smaller --reserve (by default the "
                 f"reserve is a quarter of the window, at most {MAX_DEFAULT_RESERVE})")))
-        use_tools = self.tools if opts.tools is None else opts.tools
+        use_tools = (self.tools and recorded.get("user_tools") != "off") if opts.tools is None else opts.tools
         if opts.tools is True:
             settings["user_tools"] = "on"  # --tools: offered even to the bundled model
         elif not use_tools:
@@ -305,19 +347,56 @@ class ArcanaMagics(Magics):
         old = self.sessions.get(opts.name)
         runtime = Runtime(config=config, tools=tools, provider=provider,
                           ask_user=self.bridge.ask_user if use_tools else None)
+        notebook = str(location.notebook) if location.notebook else None
         try:
-            chat = runtime.chat(
-                name=opts.name, resume=opts.resume, trace_dir=location.trace_dir,
-                notebook=str(location.notebook) if location.notebook else None,
-            )
+            try:
+                chat = runtime.chat(name=opts.name, resume=resume, trace_dir=location.trace_dir, notebook=notebook)
+            except RunLockedError:
+                if not implicit or opts.resume:
+                    raise
+                # the run is open in another kernel (a second tab on this notebook): a new run instead
+                note = f"run {resume} is open in another kernel, so a new run was started"
+                resume = None
+                chat = runtime.chat(name=opts.name, trace_dir=location.trace_dir, notebook=notebook)
         except BaseException:
             runtime.close()
             raise
         if old is not None:  # the same name again: the old session ends cleanly
             self._close(old)
-        entry = SessionEntry(opts.name, runtime, chat, location, chat.model_string)
+        entry = SessionEntry(opts.name, runtime, chat, location, chat.model_string,
+                             resumed=resume is not None, note=note)
         self.sessions[opts.name] = entry
         return entry
+
+    def _resume_choice(self, opts: ChatOptions, location: NotebookLocation, *, implicit: bool,
+                       replaying: bool) -> tuple[str | None, dict[str, Any], str | None, str]:
+        """The run to continue (or ``None``), its recorded settings and model, and a line for the banner."""
+        from .resuming import latest_run, pick_run, recorded_settings, turns_word
+
+        if opts.new and opts.resume:
+            raise UsageError(usage_line("arcana_chat", "--new starts a fresh run and --resume continues one: "
+                                                       "give one of them"))
+        run = None
+        if opts.resume:
+            try:
+                run = pick_run(location.trace_dir, opts.name, opts.resume)
+            except ValueError as exc:
+                raise UsageError(usage_line("arcana_chat", str(exc))) from None
+        elif not opts.new and not location.is_fallback:
+            earlier = latest_run(location.trace_dir, opts.name)
+            if earlier is not None and implicit and not replaying:
+                run = earlier
+            elif earlier is not None and not replaying:
+                return None, {}, None, (f"an earlier run of {opts.name!r} ({earlier.run_id}, "
+                                        f"{turns_word(earlier.turns)}) can be continued: %arcana_chat --resume latest")
+        if run is None:
+            return None, {}, None, ""
+        recorded, model = recorded_settings(location.trace_dir, run.run_id)
+        recorded_model = recorded.pop("model", None)
+        if recorded_model == "auto" and model and model.startswith("function:"):
+            recorded_model = "fn:" + model.split(":", 1)[1]  # a fn: model: the notebook's function again
+        note = "" if opts.resume else "%arcana_chat --new starts a fresh run"
+        return run.run_id, recorded, recorded_model, note
 
     @staticmethod
     def _close(entry: SessionEntry) -> None:
@@ -353,11 +432,12 @@ class ArcanaMagics(Magics):
                 raise UsageError((failed + "\n" if failed else "") +
                                  "no session: run %arcana_chat (fixed) before sending a turn")
             try:
-                entry = self.open_session(ChatOptions())
+                entry = self.open_session(ChatOptions(), implicit=True)
             except ArcanaError as exc:
                 self._error(f"arcana: could not start a session: {_short(exc)}")
                 return None
             self.current = entry.name
+            self.show_banner(entry)  # an implicit session says what it is, like %arcana_chat
         entry = self.entry(opts.session)
         text = self._fill(cell)
         if not text.strip():

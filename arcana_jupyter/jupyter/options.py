@@ -38,7 +38,8 @@ class ChatOptions(BaseModel):
     tools: bool | None = None
     force: bool | None = None
     otel: bool | None = None
-    resume: str | None = None
+    resume: str | None = Field(default=None, pattern=r"^(latest|[A-Za-z0-9_.-]{1,128})$")
+    new: bool = False
     name: str = Field(default="main", pattern=r"^[A-Za-z0-9_.-]{1,64}$")
 
     @field_validator("primitives", mode="before")

@@ -35,7 +35,9 @@ def pin_changes(events: list[TraceEvent]) -> list[tuple[int, PinChange]]:
 
 
 def resume_session(runtime: Runtime, run_id: str, cfg: RuntimeConfig, trace_dir: Path | None, *, agent: str,
-                   ask_user: AskUser | None) -> ChatSession:
+                   ask_user: AskUser | None, notebook: str | None = None) -> ChatSession:
+    """The session of ``run_id`` as its trace left it, writing on to the same file. ``notebook`` is
+    the notebook's path now (recorded in the new ``run_start``: it may have been renamed)."""
     from ..trace.reader import TraceReader
 
     if trace_dir is None or not trace_dir.is_dir():
@@ -68,7 +70,7 @@ def resume_session(runtime: Runtime, run_id: str, cfg: RuntimeConfig, trace_dir:
 
     try:
         return runtime.new_session(agent, run_id, writer, cfg, ask_user=ask_user, resumed_from=run_id,
-                                   prepare=restore)
+                                   prepare=restore, notebook=notebook)
     except BaseException:
         writer.close()  # release the run's lock
         raise

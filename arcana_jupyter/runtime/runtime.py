@@ -138,7 +138,8 @@ class Runtime:
         if resume is not None:
             from .resume import resume_session
 
-            return resume_session(self, resume, cfg, tdir, agent=name, ask_user=ask_user or self.ask_user)
+            return resume_session(self, resume, cfg, tdir, agent=name, ask_user=ask_user or self.ask_user,
+                                  notebook=notebook)
         rid = run_id or new_run_id()
         writer = self.open_writer(tdir, rid, cfg)
         try:

@@ -44,6 +44,7 @@ EventType = Literal[
     "error",
     "turn_end",
     "run_end",
+    "notebook_renamed",
 ]
 EVENT_TYPES: tuple[str, ...] = EventType.__args__  # type: ignore[attr-defined]
 
@@ -454,6 +455,17 @@ class RunEndMetadata(Record):
     """With OpenTelemetry export on: what became of the run's spans (trace/otel.py)."""
 
 
+class NotebookRenamedMetadata(Record):
+    """The notebook was renamed (or moved) while the run was open: its trace file moved with it."""
+
+    notebook: str | None = None
+    """The notebook's new path."""
+    from_notebook: str | None = None
+    trace_path: str | None = None
+    """The trace file's new path (the file this event is written to)."""
+    from_trace_path: str | None = None
+
+
 METADATA_MODELS: dict[str, type[Record]] = {
     "run_start": RunStartMetadata,
     "turn_start": TurnStartMetadata,
@@ -470,6 +482,7 @@ METADATA_MODELS: dict[str, type[Record]] = {
     "error": ErrorMetadata,
     "turn_end": TurnEndMetadata,
     "run_end": RunEndMetadata,
+    "notebook_renamed": NotebookRenamedMetadata,
 }
 """The metadata model of each event type."""
 
@@ -567,10 +580,16 @@ class RunEnd(Envelope):
     metadata: RunEndMetadata = Field(default_factory=RunEndMetadata)
 
 
+class NotebookRenamed(Envelope):
+    event_type: Literal["notebook_renamed"]
+    metadata: NotebookRenamedMetadata = Field(default_factory=NotebookRenamedMetadata)
+
+
 Event = Annotated[
     Union[  # noqa: UP007 - a discriminated union reads best spelled out
         RunStart, TurnStart, UserMessage, ContextDecisionEvent, PromptSnapshotEvent, LlmCall, ToolCallEvent,
         CognitivePrimitive, StateChange, ContextAction, MemoryRead, MemoryWrite, ErrorEvent, TurnEnd, RunEnd,
+        NotebookRenamed,
     ],
     Field(discriminator="event_type"),
 ]
@@ -582,7 +601,8 @@ EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)  # type: ignore[arg-type]
 EVENT_MODELS: dict[str, type[Envelope]] = {
     m.model_fields["event_type"].annotation.__args__[0]: m  # type: ignore[union-attr]
     for m in (RunStart, TurnStart, UserMessage, ContextDecisionEvent, PromptSnapshotEvent, LlmCall, ToolCallEvent,
-              CognitivePrimitive, StateChange, ContextAction, MemoryRead, MemoryWrite, ErrorEvent, TurnEnd, RunEnd)
+              CognitivePrimitive, StateChange, ContextAction, MemoryRead, MemoryWrite, ErrorEvent, TurnEnd, RunEnd,
+              NotebookRenamed)
 }
 """The typed event model of each event type."""
 

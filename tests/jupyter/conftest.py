@@ -24,6 +24,7 @@ def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Interacti
     load_ipython_extension(ip)
     magics = _loaded[id(ip)]
     magics.max_tokens = 0
+    magics._failed_chat = None  # one test's failed %arcana_chat is not the next one's
     yield ip
     magics.close_all()
     magics.replay_runs = {}

@@ -156,7 +156,7 @@ def test_resume_continues_the_run_in_the_same_trace(shell: Any, tmp_path: Path) 
     shell.user_ns["echo"] = lambda request: seen.append(request) or "resumed"
     with capture_output() as captured:
         shell.run_line_magic("arcana_chat", f"--model fn:echo --resume {run_id}")
-    assert "resumed" in captured.outputs[0].data["text/plain"] and "at turn 2" in captured.outputs[0].data["text/plain"]
+    assert "resumed" in captured.outputs[0].data["text/plain"] and "at turn 3" in captured.outputs[0].data["text/plain"]
     out = turn_outputs(run_cell_magic(shell, "", "what word?"))[-1]
     assert out.metadata["arcana"]["run_id"] == run_id and out.metadata["arcana"]["turn"] == 3
     assert any("pelican" in m.content for m in seen[0].messages)

@@ -1,0 +1,183 @@
+"""A notebook session survives the kernel: after a restart the first ``%%arcana`` continues the
+notebook's latest run of that session name; ``--new`` and ``--resume latest|RUN`` choose; every start
+prints its banner; a rename is recorded and redrawn in the banner. Driven through a real IPython shell
+(``close_all`` is what a restart leaves behind: only the trace files)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
+
+from arcana_jupyter.jupyter.comm import ArcanaComm
+from arcana_jupyter.jupyter.notebook_path import report_notebook_path
+from arcana_jupyter.trace.reader import TraceReader
+from tests.jupyter.conftest import MIME, magics, run_cell_magic, turn_outputs
+
+
+@pytest.fixture(autouse=True)
+def forget_reported_path() -> Iterator[None]:
+    report_notebook_path(None)
+    yield
+    report_notebook_path(None)
+
+
+@pytest.fixture
+def seen(shell: Any) -> list[Any]:
+    """The model: records each request and repeats the user's last message."""
+    requests: list[Any] = []
+
+    def answer(request: Any) -> str:
+        requests.append(request)
+        return f"You said: {request.messages[-1].content}"
+
+    shell.user_ns["echo"] = answer
+    magics(shell).default_model = "fn:echo"
+    yield requests
+    magics(shell).default_model = "auto"
+
+
+def banner(outputs: list[Any]) -> str:
+    texts = [o.data["text/plain"] for o in outputs if "arcana session" in o.data.get("text/plain", "")]
+    assert texts, [o.data.get("text/plain") for o in outputs]
+    return texts[-1]
+
+
+def turn(shell: Any, text: str, line: str = "") -> tuple[dict[str, Any], list[Any]]:
+    outputs = run_cell_magic(shell, line, text)
+    return turn_outputs(outputs)[-1].data[MIME], outputs
+
+
+def restart(shell: Any) -> None:
+    magics(shell).close_all()  # every session writes its run_end, as at a kernel shutdown
+
+
+def test_first_turn_after_a_restart_resumes_the_latest_run(shell: Any, seen: list[Any], tmp_path: Path) -> None:
+    first, outputs = turn(shell, "The code word is pelican.")
+    assert "started run" in banner(outputs)  # an implicit session says what it is
+    turn(shell, "And the colour is teal.")
+    run_id = first["run_id"]
+    restart(shell)
+    third, outputs = turn(shell, "What were the code word and the colour?")
+    text = banner(outputs)
+    assert f"resumed run {run_id} at turn 3" in text and "2 earlier turns" in text and "--new" in text
+    assert (third["run_id"], third["turn"]) == (run_id, 3)
+    sent = "\n".join(str(m.content) for m in seen[-1].messages)
+    assert "pelican" in sent and "teal" in sent  # the earlier turns are in context
+    reader = TraceReader(tmp_path / "analysis.arcana")
+    assert [r.run_id for r in reader.list_runs()] == [run_id]
+    history = reader.history(run_id)
+    assert [m.role for m in history] == ["system"] + ["user", "assistant"] * 3
+    assert reader.warnings == [] and reader.list_runs()[0].warnings == 0  # nothing recorded twice
+    starts = reader.events(run_id, event_types=("run_start",))
+    assert [s.metadata.get("resumed_from") for s in starts] == [None, run_id]
+    assert starts[1].metadata["notebook"] == str(tmp_path / "analysis.ipynb")
+
+
+def test_resume_keeps_the_recorded_settings_unless_the_line_changes_them(shell: Any, seen: list[Any]) -> None:
+    with capture_output():
+        shell.run_line_magic("arcana_chat", "--window 3000 --reserve 300 --classic --no-tools")
+    turn(shell, "one")
+    restart(shell)
+    turn(shell, "two")
+    chat = magics(shell).entry(None).chat
+    assert (chat.config.total_window, chat.config.response_reserve, chat.engine) == (3000, 300, None)
+    assert chat.config.user_tools == "off" and chat.turn == 2
+    restart(shell)
+    with capture_output() as captured:
+        shell.run_line_magic("arcana_chat", "--resume latest --window 4000")
+    assert "resumed run" in banner(captured.outputs) and "window 4000" in banner(captured.outputs)
+    chat = magics(shell).entry(None).chat
+    assert (chat.config.total_window, chat.config.response_reserve, chat.engine) == (4000, 300, None)
+
+
+def test_new_starts_fresh_and_a_plain_chat_says_how_to_continue(shell: Any, seen: list[Any], tmp_path: Path) -> None:
+    first, _ = turn(shell, "The code word is pelican.")
+    restart(shell)
+    with capture_output() as captured:
+        shell.run_line_magic("arcana_chat", "")
+    text = banner(captured.outputs)
+    assert "started run" in text
+    assert f"{first['run_id']}, 1 turn) can be continued: %arcana_chat --resume latest" in text
+    fresh, _ = turn(shell, "hello again")
+    assert fresh["run_id"] != first["run_id"] and fresh["turn"] == 1
+    assert not any("pelican" in str(m.content) for m in seen[-1].messages)
+    restart(shell)
+    with capture_output() as captured:
+        shell.run_line_magic("arcana_chat", "--new")
+    assert "started run" in banner(captured.outputs) and "can be continued" not in banner(captured.outputs)
+    newest, _ = turn(shell, "third run")
+    assert newest["turn"] == 1 and newest["run_id"] not in (first["run_id"], fresh["run_id"])
+    restart(shell)
+    with capture_output():
+        shell.run_line_magic("arcana_chat", f"--resume {first['run_id']}")
+    again, _ = turn(shell, "what was the code word?")
+    assert (again["run_id"], again["turn"]) == (first["run_id"], 2)
+    assert any("pelican" in str(m.content) for m in seen[-1].messages)
+    restart(shell)
+    continued, _ = turn(shell, "and now?")  # the implicit session continues the run touched last
+    assert (continued["run_id"], continued["turn"]) == (first["run_id"], 3)
+
+
+def test_resume_errors_say_what_exists(shell: Any, seen: list[Any]) -> None:
+    with pytest.raises(UsageError, match="no earlier run of session 'main'"):
+        shell.run_line_magic("arcana_chat", "--resume latest")
+    first, _ = turn(shell, "hello")
+    restart(shell)
+    with pytest.raises(UsageError, match=rf"--resume r_nope: no such run .*runs there: {first['run_id']}"):
+        shell.run_line_magic("arcana_chat", "--resume r_nope")
+    with pytest.raises(UsageError, match="give one of them"):
+        shell.run_line_magic("arcana_chat", "--new --resume latest")
+    with pytest.raises(UsageError, match="--resume"):
+        shell.run_line_magic("arcana_chat", "--resume ../../etc")
+    assert magics(shell).sessions == {}
+
+
+def test_a_run_open_in_another_kernel_is_not_taken_over(shell: Any, seen: list[Any], tmp_path: Path) -> None:
+    from arcana_jupyter.trace.writer import TraceWriter
+
+    first, _ = turn(shell, "hello")
+    restart(shell)
+    holder = TraceWriter(tmp_path / first["trace_path"], first["run_id"])  # another kernel writes it
+    try:
+        again, outputs = turn(shell, "still there?")
+        assert again["run_id"] != first["run_id"] and again["turn"] == 1
+        assert "is open in another kernel, so a new run was started" in banner(outputs)
+    finally:
+        holder.close()
+
+
+def test_a_rename_is_recorded_and_redrawn_in_the_banner(shell: Any, seen: list[Any], tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ARCANA_NOTEBOOK", str(tmp_path / "Untitled.ipynb"))
+    (tmp_path / "Untitled.ipynb").write_text("{}")
+    with capture_output() as captured:
+        shell.run_line_magic("arcana_chat", "")
+    assert "trace Untitled.arcana/" in banner(captured.outputs)
+    turn(shell, "before the rename")
+    chat = magics(shell).entry(None).chat
+    os.rename(tmp_path / "Untitled.ipynb", tmp_path / "tour.ipynb")
+    os.rename(tmp_path / "Untitled.arcana", tmp_path / "tour.arcana")
+    with capture_output() as captured:
+        reply = ArcanaComm(magics(shell)).handle({"type": "path", "path": "tour.ipynb", "old_path": "Untitled.ipynb"})
+    assert reply is not None and reply["ok"] is True
+    redrawn = banner(captured.outputs)  # the banner's display, updated in place
+    assert f"trace tour.arcana/{chat.run_id}.jsonl (notebook tour.ipynb)" in redrawn and "Untitled" not in redrawn
+    turn(shell, "after the rename")
+    lines = [json.loads(x) for x in (tmp_path / "tour.arcana" / f"{chat.run_id}.jsonl").read_text().splitlines()]
+    (renamed,) = [e for e in lines if e["event_type"] == "notebook_renamed"]
+    assert renamed["metadata"]["notebook"] == str(tmp_path / "tour.ipynb")
+    assert renamed["metadata"]["from_notebook"] == str(tmp_path / "Untitled.ipynb")
+    assert renamed["metadata"]["trace_path"] == str(tmp_path / "tour.arcana" / f"{chat.run_id}.jsonl")
+    restart(shell)
+    monkeypatch.setenv("ARCANA_NOTEBOOK", str(tmp_path / "tour.ipynb"))
+    _, outputs = turn(shell, "after a restart")
+    assert f"resumed run {chat.run_id}" in banner(outputs) and "notebook tour.ipynb" in banner(outputs)
+    starts = TraceReader(tmp_path / "tour.arcana").events(chat.run_id, event_types=("run_start",))
+    assert starts[-1].metadata["notebook"] == str(tmp_path / "tour.ipynb")
