@@ -244,8 +244,9 @@ class ArcanaMagics(Magics):
         mode = "adaptive" if chat.engine is not None else "classic"
         trace = entry.location.relative(chat.trace_path) if chat.trace_path is not None else "(no trace)"
         if entry.resumed:
+            earlier = "the 1 earlier turn is" if chat.turn == 1 else f"the {chat.turn} earlier turns are"
             head = (f"arcana session {entry.name!r} resumed run {chat.run_id} at turn {chat.turn + 1} "
-                    f"(the {chat.turn} earlier turn{'s' if chat.turn != 1 else ''} are in its context)")
+                    f"({earlier} in its context)")
         else:
             head = f"arcana session {entry.name!r} started run {chat.run_id}"
         message = (f"{head}: model {entry.model}, window {chat.config.total_window} "

@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING
 from ..exceptions import ConfigError
 from ..messages import Message
 from ..providers.base import Usage
-from ..schema.events import CognitivePrimitiveMetadata, PinChange, RunStartMetadata, TurnEndMetadata
+from ..schema.events import (
+    CognitivePrimitiveMetadata,
+    ErrorMetadata,
+    LlmCallMetadata,
+    PinChange,
+    RunStartMetadata,
+    TurnEndMetadata,
+)
 from ..trace.events import TraceEvent
 from .config import RuntimeConfig
 from .intercept import AskUser
@@ -32,6 +39,25 @@ def pin_changes(events: list[TraceEvent]) -> list[tuple[int, PinChange]]:
             if change is not None:
                 changes.append((ev.turn or 1, change))
     return changes
+
+
+def restore_calibration(session: ChatSession, events: list[TraceEvent]) -> None:
+    """Teach the session's calibration what the run's calls taught it, in order: each call's counted
+    and reported prompt tokens, each length refusal (as :meth:`ChatSession` handles one), so a
+    resumed turn gets the budget the run would have given it without the restart."""
+    calibration = session.calibration
+    for ev in events:
+        if ev.event_type == "llm_call":
+            call = LlmCallMetadata.read(ev.metadata)
+            counted, reported = call.counted_input_tokens, call.reported_input_tokens
+            if call.purpose is None and counted is not None and reported is not None:
+                calibration.observe(counted, reported)
+        elif ev.event_type == "error":
+            err = ErrorMetadata.read(ev.metadata)
+            if err.type == "ContextLengthError" and err.where == "provider":
+                counted, reported = err.counted_input_tokens, err.reported_input_tokens
+                needed = reported / counted if reported and counted else calibration.ratio * 1.25
+                calibration.require(max(needed, calibration.ratio) * 1.02)
 
 
 def resume_session(runtime: Runtime, run_id: str, cfg: RuntimeConfig, trace_dir: Path | None, *, agent: str,
@@ -65,6 +91,7 @@ def resume_session(runtime: Runtime, run_id: str, cfg: RuntimeConfig, trace_dir:
                 if end.usage is not None:
                     session.usage = session.usage + Usage.model_validate(end.usage.model_dump())
                 session.cost_usd += end.cost_usd or 0.0
+        restore_calibration(session, events)
         if session.engine is not None:
             session.engine.load_events(events)
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import nbformat
 import pytest
+from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
 
 from arcana_jupyter.cli import main as cli_main
@@ -227,3 +228,41 @@ def test_arcana_run_injects_parameters_and_knows_the_notebook(
     assert "execution stopped at cell 2: ZeroDivisionError: division by zero" in err
     assert cli_main(["run", str(bad), "-p", "9x=1"]) == 1
     assert "must be a Python identifier" in capsys.readouterr().err
+
+
+def test_a_run_resumed_after_a_kernel_restart_verifies(tmp_path: Path) -> None:
+    """Kernel 1 fills the window; Kernel > Restart; the first ``%%arcana`` continues the run (its budget,
+    pins and history as the trace left them), ``--new`` starts another; ``--verify`` reproduces both runs
+    in one kernel, where the resumed turns are simply the same session going on."""
+    words = " ".join(f"w{i}" for i in range(70))
+    before = ["%load_ext arcana_jupyter", MODEL, "%arcana_chat --model fn:model --window 900 --reserve 100"]
+    before += [f"%%arcana\nFact {i}: the code for box {i} is {1000 + i}. {words}" for i in range(5)]
+    after = ["%load_ext arcana_jupyter", MODEL, "%%arcana\nWhat is the code for box 0?",
+             "%%arcana\nAnd for box 4?", "%arcana_chat --new --model fn:model --window 900 --reserve 100",
+             "%%arcana\nA fresh start."]
+    path = notebook(tmp_path, "analysis.ipynb", before + after)
+    nb = nbformat.read(path, as_version=4)
+    env = {k: v for k, v in os.environ.items() if k != "ARCANA_REPLAY_RUNS"}
+    client = NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
+    with client.setup_kernel(env={**env, "ARCANA_NOTEBOOK": str(path)}, cwd=str(tmp_path)):
+        for index in range(len(before)):
+            client.execute_cell(nb.cells[index], index)
+        assert client.km is not None and client.kc is not None
+        run_sync(client.km.restart_kernel)()  # Kernel > Restart: a new process, nothing in memory
+        run_sync(client.kc.wait_for_ready)(timeout=60)
+        for index in range(len(before), len(nb.cells)):
+            client.execute_cell(nb.cells[index], index)
+    nbformat.write(nb, path)
+    banners = [o["data"]["text/plain"] for c in nb.cells for o in c.get("outputs", [])
+               if "arcana session" in o.get("data", {}).get("text/plain", "")]
+    assert "resumed run" in banners[1] and "at turn 6" in banners[1] and "started run" in banners[2]
+    meta = turn_meta(path)
+    assert [m["turn"] for m in meta] == [1, 2, 3, 4, 5, 6, 7, 1]
+    assert len({m["run_id"] for m in meta[:7]}) == 1 and meta[7]["run_id"] != meta[0]["run_id"]
+    reader_events = [json.loads(x) for x in (tmp_path / meta[0]["trace_path"]).read_text().splitlines()]
+    decisions = [e["metadata"] for e in reader_events if e["event_type"] == "context_decision"]
+    full = [d["report"]["total_before"] > d["report"]["total_after"] for d in decisions]
+    assert full[5] and full[6]  # the resumed turns are built in a full window
+    result = verify_notebook(path)
+    assert result.ok, (result.summary(), result.errors, [c.note for c in result.checks])
+    assert result.runs == 2 and [c.turn for c in result.checks] == [1, 2, 3, 4, 5, 6, 7, 1]
