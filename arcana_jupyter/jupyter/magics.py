@@ -396,7 +396,7 @@ class ArcanaMagics(Magics):
         recorded_model = recorded.pop("model", None)
         if recorded_model == "auto" and model and model.startswith("function:"):
             recorded_model = "fn:" + model.split(":", 1)[1]  # a fn: model: the notebook's function again
-        note = "" if opts.resume else "%arcana_chat --new starts a fresh run"
+        note = "" if opts.resume else "to start a fresh run instead: %arcana_chat --new"
         return run.run_id, recorded, recorded_model, note
 
     @staticmethod

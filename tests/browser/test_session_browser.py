@@ -1,0 +1,90 @@
+"""A notebook session survives the kernel, in a real JupyterLab (Debian chromium), on the bundled
+model: a new notebook runs two turns, is renamed (the session's banner is redrawn with the new
+name), Kernel > Restart (the dialog's Restart button), ``%load_ext`` + ``%%arcana`` resumes the run
+at turn 3 with the earlier turns in its prompt, ``%arcana_chat --new`` starts a fresh run, and
+``arcana report --verify`` reproduces both runs.
+
+Screenshot: test-artifacts/browser/session-resumed.png.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from .conftest import shot
+from .helpers import KERNEL_CONNECTED, run_cell, wait_for_lab
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CHAT = "%arcana_chat --model local --window 1024"
+
+
+def test_restart_resumes_the_run_and_new_starts_fresh(page, lab_root: Path) -> None:
+    (lab_root / "session.ipynb").unlink(missing_ok=True)
+    page.goto(f"{page.base_url}/lab?reset")
+    wait_for_lab(page)
+    created = page.evaluate("async () => (await window.jupyterapp.commands.execute('notebook:create-new',"
+                            " {kernelName: 'python3'})).context.path")
+    page.wait_for_function(KERNEL_CONNECTED, timeout=60_000)
+    notebook = page.locator(".jp-NotebookPanel:visible")
+    run_cell(page, "%load_ext arcana_jupyter")
+    run_cell(page, CHAT)
+    banner = notebook.locator(".jp-Cell").nth(1).locator(".jp-OutputArea-output")
+    expect(banner).to_contain_text("started run")
+    expect(banner).to_contain_text(f"trace {created.removesuffix('.ipynb')}.arcana/")
+    run_cell(page, "%%arcana\nMy name is Ada and the code word is pelican. Say hello.")
+    run_cell(page, "%%arcana\nPlease keep your answers short.")
+
+    # Rename: the traces move with the notebook and the banner says the new name.
+    page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.context.rename('session.ipynb'); }")
+    page.wait_for_function("() => window.jupyterapp.shell.currentWidget.context.path === 'session.ipynb'")
+    expect(banner).to_contain_text("trace session.arcana/", timeout=20_000)
+    expect(banner).to_contain_text("(notebook session.ipynb)")
+    (run_id,) = [p.stem for p in (lab_root / "session.arcana").glob("r_*.jsonl")]
+
+    # Kernel > Restart, confirmed in JupyterLab's dialog.
+    page.evaluate("() => { window.jupyterapp.commands.execute('kernelmenu:restart'); }")
+    page.locator(".jp-Dialog button.jp-mod-accept").click()
+    page.wait_for_function("() => { const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;"
+                           " return k.connectionStatus === 'connected' && k.status === 'idle'; }", timeout=60_000)
+    run_cell(page, "%load_ext arcana_jupyter")
+    index = run_cell(page, "%%arcana\nWhat is my name, and what is the code word?")
+    resumed = notebook.locator(".jp-Cell").nth(index)
+    expect(resumed).to_contain_text(f"resumed run {run_id} at turn 3")
+    expect(resumed).to_contain_text("the 2 earlier turns are in its context")
+    expect(resumed.locator(".jp-RenderedArcanaTurn")).to_contain_text("turn 3")
+    resumed.scroll_into_view_if_needed()
+    shot(page, "session-resumed")
+
+    index = run_cell(page, f"{CHAT} --new")
+    expect(notebook.locator(".jp-Cell").nth(index)).to_contain_text("started run")
+    index = run_cell(page, "%%arcana\nHello again.")
+    expect(notebook.locator(".jp-Cell").nth(index).locator(".jp-RenderedArcanaTurn")).to_contain_text("turn 1")
+    page.evaluate("async () => { await window.jupyterapp.commands.execute('docmanager:save'); }")
+    page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
+
+    # The trace: one file for the resumed run, nothing recorded twice, the earlier turns in turn 3's prompt.
+    from arcana_jupyter.context.rebuild import rebuild_turn
+    from arcana_jupyter.trace.reader import TraceReader
+
+    reader = TraceReader(lab_root / "session.arcana")
+    runs = {r.run_id: r for r in reader.list_runs()}
+    assert len(runs) == 2 and runs[run_id].turns == 3 and runs[run_id].warnings == 0
+    check = rebuild_turn(reader, run_id, 3)
+    assert check.verified, check.notes
+    assert "pelican" in "\n".join(str(m.get("content") or "") for m in check.messages)
+    renamed = [json.loads(x) for x in (lab_root / "session.arcana" / f"{run_id}.jsonl").read_text().splitlines()
+               if '"notebook_renamed"' in x]
+    assert renamed and renamed[0]["metadata"]["notebook"].endswith("session.ipynb")
+
+    arcana = Path(sys.executable).parent / "arcana"
+    proc = subprocess.run([str(arcana), "report", "session.ipynb", "--verify"], capture_output=True, text=True,
+                          timeout=600, cwd=lab_root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "reproduced: 4 of 4 turn(s) in 2 run(s)" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
