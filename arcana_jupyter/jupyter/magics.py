@@ -497,6 +497,11 @@ class ArcanaMagics(Magics):
     @argument("run_id", nargs="?", default=None, help="run to replay (default: the current session's)")
     @argument("--turn", "-t", type=int, default=None, help="turn to open at")
     @argument("--session", "-s", default=None, help="session whose agent and folder to use")
+    @argument("--window", "-w", type=int, default=None,
+              help="what if: rebuild the turn (--turn, default the last) with this window, beside the recorded one")
+    @argument("--reserve", type=int, default=None, help="what if: this reply reserve")
+    @argument("--strategy", default=None,
+              help="what if: this strategy (auto, passthrough, tail_preserve, aggressive_truncate, llm_summarize)")
     @line_magic
     def arcana_replay(self, line: str = "") -> None:
         """Scrub the turns of a run: decisions, prompt (digest-checked), pins, changes per turn."""
@@ -525,6 +530,26 @@ class ArcanaMagics(Magics):
             raise UsageError(f"cannot replay {run_id}: {_short(exc)}") from None
         display_replay(frames, trace_dir=trace_dir, turn=opts.turn,
                        default_window=window, handle=progress.handle)
+        if opts.what_if:
+            self._what_if(frames, trace_dir, opts)
+
+    def _what_if(self, frames: list[dict[str, Any]], trace_dir: Path, opts: ReplayOptions) -> None:
+        """``%arcana_replay --turn N --window W``: turn N rebuilt with W beside the recorded prompt."""
+        from .replay_view import counterfactual
+
+        turn = opts.turn or max((int(f["turn"]) for f in frames), default=0)
+        frame = next((f for f in reversed(frames) if int(f["turn"]) == turn), None)
+        if frame is None:
+            known = ", ".join(str(f["turn"]) for f in frames) or "none"
+            raise UsageError(usage_line("arcana_replay", f"--turn {turn}: no such turn in this run (turns: {known})"))
+        try:
+            html = counterfactual(trace_dir, frame, opts.strategy, opts.window, opts.reserve)
+        except ArcanaError as exc:
+            raise UsageError(f"cannot rebuild turn {turn} with other settings: {_short(exc)}") from None
+        what = ", ".join(f"{k} {v}" for k, v in (("window", opts.window), ("reserve", opts.reserve),
+                                                 ("strategy", opts.strategy)) if v is not None)
+        display({"text/html": html, "text/plain": f"turn {turn} rebuilt with {what} beside the recorded prompt"},
+                raw=True)
 
     # ---- %arcana_pins -------------------------------------------------------------------------
     @magic_arguments()

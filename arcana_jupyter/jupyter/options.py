@@ -115,6 +115,14 @@ class ReplayOptions(BaseModel):
     run_id: str | None = None
     turn: int | None = Field(default=None, ge=1)
     session: str | None = None
+    window: int | None = Field(default=None, ge=MIN_WINDOW)
+    reserve: int | None = Field(default=None, ge=0)
+    strategy: Strategy | None = None
+
+    @property
+    def what_if(self) -> bool:
+        """Another window, reserve or strategy: rebuild the turn with them beside the recorded one."""
+        return self.window is not None or self.reserve is not None or self.strategy is not None
 
 
 class ExportOptions(BaseModel):

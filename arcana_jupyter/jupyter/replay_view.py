@@ -247,12 +247,16 @@ def _replay_of(reader: TraceReader, run_id: str, name: str, turn: int, record: D
     )
 
 
-def counterfactual(trace_dir: str | Path, frame: dict[str, Any], strategy: str, total_window: int) -> str:
-    """HTML: the recorded prompt of ``frame``'s turn beside the same turn rebuilt differently."""
+def counterfactual(trace_dir: str | Path, frame: dict[str, Any], strategy: str | None = None,
+                   total_window: int | None = None, response_reserve: int | None = None) -> str:
+    """HTML: the recorded prompt of ``frame``'s turn beside the same turn rebuilt with other settings
+    (``None``: as recorded) — what ``%arcana_replay --turn N --window W`` shows under the replay."""
     reader = TraceReader(trace_dir)
     result = rebuild_turn(reader, frame["run_id"], int(frame["turn"]), agent=frame.get("agent"),
                           step=int((frame.get("step") or {}).get("step") or 0), strategy=strategy,
-                          total_window=total_window)
+                          total_window=total_window, response_reserve=response_reserve)
+    strategy = str(result.settings["strategy"])
+    total_window = int(result.settings["total_window"])
     recorded = dict(frame.get("step") or {})
     alternative = {
         "step": result.step, "decision": result.decision.model_dump(mode="json"),
@@ -265,7 +269,9 @@ def counterfactual(trace_dir: str | Path, frame: dict[str, Any], strategy: str, 
          "after": _state(d.other_outcome, d.other_fidelity, d.other_tokens)}
         for d in result.diff
     ]
-    label = f"{strategy}, window {total_window:,}"
+    label = f"{strategy}, window {total_window:,}, reserve {int(result.settings['response_reserve']):,}"
+    if not result.counterfactual:
+        label += " (the recorded settings)"
     notes = "".join(f'<div class="arcana-muted">{render.esc(n)}</div>' for n in result.notes)
     return (
         render.style_block()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -327,3 +328,29 @@ def test_otel_flag_exports_the_turns_or_names_the_extra(shell: Any, monkeypatch:
         shell.run_line_magic("arcana_chat", "--model fn:echo --otel --name other")
     message = str(info.value)
     assert "\n" not in message and "pip install 'arcana-jupyter[otel]'" in message
+
+
+def test_replay_what_if_rebuilds_a_turn_with_another_window_beside_the_recorded_one(shell: Any) -> None:
+    start(shell, "--window 700 --reserve 100 --no-tools")
+    for i in range(4):
+        run_cell_magic(shell, "", f"turn {i} <b>fact {i}</b> " + "words " * 120)
+    with capture_output() as captured:
+        shell.run_line_magic("arcana_replay", "--turn 4 --window 4000")
+    replay, what_if = captured.outputs
+    assert "arcana-scrub" in replay.data["text/html"]
+    html = what_if.data["text/html"]
+    assert_safe(html)
+    assert what_if.data["text/plain"] == "turn 4 rebuilt with window 4000 beside the recorded prompt"
+    assert "window 4,000" in html and "Changed by the counterfactual" in html
+    tokens = re.search(r"Changed by the counterfactual \(([\d,]+) → ([\d,]+) tokens\)", html)
+    assert tokens and int(tokens[2].replace(",", "")) > int(tokens[1].replace(",", ""))  # the bigger window keeps more
+    assert "&lt;b&gt;fact 0&lt;/b&gt;" in html  # the earlier turn is back, escaped
+    changed = html.split("Changed by the counterfactual")[1]
+    assert re.search(r"(compressed|dropped).{0,400}kept", changed, re.S)  # turn 1 was cut, now kept whole
+    with capture_output() as captured:
+        shell.run_line_magic("arcana_replay", "--strategy passthrough --reserve 50")  # the last turn by default
+    assert "turn 4 rebuilt with reserve 50, strategy passthrough" in captured.outputs[-1].data["text/plain"]
+    with pytest.raises(UsageError, match=r"--turn 9: no such turn in this run \(turns: 1, 2, 3, 4\)"):
+        shell.run_line_magic("arcana_replay", "--turn 9 --window 4000")
+    with pytest.raises(UsageError, match="window"):
+        shell.run_line_magic("arcana_replay", "--window 3")
