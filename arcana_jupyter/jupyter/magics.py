@@ -439,12 +439,32 @@ class ArcanaMagics(Magics):
                 return None
             self.current = entry.name
             self.show_banner(entry)  # an implicit session says what it is, like %arcana_chat
+        elif opts.session is not None and opts.session not in self.sessions and not _replay_configured(self):
+            self._resume_named(opts.session)  # --session NAME after a restart: that session's run goes on
         entry = self.entry(opts.session)
         text = self._fill(cell)
         if not text.strip():
             raise UsageError("the cell is empty: write your message under %%arcana")
         reply = self.send(entry, text)
         return _deliver(self.shell, reply, opts)
+
+    def _resume_named(self, name: str) -> None:
+        """``%%arcana --session NAME`` with no such session in this kernel: continue the notebook's
+        latest run of ``NAME`` if it has one (else :meth:`entry` says which sessions there are)."""
+        from .resuming import latest_run
+
+        try:
+            options = ChatOptions(name=name)
+        except ValidationError:
+            return  # not a session name: entry() answers
+        location = self.location()
+        if location.is_fallback or latest_run(location.trace_dir, name) is None:
+            return
+        try:
+            entry = self.open_session(options, implicit=True)
+        except ArcanaError as exc:
+            raise UsageError(f"arcana: could not resume session {name!r}: {_short(exc)}") from None
+        self.show_banner(entry)
 
     def _fill(self, cell: str) -> str:
         """The cell with ``{var}``, ``{In[n]}``, ``{Out[n]}``, ``{Err[n]}`` filled in."""

@@ -181,3 +181,16 @@ def test_a_rename_is_recorded_and_redrawn_in_the_banner(shell: Any, seen: list[A
     assert f"resumed run {chat.run_id}" in banner(outputs) and "notebook tour.ipynb" in banner(outputs)
     starts = TraceReader(tmp_path / "tour.arcana").events(chat.run_id, event_types=("run_start",))
     assert starts[-1].metadata["notebook"] == str(tmp_path / "tour.ipynb")
+
+
+def test_a_named_session_resumes_on_its_first_cell_after_a_restart(shell: Any, seen: list[Any]) -> None:
+    with capture_output():
+        shell.run_line_magic("arcana_chat", "--name side --window 3000")
+    first, _ = turn(shell, "The side code word is heron.", "--session side")
+    restart(shell)
+    again, outputs = turn(shell, "What is the side code word?", "--session side")
+    assert (again["run_id"], again["turn"], again["agent"]) == (first["run_id"], 2, "side")
+    assert f"session 'side' resumed run {first['run_id']} at turn 2" in banner(outputs)
+    assert magics(shell).entry("side").chat.config.total_window == 3000
+    with pytest.raises(UsageError, match="no arcana session named 'other'; sessions: side"):
+        run_cell_magic(shell, "--session other", "hello")
