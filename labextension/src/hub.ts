@@ -33,6 +33,19 @@ export function besideNotebook(notebookPath: string, relative: string): string {
 
 export type Reply = Record<string, any>;
 
+/** One run in the runs sidebar (see `Hub.runSummary`). */
+export interface RunSummary {
+  agents: string[];
+  turns: number;
+  /** The `run_start` event's time (UTC ISO-8601), or null. */
+  started: string | null;
+  /** How many times the run was resumed (its later `run_start` events). */
+  resumed: number;
+  /** The last event is `run_end`: the session was closed (a kernel shutdown or restart closes it too). */
+  ended: boolean;
+  errors: number;
+}
+
 /** Anything that looks like a notebook panel (we do not depend on @jupyterlab/notebook). */
 interface PanelLike {
   id: string;
@@ -307,19 +320,54 @@ export class Hub {
       if (!info) {
         continue;
       }
-      const key = `${path}|${info.size}|${info.last_modified}`;
-      let entry = this.traces.get(path);
-      const cached = entry ? await entry : null;
-      if (!cached || cached.key !== key) {
-        entry = this.readRaw(path).then(text => ({ key, trace: parseTrace(text) }), () => null);
-        this.traces.set(path, entry);
-      }
-      const got = await entry!;
+      const got = await this.parsed(path, info);
       if (got) {
-        return { path, trace: got.trace };
+        return { path, trace: got };
       }
     }
     return null;
+  }
+
+  /** The parsed trace at `path` (listed as `info`), parsed once per file version; null if unreadable. */
+  async parsed(path: string, info: Contents.IModel): Promise<ParsedTrace | null> {
+    const key = `${path}|${info.size}|${info.last_modified}`;
+    let entry = this.traces.get(path);
+    const cached = entry ? await entry : null;
+    if (!cached || cached.key !== key) {
+      entry = this.readRaw(path).then(text => ({ key, trace: parseTrace(text) }), () => null);
+      this.traces.set(path, entry);
+    }
+    const got = await entry!;
+    return got ? got.trace : null;
+  }
+
+  /**
+   * What the runs sidebar says of one run file: its session names, turns, whether it ended, and
+   * when it started — from the run's own `run_start` event, not the file's modification time
+   * (which a resumed run, a copy or a restart changes). Null for a file that holds no event.
+   */
+  async runSummary(path: string, info: Contents.IModel): Promise<RunSummary | null> {
+    if (!info.size) {
+      return null;
+    }
+    const trace = await this.parsed(path, info);
+    if (!trace || !trace.events.length) {
+      return null;
+    }
+    const turns = new Set<number>();
+    for (const list of trace.turnsByAgent.values()) {
+      list.forEach(t => turns.add(t));
+    }
+    const starts = trace.events.filter(e => e.event_type === 'run_start');
+    const last = trace.events[trace.events.length - 1];
+    return {
+      agents: trace.agents,
+      turns: turns.size,
+      started: String((trace.runStart ?? trace.events[0]).ts ?? '') || null,
+      resumed: Math.max(0, starts.length - 1),
+      ended: last.event_type === 'run_end',
+      errors: trace.errors.length
+    };
   }
 
   /**

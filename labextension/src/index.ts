@@ -14,7 +14,7 @@ import { LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
 import { clear, h } from './dom';
-import { Hub, setHub, traceDirFor } from './hub';
+import { Hub, RunSummary, setHub, traceDirFor } from './hub';
 import { TraceViewer } from './viewer';
 
 export { traceDirFor };
@@ -157,23 +157,49 @@ class RunsPanel extends Widget {
       return;
     }
     const items = [...(listing ?? []), ...extra].filter((m: Contents.IModel) => m.type !== 'directory' && m.name.endsWith('.jsonl'));
-    items.sort((a, b) => String(b.last_modified).localeCompare(String(a.last_modified)));
     const signature = dir + '\n' + items.map(m => `${m.name}|${m.size}|${m.last_modified}`).join('\n');
     if (!force && signature === this.signature) {
       return;
     }
+    // Each run as its own events tell it (session, turns, start time); files with no event — a
+    // session that never started — are left out and counted.
+    const runs: { m: Contents.IModel; s: RunSummary }[] = [];
+    let empty = 0;
+    for (const m of items) {
+      const s = await this.hub.runSummary(m.path, m);
+      if (s) {
+        runs.push({ m, s });
+      } else {
+        empty += 1;
+      }
+    }
+    if (notebook !== this.notebook) {
+      return;
+    }
+    runs.sort((a, b) => String(b.s.started ?? '').localeCompare(String(a.s.started ?? '')) || b.m.name.localeCompare(a.m.name));
     this.signature = signature;
     clear(this.listHost);
     this.heading.textContent = `Runs in ${dir}/` + (extra.length ? ` and ${extra.length} recorded elsewhere` : '');
-    if (!items.length) {
+    if (!runs.length) {
       this.listHost.appendChild(h('div', { class: 'arcana-muted' }, 'No runs recorded for this notebook yet.'));
     }
-    for (const m of items) {
+    for (const { m, s } of runs) {
+      const started = s.started ? new Date(s.started).toLocaleString() : 'start not recorded';
+      const turns = `${s.turns} turn${s.turns === 1 ? '' : 's'}`;
+      const status = s.ended ? 'ended' : 'open';
       const btn = h('button', { type: 'button', class: 'arcana-run-item', role: 'listitem', title: m.path },
         h('span', { class: 'arcana-mono' }, PathExt.dirname(m.path) === dir ? m.name.replace(/\.jsonl$/, '') : m.path),
-        h('span', { class: 'arcana-muted' }, ` · ${new Date(m.last_modified).toLocaleString()} · ${((m.size ?? 0) / 1024).toFixed(0)} KiB`));
+        h('span', { class: 'arcana-run-meta' },
+          ` · ${s.agents.join(', ') || 'main'} · ${turns} · started ${started}`
+          + (s.resumed ? ` · resumed ${s.resumed}×` : '') + ` · ${status}`
+          + (s.errors ? ` · ${s.errors} error${s.errors === 1 ? '' : 's'}` : '')),
+        h('span', { class: 'arcana-muted' }, ` · ${((m.size ?? 0) / 1024).toFixed(0)} KiB`));
       btn.addEventListener('click', () => void this.app.commands.execute(CMD_OPEN, { path: m.path }));
       this.listHost.appendChild(btn);
+    }
+    if (empty) {
+      this.listHost.appendChild(h('div', { class: 'arcana-muted arcana-runs-empty' },
+        `${empty} empty run file${empty === 1 ? '' : 's'} (a session that never started) not listed`));
     }
   }
 }

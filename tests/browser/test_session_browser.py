@@ -4,7 +4,10 @@ name), Kernel > Restart (the dialog's Restart button), ``%load_ext`` + ``%%arcan
 at turn 3 with the earlier turns in its prompt, ``%arcana_chat --new`` starts a fresh run, and
 ``arcana report --verify`` reproduces both runs.
 
-Screenshot: test-artifacts/browser/session-resumed.png.
+The runs sidebar lists each run by its own events (session, turns, start time, resumes) and
+leaves out an empty run file.
+
+Screenshots: test-artifacts/browser/session-resumed.png, session-runs-sidebar.png.
 """
 
 from __future__ import annotations
@@ -69,12 +72,23 @@ def test_restart_resumes_the_run_and_new_starts_fresh(page, lab_root: Path) -> N
     page.evaluate("async () => { await window.jupyterapp.commands.execute('docmanager:save'); }")
     page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
 
+    # The runs sidebar: each run by its own events (session, turns, start, resumes); an empty file is not a run.
+    (lab_root / "session.arcana" / "r_20261201_000000_a0a0a0.jsonl").write_text("")  # a session that never started
+    page.evaluate("() => window.jupyterapp.shell.activateById('arcana-runs')")
+    item = page.locator(".arcana-run-item", has_text=run_id)
+    expect(item).to_contain_text("main · 3 turns · started ", timeout=20_000)
+    expect(item).to_contain_text("resumed 1×")
+    expect(page.locator(".arcana-run-item")).to_have_count(2)
+    expect(page.locator(".arcana-runs-empty")).to_contain_text("1 empty run file (a session that never started)")
+    shot(page, "session-runs-sidebar")
+
     # The trace: one file for the resumed run, nothing recorded twice, the earlier turns in turn 3's prompt.
     from arcana_jupyter.context.rebuild import rebuild_turn
     from arcana_jupyter.trace.reader import TraceReader
 
     reader = TraceReader(lab_root / "session.arcana")
     runs = {r.run_id: r for r in reader.list_runs()}
+    runs = {k: v for k, v in runs.items() if v.status != "empty"}
     assert len(runs) == 2 and runs[run_id].turns == 3 and runs[run_id].warnings == 0
     check = rebuild_turn(reader, run_id, 3)
     assert check.verified, check.notes
