@@ -178,6 +178,11 @@ export class ReplayRenderer extends Panel implements IRenderMime.IRenderer {
       this.addWidget(this.viewer);
     }
     await this.viewer.refresh();
+    const now = this.viewer.turnCount;
+    if (now && now !== r.turns.length) {
+      // The run went on after this replay was made: say so, so the header and the scrubber agree.
+      status.textContent = `From ${path}: ${now} turn${now === 1 ? '' : 's'} now (${r.turns.length} when this replay was made)`;
+    }
   }
 
   private summaryTable(r: ReplayBundle): HTMLElement {

@@ -132,7 +132,7 @@ export class TraceViewer extends Widget {
       h('div', { class: 'arcana-viewer-inner' },
         h('div', { class: 'arcana-viewer-header' }, this.titleEl, refresh),
         this.statusEl,
-        h('div', { class: 'arcana-scrubber', role: 'group', 'aria-label': 'Turn scrubber' }, this.agentHost, prev, this.slider, next, this.turnLabel,
+        h('div', { class: 'arcana-scrubber', role: 'group', 'aria-label': 'Turn scrubber', 'data-lm-suppress-shortcuts': 'true' }, this.agentHost, prev, this.slider, next, this.turnLabel,
           h('span', { class: 'arcana-muted arcana-hint' }, '← → or [ ] to move between turns')),
         this.turnHost,
         h('section', { class: 'arcana-section arcana-diff' },
@@ -276,7 +276,10 @@ export class TraceViewer extends Widget {
 
   private onKey(e: KeyboardEvent): void {
     const target = e.target as HTMLElement;
-    if (target && (target.tagName === 'INPUT' || target.tagName === 'SELECT' || target.tagName === 'TEXTAREA' || target.classList.contains('arcana-vt-body-row'))) {
+    // The slider moves by itself with the arrows in a standalone viewer, but a notebook's keyboard
+    // handling can swallow them: the scrubber moves the turn itself, from the slider too.
+    const onSlider = target === this.slider;
+    if (!onSlider && target && (target.tagName === 'INPUT' || target.tagName === 'SELECT' || target.tagName === 'TEXTAREA' || target.classList.contains('arcana-vt-body-row'))) {
       return;
     }
     if (e.key === 'ArrowLeft' || e.key === '[') {
@@ -291,6 +294,12 @@ export class TraceViewer extends Widget {
       return;
     }
     e.preventDefault();
+    e.stopPropagation();
+  }
+
+  /** Turns of the selected agent in the file as last read (0 before it is read). */
+  get turnCount(): number {
+    return this.trace?.turnsByAgent.get(this.agent)?.length ?? 0;
   }
 
   private textsFor(d: MessageDecision): { original: MessageRecord | null; sent: MessageRecord | null; anchor?: MessageRecord | null; note?: string } {

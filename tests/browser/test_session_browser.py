@@ -69,8 +69,25 @@ def test_restart_resumes_the_run_and_new_starts_fresh(page, lab_root: Path) -> N
     expect(notebook.locator(".jp-Cell").nth(index)).to_contain_text("started run")
     index = run_cell(page, "%%arcana\nHello again.")
     expect(notebook.locator(".jp-Cell").nth(index).locator(".jp-RenderedArcanaTurn")).to_contain_text("turn 1")
+    run_cell(page, "%arcana_replay")
+    run_cell(page, "%%arcana\nAnd once more.")  # the run goes on after the replay was made
     page.evaluate("async () => { await window.jupyterapp.commands.execute('docmanager:save'); }")
     page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
+
+    # Reopened, the replay says how the run went on; ← → move the scrubber with the slider focused.
+    page.goto(f"{page.base_url}/lab/tree/session.ipynb")
+    wait_for_lab(page)
+    replay = page.locator(".jp-NotebookPanel:visible .jp-RenderedArcanaReplay")
+    expect(replay.locator(".arcana-replay-status")).to_contain_text("2 turns now (1 when this replay was made)",
+                                                                     timeout=30_000)
+    label = replay.locator(".arcana-turn-label")
+    expect(label).to_contain_text("Turn 2 (2 of 2)")
+    replay.locator(".arcana-slider").focus()
+    page.keyboard.press("ArrowLeft")
+    expect(label).to_contain_text("Turn 1 (1 of 2)")
+    page.keyboard.press("ArrowRight")
+    expect(label).to_contain_text("Turn 2 (2 of 2)")
+    page.wait_for_function(KERNEL_CONNECTED, timeout=60_000)
 
     # The runs sidebar: each run by its own events (session, turns, start, resumes); an empty file is not a run.
     (lab_root / "session.arcana" / "r_20261201_000000_a0a0a0.jsonl").write_text("")  # a session that never started
@@ -79,6 +96,7 @@ def test_restart_resumes_the_run_and_new_starts_fresh(page, lab_root: Path) -> N
     expect(item).to_contain_text("main · 3 turns · started ", timeout=20_000)
     expect(item).to_contain_text("resumed 1×")
     expect(page.locator(".arcana-run-item")).to_have_count(2)
+    expect(page.locator(".arcana-run-item", has_text="2 turns")).to_have_count(1)
     expect(page.locator(".arcana-runs-empty")).to_contain_text("1 empty run file (a session that never started)")
     shot(page, "session-runs-sidebar")
 
@@ -89,7 +107,7 @@ def test_restart_resumes_the_run_and_new_starts_fresh(page, lab_root: Path) -> N
     reader = TraceReader(lab_root / "session.arcana")
     runs = {r.run_id: r for r in reader.list_runs()}
     runs = {k: v for k, v in runs.items() if v.status != "empty"}
-    assert len(runs) == 2 and runs[run_id].turns == 3 and runs[run_id].warnings == 0
+    assert len(runs) == 2 and runs[run_id].turns == 3 and sorted(r.turns for r in runs.values()) == [2, 3] and runs[run_id].warnings == 0
     check = rebuild_turn(reader, run_id, 3)
     assert check.verified, check.notes
     assert "pelican" in "\n".join(str(m.get("content") or "") for m in check.messages)
@@ -101,4 +119,4 @@ def test_restart_resumes_the_run_and_new_starts_fresh(page, lab_root: Path) -> N
     proc = subprocess.run([str(arcana), "report", "session.ipynb", "--verify"], capture_output=True, text=True,
                           timeout=600, cwd=lab_root)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "reproduced: 4 of 4 turn(s) in 2 run(s)" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert "reproduced: 5 of 5 turn(s) in 2 run(s)" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
