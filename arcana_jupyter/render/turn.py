@@ -220,6 +220,40 @@ def _message_cell(decision: Mapping[str, Any], sent: Sequence[Any]) -> dict[str,
     return {"kind": "note", "text": "not recorded"}
 
 
+def row_flag(d: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The one flag of a decision row, and what it means: ``[PIN]`` only for a pin, ``[KEEP]`` for a
+    protected section (the checkpoint: never compressed, but not a pin), ``[REC]`` for a turn recalled
+    as relevant, ``[RECENT]`` for one placed late because it is recent (as labextension/src/decisionview.ts)."""
+    if d.get("pinned"):
+        if (d.get("source") or "history") == "pin":
+            return "[PIN]", "pinned: never compressed"
+        return "[KEEP]", "protected section: never compressed (not a pin)"
+    if d.get("recalled"):
+        if d.get("reason") == "recency":
+            return "[RECENT]", "recent: placed late in the prompt, next to the input"
+        return "[REC]", "recalled: placed late in the prompt as relevant to this input"
+    return None
+
+
+def source_label(d: Mapping[str, Any]) -> str:
+    """``source:section``, never a section's name twice."""
+    source = str(d.get("source") or "history")
+    section = d.get("section")
+    return f"{source}:{section}" if section and section != source else source
+
+
+def outcome_label(d: Mapping[str, Any]) -> str:
+    """A dropped message whose content a section carries says where it went: ``dropped → checkpoint``."""
+    section = d.get("section")
+    if d.get("outcome") == "dropped" and section and (d.get("source") or "history") not in ("section", "pin"):
+        return f"dropped → {str(section).replace('_', ' ')}"
+    return str(d.get("outcome") or "")
+
+
+def _row(d: dict[str, Any], cell: dict[str, Any] | None) -> dict[str, Any]:
+    return {"d": d, "cell": cell, "flag": row_flag(d), "source": source_label(d), "outcome": outcome_label(d)}
+
+
 def _unchanged(d: Mapping[str, Any]) -> bool:
     """A history message sent verbatim, in place, for no special reason."""
     return (d.get("outcome") == "kept" and d.get("fidelity") in ("L0", None) and not d.get("pinned")
@@ -285,8 +319,8 @@ def decision_table_view(step: Mapping[str, Any], *, changed_only: bool = False, 
         "utilization": decision.get("utilization_before"), "digest": step.get("request_digest") or "–",
         "notes": [str(n) for n in notes] if isinstance(notes, list) else [],
         "summary": decision.get("summary"),
-        "rows": _grouped([{"d": d, "cell": None} for d in shown]) if grouped
-        else [{"d": d, "cell": _message_cell(d, sent or [])} for d in shown],
+        "rows": _grouped([_row(d, None) for d in shown]) if grouped
+        else [_row(d, _message_cell(d, sent or [])) for d in shown],
         "rest": rest,
         "counting": counting_text(step.get("counting")),
     }

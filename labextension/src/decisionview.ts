@@ -6,6 +6,7 @@
 import { Child, h, pre } from './dom';
 import { fmtInt, fmtPct, fmtScore } from './format';
 import { VirtualTable } from './table';
+import { outcomeLabel, outcomeTitle, rowFlag, sourceLabel } from './labels';
 import { BudgetSnapshot, ContextReport, LAYERS, MessageDecision, MessageRecord, OUTCOMES } from './types';
 
 /** What the detail pane of a decision row shows: the original message and what was sent. */
@@ -54,26 +55,26 @@ export function decisionTable(
         id: 'pin',
         label: 'Flags',
         width: '4.4em',
-        cell: d =>
-          h('span', {},
-            d.pinned ? h('span', { class: 'arcana-pin-flag', title: 'Pinned: never compressed' }, '[PIN]') : null,
-            d.recalled ? h('span', { class: 'arcana-rec-flag', title: 'Recalled: placed late in the prompt as relevant to this input' }, '[REC]') : null),
+        cell: d => {
+          const flag = rowFlag(d);
+          return flag ? h('span', { class: flag.cls, title: flag.title }, flag.text) : h('span', {});
+        },
         sortValue: d => (d.pinned ? 0 : d.recalled ? 1 : 2)
       },
       { id: 'role', label: 'Role', width: '5.5em', cell: d => d.role, sortValue: d => d.role },
       {
         id: 'source',
         label: 'Source',
-        width: 'minmax(5em, 0.7fr)',
-        cell: d => `${d.layer ?? 'working'}/${d.source ?? 'history'}${d.section ? ':' + d.section : ''}`,
+        width: 'minmax(8em, 1fr)',
+        cell: d => sourceLabel(d),
         title: d => `layer ${d.layer ?? 'working'}, source ${d.source ?? 'history'}${d.section ? ', ' + d.section : ''}${typeof d.turn === 'number' ? ', turn ' + d.turn : ''}`,
         sortValue: d => `${d.layer ?? ''}/${d.source ?? ''}/${d.section ?? ''}`
       },
       {
         id: 'outcome',
         label: 'Outcome',
-        width: '7em',
-        cell: d => h('span', { class: `arcana-badge arcana-badge-${d.outcome}` }, d.outcome),
+        width: '9.5em',
+        cell: d => h('span', { class: `arcana-badge arcana-badge-${d.outcome}`, title: outcomeTitle(d) }, outcomeLabel(d)),
         sortValue: d => OUTCOME_RANK[d.outcome] ?? 9
       },
       { id: 'fidelity', label: 'Fid.', width: '3.4em', cell: d => d.fidelity ?? '—', sortValue: d => d.fidelity ?? 'L9' },
@@ -93,7 +94,7 @@ export function decisionTable(
         sortValue: d => d.token_count_after,
         className: 'arcana-num'
       },
-      { id: 'reason', label: 'Reason', width: 'minmax(8em, 1.4fr)', cell: d => d.reason, title: d => d.reason, sortValue: d => d.reason },
+      { id: 'reason', label: 'Reason', width: 'minmax(12em, 2fr)', cell: d => d.reason, title: d => d.reason, sortValue: d => d.reason },
       {
         id: 'score',
         label: 'Score',
@@ -108,8 +109,8 @@ export function decisionTable(
       const meta = `#${d.index} ${d.role} · ${d.outcome}${d.fidelity ? ' at ' + d.fidelity : ''} · ${fmtInt(d.token_count_before)} → ${fmtInt(d.token_count_after)} tokens · ${d.reason}` +
         (typeof d.position === 'number' ? ` · prompt position ${d.position}` : ' · not in the prompt as such') +
         (typeof d.turn === 'number' ? ` · turn ${d.turn}` : '') +
-        (d.pinned ? ' · pinned' : '') +
-        (d.recalled ? ' · recalled late in the prompt' : '');
+        (rowFlag(d) ? ` · ${rowFlag(d)!.title}` : '') +
+        (d.section && d.source !== 'section' && d.source !== 'pin' ? ` · carried by the ${d.section.replace(/_/g, ' ')} section` : '');
       return h(
         'div',
         { class: 'arcana-detail' },

@@ -107,7 +107,8 @@ def test_restart_resumes_the_run_and_new_starts_fresh(page, lab_root: Path) -> N
     reader = TraceReader(lab_root / "session.arcana")
     runs = {r.run_id: r for r in reader.list_runs()}
     runs = {k: v for k, v in runs.items() if v.status != "empty"}
-    assert len(runs) == 2 and runs[run_id].turns == 3 and sorted(r.turns for r in runs.values()) == [2, 3] and runs[run_id].warnings == 0
+    assert len(runs) == 2 and sorted(r.turns for r in runs.values()) == [2, 3]
+    assert runs[run_id].turns == 3 and runs[run_id].warnings == 0
     check = rebuild_turn(reader, run_id, 3)
     assert check.verified, check.notes
     assert "pelican" in "\n".join(str(m.get("content") or "") for m in check.messages)

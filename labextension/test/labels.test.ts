@@ -1,0 +1,26 @@
+/**
+ * The row labels (src/labels.ts) on the cases in row_labels.json — the same cases the static HTML's
+ * rules are tested on (tests/render/test_row_labels.py), so the inspector and the report agree.
+ */
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+import { outcomeLabel, rowFlag, sourceLabel } from '../src/labels';
+import { MessageDecision } from '../src/types';
+
+interface Case { d: Partial<MessageDecision>; flag: string | null; source: string; outcome: string }
+
+const cases = JSON.parse(readFileSync(join(process.cwd(), 'test', 'row_labels.json'), 'utf-8')) as Case[];
+
+test('row labels: [PIN] only for pins, [KEEP] for protected sections, [RECENT] vs [REC], where a drop went', () => {
+  assert.ok(cases.length >= 9);
+  for (const c of cases) {
+    const d = { index: 0, role: 'user', token_count_before: 1, token_count_after: 1, ...c.d } as MessageDecision;
+    assert.equal(rowFlag(d)?.text ?? null, c.flag, JSON.stringify(c.d));
+    assert.equal(sourceLabel(d).replace(/^[a-z]+\//, ''), c.source, JSON.stringify(c.d));
+    assert.equal(outcomeLabel(d), c.outcome, JSON.stringify(c.d));
+  }
+});
