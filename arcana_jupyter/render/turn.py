@@ -250,7 +250,7 @@ def outcome_label(d: Mapping[str, Any]) -> str:
     return str(d.get("outcome") or "")
 
 
-def _row(d: dict[str, Any], cell: dict[str, Any] | None) -> dict[str, Any]:
+def _row(d: Mapping[str, Any], cell: dict[str, Any] | None) -> dict[str, Any]:
     return {"d": d, "cell": cell, "flag": row_flag(d), "source": source_label(d), "outcome": outcome_label(d)}
 
 
