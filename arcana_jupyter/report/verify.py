@@ -61,10 +61,17 @@ class TurnCheck:
     note: str = ""
     recorded_error: str | None = None
     """``Type: message`` of the provider error the recorded turn ended with (``None``: it did not fail)."""
+    difference: str = ""
+    """For a prompt that did not reproduce: the first call and message that differ (index, role, what)."""
 
     @property
     def ok(self) -> bool:
         return self.prompt_reproduced and self.reply_reproduced
+
+    def why(self) -> str:
+        """One line: which turn, and the first difference (or the note)."""
+        what = self.difference or self.note.split("\n", 1)[0] or "differs"
+        return f"{self.session} turn {self.turn} (run {self.run_id}): {what}"
 
 
 @dataclass
@@ -94,6 +101,9 @@ class VerifyResult:
             if self.errors and good == len(self.checks)
             else ""
         )
+        failed = [c for c in self.checks if not c.ok]
+        if failed:
+            tail += f"; first not reproduced: {failed[0].why()}"
         return f"{verdict}: {good} of {len(self.checks)} turn(s){runs} had the same prompt digest and reply{tail}"
 
 
@@ -311,6 +321,9 @@ def _check_run(run: NotebookRun, plan: dict[str, list[str]], replayed_ids: dict[
         recorded_error = rec.provider_errors[-1] if rec.provider_errors else None
         unexpected = [e for e in new.errors if e not in rec.errors]
         note = "; ".join(unexpected)[:400]
+        difference = ""
+        if not prompt_ok:
+            difference = first_difference(recorded_reader, run.run_id, new_reader, new_id, name, turn, rec, new)
         if not prompt_ok and not note:
             note = "the rebuilt prompt differs from the recorded one"
         elif prompt_ok and not reply_ok and not note:
@@ -322,5 +335,46 @@ def _check_run(run: NotebookRun, plan: dict[str, list[str]], replayed_ids: dict[
         elif recorded_error and reply_ok:
             note = f"the recorded error reproduced: {recorded_error}"[:400]
         out.append(TurnCheck(name, run.run_id, turn, prompt_ok, reply_ok, rec.digests, new.digests, note,
-                             recorded_error))
+                             recorded_error, difference))
     return out
+
+
+def first_difference(recorded_reader: TraceReader, run_id: str, new_reader: TraceReader, new_id: str | None,
+                     agent: str, turn: int, rec: _Turn, new: _Turn) -> str:
+    """The first call of ``turn`` whose prompt differs, and its first differing message: both prompts
+    rebuilt from their traces (digest-checked), compared message by message."""
+    from ..context.rebuild import rebuild_turn
+    from ..providers.recorded import diff_messages, diff_tools
+
+    step = next((i for i, (a, b) in enumerate(zip(rec.digests, new.digests, strict=False)) if a != b),
+                min(len(rec.digests), len(new.digests)))
+    if step >= len(new.digests):
+        return (f"the re-executed turn made {len(new.digests)} call(s), the recorded one {len(rec.digests)}"
+                if new_id is not None else "the turn was not re-executed")
+    if step >= len(rec.digests):
+        return f"the re-executed turn made {len(new.digests)} call(s), the recorded one {len(rec.digests)}"
+    try:
+        old = rebuild_turn(recorded_reader, run_id, turn, agent=agent, step=step)
+        assert new_id is not None
+        fresh = rebuild_turn(new_reader, new_id, turn, agent=agent, step=step)
+    except (ArcanaError, AssertionError) as exc:
+        return f"call {step + 1}: the prompts differ (cannot rebuild them to compare: {exc})"[:400]
+    lines = diff_messages(old.messages, fresh.messages)
+    if not lines:
+        old_tools = [t.wire() for t in _tools(recorded_reader, run_id, agent, turn, step)]
+        new_tools = [t.wire() for t in _tools(new_reader, new_id, agent, turn, step)]
+        lines = diff_tools(old_tools, new_tools)
+    first = lines[0] if lines else "the digests differ but no message does (the model or the tool specs?)"
+    if len(lines) > 1 and lines[1].startswith("    "):  # a content diff: its first changed lines
+        changed = [x.strip() for x in lines[1:] if x.startswith("    ") and x.strip()[:1] in "+-"
+                   and not x.strip().startswith(("---", "+++")) and len(x.strip()) > 1]
+        shown = [c if len(c) <= 80 else c[:79] + "…" for c in changed[:3]]
+        first += " (- recorded, + re-executed): " + "; ".join(shown)
+    return f"call {step + 1} of the turn, {first}"[:400]
+
+
+def _tools(reader: TraceReader, run_id: str, agent: str, turn: int, step: int) -> list[Any]:
+    from ..messages import ToolSpec
+
+    replay = reader.replay_prompt(run_id, turn, agent, step=step)
+    return [ToolSpec.model_validate(t) for t in (replay.tools if replay is not None else [])]
