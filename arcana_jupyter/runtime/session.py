@@ -54,7 +54,7 @@ from .builtin_tools import no_progress_steps
 from .calibration import Calibration
 from .capabilities import Capability
 from .config import RuntimeConfig
-from .guard import ToolLoopGuard
+from .guard import ToolLoopGuard, readable_reply
 from .intercept import AskUser, InterceptedTool
 from .tools import ArgumentsError, ToolRegistry, bound_text, parse_arguments
 
@@ -415,7 +415,10 @@ class ChatSession:
                 reply.steps = step + 1
                 partial.clear()
                 if not response.message.tool_calls or not offer:
-                    reply.text = response.message.content
+                    # never raw tool output as the answer (a small model after a stopped loop):
+                    # a plain note instead; the transcript keeps the model's message as it was
+                    reply.text = readable_reply(response.message.content, reply.tool_calls,
+                                                guard.detail if guard.reason else None)
                     break
                 outcomes = await self._run_tool_calls(turn, step, response.message.tool_calls, reply, guard)
                 reason = guard.after_step(step, response.message.tool_calls, outcomes)
