@@ -162,13 +162,22 @@ def _copy_inputs(notebook: Path, work: Path) -> None:
             shutil.copy2(item, work / item.name)
 
 
-def _prepare_memory(runs: list[NotebookRun], box: Path) -> None:
+def _prepare_memory(runs: list[NotebookRun], box: Path, folder: Path | None = None, work: Path | None = None) -> None:
     """Scratch copies of the memory stores the recorded runs used, as they were before those runs
-    wrote to them (entries the runs remembered or learned are taken out again)."""
+    wrote to them (entries the runs remembered or learned are taken out again, entries they forgot
+    are live again; a run's writes include the user's ``%arcana_memory add|forget`` in its session).
+
+    The copy runs in another folder (``work``), so the project memories of the notebook's ``folder``
+    (and of the project folders the runs recorded) are relabelled to that folder's project: the
+    re-executed sessions see what the recorded ones saw, and a ``%arcana_memory add`` the notebook
+    made outside a session meets its own entry again."""
+    from ..memory.models import context_scope
     from ..memory.store import default_memory_path, sandboxed_path
 
     stores: set[Path] = set()
     written: set[str] = set()
+    forgotten: set[str] = set()
+    projects: set[str] = {str(folder)} if folder is not None else set()
     for run in runs:
         if run.path is None:
             continue
@@ -176,6 +185,8 @@ def _prepare_memory(runs: list[NotebookRun], box: Path) -> None:
         for event in reader.events(run.run_id, event_types=("run_start", "memory_write")):
             if event.event_type == "run_start":
                 config = RunStartMetadata.read(event.metadata).config  # a RuntimeConfig dump: read as one
+                if config is not None and config.get("project_dir"):
+                    projects.add(str(config["project_dir"]))
                 if config is not None and config.get("memory"):
                     if config.get("memory_url"):
                         continue  # a server: the sandbox gives the kernel an empty scratch file instead
@@ -185,19 +196,34 @@ def _prepare_memory(runs: list[NotebookRun], box: Path) -> None:
             write = MemoryWriteMetadata.read(event.metadata)
             if write.op in ("remember", "learning") and write.entry is not None and write.entry.id:
                 written.add(write.entry.id)
+            elif write.op == "forget" and write.entry is not None and write.entry.id:
+                forgotten.add(write.entry.id)  # forgotten by a run (the model, or %arcana_memory forget)
     box.mkdir(parents=True, exist_ok=True)
     for store in stores:
         try:
             copy = sandboxed_path(store, box)
         except (OSError, sqlite3.Error):
             continue  # the kernel's store will start empty in the sandbox
-        if not written or not copy.is_file():
+        if not copy.is_file():
             continue
         conn = sqlite3.connect(copy)
         try:
+            if work is not None:
+                target = context_scope(work)
+                for project in sorted(projects):
+                    label = context_scope(project)
+                    if label != target:
+                        conn.execute("UPDATE entries SET context = ?, scopes = replace(scopes, ?, ?) WHERE context = ?",
+                                     (target, f" {label} ", f" {target} ", label))
+                conn.commit()
+            back = sorted(forgotten - written)
+            if back:  # live again, as before the runs forgot them
+                conn.execute(f"UPDATE entries SET retracted = 0 WHERE id IN ({','.join('?' * len(back))})", back)
+                conn.commit()
             ids = sorted(written)
             marks = ",".join("?" * len(ids))
-            pks = [row[0] for row in conn.execute(f"SELECT pk FROM entries WHERE id IN ({marks})", ids)]
+            pks = ([row[0] for row in conn.execute(f"SELECT pk FROM entries WHERE id IN ({marks})", ids)]
+                   if ids else [])
             if pks:
                 pk_marks = ",".join("?" * len(pks))
                 for table in ("surfaced", "embeddings"):
@@ -263,7 +289,7 @@ def _verify(notebook: Path, runs: list[NotebookRun], *, timeout: int, kernel_nam
                 shutil.copy2(run.path, copy_traces / f"{run.run_id}.jsonl")
         before = {p.stem for p in copy_traces.glob("*.jsonl")}
         box = Path(scratch) / "memory"
-        _prepare_memory(runs, box)
+        _prepare_memory(runs, box, notebook.parent, work)
         plan = _replay_plan(runs)
         nb = nbformat.read(copy_nb, as_version=4)
         env = dict(os.environ)

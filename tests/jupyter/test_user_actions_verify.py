@@ -51,24 +51,35 @@ def _comm(client: NotebookClient, data: dict[str, Any]) -> None:
     client.kc.shell_channel.send(msg)
 
 
-def run_with_inspector_actions(path: Path) -> None:
+def run_with_inspector_actions(path: Path, actions: tuple[str, ...] = ("unpin", "retract"),
+                               after: int = ACTIONS_AFTER, forget_cell: int | None = None) -> None:
+    """Execute the notebook cell by cell with nbclient; after cell ``after`` press the inspector's
+    ``actions`` (comm messages from the client, as the extension sends them). ``forget_cell``: that
+    cell's ``{}`` is filled with the id of the memory the session added last (known only then)."""
     nb = nbformat.read(path, as_version=4)
     env = {k: v for k, v in os.environ.items() if k != "ARCANA_REPLAY_RUNS"}
-    client = NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
+    client = NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=False,
                             resources={"metadata": {"path": str(path.parent)}})
     with client.setup_kernel(env={**env, "ARCANA_NOTEBOOK": str(path)}, cwd=str(path.parent)):
         for index, cell in enumerate(nb.cells):
+            if index == forget_cell:
+                [trace] = (path.parent / f"{path.stem}.arcana").glob("r_*.jsonl")
+                added = [e["metadata"]["target"] for e in _events(trace) if e["event_type"] == "user_action"
+                         and e["metadata"]["action"] == "memory_add"]
+                cell.source = cell.source.format(added[-1])
             client.execute_cell(cell, index)
-            if index == ACTIONS_AFTER:
+            if index == after:
                 [trace] = (path.parent / f"{path.stem}.arcana").glob("r_*.jsonl")
                 events = _events(trace)
                 run_id = events[0]["run_id"]
-                pin_id = next(e["metadata"]["result"]["pin_id"] for e in events
-                              if e["event_type"] == "cognitive_primitive")
-                task = next(e["metadata"]["object_id"] for e in events if e["event_type"] == "context_action"
-                            and e["metadata"]["action"] == "create_task")
-                for action, target in (("unpin", pin_id), ("retract", task)):
-                    _comm(client, {"type": "action", "action": action, "target": target, "run_id": run_id,
+                targets = {
+                    "unpin": next(e["metadata"]["result"]["pin_id"] for e in events
+                                  if e["event_type"] == "cognitive_primitive"),
+                    "retract": next((e["metadata"]["object_id"] for e in events if e["event_type"] == "context_action"
+                                     and e["metadata"]["action"] == "create_task"), None),
+                }
+                for action in actions:
+                    _comm(client, {"type": "action", "action": action, "target": targets[action], "run_id": run_id,
                                    "agent": "main"})
     nbformat.write(nb, path)
 
@@ -99,7 +110,7 @@ def test_inspector_unpin_and_retract_are_replayed_by_verify(tmp_path: Path) -> N
             assert outcome[0] is True if isinstance(outcome, tuple) else outcome.verified
 
     result = verify_notebook(path)
-    assert result.ok, (result.summary(), result.errors, [c.note for c in result.checks])
+    assert result.ok, result.summary() + "\n" + "\n".join(c.note for c in result.checks)
     assert result.summary().startswith("reproduced: 3 of 3 turn(s)")
 
     # a trace without the record of the inspector's actions (as before they were recorded): verify
@@ -115,3 +126,43 @@ def test_inspector_unpin_and_retract_are_replayed_by_verify(tmp_path: Path) -> N
     assert check.turn == 2 and check.difference.startswith("call 1 of the turn, message 0 (system): content changed")
     assert "+The deadline is 30 June." in check.difference  # the pin the inspector had taken out
     assert check.why() in summary
+
+
+MEMORY_CELLS = [
+    "%load_ext arcana_jupyter",
+    MODEL,
+    # a memory stored before any session (the notebook's store), then a session that gets it
+    "%arcana_memory add fact The quarterly report is due on Friday.",
+    "%arcana_chat --model fn:model --window 6000 --reserve 500 --memory",
+    "%arcana_pin The budget is 120k EUR. --label budget",
+    "%%arcana\nPlease track a task: the budget memo.",
+    # <- the inspector's unpin here
+    "%arcana_memory add decision The memo uses the new template.",
+    "%%arcana\nWhich template?",
+    "%arcana_memory forget {}",
+    "%%arcana\nAnything else?",
+]
+
+
+def test_magics_and_inspector_actions_with_memory_verify(tmp_path: Path, monkeypatch: Any) -> None:
+    store = tmp_path / "home" / "memory.sqlite3"
+    store.parent.mkdir()
+    monkeypatch.setenv("ARCANA_MEMORY_PATH", str(store))
+    path = tmp_path / "memo.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in MEMORY_CELLS],
+                                            metadata=KERNEL), path)
+    # the forget cell gets the id the add printed (as a person would copy it)
+    run_with_inspector_actions(path, actions=("unpin",), after=5, forget_cell=8)
+    [trace] = (tmp_path / "memo.arcana").glob("r_*.jsonl")
+    events = _events(trace)
+    actions = [(e["metadata"]["action"], e["metadata"]["via"]) for e in events if e["event_type"] == "user_action"]
+    assert actions == [("pin", "magic"), ("unpin", "inspector"), ("memory_add", "magic"), ("memory_forget", "magic")]
+    decisions = [e for e in events if e["event_type"] == "context_decision"]
+    digests = {d["turn"]: next(s for s in d["metadata"]["inputs"]["sections"] if s["name"] == "memory_digest")
+               for d in decisions}
+    assert "due on Friday" in digests[1]["content"] and "new template" not in digests[1]["content"]
+    assert "new template" in digests[2]["content"] and "new template" not in digests[3]["content"]
+    assert sorted(e["kind"] for e in digests[2]["entries"]) == ["decision", "fact"]  # what the inspector lists
+    result = verify_notebook(path)
+    assert result.ok, result.summary() + "\n" + "\n".join(c.note for c in result.checks)
+    assert result.summary().startswith("reproduced: 3 of 3 turn(s)")
