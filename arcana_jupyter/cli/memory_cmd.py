@@ -23,7 +23,7 @@ from typing import Any
 from ..exceptions import MemoryStoreError
 from ..memory import KINDS, MemoryEntry, MemoryStore, Scope, default_memory_path
 from ..memory.backend import ENV_URL, env_url, is_url
-from ..memory.models import CONFIDENCE_LEVELS, ENTRY_ID, Level
+from ..memory.models import CONFIDENCE_LEVELS, Level
 from ..memory.ranking import effective_confidence
 from ..trace.redact import mask_secrets
 
@@ -231,17 +231,14 @@ def _search(args: argparse.Namespace) -> int:
 
 
 def _forget(args: argparse.Namespace) -> int:
-    if not ENTRY_ID.match(args.id):
-        raise MemoryStoreError(f"{args.id!r} is not a memory id (ids look like m_0123456789abcdef)")
+    from ..memory.manual import check_id, forget_memory
+
+    check_id(args.id)  # before opening a store
     with _open(args) as store:
-        before = store.get(args.id)
-        if before is None:
-            raise MemoryStoreError(f"no memory {args.id} in {store.path}")
-        entry = store.forget(args.id)
-    assert entry is not None
+        entry, already = forget_memory(store, args.id)
     if args.json:
-        print(json.dumps(_dump(entry, already_retracted=before.retracted), ensure_ascii=False))
-    elif before.retracted:
+        print(json.dumps(_dump(entry, already_retracted=already), ensure_ascii=False))
+    elif already:
         print(f"{entry.id} was already forgotten: {mask_secrets(entry.content)}")
     else:
         print(f"forgot {entry.id} ({entry.kind}, {entry.level}): {mask_secrets(entry.content)}")
@@ -267,17 +264,15 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _add(args: argparse.Namespace) -> int:
+    from ..memory.manual import add_memory
+
     project = args.project if args.project is not None else Path.cwd()
     if not project.is_dir():
         raise MemoryStoreError(f"project folder {project} does not exist")
     scope = Scope.for_project(project) if args.scope == "project" else Scope.for_global()
     with _open(args, create=True) as store:
-        try:
-            entry, created = store.remember_many(
-                [(args.kind, args.text, args.scope, args.confidence, args.pin)], scope, source="cli"
-            )[0]
-        except ValueError as exc:
-            raise MemoryStoreError(str(exc)) from exc
+        entry, created = add_memory(store, args.kind, args.text, scope, level=args.scope,
+                                    confidence=args.confidence, pinned=args.pin, source="cli")
     if args.json:
         print(json.dumps(_dump(entry, created=created), ensure_ascii=False))
     else:

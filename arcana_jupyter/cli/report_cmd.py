@@ -126,9 +126,10 @@ def run(args: argparse.Namespace) -> int:
     for check in result.checks:
         mark = "ok  " if check.ok else "FAIL"
         run_note = f" (run {check.run_id})" if many else ""
+        detail = check.difference or check.note.split("\n", 1)[0]  # a divergence report's first line
         print(f"{mark} {check.session} turn {check.turn}{run_note}: "
               f"prompt {'same' if check.prompt_reproduced else 'differs'}, "
-              f"reply {'same' if check.reply_reproduced else 'differs'}{' — ' + check.note if check.note else ''}")
+              f"reply {'same' if check.reply_reproduced else 'differs'}{' — ' + detail if detail else ''}")
     for error in result.errors:
         print(f"error: {error}", file=sys.stderr)
     print(f"{result.summary()}\nreport: {out}")

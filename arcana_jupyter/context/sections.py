@@ -16,6 +16,8 @@ wrong answer is never protected as a fact.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..messages import Message, Role
@@ -46,6 +48,9 @@ class ContextSection(BaseModel):
     placement: Placement = "head"
     """``head``: right after the system prompt (stable, cache-friendly); ``late``: just before the
     recent turns (for content that changes every turn)."""
+    entries: list[dict[str, Any]] | None = None
+    """What the section lists, for readers (the memory digest: ``{id, kind, scope, score, content}``
+    per memory): recorded with the decision's inputs, never rendered (the builder sends ``content``)."""
 
     @property
     def protected(self) -> bool:

@@ -16,7 +16,9 @@ From the front end:
 - ``{"type": "state", "run_id", "agent"}``: is that run live in this kernel, and its current pins
   and adaptive-context tiers. Answer ``{"type": "state", "live", "turn", "pins", "tiers"}``.
 - ``{"type": "action", "action": "unpin" | "hydrate" | "retract", "target", "run_id", "agent"}``:
-  the same runtime calls the model's tools use, traced the same way. Answer ``{"type": "action",
+  the same runtime calls the model's tools use, traced the same way, plus a ``user_action`` event
+  with ``via: "inspector"`` (no cell holds it, so ``report --verify`` applies it again at the same
+  point). Answer ``{"type": "action",
   "ok", "message", ...state}``.
 
 Nothing a reader needs later goes over the comm: the notebook and the trace hold it all.
@@ -291,7 +293,7 @@ class ArcanaComm:
         entry = self._entry(data.get("run_id"), data.get("agent"))
         if entry is None:
             return {"ok": False, "live": False, "message": "this run is not open in the kernel (read-only)"}
-        result = dict(getattr(entry.chat, name)(target))
+        result = dict(getattr(entry.chat, name)(target, via="inspector"))  # recorded as a user_action
         ok = result.get("ok", True) is not False and result.get("unpinned", True) is not False
         if not ok and not result.get("message") and result.get("reason"):
             result.setdefault("message", str(result["reason"]).replace("_", " "))

@@ -1,5 +1,6 @@
 """The IPython magics: ``%arcana_chat``, ``%%arcana``, ``%arcana_replay``, ``%arcana_pins``,
-``%arcana_memory``, ``%arcana_export``, ``%arcana_status``.
+``%arcana_export``, ``%arcana_status`` (and, from :mod:`.user_magics`, ``%arcana_pin``,
+``%arcana_unpin``, ``%arcana_memory``).
 
 One :class:`ArcanaMagics` class; defaults are traitlets (``%config ArcanaMagics.default_model =
 "openai:gpt-4o-mini"``); each magic's line is parsed by IPython's ``magic_arguments`` and validated
@@ -587,19 +588,7 @@ class ArcanaMagics(Magics):
         ) or "no active pins"
         display({"text/html": html, "text/plain": plain}, raw=True)
 
-    # ---- %arcana_memory -----------------------------------------------------------------------
-    @magic_arguments()
-    @argument("query", nargs="*", help="search the memory store (default: what this session recalled and wrote)")
-    @argument("--session", "-s", default=None)
-    @line_magic
-    def arcana_memory(self, line: str = "") -> None:
-        """Memories this session recalled and wrote (or a search of the store)."""
-        ns = parse_argstring(self.arcana_memory, line)
-        entry = self.entry(ns.session)
-        from .memory_view import memory_html
-
-        html, plain = memory_html(entry.chat, " ".join(ns.query).strip() or None)
-        display({"text/html": html, "text/plain": plain}, raw=True)
+    # ---- %arcana_memory, %arcana_pin, %arcana_unpin: user_magics.py (registered in load) ---------
 
     # ---- %arcana_export -----------------------------------------------------------------------
     @magic_arguments()
@@ -804,6 +793,9 @@ def _latest_run(trace_dir: Path) -> str:
 def load(ipython: Any) -> ArcanaMagics:
     magics = ArcanaMagics(shell=ipython)
     ipython.register_magics(magics)
+    from .user_magics import register as register_user_magics
+
+    register_user_magics(ipython, magics)  # %arcana_pin, %arcana_unpin, %arcana_memory
     track_errors(ipython)
     return magics
 

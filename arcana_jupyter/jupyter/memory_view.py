@@ -7,6 +7,7 @@ from typing import Any
 from .. import render
 from ..render.fragments import esc, fmt_score, pill, table
 from ..schema.events import MemoryEntryBrief, MemoryReadMetadata, MemoryWriteMetadata
+from .user_magics import STORE_HINT
 
 
 def _events(chat: Any) -> list[Any]:
@@ -39,7 +40,8 @@ def memory_html(chat: Any, query: str | None = None) -> tuple[str, str]:
             plain,
         )
     if memory is None:
-        message = "long-term memory is off in this session: start it with %arcana_chat --memory"
+        message = ("long-term memory is off in this session: start it with %arcana_chat --memory; "
+                   "%arcana_memory list and add work on the store without it")
         return render.notice_html(message), message
     rows = []
     lines = []
@@ -59,9 +61,9 @@ def memory_html(chat: Any, query: str | None = None) -> tuple[str, str]:
     body = (
         table(["turn", "", "id", "kind", "purpose / scope", "content"], rows)
         if rows
-        else '<div class="arcana-empty">Nothing recalled or written yet.</div>'
+        else f'<div class="arcana-empty">Nothing recalled or written yet: {esc(STORE_HINT)}.</div>'
     )
     return (
         render.style_block() + f'<div class="arcana"><h4 class="arcana-h">Memory in this session</h4>{body}</div>',
-        "\n".join(lines) or "nothing recalled or written yet",
+        "\n".join(lines) or f"nothing recalled or written yet: {STORE_HINT}",
     )

@@ -9,7 +9,7 @@ closing line tells the model how many (pinned entries are never silently lost).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..tokens import TokenCounter
@@ -17,6 +17,8 @@ from .models import MemoryEntry
 
 SECTION_NAME = "memory_digest"
 MAX_LINE_CHARS = 400
+DIGEST_TOOLS: tuple[str, ...] = ("recall_memory", "forget_memory")
+"""The memory tools a digest may tell the model to use; it names only those the model is offered."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,28 @@ class Digest:
     """In-scope entries left out (budget or ``max_entries``)."""
     omitted_pinned: list[str] = field(default_factory=list)
     section_name: str = SECTION_NAME
+    project: bool = True
+    tools: tuple[str, ...] = DIGEST_TOOLS
+    """The memory tools :attr:`markdown` names (those offered when it was built)."""
+
+    def render(self, tools: tuple[str, ...] | frozenset[str] | list[str]) -> str:
+        """:attr:`markdown` naming only the memory tools in ``tools`` (the ones the call offers):
+        never shorter in tokens than the budget allows, since naming fewer tools only drops words."""
+        if not self.markdown:
+            return ""
+        named = tuple(t for t in DIGEST_TOOLS if t in tools)
+        if named == self.tools:
+            return self.markdown
+        lines = self.markdown.split("\n")
+        body = lines[3:]  # after the header's two lines ("## Memory ...", the instruction) and a blank
+        if body and body[-1].startswith("(") and "did not fit the digest budget" in body[-1]:
+            body[-1] = pinned_note(len(self.omitted_pinned), named)
+        return "\n".join([header(self.project, self.mode, named), "", *body])
+
+    def entries(self) -> list[dict[str, Any]]:
+        """What the inspector lists: each entry the digest carries (id, kind, scope, score, content)."""
+        return [{"id": i.entry.id, "kind": i.entry.kind, "scope": i.entry.level, "score": round(i.score, 4),
+                 "content": i.entry.content} for i in self.items]
 
     @property
     def entry_ids(self) -> list[str]:
@@ -75,15 +99,26 @@ def entry_line(entry: MemoryEntry) -> str:
     return f"- [{entry.id}] ({', '.join(tags)}) {_one_line(entry.content)}"
 
 
-def header(project: bool, mode: str) -> str:
+def header(project: bool, mode: str, tools: tuple[str, ...] = DIGEST_TOOLS) -> str:
+    """The digest's first two lines; it names only the memory tools in ``tools`` (those offered)."""
     where = "this project and your global memories" if project else "your global memories"
     how = "keyword and semantic" if mode == "hybrid" else "keyword"
+    uses = []
+    if "recall_memory" in tools:
+        uses.append(f"recall_memory ({how} search) for more")
+    if "forget_memory" in tools:
+        uses.append("forget_memory to retract a wrong one")
     return (
         "## Memory from earlier sessions\n"
         f"Ranked memories for {where} (most useful first). They may be outdated: "
-        "prefer what the user says now. Cite an id like [m_…] when you rely on one; "
-        f"use recall_memory ({how} search) for more, forget_memory to retract a wrong one."
+        "prefer what the user says now. Cite an id like [m_…] when you rely on one"
+        + (f"; use {', '.join(uses)}." if uses else ".")
     )
+
+
+def pinned_note(count: int, tools: tuple[str, ...] = DIGEST_TOOLS) -> str:
+    find = "recall_memory finds them" if "recall_memory" in tools else "they are in the memory store"
+    return f"({count} more pinned memories did not fit the digest budget; {find})"
 
 
 def build_digest(
@@ -95,8 +130,12 @@ def build_digest(
     project: bool,
     mode: str = "keyword",
     candidates: int | None = None,
+    tools: tuple[str, ...] = DIGEST_TOOLS,
 ) -> Digest:
-    """Fit ``ranked`` (pinned first, then by score) into ``budget_tokens`` of markdown."""
+    """Fit ``ranked`` (pinned first, then by score) into ``budget_tokens`` of markdown.
+
+    The budget is fitted with every memory tool named (the longest header); ``markdown`` names
+    only ``tools`` (and :meth:`Digest.render` re-renders it for the tools of one call)."""
     ordered = [i for i in ranked if i.entry.pinned] + [i for i in ranked if not i.entry.pinned]
     head = header(project, mode)
     total_candidates = len(ranked) if candidates is None else candidates
@@ -134,9 +173,7 @@ def build_digest(
     if skipped_pinned:
 
         def note() -> str:
-            return (
-                f"({len(skipped_pinned)} more pinned memories did not fit the digest budget; recall_memory finds them)"
-            )
+            return pinned_note(len(skipped_pinned))
 
         # make room for the note: drop the lowest-ranked unpinned lines first, then pinned ones
         while kept and counter.count_text("\n".join([*lines, note()])) > budget_tokens:
@@ -149,15 +186,18 @@ def build_digest(
             lines.append(note())
     if not kept:
         return Digest(session_id, "", [], 0, budget_tokens, mode, total_candidates, total_candidates, skipped_pinned)
-    markdown = "\n".join(lines)
-    return Digest(
+    full = Digest(
         session_id=session_id,
-        markdown=markdown,
+        markdown="\n".join(lines),
         items=kept,
-        tokens=counter.count_text(markdown),
+        tokens=0,
         budget_tokens=budget_tokens,
         mode=mode,
         candidates=total_candidates,
         omitted=total_candidates - len(kept),
         omitted_pinned=skipped_pinned,
+        project=project,
     )
+    markdown = full.render(tools)
+    return replace(full, markdown=markdown, tokens=counter.count_text(markdown), tools=tuple(
+        t for t in DIGEST_TOOLS if t in tools))

@@ -23,7 +23,7 @@ from ..schema.events import MemoryReadMetadata, MemoryWriteMetadata
 from . import ranking
 from .backend import Connection
 from .core import StoreCore, default_counter
-from .digest import Digest, DigestItem, build_digest
+from .digest import DIGEST_TOOLS, Digest, DigestItem, build_digest
 from .models import KINDS, MemoryEntry, Scope
 from .rows import EntryRow, columns
 
@@ -52,8 +52,11 @@ class LifecycleMixin(StoreCore):
         *,
         budget_tokens: int = 600,
         max_entries: int = 30,
+        tools: tuple[str, ...] = DIGEST_TOOLS,
     ) -> Digest:
         """Open (or resume) a session and build its digest: ranked markdown of in-scope memories.
+
+        ``tools``: the memory tools the model is offered (the digest names only those).
 
         Pinned entries always come first; the rest by digest score; at most ``max_entries`` entries
         and ``budget_tokens`` tokens. Entries shown are recorded as surfaced in this session.
@@ -77,6 +80,7 @@ class LifecycleMixin(StoreCore):
             project=scope.is_project,
             mode=self.mode,
             candidates=int(total),
+            tools=tools,
         )
         shown = [i.entry.id for i in digest.items]
         scopes_text = json.dumps([list(s) for s in sets])

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..messages import ToolSpec
-from .digest import Digest
+from .digest import DIGEST_TOOLS, Digest
 from .learnings import LearningsResult
 from .models import Scope
 from .store import MemoryStore, OnEvent, SessionOutcome, find_entry_ids, route_events
@@ -60,6 +60,8 @@ class MemorySession:
         """This session's trace hook (else the store's ``on_event``)."""
         self.tools = MemoryTools(store, scope, session_id=session_id, on_event=on_event)
         self.ended: SessionEnd | None = None
+        self.digest_tools: tuple[str, ...] = DIGEST_TOOLS
+        """The memory tools the digest names (:meth:`start`'s ``tools``)."""
 
     @property
     def specs(self) -> list[ToolSpec]:
@@ -69,11 +71,16 @@ class MemorySession:
     def tool_names(self) -> tuple[str, ...]:
         return MEMORY_TOOL_NAMES
 
-    def start(self) -> Digest:
-        """Build (and remember) the session-start digest; calling it again rebuilds it."""
+    def start(self, tools: Iterable[str] | None = None) -> Digest:
+        """Build (and remember) the session-start digest; calling it again rebuilds it (after a memory
+        the user added or forgot). ``tools``: the memory tools the model is offered (default: all);
+        the digest names only those."""
+        if tools is not None:
+            self.digest_tools = tuple(t for t in DIGEST_TOOLS if t in set(tools))
         with route_events(self.on_event):
             self.digest = self.store.start_session(
-                self.session_id, self.scope, budget_tokens=self.budget_tokens, max_entries=self.max_entries
+                self.session_id, self.scope, budget_tokens=self.budget_tokens, max_entries=self.max_entries,
+                tools=self.digest_tools,
             )
         return self.digest
 

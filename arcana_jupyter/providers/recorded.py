@@ -38,7 +38,14 @@ from typing import Any
 from .. import exceptions as _exceptions
 from ..exceptions import ConfigError, ProviderError, ReplayDivergence, TraceError
 from ..messages import as_message, canonical_json, request_digest
-from ..schema.events import ContextDecisionMetadata, ErrorMetadata, LlmCallMetadata, TurnEndMetadata
+from ..schema.events import (
+    REPLAYED_VIAS,
+    ContextDecisionMetadata,
+    ErrorMetadata,
+    LlmCallMetadata,
+    TurnEndMetadata,
+    UserActionMetadata,
+)
 from ..tokens import TokenCounter
 from ..trace.events import TraceEvent
 from ..trace.reader import TraceReader
@@ -204,6 +211,31 @@ class ReplayProvider(Provider):
             return ""
         reply = TurnEndMetadata.read(ends[-1].metadata).reply if ends else None
         return reply or ""
+
+    def recorded_user_actions(self) -> dict[tuple[Any, ...], list[UserActionMetadata]]:
+        """The recorded user actions that no cell of the notebook re-runs (``via`` in
+        :data:`~arcana_jupyter.schema.events.REPLAYED_VIAS`: the inspector's buttons), by the point
+        they happened: ``("turn", T)`` before turn T started, ``("build", T, step)`` before that
+        call was built. Failed actions changed nothing and are left out; actions after the last
+        build have no point to be applied at."""
+        out: dict[tuple[Any, ...], list[UserActionMetadata]] = {}
+        pending: list[UserActionMetadata] = []
+        for event in self.reader.events(self.run_id, event_types=["user_action", "turn_start", "context_decision"],
+                                        agent=self.agent):
+            if event.event_type == "user_action":
+                action = UserActionMetadata.read(event.metadata)
+                if action.via in REPLAYED_VIAS and action.ok is True:
+                    pending.append(action)
+                continue
+            if not pending or event.turn is None:
+                continue
+            if event.event_type == "turn_start":
+                point: tuple[Any, ...] = ("turn", event.turn)
+            else:
+                point = ("build", event.turn, ContextDecisionMetadata.read(event.metadata).step)
+            out.setdefault(point, []).extend(pending)
+            pending = []
+        return out
 
     def recorded_error(self, event: TraceEvent) -> ProviderError:
         """The error a recorded ``error`` event describes, as an exception of the same class name."""

@@ -61,10 +61,17 @@ class TurnCheck:
     note: str = ""
     recorded_error: str | None = None
     """``Type: message`` of the provider error the recorded turn ended with (``None``: it did not fail)."""
+    difference: str = ""
+    """For a prompt that did not reproduce: the first call and message that differ (index, role, what)."""
 
     @property
     def ok(self) -> bool:
         return self.prompt_reproduced and self.reply_reproduced
+
+    def why(self) -> str:
+        """One line: which turn, and the first difference (or the note)."""
+        what = self.difference or self.note.split("\n", 1)[0] or "differs"
+        return f"{self.session} turn {self.turn} (run {self.run_id}): {what}"
 
 
 @dataclass
@@ -94,6 +101,9 @@ class VerifyResult:
             if self.errors and good == len(self.checks)
             else ""
         )
+        failed = [c for c in self.checks if not c.ok]
+        if failed:
+            tail += f"; first not reproduced: {failed[0].why()}"
         return f"{verdict}: {good} of {len(self.checks)} turn(s){runs} had the same prompt digest and reply{tail}"
 
 
@@ -152,13 +162,22 @@ def _copy_inputs(notebook: Path, work: Path) -> None:
             shutil.copy2(item, work / item.name)
 
 
-def _prepare_memory(runs: list[NotebookRun], box: Path) -> None:
+def _prepare_memory(runs: list[NotebookRun], box: Path, folder: Path | None = None, work: Path | None = None) -> None:
     """Scratch copies of the memory stores the recorded runs used, as they were before those runs
-    wrote to them (entries the runs remembered or learned are taken out again)."""
+    wrote to them (entries the runs remembered or learned are taken out again, entries they forgot
+    are live again; a run's writes include the user's ``%arcana_memory add|forget`` in its session).
+
+    The copy runs in another folder (``work``), so the project memories of the notebook's ``folder``
+    (and of the project folders the runs recorded) are relabelled to that folder's project: the
+    re-executed sessions see what the recorded ones saw, and a ``%arcana_memory add`` the notebook
+    made outside a session meets its own entry again."""
+    from ..memory.models import context_scope
     from ..memory.store import default_memory_path, sandboxed_path
 
     stores: set[Path] = set()
     written: set[str] = set()
+    forgotten: set[str] = set()
+    projects: set[str] = {str(folder)} if folder is not None else set()
     for run in runs:
         if run.path is None:
             continue
@@ -166,6 +185,8 @@ def _prepare_memory(runs: list[NotebookRun], box: Path) -> None:
         for event in reader.events(run.run_id, event_types=("run_start", "memory_write")):
             if event.event_type == "run_start":
                 config = RunStartMetadata.read(event.metadata).config  # a RuntimeConfig dump: read as one
+                if config is not None and config.get("project_dir"):
+                    projects.add(str(config["project_dir"]))
                 if config is not None and config.get("memory"):
                     if config.get("memory_url"):
                         continue  # a server: the sandbox gives the kernel an empty scratch file instead
@@ -175,19 +196,34 @@ def _prepare_memory(runs: list[NotebookRun], box: Path) -> None:
             write = MemoryWriteMetadata.read(event.metadata)
             if write.op in ("remember", "learning") and write.entry is not None and write.entry.id:
                 written.add(write.entry.id)
+            elif write.op == "forget" and write.entry is not None and write.entry.id:
+                forgotten.add(write.entry.id)  # forgotten by a run (the model, or %arcana_memory forget)
     box.mkdir(parents=True, exist_ok=True)
     for store in stores:
         try:
             copy = sandboxed_path(store, box)
         except (OSError, sqlite3.Error):
             continue  # the kernel's store will start empty in the sandbox
-        if not written or not copy.is_file():
+        if not copy.is_file():
             continue
         conn = sqlite3.connect(copy)
         try:
+            if work is not None:
+                target = context_scope(work)
+                for project in sorted(projects):
+                    label = context_scope(project)
+                    if label != target:
+                        conn.execute("UPDATE entries SET context = ?, scopes = replace(scopes, ?, ?) WHERE context = ?",
+                                     (target, f" {label} ", f" {target} ", label))
+                conn.commit()
+            back = sorted(forgotten - written)
+            if back:  # live again, as before the runs forgot them
+                conn.execute(f"UPDATE entries SET retracted = 0 WHERE id IN ({','.join('?' * len(back))})", back)
+                conn.commit()
             ids = sorted(written)
             marks = ",".join("?" * len(ids))
-            pks = [row[0] for row in conn.execute(f"SELECT pk FROM entries WHERE id IN ({marks})", ids)]
+            pks = ([row[0] for row in conn.execute(f"SELECT pk FROM entries WHERE id IN ({marks})", ids)]
+                   if ids else [])
             if pks:
                 pk_marks = ",".join("?" * len(pks))
                 for table in ("surfaced", "embeddings"):
@@ -253,7 +289,7 @@ def _verify(notebook: Path, runs: list[NotebookRun], *, timeout: int, kernel_nam
                 shutil.copy2(run.path, copy_traces / f"{run.run_id}.jsonl")
         before = {p.stem for p in copy_traces.glob("*.jsonl")}
         box = Path(scratch) / "memory"
-        _prepare_memory(runs, box)
+        _prepare_memory(runs, box, notebook.parent, work)
         plan = _replay_plan(runs)
         nb = nbformat.read(copy_nb, as_version=4)
         env = dict(os.environ)
@@ -311,6 +347,9 @@ def _check_run(run: NotebookRun, plan: dict[str, list[str]], replayed_ids: dict[
         recorded_error = rec.provider_errors[-1] if rec.provider_errors else None
         unexpected = [e for e in new.errors if e not in rec.errors]
         note = "; ".join(unexpected)[:400]
+        difference = ""
+        if not prompt_ok:
+            difference = first_difference(recorded_reader, run.run_id, new_reader, new_id, name, turn, rec, new)
         if not prompt_ok and not note:
             note = "the rebuilt prompt differs from the recorded one"
         elif prompt_ok and not reply_ok and not note:
@@ -322,5 +361,46 @@ def _check_run(run: NotebookRun, plan: dict[str, list[str]], replayed_ids: dict[
         elif recorded_error and reply_ok:
             note = f"the recorded error reproduced: {recorded_error}"[:400]
         out.append(TurnCheck(name, run.run_id, turn, prompt_ok, reply_ok, rec.digests, new.digests, note,
-                             recorded_error))
+                             recorded_error, difference))
     return out
+
+
+def first_difference(recorded_reader: TraceReader, run_id: str, new_reader: TraceReader, new_id: str | None,
+                     agent: str, turn: int, rec: _Turn, new: _Turn) -> str:
+    """The first call of ``turn`` whose prompt differs, and its first differing message: both prompts
+    rebuilt from their traces (digest-checked), compared message by message."""
+    from ..context.rebuild import rebuild_turn
+    from ..providers.recorded import diff_messages, diff_tools
+
+    step = next((i for i, (a, b) in enumerate(zip(rec.digests, new.digests, strict=False)) if a != b),
+                min(len(rec.digests), len(new.digests)))
+    if step >= len(new.digests):
+        return (f"the re-executed turn made {len(new.digests)} call(s), the recorded one {len(rec.digests)}"
+                if new_id is not None else "the turn was not re-executed")
+    if step >= len(rec.digests):
+        return f"the re-executed turn made {len(new.digests)} call(s), the recorded one {len(rec.digests)}"
+    try:
+        old = rebuild_turn(recorded_reader, run_id, turn, agent=agent, step=step)
+        assert new_id is not None
+        fresh = rebuild_turn(new_reader, new_id, turn, agent=agent, step=step)
+    except (ArcanaError, AssertionError) as exc:
+        return f"call {step + 1}: the prompts differ (cannot rebuild them to compare: {exc})"[:400]
+    lines = diff_messages(old.messages, fresh.messages)
+    if not lines:
+        old_tools = [t.wire() for t in _tools(recorded_reader, run_id, agent, turn, step)]
+        new_tools = [t.wire() for t in _tools(new_reader, new_id, agent, turn, step)]
+        lines = diff_tools(old_tools, new_tools)
+    first = lines[0] if lines else "the digests differ but no message does (the model or the tool specs?)"
+    if len(lines) > 1 and lines[1].startswith("    "):  # a content diff: its first changed lines
+        changed = [x.strip() for x in lines[1:] if x.startswith("    ") and x.strip()[:1] in "+-"
+                   and not x.strip().startswith(("---", "+++")) and len(x.strip()) > 1]
+        shown = [c if len(c) <= 80 else c[:79] + "…" for c in changed[:3]]
+        first += " (- recorded, + re-executed): " + "; ".join(shown)
+    return f"call {step + 1} of the turn, {first}"[:400]
+
+
+def _tools(reader: TraceReader, run_id: str, agent: str, turn: int, step: int) -> list[Any]:
+    from ..messages import ToolSpec
+
+    replay = reader.replay_prompt(run_id, turn, agent, step=step)
+    return [ToolSpec.model_validate(t) for t in (replay.tools if replay is not None else [])]

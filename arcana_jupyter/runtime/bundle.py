@@ -53,6 +53,7 @@ def bundle_from_events(events: list[TraceEvent], *, run_id: str, agent: str, tur
                 **{key: ev.metadata.get(key) for key in ("decision", "report", "budget")},
                 "request_digest": md.request_digest, "messages": None, "counting": _counting(md),
             }
+            _digest_memories(bundle, ev.metadata.get("inputs"))
         elif isinstance(md, PromptSnapshotMetadata):
             step = steps.get(md.step)
             if step is not None:
@@ -68,7 +69,9 @@ def bundle_from_events(events: list[TraceEvent], *, run_id: str, agent: str, tur
         elif isinstance(md, CognitivePrimitiveMetadata):
             bundle["primitives"].append({"primitive": md.primitive, "args": md.args, "result": md.result})
         elif isinstance(md, MemoryReadMetadata):
-            bundle["memories"].extend(r.model_dump(exclude_unset=True) for r in md.results)
+            if md.purpose != "digest":  # a digest rebuilt mid-turn is listed from the next call's inputs
+                bundle["memories"].extend({**r.model_dump(exclude_unset=True), "via": "recalled"}
+                                          for r in md.results)
         elif et in ("state_change", "context_action"):
             bundle["state_changes"].append({"event_type": et, **ev.metadata})
         elif isinstance(md, ErrorMetadata):
@@ -81,6 +84,18 @@ def bundle_from_events(events: list[TraceEvent], *, run_id: str, agent: str, tur
             bundle["latency_ms"] = md.latency_ms
     bundle["steps"] = [steps[k] for k in sorted(steps)]
     return bundle
+
+
+def _digest_memories(bundle: dict[str, Any], inputs: Any) -> None:
+    """The memories the prompt's digest carried (recorded with the decision's sections), once each."""
+    sections = inputs.get("sections") if isinstance(inputs, dict) else None
+    seen = {m.get("id") for m in bundle["memories"] if m.get("via") == "digest"}
+    for section in sections if isinstance(sections, list) else []:
+        entries = section.get("entries") if isinstance(section, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, dict) and entry.get("id") not in seen:
+                seen.add(entry.get("id"))
+                bundle["memories"].append({**entry, "via": "digest"})
 
 
 def _counting(md: ContextDecisionMetadata) -> dict[str, Any] | None:

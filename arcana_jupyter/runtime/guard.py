@@ -24,6 +24,7 @@ Reasons (machine-readable, in the trace):
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -97,3 +98,62 @@ class ToolLoopGuard:
 
     def record(self) -> dict[str, object]:
         return {"stopped": True, "reason": self.reason, "detail": self.detail}
+
+
+_CALL_FORM = re.compile(r"^\[?\s*(?:called\s+)?[A-Za-z_][\w.]*\s*\(\s*[\[{]", re.IGNORECASE)
+_TAG_FORM = re.compile(r"^<\s*(?:tool_call|tool_result|function_call|tool)\b", re.IGNORECASE)
+
+
+def looks_like_tool_output(text: str, results: Sequence[str] = ()) -> bool:
+    """Whether a turn's final text (in a turn that called tools) is tool-call or tool-result
+    material rather than an answer: one of the turn's results again, a JSON object shaped like a
+    tool outcome (``ok`` / ``error`` ...) or equal to a result, a call written out
+    (``[called remember({...})]``, ``name({...})``) or a tool tag."""
+    stripped = text.strip()
+    if not stripped:
+        return True
+    if any(stripped == r.strip() for r in results if r and r.strip()):
+        return True
+    if _CALL_FORM.match(stripped) or _TAG_FORM.match(stripped):
+        return True
+    if stripped[0] == "{":
+        try:
+            value = json.loads(stripped)
+        except ValueError:
+            return False
+        # the shape every tool outcome has (schema/tools.py), or a result of this turn reformatted;
+        # other JSON may be the answer the user asked for
+        return isinstance(value, dict) and (bool(_RESULT_KEYS & set(value)) or any(
+            _same_json(value, r) for r in results))
+    return False
+
+
+_RESULT_KEYS = frozenset({"ok", "error", "pinned", "unpinned", "already_pinned", "hint"})
+
+
+def _same_json(value: object, text: str) -> bool:
+    try:
+        return canonical_json(json.loads(text)) == canonical_json(value)
+    except (ValueError, TypeError):
+        return False
+
+
+def readable_reply(text: str, tool_calls: Sequence[dict[str, object]], stop_detail: str | None) -> str:
+    """The reply a person is shown: the model's text, unless the turn called tools and the text is
+    empty or tool material (:func:`looks_like_tool_output`) — then one plain note saying that no
+    answer came, why the loop stopped (``stop_detail``), and what the calls did. The model's own
+    message stays in the transcript as it was."""
+    if not tool_calls:
+        return text
+    results = [str(c.get("result") or "") for c in tool_calls]
+    if not looks_like_tool_output(text or "", results):
+        return text
+    counts: dict[str, list[int]] = {}
+    for c in tool_calls:
+        ok_failed = counts.setdefault(str(c.get("name") or "?"), [0, 0])
+        ok_failed[0 if c.get("ok") else 1] += 1
+    did = ", ".join(f"{name} ×{ok + failed} ({ok} ok{f', {failed} refused' if failed else ''})"
+                    for name, (ok, failed) in counts.items())
+    why = f"the tool loop was stopped: {stop_detail}" if stop_detail else "it ended on tool output"
+    return (f"(No answer in words from the model: {why}. Tool calls this turn: {did}; "
+            "the turn's inspector lists each call and its result.)")

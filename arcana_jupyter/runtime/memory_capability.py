@@ -2,8 +2,11 @@
 chat session — the digest at start, the memory tools during, reinforcement and learnings at the end.
 
 - start: open the store, build the digest (a ``memory_read`` event), offer the memory tools or
-  withhold them from a model too small to use them.
-- each call: the digest as a head section (when it has any entry).
+  withhold them from a model too small to use them (the digest then names none of them).
+- each call: the digest as a head section (when it has any entry), naming only the memory tools
+  that call offers, and carrying its entries (recorded in the decision's inputs: the inspector
+  lists them without a kernel).
+- the user's ``%arcana_memory add|forget``: :meth:`MemoryCapability.refresh_digest`.
 - after the turn: the digest entries the turn's replies and tool calls cite count as acted on.
 - close: reinforcement (``end_session``), then — when ``memory_learnings`` asks for it — up to five
   learnings from a summariser call (an ``llm_call`` with ``purpose="learnings"``); the store closes.
@@ -40,15 +43,20 @@ def _memory_tool(mem: MemorySession, name: str, spec: Any) -> InterceptedTool:
 class MemoryCapability(Capability):
     name = "memory"
 
-    def __init__(self, session: ChatSession, memory: MemorySession) -> None:
+    def __init__(self, session: ChatSession, memory: MemorySession, offered: bool | None = None) -> None:
         self.session = session
         self.memory = memory
-        self.offered = offers_tools(session.config.memory_tools, session.provider, session.provider_model)
-        self._section: ContextSection | None = None
-        digest = memory.digest
-        if digest is not None and digest.markdown:
-            self._section = ContextSection(name=digest.section_name, content=digest.markdown, layer="external",
-                                           placement="head")
+        self.offered = (offers_tools(session.config.memory_tools, session.provider, session.provider_model)
+                        if offered is None else offered)
+        if memory.digest is None:
+            memory.start(self._tool_names())
+
+    def _tool_names(self) -> list[str]:
+        return [spec.name for spec in self.memory.specs] if self.offered else []
+
+    def refresh_digest(self) -> None:
+        """Build the digest again (the user added or forgot a memory): the next call carries it."""
+        self.memory.start(self._tool_names())
 
     def tools(self) -> list[InterceptedTool]:
         if not self.offered:
@@ -59,7 +67,14 @@ class MemoryCapability(Capability):
         return [] if self.offered else [spec.name for spec in self.memory.specs]
 
     def sections(self, turn: int) -> list[ContextSection]:
-        return [self._section] if self._section is not None else []
+        """The digest as a head section, naming only the memory tools this call offers (none on a
+        call without tools: a stopped tool loop, specs too large for the window, a small model)."""
+        digest = self.memory.digest
+        if digest is None or not digest.markdown:
+            return []
+        content = digest.render(tuple(self.session.offered_tools))
+        return [ContextSection(name=digest.section_name, content=content, layer="external", placement="head",
+                               entries=digest.entries())]
 
     def after_turn(self, reply: ChatReply) -> None:
         s = self.session
@@ -119,5 +134,4 @@ def memory_capability(session: ChatSession) -> MemoryCapability | None:
     store = MemoryStore(cfg.memory_url or cfg.memory_path, on_event=on_event, counter=session.counter)
     scope = Scope.for_project(cfg.project_dir or Path.cwd())
     memory = MemorySession(store, scope, f"{session.run_id}:{session.agent}", budget_tokens=cfg.memory_digest_tokens)
-    memory.start()
-    return MemoryCapability(session, memory)
+    return MemoryCapability(session, memory)  # builds the digest, naming the memory tools offered

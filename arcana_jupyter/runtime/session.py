@@ -41,6 +41,7 @@ from ..schema.events import (
     ToolCallMetadata,
     TurnEndMetadata,
     TurnStartMetadata,
+    UserActionMetadata,
     UserMessageMetadata,
     llm_call_metadata,
 )
@@ -53,7 +54,7 @@ from .builtin_tools import no_progress_steps
 from .calibration import Calibration
 from .capabilities import Capability
 from .config import RuntimeConfig
-from .guard import ToolLoopGuard
+from .guard import ToolLoopGuard, readable_reply
 from .intercept import AskUser, InterceptedTool
 from .tools import ArgumentsError, ToolRegistry, bound_text, parse_arguments
 
@@ -176,6 +177,11 @@ class ChatSession:
         self._turn_events: dict[int, list[TraceEvent]] = {}
         self.sent_messages: dict[tuple[int, int], list[Message]] = {}
         """The prompts of recent steps, by (turn, step), for the inspector's message text."""
+        self._replay_actions: dict[tuple[Any, ...], list[UserActionMetadata]] | None = None
+        """A replay's recorded user actions no cell re-runs, by the point they happened (see
+        :meth:`_apply_recorded_actions`); loaded at the first turn."""
+        self.offered_tools: frozenset[str] = frozenset()
+        """The tool names of the call being built (a capability's sections may name only these)."""
         self._lock = asyncio.Lock()
         self.closed = False
         self.owns_run = True
@@ -380,6 +386,7 @@ class ChatSession:
             return await self._send(text, on_token, raise_errors)
 
     async def _send(self, text: str, on_token: TokenCallback | None, raise_errors: bool) -> ChatReply:
+        self._apply_recorded_actions(("turn", self.turn + 1))
         self.turn += 1
         turn = self.turn
         started = time.perf_counter()
@@ -408,7 +415,10 @@ class ChatSession:
                 reply.steps = step + 1
                 partial.clear()
                 if not response.message.tool_calls or not offer:
-                    reply.text = response.message.content
+                    # never raw tool output as the answer (a small model after a stopped loop):
+                    # a plain note instead; the transcript keeps the model's message as it was
+                    reply.text = readable_reply(response.message.content, reply.tool_calls,
+                                                guard.detail if guard.reason else None)
                     break
                 outcomes = await self._run_tool_calls(turn, step, response.message.tool_calls, reply, guard)
                 reason = guard.after_step(step, response.message.tool_calls, outcomes)
@@ -522,6 +532,8 @@ class ChatSession:
         builder builds again with them, at most twice more (the cover takes room, so a few more
         turns may leave), and the decision marks each message of a covered turn with the section
         that carries it."""
+        self._apply_recorded_actions(("build", turn, step))
+        self.offered_tools = frozenset(t.name for t in tools)
         budget = self.calibration.budget(self.config.total_window, self.config.response_reserve)
         if budget != self.builder.budget:
             self.builder.budget = budget
@@ -604,7 +616,7 @@ class ChatSession:
             "history_len": len(self.history),
             "inputs": {
                 "pins": [p.model_dump(mode="json") for p in pins],
-                "sections": [s.model_dump(mode="json") for s in sections],
+                "sections": [s.model_dump(mode="json", exclude_none=True) for s in sections],
                 "task": None,
                 "overflow": dict(cover.carries) if cover is not None else {},
             },
@@ -811,38 +823,118 @@ class ChatSession:
                 self.emit("cognitive_primitive", CognitivePrimitiveMetadata.build(**prim))
         return outcomes
 
-    # ---- actions from outside the model (widgets, magics), traced like the model's -----------
-    def unpin(self, pin_id: str) -> dict[str, Any]:
+    # ---- actions from outside the model (the inspector, magics, Python), traced like the model's ------
+    def _user_action(self, action: str, via: str, *, target: str | None, args: dict[str, Any], ok: bool,
+                     message: str | None = None, replayed: bool = False) -> None:
+        """Record that a person (not the model) did ``action`` from ``via`` (schema ``user_action``)."""
+        fields: dict[str, Any] = {"action": action, "via": via, "target": target, "args": args, "ok": ok}
+        if message:
+            fields["message"] = message
+        if replayed:
+            fields["replayed"] = True
+        self.emit("user_action", UserActionMetadata.build(**fields))
+
+    def unpin(self, pin_id: str, *, via: str = "python", replayed: bool = False) -> dict[str, Any]:
+        """Unpin ``pin_id`` as the user (the inspector's button, ``%arcana_unpin``, Python)."""
         result = self.pins.unpin({"pin_id": pin_id}, self.turn)
         self.emit("cognitive_primitive", CognitivePrimitiveMetadata.build(primitive="unpin", tool_call_id=None,
                                                                           args={"pin_id": pin_id}, result=result,
                                                                           source="user"))
+        ok = result.get("unpinned") is True
+        self._user_action("unpin", via, target=pin_id, args={"pin_id": pin_id}, ok=ok,
+                          message=None if ok else str(result.get("reason") or "failed"), replayed=replayed)
         return result
 
-    def pin(self, content: str, label: str | None = None, until_turn: int | None = None) -> dict[str, Any]:
+    def pin(self, content: str, label: str | None = None, until_turn: int | None = None, *, via: str = "python",
+            replayed: bool = False) -> dict[str, Any]:
+        """Pin ``content`` as the user, through the same machinery as the model's ``pin`` tool."""
         args = {"content": content, "label": label, "until_turn": until_turn}
         result = self.pins.pin(args, max(self.turn, 1))
         self.emit("cognitive_primitive", CognitivePrimitiveMetadata.build(primitive="pin", tool_call_id=None,
                                                                           args=args, result=result, source="user"))
+        ok = result.get("pinned") is True
+        pin_id = result.get("pin_id")
+        self._user_action("pin", via, target=pin_id if isinstance(pin_id, str) else None, args=args, ok=ok,
+                          message=None if ok else str(result.get("reason") or "failed"), replayed=replayed)
         return result
 
-    def hydrate(self, object_id: str) -> dict[str, Any]:
+    def hydrate(self, object_id: str, *, via: str = "python", replayed: bool = False) -> dict[str, Any]:
         """Bring an adaptive object back in full (a widget's action): through the adaptive capability."""
-        adaptive = self._adaptive
-        if adaptive is None:
-            from .adaptive_capability import CLASSIC_MODE
+        return self._adaptive_action("hydrate", object_id, via, replayed)
 
-            return dict(CLASSIC_MODE)
-        return adaptive.hydrate(object_id)
-
-    def retract(self, object_id: str) -> dict[str, Any]:
+    def retract(self, object_id: str, *, via: str = "python", replayed: bool = False) -> dict[str, Any]:
         """Take an adaptive object out of the prompt (a widget's action): through the adaptive capability."""
+        return self._adaptive_action("retract", object_id, via, replayed)
+
+    def _adaptive_action(self, action: str, object_id: str, via: str, replayed: bool) -> dict[str, Any]:
         adaptive = self._adaptive
         if adaptive is None:
             from .adaptive_capability import CLASSIC_MODE
 
-            return dict(CLASSIC_MODE)
-        return adaptive.retract(object_id)
+            result = dict(CLASSIC_MODE)
+        else:
+            result = adaptive.hydrate(object_id) if action == "hydrate" else adaptive.retract(object_id)
+        ok = result.get("ok") is not False
+        self._user_action(action, via, target=object_id, args={"id": object_id}, ok=ok,
+                          message=None if ok else str(result.get("message") or result.get("error") or "failed"),
+                          replayed=replayed)
+        return result
+
+    def remember(self, kind: str, content: str, *, scope: str = "project", via: str = "python") -> dict[str, Any]:
+        """Store a memory as the user (``%arcana_memory add``): the same code path as ``arcana memory add``;
+        the next call's digest holds it. Raises :class:`~arcana_jupyter.exceptions.MemoryStoreError`
+        (bad kind, empty text, a store that fails) or :class:`ConfigError` when memory is off."""
+        from ..memory.manual import add_memory
+
+        cap = self._memory_capability()
+        entry, created = add_memory(cap.memory.store, kind, content, cap.memory.scope, level=scope)
+        cap.refresh_digest()
+        self._user_action("memory_add", via, target=entry.id, args={"kind": kind, "content": content, "scope": scope},
+                          ok=True, message=None if created else "already known: reinforced")
+        return {"ok": True, "id": entry.id, "kind": entry.kind, "scope": entry.level, "created": created,
+                "content": entry.content}
+
+    def forget_memory(self, entry_id: str, *, via: str = "python") -> dict[str, Any]:
+        """Forget (tombstone) a memory as the user (``%arcana_memory forget``); the next digest leaves it out."""
+        from ..memory.manual import forget_memory
+
+        cap = self._memory_capability()
+        entry, already = forget_memory(cap.memory.store, entry_id)
+        cap.refresh_digest()
+        self._user_action("memory_forget", via, target=entry.id, args={"id": entry_id}, ok=True,
+                          message="already forgotten" if already else None)
+        return {"ok": True, "id": entry.id, "kind": entry.kind, "already_forgotten": already,
+                "content": entry.content}
+
+    def _memory_capability(self) -> Any:
+        from .memory_capability import MemoryCapability
+
+        found = self._attached(MemoryCapability)
+        if found is None:
+            raise ConfigError("long-term memory is off in this session (start it with memory=True, "
+                              "%arcana_chat --memory)")
+        return found
+
+    def _apply_recorded_actions(self, point: tuple[Any, ...]) -> None:
+        """A replay (``report --verify``): apply the recorded user actions no cell re-runs (the
+        inspector's) that happened just before ``point`` — ``("turn", T)``: before turn T started,
+        ``("build", T, step)``: before that call was built — the way the person did."""
+        if self._replay_actions is None:
+            from ..providers.recorded import ReplayProvider
+
+            self._replay_actions = (self.provider.recorded_user_actions()
+                                    if isinstance(self.provider, ReplayProvider) else {})
+        for action in self._replay_actions.pop(point, []):
+            target, via = action.target or "", action.via or "inspector"
+            args = action.args or {}
+            if action.action == "unpin":
+                self.unpin(target, via=via, replayed=True)
+            elif action.action == "pin":
+                until = args.get("until_turn")
+                self.pin(str(args.get("content") or ""), args.get("label") if isinstance(args.get("label"), str)
+                         else None, until if isinstance(until, int) else None, via=via, replayed=True)
+            elif action.action in ("hydrate", "retract"):
+                self._adaptive_action(action.action, target, via, True)
 
     # ---- sync use (scripts, notebook magics) --------------------------------------------
     def send_sync(self, text: str, **kwargs: Any) -> ChatReply:

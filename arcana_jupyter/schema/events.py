@@ -41,6 +41,7 @@ EventType = Literal[
     "context_action",
     "memory_read",
     "memory_write",
+    "user_action",
     "error",
     "turn_end",
     "run_end",
@@ -407,6 +408,38 @@ class MemoryWriteMetadata(Record):
     promoted: bool | None = None
 
 
+USER_ACTIONS = ("pin", "unpin", "hydrate", "retract", "memory_add", "memory_forget")
+"""What a person can do to a session from outside the model (``user_action.action``)."""
+
+VIAS = ("magic", "inspector", "python")
+"""Where a user action came from (``user_action.via``): a line magic in a cell, the inspector's
+buttons (the ``arcana`` comm: no cell holds it), or Python code in a cell."""
+
+REPLAYED_VIAS = ("inspector",)
+"""User actions ``report --verify`` applies again from the recording: the ones no cell re-runs."""
+
+
+class UserActionMetadata(Record):
+    """One thing a person did to the session (not the model): who, what, on what, and how it went.
+
+    The effect is also recorded the way the model's own calls are (``cognitive_primitive``,
+    ``context_action``, ``memory_write``); this event says that a person did it and where from,
+    so a re-execution (``report --verify``) can apply an action no cell holds at the same point."""
+
+    action: str | None = None
+    """``pin``, ``unpin``, ``hydrate``, ``retract``, ``memory_add``, ``memory_forget``."""
+    via: str | None = None
+    """``magic``, ``inspector`` or ``python`` (see :data:`VIAS`)."""
+    target: str | None = None
+    """The pin, object or memory id acted on (for ``pin`` / ``memory_add``: the id made)."""
+    args: dict[str, Any] | None = None
+    ok: bool | None = None
+    message: str | None = None
+    """Why it failed (or a note), in one line."""
+    replayed: bool | None = None
+    """True when a re-execution applied it again from the recording (``report --verify``)."""
+
+
 class ErrorMetadata(Record):
     type: str | None = None
     where: str | None = None
@@ -479,6 +512,7 @@ METADATA_MODELS: dict[str, type[Record]] = {
     "context_action": ContextActionMetadata,
     "memory_read": MemoryReadMetadata,
     "memory_write": MemoryWriteMetadata,
+    "user_action": UserActionMetadata,
     "error": ErrorMetadata,
     "turn_end": TurnEndMetadata,
     "run_end": RunEndMetadata,
@@ -565,6 +599,11 @@ class MemoryWrite(Envelope):
     metadata: MemoryWriteMetadata = Field(default_factory=MemoryWriteMetadata)
 
 
+class UserAction(Envelope):
+    event_type: Literal["user_action"]
+    metadata: UserActionMetadata = Field(default_factory=UserActionMetadata)
+
+
 class ErrorEvent(Envelope):
     event_type: Literal["error"]
     metadata: ErrorMetadata = Field(default_factory=ErrorMetadata)
@@ -588,8 +627,8 @@ class NotebookRenamed(Envelope):
 Event = Annotated[
     Union[  # noqa: UP007 - a discriminated union reads best spelled out
         RunStart, TurnStart, UserMessage, ContextDecisionEvent, PromptSnapshotEvent, LlmCall, ToolCallEvent,
-        CognitivePrimitive, StateChange, ContextAction, MemoryRead, MemoryWrite, ErrorEvent, TurnEnd, RunEnd,
-        NotebookRenamed,
+        CognitivePrimitive, StateChange, ContextAction, MemoryRead, MemoryWrite, UserAction, ErrorEvent, TurnEnd,
+        RunEnd, NotebookRenamed,
     ],
     Field(discriminator="event_type"),
 ]
@@ -601,8 +640,8 @@ EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)  # type: ignore[arg-type]
 EVENT_MODELS: dict[str, type[Envelope]] = {
     m.model_fields["event_type"].annotation.__args__[0]: m  # type: ignore[union-attr]
     for m in (RunStart, TurnStart, UserMessage, ContextDecisionEvent, PromptSnapshotEvent, LlmCall, ToolCallEvent,
-              CognitivePrimitive, StateChange, ContextAction, MemoryRead, MemoryWrite, ErrorEvent, TurnEnd, RunEnd,
-              NotebookRenamed)
+              CognitivePrimitive, StateChange, ContextAction, MemoryRead, MemoryWrite, UserAction, ErrorEvent, TurnEnd,
+              RunEnd, NotebookRenamed)
 }
 """The typed event model of each event type."""
 

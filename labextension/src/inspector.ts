@@ -237,12 +237,14 @@ function body(b: TurnBundle, detail: TurnDetail | null, note: string, live: Live
   }
 
   const mems = asArray(b.memories);
+  const inDigest = mems.filter(m => m.via === 'digest').length;
   out.appendChild(
-    collapsible(`Memories recalled (${mems.length})`, () =>
+    collapsible(`Memories (${inDigest} in the prompt's digest, ${mems.length - inDigest} recalled)`, () =>
       list(mems, m => h('div', {},
+        h('span', { class: 'arcana-badge' }, m.via === 'digest' ? 'digest' : 'recalled'), ' ',
         h('span', { class: 'arcana-badge' }, m.kind), ' ', h('span', { class: 'arcana-mono' }, m.id),
         h('span', { class: 'arcana-muted' }, ` · score ${fmtScore(m.score) || '—'}` + (m.scope ? ` · ${Array.isArray(m.scope) ? m.scope.join(', ') : m.scope}` : '')),
-        h('div', {}, m.content ?? '(content not recorded)')), 'No memories recalled.'))
+        h('div', {}, m.content ?? '(content not recorded)')), 'No memory in the prompt, none recalled.'))
   );
 
   const prims = asArray(b.primitives);

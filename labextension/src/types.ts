@@ -99,6 +99,8 @@ export interface Memory {
   content: string | null;
   score?: number | null;
   scope?: string | string[] | null;
+  /** `digest`: in the prompt's memory digest (from the decision's inputs); `recalled`: a recall_memory hit. */
+  via?: 'digest' | 'recalled' | null;
 }
 
 /**

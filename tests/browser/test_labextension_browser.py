@@ -110,7 +110,7 @@ def test_inspector_renders_expands_sorts_and_themes(page) -> None:
     # Sections: pins, tiers, memories, usage.
     body.get_by_role("button", name=re.compile(r"^Adaptive context")).click()
     expect(body.locator(".arcana-tier-active")).to_contain_text("Find the fastest-growing region")
-    body.get_by_role("button", name=re.compile(r"^Memories recalled")).click()
+    body.get_by_role("button", name=re.compile(r"^Memories")).click()
     expect(body).to_contain_text("The user prefers short answers")
     expect(body.locator(".arcana-pin").first).to_contain_text("facts 3")
     expect(body).to_contain_text("cost $0.000123")
@@ -299,7 +299,7 @@ def test_hostile_content_is_rendered_as_text(page) -> None:
     assert reply.evaluate(SANITIZED_JS) == [], reply.inner_html()
     summary.click()
     body = out.locator(".arcana-inspector")
-    for name in (r"^Input", r"^Adaptive context", r"^Memories recalled", r"^Primitive calls", r"^Tool calls"):
+    for name in (r"^Input", r"^Adaptive context", r"^Memories", r"^Primitive calls", r"^Tool calls"):
         body.get_by_role("button", name=re.compile(name)).click()
     rows = body.locator(".arcana-vt-body-row")
     for i in range(min(rows.count(), 6)):

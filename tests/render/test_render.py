@@ -97,7 +97,7 @@ def test_turn_html_shows_the_inspector_collapsed_with_its_sections() -> None:
     html = render.turn_html(sample_bundle())
     assert '<details class="arcana-inspector">' in html  # collapsed: no "open"
     for heading in ("Token budget", "Context decisions", "Tool calls", "Primitive calls", "Active pins",
-                    "Adaptive context", "Memories recalled"):
+                    "Adaptive context", "Memories ("):
         assert heading in html
     assert "<strong>world</strong>" in html
     assert "tail_preserve" in html and "0123456789abcdef" in html
