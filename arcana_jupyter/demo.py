@@ -5,12 +5,14 @@
 Copies ``example-notebooks/<notebook>.ipynb`` (and its data files) into ``--out``, executes it with
 nbclient (as Jupyter would, but with no browser), saves the executed notebook with its traces in
 ``<notebook>.arcana/`` beside it, and writes ``<notebook>.report.html`` — verified by re-executing
-the notebook against its own recorded run unless ``--no-verify``. Prints where everything is.
+the notebook against its own recorded run unless ``--no-verify``. Prints where everything is. The
+tour's memory goes to ``--out``/memory.sqlite3 (``$ARCANA_MEMORY_PATH`` if set), never the user's store.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import time
@@ -39,7 +41,12 @@ def run_demo(out: Path, notebook: str = "tour", *, verify: bool = True, timeout:
     traces = notebook_trace_dir(target)
     if traces.exists():
         shutil.rmtree(traces)
-    nb = execute_notebook(target, timeout=timeout)
+    env = dict(os.environ)
+    # The tour stores a memory: in a store of the demo's own (unless one is named), not the user's.
+    memory = Path(env.setdefault("ARCANA_MEMORY_PATH", str(out / "memory.sqlite3")))
+    if memory.parent == out and memory.exists():
+        memory.unlink()  # each demo starts from an empty store, like the first run
+    nb = execute_notebook(target, timeout=timeout, env=env)
     verification = verify_notebook(target, sessions_of(collect_bundles(nb)), timeout=timeout) if verify else None
     report = write_report(target, nb, verification=verification)
     paths = {"notebook": target, "traces": traces, "report": report}

@@ -57,7 +57,17 @@ def check_tour_traces(folder: Path) -> None:
     assert sum(d["budget"]["utilization"] > 0.6 for d in decisions) >= 4, "the window fills, turn after turn"
     nb = json.loads((folder / "tour.ipynb").read_text())
     banner = json.dumps(nb["cells"][1]["outputs"])
-    assert "not offered to this small model" in banner and "recall" in banner and "--force" in banner
+    assert "not offered to this small model" in banner and "--tools" in banner and "--force" in banner
+    # the memory and the pin the tour adds from the notebook: user actions, and in the prompts after them
+    actions = [e["metadata"] for e in events if e["event_type"] == "user_action"]
+    assert [(a["action"], a["via"], a["ok"]) for a in actions] == [("memory_add", "magic", True), ("pin", "magic", True)]
+    turn_of = {e["event_id"]: e["turn"] for e in events}
+    pinned = [turn_of[e["event_id"]] for e in events if e["event_type"] == "context_decision"
+              and any("28 percent" in (p.get("content") or "") for p in e["metadata"]["inputs"]["pins"])]
+    assert sorted(set(pinned)) == [3, 4, 5, 6, 7, 8], pinned  # from the turn after the pin to the end
+    digests = [turn_of[e["event_id"]] for e in events if e["event_type"] == "context_decision"
+               and any("two sentences" in (sec.get("content") or "") for sec in e["metadata"]["inputs"]["sections"])]
+    assert 1 in digests, digests  # added before the first turn: in its digest
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     assert "".join(nb["cells"][1]["source"]).splitlines()[1] in readme, "the README shows the tour's %arcana_chat"
 

@@ -65,7 +65,7 @@ export function decisionTable(
       {
         id: 'source',
         label: 'Source',
-        width: 'minmax(8em, 1fr)',
+        width: 'minmax(11em, 1.3fr)',
         cell: d => sourceLabel(d),
         title: d => `layer ${d.layer ?? 'working'}, source ${d.source ?? 'history'}${d.section ? ', ' + d.section : ''}${typeof d.turn === 'number' ? ', turn ' + d.turn : ''}`,
         sortValue: d => `${d.layer ?? ''}/${d.source ?? ''}/${d.section ?? ''}`
@@ -94,7 +94,7 @@ export function decisionTable(
         sortValue: d => d.token_count_after,
         className: 'arcana-num'
       },
-      { id: 'reason', label: 'Reason', width: 'minmax(12em, 2fr)', cell: d => d.reason, title: d => d.reason, sortValue: d => d.reason },
+      { id: 'reason', label: 'Reason', width: 'minmax(11em, 1.6fr)', cell: d => d.reason, title: d => d.reason, sortValue: d => d.reason },
       {
         id: 'score',
         label: 'Score',
