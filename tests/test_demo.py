@@ -60,7 +60,8 @@ def check_tour_traces(folder: Path) -> None:
     assert "not offered to this small model" in banner and "--tools" in banner and "--force" in banner
     # the memory and the pin the tour adds from the notebook: user actions, and in the prompts after them
     actions = [e["metadata"] for e in events if e["event_type"] == "user_action"]
-    assert [(a["action"], a["via"], a["ok"]) for a in actions] == [("memory_add", "magic", True), ("pin", "magic", True)]
+    assert [(a["action"], a["via"], a["ok"]) for a in actions] == [("memory_add", "magic", True),
+                                                                    ("pin", "magic", True)]
     turn_of = {e["event_id"]: e["turn"] for e in events}
     pinned = [turn_of[e["event_id"]] for e in events if e["event_type"] == "context_decision"
               and any("28 percent" in (p.get("content") or "") for p in e["metadata"]["inputs"]["pins"])]
