@@ -15,6 +15,9 @@ From the front end:
   the new ``trace_path``. Answer: ``{"type": "path", "notebook", "trace_dir", "moved": [...]}``.
 - ``{"type": "state", "run_id", "agent"}``: is that run live in this kernel, and its current pins
   and adaptive-context tiers. Answer ``{"type": "state", "live", "turn", "pins", "tiers"}``.
+- ``{"type": "whatif", "run_id", "agent", "turn", "step"?, "window"?, "reserve"?, "strategy"?}``: that
+  recorded turn rebuilt with other settings (:func:`what_if_answer`): settings, tokens, the rows that
+  changed and the rebuilt prompt (clipped). Read-only: nothing is recorded.
 - ``{"type": "action", "action": "unpin" | "hydrate" | "retract", "target", "run_id", "agent"}``:
   the same runtime calls the model's tools use, traced the same way, plus a ``user_action`` event
   with ``via: "inspector"`` (no cell holds it, so ``report --verify`` applies it again at the same
@@ -172,6 +175,8 @@ class ArcanaComm:
                 reply = {"type": "state", **self.state(data.get("run_id"), data.get("agent"))}
             elif kind == "action":
                 reply = {"type": "action", **self.action(data)}
+            elif kind == "whatif":
+                reply = {"type": "whatif", **self.what_if(data)}
             else:
                 return None
         except Exception as exc:  # a message must never take the kernel's cell down
@@ -266,6 +271,22 @@ class ArcanaComm:
         if refresh is not None:
             refresh(entry)
 
+    def what_if(self, data: dict[str, Any]) -> dict[str, Any]:
+        """``{"type": "whatif", "run_id", "agent", "turn", "step"?, "window"?, "reserve"?, "strategy"?}``:
+        that recorded turn rebuilt with other settings, beside the recorded ones (:func:`what_if_answer`).
+        The run need not be open: its trace is found as ``%arcana_replay`` finds it."""
+        entry = self._entry(data.get("run_id"), data.get("agent"))
+        path = getattr(getattr(entry.chat, "writer", None), "path", None) if entry is not None else None
+        if path is not None:
+            trace_dir = Path(path).parent
+        else:
+            from ..report.sources import replay_source
+
+            location = locate_notebook(self._user_ns())
+            run_id = data.get("run_id") if _valid_text(data.get("run_id"), MAX_TARGET_CHARS) else None
+            trace_dir, _ = replay_source(location.notebook, location.trace_dir, run_id)
+        return what_if_answer(trace_dir, data)
+
     def _entry(self, run_id: Any, agent: Any) -> Any:
         for entry in getattr(self.magics, "sessions", {}).values():
             chat = entry.chat
@@ -301,6 +322,86 @@ class ArcanaComm:
         return {"ok": ok,
                 "message": f"{name} {target}: {'done' if ok else 'failed'}" + (f" — {message}" if message else ""),
                 "result": result, **self.state(entry.chat.run_id, entry.chat.agent)}
+
+
+WHATIF_MAX_MESSAGES = 400
+"""At most this many prompt messages come back in a what-if answer (each clipped to
+:data:`WHATIF_MAX_CHARS`): the answer stays small however long the run."""
+WHATIF_MAX_CHARS = 2000
+
+
+def _int_field(data: dict[str, Any], name: str, low: int, high: int) -> int | None:
+    """``data[name]`` as an int in ``[low, high]``, ``None`` when absent; a ``ValueError`` that names it otherwise."""
+    value = data.get(name)
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"{name} must be a whole number, not {clip(value)}")
+    try:
+        number = int(value)
+    except ValueError:
+        raise ValueError(f"{name} must be a whole number, not {clip(value)}") from None
+    if not low <= number <= high:
+        raise ValueError(f"{name} must be between {low:,} and {high:,}, not {number:,}")
+    return number
+
+
+def what_if_answer(trace_dir: Path, data: dict[str, Any]) -> dict[str, Any]:
+    """Rebuild one recorded turn with another window, reserve or strategy (``arcana trace rebuild
+    --window``, ``%arcana_replay --window`` and the inspector's what-if all come here or to
+    :func:`~arcana_jupyter.context.rebuild.rebuild_turn`): the settings, the tokens, the rows whose
+    outcome changed and the rebuilt prompt (clipped), as JSON for the front end."""
+    from ..context.rebuild import rebuild_turn
+    from ..context.strategies import STRATEGIES
+    from ..exceptions import ArcanaError
+    from ..trace.reader import TraceReader
+    from .options import MIN_WINDOW
+    from .replay_view import changed_rows
+
+    run_id, agent = data.get("run_id"), data.get("agent")
+    if not _valid_text(run_id, MAX_TARGET_CHARS):
+        return {"ok": False, "message": f"what-if: run_id must be a run id, not {clip(run_id)}"}
+    if agent is not None and not _valid_text(agent, MAX_TARGET_CHARS):
+        return {"ok": False, "message": f"what-if: agent must be a session name, not {clip(agent)}"}
+    try:
+        turn = _int_field(data, "turn", 1, 10_000_000)
+        step = _int_field(data, "step", 0, 10_000) or 0
+        window = _int_field(data, "window", MIN_WINDOW, 100_000_000)
+        reserve = _int_field(data, "reserve", 0, 100_000_000)
+    except ValueError as exc:
+        return {"ok": False, "message": f"what-if: {exc}"}
+    strategy = data.get("strategy") or None
+    if strategy is not None and strategy not in STRATEGIES:
+        return {"ok": False, "message": f"what-if: unknown strategy {clip(strategy)} (known: {', '.join(STRATEGIES)})"}
+    if turn is None:
+        return {"ok": False, "message": "what-if: which turn? (turn is missing)"}
+    if window is not None and reserve is not None and reserve >= window:
+        return {"ok": False, "message": f"what-if: a reserve of {reserve:,} leaves no room in a window of {window:,}"}
+    try:
+        result = rebuild_turn(TraceReader(trace_dir), str(run_id), turn, agent=agent, step=step, strategy=strategy,
+                              total_window=window, response_reserve=reserve)
+    except ArcanaError as exc:
+        return {"ok": False, "message": f"what-if: {clip(str(exc), 400)}"}
+
+    changes = changed_rows(result)
+    messages = [{"role": str(m.get("role") or ""),
+                 "content": clip_text(str(m.get("content") or ""), WHATIF_MAX_CHARS)}
+                for m in result.messages[:WHATIF_MAX_MESSAGES]]
+    return {
+        "ok": True, "run_id": result.run_id, "agent": result.agent, "turn": result.turn, "step": result.step,
+        "verified": result.verified, "counterfactual": result.counterfactual,
+        "recorded_settings": result.recorded_settings, "settings": result.settings,
+        "recorded_tokens": result.recorded_budget.used if result.recorded_budget is not None else None,
+        "tokens": result.budget.used, "changes": changes, "messages": messages,
+        "messages_left_out": max(0, len(result.messages) - WHATIF_MAX_MESSAGES), "notes": list(result.notes),
+        "message": (f"turn {result.turn} rebuilt with window {result.settings['total_window']:,}, reserve "
+                    f"{result.settings['response_reserve']:,}, {result.settings['strategy']}: {len(changes)} "
+                    f"row(s) changed"),
+    }
+
+
+def clip_text(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + f"… ({len(text):,} characters)"
 
 
 def register(magics: Any) -> ArcanaComm:

@@ -247,6 +247,18 @@ def _replay_of(reader: TraceReader, run_id: str, name: str, turn: int, record: D
     )
 
 
+def changed_rows(result: Any) -> list[dict[str, Any]]:
+    """The rows of a rebuild whose outcome changed against the recorded decision (``RebuildResult.diff``),
+    as the replay's diff table and the inspector's what-if show them."""
+    return [
+        {"index": d.index, "role": d.role, "source": d.source,
+         "change": "new" if d.recorded_outcome is None else ("gone" if d.other_outcome is None else "changed"),
+         "before": _state(d.recorded_outcome, d.recorded_fidelity, d.recorded_tokens),
+         "after": _state(d.other_outcome, d.other_fidelity, d.other_tokens)}
+        for d in result.diff
+    ]
+
+
 def counterfactual(trace_dir: str | Path, frame: dict[str, Any], strategy: str | None = None,
                    total_window: int | None = None, response_reserve: int | None = None) -> str:
     """HTML: the recorded prompt of ``frame``'s turn beside the same turn rebuilt with other settings
@@ -262,13 +274,7 @@ def counterfactual(trace_dir: str | Path, frame: dict[str, Any], strategy: str |
         "step": result.step, "decision": result.decision.model_dump(mode="json"),
         "budget": result.budget.model_dump(mode="json"), "messages": result.messages, "request_digest": None,
     }
-    diff = [
-        {"index": d.index, "role": d.role, "source": d.source,
-         "change": "new" if d.recorded_outcome is None else ("gone" if d.other_outcome is None else "changed"),
-         "before": _state(d.recorded_outcome, d.recorded_fidelity, d.recorded_tokens),
-         "after": _state(d.other_outcome, d.other_fidelity, d.other_tokens)}
-        for d in result.diff
-    ]
+    diff = changed_rows(result)
     label = f"{strategy}, window {total_window:,}, reserve {int(result.settings['response_reserve']):,}"
     if not result.counterfactual:
         label += " (the recorded settings)"

@@ -10,6 +10,7 @@ import { clear, collapsible, h, pre, uid } from './dom';
 import { fmtCost, fmtCounting, fmtInt, fmtMs, fmtPct, fmtScore, preview, valueText } from './format';
 import { messageFor, ParsedTrace, promptOf } from './trace';
 import { MessageRecord, Pin, StateObject, TurnBundle, TurnStep } from './types';
+import { whatIfSection } from './whatif';
 
 /** The trace of the turn, read when the inspector opens (the notebook keeps a summary). */
 export interface TurnDetail {
@@ -280,6 +281,7 @@ function body(b: TurnBundle, detail: TurnDetail | null, note: string, live: Live
   }
   if (live && b.status !== 'running') {
     out.appendChild(liveSection(b, live));
+    out.appendChild(whatIfSection(b, live));
   }
   return out;
 }

@@ -7,7 +7,7 @@ at turn 3 with the earlier turns in its prompt, ``%arcana_chat --new`` starts a 
 The runs sidebar lists each run by its own events (session, turns, start time, resumes) and
 leaves out an empty run file.
 
-Screenshots: test-artifacts/browser/session-resumed.png, session-runs-sidebar.png.
+Screenshots: test-artifacts/browser/session-resumed.png, session-what-if.png, session-runs-sidebar.png.
 """
 
 from __future__ import annotations
@@ -64,6 +64,22 @@ def test_restart_resumes_the_run_and_new_starts_fresh(page, lab_root: Path) -> N
     expect(resumed.locator(".jp-RenderedArcanaTurn")).to_contain_text("turn 3")
     resumed.scroll_into_view_if_needed()
     shot(page, "session-resumed")
+
+    # What if: the kernel rebuilds turn 3 with a smaller window, beside what was sent.
+    inspector = resumed.locator(".jp-RenderedArcanaTurn")
+    inspector.locator(".arcana-summary").click()
+    inspector.locator(".arcana-disclosure", has_text="What if").click()
+    inspector.locator(".arcana-whatif-window").fill("256")
+    inspector.locator(".arcana-whatif-reserve").fill("200")
+    inspector.locator(".arcana-whatif-run").click()
+    summary = inspector.locator(".arcana-whatif-summary")
+    expect(summary).to_contain_text("Window 256, reserve 200", timeout=30_000)
+    expect(summary).to_contain_text("digest verified")
+    expect(inspector.locator(".arcana-whatif-table tbody tr").first).to_be_visible()
+    inspector.scroll_into_view_if_needed()
+    shot(page, "session-what-if")
+    page.evaluate("() => { const c = window.jupyterapp.shell.currentWidget.content;"
+                  " c.activeCellIndex = c.widgets.length - 1; }")
 
     index = run_cell(page, f"{CHAT} --new")
     expect(notebook.locator(".jp-Cell").nth(index)).to_contain_text("started run")

@@ -173,3 +173,38 @@ def test_replay_is_our_mime_type_with_the_trace_path_and_a_static_fallback(shell
     assert "are in the trace beside the notebook" in html  # the prompts stay in the trace
     assert out.metadata["arcana"]["trace_path"] == data["trace_path"]
     assert "application/vnd.jupyter.widget-view+json" not in out.data
+
+
+def test_what_if_rebuilds_a_recorded_turn_over_the_comm_and_refuses_bad_fields(shell: Any) -> None:
+    shell.user_ns["echo"] = echo
+    with capture_output():
+        shell.run_line_magic("arcana_chat", "--model fn:echo --window 700 --reserve 100 --no-tools")
+    for i in range(4):
+        run_cell_magic(shell, "", f"turn {i} <i>fact {i}</i> " + "words " * 120)
+    chat = magics(shell).entry(None).chat
+    link = ArcanaComm(magics(shell))
+    answer = link.handle({"type": "whatif", "run_id": chat.run_id, "agent": "main", "turn": 4, "window": 4000,
+                          "request_id": 7})
+    assert answer is not None and answer["ok"] is True and answer["request_id"] == 7, answer
+    assert answer["verified"] is True and answer["counterfactual"] is True
+    assert answer["settings"]["total_window"] == 4000 and answer["recorded_settings"]["total_window"] < 4000
+    assert answer["tokens"] > answer["recorded_tokens"]
+    assert answer["changes"] and all(c["change"] in ("new", "gone", "changed") for c in answer["changes"])
+    assert any("<i>fact 0</i>" in m["content"] for m in answer["messages"])  # raw text: the front end escapes
+    assert "row(s) changed" in answer["message"]
+    # the same turn with the recorded settings: nothing changes, and the prompt is the recorded one
+    same = link.handle({"type": "whatif", "run_id": chat.run_id, "turn": 2})
+    assert same is not None and same["ok"] and same["counterfactual"] is False and same["changes"] == []
+    # a closed run is rebuilt from the notebook's trace folder too
+    magics(shell).close_all()
+    closed = link.handle({"type": "whatif", "run_id": chat.run_id, "turn": 4, "strategy": "passthrough"})
+    assert closed is not None and closed["ok"] is True and closed["settings"]["strategy"] == "passthrough"
+    for bad, says in [({"turn": 0}, "turn must be between 1"), ({"turn": "x"}, "turn must be a whole number"),
+                      ({"turn": 2, "window": 10}, "window must be between"), ({"turn": 2, "strategy": "rm"},
+                                                                               "unknown strategy"),
+                      ({"turn": 2, "window": 1000, "reserve": 1000}, "leaves no room"),
+                      ({"turn": 99}, "no recorded context decision for turn 99"), ({}, "which turn")]:
+        reply = link.handle({"type": "whatif", "run_id": chat.run_id, **bad})
+        assert reply is not None and reply["ok"] is False and says in reply["message"], (bad, reply)
+    reply = link.handle({"type": "whatif", "run_id": "../../etc/passwd", "turn": 1})
+    assert reply is not None and reply["ok"] is False

@@ -1,0 +1,107 @@
+/**
+ * What if: the turn rebuilt by the kernel with another window, reserve or strategy, beside what was
+ * sent — the `whatif` message of the `arcana` comm (arcana_jupyter/jupyter/comm.py `what_if_answer`,
+ * the same rebuild as `%arcana_replay --turn N --window W` and `arcana trace rebuild --window`).
+ * Needs a kernel (the builder runs in Python); it records nothing. All text goes in as text nodes.
+ */
+
+import { clear, collapsible, h, pre } from './dom';
+import { fmtInt } from './format';
+import { TurnBundle } from './types';
+
+export const STRATEGIES = ['auto', 'passthrough', 'tail_preserve', 'aggressive_truncate', 'llm_summarize'];
+
+/** One row whose outcome changed (`replay_view.changed_rows`). */
+export interface WhatIfChange {
+  index: number;
+  role: string;
+  source?: string | null;
+  change: 'new' | 'gone' | 'changed';
+  before: { outcome: string; fidelity?: string | null; tokens?: number | null } | null;
+  after: { outcome: string; fidelity?: string | null; tokens?: number | null } | null;
+}
+
+/** The kernel's answer to `{"type": "whatif", …}`. */
+export interface WhatIfAnswer {
+  ok: boolean;
+  message?: string;
+  turn?: number;
+  verified?: boolean;
+  counterfactual?: boolean;
+  settings?: { strategy: string; total_window: number; response_reserve: number };
+  recorded_settings?: { strategy: string; total_window: number; response_reserve: number };
+  recorded_tokens?: number | null;
+  tokens?: number;
+  changes?: WhatIfChange[];
+  messages?: { role: string; content: string }[];
+  messages_left_out?: number;
+  notes?: string[];
+}
+
+export interface Requester {
+  request(data: Record<string, any>): Promise<Record<string, any> | null>;
+}
+
+function stateText(s: WhatIfChange['before']): string {
+  return s ? `${s.outcome}${s.fidelity ? ' ' + s.fidelity : ''} · ${fmtInt(s.tokens ?? 0)} tok` : '—';
+}
+
+/** The answer as DOM: a summary line, the rows that changed, notes, and the rebuilt prompt (collapsed). */
+export function whatIfResult(a: WhatIfAnswer): HTMLElement {
+  if (!a.ok) {
+    return h('div', { class: 'arcana-warn arcana-whatif-result' }, a.message ?? 'the kernel could not rebuild this turn');
+  }
+  const s = a.settings!;
+  const changes = a.changes ?? [];
+  const rows = changes.map(c => h('tr', {},
+    h('td', { class: 'arcana-num' }, String(c.index)), h('td', {}, c.role), h('td', {}, c.source ?? 'history'),
+    h('td', {}, c.change), h('td', {}, stateText(c.before)), h('td', {}, '→ ' + stateText(c.after))));
+  const messages = a.messages ?? [];
+  return h('div', { class: 'arcana-whatif-result' },
+    h('div', { class: 'arcana-whatif-summary' },
+      `Window ${fmtInt(s.total_window)}, reserve ${fmtInt(s.response_reserve)}, ${s.strategy}: `
+      + `${fmtInt(a.recorded_tokens ?? 0)} tokens sent → ${fmtInt(a.tokens ?? 0)} rebuilt · `
+      + `${changes.length} row${changes.length === 1 ? '' : 's'} changed`
+      + (a.counterfactual ? '' : ' (the recorded settings)')
+      + (a.verified ? ' · the recorded prompt was reproduced first (digest verified)' : ' · the recorded prompt could not be reproduced')),
+    changes.length
+      ? h('table', { class: 'arcana-whatif-table' },
+        h('thead', {}, h('tr', {}, ...['#', 'role', 'source', 'change', 'as sent', 'what if'].map(t => h('th', {}, t)))),
+        h('tbody', {}, ...rows))
+      : h('div', { class: 'arcana-muted' }, 'Every message is decided as it was.'),
+    ...(a.notes ?? []).map(n => h('div', { class: 'arcana-muted' }, n)),
+    collapsible(`Rebuilt prompt (${messages.length} message${messages.length === 1 ? '' : 's'}${a.messages_left_out ? `, ${a.messages_left_out} more not shown` : ''})`,
+      () => h('div', {}, ...messages.map(m => h('div', { class: 'arcana-msg' }, h('div', { class: 'arcana-msg-head' }, m.role), pre(m.content))))));
+}
+
+/** The what-if form under a turn: window, reserve, strategy and a Rebuild button. */
+export function whatIfSection(b: TurnBundle, live: Requester): HTMLElement {
+  const steps = b.steps ?? [];
+  const step = steps.length ? steps[steps.length - 1] : null;
+  const budget = step?.budget;
+  const window = h('input', { type: 'number', class: 'arcana-whatif-window', min: 256, step: 256, placeholder: String(budget?.total_window ?? ''), 'aria-label': 'Window (tokens)' }) as HTMLInputElement;
+  const reserve = h('input', { type: 'number', class: 'arcana-whatif-reserve', min: 0, placeholder: String(budget?.response_reserve ?? ''), 'aria-label': 'Reply reserve (tokens)' }) as HTMLInputElement;
+  const strategy = h('select', { class: 'arcana-whatif-strategy', 'aria-label': 'Strategy' },
+    h('option', { value: '' }, 'as recorded'), ...STRATEGIES.map(x => h('option', { value: x }, x))) as HTMLSelectElement;
+  const run = h('button', { type: 'button', class: 'arcana-btn arcana-whatif-run' }, 'Rebuild');
+  const out = h('div', { class: 'arcana-whatif-out', role: 'status', 'aria-live': 'polite' });
+  run.addEventListener('click', () => {
+    run.setAttribute('disabled', '');
+    clear(out);
+    out.appendChild(h('div', { class: 'arcana-muted' }, 'Rebuilding in the kernel…'));
+    void live.request({
+      type: 'whatif', run_id: b.run_id, agent: b.agent, turn: b.turn, step: step?.step ?? 0,
+      window: window.value || null, reserve: reserve.value || null, strategy: strategy.value || null
+    }).then(r => {
+      run.removeAttribute('disabled');
+      clear(out);
+      out.appendChild(whatIfResult((r ?? { ok: false, message: 'no answer from the kernel' }) as WhatIfAnswer));
+    });
+  });
+  const form = h('div', { class: 'arcana-whatif' },
+    h('div', { class: 'arcana-muted' }, 'What would this turn have sent with other settings? The kernel rebuilds it from the trace; nothing is recorded.'),
+    h('div', { class: 'arcana-whatif-controls', 'data-lm-suppress-shortcuts': 'true' },
+      h('label', {}, 'Window ', window), h('label', {}, 'Reserve ', reserve), h('label', {}, 'Strategy ', strategy), run),
+    out);
+  return collapsible('What if…', () => form, false, 'arcana-whatif-section');
+}
