@@ -114,6 +114,10 @@ class ArcanaComm:
     def __init__(self, magics: Any) -> None:
         self.magics = magics
         self.comms: list[Any] = []
+        self.registered = False
+        """The target is registered in a running kernel (a front end can answer)."""
+        self.answered = False
+        """A front end answered with the notebook's path: our extension runs there (see .widget)."""
 
     # ---- wiring --------------------------------------------------------------------------------
     def register(self) -> bool:
@@ -124,6 +128,7 @@ class ArcanaComm:
 
         manager = comm_pkg.get_comm_manager()
         manager.register_target(TARGET, self._on_open)
+        self.registered = True
         with contextlib.suppress(Exception):  # a front end without our extension ignores it
             opened = comm_pkg.create_comm(target_name=TARGET, data={"type": "hello"})
             self._attach(opened)
@@ -164,6 +169,7 @@ class ArcanaComm:
             kind = None
         try:
             if kind == "path" and data.get("path"):
+                self.answered = True
                 old_paths = [str(p) for p in data.get("old_paths") or [] if isinstance(p, str)]
                 reply = self.notebook_path(data["path"], data.get("old_path"), data.get("root"), old_paths)
             elif kind == "state":

@@ -23,6 +23,7 @@ import { clear, h } from './dom';
 import { fmtCost, fmtInt, preview } from './format';
 import { besideNotebook, getHub, KernelLink, traceDirFor } from './hub';
 import { renderTurn, TurnContext } from './inspector';
+import type { KernelReply } from './schema.gen';
 import { REPLAY_MIME_TYPE, ReplayBundle, TURN_MIME_TYPE, TurnBundle } from './types';
 import { TraceViewer } from './viewer';
 
@@ -112,7 +113,7 @@ export class TurnRenderer extends Panel implements IRenderMime.IRenderer {
     }
     const link = this.link;
     if (link?.connected) {
-      ctx.live = { request: data => link.request(data) };
+      ctx.live = { request: data => link.request(data) as Promise<KernelReply | null> };
     }
     renderTurn(host, b, wasOpen, ctx);
   }
@@ -192,17 +193,26 @@ export class ReplayRenderer extends Panel implements IRenderMime.IRenderer {
   readonly mimeType: string;
 }
 
+/**
+ * Our renderers' rank: ahead of the widget view (jupyterlab_widgets registers
+ * `application/vnd.jupyter.widget-view+json` at rank -10; lower wins). A turn shown as the anywidget
+ * (jupyter/widget.py: VS Code, Colab, or a kernel our extension never answered) carries our MIME type
+ * too, and where this extension runs, this renderer (with the comm's live actions and the trace's
+ * prompt texts) is the one shown; where it does not, the widget view is.
+ */
+export const RANK = -20;
+
 export const rendererFactory: IRenderMime.IRendererFactory = {
   safe: true,
   mimeTypes: [TURN_MIME_TYPE],
-  defaultRank: 40,
+  defaultRank: RANK,
   createRenderer: options => new TurnRenderer(options)
 };
 
 export const replayRendererFactory: IRenderMime.IRendererFactory = {
   safe: true,
   mimeTypes: [REPLAY_MIME_TYPE],
-  defaultRank: 40,
+  defaultRank: RANK,
   createRenderer: options => new ReplayRenderer(options)
 };
 
@@ -211,14 +221,14 @@ const extensions: IRenderMime.IExtension[] = [
     id: 'arcana-jupyter:turn-renderer',
     description: 'Renders arcana turn bundles as the context inspector.',
     rendererFactory,
-    rank: 40,
+    rank: RANK,
     dataType: 'json'
   },
   {
     id: 'arcana-jupyter:replay-renderer',
     description: 'Renders %arcana_replay outputs as a turn scrubber over the run\'s trace.',
     rendererFactory: replayRendererFactory,
-    rank: 40,
+    rank: RANK,
     dataType: 'json'
   }
 ];

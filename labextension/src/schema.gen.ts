@@ -14,6 +14,44 @@ export type Placement = 'head' | 'late';
 export type Tier = 'active' | 'soft' | 'hard';
 export type Kind = 'task' | 'decision' | 'constraint' | 'note';
 export type TaskStatus = 'open' | 'done';
+export type LiveAction = 'unpin' | 'hydrate' | 'retract';
+// ---- Unions of models ------------------------------------------------------------------------
+export type KernelRequest = StateRequest | ActionRequest | PathRequest;
+export type KernelReply = LiveState | ActionReply | PathReply | ErrorReply;
+
+// ---- arcana_jupyter.schema.frontend.ActionReply ---------------------------------------------------
+/**
+ * @pydantic ActionReply: The answer to an ``action`` request: what happened, and the state after it (when the run is
+ * live).
+ */
+export interface ActionReply {
+  type?: 'action';
+  ok: boolean;
+  message: string;
+  /** The runtime call's own structured result. */
+  result?: Record<string, unknown> | null;
+  live?: boolean | null;
+  session?: string | null;
+  turn?: number | null;
+  pins?: Pin[];
+  tiers?: Record<string, Record<string, unknown>[]>;
+  request_id?: string | number | null;
+}
+
+// ---- arcana_jupyter.schema.frontend.ActionRequest -------------------------------------------------
+/**
+ * @pydantic ActionRequest: Unpin a pin, hydrate or retract an adaptive-context object of a live run (traced as
+ * ``source: user``).
+ */
+export interface ActionRequest {
+  type: 'action';
+  action: LiveAction;
+  /** A pin id or a state-object id (at most ``comm.MAX_TARGET_CHARS`` printable characters). */
+  target: string;
+  run_id?: string | null;
+  agent?: string | null;
+  request_id?: string | number | null;
+}
 
 // ---- arcana_jupyter.schema.decisions.BudgetSnapshot -----------------------------------------------
 /** @pydantic BudgetSnapshot */
@@ -74,6 +112,15 @@ export interface ContextReport {
   prefix_share?: number | null;
 }
 
+// ---- arcana_jupyter.schema.frontend.ErrorReply ----------------------------------------------------
+/** @pydantic ErrorReply: A request that could not be answered (not a JSON object, or it failed): nothing changed. */
+export interface ErrorReply {
+  type?: string | null;
+  ok?: false;
+  message: string;
+  request_id?: string | number | null;
+}
+
 // ---- arcana_jupyter.schema.decisions.LayerReport --------------------------------------------------
 /** @pydantic LayerReport */
 export interface LayerReport {
@@ -81,6 +128,23 @@ export interface LayerReport {
   messages: number;
   tokens_before: number;
   tokens_after: number;
+}
+
+// ---- arcana_jupyter.schema.frontend.LiveState -----------------------------------------------------
+/**
+ * @pydantic LiveState: The answer to a ``state`` request (``live: false`` and nothing else when the run is not open
+ * here).
+ */
+export interface LiveState {
+  type?: 'state';
+  live: boolean;
+  session?: string | null;
+  /** The session's latest turn: the actions are offered under that turn's inspector only. */
+  turn?: number | null;
+  pins?: Pin[];
+  /** Live adaptive-context objects by tier (``active``, ``soft``, ``hard``), as the turn bundle has them. */
+  tiers?: Record<string, Record<string, unknown>[]>;
+  request_id?: string | number | null;
 }
 
 // ---- arcana_jupyter.schema.decisions.MessageDecision ----------------------------------------------
@@ -112,6 +176,53 @@ export interface MessageDecision {
    * index in the prompt (``token_count_after`` then counts both).
    */
   anchor_position?: number | null;
+}
+
+// ---- arcana_jupyter.schema.frontend.PathReply -----------------------------------------------------
+/** @pydantic PathReply: The answer to a ``path`` request. */
+export interface PathReply {
+  type?: 'path';
+  ok: boolean;
+  message?: string | null;
+  notebook?: string | null;
+  source?: string | null;
+  trace_dir?: string | null;
+  moved?: Record<string, string>[];
+  request_id?: string | number | null;
+}
+
+// ---- arcana_jupyter.schema.frontend.PathRequest ---------------------------------------------------
+/**
+ * @pydantic PathRequest: The notebook's path relative to the server's root (JupyterLab extension only), at start and
+ * after a rename.
+ */
+export interface PathRequest {
+  type: 'path';
+  path: string;
+  old_path?: string | null;
+  old_paths?: string[];
+  root?: string | null;
+  request_id?: string | number | null;
+}
+
+// ---- arcana_jupyter.schema.pins.Pin ---------------------------------------------------------------
+/**
+ * @pydantic Pin: A pinned block of text: rendered in the Working layer, never compressed, live until unpinned
+ * or until ``until_turn`` has passed.
+ */
+export interface Pin {
+  pin_id: string;
+  /** ``None`` when read from a trace written with ``trace_content="none"``. */
+  content?: string | null;
+  label?: string | null;
+  /** Last turn the pin is live; ``None`` keeps it until unpinned. */
+  until_turn?: number | null;
+  created_turn?: number | null;
+  tokens?: number | null;
+  sha256?: string | null;
+  unpinned_turn?: number | null;
+  /** The ``cognitive_primitive`` event that made the pin, for a pin read from a trace. */
+  event_id?: string | null;
 }
 
 // ---- arcana_jupyter.schema.bundle.PrimitiveCall ---------------------------------------------------
@@ -155,6 +266,15 @@ export interface StateObject {
   retract_reason?: string | null;
   status?: TaskStatus | null;
   rationale?: string | null;
+}
+
+// ---- arcana_jupyter.schema.frontend.StateRequest --------------------------------------------------
+/** @pydantic StateRequest: Is this run live in the kernel, and its pins and adaptive-context tiers now. */
+export interface StateRequest {
+  type: 'state';
+  run_id?: string | null;
+  agent?: string | null;
+  request_id?: string | number | null;
 }
 
 // ---- arcana_jupyter.schema.bundle.StepCounting ----------------------------------------------------
