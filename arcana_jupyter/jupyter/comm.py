@@ -171,7 +171,8 @@ class ArcanaComm:
             if kind == "path" and data.get("path"):
                 self.answered = True
                 old_paths = [str(p) for p in data.get("old_paths") or [] if isinstance(p, str)]
-                reply = self.notebook_path(data["path"], data.get("old_path"), data.get("root"), old_paths)
+                reply = {"type": "path",
+                         **self.notebook_path(data["path"], data.get("old_path"), data.get("root"), old_paths)}
             elif kind == "state":
                 reply = {"type": "state", **self.state(data.get("run_id"), data.get("agent"))}
             elif kind == "action":

@@ -15,8 +15,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from .pins import Pin
-
 LiveAction = Literal["unpin", "hydrate", "retract"]
 """What a person can do from the inspector (the same runtime calls the model's tools use)."""
 
@@ -73,7 +71,8 @@ class LiveState(BaseModel):
     session: str | None = None
     turn: int | None = None
     """The session's latest turn: the actions are offered under that turn's inspector only."""
-    pins: list[Pin] = []
+    pins: list[dict[str, Any]] = []
+    """The active pins, each ``Pin.summary()`` (``Pin`` in labextension/src/types.ts)."""
     tiers: dict[str, list[dict[str, Any]]] = {}
     """Live adaptive-context objects by tier (``active``, ``soft``, ``hard``), as the turn bundle has them."""
     request_id: RequestId = None
@@ -90,7 +89,7 @@ class ActionReply(BaseModel):
     live: bool | None = None
     session: str | None = None
     turn: int | None = None
-    pins: list[Pin] = []
+    pins: list[dict[str, Any]] = []
     tiers: dict[str, list[dict[str, Any]]] = {}
     request_id: RequestId = None
 

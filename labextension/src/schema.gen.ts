@@ -33,7 +33,7 @@ export interface ActionReply {
   live?: boolean | null;
   session?: string | null;
   turn?: number | null;
-  pins?: Pin[];
+  pins?: Record<string, unknown>[];
   tiers?: Record<string, Record<string, unknown>[]>;
   request_id?: string | number | null;
 }
@@ -141,7 +141,8 @@ export interface LiveState {
   session?: string | null;
   /** The session's latest turn: the actions are offered under that turn's inspector only. */
   turn?: number | null;
-  pins?: Pin[];
+  /** The active pins, each ``Pin.summary()`` (``Pin`` in labextension/src/types.ts). */
+  pins?: Record<string, unknown>[];
   /** Live adaptive-context objects by tier (``active``, ``soft``, ``hard``), as the turn bundle has them. */
   tiers?: Record<string, Record<string, unknown>[]>;
   request_id?: string | number | null;
@@ -203,26 +204,6 @@ export interface PathRequest {
   old_paths?: string[];
   root?: string | null;
   request_id?: string | number | null;
-}
-
-// ---- arcana_jupyter.schema.pins.Pin ---------------------------------------------------------------
-/**
- * @pydantic Pin: A pinned block of text: rendered in the Working layer, never compressed, live until unpinned
- * or until ``until_turn`` has passed.
- */
-export interface Pin {
-  pin_id: string;
-  /** ``None`` when read from a trace written with ``trace_content="none"``. */
-  content?: string | null;
-  label?: string | null;
-  /** Last turn the pin is live; ``None`` keeps it until unpinned. */
-  until_turn?: number | null;
-  created_turn?: number | null;
-  tokens?: number | null;
-  sha256?: string | null;
-  unpinned_turn?: number | null;
-  /** The ``cognitive_primitive`` event that made the pin, for a pin read from a trace. */
-  event_id?: string | null;
 }
 
 // ---- arcana_jupyter.schema.bundle.PrimitiveCall ---------------------------------------------------
