@@ -6,12 +6,16 @@ JupyterLab's own renderers and the ipywidgets manager — what VS Code and Colab
 ``frontend = "auto"`` the kernel sees that the page never answered the ``arcana`` comm and shows each
 turn as the widget too: the same inspector (summary line, decision table, live actions), an unpin
 from the widget goes through the comm's handler and is traced as the user's; the saved notebook keeps
-our MIME bundle and the static HTML beside the widget view. Reopened without a kernel (and without
-widget state) every turn is still shown: by our renderer in a JupyterLab with the extension (it
-ranks ahead of the widget view), and as the static HTML where nothing renders the widget.
+our MIME bundle and the static HTML beside the widget view. Reopened without the kernel every turn
+is still shown: as the widget, from the widget state JupyterLab saved (Save Widget State
+Automatically, on here); without widget state, by our renderer in a JupyterLab with the extension
+(it ranks ahead of the widget view), and as the static HTML where the widget view is not rendered (an
+untrusted notebook). Not covered, because JupyterLab cannot: a *trusted* notebook without widget
+state in a JupyterLab without our extension shows "Error displaying widget: model not found"
+(jupyterlab_widgets picks the widget view and has no fallback); the static HTML is in the file.
 
-Screenshots: test-artifacts/browser/widget-inspector.png, widget-reopened-static.png,
-widget-reopened-extension.png.
+Screenshots: test-artifacts/browser/widget-inspector.png, widget-reopened-state.png,
+widget-reopened-static.png, widget-reopened-extension.png.
 """
 
 from __future__ import annotations
@@ -50,10 +54,11 @@ deadline = FunctionProvider(deadline_model, model_name="deadline")
 
 
 @contextlib.contextmanager
-def lab(root: Path, home: Path, *, extension: bool) -> Iterator[str]:
+def lab(root: Path, home: Path, *, extension: bool, save_widget_state: bool = False) -> Iterator[str]:
     """``jupyter lab`` on a free loopback port with a private home; ``extension=False``: ours disabled
     (the page config of the private ``JUPYTER_CONFIG_DIR``); ``True``: this checkout's build, linked in a
-    private ``JUPYTER_DATA_DIR`` (ahead of the one in the environment), so the shared one is not touched."""
+    private ``JUPYTER_DATA_DIR`` (ahead of the one in the environment), so the shared one is not touched.
+    ``save_widget_state``: Settings > Save Widget State Automatically (off by default in JupyterLab)."""
     port = _free_port()
     env = {
         **os.environ,
@@ -67,6 +72,10 @@ def lab(root: Path, home: Path, *, extension: bool) -> Iterator[str]:
     notif = home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
     notif.parent.mkdir(parents=True, exist_ok=True)
     notif.write_text('{"fetchNews": "false", "checkForUpdates": false}')
+    if save_widget_state:
+        widgets = home / "settings" / "@jupyter-widgets" / "jupyterlab-manager" / "plugin.jupyterlab-settings"
+        widgets.parent.mkdir(parents=True, exist_ok=True)
+        widgets.write_text('{"saveState": true}')
     if extension:
         build = ROOT / "arcana_jupyter" / "labextension"
         assert (build / "package.json").is_file(), "build the extension first: scripts/build-labextension.sh"
@@ -135,7 +144,7 @@ def test_the_widget_shows_the_inspector_where_the_extension_is_not_loaded(
                                       "language": "python"}}}
     (root / name).write_text(json.dumps(nb), encoding="utf-8")
 
-    with lab(root, tmp_path_factory.mktemp("widgethome"), extension=False) as base:
+    with lab(root, tmp_path_factory.mktemp("widgethome"), extension=False, save_widget_state=True) as base:
         pg = new_page(browser, base)
         errors: list[str] = []
         pg.on("pageerror", lambda exc: errors.append(str(exc)))  # type: ignore[attr-defined]
@@ -195,11 +204,25 @@ def test_the_widget_shows_the_inspector_where_the_extension_is_not_loaded(
             assert o["data"][MIME]["status"] == "ok" and o["data"][MIME]["compact"] is True
         assert "The pinned note is in my prompt." in "".join(outputs[0]["data"]["text/html"])
 
-        # Reopened without a kernel, with no widget state saved, in a page that cannot render the widget
-        # (a copy is not trusted — its signature is not this server's — so the unsafe widget view is
-        # skipped, as on another machine): the static HTML.
+        # The widget state was saved (the ES module and the bundle of each turn): reopened without the
+        # kernel that made it, each turn is the widget again, drawn from the saved state.
+        state = saved["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+        models = [m["state"] for m in state.values() if m["model_name"] == "AnyModel"]
+        assert sorted(m["bundle"]["turn"] for m in models) == [1, 2]
+        assert all("renderWidget" in m["_esm"] for m in models)
+        pg1 = new_page(browser, base)
+        open_notebook(pg1, name)
+        restored = pg1.locator(".jp-NotebookPanel:visible .arcana-widget")  # type: ignore[attr-defined]
+        expect(restored).to_have_count(2, timeout=30_000)
+        expect(restored.first.locator(".arcana-summary")).to_contain_text("arcana · turn 1")
+        expect(restored.last).to_contain_text("No pinned note in my prompt.")
+        shot(pg1, "widget-reopened-state")
+
+        # Without widget state, in a page that cannot render the widget (a copy is not trusted — its
+        # signature is not this server's — so the unsafe widget view is skipped, as on another machine):
+        # the static HTML.
         copy = json.loads((root / name).read_text())
-        copy["metadata"]["copied"] = True
+        copy["metadata"].pop("widgets")
         (root / "copy.ipynb").write_text(json.dumps(copy))
         pg2 = new_page(browser, base)
         open_notebook(pg2, "copy.ipynb")
@@ -210,8 +233,13 @@ def test_the_widget_shows_the_inspector_where_the_extension_is_not_loaded(
         expect(html.last).to_contain_text("No pinned note in my prompt.")
         shot(pg2, "widget-reopened-static")
 
-    # Where our extension runs, its renderer wins over the widget view: every turn, without a kernel.
+    # Where our extension runs, its renderer wins over the widget view: every turn, without a kernel
+    # and without widget state (the copy), and in the trusted original, whose widget state is there.
     with lab(root, tmp_path_factory.mktemp("exthome"), extension=True) as base:
+        pg3 = new_page(browser, base)
+        open_notebook(pg3, "copy.ipynb")
+        turns = pg3.locator(".jp-NotebookPanel:visible .jp-RenderedArcanaTurn")  # type: ignore[attr-defined]
+        expect(turns).to_have_count(2, timeout=30_000)
         pg3 = new_page(browser, base)
         open_notebook(pg3, name)
         turns = pg3.locator(".jp-NotebookPanel:visible .jp-RenderedArcanaTurn")  # type: ignore[attr-defined]
