@@ -54,11 +54,12 @@ deadline = FunctionProvider(deadline_model, model_name="deadline")
 
 
 @contextlib.contextmanager
-def lab(root: Path, home: Path, *, extension: bool, save_widget_state: bool = False) -> Iterator[str]:
+def lab(root: Path, home: Path, *, extension: bool, save_widget_state: bool = False, app: str = "lab") -> Iterator[str]:
     """``jupyter lab`` on a free loopback port with a private home; ``extension=False``: ours disabled
     (the page config of the private ``JUPYTER_CONFIG_DIR``); ``True``: this checkout's build, linked in a
     private ``JUPYTER_DATA_DIR`` (ahead of the one in the environment), so the shared one is not touched.
-    ``save_widget_state``: Settings > Save Widget State Automatically (off by default in JupyterLab)."""
+    ``save_widget_state``: Settings > Save Widget State Automatically (off by default in JupyterLab).
+    ``app="notebook"``: Notebook 7 (the ``notebook`` package) instead of JupyterLab."""
     port = _free_port()
     env = {
         **os.environ,
@@ -89,10 +90,14 @@ def lab(root: Path, home: Path, *, extension: bool, save_widget_state: bool = Fa
         assert proc.returncode == 0, proc.stdout + proc.stderr
         config = json.loads((home / "config" / "labconfig" / "page_config.json").read_text())
         assert config["disabledExtensions"]["arcana-jupyter"] is True
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ServerApp.token=",
-           "--ServerApp.password=", "--ip=127.0.0.1", f"--port={port}", f"--ServerApp.root_dir={root}",
-           "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-           "--LabApp.expose_app_in_browser=True", "--ServerApp.port_retries=0"]
+    cmd = [sys.executable, "-m", "jupyterlab" if app == "lab" else "notebook", "--no-browser", "--allow-root",
+           "--ServerApp.token=", "--ServerApp.password=", "--ip=127.0.0.1", f"--port={port}",
+           f"--ServerApp.root_dir={root}", "--ServerApp.port_retries=0"]
+    if app == "lab":
+        cmd += ["--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+                "--LabApp.expose_app_in_browser=True"]
+    else:
+        cmd += ["--JupyterNotebookApp.expose_app_in_browser=True"]
     log_path = home / f"lab-{port}.log"
     with log_path.open("w") as log:
         proc_lab = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -126,9 +131,12 @@ def new_page(browser: object, base: str) -> object:
     return pg
 
 
-def open_notebook(pg: object, name: str) -> None:
-    pg.goto(f"{pg.base_url}/lab/tree/{name}?reset")  # type: ignore[attr-defined]
-    pg.wait_for_selector("#jp-main-dock-panel", timeout=60_000)  # type: ignore[attr-defined]
+def open_notebook(pg: object, name: str, app: str = "lab") -> None:
+    if app == "lab":
+        pg.goto(f"{pg.base_url}/lab/tree/{name}?reset")  # type: ignore[attr-defined]
+        pg.wait_for_selector("#jp-main-dock-panel", timeout=60_000)  # type: ignore[attr-defined]
+    else:
+        pg.goto(f"{pg.base_url}/notebooks/{name}")  # type: ignore[attr-defined]
     pg.wait_for_function("() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"  # type: ignore[attr-defined]
                          " return !!(w && w.context && w.context.path === " + json.dumps(name) + "); }",
                          timeout=60_000)
@@ -249,3 +257,47 @@ def test_the_widget_shows_the_inspector_where_the_extension_is_not_loaded(
         expect(pg3.locator(".jp-NotebookPanel:visible .arcana-widget")).to_have_count(0)  # type: ignore[attr-defined]
         expect(pg3.locator(".jp-NotebookPanel:visible")).not_to_contain_text("model not found")  # type: ignore[attr-defined]
         shot(pg3, "widget-reopened-extension")
+
+
+def test_the_widget_in_notebook_7_without_the_extension(browser: object,
+                                                        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Notebook 7 (the ``notebook`` package) with our extension disabled: the same widget, the same unpin."""
+    notebook = pytest.importorskip("notebook")
+    assert int(notebook.__version__.split(".")[0]) >= 7, notebook.__version__
+    root = tmp_path_factory.mktemp("nb7root")
+    name = "nb7.ipynb"
+    nb = {"cells": [{"cell_type": "code", "id": "c0", "execution_count": None, "metadata": {}, "outputs": [],
+                     "source": ""}], "nbformat": 4, "nbformat_minor": 5,
+          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                                      "language": "python"}}}
+    (root / name).write_text(json.dumps(nb), encoding="utf-8")
+    with lab(root, tmp_path_factory.mktemp("nb7home"), extension=False, app="notebook") as base:
+        pg = new_page(browser, base)
+        errors: list[str] = []
+        # Errors of our code or the widget's (Notebook 7's own settings loader may throw one on load).
+        pg.on("pageerror", lambda exc: errors.append(f"{exc.message}\n{exc.stack}"))  # type: ignore[attr-defined]
+        open_notebook(pg, name, app="notebook")
+        pg.wait_for_function(KERNEL_CONNECTED, timeout=60_000)  # type: ignore[attr-defined]
+        run_cell(pg, "%load_ext arcana_jupyter")
+        run_cell(pg, SETUP)
+        run_cell(pg, "%arcana_chat --model fn:deadline --classic --primitives pin\n"
+                     "import arcana_jupyter.jupyter as aj\n"
+                     "_ = aj.session().pin('The deadline is 30 June (budget code ZX-41).', label='deadline')")
+        run_cell(pg, "%%arcana\nWhen is the deadline?")
+        widget = pg.locator(".arcana-widget")  # type: ignore[attr-defined]
+        expect(widget).to_have_count(1, timeout=30_000)
+        expect(widget).to_contain_text("The pinned note is in my prompt.")
+        widget.locator(".arcana-summary").click()
+        expect(widget.locator(".arcana-vt-row").first).to_be_visible()
+        live = widget.locator(".arcana-live")
+        expect(live).to_be_visible(timeout=30_000)
+        live.locator("button[data-action='unpin']").click()
+        expect(live.locator(".arcana-live-status")).to_contain_text("done", timeout=30_000)
+        widget.scroll_into_view_if_needed()
+        shot(pg, "widget-notebook7")
+        trace = next((root / "nb7.arcana").glob("r_*.jsonl"))
+        unpins = [e for e in map(json.loads, trace.read_text().splitlines())
+                  if e["event_type"] == "cognitive_primitive" and e["metadata"].get("primitive") == "unpin"]
+        assert unpins and unpins[-1]["metadata"].get("source") == "user", unpins
+        ours = [e for e in errors if "arcana" in e.lower() or "anywidget" in e.lower() or "widget.js" in e]
+        assert not ours, ours
