@@ -61,9 +61,11 @@ MODELS: list[type[BaseModel]] = [
     # the messages between the kernel and a front end (the `arcana` comm, the turn widget)
     frontend.StateRequest,
     frontend.ActionRequest,
+    frontend.TraceRequest,
     frontend.PathRequest,
     frontend.LiveState,
     frontend.ActionReply,
+    frontend.TraceReply,
     frontend.PathReply,
     frontend.ErrorReply,
 ]
@@ -84,8 +86,9 @@ LITERALS: dict[str, Any] = {
 """Named ``Literal`` types: exported as unions, and used by name where a field's enum has their values."""
 
 UNIONS: dict[str, list[type[BaseModel]]] = {
-    "KernelRequest": [frontend.StateRequest, frontend.ActionRequest, frontend.PathRequest],
-    "KernelReply": [frontend.LiveState, frontend.ActionReply, frontend.PathReply, frontend.ErrorReply],
+    "KernelRequest": [frontend.StateRequest, frontend.ActionRequest, frontend.TraceRequest, frontend.PathRequest],
+    "KernelReply": [frontend.LiveState, frontend.ActionReply, frontend.TraceReply, frontend.PathReply,
+                    frontend.ErrorReply],
 }
 """Named unions of models (``frontend.KernelRequest`` ...), exported as ``export type Name = A | B``."""
 

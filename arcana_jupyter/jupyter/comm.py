@@ -18,6 +18,9 @@ From the front end:
 - ``{"type": "action", "action": "unpin" | "hydrate" | "retract", "target", "run_id", "agent"}``:
   the same runtime calls the model's tools use, traced the same way. Answer ``{"type": "action",
   "ok", "message", ...state}``.
+- ``{"type": "trace", "run_id", "agent"}``: the text of that run's trace, for a front end that cannot
+  read it beside the notebook (the turn widget, :mod:`.widget`); only a run open in this kernel, at
+  most :data:`MAX_TRACE_BYTES`. Answer ``{"type": "trace", "ok", "path", "text"}``.
 
 Nothing a reader needs later goes over the comm: the notebook and the trace hold it all.
 
@@ -42,6 +45,8 @@ TARGET = "arcana"
 ACTIONS = ("unpin", "hydrate", "retract")
 MAX_TARGET_CHARS = 128
 """The longest action target (a pin or object id) accepted; ids are a few dozen characters."""
+MAX_TRACE_BYTES = 16 * 1024 * 1024
+"""The largest trace a ``trace`` request sends (a longer one: ``ok: false``, read it beside the notebook)."""
 MAX_ECHO_CHARS = 80
 """How much of a user field an answer repeats."""
 
@@ -177,6 +182,8 @@ class ArcanaComm:
                 reply = {"type": "state", **self.state(data.get("run_id"), data.get("agent"))}
             elif kind == "action":
                 reply = {"type": "action", **self.action(data)}
+            elif kind == "trace":
+                reply = {"type": "trace", **self.trace(data.get("run_id"), data.get("agent"))}
             else:
                 return None
         except Exception as exc:  # a message must never take the kernel's cell down
@@ -287,6 +294,19 @@ class ArcanaComm:
         tiers = chat.engine.tiers_view() if getattr(chat, "engine", None) is not None else {}
         return {"live": True, "session": entry.name, "turn": int(chat.turn),
                 "pins": [p.summary() for p in chat.pins.active(turn)], "tiers": tiers}
+
+    def trace(self, run_id: Any, agent: Any) -> dict[str, Any]:
+        """The text of the trace of a run open in this kernel (never a path the front end names)."""
+        entry = self._entry(run_id, agent)
+        path = getattr(entry.chat, "trace_path", None) if entry is not None else None
+        if entry is None or path is None:
+            return {"ok": False, "message": "this run is not open in the kernel: its trace is beside the notebook"}
+        size = Path(path).stat().st_size
+        if size > MAX_TRACE_BYTES:
+            return {"ok": False, "message": f"the trace is {size:,} bytes (more than {MAX_TRACE_BYTES:,}): open "
+                                            f"{entry.location.relative(path)} in the trace viewer"}
+        return {"ok": True, "path": entry.location.relative(path),
+                "text": Path(path).read_text(encoding="utf-8", errors="replace")}
 
     def action(self, data: dict[str, Any]) -> dict[str, Any]:
         name, target = data.get("action"), data.get("target")

@@ -8,9 +8,10 @@ the same code as the JupyterLab MIME renderer. Why anywidget: one ES module rend
 Notebook 7, VS Code, Colab and marimo, with no extension to build per front end.
 
 - The synced trait ``bundle`` is the compact bundle the MIME output carries (updated live).
-- The live actions (``state``, ``unpin``, ``hydrate``, ``retract``) come as the widget's custom
-  messages and are answered by the ``arcana`` comm's own handler (:meth:`.comm.ArcanaComm.handle`):
-  one path, traced the same way (``source: user``). The messages are the models of
+- The live actions (``state``, ``unpin``, ``hydrate``, ``retract``) and the trace's text (the
+  prompt texts the notebook keeps only in the trace) come as the widget's custom messages and are
+  answered by the ``arcana`` comm's own handler (:meth:`.comm.ArcanaComm.handle`): one path,
+  traced the same way (``source: user``). The messages are the models of
   :mod:`arcana_jupyter.schema.frontend`; the TypeScript types are generated from them.
 - The output keeps our MIME type, the static HTML and the text beside the widget view, so a
   notebook reopened without widget state (or where the widget cannot render) still shows the turn;
@@ -35,7 +36,7 @@ STATIC = Path(__file__).resolve().parents[1] / "static"
 ESM = STATIC / "widget.js"
 CSS = STATIC / "widget.css"
 FRONTENDS = ("auto", "mime", "widget")
-WIDGET_MESSAGES = ("state", "action")
+WIDGET_MESSAGES = ("state", "action", "trace")
 """What the widget may ask (the comm's ``path`` message is the JupyterLab extension's alone)."""
 
 
@@ -67,12 +68,13 @@ def wants_widget(frontend: str, link: Any, user_ns: dict[str, Any] | None = None
         return False
     if frontend == "widget":
         return True
+    if not getattr(link, "registered", False):
+        return False  # no kernel (a terminal IPython, a script): no front end to draw a widget
     if in_vscode(user_ns) or in_colab():
         return True
     # A kernel a Jupyter server started (JupyterLab, Notebook 7) whose page never answered our comm:
     # our extension is not loaded there. nbclient (report --verify, arcana run) sets no session name.
-    return bool(os.environ.get("JPY_SESSION_NAME")) and bool(getattr(link, "registered", False)) \
-        and not getattr(link, "answered", False)
+    return bool(os.environ.get("JPY_SESSION_NAME")) and not getattr(link, "answered", False)
 
 
 def answer(link: Any, content: Any) -> dict[str, Any] | None:
@@ -82,7 +84,7 @@ def answer(link: Any, content: Any) -> dict[str, Any] | None:
         from .comm import clip
 
         reply: dict[str, Any] = {"type": kind if isinstance(kind, str) else None, "ok": False,
-                                 "message": f"the turn widget asks {' or '.join(WIDGET_MESSAGES)}, not {clip(kind)}"}
+                                 "message": f"the turn widget asks {', '.join(WIDGET_MESSAGES)}, not {clip(kind)}"}
         request_id = content.get("request_id") if isinstance(content, dict) else None
         if isinstance(request_id, str) and len(request_id) <= 200:
             reply["request_id"] = request_id

@@ -46,6 +46,17 @@ class ActionRequest(BaseModel):
     request_id: RequestId = None
 
 
+class TraceRequest(BaseModel):
+    """The text of a live run's trace (the turn widget: it cannot read the file beside the notebook)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    type: Literal["trace"]
+    run_id: str | None = None
+    agent: str | None = None
+    request_id: RequestId = None
+
+
 class PathRequest(BaseModel):
     """The notebook's path relative to the server's root (JupyterLab extension only), at start and after a rename."""
 
@@ -59,7 +70,7 @@ class PathRequest(BaseModel):
     request_id: RequestId = None
 
 
-KernelRequest = Annotated[StateRequest | ActionRequest | PathRequest, Field(discriminator="type")]
+KernelRequest = Annotated[StateRequest | ActionRequest | TraceRequest | PathRequest, Field(discriminator="type")]
 REQUEST_ADAPTER: TypeAdapter[Any] = TypeAdapter(KernelRequest)  # type: ignore[arg-type]
 
 
@@ -94,6 +105,18 @@ class ActionReply(BaseModel):
     request_id: RequestId = None
 
 
+class TraceReply(BaseModel):
+    """The answer to a ``trace`` request: the JSON-lines text (its last line may be torn while a turn runs)."""
+
+    type: Literal["trace"] = "trace"
+    ok: bool
+    message: str | None = None
+    path: str | None = None
+    """The trace file, relative to the notebook's folder."""
+    text: str | None = None
+    request_id: RequestId = None
+
+
 class PathReply(BaseModel):
     """The answer to a ``path`` request."""
 
@@ -116,16 +139,16 @@ class ErrorReply(BaseModel):
     request_id: RequestId = None
 
 
-KernelReply = LiveState | ActionReply | PathReply | ErrorReply
+KernelReply = LiveState | ActionReply | TraceReply | PathReply | ErrorReply
 
 
 def parse_reply(data: Any) -> KernelReply:
     """The model of one answer of the handlers (``ok: false`` first, then by ``type``); raises on a bad one."""
-    if isinstance(data, dict) and data.get("ok") is False and data.get("type") not in ("action", "path"):
+    if isinstance(data, dict) and data.get("ok") is False and data.get("type") not in ("action", "trace", "path"):
         return ErrorReply.model_validate(data)
     kind = data.get("type") if isinstance(data, dict) else None
-    models: dict[str, type[LiveState] | type[ActionReply] | type[PathReply]] = {
-        "state": LiveState, "action": ActionReply, "path": PathReply}
+    models: dict[str, type[LiveState] | type[ActionReply] | type[TraceReply] | type[PathReply]] = {
+        "state": LiveState, "action": ActionReply, "trace": TraceReply, "path": PathReply}
     model = models.get(kind) if isinstance(kind, str) else None
     return model.model_validate(data) if model is not None else ErrorReply.model_validate(data)
 
@@ -142,5 +165,7 @@ __all__ = [
     "PathReply",
     "PathRequest",
     "StateRequest",
+    "TraceReply",
+    "TraceRequest",
     "parse_reply",
 ]

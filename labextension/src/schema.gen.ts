@@ -16,8 +16,8 @@ export type Kind = 'task' | 'decision' | 'constraint' | 'note';
 export type TaskStatus = 'open' | 'done';
 export type LiveAction = 'unpin' | 'hydrate' | 'retract';
 // ---- Unions of models ------------------------------------------------------------------------
-export type KernelRequest = StateRequest | ActionRequest | PathRequest;
-export type KernelReply = LiveState | ActionReply | PathReply | ErrorReply;
+export type KernelRequest = StateRequest | ActionRequest | TraceRequest | PathRequest;
+export type KernelReply = LiveState | ActionReply | TraceReply | PathReply | ErrorReply;
 
 // ---- arcana_jupyter.schema.frontend.ActionReply ---------------------------------------------------
 /**
@@ -290,6 +290,33 @@ export interface TraceEvent {
   event_type: string;
   parent_id?: string | null;
   metadata?: Record<string, unknown>;
+}
+
+// ---- arcana_jupyter.schema.frontend.TraceReply ----------------------------------------------------
+/**
+ * @pydantic TraceReply: The answer to a ``trace`` request: the JSON-lines text (its last line may be torn while a turn
+ * runs).
+ */
+export interface TraceReply {
+  type?: 'trace';
+  ok: boolean;
+  message?: string | null;
+  /** The trace file, relative to the notebook's folder. */
+  path?: string | null;
+  text?: string | null;
+  request_id?: string | number | null;
+}
+
+// ---- arcana_jupyter.schema.frontend.TraceRequest --------------------------------------------------
+/**
+ * @pydantic TraceRequest: The text of a live run's trace (the turn widget: it cannot read the file beside the
+ * notebook).
+ */
+export interface TraceRequest {
+  type: 'trace';
+  run_id?: string | null;
+  agent?: string | null;
+  request_id?: string | number | null;
 }
 
 // ---- arcana_jupyter.schema.bundle.TurnBundle ------------------------------------------------------

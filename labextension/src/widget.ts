@@ -11,12 +11,14 @@
  *   kernel, which answers them with the same handlers as the `arcana` comm (`ArcanaComm.handle`);
  *   the messages are typed by ./schema.gen (generated from `arcana_jupyter/schema/frontend.py`);
  * - the reply is shown as text (no JupyterLab Markdown renderer here);
- * - the prompt texts that the notebook keeps only in the trace are not read (no contents API): the
- *   inspector says they are in the run's trace.
+ * - the prompt texts that the notebook keeps only in the trace come from the kernel (a `trace`
+ *   request, for a run open there) instead of the contents API; without a kernel the inspector says
+ *   they are in the run's trace.
  */
 
-import { LiveSession, renderTurn, TurnContext } from './inspector';
-import type { ActionRequest, KernelReply, StateRequest } from './schema.gen';
+import { LiveSession, renderTurn, TurnContext, TurnDetail } from './inspector';
+import type { ActionRequest, KernelReply, StateRequest, TraceRequest } from './schema.gen';
+import { parseTrace } from './trace';
 import type { TurnBundle } from './types';
 
 /** The part of anywidget's model interface used here (https://anywidget.dev/en/afm/). */
@@ -47,7 +49,7 @@ export class WidgetLink implements LiveSession {
     model.on('msg:custom', this.onMsg);
   }
 
-  request(data: StateRequest | ActionRequest): Promise<KernelReply | null> {
+  request(data: StateRequest | ActionRequest | TraceRequest): Promise<KernelReply | null> {
     const id = `w${++this.next}`;
     return new Promise(resolve => {
       const timer = setTimeout(() => {
@@ -66,6 +68,15 @@ export class WidgetLink implements LiveSession {
         resolve(null);
       }
     });
+  }
+
+  /** The run's trace, read by the kernel (null: not open there, too large, or no answer). */
+  async detail(runId: string | null | undefined, agent: string | null | undefined): Promise<TurnDetail | null> {
+    const r = await this.request({ type: 'trace', run_id: runId ?? null, agent: agent ?? null });
+    if (!r || r.type !== 'trace' || !r.ok || typeof r.text !== 'string') {
+      return null;
+    }
+    return { path: r.path ?? 'the trace', trace: parseTrace(r.text) };
   }
 
   dispose(): void {
@@ -94,6 +105,7 @@ export function renderWidget(model: WidgetModel, el: HTMLElement): () => void {
     const ctx: TurnContext = { replyShown: false };
     if (b && typeof b === 'object' && b.status !== 'running') {
       ctx.live = link;
+      ctx.loadDetail = () => link.detail(b.run_id, b.agent);
     }
     renderTurn(host, b, open, ctx);
     host.querySelector('.arcana-summary')?.addEventListener('click', () => {

@@ -175,6 +175,8 @@ def test_the_widget_shows_the_inspector_where_the_extension_is_not_loaded(
         summary.click()
         expect(widget.locator(".arcana-inspector")).to_be_visible()
         expect(widget.locator(".arcana-vt-row").first).to_be_visible()  # the decision table
+        # the prompt texts the notebook keeps only in the trace, read through the kernel
+        expect(widget.locator(".arcana-detail-note")).to_contain_text("Detail from widget.arcana/r_")
         live = widget.locator(".arcana-live")
         expect(live).to_be_visible(timeout=30_000)  # the state request answered over the widget's messages
         unpin = live.locator("button[data-action='unpin']")

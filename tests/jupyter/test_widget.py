@@ -28,6 +28,8 @@ from arcana_jupyter.schema.frontend import (
     LiveState,
     PathReply,
     StateRequest,
+    TraceReply,
+    TraceRequest,
     parse_reply,
 )
 from tests.jupyter.conftest import MIME, echo, magics, run_cell_magic, turn_outputs
@@ -61,6 +63,7 @@ def test_when_the_widget_is_shown(clean_env: None, monkeypatch: pytest.MonkeyPat
     assert not wants_widget("auto", _link(registered=False))  # no kernel: no comm, nobody to answer
     monkeypatch.setenv("VSCODE_PID", "4242")
     assert wants_widget("auto", _link(answered=True))
+    assert not wants_widget("auto", _link(registered=False))  # IPython in a VS Code terminal: no kernel
     assert not wants_widget("mime", _link())
 
 
@@ -129,6 +132,13 @@ def test_every_answer_matches_its_model(shell: Any) -> None:
     assert isinstance(done, ActionReply) and done.ok and done.pins == [] and done.request_id == 7
     again = parse_reply(answer(link, unpin))  # nothing left to unpin: a structured "no"
     assert isinstance(again, ActionReply) and again.ok is False
+    ask = {"type": "trace", "run_id": chat.run_id, "agent": "main", "request_id": "w4"}
+    assert isinstance(REQUEST_ADAPTER.validate_python(ask), TraceRequest)
+    trace = parse_reply(answer(link, ask))
+    assert isinstance(trace, TraceReply) and trace.ok and trace.path == f"analysis.arcana/{chat.run_id}.jsonl"
+    assert trace.text == (Path(str(chat.trace_path))).read_text()  # the run's own file, as it is now
+    other = parse_reply(answer(link, {**ask, "run_id": "r_not_here", "path": "/etc/passwd"}))
+    assert isinstance(other, TraceReply) and other.ok is False and other.text is None  # never a named path
     assert isinstance(parse_reply(link.handle({"type": "path", "path": "../x.ipynb"})), PathReply)
     bad = parse_reply(link.handle(["not", "an", "object"]))
     assert isinstance(bad, ErrorReply) and "JSON object" in bad.message
@@ -213,6 +223,11 @@ def test_the_widget_answers_a_front_end_over_a_real_kernel(tmp_path: Path) -> No
                                                                  "run_id": run_id, "agent": "main",
                                                                  "request_id": "w2"}))
         assert done.ok and done.pins == [] and "done" in done.message
+        trace_reply = TraceReply.model_validate(_custom(kc, comm_id, {"type": "trace", "run_id": run_id,
+                                                                       "agent": "main", "request_id": "w4"}))
+        assert trace_reply.ok and trace_reply.text
+        recorded = [json.loads(line) for line in trace_reply.text.splitlines()]
+        assert any(e["metadata"].get("primitive") == "unpin" for e in recorded)  # the unpin just made
         bad = _custom(kc, comm_id, {"type": "action", "action": "unpin", "target": "x" * 500, "run_id": run_id,
                                     "agent": "main", "request_id": "w3"})
         assert parse_reply(bad).ok is False  # type: ignore[union-attr]
