@@ -17,6 +17,9 @@ Notebook 7, VS Code, Colab and marimo, with no extension to build per front end.
   notebook reopened without widget state (or where the widget cannot render) still shows the turn;
   where our extension runs, its renderer ranks ahead of the widget view and is the one shown.
 
+``%arcana_replay`` shows :class:`ReplayWidget` the same way (the same ES module draws the trace viewer;
+the widget answers ``trace`` requests with its own run's file, which the kernel read for the replay).
+
 When (``%config ArcanaMagics.frontend``): ``"mime"`` never, ``"widget"`` always (when anywidget and
 the built module are there), ``"auto"`` (default) in VS Code, in Colab, and in a kernel started by a
 Jupyter server whose front end never answered the ``arcana`` comm (our extension opens and answers it).
@@ -77,20 +80,46 @@ def wants_widget(frontend: str, link: Any, user_ns: dict[str, Any] | None = None
     return bool(os.environ.get("JPY_SESSION_NAME")) and not getattr(link, "answered", False)
 
 
+def _refusal(content: Any, asks: tuple[str, ...], who: str) -> dict[str, Any]:
+    from .comm import clip
+
+    kind = content.get("type") if isinstance(content, dict) else None
+    reply: dict[str, Any] = {"type": kind if isinstance(kind, str) else None, "ok": False,
+                             "message": f"the {who} widget asks {', '.join(asks)}, not {clip(kind)}"}
+    return _with_request_id(reply, content)
+
+
+def _with_request_id(reply: dict[str, Any], content: Any) -> dict[str, Any]:
+    request_id = content.get("request_id") if isinstance(content, dict) else None
+    if isinstance(request_id, str) and len(request_id) <= 200:
+        reply["request_id"] = request_id
+    return reply
+
+
 def answer(link: Any, content: Any) -> dict[str, Any] | None:
-    """The comm handler's answer to one custom message of the widget (``None``: nothing to answer)."""
+    """The comm handler's answer to one custom message of the turn widget (``None``: nothing to answer)."""
     kind = content.get("type") if isinstance(content, dict) else None
     if kind not in WIDGET_MESSAGES:
-        from .comm import clip
-
-        reply: dict[str, Any] = {"type": kind if isinstance(kind, str) else None, "ok": False,
-                                 "message": f"the turn widget asks {', '.join(WIDGET_MESSAGES)}, not {clip(kind)}"}
-        request_id = content.get("request_id") if isinstance(content, dict) else None
-        if isinstance(request_id, str) and len(request_id) <= 200:
-            reply["request_id"] = request_id
-        return reply
+        return _refusal(content, WIDGET_MESSAGES, "turn")
     result: dict[str, Any] | None = link.handle(content)
     return result
+
+
+def replay_answer(trace_file: Path, shown_as: str, content: Any) -> dict[str, Any]:
+    """The replay widget's answer: the text of its own run's trace (``trace`` is all it asks)."""
+    from .comm import MAX_TRACE_BYTES
+
+    if not isinstance(content, dict) or content.get("type") != "trace":
+        return _refusal(content, ("trace",), "replay")
+    if not trace_file.is_file():
+        reply: dict[str, Any] = {"type": "trace", "ok": False, "message": f"the trace {shown_as} is not there any more"}
+    elif trace_file.stat().st_size > MAX_TRACE_BYTES:
+        reply = {"type": "trace", "ok": False, "message": f"the trace {shown_as} is larger than {MAX_TRACE_BYTES:,} "
+                                                          "bytes: open it in the trace viewer"}
+    else:
+        reply = {"type": "trace", "ok": True, "path": shown_as,
+                 "text": trace_file.read_text(encoding="utf-8", errors="replace")}
+    return _with_request_id(reply, content)
 
 
 @functools.cache
@@ -104,6 +133,7 @@ def widget_class() -> type[Any]:
 
         _esm = ESM.read_text(encoding="utf-8")
         _css = CSS.read_text(encoding="utf-8") if CSS.is_file() else ""
+        kind = traitlets.Unicode("turn").tag(sync=True)
         bundle = traitlets.Dict().tag(sync=True)
 
         def __init__(self, bundle: dict[str, Any], link: Any) -> None:
@@ -124,6 +154,53 @@ def widget_class() -> type[Any]:
             return {"version_major": 2, "version_minor": 1, "model_id": self.model_id}
 
     return TurnWidget
+
+
+@functools.cache
+def replay_widget_class() -> type[Any]:
+    """:class:`ReplayWidget`: the replay scrubber (the same ES module as the turn widget)."""
+    import anywidget
+    import traitlets
+
+    class ReplayWidget(anywidget.AnyWidget):  # type: ignore[misc]
+        """``replay`` is the replay bundle of ``%arcana_replay`` (our replay MIME type's data)."""
+
+        _esm = ESM.read_text(encoding="utf-8")
+        _css = CSS.read_text(encoding="utf-8") if CSS.is_file() else ""
+        kind = traitlets.Unicode("replay").tag(sync=True)
+        replay = traitlets.Dict().tag(sync=True)
+
+        def __init__(self, replay: dict[str, Any], trace_file: Path) -> None:
+            super().__init__(replay=replay)
+            self._trace_file = Path(trace_file)
+            self.on_msg(self._on_custom)
+
+        def _on_custom(self, _widget: Any, content: Any, _buffers: Any) -> None:
+            try:
+                self.send(replay_answer(self._trace_file, str(self.replay.get("trace_path") or ""), content))
+            except Exception:  # a front end's message never prints a traceback in the kernel
+                return
+
+        def view(self) -> dict[str, Any]:
+            return {"version_major": 2, "version_minor": 1, "model_id": self.model_id}
+
+    return ReplayWidget
+
+
+def with_replay_widget(shell: Any, data: dict[str, Any], mime_type: str, trace_file: Path) -> dict[str, Any]:
+    """``data`` (a replay output) with the replay widget's view added when the widget is wanted."""
+    from . import _loaded
+
+    magics = _loaded.get(id(shell))
+    link = shell_link(shell)
+    if magics is None or mime_type not in data or not wants_widget(
+            getattr(magics, "frontend", "mime"), link, getattr(shell, "user_ns", None)):
+        return data
+    try:
+        shown = replay_widget_class()(data[mime_type], trace_file)
+    except Exception:  # no widget then: the MIME bundle and the static scrubber still show the replay
+        return data
+    return {WIDGET_VIEW: shown.view(), **data}
 
 
 def turn_widget(bundle: dict[str, Any], link: Any) -> Any:

@@ -20,12 +20,12 @@ import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Panel, Widget } from '@lumino/widgets';
 
 import { clear, h } from './dom';
-import { fmtCost, fmtInt, preview } from './format';
 import { besideNotebook, getHub, KernelLink, traceDirFor } from './hub';
 import { renderTurn, TurnContext } from './inspector';
+import { replaySummary, replayTitle } from './replay';
 import type { KernelReply } from './schema.gen';
 import { REPLAY_MIME_TYPE, ReplayBundle, TURN_MIME_TYPE, TurnBundle } from './types';
-import { TraceViewer } from './viewer';
+import { TraceViewer } from './viewerwidget';
 
 /** The notebook an output belongs to: the path its URL resolver resolves against (follows renames). */
 function notebookOf(options: IRenderMime.IRendererOptions): string | null {
@@ -146,10 +146,7 @@ export class ReplayRenderer extends Panel implements IRenderMime.IRenderer {
       node.appendChild(h('div', { class: 'arcana-warn' }, 'arcana: this output holds no replay data.'));
       return;
     }
-    const t = r.totals ?? {};
-    node.appendChild(h('div', { class: 'arcana-replay-title' },
-      h('strong', {}, 'Replay'), ` · run ${r.run_id}` + (r.agent && r.agent !== 'main' ? ` · agent ${r.agent}` : '') +
-      ` · ${r.turns.length} turn${r.turns.length === 1 ? '' : 's'} · ${fmtInt(t.input_tokens ?? 0)} in / ${fmtInt(t.output_tokens ?? 0)} out tokens, ${fmtCost(t.cost_usd ?? 0)}`));
+    node.appendChild(replayTitle(r));
     const status = h('div', { class: 'arcana-muted arcana-replay-status', role: 'status' }, 'Reading the trace…');
     node.appendChild(status);
     const hub = getHub();
@@ -168,7 +165,7 @@ export class ReplayRenderer extends Panel implements IRenderMime.IRenderer {
       status.textContent = hub
         ? `The trace ${r.trace_path} is not beside the notebook: showing the summary kept in the notebook.`
         : 'The arcana extension is not fully active: showing the summary kept in the notebook.';
-      node.appendChild(this.summaryTable(r));
+      node.appendChild(replaySummary(r));
       return;
     }
     status.textContent = `From ${path}`;
@@ -179,15 +176,6 @@ export class ReplayRenderer extends Panel implements IRenderMime.IRenderer {
       this.addWidget(this.viewer);
     }
     await this.viewer.refresh();
-  }
-
-  private summaryTable(r: ReplayBundle): HTMLElement {
-    return h('table', { class: 'arcana-replay-summary' },
-      h('thead', {}, h('tr', {}, ...['turn', 'status', 'input', 'reply', 'tokens', 'cost'].map(c => h('th', {}, c)))),
-      h('tbody', {}, ...r.turns.map(x => h('tr', {},
-        h('td', {}, String(x.turn)), h('td', {}, String(x.status ?? '')), h('td', {}, preview(x.input ?? '', 80)),
-        h('td', {}, preview(x.reply ?? '', 80)), h('td', {}, `${fmtInt(x.usage?.input_tokens ?? 0)} in / ${fmtInt(x.usage?.output_tokens ?? 0)} out`),
-        h('td', {}, fmtCost(x.cost_usd ?? 0))))));
   }
 
   readonly mimeType: string;

@@ -16,10 +16,13 @@
  *   they are in the run's trace.
  */
 
+import { clear, h } from './dom';
 import { LiveSession, renderTurn, TurnContext, TurnDetail } from './inspector';
+import { replaySummary, replayTitle } from './replay';
 import type { ActionRequest, KernelReply, StateRequest, TraceRequest } from './schema.gen';
 import { parseTrace } from './trace';
-import type { TurnBundle } from './types';
+import type { ReplayBundle, TurnBundle } from './types';
+import { TraceView } from './viewer';
 
 /** The part of anywidget's model interface used here (https://anywidget.dev/en/afm/). */
 export interface WidgetModel {
@@ -68,6 +71,18 @@ export class WidgetLink implements LiveSession {
         resolve(null);
       }
     });
+  }
+
+  /** The trace's text, read by the kernel; throws with the kernel's reason when it cannot. */
+  async traceText(runId: string | null | undefined, agent: string | null | undefined): Promise<string> {
+    const r = await this.request({ type: 'trace', run_id: runId ?? null, agent: agent ?? null });
+    if (!r) {
+      throw new Error('no answer from the kernel (reopened without it?)');
+    }
+    if (r.type !== 'trace' || !r.ok || typeof r.text !== 'string') {
+      throw new Error(String(('message' in r && r.message) || 'the kernel could not read it'));
+    }
+    return r.text;
   }
 
   /** The run's trace, read by the kernel (null: not open there, too large, or no answer). */
@@ -120,8 +135,55 @@ export function renderWidget(model: WidgetModel, el: HTMLElement): () => void {
   };
 }
 
+/**
+ * The replay (`%arcana_replay`): the trace viewer on the run's trace, which the kernel reads (the
+ * replay widget answers `trace` for its own run's file only); the summary kept in the notebook when
+ * it cannot (no kernel any more).
+ */
+export function renderReplayWidget(model: WidgetModel, el: HTMLElement): () => void {
+  el.classList.add('arcana-widget', 'arcana-replay-widget');
+  const r = model.get('replay') as ReplayBundle;
+  const head = h('div', { class: 'arcana-replay-head' });
+  el.appendChild(head);
+  if (!r || typeof r !== 'object' || !Array.isArray(r.turns)) {
+    head.appendChild(h('div', { class: 'arcana-warn' }, 'arcana: this output holds no replay data.'));
+    return () => undefined;
+  }
+  head.appendChild(replayTitle(r));
+  const status = h('div', { class: 'arcana-muted arcana-replay-status', role: 'status' }, 'Reading the trace…');
+  head.appendChild(status);
+  const link = new WidgetLink(model);
+  let failed = false;
+  const view = new TraceView({
+    path: r.trace_path,
+    load: async () => {
+      try {
+        return await link.traceText(r.run_id, r.agent);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
+    },
+    focusOnAttach: false,
+    selectTurn: r.selected_turn ?? null
+  });
+  view.node.classList.add('arcana-viewer-inline');
+  void view.refresh().then(() => {
+    if (failed) {
+      status.textContent = 'The kernel could not read the trace: showing the summary kept in the notebook.';
+      clear(el);
+      el.appendChild(head);
+      head.appendChild(replaySummary(r));
+    } else {
+      status.textContent = `From ${r.trace_path}`;
+    }
+  });
+  el.appendChild(view.node);
+  return () => link.dispose();
+}
+
 export default {
   render({ model, el }: { model: WidgetModel; el: HTMLElement }): () => void {
-    return renderWidget(model, el);
+    return model.get('kind') === 'replay' ? renderReplayWidget(model, el) : renderWidget(model, el);
   }
 };

@@ -14,7 +14,10 @@ untrusted notebook). Not covered, because JupyterLab cannot: a *trusted* noteboo
 state in a JupyterLab without our extension shows "Error displaying widget: model not found"
 (jupyterlab_widgets picks the widget view and has no fallback); the static HTML is in the file.
 
-Screenshots: test-artifacts/browser/widget-inspector.png, widget-reopened-state.png,
+The replay (``%arcana_replay``) is a widget there too: the trace viewer, on the trace the kernel reads,
+scrubbed to another turn.
+
+Screenshots: test-artifacts/browser/widget-inspector.png, widget-replay.png, widget-reopened-state.png,
 widget-reopened-static.png, widget-reopened-extension.png.
 """
 
@@ -201,6 +204,20 @@ def test_the_widget_shows_the_inspector_where_the_extension_is_not_loaded(
         run_cell(pg, "%%arcana\nAnd now?")
         expect(notebook.locator(".arcana-widget")).to_have_count(2, timeout=30_000)
         expect(notebook.locator(".arcana-widget").last).to_contain_text("No pinned note in my prompt.")
+
+        # The replay, as the widget: the trace viewer on the run's trace (read by the kernel), scrubbed.
+        run_cell(pg, "%arcana_replay")
+        replay = notebook.locator(".arcana-replay-widget")
+        expect(replay).to_have_count(1, timeout=30_000)
+        expect(replay.locator(".arcana-replay-status")).to_contain_text("From widget.arcana/r_")
+        label = replay.locator(".arcana-turn-label")
+        expect(label).to_contain_text("Turn 2 (")  # (the viewer's count of positions is issue 23 item 5's)
+        # (←/→ on the focused slider inside a notebook are issue 23 item 5's: move it as a drag does)
+        replay.locator(".arcana-slider").evaluate(
+            "el => { el.value = String(Number(el.value) - 1); el.dispatchEvent(new Event('input')); }")
+        expect(label).to_contain_text("Turn 1 (")
+        replay.scroll_into_view_if_needed()
+        shot(pg, "widget-replay")
         assert not errors, errors
 
         pg.evaluate("async () => { await window.jupyterapp.commands.execute('docmanager:save'); }")
@@ -218,11 +235,12 @@ def test_the_widget_shows_the_inspector_where_the_extension_is_not_loaded(
         # kernel that made it, each turn is the widget again, drawn from the saved state.
         state = saved["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
         models = [m["state"] for m in state.values() if m["model_name"] == "AnyModel"]
-        assert sorted(m["bundle"]["turn"] for m in models) == [1, 2]
+        assert sorted(m["bundle"]["turn"] for m in models if m["kind"] == "turn") == [1, 2]
+        assert [m["replay"]["run_id"] for m in models if m["kind"] == "replay"] == [outputs[0]["data"][MIME]["run_id"]]
         assert all("renderWidget" in m["_esm"] for m in models)
         pg1 = new_page(browser, base)
         open_notebook(pg1, name)
-        restored = pg1.locator(".jp-NotebookPanel:visible .arcana-widget")  # type: ignore[attr-defined]
+        restored = pg1.locator(".jp-NotebookPanel:visible .arcana-widget:not(.arcana-replay-widget)")  # type: ignore[attr-defined]
         expect(restored).to_have_count(2, timeout=30_000)
         expect(restored.first.locator(".arcana-summary")).to_contain_text("arcana · turn 1")
         expect(restored.last).to_contain_text("No pinned note in my prompt.")

@@ -19,7 +19,8 @@ from IPython.utils.capture import capture_output
 
 from arcana_jupyter.jupyter import widget as widget_mod
 from arcana_jupyter.jupyter.comm import ArcanaComm
-from arcana_jupyter.jupyter.widget import WIDGET_VIEW, answer, wants_widget, widget_problem
+from arcana_jupyter.jupyter.replay_view import REPLAY_MIME_TYPE
+from arcana_jupyter.jupyter.widget import WIDGET_VIEW, answer, replay_answer, wants_widget, widget_problem
 from arcana_jupyter.schema.frontend import (
     REQUEST_ADAPTER,
     ActionReply,
@@ -109,6 +110,35 @@ def test_a_widget_turn_keeps_the_mime_bundle_and_the_static_html(shell: Any) -> 
     assert "You said: hello" in final.data["text/html"]
     esm = shown._esm
     assert "renderWidget" in esm and "@jupyterlab" not in esm  # the shared core, no JupyterLab code
+
+
+def test_a_replay_is_a_widget_too_and_reads_only_its_own_trace(shell: Any, tmp_path: Path) -> None:
+    shell.user_ns["echo"] = echo
+    with capture_output():
+        shell.run_line_magic("arcana_chat", "--model fn:echo")
+    run_cell_magic(shell, "", "one")
+    run_cell_magic(shell, "", "two")
+    chat = magics(shell).entry(None).chat
+    magics(shell).frontend = "widget"
+    try:
+        with capture_output() as captured:
+            shell.run_line_magic("arcana_replay", "")
+    finally:
+        magics(shell).frontend = "auto"
+    final = [o for o in captured.outputs if REPLAY_MIME_TYPE in o.data][-1]
+    assert {WIDGET_VIEW, REPLAY_MIME_TYPE, "text/html", "text/plain"} <= set(final.data)
+    from ipywidgets.widgets.widget import _instances
+
+    shown = _instances[final.data[WIDGET_VIEW]["model_id"]]
+    assert shown.kind == "replay" and shown.replay == final.data[REPLAY_MIME_TYPE]
+    assert [t["turn"] for t in shown.replay["turns"]] == [1, 2]
+    trace_file = Path(str(chat.trace_path))
+    got = TraceReply.model_validate(replay_answer(trace_file, "analysis.arcana/x.jsonl",
+                                                  {"type": "trace", "request_id": "w1", "path": "/etc/passwd"}))
+    assert got.ok and got.text == trace_file.read_text() and got.request_id == "w1"  # its own file, whatever is asked
+    gone = TraceReply.model_validate(replay_answer(tmp_path / "missing.jsonl", "m.jsonl", {"type": "trace"}))
+    assert gone.ok is False and "m.jsonl" in (gone.message or "")
+    assert replay_answer(trace_file, "x", {"type": "action", "action": "unpin", "target": "p"})["ok"] is False
 
 
 def test_every_answer_matches_its_model(shell: Any) -> None:
