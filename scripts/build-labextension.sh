@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Build the JupyterLab extension (labextension/) into arcana_jupyter/labextension/ and make it
-# visible to the JupyterLab in .venv (a symlink, like `jupyter labextension develop`).
+# visible to the JupyterLab in .venv (a symlink, like `jupyter labextension develop`); and the turn
+# widget's ES module (src/widget.ts and what it imports, no JupyterLab code) into
+# arcana_jupyter/static/widget.js + widget.css, for the anywidget of jupyter/widget.py.
 #
 # Idempotent: skipped when the sources (labextension/src, style, package.json, yarn.lock,
-# tsconfig.json, install.json and this script) are unchanged since the last successful build.
+# tsconfig.json, install.json, widget.webpack.config.js and this script) are unchanged since the last
+# successful build.
 # Needs node >= 18 and the npm registry (jlpm installs the node packages from it; nothing else is
 # fetched: `--core-path` points the builder at the installed jupyterlab/staging, see DESIGN.md).
 #
@@ -71,9 +74,10 @@ print(importlib.metadata.version('jupyterlab'))
 print(sys.prefix)")
 JLPM=("$PYBIN" -c "import sys; from jupyter_builder.jlpm import main; sys.argv[0] = 'jlpm'; sys.exit(main())")
 
-stamp=$( (cd "$EXT" && find src style -type f | LC_ALL=C sort | xargs cat; cat package.json yarn.lock tsconfig.json install.json .yarnrc.yml; cat "$ROOT/scripts/build-labextension.sh"; echo "$JLAB_VERSION") | sha256sum | cut -c1-16)
+stamp=$( (cd "$EXT" && find src style -type f | LC_ALL=C sort | xargs cat; cat package.json yarn.lock tsconfig.json install.json .yarnrc.yml widget.webpack.config.js; cat "$ROOT/scripts/build-labextension.sh"; echo "$JLAB_VERSION") | sha256sum | cut -c1-16)
 STAMP_FILE=$EXT/node_modules/.arcana-build-stamp
-if [ $force = 0 ] && [ "$(cat "$STAMP_FILE" 2>/dev/null)" = "$stamp" ] && ls "$OUT"/static/remoteEntry.*.js >/dev/null 2>&1; then
+WIDGET=$ROOT/arcana_jupyter/static
+if [ $force = 0 ] && [ "$(cat "$STAMP_FILE" 2>/dev/null)" = "$stamp" ] && ls "$OUT"/static/remoteEntry.*.js >/dev/null 2>&1 && [ -s "$WIDGET/widget.js" ]; then
   say "up to date ($stamp)"
 else
   t0=$(date +%s)
@@ -82,6 +86,10 @@ else
   "${JLPM[@]}" install --immutable >/tmp/arcana-jlpm-install.log 2>&1 || { cat /tmp/arcana-jlpm-install.log >&2; exit 1; }
   say "compiling TypeScript"
   "${JLPM[@]}" run build:lib
+  say "bundling the turn widget (webpack, ES module) -> arcana_jupyter/static/widget.js"
+  mkdir -p "$WIDGET"
+  node node_modules/webpack/bin/webpack.js --config widget.webpack.config.js >/tmp/arcana-widget-build.log 2>&1 || { cat /tmp/arcana-widget-build.log >&2; exit 1; }
+  cp style/index.css "$WIDGET/widget.css"
   say "building the extension (jupyter labextension build --core-path $CORE)"
   "$PYBIN" -m jupyterlab.labextensions build --core-path "$CORE" . >/tmp/arcana-labext-build.log 2>&1 || { cat /tmp/arcana-labext-build.log >&2; exit 1; }
   cp install.json "$OUT/install.json"

@@ -44,7 +44,7 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: import this chec
 
 from arcana_jupyter import messages  # noqa: E402
 from arcana_jupyter.adaptive import state  # noqa: E402
-from arcana_jupyter.schema import bundle, decisions  # noqa: E402
+from arcana_jupyter.schema import bundle, decisions, frontend  # noqa: E402
 from arcana_jupyter.trace.events import TraceEvent  # noqa: E402
 
 OUT = ROOT / "labextension" / "src" / "schema.gen.ts"
@@ -58,6 +58,19 @@ MODELS: list[type[BaseModel]] = [
     bundle.TurnBundle,
     state.StateObject,
     TraceEvent,
+    # the messages between the kernel and a front end (the `arcana` comm, the turn widget)
+    frontend.StateRequest,
+    frontend.ActionRequest,
+    frontend.TraceRequest,
+    frontend.WhatIfRequest,
+    frontend.PathRequest,
+    frontend.LiveState,
+    frontend.ActionReply,
+    frontend.TraceReply,
+    frontend.WhatIfChange,
+    frontend.WhatIfReply,
+    frontend.PathReply,
+    frontend.ErrorReply,
 ]
 """The models whose schema is generated; the models they refer to come along as ``$defs``."""
 
@@ -71,8 +84,17 @@ LITERALS: dict[str, Any] = {
     "Tier": state.Tier,
     "Kind": state.Kind,
     "TaskStatus": state.TaskStatus,
+    "LiveAction": frontend.LiveAction,
 }
 """Named ``Literal`` types: exported as unions, and used by name where a field's enum has their values."""
+
+UNIONS: dict[str, list[type[BaseModel]]] = {
+    "KernelRequest": [frontend.StateRequest, frontend.ActionRequest, frontend.TraceRequest, frontend.WhatIfRequest,
+                      frontend.PathRequest],
+    "KernelReply": [frontend.LiveState, frontend.ActionReply, frontend.TraceReply, frontend.WhatIfReply,
+                    frontend.PathReply, frontend.ErrorReply],
+}
+"""Named unions of models (``frontend.KernelRequest`` ...), exported as ``export type Name = A | B``."""
 
 HEADER = f"""\
 /**
@@ -220,6 +242,9 @@ def generate() -> str:
     parts.append("// ---- Literal types ----------------------------------------------------------------------------")
     for name, lit in LITERALS.items():
         parts.append(f"export type {name} = {_union([_literal(v) for v in typing.get_args(lit)])};")
+    parts.append("// ---- Unions of models ------------------------------------------------------------------------")
+    for name, members in UNIONS.items():
+        parts.append(f"export type {name} = {' | '.join(m.__name__ for m in members)};")
     for name in sorted(defs):
         model = models.get(name)
         where = inspect.getmodule(model).__name__ if model is not None else "?"  # type: ignore[union-attr]

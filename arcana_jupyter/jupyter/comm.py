@@ -23,6 +23,9 @@ From the front end:
   with ``via: "inspector"`` (no cell holds it, so ``report --verify`` applies it again at the same
   point). Answer ``{"type": "action",
   "ok", "message", ...state}``.
+- ``{"type": "trace", "run_id", "agent"}``: the text of that run's trace, for a front end that cannot
+  read it beside the notebook (the turn widget, :mod:`.widget`); only a run open in this kernel, at
+  most :data:`MAX_TRACE_BYTES`. Answer ``{"type": "trace", "ok", "path", "text"}``.
 
 Nothing a reader needs later goes over the comm: the notebook and the trace hold it all.
 
@@ -47,6 +50,8 @@ TARGET = "arcana"
 ACTIONS = ("unpin", "hydrate", "retract")
 MAX_TARGET_CHARS = 128
 """The longest action target (a pin or object id) accepted; ids are a few dozen characters."""
+MAX_TRACE_BYTES = 16 * 1024 * 1024
+"""The largest trace a ``trace`` request sends (a longer one: ``ok: false``, read it beside the notebook)."""
 MAX_ECHO_CHARS = 80
 """How much of a user field an answer repeats."""
 
@@ -119,6 +124,10 @@ class ArcanaComm:
     def __init__(self, magics: Any) -> None:
         self.magics = magics
         self.comms: list[Any] = []
+        self.registered = False
+        """The target is registered in a running kernel (a front end can answer)."""
+        self.answered = False
+        """A front end answered with the notebook's path: our extension runs there (see .widget)."""
 
     # ---- wiring --------------------------------------------------------------------------------
     def register(self) -> bool:
@@ -129,6 +138,7 @@ class ArcanaComm:
 
         manager = comm_pkg.get_comm_manager()
         manager.register_target(TARGET, self._on_open)
+        self.registered = True
         with contextlib.suppress(Exception):  # a front end without our extension ignores it
             opened = comm_pkg.create_comm(target_name=TARGET, data={"type": "hello"})
             self._attach(opened)
@@ -169,14 +179,18 @@ class ArcanaComm:
             kind = None
         try:
             if kind == "path" and data.get("path"):
+                self.answered = True
                 old_paths = [str(p) for p in data.get("old_paths") or [] if isinstance(p, str)]
-                reply = self.notebook_path(data["path"], data.get("old_path"), data.get("root"), old_paths)
+                reply = {"type": "path",
+                         **self.notebook_path(data["path"], data.get("old_path"), data.get("root"), old_paths)}
             elif kind == "state":
                 reply = {"type": "state", **self.state(data.get("run_id"), data.get("agent"))}
             elif kind == "action":
                 reply = {"type": "action", **self.action(data)}
             elif kind == "whatif":
                 reply = {"type": "whatif", **self.what_if(data)}
+            elif kind == "trace":
+                reply = {"type": "trace", **self.trace(data.get("run_id"), data.get("agent"))}
             else:
                 return None
         except Exception as exc:  # a message must never take the kernel's cell down
@@ -303,6 +317,19 @@ class ArcanaComm:
         tiers = chat.engine.tiers_view() if getattr(chat, "engine", None) is not None else {}
         return {"live": True, "session": entry.name, "turn": int(chat.turn),
                 "pins": [p.summary() for p in chat.pins.active(turn)], "tiers": tiers}
+
+    def trace(self, run_id: Any, agent: Any) -> dict[str, Any]:
+        """The text of the trace of a run open in this kernel (never a path the front end names)."""
+        entry = self._entry(run_id, agent)
+        path = getattr(entry.chat, "trace_path", None) if entry is not None else None
+        if entry is None or path is None:
+            return {"ok": False, "message": "this run is not open in the kernel: its trace is beside the notebook"}
+        size = Path(path).stat().st_size
+        if size > MAX_TRACE_BYTES:
+            return {"ok": False, "message": f"the trace is {size:,} bytes (more than {MAX_TRACE_BYTES:,}): open "
+                                            f"{entry.location.relative(path)} in the trace viewer"}
+        return {"ok": True, "path": entry.location.relative(path),
+                "text": Path(path).read_text(encoding="utf-8", errors="replace")}
 
     def action(self, data: dict[str, Any]) -> dict[str, Any]:
         name, target = data.get("action"), data.get("target")

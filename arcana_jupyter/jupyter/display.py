@@ -6,8 +6,10 @@ renderer and redraws its inspector from each update; everywhere else the ``text/
 reply streaming in (Markdown through markdown-it-py; past a quarter of the Markdown limit, as text
 until the turn ends, so a long reply does not cost a full render per update). At the end it holds
 the turn's compact bundle (:func:`arcana_jupyter.runtime.bundle.compact_bundle`): a summary whose
-detail (the prompt texts) is read from the trace beside the notebook. There is no widget: live
-actions (unpin, hydrate, retract) travel over the ``arcana`` comm (:mod:`.comm`).
+detail (the prompt texts) is read from the trace beside the notebook. Live actions (unpin, hydrate,
+retract) travel over the ``arcana`` comm (:mod:`.comm`). Where our extension does not run (``link``
+given, see :func:`.widget.wants_widget`) the same output also carries the turn widget's view
+(:mod:`.widget`), whose ``bundle`` trait follows every update.
 
 Everything here runs on the kernel's main thread. The runtime's loop thread only appends tokens
 and events to this object (under a lock); :meth:`TurnDisplay.tick`, called by the waiting cell,
@@ -73,8 +75,12 @@ def bundle_output(bundle: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, 
 class TurnDisplay:
     """The output of one turn, updated live."""
 
-    def __init__(self, chat: Any, location: NotebookLocation, *, widgets: bool = False, interval: float = 0.15) -> None:
+    def __init__(self, chat: Any, location: NotebookLocation, *, widgets: bool = False, interval: float = 0.15,
+                 link: Any = None) -> None:
         # ``widgets`` is accepted for callers written for the old ipywidgets inspector; it does nothing.
+        # ``link``: the shell's comm handler; given, the output also shows the turn widget (.widget).
+        self.link = link
+        self.widget: Any = None
         self.chat = chat
         self.location = location
         self.interval = interval
@@ -108,7 +114,8 @@ class TurnDisplay:
 
     # ---- main thread ------------------------------------------------------------------------
     def start(self) -> None:
-        self.handle = display(self._running_output("", "waiting for the model…"), raw=True, display_id=True)
+        self.handle = display(self._with_widget(self._running_output("", "waiting for the model…")), raw=True,
+                              display_id=True)
 
     def partial_text(self) -> str:
         """The reply so far, masked like everything recorded (a key the model echoes is not shown)."""
@@ -177,14 +184,31 @@ class TurnDisplay:
             note = "generating…" if not tools else f"generating… (after {len(tools)} tool call(s))"
         else:
             note = f"running tool {tools[-1]}…" if tools else "building the context…"
-        self.handle.update(self._running_output(partial, note), raw=True)
+        self.handle.update(self._with_widget(self._running_output(partial, note)), raw=True)
 
     def finish(self) -> dict[str, Any]:
         """Replace the streaming view with the turn's compact MIME bundle; returns the full bundle."""
         full = self.full_bundle()
         data, metadata = bundle_output(compact_bundle(full))
+        data = self._with_widget(data)
         if self.handle is not None:
             self.handle.update(data, raw=True, metadata=metadata)
         else:
             display(data, raw=True, metadata=metadata)
         return full
+
+    def _with_widget(self, data: dict[str, Any]) -> dict[str, Any]:
+        """``data`` with the turn widget's view added (its ``bundle`` set to ``data``'s), when there is a link."""
+        if self.link is None:
+            return data
+        from .widget import WIDGET_VIEW, turn_widget
+
+        try:
+            if self.widget is None:
+                self.widget = turn_widget(data[MIME_TYPE], self.link)
+            else:
+                self.widget.bundle = data[MIME_TYPE]
+        except Exception:  # no widget then: the MIME bundle and the HTML still show the turn
+            self.link = None
+            return data
+        return {WIDGET_VIEW: self.widget.view(), **data}

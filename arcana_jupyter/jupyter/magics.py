@@ -24,7 +24,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 from pydantic import BaseModel, ValidationError
-from traitlets import Bool, Dict, Float, Int, List, Unicode
+from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode
 
 from .. import render
 from ..exceptions import ArcanaError, RunLockedError
@@ -112,6 +112,11 @@ class ArcanaMagics(Magics):
     ).tag(config=True)
     replay_runs = Dict(
         default_value={}, help="Session name -> recorded run id to replay (also $ARCANA_REPLAY_RUNS)."
+    ).tag(config=True)
+    frontend = Enum(
+        ["auto", "mime", "widget"], "auto", help="How a turn is shown: 'mime' (our JupyterLab extension's "
+        "renderer, static HTML elsewhere), 'widget' (also the anywidget inspector), 'auto' (the widget in VS Code, "
+        "Colab, or when the page never answered the arcana comm)."
     ).tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
@@ -482,7 +487,11 @@ class ArcanaMagics(Magics):
     def send(self, entry: SessionEntry, text: str) -> Any:
         """Run one turn with live display; returns the ``ChatReply`` (or ``None`` if it never started)."""
         chat = entry.chat
-        view = TurnDisplay(chat, entry.location, interval=self.stream_interval)
+        from .widget import shell_link, wants_widget
+
+        link = shell_link(self.shell)
+        shown = link if wants_widget(self.frontend, link, getattr(self.shell, "user_ns", None)) else None
+        view = TurnDisplay(chat, entry.location, interval=self.stream_interval, link=shown)
         view.start()
         unsubscribe = chat.subscribe(view.on_event)
         future = asyncio.run_coroutine_threadsafe(

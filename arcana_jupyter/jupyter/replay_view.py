@@ -376,8 +376,9 @@ def display_replay(frames: list[dict[str, Any]], *, trace_dir: str | Path, turn:
                    agent: str | None = None, handle: Any = None) -> None:
     """Show the scrubber: our MIME type (the extension reads the trace) and a static CSS scrubber.
 
-    ``widgets`` and ``default_window`` are accepted for older callers; there is no widget any more
-    (a reopened notebook shows the same scrubber with no kernel and no widget state). ``handle``: a
+    ``widgets`` and ``default_window`` are accepted for older callers. Where our extension does not
+    run, the output also carries the replay widget's view (:func:`.widget.with_replay_widget`); a
+    reopened notebook still shows the scrubber with no kernel and no widget state. ``handle``: a
     display (the progress bar of :class:`NotebookProgress`) to replace instead of adding an output.
     """
     from IPython import get_ipython
@@ -399,6 +400,9 @@ def display_replay(frames: list[dict[str, Any]], *, trace_dir: str | Path, turn:
         data = {REPLAY_MIME_TYPE: replay_bundle(frames, run_id=run, agent=agent, trace_path=trace_path,
                                                 selected=selected), **data}
         metadata = {"arcana": {"run_id": run, "agent": agent, "trace_path": trace_path, "replay": True}}
+        from .widget import with_replay_widget  # where our extension does not run (see .widget)
+
+        data = with_replay_widget(shell, data, REPLAY_MIME_TYPE, Path(trace_dir) / f"{run}.jsonl")
     if handle is not None:
         handle.update(data, raw=True, metadata=metadata)
     else:

@@ -15,7 +15,7 @@ import { Widget } from '@lumino/widgets';
 
 import { clear, h } from './dom';
 import { Hub, RunSummary, setHub, traceDirFor } from './hub';
-import { TraceViewer } from './viewer';
+import { TraceViewer } from './viewerwidget';
 
 export { traceDirFor };
 

@@ -8,6 +8,7 @@
 import { budgetBars, decisionTable, list, outcomeSummary } from './decisionview';
 import { clear, collapsible, h, pre, uid } from './dom';
 import { fmtCost, fmtCounting, fmtInt, fmtMs, fmtPct, fmtScore, preview, valueText } from './format';
+import type { ActionRequest, KernelReply, LiveAction, StateRequest } from './schema.gen';
 import { messageFor, ParsedTrace, promptOf } from './trace';
 import { MessageRecord, Pin, StateObject, TurnBundle, TurnStep } from './types';
 import { whatIfSection } from './whatif';
@@ -18,9 +19,12 @@ export interface TurnDetail {
   trace: ParsedTrace;
 }
 
-/** The kernel's side of a live session (the `arcana` comm), when one is connected. */
+/**
+ * The kernel's side of a live session, when one is connected: the `arcana` comm (JupyterLab
+ * extension, ./hub) or the widget's custom messages (./widget). Typed by ./schema.gen.
+ */
 export interface LiveSession {
-  request(data: Record<string, any>): Promise<Record<string, any> | null>;
+  request(data: StateRequest | ActionRequest): Promise<KernelReply | null>;
 }
 
 /** What the renderer adds to a bundle: where its detail is, and the live session. */
@@ -295,7 +299,7 @@ function liveSection(b: TurnBundle, live: LiveSession): HTMLElement {
   const host = h('section', { class: 'arcana-live', 'aria-label': 'Live session actions' });
   const status = h('div', { class: 'arcana-live-status', role: 'status', 'aria-live': 'polite' });
   const items = h('div', { class: 'arcana-live-items' });
-  const show = (state: Record<string, any> | null) => {
+  const show = (state: Record<string, any> | null) => {  // a LiveState or an ActionReply
     clear(items);
     if (!state || !state.live) {
       host.hidden = true;
@@ -306,15 +310,16 @@ function liveSection(b: TurnBundle, live: LiveSession): HTMLElement {
       return;
     }
     host.hidden = false;
-    const button = (label: string, action: string, target: string) => {
+    const button = (label: string, action: LiveAction, target: string) => {
       const btn = h('button', { type: 'button', class: 'arcana-btn arcana-action', 'data-action': action, 'data-target': target }, label);
       btn.addEventListener('click', () => {
         btn.setAttribute('disabled', '');
         status.textContent = `${action} ${target}…`;
         void live.request({ type: 'action', action, target, run_id: b.run_id, agent: b.agent }).then(r => {
-          status.textContent = r ? String(r.message ?? (r.ok ? 'done' : 'failed')) : 'no answer from the kernel';
-          status.classList.toggle('arcana-warn', !r || r.ok === false);
-          show(r && r.live !== undefined ? r : null);
+          const answer = r && 'ok' in r ? r : null; // an ActionReply, or an ErrorReply
+          status.textContent = answer ? String(answer.message ?? (answer.ok ? 'done' : 'failed')) : 'no answer from the kernel';
+          status.classList.toggle('arcana-warn', !answer || answer.ok === false);
+          show(r && 'live' in r && r.live !== undefined && r.live !== null ? r : null);
         });
       });
       return btn;
@@ -338,7 +343,7 @@ function liveSection(b: TurnBundle, live: LiveSession): HTMLElement {
   host.appendChild(items);
   host.appendChild(status);
   host.hidden = true;
-  void live.request({ type: 'state', run_id: b.run_id, agent: b.agent }).then(show);
+  void live.request({ type: 'state', run_id: b.run_id, agent: b.agent }).then(r => show(r && r.type === 'state' ? r : null));
   return host;
 }
 

@@ -20,11 +20,12 @@ import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Panel, Widget } from '@lumino/widgets';
 
 import { clear, h } from './dom';
-import { fmtCost, fmtInt, preview } from './format';
 import { besideNotebook, getHub, KernelLink, traceDirFor } from './hub';
 import { renderTurn, TurnContext } from './inspector';
+import { replaySummary, replayTitle } from './replay';
+import type { KernelReply } from './schema.gen';
 import { REPLAY_MIME_TYPE, ReplayBundle, TURN_MIME_TYPE, TurnBundle } from './types';
-import { TraceViewer } from './viewer';
+import { TraceViewer } from './viewerwidget';
 
 /** The notebook an output belongs to: the path its URL resolver resolves against (follows renames). */
 function notebookOf(options: IRenderMime.IRendererOptions): string | null {
@@ -112,7 +113,7 @@ export class TurnRenderer extends Panel implements IRenderMime.IRenderer {
     }
     const link = this.link;
     if (link?.connected) {
-      ctx.live = { request: data => link.request(data) };
+      ctx.live = { request: data => link.request(data) as Promise<KernelReply | null> };
     }
     renderTurn(host, b, wasOpen, ctx);
   }
@@ -145,10 +146,7 @@ export class ReplayRenderer extends Panel implements IRenderMime.IRenderer {
       node.appendChild(h('div', { class: 'arcana-warn' }, 'arcana: this output holds no replay data.'));
       return;
     }
-    const t = r.totals ?? {};
-    node.appendChild(h('div', { class: 'arcana-replay-title' },
-      h('strong', {}, 'Replay'), ` · run ${r.run_id}` + (r.agent && r.agent !== 'main' ? ` · agent ${r.agent}` : '') +
-      ` · ${r.turns.length} turn${r.turns.length === 1 ? '' : 's'} · ${fmtInt(t.input_tokens ?? 0)} in / ${fmtInt(t.output_tokens ?? 0)} out tokens, ${fmtCost(t.cost_usd ?? 0)}`));
+    node.appendChild(replayTitle(r));
     const status = h('div', { class: 'arcana-muted arcana-replay-status', role: 'status' }, 'Reading the trace…');
     node.appendChild(status);
     const hub = getHub();
@@ -167,7 +165,7 @@ export class ReplayRenderer extends Panel implements IRenderMime.IRenderer {
       status.textContent = hub
         ? `The trace ${r.trace_path} is not beside the notebook: showing the summary kept in the notebook.`
         : 'The arcana extension is not fully active: showing the summary kept in the notebook.';
-      node.appendChild(this.summaryTable(r));
+      node.appendChild(replaySummary(r));
       return;
     }
     status.textContent = `From ${path}`;
@@ -185,29 +183,29 @@ export class ReplayRenderer extends Panel implements IRenderMime.IRenderer {
     }
   }
 
-  private summaryTable(r: ReplayBundle): HTMLElement {
-    return h('table', { class: 'arcana-replay-summary' },
-      h('thead', {}, h('tr', {}, ...['turn', 'status', 'input', 'reply', 'tokens', 'cost'].map(c => h('th', {}, c)))),
-      h('tbody', {}, ...r.turns.map(x => h('tr', {},
-        h('td', {}, String(x.turn)), h('td', {}, String(x.status ?? '')), h('td', {}, preview(x.input ?? '', 80)),
-        h('td', {}, preview(x.reply ?? '', 80)), h('td', {}, `${fmtInt(x.usage?.input_tokens ?? 0)} in / ${fmtInt(x.usage?.output_tokens ?? 0)} out`),
-        h('td', {}, fmtCost(x.cost_usd ?? 0))))));
-  }
-
   readonly mimeType: string;
 }
+
+/**
+ * Our renderers' rank: ahead of the widget view (jupyterlab_widgets registers
+ * `application/vnd.jupyter.widget-view+json` at rank -10; lower wins). A turn shown as the anywidget
+ * (jupyter/widget.py: VS Code, Colab, or a kernel our extension never answered) carries our MIME type
+ * too, and where this extension runs, this renderer (with the comm's live actions and the trace's
+ * prompt texts) is the one shown; where it does not, the widget view is.
+ */
+export const RANK = -20;
 
 export const rendererFactory: IRenderMime.IRendererFactory = {
   safe: true,
   mimeTypes: [TURN_MIME_TYPE],
-  defaultRank: 40,
+  defaultRank: RANK,
   createRenderer: options => new TurnRenderer(options)
 };
 
 export const replayRendererFactory: IRenderMime.IRendererFactory = {
   safe: true,
   mimeTypes: [REPLAY_MIME_TYPE],
-  defaultRank: 40,
+  defaultRank: RANK,
   createRenderer: options => new ReplayRenderer(options)
 };
 
@@ -216,14 +214,14 @@ const extensions: IRenderMime.IExtension[] = [
     id: 'arcana-jupyter:turn-renderer',
     description: 'Renders arcana turn bundles as the context inspector.',
     rendererFactory,
-    rank: 40,
+    rank: RANK,
     dataType: 'json'
   },
   {
     id: 'arcana-jupyter:replay-renderer',
     description: 'Renders %arcana_replay outputs as a turn scrubber over the run\'s trace.',
     rendererFactory: replayRendererFactory,
-    rank: 40,
+    rank: RANK,
     dataType: 'json'
   }
 ];

@@ -14,6 +14,44 @@ export type Placement = 'head' | 'late';
 export type Tier = 'active' | 'soft' | 'hard';
 export type Kind = 'task' | 'decision' | 'constraint' | 'note';
 export type TaskStatus = 'open' | 'done';
+export type LiveAction = 'unpin' | 'hydrate' | 'retract';
+// ---- Unions of models ------------------------------------------------------------------------
+export type KernelRequest = StateRequest | ActionRequest | TraceRequest | WhatIfRequest | PathRequest;
+export type KernelReply = LiveState | ActionReply | TraceReply | WhatIfReply | PathReply | ErrorReply;
+
+// ---- arcana_jupyter.schema.frontend.ActionReply ---------------------------------------------------
+/**
+ * @pydantic ActionReply: The answer to an ``action`` request: what happened, and the state after it (when the run is
+ * live).
+ */
+export interface ActionReply {
+  type?: 'action';
+  ok: boolean;
+  message: string;
+  /** The runtime call's own structured result. */
+  result?: Record<string, unknown> | null;
+  live?: boolean | null;
+  session?: string | null;
+  turn?: number | null;
+  pins?: Record<string, unknown>[];
+  tiers?: Record<string, Record<string, unknown>[]>;
+  request_id?: string | number | null;
+}
+
+// ---- arcana_jupyter.schema.frontend.ActionRequest -------------------------------------------------
+/**
+ * @pydantic ActionRequest: Unpin a pin, hydrate or retract an adaptive-context object of a live run (traced as
+ * ``source: user``).
+ */
+export interface ActionRequest {
+  type: 'action';
+  action: LiveAction;
+  /** A pin id or a state-object id (at most ``comm.MAX_TARGET_CHARS`` printable characters). */
+  target: string;
+  run_id?: string | null;
+  agent?: string | null;
+  request_id?: string | number | null;
+}
 
 // ---- arcana_jupyter.schema.decisions.BudgetSnapshot -----------------------------------------------
 /** @pydantic BudgetSnapshot */
@@ -74,6 +112,15 @@ export interface ContextReport {
   prefix_share?: number | null;
 }
 
+// ---- arcana_jupyter.schema.frontend.ErrorReply ----------------------------------------------------
+/** @pydantic ErrorReply: A request that could not be answered (not a JSON object, or it failed): nothing changed. */
+export interface ErrorReply {
+  type?: string | null;
+  ok?: false;
+  message: string;
+  request_id?: string | number | null;
+}
+
 // ---- arcana_jupyter.schema.decisions.LayerReport --------------------------------------------------
 /** @pydantic LayerReport */
 export interface LayerReport {
@@ -81,6 +128,24 @@ export interface LayerReport {
   messages: number;
   tokens_before: number;
   tokens_after: number;
+}
+
+// ---- arcana_jupyter.schema.frontend.LiveState -----------------------------------------------------
+/**
+ * @pydantic LiveState: The answer to a ``state`` request (``live: false`` and nothing else when the run is not open
+ * here).
+ */
+export interface LiveState {
+  type?: 'state';
+  live: boolean;
+  session?: string | null;
+  /** The session's latest turn: the actions are offered under that turn's inspector only. */
+  turn?: number | null;
+  /** The active pins, each ``Pin.summary()`` (``Pin`` in labextension/src/types.ts). */
+  pins?: Record<string, unknown>[];
+  /** Live adaptive-context objects by tier (``active``, ``soft``, ``hard``), as the turn bundle has them. */
+  tiers?: Record<string, Record<string, unknown>[]>;
+  request_id?: string | number | null;
 }
 
 // ---- arcana_jupyter.schema.decisions.MessageDecision ----------------------------------------------
@@ -112,6 +177,33 @@ export interface MessageDecision {
    * index in the prompt (``token_count_after`` then counts both).
    */
   anchor_position?: number | null;
+}
+
+// ---- arcana_jupyter.schema.frontend.PathReply -----------------------------------------------------
+/** @pydantic PathReply: The answer to a ``path`` request. */
+export interface PathReply {
+  type?: 'path';
+  ok: boolean;
+  message?: string | null;
+  notebook?: string | null;
+  source?: string | null;
+  trace_dir?: string | null;
+  moved?: Record<string, string>[];
+  request_id?: string | number | null;
+}
+
+// ---- arcana_jupyter.schema.frontend.PathRequest ---------------------------------------------------
+/**
+ * @pydantic PathRequest: The notebook's path relative to the server's root (JupyterLab extension only), at start and
+ * after a rename.
+ */
+export interface PathRequest {
+  type: 'path';
+  path: string;
+  old_path?: string | null;
+  old_paths?: string[];
+  root?: string | null;
+  request_id?: string | number | null;
 }
 
 // ---- arcana_jupyter.schema.bundle.PrimitiveCall ---------------------------------------------------
@@ -157,6 +249,15 @@ export interface StateObject {
   rationale?: string | null;
 }
 
+// ---- arcana_jupyter.schema.frontend.StateRequest --------------------------------------------------
+/** @pydantic StateRequest: Is this run live in the kernel, and its pins and adaptive-context tiers now. */
+export interface StateRequest {
+  type: 'state';
+  run_id?: string | null;
+  agent?: string | null;
+  request_id?: string | number | null;
+}
+
 // ---- arcana_jupyter.schema.bundle.StepCounting ----------------------------------------------------
 /**
  * @pydantic StepCounting: How a step's prompt was counted: the tokenizer, the calibration ratio, our count and the
@@ -189,6 +290,33 @@ export interface TraceEvent {
   event_type: string;
   parent_id?: string | null;
   metadata?: Record<string, unknown>;
+}
+
+// ---- arcana_jupyter.schema.frontend.TraceReply ----------------------------------------------------
+/**
+ * @pydantic TraceReply: The answer to a ``trace`` request: the JSON-lines text (its last line may be torn while a turn
+ * runs).
+ */
+export interface TraceReply {
+  type?: 'trace';
+  ok: boolean;
+  message?: string | null;
+  /** The trace file, relative to the notebook's folder. */
+  path?: string | null;
+  text?: string | null;
+  request_id?: string | number | null;
+}
+
+// ---- arcana_jupyter.schema.frontend.TraceRequest --------------------------------------------------
+/**
+ * @pydantic TraceRequest: The text of a live run's trace (the turn widget: it cannot read the file beside the
+ * notebook).
+ */
+export interface TraceRequest {
+  type: 'trace';
+  run_id?: string | null;
+  agent?: string | null;
+  request_id?: string | number | null;
 }
 
 // ---- arcana_jupyter.schema.bundle.TurnBundle ------------------------------------------------------
@@ -253,4 +381,65 @@ export interface UsageRecord {
   input_tokens?: number;
   output_tokens?: number;
   cached_input_tokens?: number;
+}
+
+// ---- arcana_jupyter.schema.frontend.WhatIfChange --------------------------------------------------
+/**
+ * @pydantic WhatIfChange: One row of the rebuilt turn whose outcome differs from the recorded one
+ * (``replay_view.changed_rows``).
+ */
+export interface WhatIfChange {
+  index: number;
+  role: string;
+  source?: string | null;
+  change: 'new' | 'gone' | 'changed';
+  /** ``{outcome, fidelity, tokens}`` as sent, or ``None`` for a row only the rebuild has. */
+  before?: Record<string, unknown> | null;
+  after?: Record<string, unknown> | null;
+}
+
+// ---- arcana_jupyter.schema.frontend.WhatIfReply ---------------------------------------------------
+/**
+ * @pydantic WhatIfReply: The answer to a ``whatif`` request: the turn as sent and as rebuilt (``comm.what_if_answer``).
+ */
+export interface WhatIfReply {
+  type?: 'whatif';
+  ok: boolean;
+  message?: string | null;
+  run_id?: string | null;
+  agent?: string | null;
+  turn?: number | null;
+  step?: number | null;
+  /** The recorded prompt was reproduced (digest) before the settings were changed. */
+  verified?: boolean | null;
+  /** Some setting differs from the recorded ones. */
+  counterfactual?: boolean | null;
+  recorded_settings?: Record<string, unknown> | null;
+  /** ``strategy``, ``total_window``, ``response_reserve`` of the rebuild. */
+  settings?: Record<string, unknown> | null;
+  recorded_tokens?: number | null;
+  tokens?: number | null;
+  changes?: WhatIfChange[];
+  /** The rebuilt prompt, ``{role, content}``, each content clipped. */
+  messages?: Record<string, string>[];
+  messages_left_out?: number;
+  notes?: string[];
+  request_id?: string | number | null;
+}
+
+// ---- arcana_jupyter.schema.frontend.WhatIfRequest -------------------------------------------------
+/**
+ * @pydantic WhatIfRequest: Rebuild a recorded turn with another window, reserve or strategy (``None``: as recorded);
+ * read-only.
+ */
+export interface WhatIfRequest {
+  type: 'whatif';
+  run_id: string;
+  agent?: string | null;
+  turn: number;
+  step?: number;
+  window?: number | string | null;
+  reserve?: number | string | null;
+  strategy?: string | null;
+  request_id?: string | number | null;
 }

@@ -2,9 +2,10 @@
  * The trace viewer: one run's JSONL file as a turn scrubber, the decision table of the chosen
  * turn, its prompt, the pins active at it, a diff between any two turns, the run's errors and the
  * lines that could not be read. The file is parsed once and indexed by turn; tables are virtual.
+ *
+ * `TraceView` is plain DOM (no JupyterLab, no Lumino): the JupyterLab document and the replay MIME
+ * renderer host it in a Lumino widget (./viewerwidget), the replay widget (./widget) in its element.
  */
-
-import { Widget } from '@lumino/widgets';
 
 import { budgetBars, decisionTable, list, outcomeSummary } from './decisionview';
 import { clear, collapsible, h, pre } from './dom';
@@ -42,7 +43,9 @@ function fmtDecision(d: MessageDecision | null): string {
   return `${d.outcome}${d.fidelity ? ' ' + d.fidelity : ''} · ${fmtInt(d.token_count_after)} tok`;
 }
 
-export class TraceViewer extends Widget {
+export class TraceView {
+  /** The viewer's element (the host puts it where it belongs). */
+  readonly node: HTMLElement = document.createElement('div');
   private readonly opts: TraceViewerOptions;
   private trace: ParsedTrace | null = null;
   private agent = 'main';
@@ -69,9 +72,8 @@ export class TraceViewer extends Widget {
   lastRenderMs = 0;
 
   constructor(options: TraceViewerOptions) {
-    super();
     this.opts = options;
-    this.addClass('arcana-viewer');
+    this.node.classList.add('arcana-viewer');
     this.node.tabIndex = 0;
     this.node.setAttribute('aria-label', `Arcana trace viewer: ${options.path}`);
 
@@ -521,7 +523,8 @@ export class TraceViewer extends Widget {
     );
   }
 
-  protected onAfterAttach(): void {
+  /** Called by the host once the node is in the page. */
+  attached(): void {
     // Let the keyboard work right away when the viewer opens.
     if (this.opts.focusOnAttach !== false) {
       this.node.focus({ preventScroll: true });

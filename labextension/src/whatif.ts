@@ -7,43 +7,24 @@
 
 import { clear, collapsible, h, pre } from './dom';
 import { fmtInt } from './format';
+import { WhatIfChange, WhatIfReply, WhatIfRequest } from './schema.gen';
 import { TurnBundle } from './types';
 
 export const STRATEGIES = ['auto', 'passthrough', 'tail_preserve', 'aggressive_truncate', 'llm_summarize'];
 
-/** One row whose outcome changed (`replay_view.changed_rows`). */
-export interface WhatIfChange {
-  index: number;
-  role: string;
-  source?: string | null;
-  change: 'new' | 'gone' | 'changed';
-  before: { outcome: string; fidelity?: string | null; tokens?: number | null } | null;
-  after: { outcome: string; fidelity?: string | null; tokens?: number | null } | null;
-}
-
-/** The kernel's answer to `{"type": "whatif", …}`. */
-export interface WhatIfAnswer {
-  ok: boolean;
-  message?: string;
-  turn?: number;
-  verified?: boolean;
-  counterfactual?: boolean;
-  settings?: { strategy: string; total_window: number; response_reserve: number };
-  recorded_settings?: { strategy: string; total_window: number; response_reserve: number };
-  recorded_tokens?: number | null;
-  tokens?: number;
-  changes?: WhatIfChange[];
-  messages?: { role: string; content: string }[];
-  messages_left_out?: number;
-  notes?: string[];
-}
+/** The kernel's answer to a `whatif` request (generated from `schema/frontend.py`). */
+export type WhatIfAnswer = WhatIfReply;
 
 export interface Requester {
   request(data: Record<string, any>): Promise<Record<string, any> | null>;
 }
 
 function stateText(s: WhatIfChange['before']): string {
-  return s ? `${s.outcome}${s.fidelity ? ' ' + s.fidelity : ''} · ${fmtInt(s.tokens ?? 0)} tok` : '—';
+  if (!s) {
+    return '—';
+  }
+  const tokens = typeof s.tokens === 'number' ? s.tokens : 0;
+  return `${String(s.outcome ?? '')}${s.fidelity ? ' ' + String(s.fidelity) : ''} · ${fmtInt(tokens)} tok`;
 }
 
 /** The answer as DOM: a summary line, the rows that changed, notes, and the rebuilt prompt (collapsed). */
@@ -51,7 +32,7 @@ export function whatIfResult(a: WhatIfAnswer): HTMLElement {
   if (!a.ok) {
     return h('div', { class: 'arcana-warn arcana-whatif-result' }, a.message ?? 'the kernel could not rebuild this turn');
   }
-  const s = a.settings!;
+  const s = (a.settings ?? {}) as { strategy?: string; total_window?: number; response_reserve?: number };
   const changes = a.changes ?? [];
   const rows = changes.map(c => h('tr', {},
     h('td', { class: 'arcana-num' }, String(c.index)), h('td', {}, c.role), h('td', {}, c.source ?? 'history'),
@@ -59,7 +40,7 @@ export function whatIfResult(a: WhatIfAnswer): HTMLElement {
   const messages = a.messages ?? [];
   return h('div', { class: 'arcana-whatif-result' },
     h('div', { class: 'arcana-whatif-summary' },
-      `Window ${fmtInt(s.total_window)}, reserve ${fmtInt(s.response_reserve)}, ${s.strategy}: `
+      `Window ${fmtInt(s.total_window ?? 0)}, reserve ${fmtInt(s.response_reserve ?? 0)}, ${s.strategy ?? ''}: `
       + `${fmtInt(a.recorded_tokens ?? 0)} tokens sent → ${fmtInt(a.tokens ?? 0)} rebuilt · `
       + `${changes.length} row${changes.length === 1 ? '' : 's'} changed`
       + (a.counterfactual ? '' : ' (the recorded settings)')
@@ -71,7 +52,7 @@ export function whatIfResult(a: WhatIfAnswer): HTMLElement {
       : h('div', { class: 'arcana-muted' }, 'Every message is decided as it was.'),
     ...(a.notes ?? []).map(n => h('div', { class: 'arcana-muted' }, n)),
     collapsible(`Rebuilt prompt (${messages.length} message${messages.length === 1 ? '' : 's'}${a.messages_left_out ? `, ${a.messages_left_out} more not shown` : ''})`,
-      () => h('div', {}, ...messages.map(m => h('div', { class: 'arcana-msg' }, h('div', { class: 'arcana-msg-head' }, m.role), pre(m.content))))));
+      () => h('div', {}, ...messages.map(m => h('div', { class: 'arcana-msg' }, h('div', { class: 'arcana-msg-head' }, m.role ?? ''), pre(m.content ?? ''))))));
 }
 
 /** The what-if form under a turn: window, reserve, strategy and a Rebuild button. */
@@ -89,10 +70,11 @@ export function whatIfSection(b: TurnBundle, live: Requester): HTMLElement {
     run.setAttribute('disabled', '');
     clear(out);
     out.appendChild(h('div', { class: 'arcana-muted' }, 'Rebuilding in the kernel…'));
-    void live.request({
-      type: 'whatif', run_id: b.run_id, agent: b.agent, turn: b.turn, step: step?.step ?? 0,
+    const request: WhatIfRequest = {
+      type: 'whatif', run_id: String(b.run_id), agent: b.agent ?? null, turn: Number(b.turn), step: step?.step ?? 0,
       window: window.value || null, reserve: reserve.value || null, strategy: strategy.value || null
-    }).then(r => {
+    };
+    void live.request(request as unknown as Record<string, any>).then(r => {
       run.removeAttribute('disabled');
       clear(out);
       out.appendChild(whatIfResult((r ?? { ok: false, message: 'no answer from the kernel' }) as WhatIfAnswer));

@@ -112,3 +112,24 @@ def test_types_ts_reexports_instead_of_repeating() -> None:
         if own:
             assert own.group(1).startswith(f" extends Without<gen.{name}, "), f"types.ts repeats {name} by hand"
     assert "from './schema.gen';" in types_ts
+
+
+def test_the_kernel_front_end_messages_are_generated_with_their_unions() -> None:
+    """The comm's and the widget's messages (schema/frontend.py) are typed on the TypeScript side too."""
+    from arcana_jupyter.schema import frontend
+
+    text = GENERATED.read_text(encoding="utf-8")
+    for name, members in gen.UNIONS.items():
+        line = re.search(rf"^export type {name} = (.*);$", text, re.M)
+        assert line, name
+        assert line.group(1).split(" | ") == [m.__name__ for m in members]
+        for m in members:
+            assert re.search(rf"^export interface {m.__name__} \{{", text, re.M), m.__name__
+    assert "export type LiveAction = 'unpin' | 'hydrate' | 'retract';" in text
+    action = re.search(r"^export interface ActionRequest \{(.*?)^\}", text, re.M | re.S)
+    assert action and "  action: LiveAction;" in action.group(1) and "  target: string;" in action.group(1)
+    import typing
+
+    from arcana_jupyter.jupyter.comm import ACTIONS
+
+    assert typing.get_args(frontend.LiveAction) == ACTIONS  # the comm's own list of actions
