@@ -666,6 +666,10 @@ class _Build:
 
         # before any await: the shared index may grow meanwhile
         self.bm25, self.via, self.lexical = self._relevance(strategy != "passthrough" and b.recall)
+        # the blocks policy's small block takes the question's literal best matches too (no feedback
+        # expansion, which on look-alike turns ranks the look-alikes with the answer)
+        query = self._query() if b.drop_policy == "blocks" and strategy != "passthrough" and b.recall else ""
+        self.literal: dict[int, float] = self.rel.scores(query, limit=self.n_hist, feedback=False) if query else {}
 
         # ---- plan the conversation --------------------------------------------------------
         self.stale: set[int] = set() if strategy == "passthrough" else self.state.stale()
@@ -1206,6 +1210,33 @@ class _Build:
         if room <= 0:
             return
         ranked = sorted(candidates, key=lambda u: (-candidates[u], u))[:RECALL_MAX_UNITS]
+        if not fill and self.literal:
+            # the small block: the literal best matches and the fused ranking's, alternately
+            literal: dict[int, float] = {}
+            literal_msg: dict[int, int] = {}
+            for i, s in self.literal.items():
+                if s < RECALL_MIN_BM25 or i in self.stale:
+                    continue
+                d = decisions[i]
+                if d is None or d.source == "input" or self._shown(i):
+                    continue
+                u = self._unit_index(i)
+                if u is None or u == last:
+                    continue
+                key = round(s, 6)
+                if key > literal.get(u, -1.0):
+                    literal[u] = key
+                    literal_msg[u] = i
+            first = sorted(literal, key=lambda u: (-literal[u], u))
+            merged: list[int] = []
+            seen: set[int] = set()
+            for k in range(max(len(first), len(ranked))):
+                for u in (first[k] if k < len(first) else None, ranked[k] if k < len(ranked) else None):
+                    if u is not None and u not in seen:
+                        seen.add(u)
+                        merged.append(u)
+                        best_msg.setdefault(u, literal_msg.get(u, -1))
+            ranked = merged[:RECALL_MAX_UNITS]
         chosen: dict[int, tuple[list[tuple[Message, int, Fidelity]], str]] = {}
 
         def take(u: int, reason: str, levels: tuple[Fidelity, ...] = ("L0", "L1")) -> bool:

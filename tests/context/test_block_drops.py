@@ -158,3 +158,26 @@ def test_the_policy_is_a_recorded_setting_and_old_traces_rebuild_with_bands() ->
     assert WorkingSetBuilder(TokenBudget(total_window=4096, response_reserve=1024)).drop_policy == "bands"
     with pytest.raises(ValueError, match="drop_policy"):
         WorkingSetBuilder(TokenBudget(total_window=4096, response_reserve=1024), drop_policy="sliding")
+
+
+def test_the_small_block_takes_the_question_as_asked_before_its_expansion() -> None:
+    """On look-alike turns (other teams, same kind of fact) the feedback expansion ranks look-alikes
+    with the answer; the small block takes the literal best match too (dev split, a question whose
+    answer the expanded ranking puts fifth and the question as asked first)."""
+    import json
+    from pathlib import Path
+
+    from benchmarks.retention.sessions import exchanges
+
+    conv = next(c for c in json.loads((Path(__file__).parents[2] / "benchmarks" / "retention" / "data"
+                                       / "sessions_dev.json").read_text()) if c["id"] == "dev3")
+    q = next(q for q in conv["questions"] if q["question"] == "Which seed did we fix for search's experiment?")
+    history = [Message(role="system", content=conv["system"])]
+    for t, (user, reply) in enumerate(exchanges(conv), 1):
+        history += [Message(role="user", content=user, turn=t), Message(role="assistant", content=reply, turn=t)]
+    builder = WorkingSetBuilder(TokenBudget(total_window=4096, response_reserve=1024), embedder=None,
+                                drop_policy="blocks", block_recall_min=0, block_recall_share=0.05)
+    build = builder.build(history, q["question"], turn=len(history) // 2 + 1)
+    recalled = [d for d in build.decision.decisions if d.recalled]
+    assert sum(d.token_count_after for d in recalled) < 200  # room for two or so messages
+    assert any(q["answer"] in m.content for m in build.messages)
