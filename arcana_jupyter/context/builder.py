@@ -18,7 +18,9 @@ Prompt layout (stable first, so providers can reuse the cached prefix)::
     | late sections | earlier turns relevant to this input | current input
 
 (``layout="recall_first"``, what traces before it recorded: the recent exchange after the relevant
-turns, just before the input.)
+turns, just before the input.) With ``drop_policy="blocks"`` (the runtime's default mode) there are
+no middle bands and no summary: the head exchange, then the verbatim window, which gives way a large
+block at a time at absolute positions (see :data:`DROP_POLICIES`).
 
 Strategies, reasons and the quantized window are described in :mod:`.strategies`; fidelity levels
 in :mod:`.fidelity`; relevance in :mod:`.relevance`.
@@ -78,8 +80,9 @@ so the prompt only grows at its end for several turns between drops, and a small
 turns relevant to the input (``block_recall_share``: the best matches and their exchanges only, no
 neighbours, no recency fill) — what is left of the budget between drops stays free."""
 BLOCK_GRAIN = 64
-"""The block quantum is rounded down to a multiple of this, so that a few tokens more or less in
-the available budget (calibration, the shaped prompt's recount) leave the drop points where they are."""
+"""The block quantum is rounded to the nearest multiple of this, so that a few tokens more or less in
+the available budget (calibration, the shaped prompt's recount) leave the drop points where they are
+(the usual windows less their reserve, 1,536 / 3,072 / 7,168 / 15,360 tokens, are far from a midpoint)."""
 LAYOUTS = ("recent_first", "recall_first")
 """Where the exchange before the input goes: before the question-dependent block (``recent_first``,
 the default since the prefix-reuse work: next turn it is part of the window, so the cached prefix
@@ -634,7 +637,7 @@ class _Build:
                 "everything else was dropped"
             )
         self.quantum = max(16, int(A * b.band_fraction))
-        self.block_quantum = max(BLOCK_GRAIN, int(A * b.block_fraction) // BLOCK_GRAIN * BLOCK_GRAIN)
+        self.block_quantum = max(BLOCK_GRAIN, round(A * b.block_fraction / BLOCK_GRAIN) * BLOCK_GRAIN)
 
         # ---- sections (compressed under pressure, never the checkpoint) -------------------
         sec_render: dict[int, tuple[Message, int, Fidelity] | None] = {}

@@ -181,3 +181,14 @@ def test_the_small_block_takes_the_question_as_asked_before_its_expansion() -> N
     recalled = [d for d in build.decision.decisions if d.recalled]
     assert sum(d.token_count_after for d in recalled) < 200  # room for two or so messages
     assert any(q["answer"] in m.content for m in build.messages)
+
+
+def test_a_few_tokens_less_in_the_budget_leave_the_drop_points_where_they_are() -> None:
+    """The shaped prompt's recount may shrink the window by a few tokens and rebuild: same drops."""
+    history = session(60)
+    starts = set()
+    for window in (4096, 4092, 4085, 4100):
+        b = WorkingSetBuilder(TokenBudget(total_window=window, response_reserve=1024), embedder=None,
+                              drop_policy="blocks", block_recall_min=0)
+        starts.add(window_start(b.build(history[:-1], history[-1], turn=60)))
+    assert len(starts) == 1
