@@ -847,7 +847,8 @@ class _Build:
                 room = recall_room
             lo = 0
             first = self.units[0]
-            if hi > 0 and self.msgs[first[0]].role == "user" and base[0] <= int(C * b.head_share):
+            if (hi > 0 and self.msgs[first[0]].role == "user" and base[0] <= int(C * b.head_share)
+                    and base[0] + base[hi] <= C - room):
                 plan["head"] = 0
                 lo = 1
             budget = C - room - (base[0] if lo else 0)

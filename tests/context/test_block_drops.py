@@ -192,3 +192,16 @@ def test_a_few_tokens_less_in_the_budget_leave_the_drop_points_where_they_are() 
                               drop_policy="blocks", block_recall_min=0)
         starts.add(window_start(b.build(history[:-1], history[-1], turn=60)))
     assert len(starts) == 1
+
+
+def test_a_large_input_leaves_no_room_for_the_head_exchange_and_the_prompt_still_fits() -> None:
+    """The head exchange is kept only when it fits beside the input (a long paste, compressed to what
+    the budget holds, is then all there is besides the system prompt)."""
+    paste = "The quarterly report shows revenue grew in every region while costs stayed flat. " * 700
+    for turns in (1, 2, 6):
+        history = session(turns)
+        for policy in ({"block_recall_min": 0}, {}):
+            b = WorkingSetBuilder(TokenBudget(total_window=2048, response_reserve=512), embedder=None,
+                                  drop_policy="blocks", **policy)
+            build = b.build(history, paste, turn=turns + 1)  # raised "exceeded its budget" before
+            assert not build.budget.overflow and build.budget.used <= build.budget.available
