@@ -74,11 +74,15 @@ DROP_POLICIES = ("bands", "blocks")
 ``bands`` (the builder's default, and what every trace recorded before the policy existed rebuilds
 with): the quantized bands of :mod:`.strategies` (head exchange, compressed middle, a window that
 moves by ``band_fraction``), the room left after the window filled by relevant earlier turns, their
-neighbours and the most recent turns; ``blocks`` (the runtime's default mode): the window alone,
-dropped a large block (``block_fraction`` of the available tokens) at a time at absolute positions,
-so the prompt only grows at its end for several turns between drops, and a small block of earlier
-turns relevant to the input (``block_recall_share``: the best matches and their exchanges only, no
-neighbours, no recency fill) — what is left of the budget between drops stays free."""
+neighbours and the most recent turns; ``blocks`` (the runtime's default mode): the head exchange
+(when it fits beside the input) and the window, which gives way a large block (``block_fraction``
+of the available tokens) at a time at absolute positions, so the prompt only grows at its end for
+several turns between drops, and a small block of earlier turns relevant to the input
+(``block_recall_share``: the question's literal best matches alternately with the fused ranking's,
+and their exchanges; no neighbours, no recency fill) — what is left of the budget between drops
+stays free. When that small block would be under ``block_recall_min`` tokens (small windows), the
+room left goes to relevant turns, their neighbours and recent turns, as with ``bands``.
+(Measured on benchmarks/retention/sessions.py, see benchmarks/results/retention_sessions.md.)"""
 BLOCK_GRAIN = 64
 """The block quantum is rounded to the nearest multiple of this, so that a few tokens more or less in
 the available budget (calibration, the shaped prompt's recount) leave the drop points where they are
