@@ -18,7 +18,9 @@ Prompt layout (stable first, so providers can reuse the cached prefix)::
     | late sections | earlier turns relevant to this input | current input
 
 (``layout="recall_first"``, what traces before it recorded: the recent exchange after the relevant
-turns, just before the input.)
+turns, just before the input.) With ``drop_policy="blocks"`` (the runtime's default mode) there are
+no middle bands and no summary: the head exchange, then the verbatim window, which gives way a large
+block at a time at absolute positions (see :data:`DROP_POLICIES`).
 
 Strategies, reasons and the quantized window are described in :mod:`.strategies`; fidelity levels
 in :mod:`.fidelity`; relevance in :mod:`.relevance`.
@@ -67,6 +69,24 @@ RECENCY_MAX_MISSES = 24
 """... or after this many units in a row that did not fit (a bound on the cost of a build)."""
 MIN_SUMMARY_TOKENS = 64
 _INFO_CACHE_MAX = 200_000
+DROP_POLICIES = ("bands", "blocks")
+"""How the verbatim window gives way once the conversation no longer fits (see :data:`S.BLOCK_KEPT`):
+``bands`` (the builder's default, and what every trace recorded before the policy existed rebuilds
+with): the quantized bands of :mod:`.strategies` (head exchange, compressed middle, a window that
+moves by ``band_fraction``), the room left after the window filled by relevant earlier turns, their
+neighbours and the most recent turns; ``blocks`` (the runtime's default mode): the head exchange
+(when it fits beside the input) and the window, which gives way a large block (``block_fraction``
+of the available tokens) at a time at absolute positions, so the prompt only grows at its end for
+several turns between drops, and a small block of earlier turns relevant to the input
+(``block_recall_share``: the question's literal best matches alternately with the fused ranking's,
+and their exchanges; no neighbours, no recency fill) — what is left of the budget between drops
+stays free. When that small block would be under ``block_recall_min`` tokens (small windows), the
+room left goes to relevant turns, their neighbours and recent turns, as with ``bands``.
+(Measured on benchmarks/retention/sessions.py, see benchmarks/results/retention_sessions.md.)"""
+BLOCK_GRAIN = 64
+"""The block quantum is rounded to the nearest multiple of this, so that a few tokens more or less in
+the available budget (calibration, the shaped prompt's recount) leave the drop points where they are
+(the usual windows less their reserve, 1,536 / 3,072 / 7,168 / 15,360 tokens, are far from a midpoint)."""
 LAYOUTS = ("recent_first", "recall_first")
 """Where the exchange before the input goes: before the question-dependent block (``recent_first``,
 the default since the prefix-reuse work: next turn it is part of the window, so the cached prefix
@@ -128,6 +148,14 @@ class WorkingSetBuilder:
             model), so a resumed or rebuilt session does not embed again. Not a setting: it never
             changes a result.
         layout: ``recent_first`` (default) or ``recall_first`` (see :data:`LAYOUTS`).
+        drop_policy: ``bands`` (default) or ``blocks`` (see :data:`DROP_POLICIES`).
+        block_fraction: with ``blocks``, the size of one drop as a part of the available tokens
+            (the window holds between ``1 - block_fraction`` of its room and all of it).
+        block_recall_share: with ``blocks``, the part of the conversation budget the block of
+            relevant earlier turns may take (at most ``recall_max_tokens``) ...
+        block_recall_min: ... when that is fewer tokens than this, the budget is too small for a
+            small block to hold what a question needs: the window keeps ``recall_share`` free and
+            the room left goes to relevant turns, their neighbours and recent turns, as with ``bands``.
         fusion: how the BM25 and the cosine rankings are combined when there is an embedder: a
             :class:`~.relevance.Fusion` or its ``spec()`` string; ``None`` (default): the tuned
             :data:`~.relevance.DEFAULT_FUSION`. Recorded as ``settings()["fusion"]``; lexical-only
@@ -155,15 +183,23 @@ class WorkingSetBuilder:
         embedding_cache: str | Path | None = None,
         layout: str = "recent_first",
         fusion: Fusion | str | None = None,
+        drop_policy: str = "bands",
+        block_fraction: float = 0.25,
+        block_recall_share: float = 0.08,
+        block_recall_min: int = 1024,
     ) -> None:
         if layout not in LAYOUTS:
             raise ValueError(f"unknown layout {layout!r}; choose one of {list(LAYOUTS)}")
         self.layout = layout
+        if drop_policy not in DROP_POLICIES:
+            raise ValueError(f"unknown drop_policy {drop_policy!r}; choose one of {list(DROP_POLICIES)}")
+        self.drop_policy = drop_policy
         if strategy not in S.STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r}; choose one of {list(S.STRATEGIES)}")
         for name, value in (("recall_share", recall_share), ("section_share", section_share),
                             ("head_share", head_share), ("window_share", window_share),
-                            ("band_fraction", band_fraction)):
+                            ("band_fraction", band_fraction), ("block_fraction", block_fraction),
+                            ("block_recall_share", block_recall_share)):
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1, got {value}")
         self.budget = budget
@@ -178,6 +214,11 @@ class WorkingSetBuilder:
         self.window_share = window_share
         self.summary_max_tokens = summary_max_tokens
         self.band_fraction = band_fraction
+        self.block_fraction = block_fraction
+        self.block_recall_share = block_recall_share
+        if block_recall_min < 0:
+            raise ValueError(f"block_recall_min must be >= 0, got {block_recall_min}")
+        self.block_recall_min = block_recall_min
         self.recall = recall
         if recall_max_tokens is not None and recall_max_tokens < 0:
             raise ValueError(f"recall_max_tokens must be >= 0 or None, got {recall_max_tokens}")
@@ -236,6 +277,10 @@ class WorkingSetBuilder:
             "summarizer": self.summarizer is not None,
             "encoding": self.counter.encoding_name,
             "layout": self.layout,
+            "drop_policy": self.drop_policy,
+            "block_fraction": self.block_fraction,
+            "block_recall_share": self.block_recall_share,
+            "block_recall_min": self.block_recall_min,
         }
 
     # ---- public API ------------------------------------------------------------------------
@@ -596,6 +641,7 @@ class _Build:
                 "everything else was dropped"
             )
         self.quantum = max(16, int(A * b.band_fraction))
+        self.block_quantum = max(BLOCK_GRAIN, round(A * b.block_fraction / BLOCK_GRAIN) * BLOCK_GRAIN)
 
         # ---- sections (compressed under pressure, never the checkpoint) -------------------
         sec_render: dict[int, tuple[Message, int, Fidelity] | None] = {}
@@ -627,6 +673,10 @@ class _Build:
 
         # before any await: the shared index may grow meanwhile
         self.bm25, self.via, self.lexical = self._relevance(strategy != "passthrough" and b.recall)
+        # the blocks policy's small block takes the question's literal best matches too (no feedback
+        # expansion, which on look-alike turns ranks the look-alikes with the answer)
+        query = self._query() if b.drop_policy == "blocks" and strategy != "passthrough" and b.recall else ""
+        self.literal: dict[int, float] = self.rel.scores(query, limit=self.n_hist, feedback=False) if query else {}
 
         # ---- plan the conversation --------------------------------------------------------
         self.stale: set[int] = set() if strategy == "passthrough" else self.state.stale()
@@ -789,6 +839,29 @@ class _Build:
                 self.notes.append(f"no budget for a summary ({room} tokens): fell back to tail_preserve")
                 strategy = "tail_preserve"
                 plan["strategy"] = strategy
+        if b.drop_policy == "blocks" and strategy in ("tail_preserve", "aggressive_truncate"):
+            # the head exchange and the window, dropped a block at a time at absolute positions; a
+            # small block of relevant turns, or on budgets too small for one, the usual fill
+            # (DROP_POLICIES)
+            room = int(C * b.block_recall_share) if b.recall else 0
+            if b.recall_max_tokens is not None:
+                room = min(room, b.recall_max_tokens)
+            fill = b.recall and room < b.block_recall_min
+            if fill:
+                room = recall_room
+            lo = 0
+            first = self.units[0]
+            if (hi > 0 and self.msgs[first[0]].role == "user" and base[0] <= int(C * b.head_share)
+                    and base[0] + base[hi] <= C - room):
+                plan["head"] = 0
+                lo = 1
+            budget = C - room - (base[0] if lo else 0)
+            w = S.window_start(offsets, budget, self.block_quantum, lo, hi)
+            if w <= lo:  # nothing between the head and the window: no head of its own
+                plan["head"] = None
+                w = S.window_start(offsets, C - room, self.block_quantum, 0, hi)
+            plan.update(window=w, drop_until=w, mid_from=w, blocks=True, recall_room=room, recall_fill=fill)
+            return plan
         if strategy == "aggressive_truncate":
             w = S.window_start(offsets, C - recall_room, Q, 0, hi)
             plan.update(window=w, drop_until=w, mid_from=w)
@@ -942,8 +1015,11 @@ class _Build:
         level = plan["level"]
         head = plan["head"]
         fold_until = plan["fold_until"]
+        blocks = plan.get("blocks", False)
         if strategy == "passthrough":
             keep_reason, drop_reason = S.PASSTHROUGH, S.PASSTHROUGH
+        elif blocks:
+            keep_reason, drop_reason = S.BLOCK_KEPT, S.BLOCK_DROPPED
         elif strategy == "tail_preserve":
             keep_reason = S.TP_TAIL
             drop_reason = S.TP_NO_BUDGET_FOR_MIDDLE if plan["no_budget_middle"] else S.TP_MIDDLE_DROPPED
@@ -1047,7 +1123,10 @@ class _Build:
             used = (self._sum(items_head) + self._sum(items_stable) + self._sum(items_late_sections)
                     + self._sum(items_recent) + (summary_item.tokens if summary_item else 0))
             room = self.A - used - ctx.tools_tokens - self.counter.reply_priming
-            self._recall(strategy, bm25, score, room, middle_rendered, items_recall)
+            fill = not blocks or plan["recall_fill"]
+            if not fill:  # a small block: what the window leaves free between drops stays free
+                room = min(room, plan["recall_room"])
+            self._recall(strategy, bm25, score, room, middle_rendered, items_recall, fill=fill)
 
         # ---- order, positions, accounting -------------------------------------------------------
         ordered = [*items_head]
@@ -1099,6 +1178,7 @@ class _Build:
         room: int,
         middle_rendered: dict[int, tuple[Message, int, Fidelity]],
         out: list[Item],
+        fill: bool = True,
     ) -> None:
         """Fill ``room`` with older turns relevant to the current input, whole exchanges where they fit.
 
@@ -1110,6 +1190,8 @@ class _Build:
         the prompt yet (``recency``), whole exchanges where they fit. Deterministic: ties go to the
         earlier unit. Placed in conversation order, late in the prompt. (Measured on the dev split:
         taking each hit's exchange at once left room for fewer distinct hits: 0.61 -> 0.71 at 2k.)
+        ``fill=False`` (the ``blocks`` drop policy): the relevant units and their exchanges only —
+        no neighbours, no recency fill.
         """
         decisions = self.decisions
         units = self.units
@@ -1136,6 +1218,33 @@ class _Build:
         if room <= 0:
             return
         ranked = sorted(candidates, key=lambda u: (-candidates[u], u))[:RECALL_MAX_UNITS]
+        if not fill and self.literal:
+            # the small block: the literal best matches and the fused ranking's, alternately
+            literal: dict[int, float] = {}
+            literal_msg: dict[int, int] = {}
+            for i, s in self.literal.items():
+                if s < RECALL_MIN_BM25 or i in self.stale:
+                    continue
+                d = decisions[i]
+                if d is None or d.source == "input" or self._shown(i):
+                    continue
+                u = self._unit_index(i)
+                if u is None or u == last:
+                    continue
+                key = round(s, 6)
+                if key > literal.get(u, -1.0):
+                    literal[u] = key
+                    literal_msg[u] = i
+            first = sorted(literal, key=lambda u: (-literal[u], u))
+            merged: list[int] = []
+            seen: set[int] = set()
+            for k in range(max(len(first), len(ranked))):
+                for u in (first[k] if k < len(first) else None, ranked[k] if k < len(ranked) else None):
+                    if u is not None and u not in seen:
+                        seen.add(u)
+                        merged.append(u)
+                        best_msg.setdefault(u, literal_msg.get(u, -1))
+            ranked = merged[:RECALL_MAX_UNITS]
         chosen: dict[int, tuple[list[tuple[Message, int, Fidelity]], str]] = {}
 
         def take(u: int, reason: str, levels: tuple[Fidelity, ...] = ("L0", "L1")) -> bool:
@@ -1166,7 +1275,7 @@ class _Build:
             for v in range(lo, hi + 1):
                 take(v, S.NEIGHBOUR, ("L0",))
         # ... then the exchanges around them, nearest first, while they fit
-        for dist in range(1, NEIGHBOUR_EXCHANGES + 1):
+        for dist in range(1, NEIGHBOUR_EXCHANGES + 1 if fill else 1):
             if room < RECENCY_MIN_ROOM:
                 break
             for u in seeds:
@@ -1187,7 +1296,7 @@ class _Build:
         # exchanges where they fit, else the units of the exchange that fit
         u = min(last, self.window_start) - 1  # everything from the window on is in the prompt
         misses = 0
-        while u >= 0 and room >= RECENCY_MIN_ROOM and misses < RECENCY_MAX_MISSES:
+        while fill and u >= 0 and room >= RECENCY_MIN_ROOM and misses < RECENCY_MAX_MISSES:
             lo, hi = self._exchange(u)
             free = [v for v in range(lo, hi + 1)
                     if v not in chosen and not any(self._shown(i) for i in units[v])]

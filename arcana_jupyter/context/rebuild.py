@@ -33,7 +33,7 @@ from ..tokens import TokenCounter
 from ..trace.reader import TraceReader
 from ..trace.recorded_prompt import MessageDiff, PromptReplay, diff_decisions, one_line
 from .bands import annotate_overflow, expand_decision, select_from_turn
-from .builder import LAYOUTS, BuildResult, WorkingSetBuilder
+from .builder import DROP_POLICIES, LAYOUTS, BuildResult, WorkingSetBuilder
 from .decisions import BudgetSnapshot, ContextDecision, TokenBudget
 from .embeddings import EmbeddingsUnavailable
 from .fidelity import FidelityPolicy
@@ -42,7 +42,8 @@ from .sections import ContextSection
 
 EMBEDDINGS_FOLDER = "embeddings"
 """Where, beside a trace, the vectors of its builds are kept (see context/embeddings.py)."""
-_BUILDER_FLOATS = ("recall_share", "section_share", "head_share", "window_share", "band_fraction")
+_BUILDER_FLOATS = ("recall_share", "section_share", "head_share", "window_share", "band_fraction", "block_fraction",
+                   "block_recall_share")
 
 
 class RebuildResult(BaseModel):
@@ -113,6 +114,11 @@ def _builder_kwargs(recorded: dict[str, Any]) -> dict[str, Any]:
     # older traces used the fixed RRF (BM25 0.25, semantic 1.0)
     fusion = recorded.get("fusion")
     kwargs["fusion"] = fusion if isinstance(fusion, str) else LEGACY_FUSION
+    # recorded since the default mode's window gives way a block at a time; older traces moved in bands
+    policy = recorded.get("drop_policy")
+    kwargs["drop_policy"] = policy if policy in DROP_POLICIES else "bands"
+    if isinstance(recorded.get("block_recall_min"), int) and not isinstance(recorded.get("block_recall_min"), bool):
+        kwargs["block_recall_min"] = recorded["block_recall_min"]
     hint = recorded.get("placeholder_hint")
     fid = recorded.get("fidelity")
     if isinstance(fid, dict) or hint is not None:

@@ -36,6 +36,10 @@ Reasons (``MessageDecision.reason``): the seed's strings ``passthrough``, ``tail
   before or after; ``recency`` — then what budget is still left goes to the most recent earlier
   turns not in the prompt yet (whole exchanges where they fit). ``recalled`` is set. (Traces recorded before
   this split say ``relevant_recalled``.)
+- ``block_window_kept`` / ``block_dropped`` — the ``blocks`` drop policy (the default mode's,
+  ``context/builder.py`` ``DROP_POLICIES``): in the verbatim window, or older than it (the window
+  gives way a large block at a time, at multiples of ``block_fraction`` of the available tokens
+  counted from the start of the conversation, so several turns only append between drops).
 - ``pinned`` — a live pin; ``pin_expired`` — a pin past its ``until_turn`` (dropped).
 - ``section:<name>`` — a section (``section:memory_digest``); ``task`` — the ``task=`` text.
 - ``overflow`` — dropped because the messages that must be kept already exceed the budget.
@@ -86,6 +90,10 @@ RELEVANT_BM25 = "relevant_bm25"
 RELEVANT_SEMANTIC = "relevant_semantic"
 NEIGHBOUR = "neighbour"
 RECENCY = "recency"
+BLOCK_KEPT = "block_window_kept"
+"""The ``blocks`` drop policy: in the verbatim window, which gives way a large block at a time."""
+BLOCK_DROPPED = "block_dropped"
+"""The ``blocks`` drop policy: older than the window (brought back only if relevant, late)."""
 PINNED = "pinned"
 PIN_EXPIRED = "pin_expired"
 TASK = "task"

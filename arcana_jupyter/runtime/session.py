@@ -163,7 +163,10 @@ class ChatSession:
         self.builder = WorkingSetBuilder(budget=self.calibration.budget(config.total_window, config.response_reserve),
                                          strategy=config.strategy, counter=self.counter, summarizer=self._summarize,
                                          embedder=embedder, embedding_cache=embedding_cache,
-                                         recall_share=config.recall_share)
+                                         recall_share=config.recall_share,
+                                         # the default mode: the window gives way a block at a time, so
+                                         # the prompt's prefix survives the turns between drops
+                                         drop_policy="blocks" if config.context_engine else "bands")
         self.pins = PinState(self.counter, config.total_window, config.pin_budget_fraction)
         self.history: list[Message] = [Message(role="system", content=config.system_prompt)]
         self.turn = 0
@@ -353,8 +356,14 @@ class ChatSession:
         """The first capability's cover for ``turns`` (see :meth:`_build`), bounded: at most
         ``OVERFLOW_SHARE`` of the budget, and at most half of what leaving those turns freed."""
         wanted = set(turns)
-        freed = sum(d.token_count_before - d.token_count_after for d in decision.decisions
-                    if d.source == "history" and d.turn in wanted)
+        if self.builder.drop_policy == "blocks":
+            # what those turns cost verbatim, whether or not some came back as relevant to this input:
+            # the cover (in the head) must not change with the question between the window's drops
+            freed = sum(d.token_count_before for d in decision.decisions
+                        if d.source == "history" and d.turn in wanted)
+        else:
+            freed = sum(d.token_count_before - d.token_count_after for d in decision.decisions
+                        if d.source == "history" and d.turn in wanted)
         cap = max(MIN_OVERFLOW_TOKENS, min(int(available * OVERFLOW_SHARE), freed // 2))
         for c in self.capabilities:
             cover = c.overflow_sections(turn, turns, cap)

@@ -171,6 +171,10 @@ class BuilderSettings(Record):
     summarizer: bool | None = None
     encoding: str | None = None
     layout: str | None = None
+    drop_policy: str | None = None
+    block_fraction: float | None = None
+    block_recall_share: float | None = None
+    block_recall_min: int | None = None
     model: str | None = None
 
 

@@ -78,7 +78,8 @@ def exchanges(conv: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-async def drive(conv: dict[str, Any], *, engine: bool, window: int, embeddings: str, tally: Tally) -> None:
+async def drive(conv: dict[str, Any], *, engine: bool, window: int, embeddings: str, tally: Tally,
+                builder: dict[str, Any] | None = None) -> None:
     pairs = exchanges(conv)
     replies = iter([r for _, r in pairs] + ["Noted."] * len(conv["questions"]))
 
@@ -97,6 +98,8 @@ async def drive(conv: dict[str, Any], *, engine: bool, window: int, embeddings: 
                                response_reserve=min(1024, window // 4), embeddings=embeddings,
                                system_prompt=conv.get("system") or RuntimeConfig().system_prompt)
         async with Runtime(config=config, provider=provider).chat() as chat:
+            for name, value in (builder or {}).items():  # the trade-off rows: other builder settings
+                setattr(chat.builder, name, value)
             decisions: list[dict[str, Any]] = []
             chat.subscribe(lambda e: decisions.append(e.metadata) if e.event_type == "context_decision" else None)
             for user, _ in pairs:
@@ -127,6 +130,18 @@ def record(md: dict[str, Any], tally: Tally) -> None:
     (tally.reuse_full if full else tally.reuse_fits).append(share)
 
 
+TRADEOFF: list[tuple[str, dict[str, Any]]] = [
+    ("default (as shipped)", {}),
+    ("small block, 8%", {"block_recall_min": 0, "block_recall_share": 0.08}),
+    ("small block, 12%", {"block_recall_min": 0, "block_recall_share": 0.12}),
+    ("small block, 16%", {"block_recall_min": 0, "block_recall_share": 0.16}),
+    ("small block, 25%", {"block_recall_min": 0, "block_recall_share": 0.25}),
+    ("small block, 33%", {"block_recall_min": 0, "block_recall_share": 0.33}),
+]
+"""The default mode with the small block of relevant turns forced (``block_recall_min=0``) at several
+sizes: below ``block_recall_min`` (1,024 tokens) the shipped builder fills the room instead."""
+
+
 def fmt(values: list[float], pct: bool = True) -> str:
     if not values:
         return "-"
@@ -141,6 +156,9 @@ def main() -> None:
     parser.add_argument("--embeddings", choices=("auto", "off"), default="off",
                         help="the sessions' relevance (RuntimeConfig.embeddings); 'off' is what CI has")
     parser.add_argument("--out", type=Path, default=Path(__file__).parents[1] / "results" / "retention_sessions.md")
+    parser.add_argument("--tradeoff", type=int, default=None, metavar="WINDOW",
+                        help="also run the default mode at this window with smaller relevant blocks "
+                             "(TRADEOFF): what more prefix reuse costs in retention")
     args = parser.parse_args()
     windows = [int(w) for w in args.windows.split(",")]
     load = os.getloadavg()[0]
@@ -161,6 +179,25 @@ def main() -> None:
                     f"{fmt(tally.reuse_full)} ({len(tally.reuse_full)}) | {fmt(tally.prompt_tokens, False)} | "
                     f"{statistics.median(tally.turn_ms):.1f} | {tally.system_after_first} of {tally.calls} |")
                 print(path.name, rows[-1], flush=True)
+        tradeoff = ""
+        if args.tradeoff:
+            lines = []
+            for label, settings in TRADEOFF:
+                tally = Tally()
+                for conv in convs:
+                    asyncio.run(drive(conv, engine=True, window=args.tradeoff, embeddings=args.embeddings,
+                                      tally=tally, builder=settings))
+                lines.append(f"| {label} | {tally.fact}/{tally.questions} ({tally.fact / tally.questions:.3f}) | "
+                             f"{fmt(tally.reuse_full)} ({len(tally.reuse_full)}) | {fmt(tally.prompt_tokens, False)} |")
+                print(path.name, lines[-1], flush=True)
+            tradeoff = f"""
+Trade-off at {args.tradeoff:,} tokens, default mode (classic beside it above): the relevant block
+smaller and question-independent room left free, against facts found.
+
+| default mode | fact in prompt | prefix reuse, window full (calls) | prompt tokens at a question |
+| --- | ---: | ---: | ---: |
+{chr(10).join(lines)}
+"""
         sections.append(f"""## {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}
 
 {len(convs)} sessions, {turns} exchanges, {sum(len(c['questions']) for c in convs)} questions about facts of the
@@ -171,11 +208,11 @@ prefix reuse, window full (calls) | prompt tokens at a question | median runtime
 calls with a system message after the first |
 | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
 {chr(10).join(rows)}
-""")
+{tradeoff}""")
     text = f"""# Retention and prefix reuse of real sessions: the default mode beside classic
 
 Command: `python -m benchmarks.retention.sessions {' '.join(str(f) for f in args.files)} \
---windows {args.windows} --embeddings {args.embeddings}`
+--windows {args.windows} --embeddings {args.embeddings}{f' --tradeoff {args.tradeoff}' if args.tradeoff else ''}`
 Date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}; machine: {os.cpu_count()} cores, {cpu_model()}, \
 Python {platform.python_version()}; load average at start {load:.2f}
 
@@ -183,6 +220,15 @@ Each session is driven through `ChatSession.send` (the default mode as `Runtime(
 classic mode beside it) with an instant scripted model replaying the recorded replies; reply
 reserve a quarter of the window (at most 1,024). See the module docstring of
 `benchmarks/retention/sessions.py` for what each column measures.
+
+The default mode's verbatim window gives way a block at a time (`drop_policy="blocks"` in
+`arcana_jupyter/context/builder.py`: a quarter of the available tokens per drop, at absolute
+positions, so the prompt only grows at its end between drops). Where 8% of the conversation budget
+is at least 1,024 tokens (16k here) the block of earlier turns relevant to the input is that small
+and what the window leaves free between drops stays free; below that (4k here, where the default
+mode's tool specs leave about 2,100 tokens for messages) relevant turns, their neighbours and recent
+turns fill the room as in classic mode, because a small block finds fewer of the facts (the
+trade-off table, when run with `--tradeoff 4096`).
 
 {chr(10).join(sections)}"""
     args.out.parent.mkdir(parents=True, exist_ok=True)

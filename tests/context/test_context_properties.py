@@ -53,15 +53,17 @@ def histories(draw) -> list[Message]:
     current=st.one_of(st.none(), text),
     summarize=st.booleans(),
     task=st.one_of(st.none(), text),
+    policy=st.sampled_from([{}, {"drop_policy": "blocks"}, {"drop_policy": "blocks", "block_recall_min": 0}]),
 )
 def test_budget_never_exceeded_and_decisions_complete(history, window, reserve, strategy, n_pins, sections, current,
-                                                      summarize, task):
+                                                      summarize, task, policy):
     budget = TokenBudget(total_window=window, response_reserve=reserve)
     pins = [Pin(pin_id=f"p{k}", content=f"pinned fact {k}", until_turn=3 if k else None) for k in range(n_pins)]
     secs = [ContextSection(name=name, content=body, placement=place) for name, body, place in sections]
     summarizer = (lambda ms: "summary: " + " ".join(m.role for m in ms)) if summarize else None
     kwargs = dict(task=task or None, pins=pins, sections=secs, turn=5)
-    r = WorkingSetBuilder(budget=budget, strategy=strategy, summarizer=summarizer).build(history, current, **kwargs)
+    r = WorkingSetBuilder(budget=budget, strategy=strategy, summarizer=summarizer, **policy).build(
+        history, current, **kwargs)
     n_inputs = len(history) + (current is not None) + (1 if task else 0) + len(pins) + len(secs)
     check_invariants(r, n_inputs)
     assert r.budget.used == COUNTER.count_messages(r.messages) + r.report.tools_tokens
@@ -72,7 +74,7 @@ def test_budget_never_exceeded_and_decisions_complete(history, window, reserve, 
         assert sum(COUNTER.count_message(m) for m in must) + REPLY_PRIMING > budget.available
         assert r.decision.notes
     # deterministic, and independent of what the builder saw before
-    warm = WorkingSetBuilder(budget=budget, strategy=strategy, summarizer=summarizer)
+    warm = WorkingSetBuilder(budget=budget, strategy=strategy, summarizer=summarizer, **policy)
     warm.build(history[: len(history) // 2], turn=2)
     again = warm.build(history, current, **kwargs)
     assert json.dumps(again.decision.model_dump(mode="json")) == json.dumps(r.decision.model_dump(mode="json"))
