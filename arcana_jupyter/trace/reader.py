@@ -292,7 +292,7 @@ class TraceReader:
         return self._run_info(self._run_id_of(path), self._index_path(path))
 
     def _run_info(self, run_id: str, idx: _FileIndex) -> RunInfo:
-        turns = {t for (_, t) in idx.by_turn}
+        turns = {t for (_, t) in idx.by_turn if t >= 1}  # turn 0: what the user did before the first turn
         status = "complete" if idx.run_end else ("open" if idx.entries else "empty")
         return RunInfo(
             run_id=run_id,

@@ -231,8 +231,8 @@ export function indexTrace(
     ) {
       history.get(agent)!.set(md.history_index, md.message as MessageRecord);
     }
-    if (typeof ev.turn !== 'number') {
-      return;
+    if (typeof ev.turn !== 'number' || ev.turn < 1) {
+      return; // turn 0: before the first turn (a pin or memory the user added first) — not a turn
     }
     const key = turnKey(agent, ev.turn);
     let info = turns.get(key);

@@ -585,3 +585,15 @@ test('5,000 turns of keyframes and deltas parse in one pass and resolve on deman
   assert.ok(resolveMs < 2000, `a turn took ${resolveMs.toFixed(0)} ms`);
   console.log(`5,000-turn delta trace: ${(packed.length / 1e6).toFixed(1)} MB parsed in ${parseMs.toFixed(0)} ms, ${resolveMs.toFixed(1)} ms per turn rebuilt`);
 });
+
+test('what the user did before the first turn (turn 0) is not a turn', () => {
+  const text = [
+    ev('run_start', null, { model: 'local' }),
+    ev('user_action', 0, { action: 'memory_add', via: 'magic', ok: true }),
+    ev('cognitive_primitive', 0, { primitive: 'pin', source: 'user', args: { content: 'x' }, result: { pinned: true, pin_id: 'p_1' } }),
+    ev('turn_start', 1, {}),
+    ev('turn_end', 1, { status: 'ok', reply: 'hi' })
+  ].join('\n') + '\n';
+  const t = parseTrace(text);
+  assert.deepEqual(t.turnsByAgent.get('main'), [1]);
+});

@@ -194,3 +194,13 @@ def test_a_named_session_resumes_on_its_first_cell_after_a_restart(shell: Any, s
     assert magics(shell).entry("side").chat.config.total_window == 3000
     with pytest.raises(UsageError, match="no arcana session named 'other'; sessions: side"):
         run_cell_magic(shell, "--session other", "hello")
+
+
+def test_what_the_user_did_before_the_first_turn_is_not_a_turn(shell: Any, seen: list[Any], tmp_path: Path) -> None:
+    with capture_output():
+        shell.run_line_magic("arcana_chat", "")
+        shell.run_line_magic("arcana_pin", "The deadline is 30 June.")  # turn 0: before any turn
+    first, _ = turn(shell, "When is the deadline?")
+    (info,) = TraceReader(tmp_path / "analysis.arcana").list_runs()
+    assert info.turns == 1 and first["turn"] == 1
+    assert any("30 June" in str(m.content) for m in seen[-1].messages)
