@@ -345,6 +345,12 @@ class ArcanaMagics(Magics):
             config = RuntimeConfig(**settings)
         except ValidationError as exc:
             problems = "; ".join(field_problem(e) for e in exc.errors(include_url=False))
+            if recorded and implicit and not opts.resume:
+                # an implicit resume must never stop the user from chatting: a fresh run, and why
+                fresh = self.open_session(opts.model_copy(update={"new": True}), implicit=True)
+                fresh.note = (f"run {resume} could not be continued (its recorded settings are not valid "
+                              f"now: {problems}), so a new run was started")
+                return fresh
             raise UsageError(usage_line("arcana_chat", f"bad session settings: {problems}")) from None
         tools = []
         if use_tools and self.notebook_tools and self.shell is not None:

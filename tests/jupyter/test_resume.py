@@ -204,3 +204,17 @@ def test_what_the_user_did_before_the_first_turn_is_not_a_turn(shell: Any, seen:
     (info,) = TraceReader(tmp_path / "analysis.arcana").list_runs()
     assert info.turns == 1 and first["turn"] == 1
     assert any("30 June" in str(m.content) for m in seen[-1].messages)
+
+
+def test_a_run_whose_recorded_settings_are_no_longer_valid_starts_fresh(shell: Any, seen: list[Any],
+                                                                         tmp_path: Path) -> None:
+    first, _ = turn(shell, "hello")
+    restart(shell)
+    trace = tmp_path / first["trace_path"]
+    lines = trace.read_text().splitlines()
+    start = json.loads(lines[0])
+    start["metadata"]["config"]["strategy"] = "a_strategy_from_the_future"
+    trace.write_text("\n".join([json.dumps(start), *lines[1:]]) + "\n")
+    again, outputs = turn(shell, "still there?")
+    assert again["run_id"] != first["run_id"] and again["turn"] == 1
+    assert f"run {first['run_id']} could not be continued (its recorded settings are not valid now" in banner(outputs)
