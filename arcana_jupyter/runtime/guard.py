@@ -106,13 +106,14 @@ _TAG_FORM = re.compile(r"^<\s*(?:tool_call|tool_result|function_call|tool)\b", r
 
 def looks_like_tool_output(text: str, results: Sequence[str] = ()) -> bool:
     """Whether a turn's final text (in a turn that called tools) is tool-call or tool-result
-    material rather than an answer: one of the turn's results again, a JSON object shaped like a
+    material rather than an answer: one of the turn's results again (when that result is JSON, long
+    or several lines — a short plain result such as ``5`` repeated is an answer), a JSON object shaped like a
     tool outcome (``ok`` / ``error`` ...) or equal to a result, a call written out
     (``[called remember({...})]``, ``name({...})``) or a tool tag."""
     stripped = text.strip()
     if not stripped:
         return True
-    if any(stripped == r.strip() for r in results if r and r.strip()):
+    if any(stripped == r.strip() for r in results if r and _raw_material(r)):
         return True
     if _CALL_FORM.match(stripped) or _TAG_FORM.match(stripped):
         return True
@@ -129,6 +130,13 @@ def looks_like_tool_output(text: str, results: Sequence[str] = ()) -> bool:
 
 
 _RESULT_KEYS = frozenset({"ok", "error", "pinned", "unpinned", "already_pinned", "hint"})
+
+
+def _raw_material(result: str) -> bool:
+    """A tool result that, repeated as the reply, is a dump rather than an answer: JSON, or long or
+    several lines. A short plain result ("5", "Paris") repeated is the model answering with it."""
+    text = result.strip()
+    return bool(text) and (text[0] in "{[" or len(text) > 200 or text.count("\n") >= 2)
 
 
 def _same_json(value: object, text: str) -> bool:

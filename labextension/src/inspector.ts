@@ -8,7 +8,7 @@
 import { budgetBars, decisionTable, list, outcomeSummary } from './decisionview';
 import { clear, collapsible, h, pre, uid } from './dom';
 import { fmtCost, fmtCounting, fmtInt, fmtMs, fmtPct, fmtScore, preview, valueText } from './format';
-import type { ActionRequest, KernelReply, LiveAction, StateRequest } from './schema.gen';
+import type { ActionRequest, KernelReply, LiveAction, StateRequest, WhatIfRequest } from './schema.gen';
 import { messageFor, ParsedTrace, promptOf } from './trace';
 import { MessageRecord, Pin, StateObject, TurnBundle, TurnStep } from './types';
 import { whatIfSection } from './whatif';
@@ -24,7 +24,7 @@ export interface TurnDetail {
  * extension, ./hub) or the widget's custom messages (./widget). Typed by ./schema.gen.
  */
 export interface LiveSession {
-  request(data: StateRequest | ActionRequest): Promise<KernelReply | null>;
+  request(data: StateRequest | ActionRequest | WhatIfRequest): Promise<KernelReply | null>;
 }
 
 /** What the renderer adds to a bundle: where its detail is, and the live session. */

@@ -21,7 +21,7 @@ import { Panel, Widget } from '@lumino/widgets';
 
 import { clear, h } from './dom';
 import { besideNotebook, getHub, KernelLink, traceDirFor } from './hub';
-import { renderTurn, TurnContext } from './inspector';
+import { LiveSession, renderTurn, TurnContext } from './inspector';
 import { replaySummary, replayTitle } from './replay';
 import type { KernelReply } from './schema.gen';
 import { REPLAY_MIME_TYPE, ReplayBundle, TURN_MIME_TYPE, TurnBundle } from './types';
@@ -113,7 +113,7 @@ export class TurnRenderer extends Panel implements IRenderMime.IRenderer {
     }
     const link = this.link;
     if (link?.connected) {
-      ctx.live = { request: data => link.request(data) as Promise<KernelReply | null> };
+      ctx.live = liveOf(link);
     }
     renderTurn(host, b, wasOpen, ctx);
   }
@@ -194,6 +194,17 @@ export class ReplayRenderer extends Panel implements IRenderMime.IRenderer {
  * prompt texts) is the one shown; where it does not, the widget view is.
  */
 export const RANK = -20;
+
+/** One live-session object per kernel link, so what a turn drew for it (the what-if) survives a redraw. */
+const LIVE = new WeakMap<object, LiveSession>();
+function liveOf(link: { request(data: Record<string, any>): Promise<unknown> }): LiveSession {
+  let live = LIVE.get(link);
+  if (!live) {
+    live = { request: data => link.request(data) as Promise<KernelReply | null> };
+    LIVE.set(link, live);
+  }
+  return live;
+}
 
 export const rendererFactory: IRenderMime.IRendererFactory = {
   safe: true,

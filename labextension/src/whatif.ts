@@ -7,7 +7,7 @@
 
 import { clear, collapsible, h, pre } from './dom';
 import { fmtInt } from './format';
-import { WhatIfChange, WhatIfReply, WhatIfRequest } from './schema.gen';
+import { KernelReply, WhatIfChange, WhatIfReply, WhatIfRequest } from './schema.gen';
 import { TurnBundle } from './types';
 
 export const STRATEGIES = ['auto', 'passthrough', 'tail_preserve', 'aggressive_truncate', 'llm_summarize'];
@@ -16,7 +16,7 @@ export const STRATEGIES = ['auto', 'passthrough', 'tail_preserve', 'aggressive_t
 export type WhatIfAnswer = WhatIfReply;
 
 export interface Requester {
-  request(data: Record<string, any>): Promise<Record<string, any> | null>;
+  request(data: WhatIfRequest): Promise<KernelReply | null>;
 }
 
 function stateText(s: WhatIfChange['before']): string {
@@ -55,8 +55,35 @@ export function whatIfResult(a: WhatIfAnswer): HTMLElement {
       () => h('div', {}, ...messages.map(m => h('div', { class: 'arcana-msg' }, h('div', { class: 'arcana-msg-head' }, m.role ?? ''), pre(m.content ?? ''))))));
 }
 
-/** The what-if form under a turn: window, reserve, strategy and a Rebuild button. */
+/** The sections drawn, per kernel link (a restarted kernel is a new link: new sections). */
+const SECTIONS = new WeakMap<Requester, Map<string, HTMLElement>>();
+const MAX_SECTIONS = 200;
+
+/**
+ * The what-if form under a turn: window, reserve, strategy and a Rebuild button. One per turn: the
+ * inspector is drawn again when the turn's detail arrives from the trace, and what the user typed
+ * (or the answer shown) must survive that.
+ */
 export function whatIfSection(b: TurnBundle, live: Requester): HTMLElement {
+  const key = `${b.run_id}\u0000${b.agent}\u0000${b.turn}`;
+  let drawn = SECTIONS.get(live);
+  if (!drawn) {
+    drawn = new Map();
+    SECTIONS.set(live, drawn);
+  }
+  const kept = drawn.get(key);
+  if (kept) {
+    return kept;
+  }
+  const section = buildSection(b, live);
+  if (drawn.size >= MAX_SECTIONS) {
+    drawn.delete(drawn.keys().next().value as string);
+  }
+  drawn.set(key, section);
+  return section;
+}
+
+function buildSection(b: TurnBundle, live: Requester): HTMLElement {
   const steps = b.steps ?? [];
   const step = steps.length ? steps[steps.length - 1] : null;
   const budget = step?.budget;
@@ -74,7 +101,7 @@ export function whatIfSection(b: TurnBundle, live: Requester): HTMLElement {
       type: 'whatif', run_id: String(b.run_id), agent: b.agent ?? null, turn: Number(b.turn), step: step?.step ?? 0,
       window: window.value || null, reserve: reserve.value || null, strategy: strategy.value || null
     };
-    void live.request(request as unknown as Record<string, any>).then(r => {
+    void live.request(request).then(r => {
       run.removeAttribute('disabled');
       clear(out);
       out.appendChild(whatIfResult((r ?? { ok: false, message: 'no answer from the kernel' }) as WhatIfAnswer));

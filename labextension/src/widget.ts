@@ -19,7 +19,7 @@
 import { clear, h } from './dom';
 import { LiveSession, renderTurn, TurnContext, TurnDetail } from './inspector';
 import { replaySummary, replayTitle } from './replay';
-import type { ActionRequest, KernelReply, StateRequest, TraceRequest } from './schema.gen';
+import type { ActionRequest, KernelReply, StateRequest, TraceRequest, WhatIfRequest } from './schema.gen';
 import { parseTrace } from './trace';
 import type { ReplayBundle, TurnBundle } from './types';
 import { TraceView } from './viewer';
@@ -52,7 +52,7 @@ export class WidgetLink implements LiveSession {
     model.on('msg:custom', this.onMsg);
   }
 
-  request(data: StateRequest | ActionRequest | TraceRequest): Promise<KernelReply | null> {
+  request(data: StateRequest | ActionRequest | TraceRequest | WhatIfRequest): Promise<KernelReply | null> {
     const id = `w${++this.next}`;
     return new Promise(resolve => {
       const timer = setTimeout(() => {

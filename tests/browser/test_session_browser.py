@@ -68,6 +68,7 @@ def test_restart_resumes_the_run_and_new_starts_fresh(page, lab_root: Path) -> N
     # What if: the kernel rebuilds turn 3 with a smaller window, beside what was sent.
     inspector = resumed.locator(".jp-RenderedArcanaTurn")
     inspector.locator(".arcana-summary").click()
+    expect(inspector.locator(".arcana-detail-note")).to_contain_text("Detail from", timeout=30_000)
     inspector.locator(".arcana-disclosure", has_text="What if").click()
     inspector.locator(".arcana-whatif-window").fill("256")
     inspector.locator(".arcana-whatif-reserve").fill("200")

@@ -121,6 +121,8 @@ def test_what_counts_as_tool_output() -> None:
     assert not looks_like_tool_output("The report is due on Friday.", [result])
     assert not looks_like_tool_output('{"region": "north", "total": 3}', [result])  # JSON the user asked for
     assert not looks_like_tool_output("[1, 2, 3] are the ids.", [])
+    assert not looks_like_tool_output("5", ["5"])  # a short plain result repeated is the answer
+    assert looks_like_tool_output("row 1\nrow 2\nrow 3", ["row 1\nrow 2\nrow 3"])  # a dump repeated is not
     # no tool call this turn: the text is the answer, whatever it looks like
     assert readable_reply('{"ok": true}', [], None) == '{"ok": true}'
     assert readable_reply("", [{"name": "pin", "ok": True, "result": "{}"}], None).startswith(
