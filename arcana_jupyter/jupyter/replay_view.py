@@ -242,7 +242,7 @@ def _replay_of(reader: TraceReader, run_id: str, name: str, turn: int, record: D
         request_digest=md.request_digest, history_len=md.history_len,
         inputs=md.inputs.model_dump(mode="json", by_alias=True, exclude_unset=True) if md.inputs else {},
         builder=md.builder.model_dump(mode="json", by_alias=True, exclude_unset=True) if md.builder else {},
-        tools=md.tools, active_pins=[], llm_call=calls[0].metadata if calls else None,
+        tools=md.tools, shape=md.shape, active_pins=[], llm_call=calls[0].metadata if calls else None,
         decision_event_id=record.event_id,
     )
 

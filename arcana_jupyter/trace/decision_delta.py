@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from operator import eq, itemgetter
-from typing import Any
+from itertools import repeat
+from operator import eq, is_, itemgetter, sub
+from typing import Any, NamedTuple
 
 KEYFRAME_EVERY = 32
 """A keyframe at least this often (per agent), so any delta's base is close and cheap to load."""
@@ -253,3 +254,630 @@ class DecisionResolver:
         full = {k: v for k, v in decision.items() if k != "decisions_delta"}
         full["decisions"] = rows
         return full
+
+
+# -- chained decisions (trace encoding 2) -------------------------------------------------------------
+#
+# A keyframe every few decisions holds every history row, and a delta against a distant keyframe
+# grows with the distance to it: bytes per turn grew with the run. Encoding 2 chains each decision to
+# the previous one of its agent (``metadata.chain``, docs/TRACE_FORMAT.md "Chained decisions"):
+#
+#     "decision": {..., "decisions": null},
+#     "chain": {"v": 2, "prev": "e_000123" | null,
+#               "same": ["tools", "builder", "inputs.pins", ...],   # copied from the previous decision
+#               "overflow": {"checkpoint": [[1, 187]]},            # inputs.overflow as runs, when not "same"
+#               "rows": {"count": 573, "keys": ["index", "role", ...],
+#                        "align": [[0, 567, 0], [569, 4, 567]],     # [start, length, start in the previous]
+#                        "columns": {"outcome": [530, ["v", "kept", "dropped"], 41], ...}}}
+#
+# A column is a list of ops, in order: an int ``n`` copies n values from the previous decision's
+# aligned rows; ``["v", x, ...]`` literal values; ``["r", n, x]`` x repeated; ``["a", n, first, step]``
+# an arithmetic run of ints; ``["d", n, k]`` the aligned previous values plus k (ints); ``["q", [k, ...]]``
+# the numbers k/10000 (relevance scores, rounded to four decimals); ``["qd", [d, ...]]`` the numbers
+# (k + d)/10000 where k/10000 is the aligned previous value.
+# ``prev`` null is a keyframe (no copies, no aligned rows): written when the chain since the last one
+# holds as many cells as a keyframe would, so keyframes cost at most as much as the deltas between them.
+
+CHAIN_VERSION = 2
+SAME_PATHS = ("tools", "builder", "calibration", "shape", "tool_loop", "inputs.pins", "inputs.sections",
+              "inputs.task", "inputs.overflow")
+"""The metadata a chained decision may take from the previous one (``chain.same``)."""
+MAX_CHAIN = 512
+"""A keyframe at least every this many decisions of an agent (bounds a random read's walk back)."""
+KEYFRAME_RATIO = 2
+"""A keyframe once the deltas since the last one hold this many times its cells: keyframes then cost at
+most half of what the deltas between them cost, at any length of the history."""
+_MIN_RUN = 3
+_MIN_COPY = 3
+_Q = 10000
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<no aligned row>"
+
+
+NO_ROW: Any = _Missing()
+"""The aligned base value of a position that has no row in the previous decision."""
+
+
+def _int_runs(values: Sequence[Any]) -> list[list[int]] | None:
+    """``[1, 2, 3, 7]`` -> ``[[1, 3], [7, 7]]`` (inclusive runs, order kept); None when not all ints."""
+    out: list[list[int]] = []
+    for v in values:
+        if type(v) is not int:
+            return None
+        if out and out[-1][1] + 1 == v:
+            out[-1][1] = v
+        else:
+            out.append([v, v])
+    return out
+
+
+def _expand_runs(runs: Any, where: str) -> list[int]:
+    if not isinstance(runs, list):
+        raise ValueError(f"{where} is not a list of runs")
+    out: list[int] = []
+    for r in runs:
+        if not (isinstance(r, list) and len(r) == 2 and all(type(x) is int for x in r) and r[0] <= r[1]):
+            raise ValueError(f"{where}: {_short(r)} is not a run [first, last]")
+        if r[1] - r[0] > 10_000_000:
+            raise ValueError(f"{where}: the run {r} is implausibly long")
+        out.extend(range(r[0], r[1] + 1))
+    return out
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _ks(values: Sequence[Any]) -> list[int] | None:
+    """The ints k with ``value == k / 10000`` (0 <= k < 2**31), or None when a value is not one."""
+    if not all(type(v) is float for v in values):
+        return None
+    ks = [round(v * _Q) for v in values]
+    if not ks or min(ks) < 0 or max(ks) >= 1 << 31 or [k / _Q for k in ks] != list(values):
+        return None
+    return ks
+
+
+def _pack_q(values: Sequence[Any], base: Sequence[Any]) -> list[Any] | None:
+    """``["qd", [d, ...]]`` (each value ``(k of the aligned previous value + d) / 10000``) when every
+    value and its aligned previous one are four-decimal numbers, else ``["q", [k, ...]]``, else None."""
+    ks = _ks(values)
+    if ks is None:
+        return None
+    bks = _ks(base)
+    if bks is not None:
+        return ["qd", list(map(sub, ks, bks))]
+    return ["q", ks]
+
+
+def _k_of(x: Any, where: str) -> int:
+    if type(x) is not float or not 0 <= x < 1 << 27:
+        raise ValueError(f"{where}: a \"qd\" op adds to a previous value that is not a four-decimal number")
+    k = round(x * _Q)
+    if abs(x * _Q - k) > 1e-6:
+        raise ValueError(f"{where}: a \"qd\" op adds to a previous value that is not a four-decimal number")
+    return k
+
+
+def _unpack_q(op: list[Any], base: list[Any] | None, pos: int, where: str) -> list[float]:
+    if len(op) != 2 or not isinstance(op[1], list) or not all(type(k) is int for k in op[1]):
+        raise ValueError(f"{where}: {_short(op)} is not [{op[0]!r}, [int, ...]]")
+    if op[0] == "q":
+        if any(k < 0 for k in op[1]):
+            raise ValueError(f"{where}: a \"q\" op holds a negative number")
+        return [k / _Q for k in op[1]]
+    n = len(op[1])
+    if base is None or pos + n > len(base):
+        raise ValueError(f"{where}: a \"qd\" op at {pos} has no previous values to add to")
+    out = [(_k_of(x, where) + d) / _Q for x, d in zip(base[pos:pos + n], op[1], strict=True)]
+    if any(v < 0 for v in out):
+        raise ValueError(f"{where}: a \"qd\" op makes a negative number")
+    return out
+
+
+def _gap_ops(new: Sequence[Any], base: Sequence[Any], a: int, b: int, out: list[Any]) -> None:
+    """Ops for new[a:b] (no copy from the base here): runs where they pay, else literals."""
+    if b - a >= 8:
+        # runs of 8+ floats (relevance scores: dense and distinct) are packed, the rest goes below
+        floats = bytes(map(isinstance, new[a:b], repeat(float)))
+        based = bytes(map(isinstance, base[a:b], repeat(float)))
+        pos = a
+        for m in _FLOATS.finditer(floats):
+            seg = new[a + m.start():a + m.end()]
+            if len(set(seg)) <= len(seg) // 2 or _ks(seg) is None:
+                continue
+            if a + m.start() > pos:
+                _plain_ops(new, base, pos, a + m.start(), out)
+            # within the run: against the previous values where they are numbers too, else as they are
+            cut = m.start()
+            for bm in _RUN.finditer(based, m.start(), m.end()):
+                if bm.start() > cut:
+                    out.append(["q", _ks(new[a + cut:a + bm.start()])])
+                q = _pack_q(new[a + bm.start():a + bm.end()], base[a + bm.start():a + bm.end()])
+                out.append(q if q is not None else ["v", *new[a + bm.start():a + bm.end()]])
+                cut = bm.end()
+            if m.end() > cut:
+                out.append(["q", _ks(new[a + cut:a + m.end()])])
+            pos = a + m.end()
+        if pos < b:
+            _plain_ops(new, base, pos, b, out)
+        return
+    _plain_ops(new, base, a, b, out)
+
+
+_FLOATS = re.compile(b"\x01{8,}")
+
+
+def _plain_ops(new: Sequence[Any], base: Sequence[Any], a: int, b: int, out: list[Any]) -> None:
+    seg = new[a:b]
+    lit: list[Any] = []
+    i, n = 0, len(seg)
+    while i < n:
+        v = seg[i]
+        tv = type(v)
+        j = i + 1
+        while j < n and type(seg[j]) is tv and seg[j] == v:
+            j += 1
+        if j - i >= _MIN_RUN:
+            if lit:
+                out.append(["v", *lit])
+                lit = []
+            out.append(["r", j - i, v])
+            i = j
+            continue
+        if tv is int and i + 1 < n and type(seg[i + 1]) is int:
+            step = seg[i + 1] - v
+            j = i + 2
+            while j < n and type(seg[j]) is int and seg[j] - seg[j - 1] == step:
+                j += 1
+            if j - i >= _MIN_RUN:
+                if lit:
+                    out.append(["v", *lit])
+                    lit = []
+                out.append(["a", j - i, v, step])
+                i = j
+                continue
+            bv = base[a + i]
+            if type(bv) is int:
+                k = v - bv
+                j = i + 1
+                while j < n and type(seg[j]) is int and type(base[a + j]) is int and seg[j] - base[a + j] == k:
+                    j += 1
+                if j - i >= _MIN_RUN:
+                    if lit:
+                        out.append(["v", *lit])
+                        lit = []
+                    out.append(["d", j - i, k])
+                    i = j
+                    continue
+        lit.append(v)
+        i += 1
+    if lit:
+        out.append(["v", *lit])
+
+
+def _same_flags(new: Sequence[Any], base: Sequence[Any]) -> bytes:
+    """One byte per position: 1 where ``new`` equals ``base`` in value *and* type (``False == 0`` and
+    ``1 == 1.0`` are not copies: JSON tells them apart). Computed in C."""
+    values = bytes(map(eq, new, base))
+    types = bytes(map(is_, map(type, new), map(type, base)))
+    return (int.from_bytes(values, "little") & int.from_bytes(types, "little")).to_bytes(len(values), "little")
+
+
+def encode_column(new: Sequence[Any], base: Sequence[Any] | None) -> list[Any]:
+    """The ops of one column (``base``: the previous decision's aligned values, :data:`NO_ROW` where
+    none; None for a keyframe). Copies are found in C (one byte per position and a regex)."""
+    out: list[Any] = []
+    if base is None:
+        _gap_ops(new, [NO_ROW] * len(new), 0, len(new), out)
+        return out
+    flags = _same_flags(new, base)
+    pos = 0
+    for m in _RUN.finditer(flags):
+        s, e = m.start(), m.end()
+        if e - s < _MIN_COPY and e < len(new) and type(new[s]) is not str:
+            continue  # a short copy inside changed values costs more than the values (scores, flags)
+        if s > pos:
+            _gap_ops(new, base, pos, s, out)
+        out.append(e - s)
+        pos = e
+    if pos < len(new):
+        _gap_ops(new, base, pos, len(new), out)
+    return out
+
+
+def _cells(ops: list[Any]) -> int:
+    return sum(1 if type(op) is int else (len(op) - 1 if op[0] == "v" else (len(op[1]) // 2 + 1 if op[0] in ("q", "qd") else 3))
+               for op in ops)
+
+
+def align_rows(new: dict[str, list[Any]], prev: dict[str, list[Any]]) -> list[list[int]]:
+    """``[[start, length, prev_start], ...]``: which rows of the previous decision the new rows continue.
+
+    History rows keep their index from one decision to the next (the history only grows); rows after
+    them (the current input, sections, pins) move down as it grows. So: the longest prefix whose
+    ``index`` and ``source`` match position by position, then the remaining rows matched by what they
+    are (source, section, index for history rows)."""
+    n = len(new.get("index", []))
+    m = len(prev.get("index", []))
+    if not n or not m or "index" not in prev or "source" not in new or "source" not in prev:
+        return []
+    same = bytes(map(eq, new["index"], prev["index"])) + b"\x00"
+    src = bytes(map(eq, new["source"], prev["source"])) + b"\x00"
+    p = min(same.find(0), src.find(0))
+    out: list[list[int]] = [[0, p, 0]] if p else []
+
+    def key(cols: dict[str, list[Any]], i: int) -> tuple[Any, ...]:
+        s = cols["source"][i]
+        return (s, cols.get("section", [None] * (i + 1))[i], cols["index"][i] if s == "history" else None)
+
+    seen: dict[tuple[Any, ...], list[int]] = {}
+    for j in range(p, m):
+        seen.setdefault(key(prev, j), []).append(j)
+    for i in range(p, n):
+        found = seen.get(key(new, i))
+        if not found:
+            continue
+        j = found.pop(0)
+        last = out[-1] if out else None
+        if last is not None and last[0] + last[1] == i and last[2] + last[1] == j:
+            last[1] += 1
+        else:
+            out.append([i, 1, j])
+    return out
+
+
+def aligned_base(col: list[Any], align: list[list[int]], count: int) -> list[Any]:
+    """The previous decision's values of one column at the new decision's positions (:data:`NO_ROW` where none)."""
+    out: list[Any] = []
+    pos = 0
+    for start, length, prev_start in align:
+        if start > pos:
+            out.extend([NO_ROW] * (start - pos))
+        out.extend(col[prev_start:prev_start + length])
+        pos = start + length
+    if pos < count:
+        out.extend([NO_ROW] * (count - pos))
+    return out
+
+
+class ChainEncoder:
+    """Per-agent state for writing decisions as a chain (encoding 2, used by the runtime)."""
+
+    def __init__(self, max_chain: int = MAX_CHAIN) -> None:
+        self.max_chain = max_chain
+        self._prev_id: str | None = None
+        self._prev_cols: dict[str, list[Any]] | None = None
+        self._prev_meta: dict[str, Any] | None = None
+        self._since = 0
+        self._chain_cells = 0
+        self._keyframe_cells = 0
+
+    def pack(self, metadata: dict[str, Any], rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """The metadata to write for a decision whose ``metadata["decision"]`` has no rows (``rows`` are
+        its MessageDecision dumps); call :meth:`written` with the event id once it is written."""
+        cols = columns(rows)
+        keys = list(cols)
+        count = len(rows)
+        prev = self._prev_cols
+        keyframe = (prev is None or self._since >= self.max_chain
+                    or (self._keyframe_cells and self._chain_cells >= KEYFRAME_RATIO * self._keyframe_cells)
+                    or list(prev) != keys)
+        spec: dict[str, Any] = {"count": count, "keys": keys}
+        cells = 0
+        if keyframe or prev is None:
+            enc = {k: encode_column(v, None) for k, v in cols.items()}
+            spec["align"] = []
+        else:
+            align = align_rows(cols, prev)
+            enc = {k: encode_column(v, aligned_base(prev[k], align, count)) for k, v in cols.items()}
+            spec["align"] = align
+            cells = 3 * len(align)
+        spec["columns"] = enc
+        cells += sum(map(_cells, enc.values()))
+        chain: dict[str, Any] = {"v": CHAIN_VERSION, "prev": None if keyframe else self._prev_id}
+        out = dict(metadata)
+        inputs = out.get("inputs")
+        if isinstance(inputs, dict):
+            inputs = out["inputs"] = dict(inputs)
+        same: list[str] = []
+        if not keyframe and self._prev_meta is not None:
+            for path in SAME_PATHS:
+                head, _, tail = path.partition(".")
+                holder, pholder = (out, self._prev_meta) if not tail else (inputs, self._prev_meta.get("inputs"))
+                name = tail or head
+                if isinstance(holder, dict) and isinstance(pholder, dict) and name in holder and name in pholder \
+                        and holder[name] == pholder[name]:
+                    same.append(path)
+                    del holder[name]
+        if same:
+            chain["same"] = same
+        if isinstance(inputs, dict) and isinstance(inputs.get("overflow"), dict) and inputs["overflow"]:
+            runs = {k: _int_runs(v) if isinstance(v, list) else None for k, v in inputs["overflow"].items()}
+            if all(r is not None for r in runs.values()):
+                chain["overflow"] = runs
+                del inputs["overflow"]
+        shape = out.get("shape")
+        if "shape" not in same and isinstance(shape, dict) and isinstance(shape.get("moved"), dict):
+            runs = _moved_runs(shape["moved"])
+            if runs is not None:
+                chain["moved"] = runs
+                out["shape"] = {k: v for k, v in shape.items() if k != "moved"}
+        chain["rows"] = spec
+        out["chain"] = chain
+        self._pending = (cols, metadata, keyframe, cells)
+        return out
+
+    def written(self, event_id: str) -> None:
+        cols, metadata, keyframe, cells = self._pending
+        self._prev_id, self._prev_cols, self._prev_meta = event_id, cols, metadata
+        if keyframe:
+            self._since, self._chain_cells, self._keyframe_cells = 0, 0, max(cells, 1)
+        else:
+            self._since += 1
+            self._chain_cells += cells
+
+
+def decode_column(ops: Any, base: list[Any] | None, count: int, where: str) -> tuple[list[Any], list[list[int]]]:
+    """One column's values from its ops, and the ranges ``[start, end)`` it copied from the base."""
+    if not isinstance(ops, list):
+        raise ValueError(f"{where} is not a list of ops")
+    col: list[Any] = []
+    copied: list[list[int]] = []
+    for op in ops:
+        pos = len(col)
+        if type(op) is int:
+            if op < 0 or base is None or pos + op > len(base):
+                raise ValueError(f"{where}: a copy of {op} value(s) at {pos} has no previous rows to copy")
+            piece = base[pos:pos + op]
+            if NO_ROW in piece:
+                raise ValueError(f"{where}: a copy at {pos} reaches a row that has no aligned previous row")
+            col.extend(piece)
+            if copied and copied[-1][1] == pos:
+                copied[-1][1] = pos + op
+            elif op:
+                copied.append([pos, pos + op])
+            continue
+        if not isinstance(op, list) or not op or not isinstance(op[0], str):
+            raise ValueError(f"{where}: {_short(op)} is not an op")
+        kind = op[0]
+        if kind == "v":
+            col.extend(op[1:])
+        elif kind in ("q", "qd"):
+            col.extend(_unpack_q(op, base, pos, where))
+        elif kind in ("r", "a", "d"):
+            want = {"r": 3, "a": 4, "d": 3}[kind]
+            if len(op) != want or type(op[1]) is not int or op[1] < 0 or pos + op[1] > count:
+                raise ValueError(f"{where}: {_short(op)} is not a valid {kind!r} op")
+            n = op[1]
+            if kind == "r":
+                col.extend([op[2]] * n)
+            elif kind == "a":
+                if type(op[2]) is not int or type(op[3]) is not int:
+                    raise ValueError(f"{where}: {_short(op)}: an arithmetic run needs int first and step")
+                col.extend(range(op[2], op[2] + op[3] * n, op[3]) if op[3] else [op[2]] * n)
+            else:
+                if type(op[2]) is not int or base is None or pos + n > len(base):
+                    raise ValueError(f"{where}: {_short(op)} has no previous ints to add to")
+                piece = base[pos:pos + n]
+                if any(type(x) is not int for x in piece):
+                    raise ValueError(f"{where}: {_short(op)} adds to previous values that are not ints")
+                k = op[2]
+                col.extend([x + k for x in piece])
+        else:
+            raise ValueError(f"{where}: unknown op {kind!r}")
+        if len(col) > count:
+            break
+    if len(col) != count:
+        raise ValueError(f"{where} resolves to {len(col)} values, expected {count}")
+    return col, copied
+
+
+class ChainedRows(NamedTuple):
+    """A chained decision's rows resolved: columns, the rows (shared with the previous decision's where
+    every column was copied), and its keys."""
+
+    cols: dict[str, list[Any]]
+    rows: list[dict[str, Any]]
+
+
+def decode_rows(spec: Any, prev: ChainedRows | None, where: str) -> ChainedRows:
+    """``chain.rows`` against the previous decision's resolved rows (None for a keyframe)."""
+    if not isinstance(spec, dict):
+        raise ValueError(f"{where}: chain.rows is not an object")
+    count, keys, columns_ = spec.get("count"), spec.get("keys"), spec.get("columns")
+    if type(count) is not int or count < 0:
+        raise ValueError(f"{where}: chain.rows.count is not a non-negative int")
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys) or len(set(keys)) != len(keys):
+        raise ValueError(f"{where}: chain.rows.keys is not a list of distinct names")
+    if not isinstance(columns_, dict) or set(columns_) != set(keys):
+        raise ValueError(f"{where}: chain.rows.columns does not hold exactly the columns of chain.rows.keys")
+    align = spec.get("align", [])
+    if not isinstance(align, list):
+        raise ValueError(f"{where}: chain.rows.align is not a list")
+    pos = 0
+    for seg in align:
+        if not (isinstance(seg, list) and len(seg) == 3 and all(type(x) is int for x in seg)
+                and seg[0] >= pos and seg[1] >= 0 and seg[2] >= 0 and seg[0] + seg[1] <= count):
+            raise ValueError(f"{where}: chain.rows.align has {_short(seg)}, not [start, length, previous start] "
+                             "in order")
+        if prev is None or seg[2] + seg[1] > len(prev.rows):
+            raise ValueError(f"{where}: chain.rows.align refers to previous rows that do not exist")
+        pos = seg[0] + seg[1]
+    cols: dict[str, list[Any]] = {}
+    common: list[list[int]] | None = None
+    for key in keys:
+        base = None
+        if prev is not None and align:
+            pcol = prev.cols.get(key)
+            base = aligned_base(pcol, align, count) if pcol is not None else None
+        col, copied = decode_column(columns_[key], base, count, f"{where}: column {key!r}")
+        cols[key] = col
+        if common is None:
+            common = copied
+        elif common:
+            common = _intersect(common, copied)
+    rows: list[dict[str, Any]] = []
+    ordered = [cols[k] for k in keys]
+
+    def build(a: int, b: int) -> None:
+        if b > a:
+            rows.extend(map(dict, map(zip, repeat(keys), zip(*(c[a:b] for c in ordered)))))
+
+    pos = 0
+    if prev is not None and common and list(prev.cols) == keys:
+        for s, e in _intersect(common, [[a, a + n] for a, n, _ in align]):
+            build(pos, s)
+            seg = next(x for x in align if x[0] <= s < x[0] + x[1])
+            rows.extend(prev.rows[seg[2] + s - seg[0]:seg[2] + e - seg[0]])
+            pos = e
+    if keys:
+        build(pos, count)
+    else:
+        rows.extend({} for _ in range(count))
+    return ChainedRows(cols, rows)
+
+
+def resolve_chain_metadata(meta: dict[str, Any], prev_meta: dict[str, Any] | None, where: str) -> dict[str, Any]:
+    """The metadata with what ``chain.same`` and ``chain.overflow`` stand for put back, ``chain`` removed
+    (the decision's rows are left to :func:`decode_rows`). ``prev_meta``: the previous decision's, resolved."""
+    chain = meta.get("chain")
+    if not isinstance(chain, dict):
+        raise ValueError(f"{where}: chain is not an object")
+    out = {k: v for k, v in meta.items() if k != "chain"}
+    inputs = out.get("inputs")
+    same = chain.get("same", [])
+    overflow = chain.get("overflow")
+    if (same or overflow is not None) and isinstance(inputs, dict):
+        inputs = out["inputs"] = dict(inputs)
+    if not isinstance(same, list) or not all(p in SAME_PATHS for p in same):
+        raise ValueError(f"{where}: chain.same is not a list of {', '.join(SAME_PATHS)}")
+    if same and prev_meta is None:
+        raise ValueError(f"{where}: chain.same without a previous decision")
+    for path in same:
+        head, _, tail = path.partition(".")
+        if not tail:
+            if head in prev_meta:  # type: ignore[operator]
+                out[head] = prev_meta[head]  # type: ignore[index]
+            continue
+        pin = prev_meta.get("inputs") if prev_meta else None
+        if isinstance(pin, dict) and tail in pin:
+            if not isinstance(inputs, dict):
+                inputs = out["inputs"] = {}
+            inputs[tail] = pin[tail]
+    if "moved" in chain:
+        shape = out.get("shape")
+        if not isinstance(shape, dict):
+            raise ValueError(f"{where}: chain.moved without a shape")
+        out["shape"] = {**shape, "moved": _moved_of(chain["moved"], where)}
+    if overflow is not None:
+        if not isinstance(overflow, dict):
+            raise ValueError(f"{where}: chain.overflow is not an object")
+        if not isinstance(inputs, dict):
+            inputs = out["inputs"] = {}
+        inputs["overflow"] = {k: _expand_runs(v, f"{where}: chain.overflow[{k!r}]") for k, v in overflow.items()}
+    return out
+
+
+def _moved_runs(moved: dict[str, Any]) -> list[list[Any]] | None:
+    """``shape.moved`` (``{"4": ["kept", 2], "5": ["kept", 3], ...}``) as runs ``[first position, count,
+    how, first index]`` (positions and indexes counting up by one), in its order; None when it is not
+    of that shape."""
+    out: list[list[Any]] = []
+    for key, value in moved.items():
+        if not (isinstance(key, str) and key.isdigit() and str(int(key)) == key and isinstance(value, list)
+                and len(value) == 2 and isinstance(value[0], str) and type(value[1]) is int):
+            return None
+        pos = int(key)
+        last = out[-1] if out else None
+        if last is not None and last[2] == value[0] and last[0] + last[1] == pos and last[3] + last[1] == value[1]:
+            last[1] += 1
+        else:
+            out.append([pos, 1, value[0], value[1]])
+    return out
+
+
+def _moved_of(runs: Any, where: str) -> dict[str, list[Any]]:
+    if not isinstance(runs, list):
+        raise ValueError(f"{where}: chain.moved is not a list of runs")
+    out: dict[str, list[Any]] = {}
+    for r in runs:
+        if not (isinstance(r, list) and len(r) == 4 and type(r[0]) is int and type(r[1]) is int and r[0] >= 0
+                and 0 < r[1] <= 1_000_000 and isinstance(r[2], str) and type(r[3]) is int):
+            raise ValueError(f"{where}: chain.moved has {_short(r)}, not [position, count, how, index]")
+        for k in range(r[1]):
+            out[str(r[0] + k)] = [r[2], r[3] + k]
+    return out
+
+
+def is_chained(meta: Any) -> bool:
+    return isinstance(meta, dict) and isinstance(meta.get("chain"), dict)
+
+
+class ChainResolver:
+    """Resolves chained decisions (encoding 2) of one agent in file order: each from the previous one.
+
+    ``resolve(event_id, meta)`` returns the full metadata (``decision.decisions`` the rows); rows copied
+    unchanged from the previous decision are its row objects (read-only). ``load(event_id)`` reads any
+    decision's raw metadata, for a ``prev`` that is not the decision resolved just before."""
+
+    def __init__(self, load: Callable[[str], dict[str, Any] | None], keep: int = 8) -> None:
+        self._load = load
+        self._keep = keep
+        self._done: dict[str, tuple[dict[str, Any], ChainedRows]] = {}
+
+    def _remember(self, event_id: str, value: tuple[dict[str, Any], ChainedRows]) -> None:
+        self._done[event_id] = value
+        while len(self._done) > self._keep:
+            self._done.pop(next(iter(self._done)))
+
+    def resolve(self, event_id: str, meta: dict[str, Any]) -> dict[str, Any]:
+        full, rows = self._resolve(event_id, meta)
+        decision = full.get("decision")
+        full = dict(full)
+        full["decision"] = {**(decision if isinstance(decision, dict) else {}), "decisions": rows.rows}
+        return full
+
+    def _resolve(self, event_id: str, meta: dict[str, Any]) -> tuple[dict[str, Any], ChainedRows]:
+        done = self._done.get(event_id)
+        if done is not None:
+            return done
+        # walk back to a keyframe or a decision already resolved, then forward
+        todo: list[tuple[str, dict[str, Any]]] = [(event_id, meta)]
+        seen = {event_id}
+        base: tuple[dict[str, Any], ChainedRows] | None = None
+        while True:
+            chain = todo[-1][1].get("chain")
+            prev_id = chain.get("prev") if isinstance(chain, dict) else None
+            if prev_id is None:
+                break
+            if not isinstance(prev_id, str):
+                raise ValueError(f"decision {todo[-1][0]}: chain.prev is not an event id")
+            if prev_id in self._done:
+                base = self._done[prev_id]
+                break
+            if prev_id in seen or len(todo) > 100_000:
+                raise ValueError(f"decision {todo[-1][0]}: its chain loops back to {prev_id}")
+            loaded = self._load(prev_id)
+            if loaded is None or not is_chained(loaded):
+                raise ValueError(f"decision {todo[-1][0]}: chain.prev {prev_id} is not a chained decision of "
+                                 "this agent in this trace")
+            seen.add(prev_id)
+            todo.append((prev_id, loaded))
+        for eid, m in reversed(todo):
+            where = f"decision {eid}"
+            full = resolve_chain_metadata(m, base[0] if base else None, where)
+            chain = m["chain"]
+            if chain.get("v") != CHAIN_VERSION:
+                raise ValueError(f"{where}: chain version {_short(chain.get('v'))} is not {CHAIN_VERSION}")
+            rows = decode_rows(chain.get("rows"), base[1] if base and chain.get("prev") is not None else None, where)
+            base = (full, rows)
+            self._remember(eid, base)
+        assert base is not None
+        return base
