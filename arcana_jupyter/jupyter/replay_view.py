@@ -113,7 +113,8 @@ Progress = Callable[[int, int], None]
 
 
 def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None,
-                 reader: TraceReader | None = None, progress: Progress | None = None) -> list[dict[str, Any]]:
+                 reader: TraceReader | None = None, progress: Progress | None = None,
+                 verify: bool = True) -> list[dict[str, Any]]:
     """One frame per recorded turn of ``run_id`` (agent ``agent``, default ``main``), in one pass.
 
     The decisions are read once, in file order, each resolved from the previous ones
@@ -121,7 +122,8 @@ def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None
     (:meth:`TraceReader.pin_timeline`); each turn's digest is checked by building only what it
     covers (:class:`~arcana_jupyter.context.rebuild.TurnVerifier`). A frame costs what its turn
     changed, not the length of the history before it. ``progress(done, total)`` is called every few
-    turns and at the end."""
+    turns and at the end. ``verify=False`` leaves the digests unchecked (``digest_verified`` None, the
+    prompt as recorded or not at all): what the frames cost apart from the builder's own builds."""
     reader = reader or TraceReader(trace_dir)
     name = _agent(reader, run_id, agent)
     info = reader.run_info(run_id)
@@ -134,7 +136,7 @@ def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None
         if record.turn is not None:
             by_turn.setdefault(record.turn, []).append(record)
     pins = reader.pin_timeline(run_id, name)
-    verifier = TurnVerifier(reader, run_id, name)
+    verifier = TurnVerifier(reader, run_id, name) if verify else None
     frames: list[dict[str, Any]] = []
     previous: Sequence[Mapping[str, Any]] | None = None
     every = max(1, len(turns) // 100)
@@ -151,7 +153,8 @@ def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None
 
 
 def _frame(reader: TraceReader, run_id: str, name: str, turn: int, model: str, records: list[DecisionRecord],
-           pins: PinTimeline, verifier: TurnVerifier) -> tuple[dict[str, Any], list[dict[str, Any]] | None]:
+           pins: PinTimeline, verifier: TurnVerifier | None
+           ) -> tuple[dict[str, Any], list[dict[str, Any]] | None]:
     events = reader.positioned_events(run_id, turn=turn, agent=name, skip=("context_decision",))
     # each decision stands in the turn's events where it was written, its rows left out of the
     # bundle's validation (they are passed through as recorded, see bundle_from_events)
@@ -181,8 +184,13 @@ def _frame(reader: TraceReader, run_id: str, name: str, turn: int, model: str, r
     if not isinstance(rows, list):
         raise TraceError(f"{reader.path_for(run_id)}:{record.line}: context_decision of turn {turn} step "
                          f"{record.step} does not match the decision model (no decision recorded)")
-    replay = _replay_of(reader, run_id, name, turn, record, records, [pe for pe in merged if pe[0] not in light])
     frame["pins"] = [p.model_dump(mode="json") for p in pins.at(turn, record.position)]
+    if verifier is None:
+        frame["digest_note"] = "not checked"
+        if step.get("messages"):
+            frame["prompt_source"] = "snapshot"
+        return frame, rows
+    replay = _replay_of(reader, run_id, name, turn, record, records, [pe for pe in merged if pe[0] not in light])
     try:
         check = verifier.verify(replay)
     except ArcanaError as exc:

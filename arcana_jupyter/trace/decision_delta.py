@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from itertools import repeat
-from operator import eq, is_, itemgetter, sub
+from operator import add, eq, is_, itemgetter, mul, sub, truediv
 from typing import Any, NamedTuple
 
 KEYFRAME_EVERY = 32
@@ -375,8 +375,16 @@ def _unpack_q(op: list[Any], base: list[Any] | None, pos: int, where: str) -> li
     n = len(op[1])
     if base is None or pos + n > len(base):
         raise ValueError(f"{where}: a \"qd\" op at {pos} has no previous values to add to")
-    out = [(_k_of(x, where) + d) / _Q for x, d in zip(base[pos:pos + n], op[1], strict=True)]
-    if any(v < 0 for v in out):
+    piece = base[pos:pos + n]
+    # _k_of for every value, in C: this runs over every history row of every decision
+    if n and (set(map(type, piece)) != {float} or min(piece) < 0 or max(piece) >= 1 << 27):
+        _k_of(next(x for x in piece if type(x) is not float or not 0 <= x < 1 << 27), where)
+    scaled = list(map(mul, piece, repeat(float(_Q))))
+    ks = list(map(round, scaled))
+    if n and max(map(abs, map(sub, scaled, ks))) > 1e-6:
+        _k_of(next(x for x, k in zip(piece, ks, strict=True) if abs(x * _Q - k) > 1e-6), where)
+    out = list(map(truediv, map(add, ks, op[1]), repeat(_Q)))
+    if n and min(out) < 0:
         raise ValueError(f"{where}: a \"qd\" op makes a negative number")
     return out
 
@@ -493,7 +501,8 @@ def encode_column(new: Sequence[Any], base: Sequence[Any] | None) -> list[Any]:
 
 
 def _cells(ops: list[Any]) -> int:
-    return sum(1 if type(op) is int else (len(op) - 1 if op[0] == "v" else (len(op[1]) // 2 + 1 if op[0] in ("q", "qd") else 3))
+    return sum(1 if type(op) is int else (len(op) - 1 if op[0] == "v" else
+                                          (len(op[1]) // 2 + 1 if op[0] in ("q", "qd") else 3))
                for op in ops)
 
 
@@ -605,9 +614,9 @@ class ChainEncoder:
                 del inputs["overflow"]
         shape = out.get("shape")
         if "shape" not in same and isinstance(shape, dict) and isinstance(shape.get("moved"), dict):
-            runs = _moved_runs(shape["moved"])
-            if runs is not None:
-                chain["moved"] = runs
+            moved = _moved_runs(shape["moved"])
+            if moved is not None:
+                chain["moved"] = moved
                 out["shape"] = {k: v for k, v in shape.items() if k != "moved"}
         chain["rows"] = spec
         out["chain"] = chain
@@ -728,7 +737,7 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str) -> ChainedRows:
 
     def build(a: int, b: int) -> None:
         if b > a:
-            rows.extend(map(dict, map(zip, repeat(keys), zip(*(c[a:b] for c in ordered)))))
+            rows.extend(map(dict, map(zip, repeat(keys), zip(*(c[a:b] for c in ordered)))))  # noqa: B905
 
     pos = 0
     if prev is not None and common and list(prev.cols) == keys:

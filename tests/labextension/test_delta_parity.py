@@ -279,7 +279,8 @@ def _chain_rows(rng: random.Random, prev: list[dict[str, Any]]) -> list[dict[str
                      "reason": rng.choice(["a", "bb"]), "turn": len(hist) // 2})
     for r in hist:
         if rng.random() < 0.3:
-            r["relevance_score"] = round(min(1.0, max(0.0, (r["relevance_score"] or 0.5) + rng.choice([-1, 1]) * 1e-4)), 4)
+            moved = (r["relevance_score"] or 0.5) + rng.choice([-1, 1]) * 1e-4
+            r["relevance_score"] = round(min(1.0, max(0.0, moved)), 4)
         if rng.random() < 0.1:
             r["outcome"] = rng.choice(["kept", "dropped", "compressed"])
             r["token_count_after"] = 0 if r["outcome"] == "dropped" else r["token_count_after"] + 1
@@ -358,8 +359,9 @@ def test_random_chains_and_corruptions_resolve_like_the_python(compiled_trace: P
             enc.written(eid)
             if rng.random() < 0.15:
                 _mutate_chain(rng, packed, ids)
-            lines.append(json.dumps({"v": 1, "event_id": eid, "run_id": "r_x", "agent": "main", "turn": chain_no * 20 + step,
-                                     "ts": "", "event_type": "context_decision", "parent_id": None, "metadata": packed}))
+            lines.append(json.dumps({"v": 1, "event_id": eid, "run_id": "r_x", "agent": "main",
+                                     "turn": chain_no * 20 + step, "ts": "", "event_type": "context_decision",
+                                     "parent_id": None, "metadata": packed}))
             ids.append(eid)
     got = check_same(compiled_trace, tmp_path, "\n".join(lines) + "\n")
     resolved = sum(1 for v in got["decisions"].values() if v["problem"] is None)

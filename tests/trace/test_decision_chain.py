@@ -197,7 +197,8 @@ def _check_reads(run_id: str, path: Path, live: dict[tuple[int, int], Any]) -> N
     """Every reader path answers the live decisions; every turn replays and rebuilds digest-exact."""
     reader = TraceReader(path.parent, shared=False)
     plain = {k: json.loads(json.dumps(v)) for k, v in live.items()}
-    by_events = {(e.turn, e.metadata["step"]): e.metadata for e in reader.events(run_id, event_types=["context_decision"])}
+    by_events = {(e.turn, e.metadata["step"]): e.metadata
+                 for e in reader.events(run_id, event_types=["context_decision"])}
     by_records = {(r.turn, r.step): r.metadata for r in reader.decision_records(run_id)}
     assert set(by_events) == set(by_records) == set(live)
     for key, meta in plain.items():
@@ -240,7 +241,7 @@ async def test_a_file_with_both_encodings_reads(tmp_path: Path, monkeypatch: pyt
     run_id, path, live = await _record(tmp_path, 10)
     monkeypatch.undo()
     text = path.read_text()
-    run_id2, path2, live2 = await _record(tmp_path / "new", 10)
+    _, path2, live2 = await _record(tmp_path / "new", 10)
     shift = {}
     lines = []
     offset = len(text.splitlines())
