@@ -336,24 +336,13 @@ def _short(value: Any) -> str:
 
 def _ks(values: Sequence[Any]) -> list[int] | None:
     """The ints k with ``value == k / 10000`` (0 <= k < 2**31), or None when a value is not one."""
-    if not all(type(v) is float for v in values):
+    # in C (maps): this runs over the relevance score of every history row on every call
+    if not values or set(map(type, values)) != {float}:
         return None
-    ks = [round(v * _Q) for v in values]
-    if not ks or min(ks) < 0 or max(ks) >= 1 << 31 or [k / _Q for k in ks] != list(values):
+    ks = list(map(round, map(mul, values, repeat(float(_Q)))))
+    if min(ks) < 0 or max(ks) >= 1 << 31 or list(map(truediv, ks, repeat(_Q))) != list(values):
         return None
     return ks
-
-
-def _pack_q(values: Sequence[Any], base: Sequence[Any]) -> list[Any] | None:
-    """``["qd", [d, ...]]`` (each value ``(k of the aligned previous value + d) / 10000``) when every
-    value and its aligned previous one are four-decimal numbers, else ``["q", [k, ...]]``, else None."""
-    ks = _ks(values)
-    if ks is None:
-        return None
-    bks = _ks(base)
-    if bks is not None:
-        return ["qd", list(map(sub, ks, bks))]
-    return ["q", ks]
 
 
 def _k_of(x: Any, where: str) -> int:
@@ -398,7 +387,8 @@ def _gap_ops(new: Sequence[Any], base: Sequence[Any], a: int, b: int, out: list[
         pos = a
         for m in _FLOATS.finditer(floats):
             seg = new[a + m.start():a + m.end()]
-            if len(set(seg)) <= len(seg) // 2 or _ks(seg) is None:
+            ks = _ks(seg) if len(set(seg)) > len(seg) // 2 else None
+            if ks is None:
                 continue
             if a + m.start() > pos:
                 _plain_ops(new, base, pos, a + m.start(), out)
@@ -406,12 +396,13 @@ def _gap_ops(new: Sequence[Any], base: Sequence[Any], a: int, b: int, out: list[
             cut = m.start()
             for bm in _RUN.finditer(based, m.start(), m.end()):
                 if bm.start() > cut:
-                    out.append(["q", _ks(new[a + cut:a + bm.start()])])
-                q = _pack_q(new[a + bm.start():a + bm.end()], base[a + bm.start():a + bm.end()])
-                out.append(q if q is not None else ["v", *new[a + bm.start():a + bm.end()]])
+                    out.append(["q", ks[cut - m.start():bm.start() - m.start()]])
+                mine = ks[bm.start() - m.start():bm.end() - m.start()]
+                bks = _ks(base[a + bm.start():a + bm.end()])
+                out.append(["qd", list(map(sub, mine, bks))] if bks is not None else ["q", mine])
                 cut = bm.end()
             if m.end() > cut:
-                out.append(["q", _ks(new[a + cut:a + m.end()])])
+                out.append(["q", ks[cut - m.start():]])
             pos = a + m.end()
         if pos < b:
             _plain_ops(new, base, pos, b, out)
@@ -474,6 +465,11 @@ def _same_flags(new: Sequence[Any], base: Sequence[Any]) -> bytes:
     """One byte per position: 1 where ``new`` equals ``base`` in value *and* type (``False == 0`` and
     ``1 == 1.0`` are not copies: JSON tells them apart). Computed in C."""
     values = bytes(map(eq, new, base))
+    kinds = set(map(type, new)) | set(map(type, base))
+    kinds.discard(type(None))
+    kinds.discard(_Missing)
+    if len(kinds) <= 1:  # one type (and None, which equals only None): equal values have equal types
+        return values
     types = bytes(map(is_, map(type, new), map(type, base)))
     return (int.from_bytes(values, "little") & int.from_bytes(types, "little")).to_bytes(len(values), "little")
 
@@ -491,8 +487,10 @@ def encode_column(new: Sequence[Any], base: Sequence[Any] | None) -> list[Any]:
         s, e = m.start(), m.end()
         if e - s < _MIN_COPY and e < len(new) and type(new[s]) is not str:
             continue  # a short copy inside changed values costs more than the values (scores, flags)
-        if s > pos:
+        if s - pos >= _MIN_RUN:
             _gap_ops(new, base, pos, s, out)
+        elif s > pos:  # one or two changed values: no run to find
+            out.append(["v", *new[pos:s]])
         out.append(e - s)
         pos = e
     if pos < len(new):
