@@ -65,13 +65,14 @@ def turn_diff(previous: Rows, current: Rows) -> tuple[list[dict[str, Any]], list
     same = bytes(map(operator.is_, before_rows[:shared], rows[:shared])) + b"\x00" * (len(rows) - shared)
     # the positions whose rows differ, found in C: a run of shared rows costs nothing here
     differ = [i for m in _DIFFER.finditer(same) for i in range(m.start(), m.end())]
-    before = {_key(before_rows[i]): before_rows[i] for i in differ if i < shared}
-    before.update((_key(d), d) for d in before_rows[shared:])
+    old_rows = [before_rows[i] for i in differ if i < shared] + list(before_rows[shared:])
+    before = dict(zip(_keys(old_rows), old_rows, strict=True))
     changed: list[dict[str, Any]] = []
     new: list[dict[str, Any]] = []
-    for i in differ:
-        d = rows[i]
-        p = before.pop(_key(d), None)
+    pop = before.pop
+    now = [rows[i] for i in differ]
+    for d, key in zip(now, _keys(now), strict=True):
+        p = pop(key, None)
         if p is None:
             new.append({"index": d.get("index"), "role": d.get("role"), "source": _source(d),
                         "outcome": d.get("outcome")})
@@ -98,6 +99,19 @@ def _rows_of(decision: Rows) -> Sequence[Mapping[str, Any]]:
 
 def _source(d: Mapping[str, Any]) -> str:
     return str(d.get("source") or "history")
+
+
+_MESSAGE_SOURCES = frozenset({"history", "input"})
+_GET_SOURCE, _GET_INDEX, _GET_SECTION = (operator.methodcaller("get", k) for k in ("source", "index", "section"))
+
+
+def _keys(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, Any]]:
+    """:func:`_key` of each row (columns read in C: every row of a turn can differ — its relevance)."""
+    if rows and all(type(r) is dict for r in rows):
+        sources = [str(s or "history") for s in map(_GET_SOURCE, rows)]
+        return [("message", i) if s in _MESSAGE_SOURCES else (s, c or i)
+                for s, i, c in zip(sources, map(_GET_INDEX, rows), map(_GET_SECTION, rows), strict=True)]
+    return [_key(d) for d in rows]
 
 
 def _key(d: Mapping[str, Any]) -> tuple[str, Any]:
@@ -132,7 +146,7 @@ def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None
         progress(0, len(turns))
     # actions before the first message (a pin set up front) have turn 0: they show in turn 1
     by_turn: dict[int, list[DecisionRecord]] = {}
-    for record in reader.decision_records(run_id, name):
+    for record in reader.decision_records(run_id, name, last_step_rows=True):
         if record.turn is not None:
             by_turn.setdefault(record.turn, []).append(record)
     pins = reader.pin_timeline(run_id, name)
@@ -181,6 +195,10 @@ def _frame(reader: TraceReader, run_id: str, name: str, turn: int, model: str, r
         return frame, None
     decision = record.metadata.get("decision")
     rows = decision.get("decisions") if isinstance(decision, dict) else None
+    if rows is None and isinstance(decision, dict) and "decisions" in decision:
+        # a step the reader left without rows (not its turn's last in the file): read them now
+        step["decision"] = decision = reader.decision_of(run_id, record.event_id)
+        rows = decision.get("decisions")
     if not isinstance(rows, list):
         raise TraceError(f"{reader.path_for(run_id)}:{record.line}: context_decision of turn {turn} step "
                          f"{record.step} does not match the decision model (no decision recorded)")

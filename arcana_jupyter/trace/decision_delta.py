@@ -691,11 +691,14 @@ class ChainedRows(NamedTuple):
     every column was copied), and its keys."""
 
     cols: dict[str, list[Any]]
-    rows: list[dict[str, Any]]
+    rows: list[dict[str, Any]] | None
+    """None when not asked for (a decision only decoded on the way to another)."""
+    count: int
 
 
-def decode_rows(spec: Any, prev: ChainedRows | None, where: str) -> ChainedRows:
-    """``chain.rows`` against the previous decision's resolved rows (None for a keyframe)."""
+def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: bool = True) -> ChainedRows:
+    """``chain.rows`` against the previous decision's resolved rows (None for a keyframe); the row
+    dicts only with ``build_rows`` (the columns are what the next decision needs)."""
     if not isinstance(spec, dict):
         raise ValueError(f"{where}: chain.rows is not an object")
     count, keys, columns_ = spec.get("count"), spec.get("keys"), spec.get("columns")
@@ -714,7 +717,7 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str) -> ChainedRows:
                 and seg[0] >= pos and seg[1] >= 0 and seg[2] >= 0 and seg[0] + seg[1] <= count):
             raise ValueError(f"{where}: chain.rows.align has {_short(seg)}, not [start, length, previous start] "
                              "in order")
-        if prev is None or seg[2] + seg[1] > len(prev.rows):
+        if prev is None or seg[2] + seg[1] > prev.count:
             raise ValueError(f"{where}: chain.rows.align refers to previous rows that do not exist")
         pos = seg[0] + seg[1]
     cols: dict[str, list[Any]] = {}
@@ -730,25 +733,28 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str) -> ChainedRows:
             common = copied
         elif common:
             common = _intersect(common, copied)
+    if not build_rows:
+        return ChainedRows(cols, None, count)
     rows: list[dict[str, Any]] = []
-    ordered = [cols[k] for k in keys]
-
-    def build(a: int, b: int) -> None:
-        if b > a:
-            rows.extend(map(dict, map(zip, repeat(keys), zip(*(c[a:b] for c in ordered)))))  # noqa: B905
-
     pos = 0
-    if prev is not None and common and list(prev.cols) == keys:
+    if prev is not None and prev.rows is not None and common and list(prev.cols) == keys:
         for s, e in _intersect(common, [[a, a + n] for a, n, _ in align]):
-            build(pos, s)
+            rows.extend(_row_dicts(cols, keys, s, pos))
             seg = next(x for x in align if x[0] <= s < x[0] + x[1])
             rows.extend(prev.rows[seg[2] + s - seg[0]:seg[2] + e - seg[0]])
             pos = e
-    if keys:
-        build(pos, count)
-    else:
-        rows.extend({} for _ in range(count))
-    return ChainedRows(cols, rows)
+    rows.extend(_row_dicts(cols, keys, count, pos))
+    return ChainedRows(cols, rows, count)
+
+
+def _row_dicts(cols: dict[str, list[Any]], keys: list[str], end: int, start: int = 0) -> list[dict[str, Any]]:
+    """The rows ``start .. end-1`` as dicts of ``keys`` (built in C: this is every changed row of every decision)."""
+    if end <= start:
+        return []
+    if not keys:
+        return [{} for _ in range(end - start)]
+    ordered = [cols[k][start:end] for k in keys]
+    return list(map(dict, map(zip, repeat(keys), zip(*ordered))))  # noqa: B905
 
 
 def resolve_chain_metadata(meta: dict[str, Any], prev_meta: dict[str, Any] | None, where: str) -> dict[str, Any]:
@@ -844,16 +850,24 @@ class ChainResolver:
         while len(self._done) > self._keep:
             self._done.pop(next(iter(self._done)))
 
-    def resolve(self, event_id: str, meta: dict[str, Any]) -> dict[str, Any]:
-        full, rows = self._resolve(event_id, meta)
+    def resolve(self, event_id: str, meta: dict[str, Any], rows: bool = True) -> dict[str, Any]:
+        """The full metadata; with ``rows=False`` its ``decision.decisions`` is None (the rows are
+        decoded as columns all the same: the next decision is resolved from them)."""
+        full, chained = self._resolve(event_id, meta, rows)
         decision = full.get("decision")
         full = dict(full)
-        full["decision"] = {**(decision if isinstance(decision, dict) else {}), "decisions": rows.rows}
+        full["decision"] = {**(decision if isinstance(decision, dict) else {}),
+                            "decisions": chained.rows if rows else None}
         return full
 
-    def _resolve(self, event_id: str, meta: dict[str, Any]) -> tuple[dict[str, Any], ChainedRows]:
+    def _resolve(self, event_id: str, meta: dict[str, Any], rows: bool = True
+                 ) -> tuple[dict[str, Any], ChainedRows]:
         done = self._done.get(event_id)
         if done is not None:
+            if rows and done[1].rows is None:
+                cols, count = done[1].cols, done[1].count
+                done = (done[0], ChainedRows(cols, _row_dicts(cols, list(cols), count), count))
+                self._remember(event_id, done)
             return done
         # walk back to a keyframe or a decision already resolved, then forward
         todo: list[tuple[str, dict[str, Any]]] = [(event_id, meta)]
@@ -883,8 +897,9 @@ class ChainResolver:
             chain = m["chain"]
             if chain.get("v") != CHAIN_VERSION:
                 raise ValueError(f"{where}: chain version {_short(chain.get('v'))} is not {CHAIN_VERSION}")
-            rows = decode_rows(chain.get("rows"), base[1] if base and chain.get("prev") is not None else None, where)
-            base = (full, rows)
+            decoded = decode_rows(chain.get("rows"), base[1] if base and chain.get("prev") is not None else None,
+                                  where, build_rows=rows and eid == event_id)
+            base = (full, decoded)
             self._remember(eid, base)
         assert base is not None
         return base

@@ -644,17 +644,24 @@ class TraceReader:
         found = (raw[0].get("metadata") or {}).get("decision") if raw else None
         return found if isinstance(found, dict) else None
 
-    def decision_records(self, run_id: str, agent: str | None = None) -> Iterator[DecisionRecord]:
+    def decision_records(self, run_id: str, agent: str | None = None, *,
+                         last_step_rows: bool = False) -> Iterator[DecisionRecord]:
         """Every ``context_decision`` of ``agent`` in file order, each read once, its decision resolved
         from the previous ones (:class:`~.decision_delta.DecisionResolver`): the frame builder's one pass.
 
         The metadata is the raw JSON as written (not validated: the decision can be thousands of rows),
         with ``decision.decisions`` the full list; unchanged rows are shared between consecutive
         records, so treat them as read-only. A delta that cannot be resolved raises :class:`TraceError`.
+
+        ``last_step_rows``: a chained decision (encoding 2) that is not the last of its turn comes with
+        ``decision.decisions`` None (its rows are decoded as columns, for the next decision, but not
+        made into dicts): what the frames show is each turn's last step.
         """
         idx = self._index(run_id)
         name = self._resolve_agent(idx, run_id, agent)
         positions = [p for p in idx.by_type.get("context_decision", []) if idx.entries[p].agent == name]
+        last_of_turn = {idx.entries[p].turn: p for p in positions}
+        wanted = set(last_of_turn.values()) if last_step_rows else None
         resolver = DecisionResolver(lambda event_id: self._decision_of(idx, event_id))
         chained = ChainResolver(lambda event_id: self._metadata_of(idx, event_id), keep=2)
         previous: list[Any] | None = None
@@ -666,11 +673,12 @@ class TraceReader:
                 meta = dict(meta) if isinstance(meta, dict) else {}
                 if is_chained(meta):
                     try:
-                        meta = chained.resolve(entry.event_id, meta)
+                        meta = chained.resolve(entry.event_id, meta, rows=wanted is None or p in wanted)
                     except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
                         raise TraceError(f"{idx.path}:{entry.line}: event {entry.event_id}: the chained decision "
                                          f"cannot be resolved ({type(exc).__name__}: {exc})") from None
-                    previous = meta["decision"]["decisions"]
+                    if meta["decision"]["decisions"] is not None:
+                        previous = meta["decision"]["decisions"]
                     yield DecisionRecord(turn=entry.turn, step=entry.step or 0, event_id=entry.event_id, position=p,
                                          line=entry.line, metadata=meta)
                     continue
@@ -695,6 +703,17 @@ class TraceReader:
                                          f"cannot be resolved ({type(exc).__name__}: {exc})") from None
                 yield DecisionRecord(turn=entry.turn, step=entry.step or 0, event_id=entry.event_id, position=p,
                                      line=entry.line, metadata=meta)
+
+    def decision_of(self, run_id: str, event_id: str) -> dict[str, Any]:
+        """The full ``decision`` (rows resolved) of the context_decision ``event_id`` of ``run_id``."""
+        idx = self._index(run_id)
+        p = idx.decision_at.get(event_id)
+        if p is None:
+            raise TraceError(f"run {run_id} has no context_decision {event_id}")
+        decision = self._load(idx, [p])[0].metadata.get("decision")
+        if not isinstance(decision, dict):
+            raise TraceError(f"{idx.path}:{idx.entries[p].line}: context_decision {event_id} records no decision")
+        return decision
 
     def events(
         self,
