@@ -29,6 +29,7 @@ import os
 import platform
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -45,6 +46,8 @@ async def record(turns: int, folder: Path) -> dict[str, Any]:
                       provider=FunctionProvider(answer))
     times: list[float] = []
     size_at: dict[int, int] = {}
+    block = max(100, turns // 20)
+    marks = [0]
     async with runtime.chat() as chat:
         pinned: dict[int, str] = {}
         for i in range(1, turns + 1):
@@ -57,6 +60,12 @@ async def record(turns: int, folder: Path) -> dict[str, Any]:
             start = time.perf_counter()
             await chat.send(text)
             times.append((time.perf_counter() - start) * 1000)
+            if i % block == 0 and chat.trace_path:  # progress, and the growth as it happens (stderr)
+                now = chat.trace_path.stat().st_size
+                print(f"record: turn {i:,}/{turns:,}: {now / 1e6:.1f} MB; last {block} turns: "
+                      f"{(now - marks[-1]) / block / 1000:.1f} KB/turn, median {statistics.median(times[-block:]):.1f} "
+                      f"ms/turn; load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
+                marks.append(now)
             if i == turns - min(100, turns // 2):
                 size_at[0] = chat.trace_path.stat().st_size if chat.trace_path else 0
         run_id, path = chat.run_id, chat.trace_path

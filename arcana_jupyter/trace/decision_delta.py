@@ -17,6 +17,7 @@ one more event. :func:`resolve_decision` turns either form back into the full li
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from itertools import repeat
@@ -272,11 +273,12 @@ class DecisionResolver:
 #
 # A column is a list of ops, in order: an int ``n`` copies n values from the previous decision's
 # aligned rows; ``["v", x, ...]`` literal values; ``["r", n, x]`` x repeated; ``["a", n, first, step]``
-# an arithmetic run of ints; ``["d", n, k]`` the aligned previous values plus k (ints); ``["q", [k, ...]]``
+# an arithmetic run of ints; ``["d", n, k]`` the aligned previous values plus k (ints); ``["k", table,
+# [i, ...]]`` the values table[i] (strings that repeat); ``["q", [k, ...]]``
 # the numbers k/10000 (relevance scores, rounded to four decimals); ``["qd", [d, ...]]`` the numbers
 # (k + d)/10000 where k/10000 is the aligned previous value.
 # ``prev`` null is a keyframe (no copies, no aligned rows): written when the chain since the last one
-# holds as many cells as a keyframe would, so keyframes cost at most as much as the deltas between them.
+# holds twice a keyframe's bytes, so keyframes cost at most half of what the deltas between them cost.
 
 CHAIN_VERSION = 2
 SAME_PATHS = ("tools", "builder", "calibration", "shape", "tool_loop", "inputs.pins", "inputs.sections",
@@ -285,7 +287,7 @@ SAME_PATHS = ("tools", "builder", "calibration", "shape", "tool_loop", "inputs.p
 MAX_CHAIN = 512
 """A keyframe at least every this many decisions of an agent (bounds a random read's walk back)."""
 KEYFRAME_RATIO = 2
-"""A keyframe once the deltas since the last one hold this many times its cells: keyframes then cost at
+"""A keyframe once the deltas since the last one hold this many times its bytes: keyframes then cost at
 most half of what the deltas between them cost, at any length of the history."""
 _MIN_RUN = 3
 _MIN_COPY = 3
@@ -425,7 +427,7 @@ def _plain_ops(new: Sequence[Any], base: Sequence[Any], a: int, b: int, out: lis
             j += 1
         if j - i >= _MIN_RUN:
             if lit:
-                out.append(["v", *lit])
+                out.append(_literal(lit))
                 lit = []
             out.append(["r", j - i, v])
             i = j
@@ -437,7 +439,7 @@ def _plain_ops(new: Sequence[Any], base: Sequence[Any], a: int, b: int, out: lis
                 j += 1
             if j - i >= _MIN_RUN:
                 if lit:
-                    out.append(["v", *lit])
+                    out.append(_literal(lit))
                     lit = []
                 out.append(["a", j - i, v, step])
                 i = j
@@ -450,7 +452,7 @@ def _plain_ops(new: Sequence[Any], base: Sequence[Any], a: int, b: int, out: lis
                     j += 1
                 if j - i >= _MIN_RUN:
                     if lit:
-                        out.append(["v", *lit])
+                        out.append(_literal(lit))
                         lit = []
                     out.append(["d", j - i, k])
                     i = j
@@ -458,7 +460,18 @@ def _plain_ops(new: Sequence[Any], base: Sequence[Any], a: int, b: int, out: lis
         lit.append(v)
         i += 1
     if lit:
-        out.append(["v", *lit])
+        out.append(_literal(lit))
+
+
+def _literal(values: list[Any]) -> list[Any]:
+    """``["v", ...values]``, or ``["k", table, [index, ...]]`` for strings (and nulls) that repeat:
+    a keyframe's reasons and roles cost an index each, not their text."""
+    if len(values) >= 6 and all(type(v) is str or v is None for v in values):
+        table = list(dict.fromkeys(values))
+        if len(table) * 2 <= len(values):
+            where = {v: k for k, v in enumerate(table)}
+            return ["k", table, [where[v] for v in values]]
+    return ["v", *values]
 
 
 def _same_flags(new: Sequence[Any], base: Sequence[Any]) -> bytes:
@@ -496,12 +509,6 @@ def encode_column(new: Sequence[Any], base: Sequence[Any] | None) -> list[Any]:
     if pos < len(new):
         _gap_ops(new, base, pos, len(new), out)
     return out
-
-
-def _cells(ops: list[Any]) -> int:
-    return sum(1 if type(op) is int else (len(op) - 1 if op[0] == "v" else
-                                          (len(op[1]) // 2 + 1 if op[0] in ("q", "qd") else 3))
-               for op in ops)
 
 
 def align_rows(new: dict[str, list[Any]], prev: dict[str, list[Any]]) -> list[list[int]]:
@@ -563,8 +570,8 @@ class ChainEncoder:
         self._prev_cols: dict[str, list[Any]] | None = None
         self._prev_meta: dict[str, Any] | None = None
         self._since = 0
-        self._chain_cells = 0
-        self._keyframe_cells = 0
+        self._chain_bytes = 0
+        self._keyframe_bytes = 0
 
     def pack(self, metadata: dict[str, Any], rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         """The metadata to write for a decision whose ``metadata["decision"]`` has no rows (``rows`` are
@@ -574,10 +581,9 @@ class ChainEncoder:
         count = len(rows)
         prev = self._prev_cols
         keyframe = (prev is None or self._since >= self.max_chain
-                    or (self._keyframe_cells and self._chain_cells >= KEYFRAME_RATIO * self._keyframe_cells)
+                    or (self._keyframe_bytes and self._chain_bytes >= KEYFRAME_RATIO * self._keyframe_bytes)
                     or list(prev) != keys)
         spec: dict[str, Any] = {"count": count, "keys": keys}
-        cells = 0
         if keyframe or prev is None:
             enc = {k: encode_column(v, None) for k, v in cols.items()}
             spec["align"] = []
@@ -585,9 +591,8 @@ class ChainEncoder:
             align = align_rows(cols, prev)
             enc = {k: encode_column(v, aligned_base(prev[k], align, count)) for k, v in cols.items()}
             spec["align"] = align
-            cells = 3 * len(align)
         spec["columns"] = enc
-        cells += sum(map(_cells, enc.values()))
+        size = len(json.dumps(spec, separators=(",", ":"), default=str))  # what the row part weighs
         chain: dict[str, Any] = {"v": CHAIN_VERSION, "prev": None if keyframe else self._prev_id}
         out = dict(metadata)
         inputs = out.get("inputs")
@@ -618,17 +623,17 @@ class ChainEncoder:
                 out["shape"] = {k: v for k, v in shape.items() if k != "moved"}
         chain["rows"] = spec
         out["chain"] = chain
-        self._pending = (cols, metadata, keyframe, cells)
+        self._pending = (cols, metadata, keyframe, size)
         return out
 
     def written(self, event_id: str) -> None:
-        cols, metadata, keyframe, cells = self._pending
+        cols, metadata, keyframe, size = self._pending
         self._prev_id, self._prev_cols, self._prev_meta = event_id, cols, metadata
         if keyframe:
-            self._since, self._chain_cells, self._keyframe_cells = 0, 0, max(cells, 1)
+            self._since, self._chain_bytes, self._keyframe_bytes = 0, 0, max(size, 1)
         else:
             self._since += 1
-            self._chain_cells += cells
+            self._chain_bytes += size
 
 
 def decode_column(ops: Any, base: list[Any] | None, count: int, where: str) -> tuple[list[Any], list[list[int]]]:
@@ -656,6 +661,11 @@ def decode_column(ops: Any, base: list[Any] | None, count: int, where: str) -> t
         kind = op[0]
         if kind == "v":
             col.extend(op[1:])
+        elif kind == "k":
+            if len(op) != 3 or not isinstance(op[1], list) or not isinstance(op[2], list) \
+                    or not all(type(k) is int and 0 <= k < len(op[1]) for k in op[2]):
+                raise ValueError(f"{where}: {_short(op)} is not [\"k\", [value, ...], [index, ...]]")
+            col.extend(map(op[1].__getitem__, op[2]))
         elif kind in ("q", "qd"):
             col.extend(_unpack_q(op, base, pos, where))
         elif kind in ("r", "a", "d"):
@@ -693,7 +703,8 @@ class ChainedRows(NamedTuple):
     cols: dict[str, list[Any]]
     rows: list[dict[str, Any]] | None
     """None when not asked for (a decision only decoded on the way to another)."""
-    count: int
+    length: int
+    """The number of rows."""
 
 
 def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: bool = True) -> ChainedRows:
@@ -717,7 +728,7 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
                 and seg[0] >= pos and seg[1] >= 0 and seg[2] >= 0 and seg[0] + seg[1] <= count):
             raise ValueError(f"{where}: chain.rows.align has {_short(seg)}, not [start, length, previous start] "
                              "in order")
-        if prev is None or seg[2] + seg[1] > prev.count:
+        if prev is None or seg[2] + seg[1] > prev.length:
             raise ValueError(f"{where}: chain.rows.align refers to previous rows that do not exist")
         pos = seg[0] + seg[1]
     cols: dict[str, list[Any]] = {}
@@ -865,7 +876,7 @@ class ChainResolver:
         done = self._done.get(event_id)
         if done is not None:
             if rows and done[1].rows is None:
-                cols, count = done[1].cols, done[1].count
+                cols, count = done[1].cols, done[1].length
                 done = (done[0], ChainedRows(cols, _row_dicts(cols, list(cols), count), count))
                 self._remember(event_id, done)
             return done

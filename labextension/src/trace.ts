@@ -963,6 +963,15 @@ function decodeColumn(ops: unknown, base: unknown[] | null, count: number, where
       for (let k = 1; k < op.length; k++) {
         col.push(op[k]);
       }
+    } else if (kind === 'k') {
+      const table = op[1];
+      if (op.length !== 3 || !Array.isArray(table) || !Array.isArray(op[2]) ||
+        !op[2].every((k: unknown) => isPyInt(k) && k >= 0 && k < table.length)) {
+        throw new Error(`${where}: ${excerptOf(JSON.stringify(op))} is not ["k", [value, ...], [index, ...]]`);
+      }
+      for (const k of op[2] as number[]) {
+        col.push(table[k]);
+      }
     } else if (kind === 'q' || kind === 'qd') {
       if (op.length !== 2 || !Array.isArray(op[1]) || !op[1].every(isPyInt)) {
         throw new Error(`${where}: ${excerptOf(JSON.stringify(op))} is not ['${kind}', [int, ...]]`);
