@@ -811,8 +811,8 @@ def resolve_chain_metadata(meta: dict[str, Any], prev_meta: dict[str, Any] | Non
 
 def _moved_runs(moved: dict[str, Any]) -> list[list[Any]] | None:
     """``shape.moved`` (``{"4": ["kept", 2], "5": ["kept", 3], ...}``) as runs ``[first position, count,
-    how, first index]`` (positions and indexes counting up by one), in its order; None when it is not
-    of that shape."""
+    how, first index]`` (positions and indexes counting up by one) or ``[..., 0]`` (positions counting
+    up, one index: merged messages), in its order; None when it is not of that shape."""
     out: list[list[Any]] = []
     for key, value in moved.items():
         if not (isinstance(key, str) and key.isdigit() and str(int(key)) == key and isinstance(value, list)
@@ -820,10 +820,14 @@ def _moved_runs(moved: dict[str, Any]) -> list[list[Any]] | None:
             return None
         pos = int(key)
         last = out[-1] if out else None
-        if last is not None and last[2] == value[0] and last[0] + last[1] == pos and last[3] + last[1] == value[1]:
-            last[1] += 1
-        else:
-            out.append([pos, 1, value[0], value[1]])
+        if last is not None and last[2] == value[0] and last[0] + last[1] == pos:
+            step = value[1] - last[3] if last[1] == 1 else (last[4] if len(last) == 5 else 1)
+            if step in (0, 1) and last[3] + step * last[1] == value[1]:
+                if step == 0 and len(last) == 4:
+                    last.append(0)
+                last[1] += 1
+                continue
+        out.append([pos, 1, value[0], value[1]])
     return out
 
 
@@ -832,11 +836,13 @@ def _moved_of(runs: Any, where: str) -> dict[str, list[Any]]:
         raise ValueError(f"{where}: chain.moved is not a list of runs")
     out: dict[str, list[Any]] = {}
     for r in runs:
-        if not (isinstance(r, list) and len(r) == 4 and type(r[0]) is int and type(r[1]) is int and r[0] >= 0
-                and 0 < r[1] <= 1_000_000 and isinstance(r[2], str) and type(r[3]) is int):
-            raise ValueError(f"{where}: chain.moved has {_short(r)}, not [position, count, how, index]")
+        if not (isinstance(r, list) and len(r) in (4, 5) and type(r[0]) is int and type(r[1]) is int and r[0] >= 0
+                and 0 < r[1] <= 1_000_000 and isinstance(r[2], str) and type(r[3]) is int
+                and (len(r) == 4 or (r[4] in (0, 1) and type(r[4]) is int))):
+            raise ValueError(f"{where}: chain.moved has {_short(r)}, not [position, count, how, index(, step)]")
+        step = r[4] if len(r) == 5 else 1
         for k in range(r[1]):
-            out[str(r[0] + k)] = [r[2], r[3] + k]
+            out[str(r[0] + k)] = [r[2], r[3] + step * k]
     return out
 
 

@@ -732,12 +732,14 @@ function movedOf(runs: unknown, where: string): Record<string, unknown[]> {
   }
   const out: Record<string, unknown[]> = {};
   for (const r of runs) {
-    if (!(Array.isArray(r) && r.length === 4 && isPyInt(r[0]) && isPyInt(r[1]) && r[0] >= 0 && r[1] > 0 &&
-      r[1] <= 1_000_000 && typeof r[2] === 'string' && isPyInt(r[3]))) {
-      throw new Error(`${where}: chain.moved has ${excerptOf(JSON.stringify(r) ?? String(r))}, not [position, count, how, index]`);
+    if (!(Array.isArray(r) && (r.length === 4 || r.length === 5) && isPyInt(r[0]) && isPyInt(r[1]) && r[0] >= 0 &&
+      r[1] > 0 && r[1] <= 1_000_000 && typeof r[2] === 'string' && isPyInt(r[3]) &&
+      (r.length === 4 || r[4] === 0 || r[4] === 1))) {
+      throw new Error(`${where}: chain.moved has ${excerptOf(JSON.stringify(r) ?? String(r))}, not [position, count, how, index(, step)]`);
     }
+    const step = r.length === 5 ? r[4] : 1;
     for (let k = 0; k < r[1]; k++) {
-      out[String(r[0] + k)] = [r[2], r[3] + k];
+      out[String(r[0] + k)] = [r[2], r[3] + step * k];
     }
   }
   return out;

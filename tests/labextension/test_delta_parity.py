@@ -346,7 +346,8 @@ def test_random_chains_and_corruptions_resolve_like_the_python(compiled_trace: P
     for chain_no in range(30):
         enc = ChainEncoder(max_chain=rng.choice([3, 8, 512]))
         rows: list[dict[str, Any]] = []
-        shape = {"name": "portable", "moved": {str(k): ["kept", k - 1] for k in range(1, rng.randrange(2, 9))}}
+        shape = {"name": "portable", "moved": {str(k): [rng.choice(["kept", "merged"]), (k - 1) // rng.choice([1, 2])]
+                                               for k in range(1, rng.randrange(2, 9))}}
         for step in range(rng.randrange(2, 14)):
             rows = _chain_rows(rng, rows)
             meta = {"step": 0, "decision": {"strategy": "x", "decisions": None},

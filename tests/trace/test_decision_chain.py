@@ -75,7 +75,9 @@ meta_st = st.fixed_dictionaries({
         "overflow": st.sampled_from([{}, {"checkpoint": [1, 2, 3, 5]}, {"checkpoint": [4, 1]}]),
     }),
     "shape": st.sampled_from([{"name": "portable", "moved": {"1": ["system", 0], "2": ["kept", 1], "3": ["kept", 2]}},
-                              {"name": "portable", "moved": {"2": ["kept", 1], "10": ["kept", 0]}}]),
+                              {"name": "portable", "moved": {"2": ["kept", 1], "10": ["kept", 0]}},
+                              {"name": "portable", "moved": {"1": ["system", 0], "2": ["system", 0], "3": ["merged", 1],
+                                                             "4": ["merged", 1], "5": ["kept", 2], "6": ["kept", 2]}}]),
 })
 
 
