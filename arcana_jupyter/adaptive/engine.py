@@ -114,7 +114,7 @@ class AdaptiveEngine:
         self._overflow_cache: dict[tuple[Any, ...], OverflowCover] = {}
         # the checkpoint folded over the turns last summarised (and their digests): the next cover
         # usually summarises those plus the turns that just left the verbatim window
-        self._folded: tuple[tuple[int, ...], list[Any], SessionCheckpoint] | None = None
+        self._folded: list[tuple[tuple[int, ...], list[Any], SessionCheckpoint]] = []
         """:meth:`overflow_sections` by the turns covered (a turn's digest never changes once made)."""
         self._stub_cache: dict[str, tuple[StateObject, str]] = {}
 
@@ -436,17 +436,17 @@ class AdaptiveEngine:
         costs the turns that joined it, not every turn before them."""
         digests = list(map(self.digests.__getitem__, turns))
         start, checkpoint = 0, None
-        folded = self._folded
-        if folded is not None:
-            done, used, state = folded
+        # the longest of the last few folds that is a prefix (a cover is tried at several sizes per call)
+        for done, used, state in sorted(self._folded, key=lambda f: -len(f[0])):
             n = len(done)
             if n <= len(turns) and turns[:n] == done and all(map(operator.is_, used, digests[:n])):
                 start, checkpoint = n, state.model_copy()
+                break
         if checkpoint is None:
             checkpoint = SessionCheckpoint()
         for digest in digests[start:]:
             checkpoint.reconcile(digest)
-        self._folded = (turns, digests, checkpoint.model_copy())
+        self._folded = [*[f for f in self._folded if f[0] != turns][-7:], (turns, digests, checkpoint.model_copy())]
         return checkpoint
 
     def _cover_tokens(self, cover: OverflowCover) -> int:
