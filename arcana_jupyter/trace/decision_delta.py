@@ -276,7 +276,8 @@ class DecisionResolver:
 # an arithmetic run of ints; ``["d", n, k]`` the aligned previous values plus k (ints); ``["k", table,
 # [i, ...]]`` the values table[i] (strings that repeat); ``["q", [k, ...]]``
 # the numbers k/10000 (relevance scores, rounded to four decimals); ``["qd", [d, ...]]`` the numbers
-# (k + d)/10000 where k/10000 is the aligned previous value.
+# (k + d)/10000 where k/10000 is the aligned previous value. A column may instead be ``[["m", ref, ops]]``:
+# the previous values, except where the earlier column ``ref`` did not copy (there: ``ops``' values).
 # ``prev`` null is a keyframe (no copies, no aligned rows): written when the chain since the last one
 # holds twice a keyframe's bytes, so keyframes cost at most half of what the deltas between them cost.
 
@@ -474,6 +475,69 @@ def _literal(values: list[Any]) -> list[Any]:
     return ["v", *values]
 
 
+def _copied(ops: list[Any]) -> list[list[int]] | None:
+    """The ranges ``[start, end)`` a column's plain ops copy from the base (None for a masked column)."""
+    out: list[list[int]] = []
+    pos = 0
+    for op in ops:
+        if type(op) is int:
+            if op:
+                out.append([pos, pos + op])
+            pos += op
+            continue
+        kind = op[0]
+        if kind == "m":
+            return None
+        pos += (len(op) - 1 if kind == "v" else len(op[2]) if kind == "k" else len(op[1]) if kind in ("q", "qd")
+                else op[1])
+    return out
+
+
+def _complement(ranges: list[list[int]], count: int) -> list[int]:
+    """The positions of ``range(count)`` in none of ``ranges`` (sorted, disjoint)."""
+    out: list[int] = []
+    pos = 0
+    for a, b in ranges:
+        out.extend(range(pos, a))
+        pos = b
+    out.extend(range(pos, count))
+    return out
+
+
+def _encode_masked(cols: dict[str, list[Any]], bases: dict[str, list[Any]], count: int) -> dict[str, list[Any]]:
+    """Every column's ops; a column that changes only where an earlier one does (a recalled row changes
+    its outcome, reason, fidelity, position...) is written as ``[["m", that column, ops]]``: its values at
+    those positions only, the rest copied — when that is smaller."""
+    enc: dict[str, list[Any]] = {}
+    masks: list[tuple[str, list[int], bytes]] = []  # plain columns: name, changed positions, as flags
+    for key, new in cols.items():
+        base = bases[key]
+        ops = encode_column(new, base)
+        same = _same_flags(new, base)
+        for ref, positions, flags in sorted(masks, key=lambda m: len(m[1])):
+            # outside the mask every value must be its base's (then a copy): same | mask covers all
+            if (int.from_bytes(same, "little") | int.from_bytes(flags, "little")) != (1 << (8 * count)) // 255:
+                continue
+            pick = itemgetter(*positions) if len(positions) > 1 else None
+            sub_new = list(pick(new)) if pick else [new[i] for i in positions]
+            sub_base = list(pick(base)) if pick else [base[i] for i in positions]
+            masked = [["m", ref, encode_column(sub_new, sub_base)]]
+            if len(json.dumps(masked, separators=(",", ":"), default=str)) < \
+                    len(json.dumps(ops, separators=(",", ":"), default=str)):
+                ops = masked
+            break
+        enc[key] = ops
+        copied = _copied(ops)
+        if copied is not None and len(masks) < 6:
+            positions = _complement(copied, count)
+            if positions and len(positions) < count:
+                flags = bytearray(count)
+                for i in positions:
+                    flags[i] = 1
+                masks.append((key, positions, bytes(flags)))
+    return enc
+
+
 def _same_flags(new: Sequence[Any], base: Sequence[Any]) -> bytes:
     """One byte per position: 1 where ``new`` equals ``base`` in value *and* type (``False == 0`` and
     ``1 == 1.0`` are not copies: JSON tells them apart). Computed in C."""
@@ -589,7 +653,7 @@ class ChainEncoder:
             spec["align"] = []
         else:
             align = align_rows(cols, prev)
-            enc = {k: encode_column(v, aligned_base(prev[k], align, count)) for k, v in cols.items()}
+            enc = _encode_masked(cols, {k: aligned_base(prev[k], align, count) for k in cols}, count)
             spec["align"] = align
         spec["columns"] = enc
         size = len(json.dumps(spec, separators=(",", ":"), default=str))  # what the row part weighs
@@ -696,6 +760,25 @@ def decode_column(ops: Any, base: list[Any] | None, count: int, where: str) -> t
     return col, copied
 
 
+def _decode_masked(op: list[Any], base: list[Any] | None, count: int, plain: dict[str, list[list[int]]],
+                   where: str) -> tuple[list[Any], list[list[int]]]:
+    """``["m", ref, ops]``: the aligned previous values, except where the earlier column ``ref`` did not
+    copy — there the values ``ops`` decode to (against the previous values at those positions)."""
+    if len(op) != 3 or not isinstance(op[1], str) or op[1] not in plain:
+        raise ValueError(f"{where}: {_short(op)} is not [\"m\", an earlier column with plain ops, ops]")
+    copied = plain[op[1]]
+    positions = _complement(copied, count)
+    if base is None or len(base) != count:
+        raise ValueError(f"{where}: a masked column has no previous rows to copy")
+    sub, _ = decode_column(op[2], [base[i] for i in positions], len(positions), where)
+    col = list(base)
+    for i, v in zip(positions, sub, strict=True):
+        col[i] = v
+    if NO_ROW in col:
+        raise ValueError(f"{where}: a masked column copies a row that has no aligned previous row")
+    return col, copied
+
+
 class ChainedRows(NamedTuple):
     """A chained decision's rows resolved: columns, the rows (shared with the previous decision's where
     every column was copied), and its keys."""
@@ -732,13 +815,19 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
             raise ValueError(f"{where}: chain.rows.align refers to previous rows that do not exist")
         pos = seg[0] + seg[1]
     cols: dict[str, list[Any]] = {}
+    plain: dict[str, list[list[int]]] = {}  # columns decoded from plain ops: the ranges they copied
     common: list[list[int]] | None = None
     for key in keys:
         base = None
         if prev is not None and align:
             pcol = prev.cols.get(key)
             base = aligned_base(pcol, align, count) if pcol is not None else None
-        col, copied = decode_column(columns_[key], base, count, f"{where}: column {key!r}")
+        ops = columns_[key]
+        if isinstance(ops, list) and len(ops) == 1 and isinstance(ops[0], list) and ops[0][:1] == ["m"]:
+            col, copied = _decode_masked(ops[0], base, count, plain, f"{where}: column {key!r}")
+        else:
+            col, copied = decode_column(ops, base, count, f"{where}: column {key!r}")
+            plain[key] = copied
         cols[key] = col
         if common is None:
             common = copied

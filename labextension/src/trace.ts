@@ -936,8 +936,9 @@ function kOf(x: unknown, where: string): number {
   return k;
 }
 
-/** `decode_column`: one column's values from its ops (throws where Python raises). */
-function decodeColumn(ops: unknown, base: unknown[] | null, count: number, where: string): unknown[] {
+/** `decode_column`: one column's values from its ops (throws where Python raises); `copied` gets the ranges copied. */
+function decodeColumn(ops: unknown, base: unknown[] | null, count: number, where: string,
+  copied: Array<[number, number]> = []): unknown[] {
   if (!Array.isArray(ops)) {
     throw new Error(`${where} is not a list of ops`);
   }
@@ -954,6 +955,11 @@ function decodeColumn(ops: unknown, base: unknown[] | null, count: number, where
           throw new Error(`${where}: a copy at ${pos} reaches a row that has no aligned previous row`);
         }
         col.push(v);
+      }
+      if (copied.length && copied[copied.length - 1][1] === pos) {
+        copied[copied.length - 1][1] = pos + op;
+      } else if (op) {
+        copied.push([pos, pos + op]);
       }
       continue;
     }
@@ -1040,6 +1046,37 @@ function decodeColumn(ops: unknown, base: unknown[] | null, count: number, where
   return col;
 }
 
+/** `_decode_masked`: `["m", ref, ops]` — the previous values, except where the earlier column `ref` did not copy. */
+function decodeMasked(op: unknown[], base: unknown[] | null, count: number,
+  plain: Map<string, Array<[number, number]>>, where: string): unknown[] {
+  if (op.length !== 3 || typeof op[1] !== 'string' || !plain.has(op[1])) {
+    throw new Error(`${where}: ${excerptOf(JSON.stringify(op))} is not ["m", an earlier column with plain ops, ops]`);
+  }
+  const positions: number[] = [];
+  let pos = 0;
+  for (const [a, b] of plain.get(op[1])!) {
+    for (let i = pos; i < a; i++) {
+      positions.push(i);
+    }
+    pos = b;
+  }
+  for (let i = pos; i < count; i++) {
+    positions.push(i);
+  }
+  if (base === null || base.length !== count) {
+    throw new Error(`${where}: a masked column has no previous rows to copy`);
+  }
+  const sub = decodeColumn(op[2], positions.map(i => base[i]), positions.length, where);
+  const col = base.slice();
+  positions.forEach((i, k) => {
+    col[i] = sub[k];
+  });
+  if (col.includes(NO_ROW)) {
+    throw new Error(`${where}: a masked column copies a row that has no aligned previous row`);
+  }
+  return col;
+}
+
 /** `decode_rows`: `chain.rows` against the previous decision's decoded columns (null for a keyframe). */
 function decodeRows(spec: Record<string, any>, prev: ChainColumns | null, where: string): ChainColumns {
   checkRowsSpec(spec, where);
@@ -1059,13 +1096,22 @@ function decodeRows(spec: Record<string, any>, prev: ChainColumns | null, where:
     pos = seg[0] + seg[1];
   }
   const cols = new Map<string, unknown[]>();
+  const plain = new Map<string, Array<[number, number]>>();
   for (const key of keys) {
     let base: unknown[] | null = null;
     if (prev !== null && align.length) {
       const pcol = prev.cols.get(key);
       base = pcol ? alignedBase(pcol, align as number[][], count) : null;
     }
-    cols.set(key, decodeColumn(spec.columns[key], base, count, `${where}: column '${key}'`));
+    const ops = spec.columns[key];
+    const at = `${where}: column '${key}'`;
+    if (Array.isArray(ops) && ops.length === 1 && Array.isArray(ops[0]) && ops[0][0] === 'm') {
+      cols.set(key, decodeMasked(ops[0], base, count, plain, at));
+    } else {
+      const copied: Array<[number, number]> = [];
+      cols.set(key, decodeColumn(ops, base, count, at, copied));
+      plain.set(key, copied);
+    }
   }
   return { keys, count, cols };
 }
