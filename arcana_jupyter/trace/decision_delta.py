@@ -1,18 +1,23 @@
-"""Compact per-turn decisions in traces: a decision list stored as a delta against an earlier one.
+"""Compact per-turn decisions in traces: each decision stored against an earlier one.
 
 A ``context_decision`` holds one MessageDecision per input message, so a long session would write
-O(history) rows every turn — O(n²) bytes over a run. The builder keeps old decisions stable (that
-is what makes prompts cache-friendly), so consecutive decision lists are mostly equal. The
-runtime therefore writes, every few turns, a full list (a *keyframe*) and otherwise a delta::
+O(history) rows every turn — O(n²) bytes over a run. Two encodings, both read everywhere
+(TraceReader, rebuild, the JupyterLab viewer):
+
+- **Encoding 2, chained decisions** (what the runtime writes; :class:`ChainEncoder`,
+  :class:`ChainResolver`, docs/TRACE_FORMAT.md "Chained decisions"): each decision against the
+  previous one of its agent, metadata that did not change referenced, keyframes that thin out as the
+  history grows — see the section below.
+- **Encoding 1, keyframes and deltas** (older traces; :class:`DeltaEncoder`, :func:`resolve_decision`,
+  :class:`DecisionResolver`): every few turns a full list (a *keyframe*), otherwise a delta::
 
     "decision": {..., "decisions": null,
                  "decisions_delta": {"base": "e_000123", "count": 1840,
                                      "columns": {"outcome": {"same": [[0, 1800]], "values": [...]}, ...}}}
 
-Per column, ``same`` holds half-open ranges of positions whose value equals the base's at the
-same position, ``values`` the others in order. The base is always a keyframe, so resolving a delta needs exactly
-one more event. :func:`resolve_decision` turns either form back into the full list; every reader
-(TraceReader, rebuild, the JupyterLab viewer) goes through it.
+  Per column, ``same`` holds half-open ranges of positions whose value equals the base's at the
+  same position, ``values`` the others in order. The base is always a keyframe, so resolving a delta
+  needs exactly one more event.
 """
 
 from __future__ import annotations
