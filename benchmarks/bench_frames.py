@@ -1,7 +1,7 @@
 """Long runs: replay frames, the report, trace bytes and runtime overhead per turn, at several lengths.
 
-Run: ``python -m benchmarks.bench_frames`` (writes ``benchmarks/results/frames.md``;
-``--sizes 100,1000,5000`` for other lengths).
+Run: ``python -m benchmarks.bench_frames`` (writes ``benchmarks/results/frames.md``; ``--sizes 100,1000``
+for other lengths; frames and the report only up to ``--frames-upto`` turns, 1,000 by default).
 
 Each size is one real session: ``Runtime`` with its default settings (engine mode, adaptive
 context) and an 8k window, the model a FunctionProvider that answers instantly (every 10th turn a
@@ -11,8 +11,11 @@ turns later), its trace written to a real file. Measured per size:
 - runtime overhead per turn (``chat.send`` wall time, the model's own time is nil): median over
   the run and over its last 100 turns;
 - trace bytes per turn: the file's size over the turns, and the bytes the last 100 turns added;
+  bytes per context_decision line and how many are keyframes;
+- reading the trace: a fresh reader's index, then one pass over the decisions (``decision_records``);
 - ``build_frames`` of the whole run (what ``%arcana_replay`` and ``arcana report`` call), from a
-  fresh reader (the file is indexed first), with every turn's digest checked;
+  fresh reader (the file is indexed first), with every turn's digest checked, and without the checks
+  (``verify=False``: what the frames cost apart from the builder's own builds);
 - the report of a notebook whose output points at the run (``write_report``, no ``--verify``):
   time and page size.
 """
@@ -26,6 +29,7 @@ import os
 import platform
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -42,6 +46,8 @@ async def record(turns: int, folder: Path) -> dict[str, Any]:
                       provider=FunctionProvider(answer))
     times: list[float] = []
     size_at: dict[int, int] = {}
+    block = max(100, turns // 20)
+    marks = [0]
     async with runtime.chat() as chat:
         pinned: dict[int, str] = {}
         for i in range(1, turns + 1):
@@ -54,6 +60,12 @@ async def record(turns: int, folder: Path) -> dict[str, Any]:
             start = time.perf_counter()
             await chat.send(text)
             times.append((time.perf_counter() - start) * 1000)
+            if i % block == 0 and chat.trace_path:  # progress, and the growth as it happens (stderr)
+                now = chat.trace_path.stat().st_size
+                print(f"record: turn {i:,}/{turns:,}: {now / 1e6:.1f} MB; last {block} turns: "
+                      f"{(now - marks[-1]) / block / 1000:.1f} KB/turn, median {statistics.median(times[-block:]):.1f} "
+                      f"ms/turn; load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
+                marks.append(now)
             if i == turns - min(100, turns // 2):
                 size_at[0] = chat.trace_path.stat().st_size if chat.trace_path else 0
         run_id, path = chat.run_id, chat.trace_path
@@ -80,7 +92,26 @@ def notebook_for(run: dict[str, Any], folder: Path) -> Path:
     return nb_path
 
 
-def measure(turns: int) -> dict[str, Any]:
+def decision_bytes(path: Path) -> dict[str, Any]:
+    """Bytes of the run's context_decision lines: per decision, and how many are keyframes (chained
+    decisions with no ``prev``, or full decisions of an older encoding)."""
+    import json
+
+    sizes, keyframes = [], 0
+    with path.open("rb") as fh:
+        for line in fh:
+            if b'"event_type":"context_decision"' not in line:
+                continue
+            sizes.append(len(line))
+            meta = json.loads(line)["metadata"]
+            chain = meta.get("chain")
+            keyframes += (chain.get("prev") is None) if isinstance(chain, dict) else \
+                isinstance((meta.get("decision") or {}).get("decisions"), list)
+    return {"decisions": len(sizes), "decision_bytes": sum(sizes), "keyframes": keyframes,
+            "last_decision_bytes": sum(sizes[-140:]) / max(1, len(sizes[-140:]))}
+
+
+def measure(turns: int, *, frames: bool = True) -> dict[str, Any]:
     from arcana_jupyter.jupyter.replay_view import build_frames
     from arcana_jupyter.report.build import write_report
     from arcana_jupyter.report.execute import read_notebook
@@ -88,58 +119,90 @@ def measure(turns: int) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
+        load = os.getloadavg()[0]
         t0 = time.perf_counter()
         run = asyncio.run(record(turns, tmp / "traces"))
         record_s = time.perf_counter() - t0
+        out: dict[str, Any] = {**run, **decision_bytes(run["path"]), "turns": turns, "record_s": record_s,
+                               "load_start": load}
         reader = TraceReader(run["path"].parent, shared=False)
         t0 = time.perf_counter()
-        frames = build_frames(run["path"].parent, run["run_id"], reader=reader)
-        frames_s = time.perf_counter() - t0
-        verified = sum(1 for f in frames if f["digest_verified"] is True)
-        nb = notebook_for(run, tmp)
+        reader.run_info(run["run_id"])
+        out["index_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        out = write_report(nb, read_notebook(nb))
-        report_s = time.perf_counter() - t0
-        page = out.stat().st_size
-    return {**run, "turns": turns, "record_s": record_s, "frames_s": frames_s, "frames": len(frames),
-            "verified": verified, "report_s": report_s, "page": page}
+        for _ in reader.decision_records(run["run_id"]):
+            pass
+        out["records_s"] = time.perf_counter() - t0
+        if frames:
+            t0 = time.perf_counter()
+            unchecked = build_frames(run["path"].parent, run["run_id"], verify=False,
+                                     reader=TraceReader(run["path"].parent, shared=False))
+            out["frames_unverified_s"] = time.perf_counter() - t0
+            del unchecked
+            t0 = time.perf_counter()
+            built = build_frames(run["path"].parent, run["run_id"],
+                                 reader=TraceReader(run["path"].parent, shared=False))
+            out["frames_s"] = time.perf_counter() - t0
+            out["frames"] = len(built)
+            out["verified"] = sum(1 for f in built if f["digest_verified"] is True)
+            del built
+            nb = notebook_for(run, tmp)
+            t0 = time.perf_counter()
+            page = write_report(nb, read_notebook(nb))
+            out["report_s"] = time.perf_counter() - t0
+            out["page"] = page.stat().st_size
+        out["load_end"] = os.getloadavg()[0]
+    return out
+
+
+def row(r: dict[str, Any]) -> str:
+    turns = r["turns"]
+    if "frames_s" in r:
+        frames = (f"{r['frames_s']:.2f} s ({r['frames_s'] / turns * 1000:.2f} ms/turn, {r['verified']:,}/"
+                  f"{r['frames']:,} verified); unverified {r['frames_unverified_s']:.2f} s")
+        report = f"{r['report_s']:.2f} s, {r['page'] / 1e6:.1f} MB"
+    else:
+        frames = report = "not measured (see below)"
+    return (f"| {turns:,} | {frames} | {report} | {r['index_s']:.2f} s + {r['records_s']:.2f} s "
+            f"| {r['size'] / 1e6:.1f} MB | {r['size'] / turns / 1000:.1f} KB | {r['last_bytes'] / 1000:.1f} KB "
+            f"| {r['decision_bytes'] / r['decisions'] / 1000:.1f} KB ({r['keyframes']} keyframes) "
+            f"| {r['median_ms']:.1f} ms | {r['last_ms']:.1f} ms | {r['load_start']:.1f} / {r['load_end']:.1f} |")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--sizes", default="100,1000", help="comma-separated run lengths in turns")
+    parser.add_argument("--sizes", default="100,1000,5000", help="comma-separated run lengths in turns")
+    parser.add_argument("--frames-upto", type=int, default=1000,
+                        help="measure frames and the report only up to this many turns (they hold every turn's "
+                             "decision rows in memory)")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "frames.md")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    load_start = os.getloadavg()
     rows = []
-    results = []
     for turns in sizes:
-        r = measure(turns)
-        results.append(r)
-        rows.append(f"| {turns:,} | {r['frames_s']:.2f} s ({r['frames_s'] / turns * 1000:.2f} ms/turn, "
-                    f"{r['verified']:,}/{r['frames']:,} digests verified) | {r['report_s']:.2f} s, "
-                    f"{r['page'] / 1e6:.1f} MB | {r['size'] / 1e6:.1f} MB | {r['size'] / turns / 1000:.1f} KB | "
-                    f"{r['last_bytes'] / 1000:.1f} KB | {r['median_ms']:.1f} ms | {r['last_ms']:.1f} ms |")
+        r = measure(turns, frames=turns <= args.frames_upto)
+        rows.append(row(r))
         print(rows[-1], flush=True)
-    cmd = "python -m benchmarks.bench_frames" + ("" if args.sizes == "100,1000" else f" --sizes {args.sizes}")
+    cmd = "python -m benchmarks.bench_frames" + ("" if args.sizes == "100,1000,5000" else f" --sizes {args.sizes}") \
+        + ("" if args.frames_upto == 1000 else f" --frames-upto {args.frames_upto}")
     machine = (f"{os.cpu_count()} CPUs (nproc), {cpu_model()}, Python {platform.python_version()}, "
                f"{platform.system()} {platform.release()}")
-    head = ("| turns | `build_frames`, whole run (fresh reader) | report (no --verify): time, page | trace "
-            "| trace bytes per turn (whole run) | bytes per turn (last 100 turns) "
-            "| runtime overhead per turn, median | median of the last 100 turns |")
+    head = ("| turns | `build_frames`, whole run (fresh reader; with the digest checks, and without) "
+            "| report (no --verify): time, page | trace read: index + one pass over the decisions "
+            "| trace | bytes per turn (whole run) | bytes per turn (last 100 turns) | bytes per decision "
+            "| runtime overhead per turn, median | median of the last 100 turns "
+            "| load average (1 min) at start / end |")
     text = f"""# Long runs: frames, report, trace bytes, runtime overhead
 
 Command: `{cmd}`
 Date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}
-Machine: {machine}
-Load average (1 min) at start / end: {load_start[0]:.1f} / {os.getloadavg()[0]:.1f} — other work shared the machine.
+Machine: {machine} — shared with other work (load average per size in the last column).
 
 One real session per size (default settings: engine mode; 8k window; instant FunctionProvider; a
 tool call every 10th turn; a pin every 25 turns, unpinned 10 turns later).
 
 {head}
-| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |
+| ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |
 {chr(10).join(rows)}
 """
     args.out.parent.mkdir(parents=True, exist_ok=True)

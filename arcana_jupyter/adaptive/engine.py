@@ -14,6 +14,7 @@ tiers, checkpoint and artifacts (:meth:`snapshot` compares equal).
 from __future__ import annotations
 
 import logging
+import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -111,6 +112,9 @@ class AdaptiveEngine:
         """Events :meth:`load_events` could not apply (each also logged as a warning)."""
         self._full_cache: dict[str, tuple[StateObject, str]] = {}
         self._overflow_cache: dict[tuple[Any, ...], OverflowCover] = {}
+        # the checkpoint folded over the turns last summarised (and their digests): the next cover
+        # usually summarises those plus the turns that just left the verbatim window
+        self._folded: list[tuple[tuple[int, ...], list[Any], SessionCheckpoint]] = []
         """:meth:`overflow_sections` by the turns covered (a turn's digest never changes once made)."""
         self._stub_cache: dict[str, tuple[StateObject, str]] = {}
 
@@ -410,9 +414,7 @@ class AdaptiveEngine:
         out: list[ContextSection] = []
         carries: dict[str, list[int]] = {}
         if summarised:
-            checkpoint = SessionCheckpoint()
-            for t in summarised:
-                checkpoint.reconcile(self.digests[t])
+            checkpoint = self._fold(summarised)
             for section in checkpoint_sections(checkpoint, narrative_lines, placement="head"):
                 if section.name == SECTION_CLAIMS and not claims:
                     continue
@@ -426,6 +428,26 @@ class AdaptiveEngine:
             out.append(ContextSection(name=SECTION_DIGESTS, content="\n".join(lines), placement="head"))
             carries[SECTION_DIGESTS] = list(detailed)
         return OverflowCover(sections=out, carries=carries)
+
+    def _fold(self, turns: tuple[int, ...]) -> SessionCheckpoint:
+        """``SessionCheckpoint()`` reconciled with the digests of ``turns``, in order, continuing from
+        the last fold when it covered a prefix of them with the same digests: reconcile is a pure fold
+        (it replaces its lists, never edits them), so a shallow copy carries on exactly. A cover then
+        costs the turns that joined it, not every turn before them."""
+        digests = list(map(self.digests.__getitem__, turns))
+        start, checkpoint = 0, None
+        # the longest of the last few folds that is a prefix (a cover is tried at several sizes per call)
+        for done, used, state in sorted(self._folded, key=lambda f: -len(f[0])):
+            n = len(done)
+            if n <= len(turns) and turns[:n] == done and all(map(operator.is_, used, digests[:n])):
+                start, checkpoint = n, state.model_copy()
+                break
+        if checkpoint is None:
+            checkpoint = SessionCheckpoint()
+        for digest in digests[start:]:
+            checkpoint.reconcile(digest)
+        self._folded = [*[f for f in self._folded if f[0] != turns][-7:], (turns, digests, checkpoint.model_copy())]
+        return checkpoint
 
     def _cover_tokens(self, cover: OverflowCover) -> int:
         return sum(self.counter.count_message(s.render()) for s in cover.sections)

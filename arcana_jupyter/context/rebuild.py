@@ -200,9 +200,15 @@ def _build(
         ) from exc
     current = inputs.get("current_input")
     kwargs = _builder_kwargs(replay.builder)
-    builder_key = ("builder", strategy, total_window, response_reserve, id(counter), str(embedding_cache),
+    # one builder per settings but the window: the calibrated window moves from call to call as the
+    # ratio settles, and the live session keeps one builder whose budget it sets before each build —
+    # a builder per window would index the whole transcript again whenever the window moved
+    builder_key = ("builder", strategy, id(counter), str(embedding_cache),
                    repr(sorted(kwargs.items(), key=lambda kv: kv[0])))
     builder = reuse.get(builder_key) if reuse is not None else None
+    budget = TokenBudget(total_window=total_window, response_reserve=response_reserve)
+    if builder is not None and builder.budget != budget:
+        builder.budget = budget
     if builder is None:
         try:
             builder = WorkingSetBuilder(

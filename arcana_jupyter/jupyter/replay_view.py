@@ -65,13 +65,14 @@ def turn_diff(previous: Rows, current: Rows) -> tuple[list[dict[str, Any]], list
     same = bytes(map(operator.is_, before_rows[:shared], rows[:shared])) + b"\x00" * (len(rows) - shared)
     # the positions whose rows differ, found in C: a run of shared rows costs nothing here
     differ = [i for m in _DIFFER.finditer(same) for i in range(m.start(), m.end())]
-    before = {_key(before_rows[i]): before_rows[i] for i in differ if i < shared}
-    before.update((_key(d), d) for d in before_rows[shared:])
+    old_rows = [before_rows[i] for i in differ if i < shared] + list(before_rows[shared:])
+    before = dict(zip(_keys(old_rows), old_rows, strict=True))
     changed: list[dict[str, Any]] = []
     new: list[dict[str, Any]] = []
-    for i in differ:
-        d = rows[i]
-        p = before.pop(_key(d), None)
+    pop = before.pop
+    now = [rows[i] for i in differ]
+    for d, key in zip(now, _keys(now), strict=True):
+        p = pop(key, None)
         if p is None:
             new.append({"index": d.get("index"), "role": d.get("role"), "source": _source(d),
                         "outcome": d.get("outcome")})
@@ -100,6 +101,19 @@ def _source(d: Mapping[str, Any]) -> str:
     return str(d.get("source") or "history")
 
 
+_MESSAGE_SOURCES = frozenset({"history", "input"})
+_GET_SOURCE, _GET_INDEX, _GET_SECTION = (operator.methodcaller("get", k) for k in ("source", "index", "section"))
+
+
+def _keys(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, Any]]:
+    """:func:`_key` of each row (columns read in C: every row of a turn can differ — its relevance)."""
+    if rows and all(type(r) is dict for r in rows):
+        sources = [str(s or "history") for s in map(_GET_SOURCE, rows)]
+        return [("message", i) if s in _MESSAGE_SOURCES else (s, c or i)
+                for s, i, c in zip(sources, map(_GET_INDEX, rows), map(_GET_SECTION, rows), strict=True)]
+    return [_key(d) for d in rows]
+
+
 def _key(d: Mapping[str, Any]) -> tuple[str, Any]:
     """:func:`decision_key` of a decision row (a dump)."""
     source = _source(d)
@@ -113,7 +127,8 @@ Progress = Callable[[int, int], None]
 
 
 def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None,
-                 reader: TraceReader | None = None, progress: Progress | None = None) -> list[dict[str, Any]]:
+                 reader: TraceReader | None = None, progress: Progress | None = None,
+                 verify: bool = True) -> list[dict[str, Any]]:
     """One frame per recorded turn of ``run_id`` (agent ``agent``, default ``main``), in one pass.
 
     The decisions are read once, in file order, each resolved from the previous ones
@@ -121,7 +136,8 @@ def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None
     (:meth:`TraceReader.pin_timeline`); each turn's digest is checked by building only what it
     covers (:class:`~arcana_jupyter.context.rebuild.TurnVerifier`). A frame costs what its turn
     changed, not the length of the history before it. ``progress(done, total)`` is called every few
-    turns and at the end."""
+    turns and at the end. ``verify=False`` leaves the digests unchecked (``digest_verified`` None, the
+    prompt as recorded or not at all): what the frames cost apart from the builder's own builds."""
     reader = reader or TraceReader(trace_dir)
     name = _agent(reader, run_id, agent)
     info = reader.run_info(run_id)
@@ -130,11 +146,11 @@ def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None
         progress(0, len(turns))
     # actions before the first message (a pin set up front) have turn 0: they show in turn 1
     by_turn: dict[int, list[DecisionRecord]] = {}
-    for record in reader.decision_records(run_id, name):
+    for record in reader.decision_records(run_id, name, last_step_rows=True):
         if record.turn is not None:
             by_turn.setdefault(record.turn, []).append(record)
     pins = reader.pin_timeline(run_id, name)
-    verifier = TurnVerifier(reader, run_id, name)
+    verifier = TurnVerifier(reader, run_id, name) if verify else None
     frames: list[dict[str, Any]] = []
     previous: Sequence[Mapping[str, Any]] | None = None
     every = max(1, len(turns) // 100)
@@ -151,7 +167,8 @@ def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None
 
 
 def _frame(reader: TraceReader, run_id: str, name: str, turn: int, model: str, records: list[DecisionRecord],
-           pins: PinTimeline, verifier: TurnVerifier) -> tuple[dict[str, Any], list[dict[str, Any]] | None]:
+           pins: PinTimeline, verifier: TurnVerifier | None
+           ) -> tuple[dict[str, Any], list[dict[str, Any]] | None]:
     events = reader.positioned_events(run_id, turn=turn, agent=name, skip=("context_decision",))
     # each decision stands in the turn's events where it was written, its rows left out of the
     # bundle's validation (they are passed through as recorded, see bundle_from_events)
@@ -178,11 +195,20 @@ def _frame(reader: TraceReader, run_id: str, name: str, turn: int, model: str, r
         return frame, None
     decision = record.metadata.get("decision")
     rows = decision.get("decisions") if isinstance(decision, dict) else None
+    if rows is None and isinstance(decision, dict) and "decisions" in decision:
+        # a step the reader left without rows (not its turn's last in the file): read them now
+        step["decision"] = decision = reader.decision_of(run_id, record.event_id)
+        rows = decision.get("decisions")
     if not isinstance(rows, list):
         raise TraceError(f"{reader.path_for(run_id)}:{record.line}: context_decision of turn {turn} step "
                          f"{record.step} does not match the decision model (no decision recorded)")
-    replay = _replay_of(reader, run_id, name, turn, record, records, [pe for pe in merged if pe[0] not in light])
     frame["pins"] = [p.model_dump(mode="json") for p in pins.at(turn, record.position)]
+    if verifier is None:
+        frame["digest_note"] = "not checked"
+        if step.get("messages"):
+            frame["prompt_source"] = "snapshot"
+        return frame, rows
+    replay = _replay_of(reader, run_id, name, turn, record, records, [pe for pe in merged if pe[0] not in light])
     try:
         check = verifier.verify(replay)
     except ArcanaError as exc:
@@ -242,7 +268,7 @@ def _replay_of(reader: TraceReader, run_id: str, name: str, turn: int, record: D
         request_digest=md.request_digest, history_len=md.history_len,
         inputs=md.inputs.model_dump(mode="json", by_alias=True, exclude_unset=True) if md.inputs else {},
         builder=md.builder.model_dump(mode="json", by_alias=True, exclude_unset=True) if md.builder else {},
-        tools=md.tools, active_pins=[], llm_call=calls[0].metadata if calls else None,
+        tools=md.tools, shape=md.shape, active_pins=[], llm_call=calls[0].metadata if calls else None,
         decision_event_id=record.event_id,
     )
 

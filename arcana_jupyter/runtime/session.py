@@ -47,7 +47,7 @@ from ..schema.events import (
 )
 from ..schema.tools import REPEATED_CALL, ToolOutcome
 from ..tokens import TokenCounter
-from ..trace.decision_delta import DeltaEncoder
+from ..trace.decision_delta import ChainEncoder, is_chained, resolve_chain_metadata
 from ..trace.events import TraceEvent
 from ..trace.writer import TraceWriter
 from .builtin_tools import no_progress_steps
@@ -176,7 +176,8 @@ class ChatSession:
         self._previous_build: Any = None
         self._previous_sent: list[Message] | None = None
         self._shape_rules: PromptShape | None = None
-        self._decision_encoder = DeltaEncoder()
+        self._decision_encoder = ChainEncoder()
+        self._live_previous: dict[str, Any] | None = None
         self._turn_events: dict[int, list[TraceEvent]] = {}
         self.sent_messages: dict[tuple[int, int], list[Message]] = {}
         """The prompts of recent steps, by (turn, step), for the inspector's message text."""
@@ -269,15 +270,16 @@ class ChatSession:
         return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
 
     def emit(self, event_type: str, metadata: dict[str, Any], *, parent_id: str | None = None,
-             turn: int | None = -1, live_metadata: dict[str, Any] | None = None) -> TraceEvent:
+             turn: int | None = -1,
+             live_metadata: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> TraceEvent:
         """Write an event and pass it to subscribers.
 
-        ``live_metadata`` replaces the metadata subscribers and :meth:`turn_events` see, where the
-        trace holds a compact form (a decision delta, see trace/decision_delta.py)."""
+        ``live_metadata(written metadata)`` gives the metadata subscribers and :meth:`turn_events` see,
+        where the trace holds a compact form (a chained decision, see trace/decision_delta.py)."""
         t = self.turn if turn == -1 else turn
         event = self.writer.emit(event_type, metadata, turn=t, agent=self.agent, parent_id=parent_id)
         if live_metadata is not None:
-            event = event.model_copy(update={"metadata": {**event.metadata, **live_metadata}})
+            event = event.model_copy(update={"metadata": live_metadata(event.metadata)})
         if t is not None:
             events = self._turn_events.setdefault(t, [])
             events.append(event)
@@ -615,10 +617,9 @@ class ChatSession:
                 f"count); rebuilt with the budget shrunk by {self.calibration.ratio:.3f} and retried once")
         digest = build.digest(self.provider_model)
         decision_md = decision_record(decision)
-        packed, keyframe = self._decision_encoder.pack(decision_md)
         metadata: dict[str, Any] = {
             "step": step,
-            "decision": packed,
+            "decision": {**decision_md, "decisions": None},  # the rows go in chain.rows (trace/decision_delta.py)
             "report": build.report.model_dump(mode="json"),
             "budget": build.budget.model_dump(mode="json"),
             "request_digest": digest,
@@ -638,10 +639,10 @@ class ChatSession:
             metadata["tool_loop"] = tool_loop
         if shaped.shape.shapes:
             metadata["shape"] = shaped.record()
-        decision_event = self.emit("context_decision", ContextDecisionMetadata.build(**metadata),
-                                   live_metadata={"decision": decision_md})
-        if keyframe:
-            self._decision_encoder.keyframe_written(decision_event.event_id, decision_md)
+        full = ContextDecisionMetadata.build(**metadata)
+        packed = self._decision_encoder.pack(full, decision_md["decisions"])
+        decision_event = self.emit("context_decision", packed, live_metadata=self._live_decision(decision_md))
+        self._decision_encoder.written(decision_event.event_id)
         if self.config.trace_include_prompt_snapshots:
             self.emit("prompt_snapshot", PromptSnapshotMetadata.build(
                 turn=turn, step=step, model=self.provider_model,
@@ -649,6 +650,19 @@ class ChatSession:
                 response_format=None, budget_snapshot=build.budget.model_dump(mode="json"),
             ), parent_id=decision_event.event_id)
         return build, decision, digest, decision_event
+
+    def _live_decision(self, decision_md: dict[str, Any]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+        """What subscribers see of a decision: the written (redacted) metadata resolved as a reader
+        resolves it — what ``chain.same`` stands for taken from the previous decision — with the rows."""
+
+        def live(written: dict[str, Any]) -> dict[str, Any]:
+            meta = written
+            if is_chained(written):
+                meta = resolve_chain_metadata(written, self._live_previous, "the decision just written")
+            self._live_previous = meta
+            return {**meta, "decision": {**meta["decision"], "decisions": decision_md["decisions"]}}
+
+        return live
 
     def _report_prefix(self, build: Any) -> None:
         """Prefix reuse of the prompt about to be sent against the previous one sent, in tokens and

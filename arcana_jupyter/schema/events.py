@@ -248,6 +248,9 @@ class ContextDecisionMetadata(Record):
     tools: list[dict[str, Any]] = Field(default_factory=list)
     calibration: CalibrationRecord | None = None
     tool_loop: ToolLoopStop | None = None
+    chain: dict[str, Any] | None = None
+    """Encoding 2 (trace/decision_delta.py, docs/TRACE_FORMAT.md "Chained decisions"): the decision's
+    rows and what it shares with the previous decision of its agent; readers resolve it and drop it."""
     shape: dict[str, Any] | None = None
     """How the builder's messages were shaped for the model (providers/shaping.py): the rules,
     how they were chosen (``source``) and where the moved messages went (``moved``: the builder's

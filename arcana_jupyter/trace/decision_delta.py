@@ -1,26 +1,33 @@
-"""Compact per-turn decisions in traces: a decision list stored as a delta against an earlier one.
+"""Compact per-turn decisions in traces: each decision stored against an earlier one.
 
 A ``context_decision`` holds one MessageDecision per input message, so a long session would write
-O(history) rows every turn — O(n²) bytes over a run. The builder keeps old decisions stable (that
-is what makes prompts cache-friendly), so consecutive decision lists are mostly equal. The
-runtime therefore writes, every few turns, a full list (a *keyframe*) and otherwise a delta::
+O(history) rows every turn — O(n²) bytes over a run. Two encodings, both read everywhere
+(TraceReader, rebuild, the JupyterLab viewer):
+
+- **Encoding 2, chained decisions** (what the runtime writes; :class:`ChainEncoder`,
+  :class:`ChainResolver`, docs/TRACE_FORMAT.md "Chained decisions"): each decision against the
+  previous one of its agent, metadata that did not change referenced, keyframes that thin out as the
+  history grows — see the section below.
+- **Encoding 1, keyframes and deltas** (older traces; :class:`DeltaEncoder`, :func:`resolve_decision`,
+  :class:`DecisionResolver`): every few turns a full list (a *keyframe*), otherwise a delta::
 
     "decision": {..., "decisions": null,
                  "decisions_delta": {"base": "e_000123", "count": 1840,
                                      "columns": {"outcome": {"same": [[0, 1800]], "values": [...]}, ...}}}
 
-Per column, ``same`` holds half-open ranges of positions whose value equals the base's at the
-same position, ``values`` the others in order. The base is always a keyframe, so resolving a delta needs exactly
-one more event. :func:`resolve_decision` turns either form back into the full list; every reader
-(TraceReader, rebuild, the JupyterLab viewer) goes through it.
+  Per column, ``same`` holds half-open ranges of positions whose value equals the base's at the
+  same position, ``values`` the others in order. The base is always a keyframe, so resolving a delta
+  needs exactly one more event.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
-from operator import eq, itemgetter
-from typing import Any
+from itertools import repeat
+from operator import add, eq, is_, itemgetter, mul, sub, truediv
+from typing import Any, NamedTuple
 
 KEYFRAME_EVERY = 32
 """A keyframe at least this often (per agent), so any delta's base is close and cheap to load."""
@@ -253,3 +260,757 @@ class DecisionResolver:
         full = {k: v for k, v in decision.items() if k != "decisions_delta"}
         full["decisions"] = rows
         return full
+
+
+# -- chained decisions (trace encoding 2) -------------------------------------------------------------
+#
+# A keyframe every few decisions holds every history row, and a delta against a distant keyframe
+# grows with the distance to it: bytes per turn grew with the run. Encoding 2 chains each decision to
+# the previous one of its agent (``metadata.chain``, docs/TRACE_FORMAT.md "Chained decisions"):
+#
+#     "decision": {..., "decisions": null},
+#     "chain": {"v": 2, "prev": "e_000123" | null,
+#               "same": ["tools", "builder", "inputs.pins", ...],   # copied from the previous decision
+#               "overflow": {"checkpoint": [[1, 187]]},            # inputs.overflow as runs, when not "same"
+#               "rows": {"count": 573, "keys": ["index", "role", ...],
+#                        "align": [[0, 567, 0], [569, 4, 567]],     # [start, length, start in the previous]
+#                        "columns": {"outcome": [530, ["v", "kept", "dropped"], 41], ...}}}
+#
+# A column is a list of ops, in order: an int ``n`` copies n values from the previous decision's
+# aligned rows; ``["v", x, ...]`` literal values; ``["r", n, x]`` x repeated; ``["a", n, first, step]``
+# an arithmetic run of ints; ``["d", n, k]`` the aligned previous values plus k (ints); ``["k", table,
+# [i, ...]]`` the values table[i] (strings that repeat); ``["q", [k, ...]]``
+# the numbers k/10000 (relevance scores, rounded to four decimals); ``["qd", [d, ...]]`` the numbers
+# (k + d)/10000 where k/10000 is the aligned previous value. A column may instead be ``[["m", ref, ops]]``:
+# the previous values, except where the earlier column ``ref`` did not copy (there: ``ops``' values).
+# ``prev`` null is a keyframe (no copies, no aligned rows): written when the chain since the last one
+# holds twice a keyframe's bytes, so keyframes cost at most half of what the deltas between them cost.
+
+CHAIN_VERSION = 2
+SAME_PATHS = ("tools", "builder", "calibration", "shape", "tool_loop", "inputs.pins", "inputs.sections",
+              "inputs.task", "inputs.overflow")
+"""The metadata a chained decision may take from the previous one (``chain.same``)."""
+MAX_CHAIN = 512
+"""A keyframe at least every this many decisions of an agent (bounds a random read's walk back)."""
+KEYFRAME_RATIO = 2
+"""A keyframe once the deltas since the last one hold this many times its bytes: keyframes then cost at
+most half of what the deltas between them cost, at any length of the history."""
+_MIN_RUN = 3
+_MIN_COPY = 3
+_Q = 10000
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<no aligned row>"
+
+
+NO_ROW: Any = _Missing()
+"""The aligned base value of a position that has no row in the previous decision."""
+
+
+def _int_runs(values: Sequence[Any]) -> list[list[int]] | None:
+    """``[1, 2, 3, 7]`` -> ``[[1, 3], [7, 7]]`` (inclusive runs, order kept); None when not all ints."""
+    out: list[list[int]] = []
+    for v in values:
+        if type(v) is not int:
+            return None
+        if out and out[-1][1] + 1 == v:
+            out[-1][1] = v
+        else:
+            out.append([v, v])
+    return out
+
+
+def _expand_runs(runs: Any, where: str) -> list[int]:
+    if not isinstance(runs, list):
+        raise ValueError(f"{where} is not a list of runs")
+    out: list[int] = []
+    for r in runs:
+        if not (isinstance(r, list) and len(r) == 2 and all(type(x) is int for x in r) and r[0] <= r[1]):
+            raise ValueError(f"{where}: {_short(r)} is not a run [first, last]")
+        if r[1] - r[0] > 10_000_000:
+            raise ValueError(f"{where}: the run {r} is implausibly long")
+        out.extend(range(r[0], r[1] + 1))
+    return out
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _ks(values: Sequence[Any]) -> list[int] | None:
+    """The ints k with ``value == k / 10000`` (0 <= k < 2**31), or None when a value is not one."""
+    # in C (maps): this runs over the relevance score of every history row on every call
+    if not values or set(map(type, values)) != {float}:
+        return None
+    ks = list(map(round, map(mul, values, repeat(float(_Q)))))
+    if min(ks) < 0 or max(ks) >= 1 << 31 or list(map(truediv, ks, repeat(_Q))) != list(values):
+        return None
+    return ks
+
+
+def _k_of(x: Any, where: str) -> int:
+    if type(x) is not float or not 0 <= x < 1 << 27:
+        raise ValueError(f"{where}: a \"qd\" op adds to a previous value that is not a four-decimal number")
+    k = round(x * _Q)
+    if abs(x * _Q - k) > 1e-6:
+        raise ValueError(f"{where}: a \"qd\" op adds to a previous value that is not a four-decimal number")
+    return k
+
+
+def _unpack_q(op: list[Any], base: list[Any] | None, pos: int, where: str) -> list[float]:
+    if len(op) != 2 or not isinstance(op[1], list) or not all(type(k) is int for k in op[1]):
+        raise ValueError(f"{where}: {_short(op)} is not [{op[0]!r}, [int, ...]]")
+    if op[0] == "q":
+        if any(k < 0 for k in op[1]):
+            raise ValueError(f"{where}: a \"q\" op holds a negative number")
+        return [k / _Q for k in op[1]]
+    n = len(op[1])
+    if base is None or pos + n > len(base):
+        raise ValueError(f"{where}: a \"qd\" op at {pos} has no previous values to add to")
+    piece = base[pos:pos + n]
+    # _k_of for every value, in C: this runs over every history row of every decision
+    if n and (set(map(type, piece)) != {float} or min(piece) < 0 or max(piece) >= 1 << 27):
+        _k_of(next(x for x in piece if type(x) is not float or not 0 <= x < 1 << 27), where)
+    scaled = list(map(mul, piece, repeat(float(_Q))))
+    ks = list(map(round, scaled))
+    if n and max(map(abs, map(sub, scaled, ks))) > 1e-6:
+        _k_of(next(x for x, k in zip(piece, ks, strict=True) if abs(x * _Q - k) > 1e-6), where)
+    out = list(map(truediv, map(add, ks, op[1]), repeat(_Q)))
+    if n and min(out) < 0:
+        raise ValueError(f"{where}: a \"qd\" op makes a negative number")
+    return out
+
+
+def _gap_ops(new: Sequence[Any], base: Sequence[Any], a: int, b: int, out: list[Any]) -> None:
+    """Ops for new[a:b] (no copy from the base here): runs where they pay, else literals."""
+    if b - a >= 8:
+        # runs of 8+ floats (relevance scores: dense and distinct) are packed, the rest goes below
+        floats = bytes(map(isinstance, new[a:b], repeat(float)))
+        based = bytes(map(isinstance, base[a:b], repeat(float)))
+        pos = a
+        for m in _FLOATS.finditer(floats):
+            seg = new[a + m.start():a + m.end()]
+            ks = _ks(seg) if len(set(seg)) > len(seg) // 2 else None
+            if ks is None:
+                continue
+            if a + m.start() > pos:
+                _plain_ops(new, base, pos, a + m.start(), out)
+            # within the run: against the previous values where they are numbers too, else as they are
+            cut = m.start()
+            for bm in _RUN.finditer(based, m.start(), m.end()):
+                if bm.start() > cut:
+                    out.append(["q", ks[cut - m.start():bm.start() - m.start()]])
+                mine = ks[bm.start() - m.start():bm.end() - m.start()]
+                bks = _ks(base[a + bm.start():a + bm.end()])
+                out.append(["qd", list(map(sub, mine, bks))] if bks is not None else ["q", mine])
+                cut = bm.end()
+            if m.end() > cut:
+                out.append(["q", ks[cut - m.start():]])
+            pos = a + m.end()
+        if pos < b:
+            _plain_ops(new, base, pos, b, out)
+        return
+    _plain_ops(new, base, a, b, out)
+
+
+_FLOATS = re.compile(b"\x01{8,}")
+
+
+def _plain_ops(new: Sequence[Any], base: Sequence[Any], a: int, b: int, out: list[Any]) -> None:
+    seg = new[a:b]
+    lit: list[Any] = []
+    i, n = 0, len(seg)
+    while i < n:
+        v = seg[i]
+        tv = type(v)
+        j = i + 1
+        while j < n and type(seg[j]) is tv and seg[j] == v:
+            j += 1
+        if j - i >= _MIN_RUN:
+            if lit:
+                out.append(_literal(lit))
+                lit = []
+            out.append(["r", j - i, v])
+            i = j
+            continue
+        if tv is int and i + 1 < n and type(seg[i + 1]) is int:
+            step = seg[i + 1] - v
+            j = i + 2
+            while j < n and type(seg[j]) is int and seg[j] - seg[j - 1] == step:
+                j += 1
+            if j - i >= _MIN_RUN:
+                if lit:
+                    out.append(_literal(lit))
+                    lit = []
+                out.append(["a", j - i, v, step])
+                i = j
+                continue
+            bv = base[a + i]
+            if type(bv) is int:
+                k = v - bv
+                j = i + 1
+                while j < n and type(seg[j]) is int and type(base[a + j]) is int and seg[j] - base[a + j] == k:
+                    j += 1
+                if j - i >= _MIN_RUN:
+                    if lit:
+                        out.append(_literal(lit))
+                        lit = []
+                    out.append(["d", j - i, k])
+                    i = j
+                    continue
+        lit.append(v)
+        i += 1
+    if lit:
+        out.append(_literal(lit))
+
+
+def _literal(values: list[Any]) -> list[Any]:
+    """``["v", ...values]``, or ``["k", table, [index, ...]]`` for strings (and nulls) that repeat:
+    a keyframe's reasons and roles cost an index each, not their text."""
+    if len(values) >= 6 and all(type(v) is str or v is None for v in values):
+        table = list(dict.fromkeys(values))
+        if len(table) * 2 <= len(values):
+            where = {v: k for k, v in enumerate(table)}
+            return ["k", table, [where[v] for v in values]]
+    return ["v", *values]
+
+
+def _copied(ops: list[Any]) -> list[list[int]] | None:
+    """The ranges ``[start, end)`` a column's plain ops copy from the base (None for a masked column)."""
+    out: list[list[int]] = []
+    pos = 0
+    for op in ops:
+        if type(op) is int:
+            if op:
+                out.append([pos, pos + op])
+            pos += op
+            continue
+        kind = op[0]
+        if kind == "m":
+            return None
+        pos += (len(op) - 1 if kind == "v" else len(op[2]) if kind == "k" else len(op[1]) if kind in ("q", "qd")
+                else op[1])
+    return out
+
+
+def _complement(ranges: list[list[int]], count: int) -> list[int]:
+    """The positions of ``range(count)`` in none of ``ranges`` (sorted, disjoint)."""
+    out: list[int] = []
+    pos = 0
+    for a, b in ranges:
+        out.extend(range(pos, a))
+        pos = b
+    out.extend(range(pos, count))
+    return out
+
+
+def _encode_masked(cols: dict[str, list[Any]], bases: dict[str, list[Any]], count: int) -> dict[str, list[Any]]:
+    """Every column's ops; a column that changes only where an earlier one does (a recalled row changes
+    its outcome, reason, fidelity, position...) is written as ``[["m", that column, ops]]``: its values at
+    those positions only, the rest copied — when that is smaller."""
+    enc: dict[str, list[Any]] = {}
+    masks: list[tuple[str, list[int], bytes]] = []  # plain columns: name, changed positions, as flags
+    for key, new in cols.items():
+        base = bases[key]
+        ops = encode_column(new, base)
+        same = _same_flags(new, base)
+        for ref, positions, flags in sorted(masks, key=lambda m: len(m[1])):
+            # outside the mask every value must be its base's (then a copy): same | mask covers all
+            if (int.from_bytes(same, "little") | int.from_bytes(flags, "little")) != (1 << (8 * count)) // 255:
+                continue
+            pick = itemgetter(*positions) if len(positions) > 1 else None
+            sub_new = list(pick(new)) if pick else [new[i] for i in positions]
+            sub_base = list(pick(base)) if pick else [base[i] for i in positions]
+            masked = [["m", ref, encode_column(sub_new, sub_base)]]
+            if len(json.dumps(masked, separators=(",", ":"), default=str)) < \
+                    len(json.dumps(ops, separators=(",", ":"), default=str)):
+                ops = masked
+            break
+        enc[key] = ops
+        copied = _copied(ops)
+        if copied is not None and len(masks) < 6:
+            positions = _complement(copied, count)
+            if positions and len(positions) < count:
+                flags = bytearray(count)
+                for i in positions:
+                    flags[i] = 1
+                masks.append((key, positions, bytes(flags)))
+    return enc
+
+
+def _same_flags(new: Sequence[Any], base: Sequence[Any]) -> bytes:
+    """One byte per position: 1 where ``new`` equals ``base`` in value *and* type (``False == 0`` and
+    ``1 == 1.0`` are not copies: JSON tells them apart). Computed in C."""
+    values = bytes(map(eq, new, base))
+    kinds = set(map(type, new)) | set(map(type, base))
+    kinds.discard(type(None))
+    kinds.discard(_Missing)
+    if len(kinds) <= 1:  # one type (and None, which equals only None): equal values have equal types
+        return values
+    types = bytes(map(is_, map(type, new), map(type, base)))
+    return (int.from_bytes(values, "little") & int.from_bytes(types, "little")).to_bytes(len(values), "little")
+
+
+def encode_column(new: Sequence[Any], base: Sequence[Any] | None) -> list[Any]:
+    """The ops of one column (``base``: the previous decision's aligned values, :data:`NO_ROW` where
+    none; None for a keyframe). Copies are found in C (one byte per position and a regex)."""
+    out: list[Any] = []
+    if base is None:
+        _gap_ops(new, [NO_ROW] * len(new), 0, len(new), out)
+        return out
+    flags = _same_flags(new, base)
+    pos = 0
+    for m in _RUN.finditer(flags):
+        s, e = m.start(), m.end()
+        if e - s < _MIN_COPY and e < len(new) and type(new[s]) is not str:
+            continue  # a short copy inside changed values costs more than the values (scores, flags)
+        if s - pos >= _MIN_RUN:
+            _gap_ops(new, base, pos, s, out)
+        elif s > pos:  # one or two changed values: no run to find
+            out.append(["v", *new[pos:s]])
+        out.append(e - s)
+        pos = e
+    if pos < len(new):
+        _gap_ops(new, base, pos, len(new), out)
+    return out
+
+
+def align_rows(new: dict[str, list[Any]], prev: dict[str, list[Any]]) -> list[list[int]]:
+    """``[[start, length, prev_start], ...]``: which rows of the previous decision the new rows continue.
+
+    History rows keep their index from one decision to the next (the history only grows); rows after
+    them (the current input, sections, pins) move down as it grows. So: the longest prefix whose
+    ``index`` and ``source`` match position by position, then the remaining rows matched by what they
+    are (source, section, index for history rows)."""
+    n = len(new.get("index", []))
+    m = len(prev.get("index", []))
+    if not n or not m or "index" not in prev or "source" not in new or "source" not in prev:
+        return []
+    same = bytes(map(eq, new["index"], prev["index"])) + b"\x00"
+    src = bytes(map(eq, new["source"], prev["source"])) + b"\x00"
+    p = min(same.find(0), src.find(0))
+    out: list[list[int]] = [[0, p, 0]] if p else []
+
+    def key(cols: dict[str, list[Any]], i: int) -> tuple[Any, ...]:
+        s = cols["source"][i]
+        return (s, cols.get("section", [None] * (i + 1))[i], cols["index"][i] if s == "history" else None)
+
+    seen: dict[tuple[Any, ...], list[int]] = {}
+    for j in range(p, m):
+        seen.setdefault(key(prev, j), []).append(j)
+    for i in range(p, n):
+        found = seen.get(key(new, i))
+        if not found:
+            continue
+        j = found.pop(0)
+        last = out[-1] if out else None
+        if last is not None and last[0] + last[1] == i and last[2] + last[1] == j:
+            last[1] += 1
+        else:
+            out.append([i, 1, j])
+    return out
+
+
+def aligned_base(col: list[Any], align: list[list[int]], count: int) -> list[Any]:
+    """The previous decision's values of one column at the new decision's positions (:data:`NO_ROW` where none)."""
+    out: list[Any] = []
+    pos = 0
+    for start, length, prev_start in align:
+        if start > pos:
+            out.extend([NO_ROW] * (start - pos))
+        out.extend(col[prev_start:prev_start + length])
+        pos = start + length
+    if pos < count:
+        out.extend([NO_ROW] * (count - pos))
+    return out
+
+
+class ChainEncoder:
+    """Per-agent state for writing decisions as a chain (encoding 2, used by the runtime)."""
+
+    def __init__(self, max_chain: int = MAX_CHAIN) -> None:
+        self.max_chain = max_chain
+        self._prev_id: str | None = None
+        self._prev_cols: dict[str, list[Any]] | None = None
+        self._prev_meta: dict[str, Any] | None = None
+        self._since = 0
+        self._chain_bytes = 0
+        self._keyframe_bytes = 0
+
+    def pack(self, metadata: dict[str, Any], rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """The metadata to write for a decision whose ``metadata["decision"]`` has no rows (``rows`` are
+        its MessageDecision dumps); call :meth:`written` with the event id once it is written."""
+        cols = columns(rows)
+        keys = list(cols)
+        count = len(rows)
+        prev = self._prev_cols
+        keyframe = (prev is None or self._since >= self.max_chain
+                    or (self._keyframe_bytes and self._chain_bytes >= KEYFRAME_RATIO * self._keyframe_bytes)
+                    or list(prev) != keys)
+        spec: dict[str, Any] = {"count": count, "keys": keys}
+        if keyframe or prev is None:
+            enc = {k: encode_column(v, None) for k, v in cols.items()}
+            spec["align"] = []
+        else:
+            align = align_rows(cols, prev)
+            enc = _encode_masked(cols, {k: aligned_base(prev[k], align, count) for k in cols}, count)
+            spec["align"] = align
+        spec["columns"] = enc
+        size = len(json.dumps(spec, separators=(",", ":"), default=str))  # what the row part weighs
+        chain: dict[str, Any] = {"v": CHAIN_VERSION, "prev": None if keyframe else self._prev_id}
+        out = dict(metadata)
+        inputs = out.get("inputs")
+        if isinstance(inputs, dict):
+            inputs = out["inputs"] = dict(inputs)
+        same: list[str] = []
+        if not keyframe and self._prev_meta is not None:
+            for path in SAME_PATHS:
+                head, _, tail = path.partition(".")
+                holder, pholder = (out, self._prev_meta) if not tail else (inputs, self._prev_meta.get("inputs"))
+                name = tail or head
+                if isinstance(holder, dict) and isinstance(pholder, dict) and name in holder and name in pholder \
+                        and holder[name] == pholder[name]:
+                    same.append(path)
+                    del holder[name]
+        if same:
+            chain["same"] = same
+        if isinstance(inputs, dict) and isinstance(inputs.get("overflow"), dict) and inputs["overflow"]:
+            runs = {k: _int_runs(v) if isinstance(v, list) else None for k, v in inputs["overflow"].items()}
+            if all(r is not None for r in runs.values()):
+                chain["overflow"] = runs
+                del inputs["overflow"]
+        shape = out.get("shape")
+        if "shape" not in same and isinstance(shape, dict) and isinstance(shape.get("moved"), dict):
+            moved = _moved_runs(shape["moved"])
+            if moved is not None:
+                chain["moved"] = moved
+                out["shape"] = {k: v for k, v in shape.items() if k != "moved"}
+        chain["rows"] = spec
+        out["chain"] = chain
+        self._pending = (cols, metadata, keyframe, size)
+        return out
+
+    def written(self, event_id: str) -> None:
+        cols, metadata, keyframe, size = self._pending
+        self._prev_id, self._prev_cols, self._prev_meta = event_id, cols, metadata
+        if keyframe:
+            self._since, self._chain_bytes, self._keyframe_bytes = 0, 0, max(size, 1)
+        else:
+            self._since += 1
+            self._chain_bytes += size
+
+
+def decode_column(ops: Any, base: list[Any] | None, count: int, where: str) -> tuple[list[Any], list[list[int]]]:
+    """One column's values from its ops, and the ranges ``[start, end)`` it copied from the base."""
+    if not isinstance(ops, list):
+        raise ValueError(f"{where} is not a list of ops")
+    col: list[Any] = []
+    copied: list[list[int]] = []
+    for op in ops:
+        pos = len(col)
+        if type(op) is int:
+            if op < 0 or base is None or pos + op > len(base):
+                raise ValueError(f"{where}: a copy of {op} value(s) at {pos} has no previous rows to copy")
+            piece = base[pos:pos + op]
+            if NO_ROW in piece:
+                raise ValueError(f"{where}: a copy at {pos} reaches a row that has no aligned previous row")
+            col.extend(piece)
+            if copied and copied[-1][1] == pos:
+                copied[-1][1] = pos + op
+            elif op:
+                copied.append([pos, pos + op])
+            continue
+        if not isinstance(op, list) or not op or not isinstance(op[0], str):
+            raise ValueError(f"{where}: {_short(op)} is not an op")
+        kind = op[0]
+        if kind == "v":
+            col.extend(op[1:])
+        elif kind == "k":
+            if len(op) != 3 or not isinstance(op[1], list) or not isinstance(op[2], list) \
+                    or not all(type(k) is int and 0 <= k < len(op[1]) for k in op[2]):
+                raise ValueError(f"{where}: {_short(op)} is not [\"k\", [value, ...], [index, ...]]")
+            col.extend(map(op[1].__getitem__, op[2]))
+        elif kind in ("q", "qd"):
+            col.extend(_unpack_q(op, base, pos, where))
+        elif kind in ("r", "a", "d"):
+            want = {"r": 3, "a": 4, "d": 3}[kind]
+            if len(op) != want or type(op[1]) is not int or op[1] < 0 or pos + op[1] > count:
+                raise ValueError(f"{where}: {_short(op)} is not a valid {kind!r} op")
+            n = op[1]
+            if kind == "r":
+                col.extend([op[2]] * n)
+            elif kind == "a":
+                if type(op[2]) is not int or type(op[3]) is not int:
+                    raise ValueError(f"{where}: {_short(op)}: an arithmetic run needs int first and step")
+                col.extend(range(op[2], op[2] + op[3] * n, op[3]) if op[3] else [op[2]] * n)
+            else:
+                if type(op[2]) is not int or base is None or pos + n > len(base):
+                    raise ValueError(f"{where}: {_short(op)} has no previous ints to add to")
+                piece = base[pos:pos + n]
+                if any(type(x) is not int for x in piece):
+                    raise ValueError(f"{where}: {_short(op)} adds to previous values that are not ints")
+                k = op[2]
+                col.extend([x + k for x in piece])
+        else:
+            raise ValueError(f"{where}: unknown op {kind!r}")
+        if len(col) > count:
+            break
+    if len(col) != count:
+        raise ValueError(f"{where} resolves to {len(col)} values, expected {count}")
+    return col, copied
+
+
+def _decode_masked(op: list[Any], base: list[Any] | None, count: int, plain: dict[str, list[list[int]]],
+                   where: str) -> tuple[list[Any], list[list[int]]]:
+    """``["m", ref, ops]``: the aligned previous values, except where the earlier column ``ref`` did not
+    copy — there the values ``ops`` decode to (against the previous values at those positions)."""
+    if len(op) != 3 or not isinstance(op[1], str) or op[1] not in plain:
+        raise ValueError(f"{where}: {_short(op)} is not [\"m\", an earlier column with plain ops, ops]")
+    copied = plain[op[1]]
+    positions = _complement(copied, count)
+    if base is None or len(base) != count:
+        raise ValueError(f"{where}: a masked column has no previous rows to copy")
+    sub, _ = decode_column(op[2], [base[i] for i in positions], len(positions), where)
+    col = list(base)
+    for i, v in zip(positions, sub, strict=True):
+        col[i] = v
+    if NO_ROW in col:
+        raise ValueError(f"{where}: a masked column copies a row that has no aligned previous row")
+    return col, copied
+
+
+class ChainedRows(NamedTuple):
+    """A chained decision's rows resolved: columns, the rows (shared with the previous decision's where
+    every column was copied), and its keys."""
+
+    cols: dict[str, list[Any]]
+    rows: list[dict[str, Any]] | None
+    """None when not asked for (a decision only decoded on the way to another)."""
+    length: int
+    """The number of rows."""
+
+
+def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: bool = True) -> ChainedRows:
+    """``chain.rows`` against the previous decision's resolved rows (None for a keyframe); the row
+    dicts only with ``build_rows`` (the columns are what the next decision needs)."""
+    if not isinstance(spec, dict):
+        raise ValueError(f"{where}: chain.rows is not an object")
+    count, keys, columns_ = spec.get("count"), spec.get("keys"), spec.get("columns")
+    if type(count) is not int or count < 0:
+        raise ValueError(f"{where}: chain.rows.count is not a non-negative int")
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys) or len(set(keys)) != len(keys):
+        raise ValueError(f"{where}: chain.rows.keys is not a list of distinct names")
+    if not isinstance(columns_, dict) or set(columns_) != set(keys):
+        raise ValueError(f"{where}: chain.rows.columns does not hold exactly the columns of chain.rows.keys")
+    align = spec.get("align", [])
+    if not isinstance(align, list):
+        raise ValueError(f"{where}: chain.rows.align is not a list")
+    pos = 0
+    for seg in align:
+        if not (isinstance(seg, list) and len(seg) == 3 and all(type(x) is int for x in seg)
+                and seg[0] >= pos and seg[1] >= 0 and seg[2] >= 0 and seg[0] + seg[1] <= count):
+            raise ValueError(f"{where}: chain.rows.align has {_short(seg)}, not [start, length, previous start] "
+                             "in order")
+        if prev is None or seg[2] + seg[1] > prev.length:
+            raise ValueError(f"{where}: chain.rows.align refers to previous rows that do not exist")
+        pos = seg[0] + seg[1]
+    cols: dict[str, list[Any]] = {}
+    plain: dict[str, list[list[int]]] = {}  # columns decoded from plain ops: the ranges they copied
+    common: list[list[int]] | None = None
+    for key in keys:
+        base = None
+        if prev is not None and align:
+            pcol = prev.cols.get(key)
+            base = aligned_base(pcol, align, count) if pcol is not None else None
+        ops = columns_[key]
+        if isinstance(ops, list) and len(ops) == 1 and isinstance(ops[0], list) and ops[0][:1] == ["m"]:
+            col, copied = _decode_masked(ops[0], base, count, plain, f"{where}: column {key!r}")
+        else:
+            col, copied = decode_column(ops, base, count, f"{where}: column {key!r}")
+            plain[key] = copied
+        cols[key] = col
+        if common is None:
+            common = copied
+        elif common:
+            common = _intersect(common, copied)
+    if not build_rows:
+        return ChainedRows(cols, None, count)
+    rows: list[dict[str, Any]] = []
+    pos = 0
+    if prev is not None and prev.rows is not None and common and list(prev.cols) == keys:
+        for s, e in _intersect(common, [[a, a + n] for a, n, _ in align]):
+            rows.extend(_row_dicts(cols, keys, s, pos))
+            seg = next(x for x in align if x[0] <= s < x[0] + x[1])
+            rows.extend(prev.rows[seg[2] + s - seg[0]:seg[2] + e - seg[0]])
+            pos = e
+    rows.extend(_row_dicts(cols, keys, count, pos))
+    return ChainedRows(cols, rows, count)
+
+
+def _row_dicts(cols: dict[str, list[Any]], keys: list[str], end: int, start: int = 0) -> list[dict[str, Any]]:
+    """The rows ``start .. end-1`` as dicts of ``keys`` (built in C: this is every changed row of every decision)."""
+    if end <= start:
+        return []
+    if not keys:
+        return [{} for _ in range(end - start)]
+    ordered = [cols[k][start:end] for k in keys]
+    return list(map(dict, map(zip, repeat(keys), zip(*ordered))))  # noqa: B905
+
+
+def resolve_chain_metadata(meta: dict[str, Any], prev_meta: dict[str, Any] | None, where: str) -> dict[str, Any]:
+    """The metadata with what ``chain.same`` and ``chain.overflow`` stand for put back, ``chain`` removed
+    (the decision's rows are left to :func:`decode_rows`). ``prev_meta``: the previous decision's, resolved."""
+    chain = meta.get("chain")
+    if not isinstance(chain, dict):
+        raise ValueError(f"{where}: chain is not an object")
+    out = {k: v for k, v in meta.items() if k != "chain"}
+    inputs = out.get("inputs")
+    same = chain.get("same", [])
+    overflow = chain.get("overflow")
+    if (same or overflow is not None) and isinstance(inputs, dict):
+        inputs = out["inputs"] = dict(inputs)
+    if not isinstance(same, list) or not all(p in SAME_PATHS for p in same):
+        raise ValueError(f"{where}: chain.same is not a list of {', '.join(SAME_PATHS)}")
+    if same and prev_meta is None:
+        raise ValueError(f"{where}: chain.same without a previous decision")
+    for path in same:
+        head, _, tail = path.partition(".")
+        if not tail:
+            if head in prev_meta:  # type: ignore[operator]
+                out[head] = prev_meta[head]  # type: ignore[index]
+            continue
+        pin = prev_meta.get("inputs") if prev_meta else None
+        if isinstance(pin, dict) and tail in pin:
+            if not isinstance(inputs, dict):
+                inputs = out["inputs"] = {}
+            inputs[tail] = pin[tail]
+    if "moved" in chain:
+        shape = out.get("shape")
+        if not isinstance(shape, dict):
+            raise ValueError(f"{where}: chain.moved without a shape")
+        out["shape"] = {**shape, "moved": _moved_of(chain["moved"], where)}
+    if overflow is not None:
+        if not isinstance(overflow, dict):
+            raise ValueError(f"{where}: chain.overflow is not an object")
+        if not isinstance(inputs, dict):
+            inputs = out["inputs"] = {}
+        inputs["overflow"] = {k: _expand_runs(v, f"{where}: chain.overflow[{k!r}]") for k, v in overflow.items()}
+    return out
+
+
+def _moved_runs(moved: dict[str, Any]) -> list[list[Any]] | None:
+    """``shape.moved`` (``{"4": ["kept", 2], "5": ["kept", 3], ...}``) as runs ``[first position, count,
+    how, first index]`` (positions and indexes counting up by one) or ``[..., 0]`` (positions counting
+    up, one index: merged messages), in its order; None when it is not of that shape."""
+    out: list[list[Any]] = []
+    for key, value in moved.items():
+        if not (isinstance(key, str) and key.isdigit() and str(int(key)) == key and isinstance(value, list)
+                and len(value) == 2 and isinstance(value[0], str) and type(value[1]) is int):
+            return None
+        pos = int(key)
+        last = out[-1] if out else None
+        if last is not None and last[2] == value[0] and last[0] + last[1] == pos:
+            step = value[1] - last[3] if last[1] == 1 else (last[4] if len(last) == 5 else 1)
+            if step in (0, 1) and last[3] + step * last[1] == value[1]:
+                if step == 0 and len(last) == 4:
+                    last.append(0)
+                last[1] += 1
+                continue
+        out.append([pos, 1, value[0], value[1]])
+    return out
+
+
+def _moved_of(runs: Any, where: str) -> dict[str, list[Any]]:
+    if not isinstance(runs, list):
+        raise ValueError(f"{where}: chain.moved is not a list of runs")
+    out: dict[str, list[Any]] = {}
+    for r in runs:
+        if not (isinstance(r, list) and len(r) in (4, 5) and type(r[0]) is int and type(r[1]) is int and r[0] >= 0
+                and 0 < r[1] <= 1_000_000 and isinstance(r[2], str) and type(r[3]) is int
+                and (len(r) == 4 or (r[4] in (0, 1) and type(r[4]) is int))):
+            raise ValueError(f"{where}: chain.moved has {_short(r)}, not [position, count, how, index(, step)]")
+        step = r[4] if len(r) == 5 else 1
+        for k in range(r[1]):
+            out[str(r[0] + k)] = [r[2], r[3] + step * k]
+    return out
+
+
+def is_chained(meta: Any) -> bool:
+    return isinstance(meta, dict) and isinstance(meta.get("chain"), dict)
+
+
+class ChainResolver:
+    """Resolves chained decisions (encoding 2) of one agent in file order: each from the previous one.
+
+    ``resolve(event_id, meta)`` returns the full metadata (``decision.decisions`` the rows); rows copied
+    unchanged from the previous decision are its row objects (read-only). ``load(event_id)`` reads any
+    decision's raw metadata, for a ``prev`` that is not the decision resolved just before."""
+
+    def __init__(self, load: Callable[[str], dict[str, Any] | None], keep: int = 8) -> None:
+        self._load = load
+        self._keep = keep
+        self._done: dict[str, tuple[dict[str, Any], ChainedRows]] = {}
+
+    def _remember(self, event_id: str, value: tuple[dict[str, Any], ChainedRows]) -> None:
+        self._done[event_id] = value
+        while len(self._done) > self._keep:
+            self._done.pop(next(iter(self._done)))
+
+    def resolve(self, event_id: str, meta: dict[str, Any], rows: bool = True) -> dict[str, Any]:
+        """The full metadata; with ``rows=False`` its ``decision.decisions`` is None (the rows are
+        decoded as columns all the same: the next decision is resolved from them)."""
+        full, chained = self._resolve(event_id, meta, rows)
+        decision = full.get("decision")
+        full = dict(full)
+        full["decision"] = {**(decision if isinstance(decision, dict) else {}),
+                            "decisions": chained.rows if rows else None}
+        return full
+
+    def _resolve(self, event_id: str, meta: dict[str, Any], rows: bool = True
+                 ) -> tuple[dict[str, Any], ChainedRows]:
+        done = self._done.get(event_id)
+        if done is not None:
+            if rows and done[1].rows is None:
+                cols, count = done[1].cols, done[1].length
+                done = (done[0], ChainedRows(cols, _row_dicts(cols, list(cols), count), count))
+                self._remember(event_id, done)
+            return done
+        # walk back to a keyframe or a decision already resolved, then forward
+        todo: list[tuple[str, dict[str, Any]]] = [(event_id, meta)]
+        seen = {event_id}
+        base: tuple[dict[str, Any], ChainedRows] | None = None
+        while True:
+            chain = todo[-1][1].get("chain")
+            prev_id = chain.get("prev") if isinstance(chain, dict) else None
+            if prev_id is None:
+                break
+            if not isinstance(prev_id, str):
+                raise ValueError(f"decision {todo[-1][0]}: chain.prev is not an event id")
+            if prev_id in self._done:
+                base = self._done[prev_id]
+                break
+            if prev_id in seen or len(todo) > 100_000:
+                raise ValueError(f"decision {todo[-1][0]}: its chain loops back to {prev_id}")
+            loaded = self._load(prev_id)
+            if loaded is None or not is_chained(loaded):
+                raise ValueError(f"decision {todo[-1][0]}: chain.prev {prev_id} is not a chained decision of "
+                                 "this agent in this trace")
+            seen.add(prev_id)
+            todo.append((prev_id, loaded))
+        for eid, m in reversed(todo):
+            where = f"decision {eid}"
+            full = resolve_chain_metadata(m, base[0] if base else None, where)
+            chain = m["chain"]
+            if chain.get("v") != CHAIN_VERSION:
+                raise ValueError(f"{where}: chain version {_short(chain.get('v'))} is not {CHAIN_VERSION}")
+            decoded = decode_rows(chain.get("rows"), base[1] if base and chain.get("prev") is not None else None,
+                                  where, build_rows=rows and eid == event_id)
+            base = (full, decoded)
+            self._remember(eid, base)
+        assert base is not None
+        return base

@@ -45,7 +45,7 @@ from ..schema.events import (
     TurnEndMetadata,
 )
 from ..schema.pins import Pin, PinChange, fold_pins
-from .decision_delta import DecisionResolver, resolve_decision
+from .decision_delta import ChainResolver, DecisionResolver, is_chained, resolve_decision
 from .events import TraceEvent
 from .recorded_prompt import PromptReplay, PromptSnapshot
 
@@ -141,6 +141,7 @@ class _FileIndex:
     torn: str | None = None
     tail_sig: bytes = b""  # the last bytes indexed: if they changed, the file was rewritten
     head_sig: bytes = b""  # the first bytes of the file: likewise
+    chain: ChainResolver | None = None  # chained decisions (encoding 2) resolved for random reads
     records: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)  # history message records
     messages: dict[str, dict[int, Message]] = field(default_factory=dict)  # ... validated on first use
 
@@ -591,9 +592,35 @@ class TraceReader:
             obj.setdefault("run_id", idx.run_id or idx.path.stem)
             obj.setdefault("ts", "")
             if obj.get("event_type") == "context_decision":
-                self._resolve_delta(idx, obj)
+                if is_chained(obj["metadata"]):
+                    obj["metadata"] = self._resolve_chained(idx, obj)
+                else:
+                    self._resolve_delta(idx, obj)
             events.append(TraceEvent.model_validate(obj))
         return events
+
+    def _resolve_chained(self, idx: _FileIndex, obj: dict[str, Any]) -> dict[str, Any]:
+        """The full metadata of a chained decision (encoding 2, trace/decision_delta.py): rows of its
+        own (the resolver's cache is shared by later reads)."""
+        with self._lock:
+            if idx.chain is None:
+                idx.chain = ChainResolver(lambda event_id: self._metadata_of(idx, event_id))
+            try:
+                meta = idx.chain.resolve(str(obj.get("event_id")), obj["metadata"])
+            except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+                raise TraceError(f"{idx.path}: event {obj.get('event_id')}: the chained decision cannot be "
+                                 f"resolved ({type(exc).__name__}: {exc})") from None
+        decision = meta["decision"]
+        return {**meta, "decision": {**decision, "decisions": [dict(r) for r in decision["decisions"]]}}
+
+    def _metadata_of(self, idx: _FileIndex, event_id: str) -> dict[str, Any] | None:
+        """The recorded metadata of the context_decision ``event_id`` (as written)."""
+        p = idx.decision_at.get(event_id)
+        if p is None:
+            return None
+        raw = self._read_raw(idx, [p])
+        found = raw[0].get("metadata") if raw else None
+        return found if isinstance(found, dict) else None
 
     def _resolve_delta(self, idx: _FileIndex, obj: dict[str, Any]) -> None:
         """Replace a decision delta (trace/decision_delta.py) by the full decision list, in place."""
@@ -617,18 +644,26 @@ class TraceReader:
         found = (raw[0].get("metadata") or {}).get("decision") if raw else None
         return found if isinstance(found, dict) else None
 
-    def decision_records(self, run_id: str, agent: str | None = None) -> Iterator[DecisionRecord]:
+    def decision_records(self, run_id: str, agent: str | None = None, *,
+                         last_step_rows: bool = False) -> Iterator[DecisionRecord]:
         """Every ``context_decision`` of ``agent`` in file order, each read once, its decision resolved
         from the previous ones (:class:`~.decision_delta.DecisionResolver`): the frame builder's one pass.
 
         The metadata is the raw JSON as written (not validated: the decision can be thousands of rows),
         with ``decision.decisions`` the full list; unchanged rows are shared between consecutive
         records, so treat them as read-only. A delta that cannot be resolved raises :class:`TraceError`.
+
+        ``last_step_rows``: a chained decision (encoding 2) that is not the last of its turn comes with
+        ``decision.decisions`` None (its rows are decoded as columns, for the next decision, but not
+        made into dicts): what the frames show is each turn's last step.
         """
         idx = self._index(run_id)
         name = self._resolve_agent(idx, run_id, agent)
         positions = [p for p in idx.by_type.get("context_decision", []) if idx.entries[p].agent == name]
+        last_of_turn = {idx.entries[p].turn: p for p in positions}
+        wanted = set(last_of_turn.values()) if last_step_rows else None
         resolver = DecisionResolver(lambda event_id: self._decision_of(idx, event_id))
+        chained = ChainResolver(lambda event_id: self._metadata_of(idx, event_id), keep=2)
         previous: list[Any] | None = None
         for start in range(0, len(positions), 64):  # read in batches: contiguous ranges are merged
             chunk = positions[start:start + 64]
@@ -636,6 +671,17 @@ class TraceReader:
                 entry = idx.entries[p]
                 meta = obj.get("metadata")
                 meta = dict(meta) if isinstance(meta, dict) else {}
+                if is_chained(meta):
+                    try:
+                        meta = chained.resolve(entry.event_id, meta, rows=wanted is None or p in wanted)
+                    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+                        raise TraceError(f"{idx.path}:{entry.line}: event {entry.event_id}: the chained decision "
+                                         f"cannot be resolved ({type(exc).__name__}: {exc})") from None
+                    if meta["decision"]["decisions"] is not None:
+                        previous = meta["decision"]["decisions"]
+                    yield DecisionRecord(turn=entry.turn, step=entry.step or 0, event_id=entry.event_id, position=p,
+                                         line=entry.line, metadata=meta)
+                    continue
                 decision = meta.get("decision")
                 if isinstance(decision, dict):
                     try:
@@ -657,6 +703,17 @@ class TraceReader:
                                          f"cannot be resolved ({type(exc).__name__}: {exc})") from None
                 yield DecisionRecord(turn=entry.turn, step=entry.step or 0, event_id=entry.event_id, position=p,
                                      line=entry.line, metadata=meta)
+
+    def decision_of(self, run_id: str, event_id: str) -> dict[str, Any]:
+        """The full ``decision`` (rows resolved) of the context_decision ``event_id`` of ``run_id``."""
+        idx = self._index(run_id)
+        p = idx.decision_at.get(event_id)
+        if p is None:
+            raise TraceError(f"run {run_id} has no context_decision {event_id}")
+        decision = self._load(idx, [p])[0].metadata.get("decision")
+        if not isinstance(decision, dict):
+            raise TraceError(f"{idx.path}:{idx.entries[p].line}: context_decision {event_id} records no decision")
+        return decision
 
     def events(
         self,

@@ -71,6 +71,14 @@ export interface ParsedTrace {
   decisionProblems: Map<TraceEvent, string>;
   /** The most recently rebuilt delta decisions (bounded, least recently used first). */
   resolvedDecisions: Map<TraceEvent, ContextDecision>;
+  /**
+   * Chained decisions (encoding 2, `metadata.chain`): the event -> its chain record and the previous
+   * decision's event. Their metadata is resolved at index time (what `chain.same` stands for put
+   * back); their rows are decoded on demand from the previous decision's (see `decisionOfEvent`).
+   */
+  chained: Map<TraceEvent, ChainLink>;
+  /** Decoded rows of recently read chained decisions (bounded, least recently used first). */
+  chainRows: Map<TraceEvent, ChainColumns>;
 }
 
 const turnKey = (agent: string, turn: number): string => `${agent}\u0000${turn}`;
@@ -193,6 +201,7 @@ export function indexTrace(
   // Context decisions by event_id (the first one wins, as in TraceReader), and the delta-encoded ones.
   const decisionById = new Map<string, TraceEvent>();
   const deltaEvents: number[] = [];
+  const chainEvents: number[] = [];
 
   events.forEach((ev, i) => {
     if (runId === null && typeof ev.run_id === 'string') {
@@ -218,7 +227,9 @@ export function indexTrace(
         if (typeof ev.event_id === 'string' && !decisionById.has(ev.event_id)) {
           decisionById.set(ev.event_id, ev);
         }
-        if (md.decision && typeof md.decision === 'object' && pyTruthy(md.decision.decisions_delta)) {
+        if (isPlainObject(md.chain)) {
+          chainEvents.push(i);
+        } else if (md.decision && typeof md.decision === 'object' && pyTruthy(md.decision.decisions_delta)) {
           deltaEvents.push(i);
         }
         break;
@@ -309,6 +320,28 @@ export function indexTrace(
       deltaBases.set(ev, baseEv!);
     }
   }
+  const chained = new Map<TraceEvent, ChainLink>();
+  const rawChain = new Map<TraceEvent, Record<string, any>>();
+  const chainFailed = new Map<TraceEvent, string>();
+  for (const i of chainEvents) {
+    rawChain.set(events[i], events[i].metadata);
+  }
+  for (const i of chainEvents) {
+    const ev = events[i];
+    const problem = linkChain(ev, decisionById, chained, rawChain, chainFailed);
+    if (problem !== null) {
+      decisionProblems.set(ev, problem);
+      problems.push({
+        line: lines[i] ?? 0,
+        torn: false,
+        kind: 'event',
+        eventId: typeof ev.event_id === 'string' ? ev.event_id : null,
+        problem: `context_decision ${typeof ev.event_id === 'string' ? ev.event_id : '(no event_id)'}` +
+          (typeof ev.turn === 'number' ? ` (turn ${ev.turn}, step ${stepOf(ev)})` : '') + `: ${problem}`,
+        excerpt: excerptOf('chain: ' + (JSON.stringify(rawChain.get(ev)?.chain ?? null) ?? ''))
+      });
+    }
+  }
   if (decisionProblems.size) {
     problems.sort((a, b) => a.line - b.line);
   }
@@ -336,7 +369,9 @@ export function indexTrace(
     bytes,
     deltaBases,
     decisionProblems,
-    resolvedDecisions: new Map()
+    resolvedDecisions: new Map(),
+    chained,
+    chainRows: new Map()
   };
 }
 
@@ -365,6 +400,9 @@ export function decisionOfEvent(trace: ParsedTrace, ev: TraceEvent | null | unde
   const d = ev?.metadata?.decision;
   if (!ev || !d || typeof d !== 'object' || trace.decisionProblems.has(ev)) {
     return null;
+  }
+  if (trace.chained.has(ev)) {
+    return chainedDecision(trace, ev);
   }
   const base = trace.deltaBases.get(ev);
   if (!base) {
@@ -637,6 +675,504 @@ export function resolveDecision(
   delete full.decisions_delta;
   full.decisions = applyPlan(plan);
   return full;
+}
+
+// ---- chained decisions (encoding 2, arcana_jupyter/trace/decision_delta.py) -----------------------
+
+/** The metadata a chained decision may take from the previous one (`chain.same`). */
+const SAME_PATHS = ['tools', 'builder', 'calibration', 'shape', 'tool_loop', 'inputs.pins', 'inputs.sections',
+  'inputs.task', 'inputs.overflow'];
+const CHAIN_VERSION = 2;
+const Q = 10000;
+
+/** A chained decision as indexed: its chain record (as written) and the previous decision's event. */
+export interface ChainLink {
+  chain: Record<string, any>;
+  prev: TraceEvent | null;
+}
+
+/** A chained decision's rows, decoded: one array per column. */
+export interface ChainColumns {
+  keys: string[];
+  count: number;
+  cols: Map<string, unknown[]>;
+}
+
+/** How many decoded chained decisions are kept (a walk forward from a keyframe reuses them). */
+const CHAIN_CACHE = 16;
+
+const NO_ROW: unique symbol = Symbol('no aligned row');
+
+function isPyInt(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v);
+}
+
+function expandRuns(runs: unknown, where: string): number[] {
+  if (!Array.isArray(runs)) {
+    throw new Error(`${where} is not a list of runs`);
+  }
+  const out: number[] = [];
+  for (const r of runs) {
+    if (!(Array.isArray(r) && r.length === 2 && isPyInt(r[0]) && isPyInt(r[1]) && r[0] <= r[1])) {
+      throw new Error(`${where}: ${excerptOf(JSON.stringify(r) ?? String(r))} is not a run [first, last]`);
+    }
+    if (r[1] - r[0] > 10_000_000) {
+      throw new Error(`${where}: the run ${JSON.stringify(r)} is implausibly long`);
+    }
+    for (let v = r[0]; v <= r[1]; v++) {
+      out.push(v);
+    }
+  }
+  return out;
+}
+
+function movedOf(runs: unknown, where: string): Record<string, unknown[]> {
+  if (!Array.isArray(runs)) {
+    throw new Error(`${where}: chain.moved is not a list of runs`);
+  }
+  const out: Record<string, unknown[]> = {};
+  for (const r of runs) {
+    if (!(Array.isArray(r) && (r.length === 4 || r.length === 5) && isPyInt(r[0]) && isPyInt(r[1]) && r[0] >= 0 &&
+      r[1] > 0 && r[1] <= 1_000_000 && typeof r[2] === 'string' && isPyInt(r[3]) &&
+      (r.length === 4 || r[4] === 0 || r[4] === 1))) {
+      throw new Error(`${where}: chain.moved has ${excerptOf(JSON.stringify(r) ?? String(r))}, not [position, count, how, index(, step)]`);
+    }
+    const step = r.length === 5 ? r[4] : 1;
+    for (let k = 0; k < r[1]; k++) {
+      out[String(r[0] + k)] = [r[2], r[3] + step * k];
+    }
+  }
+  return out;
+}
+
+/**
+ * `resolve_chain_metadata`: the metadata with what `chain.same`, `chain.moved` and `chain.overflow`
+ * stand for put back and `chain` removed (the rows are decoded apart). Throws where Python raises.
+ */
+export function resolveChainMetadata(
+  meta: Record<string, any>,
+  prevMeta: Record<string, any> | null,
+  where: string
+): Record<string, any> {
+  const chain = meta.chain;
+  if (!isPlainObject(chain)) {
+    throw new Error(`${where}: chain is not an object`);
+  }
+  const out: Record<string, any> = {};
+  for (const [k, v] of Object.entries(meta)) {
+    if (k !== 'chain') {
+      Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    }
+  }
+  let inputs = out.inputs;
+  const same = 'same' in chain ? chain.same : [];
+  const overflow = chain.overflow;
+  if ((pyTruthy(same) || (overflow !== null && overflow !== undefined)) && isPlainObject(inputs)) {
+    inputs = out.inputs = { ...inputs };
+  }
+  if (!Array.isArray(same) || !same.every(p => typeof p === 'string' && SAME_PATHS.includes(p))) {
+    throw new Error(`${where}: chain.same is not a list of ${SAME_PATHS.join(', ')}`);
+  }
+  if (same.length && prevMeta === null) {
+    throw new Error(`${where}: chain.same without a previous decision`);
+  }
+  for (const path of same as string[]) {
+    const dot = path.indexOf('.');
+    if (dot < 0) {
+      if (prevMeta && Object.prototype.hasOwnProperty.call(prevMeta, path)) {
+        out[path] = prevMeta[path];
+      }
+      continue;
+    }
+    const tail = path.slice(dot + 1);
+    const pin = prevMeta ? prevMeta.inputs : undefined;
+    if (isPlainObject(pin) && Object.prototype.hasOwnProperty.call(pin, tail)) {
+      if (!isPlainObject(inputs)) {
+        inputs = out.inputs = {};
+      }
+      inputs[tail] = pin[tail];
+    }
+  }
+  if ('moved' in chain) {
+    const shape = out.shape;
+    if (!isPlainObject(shape)) {
+      throw new Error(`${where}: chain.moved without a shape`);
+    }
+    out.shape = { ...shape, moved: movedOf(chain.moved, where) };
+  }
+  if (overflow !== null && overflow !== undefined) {
+    if (!isPlainObject(overflow)) {
+      throw new Error(`${where}: chain.overflow is not an object`);
+    }
+    if (!isPlainObject(inputs)) {
+      inputs = out.inputs = {};
+    }
+    const expanded: Record<string, number[]> = {};
+    for (const [k, v] of Object.entries(overflow)) {
+      expanded[k] = expandRuns(v, `${where}: chain.overflow['${k}']`);
+    }
+    inputs.overflow = expanded;
+  }
+  return out;
+}
+
+/**
+ * Link the chained decision `ev` (and any it depends on not linked yet): resolve its metadata in
+ * place from the previous decision's. Returns why it cannot be read, or null.
+ */
+function linkChain(ev: TraceEvent, byId: Map<string, TraceEvent>, chained: Map<TraceEvent, ChainLink>,
+  raw: Map<TraceEvent, Record<string, any>>, failed: Map<TraceEvent, string>): string | null {
+  if (chained.has(ev)) {
+    return null;
+  }
+  if (failed.has(ev)) {
+    return failed.get(ev)!;
+  }
+  // walk back to a keyframe or a decision already linked, then forward (as ChainResolver does)
+  const todo: TraceEvent[] = [ev];
+  const seen = new Set<TraceEvent>([ev]);
+  let problem: string | null = null;
+  for (;;) {
+    const cur = todo[todo.length - 1];
+    const prevId = raw.get(cur)!.chain.prev;
+    if (prevId === null || prevId === undefined) {
+      break;
+    }
+    if (typeof prevId !== 'string') {
+      problem = `decision ${cur.event_id}: chain.prev is not an event id`;
+      break;
+    }
+    const prevEv = byId.get(prevId);
+    if (prevEv && chained.has(prevEv)) {
+      break;
+    }
+    if (prevEv && failed.has(prevEv)) {
+      problem = failed.get(prevEv)!;
+      break;
+    }
+    if (!prevEv || !raw.has(prevEv)) {
+      problem = `decision ${cur.event_id}: chain.prev ${prevId} is not a chained decision of this agent in this trace`;
+      break;
+    }
+    if (seen.has(prevEv)) {
+      problem = `decision ${cur.event_id}: its chain loops back to ${prevId}`;
+      break;
+    }
+    seen.add(prevEv);
+    todo.push(prevEv);
+  }
+  if (problem !== null) {
+    for (const e of todo) {
+      failed.set(e, problem);
+    }
+    return problem;
+  }
+  for (let i = todo.length - 1; i >= 0; i--) {
+    const e = todo[i];
+    const meta = raw.get(e)!;
+    const prevId = meta.chain.prev;
+    const prevEv = typeof prevId === 'string' ? byId.get(prevId) ?? null : null;
+    const where = `decision ${e.event_id}`;
+    try {
+      const resolved = resolveChainMetadata(meta, prevEv ? prevEv.metadata : null, where);
+      if (meta.chain.v !== CHAIN_VERSION) {
+        throw new Error(`${where}: chain version ${JSON.stringify(meta.chain.v)} is not ${CHAIN_VERSION}`);
+      }
+      checkRowsSpec(meta.chain.rows, where);
+      e.metadata = resolved;
+      chained.set(e, { chain: meta.chain, prev: prevEv });
+    } catch (err) {
+      const why = String((err as Error).message);
+      for (let j = i; j >= 0; j--) {
+        failed.set(todo[j], why);
+      }
+      return failed.get(ev)!;
+    }
+  }
+  return null;
+}
+
+/** The cheap checks of `chain.rows` (decode_rows' own, before any column is decoded). */
+function checkRowsSpec(spec: unknown, where: string): void {
+  if (!isPlainObject(spec)) {
+    throw new Error(`${where}: chain.rows is not an object`);
+  }
+  const { count, keys, columns } = spec;
+  if (!isPyInt(count) || count < 0) {
+    throw new Error(`${where}: chain.rows.count is not a non-negative int`);
+  }
+  if (!Array.isArray(keys) || !keys.every(k => typeof k === 'string') || new Set(keys).size !== keys.length) {
+    throw new Error(`${where}: chain.rows.keys is not a list of distinct names`);
+  }
+  if (!isPlainObject(columns) || Object.keys(columns).length !== keys.length ||
+    !keys.every(k => Object.prototype.hasOwnProperty.call(columns, k))) {
+    throw new Error(`${where}: chain.rows.columns does not hold exactly the columns of chain.rows.keys`);
+  }
+  const align = 'align' in spec ? spec.align : [];
+  if (!Array.isArray(align)) {
+    throw new Error(`${where}: chain.rows.align is not a list`);
+  }
+}
+
+function alignedBase(col: unknown[], align: number[][], count: number): unknown[] {
+  const out: unknown[] = new Array(count).fill(NO_ROW);
+  for (const [start, length, prevStart] of align) {
+    const n = Math.min(length, Math.max(0, col.length - prevStart));
+    for (let k = 0; k < n; k++) {
+      out[start + k] = col[prevStart + k];
+    }
+  }
+  return out;
+}
+
+function kOf(x: unknown, where: string): number {
+  if (typeof x !== 'number' || !(x >= 0 && x < 2 ** 27)) {
+    throw new Error(`${where}: a "qd" op adds to a previous value that is not a four-decimal number`);
+  }
+  const k = Math.round(x * Q);
+  if (Math.abs(x * Q - k) > 1e-6) {
+    throw new Error(`${where}: a "qd" op adds to a previous value that is not a four-decimal number`);
+  }
+  return k;
+}
+
+/** `decode_column`: one column's values from its ops (throws where Python raises); `copied` gets the ranges copied. */
+function decodeColumn(ops: unknown, base: unknown[] | null, count: number, where: string,
+  copied: Array<[number, number]> = []): unknown[] {
+  if (!Array.isArray(ops)) {
+    throw new Error(`${where} is not a list of ops`);
+  }
+  const col: unknown[] = [];
+  for (const op of ops) {
+    const pos = col.length;
+    if (isPyInt(op)) {
+      if (op < 0 || base === null || pos + op > base.length) {
+        throw new Error(`${where}: a copy of ${op} value(s) at ${pos} has no previous rows to copy`);
+      }
+      for (let k = 0; k < op; k++) {
+        const v = base[pos + k];
+        if (v === NO_ROW) {
+          throw new Error(`${where}: a copy at ${pos} reaches a row that has no aligned previous row`);
+        }
+        col.push(v);
+      }
+      if (copied.length && copied[copied.length - 1][1] === pos) {
+        copied[copied.length - 1][1] = pos + op;
+      } else if (op) {
+        copied.push([pos, pos + op]);
+      }
+      continue;
+    }
+    if (!Array.isArray(op) || !op.length || typeof op[0] !== 'string') {
+      throw new Error(`${where}: ${excerptOf(JSON.stringify(op) ?? String(op))} is not an op`);
+    }
+    const kind = op[0];
+    if (kind === 'v') {
+      for (let k = 1; k < op.length; k++) {
+        col.push(op[k]);
+      }
+    } else if (kind === 'k') {
+      const table = op[1];
+      if (op.length !== 3 || !Array.isArray(table) || !Array.isArray(op[2]) ||
+        !op[2].every((k: unknown) => isPyInt(k) && k >= 0 && k < table.length)) {
+        throw new Error(`${where}: ${excerptOf(JSON.stringify(op))} is not ["k", [value, ...], [index, ...]]`);
+      }
+      for (const k of op[2] as number[]) {
+        col.push(table[k]);
+      }
+    } else if (kind === 'q' || kind === 'qd') {
+      if (op.length !== 2 || !Array.isArray(op[1]) || !op[1].every(isPyInt)) {
+        throw new Error(`${where}: ${excerptOf(JSON.stringify(op))} is not ['${kind}', [int, ...]]`);
+      }
+      const ks = op[1] as number[];
+      if (kind === 'q') {
+        if (ks.some(k => k < 0)) {
+          throw new Error(`${where}: a "q" op holds a negative number`);
+        }
+        for (const k of ks) {
+          col.push(k / Q);
+        }
+      } else {
+        if (base === null || pos + ks.length > base.length) {
+          throw new Error(`${where}: a "qd" op at ${pos} has no previous values to add to`);
+        }
+        const vals = ks.map((d, k) => (kOf(base[pos + k], where) + d) / Q);
+        if (vals.some(v => v < 0)) {
+          throw new Error(`${where}: a "qd" op makes a negative number`);
+        }
+        col.push(...vals);
+      }
+    } else if (kind === 'r' || kind === 'a' || kind === 'd') {
+      const want = kind === 'a' ? 4 : 3;
+      if (op.length !== want || !isPyInt(op[1]) || op[1] < 0 || pos + op[1] > count) {
+        throw new Error(`${where}: ${excerptOf(JSON.stringify(op))} is not a valid '${kind}' op`);
+      }
+      const n = op[1];
+      if (kind === 'r') {
+        for (let k = 0; k < n; k++) {
+          col.push(op[2]);
+        }
+      } else if (kind === 'a') {
+        if (!isPyInt(op[2]) || !isPyInt(op[3])) {
+          throw new Error(`${where}: ${excerptOf(JSON.stringify(op))}: an arithmetic run needs int first and step`);
+        }
+        for (let k = 0; k < n; k++) {
+          col.push(op[2] + op[3] * k);
+        }
+      } else {
+        if (!isPyInt(op[2]) || base === null || pos + n > base.length) {
+          throw new Error(`${where}: ${excerptOf(JSON.stringify(op))} has no previous ints to add to`);
+        }
+        for (let k = 0; k < n; k++) {
+          const x = base[pos + k];
+          if (!isPyInt(x)) {
+            throw new Error(`${where}: ${excerptOf(JSON.stringify(op))} adds to previous values that are not ints`);
+          }
+        }
+        for (let k = 0; k < n; k++) {
+          col.push((base[pos + k] as number) + op[2]);
+        }
+      }
+    } else {
+      throw new Error(`${where}: unknown op '${kind}'`);
+    }
+    if (col.length > count) {
+      break;
+    }
+  }
+  if (col.length !== count) {
+    throw new Error(`${where} resolves to ${col.length} values, expected ${count}`);
+  }
+  return col;
+}
+
+/** `_decode_masked`: `["m", ref, ops]` — the previous values, except where the earlier column `ref` did not copy. */
+function decodeMasked(op: unknown[], base: unknown[] | null, count: number,
+  plain: Map<string, Array<[number, number]>>, where: string): unknown[] {
+  if (op.length !== 3 || typeof op[1] !== 'string' || !plain.has(op[1])) {
+    throw new Error(`${where}: ${excerptOf(JSON.stringify(op))} is not ["m", an earlier column with plain ops, ops]`);
+  }
+  const positions: number[] = [];
+  let pos = 0;
+  for (const [a, b] of plain.get(op[1])!) {
+    for (let i = pos; i < a; i++) {
+      positions.push(i);
+    }
+    pos = b;
+  }
+  for (let i = pos; i < count; i++) {
+    positions.push(i);
+  }
+  if (base === null || base.length !== count) {
+    throw new Error(`${where}: a masked column has no previous rows to copy`);
+  }
+  const sub = decodeColumn(op[2], positions.map(i => base[i]), positions.length, where);
+  const col = base.slice();
+  positions.forEach((i, k) => {
+    col[i] = sub[k];
+  });
+  if (col.includes(NO_ROW)) {
+    throw new Error(`${where}: a masked column copies a row that has no aligned previous row`);
+  }
+  return col;
+}
+
+/** `decode_rows`: `chain.rows` against the previous decision's decoded columns (null for a keyframe). */
+function decodeRows(spec: Record<string, any>, prev: ChainColumns | null, where: string): ChainColumns {
+  checkRowsSpec(spec, where);
+  const count = spec.count as number;
+  const keys = spec.keys as string[];
+  const align = ('align' in spec ? spec.align : []) as unknown[];
+  let pos = 0;
+  for (const seg of align) {
+    if (!(Array.isArray(seg) && seg.length === 3 && seg.every(isPyInt) && seg[0] >= pos && seg[1] >= 0 &&
+      seg[2] >= 0 && seg[0] + seg[1] <= count)) {
+      throw new Error(`${where}: chain.rows.align has ${excerptOf(JSON.stringify(seg) ?? String(seg))}, not ` +
+        '[start, length, previous start] in order');
+    }
+    if (prev === null || seg[2] + seg[1] > prev.count) {
+      throw new Error(`${where}: chain.rows.align refers to previous rows that do not exist`);
+    }
+    pos = seg[0] + seg[1];
+  }
+  const cols = new Map<string, unknown[]>();
+  const plain = new Map<string, Array<[number, number]>>();
+  for (const key of keys) {
+    let base: unknown[] | null = null;
+    if (prev !== null && align.length) {
+      const pcol = prev.cols.get(key);
+      base = pcol ? alignedBase(pcol, align as number[][], count) : null;
+    }
+    const ops = spec.columns[key];
+    const at = `${where}: column '${key}'`;
+    if (Array.isArray(ops) && ops.length === 1 && Array.isArray(ops[0]) && ops[0][0] === 'm') {
+      cols.set(key, decodeMasked(ops[0], base, count, plain, at));
+    } else {
+      const copied: Array<[number, number]> = [];
+      cols.set(key, decodeColumn(ops, base, count, at, copied));
+      plain.set(key, copied);
+    }
+  }
+  return { keys, count, cols };
+}
+
+function rowsOf(c: ChainColumns): Array<Record<string, unknown>> {
+  const ordered = c.keys.map(k => c.cols.get(k)!);
+  const unsafe = c.keys.includes('__proto__');
+  const out: Array<Record<string, unknown>> = new Array(c.count);
+  for (let i = 0; i < c.count; i++) {
+    const row: Record<string, unknown> = {};
+    for (let j = 0; j < c.keys.length; j++) {
+      if (unsafe && c.keys[j] === '__proto__') {
+        Object.defineProperty(row, '__proto__', { value: ordered[j][i], enumerable: true, writable: true, configurable: true });
+      } else {
+        row[c.keys[j]] = ordered[j][i];
+      }
+    }
+    out[i] = row;
+  }
+  return out;
+}
+
+/** The full decision of a chained `context_decision`, decoded from the nearest keyframe or cached one. */
+function chainedDecision(trace: ParsedTrace, ev: TraceEvent): ContextDecision | null {
+  const cache = trace.chainRows;
+  const todo: TraceEvent[] = [];
+  let cur: TraceEvent | null = ev;
+  let base: ChainColumns | null = null;
+  while (cur !== null) {
+    const hit = cache.get(cur);
+    if (hit) {
+      base = hit;
+      break;
+    }
+    todo.push(cur);
+    cur = trace.chained.get(cur)?.prev ?? null;
+  }
+  let cols = base;
+  for (let i = todo.length - 1; i >= 0; i--) {
+    const e = todo[i];
+    const link = trace.chained.get(e)!;
+    try {
+      cols = decodeRows(link.chain.rows, link.prev === null ? null : cols, `decision ${e.event_id}`);
+    } catch (err) {
+      for (let j = i; j >= 0; j--) {
+        trace.decisionProblems.set(todo[j], String((err as Error).message));
+      }
+      return null;
+    }
+    cache.delete(e);
+    cache.set(e, cols);
+    if (cache.size > CHAIN_CACHE) {
+      cache.delete(cache.keys().next().value!);
+    }
+  }
+  if (cols === null) {
+    return null;
+  }
+  cache.delete(ev); // most recently used last
+  cache.set(ev, cols);
+  return { ...ev.metadata.decision, decisions: rowsOf(cols) } as ContextDecision;
 }
 
 /** The prompt recorded by a prompt_snapshot event, or null when snapshots were off. */

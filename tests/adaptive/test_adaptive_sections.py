@@ -98,3 +98,24 @@ def test_the_overflow_cover_shrinks_to_its_bound_or_is_left_out() -> None:
     assert engine.overflow_sections(range(1, 20), max_tokens=10).sections == []  # nothing that small
 
 
+
+
+def test_the_cover_folds_on_from_the_last_one_and_equals_a_fresh_fold() -> None:
+    """A cover continues the checkpoint folded for the previous one (the turns that just left the
+    window are folded in, not every turn again); any set of turns gives what a fresh engine gives."""
+    import random
+
+    def engine_with(turns: int) -> AdaptiveEngine:
+        engine = AdaptiveEngine(digest_turns=2)
+        for t in range(1, turns + 1):
+            engine.begin_turn(t, f"turn {t}")
+            engine.end_turn(t, [{"role": "user", "content": f"Turn {t}: decide to use plan {t % 4}. Never use {t}."},
+                                {"role": "assistant", "content": f"Plan {t % 4} it is; see file{t % 3}.py."}])
+        return engine
+
+    rng = random.Random(7)
+    live = engine_with(40)
+    covers = [list(range(1, n)) for n in range(3, 38)]  # the window moving on, as in a session
+    covers += [sorted(rng.sample(range(1, 41), rng.randrange(1, 30))) for _ in range(20)]  # and any other set
+    for turns in covers:
+        assert live.overflow_sections(turns) == engine_with(40).overflow_sections(turns), turns

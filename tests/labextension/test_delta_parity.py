@@ -1,9 +1,11 @@
-"""The viewer resolves decision deltas exactly as the Python does.
+"""The viewer resolves compact decisions exactly as the Python does.
 
-Traces written with the runtime's own encoder (``DeltaEncoder``, and a real ``Runtime`` session) are
+Traces written with the encoders (``DeltaEncoder``: keyframes and deltas, the old encoding;
+``ChainEncoder``: chained decisions, encoding 2, what a real ``Runtime`` session writes now) are
 parsed by the compiled ``labextension/src/trace.ts`` under node; every context decision it returns
-must equal ``resolve_decision``'s, and a delta the Python cannot resolve must be a problem of that
-event in the viewer (and only those).
+must equal the Python's (``resolve_decision``, ``ChainResolver``), its metadata too for chained ones
+(what ``chain.same`` stands for put back), and a decision the Python cannot resolve must be a problem
+of that event in the viewer (and only those).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from scripted_chat import Script, say
 from arcana_jupyter.providers.function import FunctionProvider
 from arcana_jupyter.runtime import Runtime, RuntimeConfig
 from arcana_jupyter.trace import decision_delta
-from arcana_jupyter.trace.decision_delta import DeltaEncoder, resolve_decision
+from arcana_jupyter.trace.decision_delta import ChainEncoder, ChainResolver, DeltaEncoder, is_chained, resolve_decision
 from tests.browser.fixtures.generate import ANALYSIS_DELTA_AFTER, make_trace
 
 from .conftest import EXT, jlpm
@@ -33,7 +35,12 @@ const out = {};
 for (const ev of t.events) {
   if (ev.event_type !== 'context_decision') continue;
   const d = trace.decisionOfEvent(t, ev);
-  out[ev.event_id] = { decisions: d ? d.decisions : null, problem: t.decisionProblems.get(ev) ?? null };
+  const meta = Object.assign({}, ev.metadata);
+  if (meta.decision && typeof meta.decision === 'object') {
+    meta.decision = Object.assign({}, meta.decision);
+    delete meta.decision.decisions;
+  }
+  out[ev.event_id] = { decisions: d ? d.decisions : null, problem: t.decisionProblems.get(ev) ?? null, meta };
 }
 process.stdout.write(JSON.stringify({ decisions: out, problems: t.problems }));
 """
@@ -55,8 +62,9 @@ def viewer_read(compiled: Path, trace_path: Path) -> dict[str, Any]:
     return json.loads(proc.stdout)
 
 
-def python_read(text: str) -> dict[str, list[dict[str, Any]] | None]:
-    """Every context decision resolved by resolve_decision (None where it raises, as TraceReader does)."""
+def python_read(text: str, metadata: dict[str, Any] | None = None) -> dict[str, list[dict[str, Any]] | None]:
+    """Every context decision resolved by resolve_decision or, chained, by a ChainResolver (None where
+    it raises, as TraceReader does); ``metadata`` gets the chained decisions' resolved metadata."""
     events = []
     for line in text.splitlines():
         try:
@@ -65,12 +73,22 @@ def python_read(text: str) -> dict[str, list[dict[str, Any]] | None]:
             continue
     decisions = [e for e in events if e.get("event_type") == "context_decision"]
     by_id: dict[str, dict[str, Any]] = {}
+    metas: dict[str, dict[str, Any]] = {}
     for e in decisions:
-        by_id.setdefault(e["event_id"], e["metadata"]["decision"])
+        by_id.setdefault(e["event_id"], e["metadata"].get("decision"))
+        metas.setdefault(e["event_id"], e["metadata"])
+    chain = ChainResolver(metas.get)
     out: dict[str, list[dict[str, Any]] | None] = {}
     for e in decisions:
         try:
-            out[e["event_id"]] = resolve_decision(e["metadata"]["decision"], by_id.get)["decisions"]
+            if is_chained(e["metadata"]):
+                full = chain.resolve(e["event_id"], e["metadata"])
+                out[e["event_id"]] = full["decision"]["decisions"]
+                if metadata is not None:
+                    metadata[e["event_id"]] = {**full, "decision": {k: v for k, v in full["decision"].items()
+                                                                    if k != "decisions"}}
+            else:
+                out[e["event_id"]] = resolve_decision(e["metadata"]["decision"], by_id.get)["decisions"]
         except (ValueError, KeyError, TypeError, StopIteration):
             out[e["event_id"]] = None
     return out
@@ -80,12 +98,15 @@ def check_same(compiled: Path, tmp_path: Path, text: str) -> dict[str, Any]:
     path = tmp_path / "trace.jsonl"
     path.write_text(text, encoding="utf-8")
     got = viewer_read(compiled, path)
-    want = python_read(text)
+    metas: dict[str, Any] = {}
+    want = python_read(text, metas)
     assert set(got["decisions"]) == set(want)
     for eid, rows in want.items():
         ts = got["decisions"][eid]
         assert ts["decisions"] == rows, eid
         assert (ts["problem"] is not None) == (rows is None), (eid, ts["problem"])
+        if eid in metas:
+            assert ts["meta"] == metas[eid], eid
     return got
 
 
@@ -120,7 +141,7 @@ async def test_a_runtime_trace_resolves_like_the_python(compiled_trace: Path, tm
             live[r.turn] = r.decision.model_dump(mode="json")["decisions"]
         path = chat.trace_path
     text = Path(path).read_text(encoding="utf-8")
-    assert text.count('"decisions_delta":{"base"') > turns / 2
+    assert text.count('"chain":{"v":2,"prev":"e_') > turns / 2, "most decisions are chained to the previous one"
     got = check_same(compiled_trace, tmp_path, text)
     assert got["problems"] == []
     by_turn = {}
@@ -209,3 +230,142 @@ def test_random_deltas_and_corruptions_resolve_like_the_python(compiled_trace: P
     problems = [p for p in got["problems"] if p["kind"] == "event"]
     # Both outcomes are well represented.
     assert resolved > made and len(problems) > made / 5, (resolved, len(problems))
+
+
+# -- chained decisions (encoding 2) --------------------------------------------------------------
+
+
+async def test_an_engine_mode_runtime_trace_resolves_like_the_python(compiled_trace: Path, tmp_path: Path) -> None:
+    """The default path (engine mode, tools, pins): chained rows, ``same`` references, overflow runs and
+    shape runs are all read alike, and equal what the session decided."""
+    from benchmarks.bench_runtime import answer, lookup
+
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path / "traces", total_window=3000), tools=[lookup],
+                      provider=FunctionProvider(answer))
+    live: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    seen: list[Any] = []
+    async with runtime.chat() as chat:
+        chat.subscribe(seen.append)
+        for i in range(1, 61):
+            if i % 20 == 5:
+                chat.pin(f"fact {i}: region {i % 7} targets {i * 3}", label=f"f{i}")
+            await chat.send(f"turn {i}: please lookup the figures for region {i % 7}" if i % 10 == 0
+                            else f"turn {i}: what changed in region {i % 7} since last week?")
+        path = chat.trace_path
+    for ev in seen:
+        if ev.event_type == "context_decision":
+            live[(ev.turn, ev.metadata["step"])] = ev.metadata["decision"]["decisions"]
+    text = Path(path).read_text(encoding="utf-8")
+    chained = [json.loads(line)["metadata"]["chain"] for line in text.splitlines()
+               if '"event_type":"context_decision"' in line]
+    assert any(c.get("same") for c in chained) and any("overflow" in c for c in chained)
+    assert any("moved" in c for c in chained) and sum(c["prev"] is None for c in chained) < len(chained) / 2
+    ops = {op[0] for c in chained for col in c["rows"]["columns"].values() for op in col if isinstance(op, list)}
+    assert {"v", "r", "k", "qd", "m"} <= ops, ops
+    got = check_same(compiled_trace, tmp_path, text)
+    assert got["problems"] == []
+    by_step = {}
+    for line in text.splitlines():
+        e = json.loads(line)
+        if e["event_type"] == "context_decision":
+            by_step[(e["turn"], e["metadata"]["step"])] = got["decisions"][e["event_id"]]["decisions"]
+    assert by_step == {k: json.loads(json.dumps(v)) for k, v in live.items()}
+
+
+def _chain_rows(rng: random.Random, prev: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The next decision's rows: the history grows, a few rows change, scores move, tail rows follow."""
+    hist = [dict(r) for r in prev if r["source"] == "history"]
+    for _ in range(rng.randrange(0, 4)):
+        hist.append({"index": len(hist), "source": "history", "section": None, "outcome": "kept",
+                     "relevance_score": round(rng.random(), 4), "token_count_after": rng.randrange(1, 60),
+                     "reason": rng.choice(["a", "bb"]), "turn": len(hist) // 2})
+    for r in hist:
+        if rng.random() < 0.3:
+            moved = (r["relevance_score"] or 0.5) + rng.choice([-1, 1]) * 1e-4
+            r["relevance_score"] = round(min(1.0, max(0.0, moved)), 4)
+        if rng.random() < 0.1:
+            r["outcome"] = rng.choice(["kept", "dropped", "compressed"])
+            r["token_count_after"] = 0 if r["outcome"] == "dropped" else r["token_count_after"] + 1
+        if rng.random() < 0.02:
+            r["relevance_score"] = None
+    tail = [{"index": len(hist) + k, "source": "section", "section": name, "outcome": "kept", "relevance_score": None,
+             "token_count_after": rng.randrange(5, 9), "reason": f"section:{name}", "turn": None}
+            for k, name in enumerate(rng.sample(["checkpoint", "claims", "digests"], rng.randrange(0, 4)))]
+    return hist + tail
+
+
+def _mutate_chain(rng: random.Random, meta: dict[str, Any], ids: list[str]) -> None:
+    """A corruption or oddity of a chained decision: some still resolve, most do not."""
+    chain = meta["chain"]
+    rows = chain["rows"]
+    cols = rows["columns"]
+    key = rng.choice(sorted(cols)) if cols else None
+    kind = rng.randrange(16)
+    if kind == 0:
+        rows["count"] += rng.choice([-1, 1])
+    elif kind == 1 and key and cols[key]:
+        cols[key].pop(rng.randrange(len(cols[key])))
+    elif kind == 2 and key:
+        cols[key].append(rng.choice([1, ["v", "x"], ["r", 2, None], ["q", [5]], ["qd", [1]], ["d", 1, 2], ["zz"]]))
+    elif kind == 3:
+        chain["prev"] = rng.choice([*ids[-4:], "e_missing", 7, None])
+    elif kind == 4 and key:
+        del cols[key]
+    elif kind == 5:
+        rows["align"] = [[0, rng.randrange(0, 40), rng.randrange(0, 5)]]
+    elif kind == 6:
+        chain["same"] = rng.choice([["tools"], ["nonsense"], "tools", ["inputs.pins", "builder"], []])
+    elif kind == 7:
+        chain["overflow"] = rng.choice([{"checkpoint": [[3, 1]]}, {"checkpoint": [[1, 4], [6, 6]]}, [1, 2], None])
+    elif kind == 8:
+        chain["v"] = rng.choice([1, 3, "2"])
+    elif kind == 9 and key:
+        for op in cols[key]:
+            if isinstance(op, list) and op[0] in ("q", "qd"):
+                op[1].append(-3 if rng.random() < 0.5 else 7)
+                break
+    elif kind == 10:
+        rows["keys"] = list(reversed(rows["keys"]))
+    elif kind == 11 and key:
+        cols[key] = [rows["count"]]  # a copy of everything: resolves only where every row is aligned
+    elif kind == 12:
+        chain["moved"] = rng.choice([[[1, 2, "kept", 0]], [[1, 0, "kept", 0]], "x"])
+    elif kind == 13 and key:
+        cols[key] = [["r", rows["count"], "same"]]
+    elif kind == 14 and key:
+        cols[key] = [["a", rows["count"], 0, 1]]
+    else:
+        rows["count"] = str(rows["count"])
+
+
+def test_random_chains_and_corruptions_resolve_like_the_python(compiled_trace: Path, tmp_path: Path) -> None:
+    rng = random.Random(20261201)
+    lines: list[str] = []
+    ids: list[str] = []
+    seq = 0
+    for chain_no in range(30):
+        enc = ChainEncoder(max_chain=rng.choice([3, 8, 512]))
+        rows: list[dict[str, Any]] = []
+        shape = {"name": "portable", "moved": {str(k): [rng.choice(["kept", "merged"]), (k - 1) // rng.choice([1, 2])]
+                                               for k in range(1, rng.randrange(2, 9))}}
+        for step in range(rng.randrange(2, 14)):
+            rows = _chain_rows(rng, rows)
+            meta = {"step": 0, "decision": {"strategy": "x", "decisions": None},
+                    "tools": [{"name": "lookup"}] if step % 5 else [], "builder": {"total_window": 8192},
+                    "shape": shape if rng.random() < 0.7 else dict(shape, name="other"),
+                    "inputs": {"pins": [{"pin_id": "p1", "content": "fact"}] if step > 2 else [],
+                               "sections": [], "task": None,
+                               "overflow": {"checkpoint": list(range(1, step + 1))} if step else {}}}
+            packed = json.loads(json.dumps(enc.pack(meta, rows)))
+            seq += 1
+            eid = f"e_{seq:06d}"
+            enc.written(eid)
+            if rng.random() < 0.15:
+                _mutate_chain(rng, packed, ids)
+            lines.append(json.dumps({"v": 1, "event_id": eid, "run_id": "r_x", "agent": "main",
+                                     "turn": chain_no * 20 + step, "ts": "", "event_type": "context_decision",
+                                     "parent_id": None, "metadata": packed}))
+            ids.append(eid)
+    got = check_same(compiled_trace, tmp_path, "\n".join(lines) + "\n")
+    resolved = sum(1 for v in got["decisions"].values() if v["problem"] is None)
+    assert len(ids) / 3 < resolved < len(ids), (resolved, len(ids))

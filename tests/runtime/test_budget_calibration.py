@@ -20,6 +20,7 @@ from arcana_jupyter.messages import Message
 from arcana_jupyter.providers.recorded import ReplayProvider
 from arcana_jupyter.runtime import Runtime, RuntimeConfig
 from arcana_jupyter.runtime.calibration import MAX_RATIO, WINDOW, Calibration
+from arcana_jupyter.trace.reader import TraceReader
 
 
 def streamed(text: str, prompt_tokens: int) -> Reply:
@@ -186,7 +187,8 @@ async def test_hostile_3_a_refusal_quoting_millions_of_tokens_does_not_starve_la
             reply = await chat.send(f"question {i} " + "words " * 20)
             assert reply.status == "ok"
         path = chat.trace_path
-    decisions = [e["metadata"] for e in events_of(path) if e["event_type"] == "context_decision"]
+    # through the reader: a decision whose calibration did not change refers to the previous one's (chain.same)
+    decisions = [e.metadata for e in TraceReader(path).events(path.stem, event_types=["context_decision"])]
     ratios = [d["calibration"]["ratio"] for d in decisions]
     assert max(ratios) == MAX_RATIO, "the refusal shrinks the budget, but only so far"
     assert ratios[-1] == 1.0 and decisions[-1]["budget"]["total_window"] == 4000, "... and lapses"

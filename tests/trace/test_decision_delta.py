@@ -61,8 +61,8 @@ async def test_long_session_traces_deltas_and_reads_back_full_decisions(tmp_path
             live[r.turn] = r.decision
         run_id, path = chat.run_id, chat.trace_path
     raw = [e for e in events_of(path) if e["event_type"] == "context_decision"]
-    deltas = [e for e in raw if e["metadata"]["decision"].get("decisions_delta")]
-    assert len(deltas) > turns / 2, "most turns are written as deltas"
+    chained = [e for e in raw if (e["metadata"].get("chain") or {}).get("prev")]
+    assert len(chained) > turns / 2, "most turns are written against the previous decision"
     full_size = sum(len(str(live[t].model_dump(mode="json"))) for t in live)
     assert path.stat().st_size < full_size  # the whole trace is smaller than the full decisions alone
     reader = TraceReader(tmp_path)

@@ -87,9 +87,9 @@ async def test_decision_deltas_replay_and_rebuild_exactly(make_runtime) -> None:
             await chat.send(f"Note {turn}: the value is {turn * 7}.")
         run_id, path = chat.run_id, chat.trace_path
     stored = [json.loads(line) for line in Path(path).read_text().splitlines()]
-    deltas = [e for e in stored
-              if e["event_type"] == "context_decision" and e["metadata"]["decision"].get("decisions_delta")]
-    assert len(deltas) > turns // 2  # most turns are written as deltas
+    chained = [e for e in stored
+               if e["event_type"] == "context_decision" and (e["metadata"].get("chain") or {}).get("prev")]
+    assert len(chained) > turns // 2  # most turns are written against the previous decision
     reader = TraceReader(Path(path).parent, shared=False)
     for turn in range(1, turns + 1):
         replay = reader.replay_prompt(run_id, turn)
