@@ -62,12 +62,15 @@ def check_tour_traces(folder: Path) -> None:
     actions = [e["metadata"] for e in events if e["event_type"] == "user_action"]
     assert [(a["action"], a["via"], a["ok"]) for a in actions] == [("memory_add", "magic", True),
                                                                     ("pin", "magic", True)]
-    turn_of = {e["event_id"]: e["turn"] for e in events}
-    pinned = [turn_of[e["event_id"]] for e in events if e["event_type"] == "context_decision"
-              and any("28 percent" in (p.get("content") or "") for p in e["metadata"]["inputs"]["pins"])]
+    from arcana_jupyter.trace.reader import TraceReader
+
+    # through the reader: a chained decision leaves out the inputs that did not change
+    resolved = TraceReader(traces[0].parent).events(traces[0].stem, event_types=("context_decision",))
+    pinned = [e.turn for e in resolved
+              if any("28 percent" in (p.get("content") or "") for p in e.metadata["inputs"]["pins"])]
     assert sorted(set(pinned)) == [3, 4, 5, 6, 7, 8], pinned  # from the turn after the pin to the end
-    digests = [turn_of[e["event_id"]] for e in events if e["event_type"] == "context_decision"
-               and any("two sentences" in (sec.get("content") or "") for sec in e["metadata"]["inputs"]["sections"])]
+    digests = [e.turn for e in resolved
+               if any("two sentences" in (sec.get("content") or "") for sec in e.metadata["inputs"]["sections"])]
     assert 1 in digests, digests  # added before the first turn: in its digest
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     assert "".join(nb["cells"][1]["source"]).splitlines()[1] in readme, "the README shows the tour's %arcana_chat"

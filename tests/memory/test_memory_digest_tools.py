@@ -30,12 +30,14 @@ def runtime(script: Script, tmp_path: Path, **cfg: Any) -> Runtime:
 
 def digest_texts(path: Path) -> list[tuple[list[str], str]]:
     """Per call: the tool names offered, and the digest section's text."""
+    from arcana_jupyter.trace.reader import TraceReader
+
     out = []
-    for e in events_of(path):
-        if e["event_type"] == "context_decision":
-            md = e["metadata"]
-            [section] = [s for s in md["inputs"]["sections"] if s["name"] == "memory_digest"]
-            out.append(([t["name"] for t in md["tools"]], section["content"]))
+    # through the reader: a chained decision leaves out the inputs that did not change
+    for e in TraceReader(path.parent).events(path.stem, event_types=("context_decision",)):
+        md = e.metadata
+        [section] = [s for s in md["inputs"]["sections"] if s["name"] == "memory_digest"]
+        out.append(([t["name"] for t in md["tools"]], section["content"]))
     return out
 
 
