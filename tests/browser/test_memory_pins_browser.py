@@ -86,7 +86,11 @@ def test_memory_and_pins_from_the_notebook_survive_a_restart_and_verify(page, la
     # The trace: the model was given the memory and the pin; the user's actions are recorded as theirs.
     runs = sorted((lab_root / "memo.arcana").glob("r_*.jsonl"), key=lambda p: p.stat().st_mtime)
     events = [json.loads(x) for x in runs[-1].read_text().splitlines()]
-    decisions = [e["metadata"] for e in events if e["event_type"] == "context_decision"]
+    from arcana_jupyter.trace.reader import TraceReader
+
+    # decisions through the reader: a chained decision leaves out the inputs that did not change
+    decisions = [e.metadata for e in TraceReader(runs[-1].parent).events(runs[-1].stem,
+                                                                         event_types=("context_decision",))]
     assert any(FACT in (s.get("content") or "") for s in decisions[0]["inputs"]["sections"])
     assert [len(d["inputs"]["pins"]) for d in decisions] == [0, 1, 0]
     actions = [(e["metadata"]["action"], e["metadata"]["via"]) for e in events if e["event_type"] == "user_action"]

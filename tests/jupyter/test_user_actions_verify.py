@@ -42,7 +42,10 @@ ACTIONS_AFTER = 4
 
 
 def _events(trace: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in trace.read_text().splitlines()]
+    """The run's events as a reader gives them (a chained decision resolved: unchanged inputs filled in)."""
+    from arcana_jupyter.trace.reader import TraceReader
+
+    return [e.model_dump() for e in TraceReader(trace.parent).events(trace.stem)]
 
 
 def _comm(client: NotebookClient, data: dict[str, Any]) -> None:
