@@ -130,8 +130,7 @@ def measure(turns: int, *, frames: bool = True) -> dict[str, Any]:
         reader.run_info(run["run_id"])
         out["index_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        for _ in reader.decision_records(run["run_id"]):
-            pass
+        out["records"] = sum(1 for _ in reader.decision_records(run["run_id"]))  # every decision resolved once
         out["records_s"] = time.perf_counter() - t0
         if frames:
             t0 = time.perf_counter()

@@ -1198,43 +1198,14 @@ class _Build:
         last = len(units) - 1
         lexical = self.lexical
         via = self.via
-        candidates: dict[int, float] = {}
-        best_msg: dict[int, int] = {}
-        for i, s in bm25.items():
-            if i in self.stale:
-                continue
-            if via.get(i) == "bm25" and lexical.get(i, 0.0) < RECALL_MIN_BM25:
-                continue
-            d = decisions[i]
-            if d is None or d.source == "input" or self._shown(i):
-                continue
-            u = self._unit_index(i)
-            if u is None or u == last:
-                continue
-            key = round(s, 6)
-            if key > candidates.get(u, -1.0):
-                candidates[u] = key
-                best_msg[u] = i
+        candidates, best_msg = self._best_per_unit(
+            bm25, lambda i, s: not (via.get(i) == "bm25" and lexical.get(i, 0.0) < RECALL_MIN_BM25))
         if room <= 0:
             return
         ranked = sorted(candidates, key=lambda u: (-candidates[u], u))[:RECALL_MAX_UNITS]
         if not fill and self.literal:
             # the small block: the literal best matches and the fused ranking's, alternately
-            literal: dict[int, float] = {}
-            literal_msg: dict[int, int] = {}
-            for i, s in self.literal.items():
-                if s < RECALL_MIN_BM25 or i in self.stale:
-                    continue
-                d = decisions[i]
-                if d is None or d.source == "input" or self._shown(i):
-                    continue
-                u = self._unit_index(i)
-                if u is None or u == last:
-                    continue
-                key = round(s, 6)
-                if key > literal.get(u, -1.0):
-                    literal[u] = key
-                    literal_msg[u] = i
+            literal, literal_msg = self._best_per_unit(self.literal, lambda i, s: s >= RECALL_MIN_BM25)
             first = sorted(literal, key=lambda u: (-literal[u], u))
             merged: list[int] = []
             seen: set[int] = set()
@@ -1325,6 +1296,29 @@ class _Build:
                     reason=reason, layer="working", source=self._source(i), section=None, pinned=False,
                     turn=self.turns[i], position=None, recalled=True, anchor_position=None,
                 )
+
+    def _best_per_unit(self, scores: dict[int, float], keep: Callable[[int, float], bool]
+                       ) -> tuple[dict[int, float], dict[int, int]]:
+        """Per unit (an exchange) not yet in the prompt, before the input's: its best score among
+        ``scores`` (rounded, so equal scores tie the same way everywhere) and the message holding it.
+        Stale messages, the input and messages already shown are skipped, and so is what ``keep`` refuses."""
+        last = len(self.units) - 1
+        best: dict[int, float] = {}
+        best_msg: dict[int, int] = {}
+        for i, s in scores.items():
+            if i in self.stale or not keep(i, s):
+                continue
+            d = self.decisions[i]
+            if d is None or d.source == "input" or self._shown(i):
+                continue
+            u = self._unit_index(i)
+            if u is None or u == last:
+                continue
+            key = round(s, 6)
+            if key > best.get(u, -1.0):
+                best[u] = key
+                best_msg[u] = i
+        return best, best_msg
 
     def _shown(self, i: int) -> bool:
         """Whether message ``i`` already shows in the prompt in full or nearly (kept, or L1)."""

@@ -369,6 +369,17 @@ class TurnVerifier:
         if self._history is not None:
             self._reuse["band"] = _Band(self._history)
 
+    def _fast(self, replay: PromptReplay, history: list[Message]) -> tuple[bool, str, list[dict[str, Any]]] | None:
+        """The recorded build again, without expanding decisions: ``(True, digest, prompt)`` when its
+        digest matches, ``None`` when the fast way cannot vouch for it (``rebuild_turn`` then says why)."""
+        try:
+            model, _, _, _, calls, rebuilt = _rebuild_recorded(
+                replay, history, cache_dir=self._cache_dir, counters=self._counters, expand=False, reuse=self._reuse)
+        except TraceError:
+            return None
+        digest = rebuilt.digest(model)
+        return (True, digest, rebuilt.wire()) if digest == replay.request_digest and not calls else None
+
     def verify(self, replay: PromptReplay) -> RebuildResult | tuple[bool, str, list[dict[str, Any]]]:
         """``(verified, rebuilt digest, prompt messages)`` when the digest matches, else the full
         :class:`RebuildResult` of :func:`rebuild_turn` (raises :class:`TraceError` as it does)."""
@@ -377,16 +388,9 @@ class TurnVerifier:
         last_turn = history[n - 1].turn if history is not None and n is not None and 0 < n <= len(history) else None
         if history is not None and n is not None and replay.request_digest is not None and len(history) >= n and (
                 last_turn is None or last_turn <= replay.turn):
-            try:
-                model, _, _, _, calls, rebuilt = _rebuild_recorded(
-                    replay, history[:n], cache_dir=self._cache_dir, counters=self._counters, expand=False,
-                    reuse=self._reuse)
-            except TraceError:
-                pass  # not vouched for the fast way: rebuild_turn below says why
-            else:
-                digest = rebuilt.digest(model)
-                if digest == replay.request_digest and not calls:
-                    return True, digest, rebuilt.wire()
+            fast = self._fast(replay, history[:n])
+            if fast is not None:
+                return fast
         return rebuild_turn(self.reader, self.run_id, replay.turn, agent=self.agent, step=replay.step)
 
 

@@ -123,27 +123,26 @@ def replay_answer(trace_file: Path, shown_as: str, content: Any) -> dict[str, An
 
 
 @functools.cache
-def widget_class() -> type[Any]:
-    """:class:`TurnWidget` (made on first use: anywidget and ipywidgets are imported only then)."""
+def _base_class() -> type[Any]:
+    """What both widgets are: the one ES module and its CSS, custom messages answered by
+    :meth:`answer_message` (never a traceback in the kernel), and the output's view entry."""
     import anywidget
-    import traitlets
 
-    class TurnWidget(anywidget.AnyWidget):  # type: ignore[misc]
-        """One turn's inspector; ``bundle`` is the compact turn bundle (docs/TURN_BUNDLE.md)."""
-
+    class ArcanaWidget(anywidget.AnyWidget):  # type: ignore[misc]
         _esm = ESM.read_text(encoding="utf-8")
         _css = CSS.read_text(encoding="utf-8") if CSS.is_file() else ""
-        kind = traitlets.Unicode("turn").tag(sync=True)
-        bundle = traitlets.Dict().tag(sync=True)
 
-        def __init__(self, bundle: dict[str, Any], link: Any) -> None:
-            super().__init__(bundle=bundle)
-            self._link = link
+        def __init__(self, **traits: Any) -> None:
+            super().__init__(**traits)
             self.on_msg(self._on_custom)
+
+        def answer_message(self, content: Any) -> dict[str, Any] | None:
+            """The answer to one custom message (``None``: none); each widget below answers its own."""
+            return None
 
         def _on_custom(self, _widget: Any, content: Any, _buffers: Any) -> None:
             try:
-                reply = answer(self._link, content)
+                reply = self.answer_message(content)
                 if reply is not None:
                     self.send(reply)
             except Exception:  # a front end's message never prints a traceback in the kernel
@@ -153,36 +152,47 @@ def widget_class() -> type[Any]:
             """The ``application/vnd.jupyter.widget-view+json`` entry of an output showing this widget."""
             return {"version_major": 2, "version_minor": 1, "model_id": self.model_id}
 
+    return ArcanaWidget
+
+
+@functools.cache
+def widget_class() -> type[Any]:
+    """:class:`TurnWidget` (made on first use: anywidget and ipywidgets are imported only then)."""
+    import traitlets
+
+    class TurnWidget(_base_class()):  # type: ignore[misc]
+        """One turn's inspector; ``bundle`` is the compact turn bundle (docs/TURN_BUNDLE.md)."""
+
+        kind = traitlets.Unicode("turn").tag(sync=True)
+        bundle = traitlets.Dict().tag(sync=True)
+
+        def __init__(self, bundle: dict[str, Any], link: Any) -> None:
+            self._link = link
+            super().__init__(bundle=bundle)
+
+        def answer_message(self, content: Any) -> dict[str, Any] | None:
+            return answer(self._link, content)
+
     return TurnWidget
 
 
 @functools.cache
 def replay_widget_class() -> type[Any]:
     """:class:`ReplayWidget`: the replay scrubber (the same ES module as the turn widget)."""
-    import anywidget
     import traitlets
 
-    class ReplayWidget(anywidget.AnyWidget):  # type: ignore[misc]
+    class ReplayWidget(_base_class()):  # type: ignore[misc]
         """``replay`` is the replay bundle of ``%arcana_replay`` (our replay MIME type's data)."""
 
-        _esm = ESM.read_text(encoding="utf-8")
-        _css = CSS.read_text(encoding="utf-8") if CSS.is_file() else ""
         kind = traitlets.Unicode("replay").tag(sync=True)
         replay = traitlets.Dict().tag(sync=True)
 
         def __init__(self, replay: dict[str, Any], trace_file: Path) -> None:
-            super().__init__(replay=replay)
             self._trace_file = Path(trace_file)
-            self.on_msg(self._on_custom)
+            super().__init__(replay=replay)
 
-        def _on_custom(self, _widget: Any, content: Any, _buffers: Any) -> None:
-            try:
-                self.send(replay_answer(self._trace_file, str(self.replay.get("trace_path") or ""), content))
-            except Exception:  # a front end's message never prints a traceback in the kernel
-                return
-
-        def view(self) -> dict[str, Any]:
-            return {"version_major": 2, "version_minor": 1, "model_id": self.model_id}
+        def answer_message(self, content: Any) -> dict[str, Any] | None:
+            return replay_answer(self._trace_file, str(self.replay.get("trace_path") or ""), content)
 
     return ReplayWidget
 
