@@ -203,3 +203,77 @@ async def test_without_engine_tools_no_prompt_text_mentions_them(tmp_path: Path)
     text = "\n".join(m.content for r in script.requests for m in r.messages)
     assert "[artifact a_1" in text and "Audit the northern region" in text
     assert "retrieve_artifact" not in text and "hydrate(" not in text
+
+
+async def test_a_classic_what_if_of_an_adaptive_turn_is_what_a_classic_session_sent(tmp_path: Path) -> None:
+    """``rebuild_turn(mode="classic")`` (the inspector's and ``%arcana_replay --mode classic``'s
+    what-if) of a turn recorded in the default mode gives the prompt a classic session with the same
+    conversation really sent: no adaptive sections or tools, the window moving in bands."""
+    from arcana_jupyter.context.rebuild import rebuild_turn
+    from arcana_jupyter.exceptions import TraceError
+    from arcana_jupyter.trace.reader import TraceReader
+
+    turns = 14
+    replies = [f"answer {i}: " + "the figures moved as expected this week. " * 6 for i in range(turns)]
+    questions = [f"question {i} about topic {i}: " + "please look at the weekly numbers again. " * 5
+                 for i in range(turns)]
+    runs = {}
+    for engine in (True, False):
+        folder = tmp_path / ("adaptive" if engine else "classic")
+        script = Script(*[say(r) for r in replies])
+        async with runtime_with(script, folder, digest_turns=2, total_window=2400, response_reserve=200,
+                                embeddings="off", context_engine=engine).chat() as chat:
+            for q in questions:
+                await chat.send(q)
+            runs[engine] = (folder, chat.run_id, script.requests)
+    folder, run_id, _ = runs[True]
+    reader = TraceReader(folder)
+    as_recorded = rebuild_turn(reader, run_id, turns)
+    assert as_recorded.verified and as_recorded.settings["mode"] == "adaptive"
+    assert as_recorded.settings["relevance"] == "lexical" and not as_recorded.counterfactual
+    assert any(m["role"] == "system" and "## checkpoint" in m["content"] for m in as_recorded.messages)
+
+    classic = rebuild_turn(reader, run_id, turns, mode="classic")
+    assert classic.counterfactual and classic.settings["mode"] == "classic"
+    classic_sent = [m.wire() for m in runs[False][2][-1].messages]
+    assert classic.messages == classic_sent
+    assert not any("## checkpoint" in str(m.get("content")) for m in classic.messages)
+    assert any("classic mode" in n for n in classic.notes)
+
+    # the other way round cannot be rebuilt: a classic run never built the adaptive state
+    c_folder, c_run, _ = runs[False]
+    try:
+        rebuild_turn(TraceReader(c_folder), c_run, turns, mode="adaptive")
+    except TraceError as exc:
+        assert "recorded in classic mode" in str(exc)
+    else:
+        raise AssertionError("an adaptive what-if of a classic turn must be refused")
+    same = rebuild_turn(TraceReader(c_folder), c_run, turns, mode="classic", relevance="lexical")
+    assert same.verified and not same.counterfactual
+
+
+async def test_a_relevance_what_if_without_the_embeddings_extra_says_what_to_install(tmp_path: Path,
+                                                                                      monkeypatch) -> None:
+    from arcana_jupyter.context import embeddings
+    from arcana_jupyter.context.rebuild import rebuild_turn
+    from arcana_jupyter.exceptions import TraceError
+    from arcana_jupyter.trace.reader import TraceReader
+
+    script = Script(*[say(f"answer {i}") for i in range(3)])
+    async with runtime_with(script, tmp_path, embeddings="off").chat() as chat:
+        for i in range(3):
+            await chat.send(f"question {i}")
+        run_id = chat.run_id
+    monkeypatch.setattr(embeddings, "_load_default_strict", lambda: None)
+    try:
+        rebuild_turn(TraceReader(tmp_path), run_id, 3, relevance="semantic")
+    except TraceError as exc:
+        assert "semantic relevance" in str(exc) and "pip install 'arcana-jupyter[embeddings]'" in str(exc)
+    else:
+        raise AssertionError("a semantic what-if without the model must say what to install")
+    try:
+        rebuild_turn(TraceReader(tmp_path), run_id, 3, mode="both")
+    except TraceError as exc:
+        assert "mode must be one of adaptive, classic" in str(exc)
+    else:
+        raise AssertionError("an unknown mode must be refused")
