@@ -107,12 +107,6 @@ def register(subparsers: Any) -> None:
                            help="counterfactual strategy")
     p_rebuild.add_argument("--window", type=int, default=None, help="counterfactual total_window (tokens)")
     p_rebuild.add_argument("--reserve", type=int, default=None, help="counterfactual response_reserve (tokens)")
-    p_rebuild.add_argument("--mode", choices=("adaptive", "classic"), default=None,
-                           help="counterfactual mode: classic rebuilds an adaptive-mode turn without its adaptive "
-                                "sections and tools")
-    p_rebuild.add_argument("--relevance", choices=("lexical", "semantic"), default=None,
-                           help="counterfactual relevance: BM25 alone, or fused with the embedding model "
-                                "(needs the [embeddings] extra)")
     p_rebuild.set_defaults(func=_rebuild)
 
     p_export = sub.add_parser("export", help="send a recorded run elsewhere: --otlp (OpenTelemetry spans)")
@@ -764,7 +758,6 @@ def _rebuild_run(args: argparse.Namespace, reader: TraceReader, run_id: str) -> 
     result = rebuild_turn(
         reader, run_id, args.turn, args.agent, args.step,
         strategy=args.strategy, total_window=args.window, response_reserve=args.reserve,
-        mode=args.mode, relevance=args.relevance,
     )
     if args.json:
         _dump(result.model_dump(mode="json"))
@@ -774,7 +767,7 @@ def _rebuild_run(args: argparse.Namespace, reader: TraceReader, run_id: str) -> 
     print(f"Rebuild of run {run_id} turn {result.turn} step {result.step} (agent {result.agent})  "
           f"history={result.history_len} messages  model={result.model or '-'}")
     print(f"  recorded settings: strategy={rec['strategy']} window={rec['total_window']} "
-          f"reserve={rec['response_reserve']} mode={rec['mode']} relevance={rec['relevance']}"
+          f"reserve={rec['response_reserve']}"
           f"  → {result.recorded_decision.strategy}")
     print(f"  recorded digest:   {result.recorded_digest or '-'}")
     print(f"  rebuilt digest:    {result.rebuilt_digest}  "
@@ -783,8 +776,7 @@ def _rebuild_run(args: argparse.Namespace, reader: TraceReader, run_id: str) -> 
         s = result.settings
         b = result.budget
         print(f"\nCounterfactual: strategy={s['strategy']} window={s['total_window']} reserve={s['response_reserve']}"
-              f" mode={s['mode']} relevance={s['relevance']}  → {result.decision.strategy}"
-              f"  utilization={b.utilization:.2f}")
+              f"  → {result.decision.strategy}  utilization={b.utilization:.2f}")
         if result.diff:
             for line in _diff_rows(result.diff):
                 print(line)

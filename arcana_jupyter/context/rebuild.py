@@ -83,61 +83,6 @@ class RebuildResult(BaseModel):
         return sum(d.token_count_after for d in self.decision.decisions)
 
 
-WHAT_IF_MODES = ("adaptive", "classic")
-"""The modes a what-if can ask for (``mode=`` of :func:`rebuild_turn`)."""
-WHAT_IF_RELEVANCE = ("lexical", "semantic")
-"""The relevance a what-if can ask for: stemmed BM25 alone, or fused with the bundled embedding model."""
-_KEEP = object()
-_LEXICAL = object()
-
-
-def recorded_mode(replay: PromptReplay) -> str:
-    """``"adaptive"`` or ``"classic"``: the mode the recorded build ran in (from what it recorded: the
-    blocks drop policy, adaptive sections or tools, an overflow cover, a verbatim band)."""
-    from ..adaptive.engine import ADAPTIVE_TOOL_NAMES, SECTION_NAMES
-
-    inputs = replay.inputs
-    sections = [s.get("name") for s in inputs.get("sections") or [] if isinstance(s, dict)]
-    tools = [t.get("name") for t in replay.tools if isinstance(t, dict)]
-    adaptive = (replay.builder.get("drop_policy") == "blocks" or bool(inputs.get("overflow"))
-                or isinstance(inputs.get("history_from_turn"), int)
-                or any(n in SECTION_NAMES for n in sections) or any(n in ADAPTIVE_TOOL_NAMES for n in tools))
-    return "adaptive" if adaptive else "classic"
-
-
-def recorded_relevance(replay: PromptReplay) -> str:
-    """``"semantic"`` when the recorded build had an embedding model, else ``"lexical"``."""
-    return "semantic" if isinstance(replay.builder.get("embedder"), str) else "lexical"
-
-
-def as_classic(replay: PromptReplay) -> PromptReplay:
-    """The recorded inputs of an adaptive-mode build as a classic session would have handed them to
-    its builder: no adaptive sections (tiers, checkpoint, claims, turn digests) and no adaptive tools,
-    the whole transcript (no verbatim band, no overflow cover), the window moving in bands. Pins, the
-    memory digest, the task and the user's tools stay: classic sessions have them too."""
-    from ..adaptive.engine import ADAPTIVE_TOOL_NAMES, SECTION_NAMES
-
-    inputs = {k: v for k, v in replay.inputs.items() if k not in ("overflow", "history_from_turn", "digest_turns")}
-    inputs["sections"] = [s for s in replay.inputs.get("sections") or []
-                          if not (isinstance(s, dict) and s.get("name") in SECTION_NAMES)]
-    builder = {k: v for k, v in replay.builder.items() if not k.startswith("block_")}
-    builder["drop_policy"] = "bands"
-    tools = [t for t in replay.tools if not (isinstance(t, dict) and t.get("name") in ADAPTIVE_TOOL_NAMES)]
-    return replay.model_copy(update={"inputs": inputs, "builder": builder, "tools": tools})
-
-
-def _what_if_embedder(relevance: str, turn: int) -> Any:
-    if relevance == "lexical":
-        return _LEXICAL
-    from .embeddings import embedder_from_setting
-
-    try:
-        model, _ = embedder_from_setting("on")
-    except EmbeddingsUnavailable as exc:
-        raise TraceError(f"cannot rebuild turn {turn} with semantic relevance: {exc}") from None
-    return model
-
-
 def _placeholder_summarizer(calls: list[int]) -> Callable[[list[Message]], str]:
     def summarize(messages: list[Message]) -> str:
         calls.append(len(messages))
@@ -232,10 +177,8 @@ def _build(
     embedding_cache: Any = None,
     expand: bool = True,
     reuse: dict[Any, Any] | None = None,
-    embedder: Any = None,
 ) -> BuildResult:
-    """The recorded build of ``replay`` over ``history`` with these settings (``embedder``: another
-    relevance than the recorded one, for a what-if; ``_KEEP``/``None`` keep the recorded one).
+    """The recorded build of ``replay`` over ``history`` with these settings.
 
     ``reuse`` (a dict kept between calls: :class:`TurnVerifier`) keeps one builder per settings and
     the tool specs of equal recorded tools, as the runtime keeps its builder from turn to turn (the
@@ -257,8 +200,6 @@ def _build(
         ) from exc
     current = inputs.get("current_input")
     kwargs = _builder_kwargs(replay.builder)
-    if embedder is not None and embedder is not _KEEP:
-        kwargs["embedder"] = embedder if embedder is not _LEXICAL else None
     # one builder per settings but the window: the calibrated window moves from call to call as the
     # ratio settles, and the live session keeps one builder whose budget it sets before each build —
     # a builder per window would index the whole transcript again whenever the window moved
@@ -463,26 +404,13 @@ def rebuild_turn(
     strategy: str | None = None,
     total_window: int | None = None,
     response_reserve: int | None = None,
-    mode: str | None = None,
-    relevance: str | None = None,
     summarizer: Callable[[list[Message]], str] | None = None,
 ) -> RebuildResult:
     """Rebuild (turn, step) of a recorded run and verify its digest; optionally a counterfactual.
 
-    The counterfactual settings (``None``: as recorded): ``strategy``, ``total_window``,
-    ``response_reserve``; ``mode`` — ``"classic"`` rebuilds an adaptive-mode turn as a classic
-    session would have built it (no adaptive sections or tools, the window moving in bands),
-    ``"adaptive"`` is accepted only for a turn recorded in adaptive mode (a classic run never built
-    the adaptive state); ``relevance`` — ``"lexical"`` (stemmed BM25 alone) or ``"semantic"`` (the
-    bundled embedding model fused with BM25: needs the ``[embeddings]`` extra).
-
-    Raises :class:`TraceError` when the turn has no recorded decision, the transcript the build
-    saw is not in the trace, or a counterfactual setting cannot be rebuilt from it.
+    Raises :class:`TraceError` when the turn has no recorded decision or the transcript the build
+    saw is not in the trace.
     """
-    if mode is not None and mode not in WHAT_IF_MODES:
-        raise TraceError(f"mode must be one of {', '.join(WHAT_IF_MODES)}, not {mode!r}")
-    if relevance is not None and relevance not in WHAT_IF_RELEVANCE:
-        raise TraceError(f"relevance must be one of {', '.join(WHAT_IF_RELEVANCE)}, not {relevance!r}")
     replay = reader.replay_prompt(run_id, turn, agent, step=step)
     if replay is None:
         turns = reader.replay_turns(run_id, agent)
@@ -528,32 +456,17 @@ def rebuild_turn(
         if changed:
             notes.append(f"{len(changed)} message decision(s) differ from the recorded ones")
 
-    rec_mode, rec_relevance = recorded_mode(replay), recorded_relevance(replay)
-    if mode == "adaptive" and rec_mode == "classic":
-        raise TraceError(
-            f"turn {turn} was recorded in classic mode: its adaptive state (tiers, checkpoint, turn digests) was "
-            "never built, so an adaptive what-if cannot be rebuilt from this trace (the other way round works)")
-    build_settings: dict[str, Any] = {
+    settings: dict[str, Any] = {
         "strategy": strategy or rec_settings["strategy"],
         "total_window": total_window or rec_settings["total_window"],
         "response_reserve": rec_settings["response_reserve"] if response_reserve is None else response_reserve,
     }
-    settings = {**build_settings, "mode": mode or rec_mode, "relevance": relevance or rec_relevance}
-    recorded_all = {**rec_settings, "mode": rec_mode, "relevance": rec_relevance}
-    counterfactual = settings != recorded_all
+    counterfactual = settings != rec_settings
     result = rebuilt
     if counterfactual:
-        cf_replay = replay
-        if settings["mode"] != rec_mode:
-            cf_replay = as_classic(replay)
-            notes.append("counterfactual: classic mode — the adaptive sections and tools left out, the whole "
-                         "transcript offered, the window moving in bands")
-        embedder: Any = _KEEP
-        if settings["relevance"] != rec_relevance:
-            embedder = _what_if_embedder(settings["relevance"], turn)
         cf_calls: list[int] = []
         result = _build(
-            history, cf_replay, **build_settings, model=model, counter=counter, embedder=embedder,
+            history, replay, **settings, model=model, counter=counter,
             embedding_cache=cache_dir / EMBEDDINGS_FOLDER,
             summarizer=summarizer or (_placeholder_summarizer(cf_calls) if had_summarizer else None),
             summary_override=None,
@@ -575,7 +488,7 @@ def rebuild_turn(
         verified=verified,
         recorded_digest=replay.request_digest,
         rebuilt_digest=digest,
-        recorded_settings=recorded_all,
+        recorded_settings=rec_settings,
         settings=settings,
         counterfactual=counterfactual,
         recorded_decision=replay.context_decision,

@@ -15,9 +15,9 @@ From the front end:
   the new ``trace_path``. Answer: ``{"type": "path", "notebook", "trace_dir", "moved": [...]}``.
 - ``{"type": "state", "run_id", "agent"}``: is that run live in this kernel, and its current pins
   and adaptive-context tiers. Answer ``{"type": "state", "live", "turn", "pins", "tiers"}``.
-- ``{"type": "whatif", "run_id", "agent", "turn", "step"?, "window"?, "reserve"?, "strategy"?, "mode"?,
-  "relevance"?}``: that recorded turn rebuilt with other settings (:func:`what_if_answer`): settings,
-  tokens, the rows that changed and the rebuilt prompt (clipped). Read-only: nothing is recorded.
+- ``{"type": "whatif", "run_id", "agent", "turn", "step"?, "window"?, "reserve"?, "strategy"?}``: that
+  recorded turn rebuilt with other settings (:func:`what_if_answer`): settings, tokens, the rows that
+  changed and the rebuilt prompt (clipped). Read-only: nothing is recorded.
 - ``{"type": "action", "action": "unpin" | "hydrate" | "retract", "target", "run_id", "agent"}``:
   the same runtime calls the model's tools use, traced the same way, plus a ``user_action`` event
   with ``via: "inspector"`` (no cell holds it, so ``report --verify`` applies it again at the same
@@ -286,8 +286,7 @@ class ArcanaComm:
             refresh(entry)
 
     def what_if(self, data: dict[str, Any]) -> dict[str, Any]:
-        """``{"type": "whatif", "run_id", "agent", "turn", "step"?, "window"?, "reserve"?, "strategy"?, "mode"?,
-        "relevance"?}``:
+        """``{"type": "whatif", "run_id", "agent", "turn", "step"?, "window"?, "reserve"?, "strategy"?}``:
         that recorded turn rebuilt with other settings, beside the recorded ones (:func:`what_if_answer`).
         The run need not be open: its trace is found as ``%arcana_replay`` finds it."""
         entry = self._entry(data.get("run_id"), data.get("agent"))
@@ -379,7 +378,7 @@ def what_if_answer(trace_dir: Path, data: dict[str, Any]) -> dict[str, Any]:
     --window``, ``%arcana_replay --window`` and the inspector's what-if all come here or to
     :func:`~arcana_jupyter.context.rebuild.rebuild_turn`): the settings, the tokens, the rows whose
     outcome changed and the rebuilt prompt (clipped), as JSON for the front end."""
-    from ..context.rebuild import WHAT_IF_MODES, WHAT_IF_RELEVANCE, rebuild_turn
+    from ..context.rebuild import rebuild_turn
     from ..context.strategies import STRATEGIES
     from ..exceptions import ArcanaError
     from ..trace.reader import TraceReader
@@ -401,20 +400,13 @@ def what_if_answer(trace_dir: Path, data: dict[str, Any]) -> dict[str, Any]:
     strategy = data.get("strategy") or None
     if strategy is not None and strategy not in STRATEGIES:
         return {"ok": False, "message": f"what-if: unknown strategy {clip(strategy)} (known: {', '.join(STRATEGIES)})"}
-    mode = data.get("mode") or None
-    if mode is not None and mode not in WHAT_IF_MODES:
-        return {"ok": False, "message": f"what-if: unknown mode {clip(mode)} (known: {', '.join(WHAT_IF_MODES)})"}
-    relevance = data.get("relevance") or None
-    if relevance is not None and relevance not in WHAT_IF_RELEVANCE:
-        return {"ok": False, "message": f"what-if: unknown relevance {clip(relevance)} "
-                                        f"(known: {', '.join(WHAT_IF_RELEVANCE)})"}
     if turn is None:
         return {"ok": False, "message": "what-if: which turn? (turn is missing)"}
     if window is not None and reserve is not None and reserve >= window:
         return {"ok": False, "message": f"what-if: a reserve of {reserve:,} leaves no room in a window of {window:,}"}
     try:
         result = rebuild_turn(TraceReader(trace_dir), str(run_id), turn, agent=agent, step=step, strategy=strategy,
-                              total_window=window, response_reserve=reserve, mode=mode, relevance=relevance)
+                              total_window=window, response_reserve=reserve)
     except ArcanaError as exc:
         return {"ok": False, "message": f"what-if: {clip(str(exc), 400)}"}
 
@@ -430,9 +422,8 @@ def what_if_answer(trace_dir: Path, data: dict[str, Any]) -> dict[str, Any]:
         "tokens": result.budget.used, "changes": changes, "messages": messages,
         "messages_left_out": max(0, len(result.messages) - WHATIF_MAX_MESSAGES), "notes": list(result.notes),
         "message": (f"turn {result.turn} rebuilt with window {result.settings['total_window']:,}, reserve "
-                    f"{result.settings['response_reserve']:,}, {result.settings['strategy']}, "
-                    f"{result.settings['mode']} mode, {result.settings['relevance']} relevance: "
-                    f"{len(changes)} row(s) changed"),
+                    f"{result.settings['response_reserve']:,}, {result.settings['strategy']}: {len(changes)} "
+                    f"row(s) changed"),
     }
 
 

@@ -286,15 +286,13 @@ def changed_rows(result: Any) -> list[dict[str, Any]]:
 
 
 def counterfactual(trace_dir: str | Path, frame: dict[str, Any], strategy: str | None = None,
-                   total_window: int | None = None, response_reserve: int | None = None, *,
-                   mode: str | None = None, relevance: str | None = None) -> str:
+                   total_window: int | None = None, response_reserve: int | None = None) -> str:
     """HTML: the recorded prompt of ``frame``'s turn beside the same turn rebuilt with other settings
     (``None``: as recorded) — what ``%arcana_replay --turn N --window W`` shows under the replay."""
     reader = TraceReader(trace_dir)
     result = rebuild_turn(reader, frame["run_id"], int(frame["turn"]), agent=frame.get("agent"),
                           step=int((frame.get("step") or {}).get("step") or 0), strategy=strategy,
-                          total_window=total_window, response_reserve=response_reserve,
-                          mode=mode, relevance=relevance)
+                          total_window=total_window, response_reserve=response_reserve)
     strategy = str(result.settings["strategy"])
     total_window = int(result.settings["total_window"])
     recorded = dict(frame.get("step") or {})
@@ -303,8 +301,7 @@ def counterfactual(trace_dir: str | Path, frame: dict[str, Any], strategy: str |
         "budget": result.budget.model_dump(mode="json"), "messages": result.messages, "request_digest": None,
     }
     diff = changed_rows(result)
-    label = (f"{strategy}, window {total_window:,}, reserve {int(result.settings['response_reserve']):,}, "
-             f"{result.settings['mode']} mode, {result.settings['relevance']} relevance")
+    label = f"{strategy}, window {total_window:,}, reserve {int(result.settings['response_reserve']):,}"
     if not result.counterfactual:
         label += " (the recorded settings)"
     notes = "".join(f'<div class="arcana-muted">{render.esc(n)}</div>' for n in result.notes)

@@ -58,8 +58,7 @@ class TraceRequest(BaseModel):
 
 
 class WhatIfRequest(BaseModel):
-    """Rebuild a recorded turn with another window, reserve, strategy, mode or relevance (``None``: as
-    recorded); read-only."""
+    """Rebuild a recorded turn with another window, reserve or strategy (``None``: as recorded); read-only."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -71,10 +70,6 @@ class WhatIfRequest(BaseModel):
     window: int | str | None = None
     reserve: int | str | None = None
     strategy: str | None = None
-    mode: Literal["adaptive", "classic"] | None = None
-    """``classic``: an adaptive-mode turn as a classic session would have built it."""
-    relevance: Literal["lexical", "semantic"] | None = None
-    """``lexical``: stemmed BM25 alone; ``semantic``: fused with the bundled embedding model."""
     request_id: RequestId = None
 
 
@@ -167,7 +162,7 @@ class WhatIfReply(BaseModel):
     """Some setting differs from the recorded ones."""
     recorded_settings: dict[str, Any] | None = None
     settings: dict[str, Any] | None = None
-    """``strategy``, ``total_window``, ``response_reserve``, ``mode``, ``relevance`` of the rebuild."""
+    """``strategy``, ``total_window``, ``response_reserve`` of the rebuild."""
     recorded_tokens: int | None = None
     tokens: int | None = None
     changes: list[WhatIfChange] = []

@@ -415,7 +415,7 @@ export interface WhatIfReply {
   /** Some setting differs from the recorded ones. */
   counterfactual?: boolean | null;
   recorded_settings?: Record<string, unknown> | null;
-  /** ``strategy``, ``total_window``, ``response_reserve``, ``mode``, ``relevance`` of the rebuild. */
+  /** ``strategy``, ``total_window``, ``response_reserve`` of the rebuild. */
   settings?: Record<string, unknown> | null;
   recorded_tokens?: number | null;
   tokens?: number | null;
@@ -429,9 +429,8 @@ export interface WhatIfReply {
 
 // ---- arcana_jupyter.schema.frontend.WhatIfRequest -------------------------------------------------
 /**
- * @pydantic WhatIfRequest: Rebuild a recorded turn with another window, reserve, strategy, mode or relevance (``None``:
- * as
- * recorded); read-only.
+ * @pydantic WhatIfRequest: Rebuild a recorded turn with another window, reserve or strategy (``None``: as recorded);
+ * read-only.
  */
 export interface WhatIfRequest {
   type: 'whatif';
@@ -442,9 +441,5 @@ export interface WhatIfRequest {
   window?: number | string | null;
   reserve?: number | string | null;
   strategy?: string | null;
-  /** ``classic``: an adaptive-mode turn as a classic session would have built it. */
-  mode?: 'adaptive' | 'classic' | null;
-  /** ``lexical``: stemmed BM25 alone; ``semantic``: fused with the bundled embedding model. */
-  relevance?: 'lexical' | 'semantic' | null;
   request_id?: string | number | null;
 }

@@ -77,12 +77,6 @@ def test_restart_resumes_the_run_and_new_starts_fresh(page, lab_root: Path) -> N
     expect(summary).to_contain_text("Window 256, reserve 200", timeout=30_000)
     expect(summary).to_contain_text("digest verified")
     expect(inspector.locator(".arcana-whatif-table tbody tr").first).to_be_visible()
-    # the same turn as a classic session would have built it (the run is in the default, adaptive mode)
-    inspector.locator(".arcana-whatif-mode").select_option("classic")
-    inspector.locator(".arcana-whatif-relevance").select_option("lexical")
-    inspector.locator(".arcana-whatif-run").click()
-    expect(summary).to_contain_text("classic mode, lexical relevance", timeout=30_000)
-    expect(summary).to_contain_text("digest verified")
     inspector.scroll_into_view_if_needed()
     shot(page, "session-what-if")
     page.evaluate("() => { const c = window.jupyterapp.shell.currentWidget.content;"

@@ -350,14 +350,6 @@ def test_replay_what_if_rebuilds_a_turn_with_another_window_beside_the_recorded_
     with capture_output() as captured:
         shell.run_line_magic("arcana_replay", "--strategy passthrough --reserve 50")  # the last turn by default
     assert "turn 4 rebuilt with reserve 50, strategy passthrough" in captured.outputs[-1].data["text/plain"]
-    # mode and relevance: this run is in the default (adaptive) mode and lexical (no embeddings extra here)
-    with capture_output() as captured:
-        shell.run_line_magic("arcana_replay", "--turn 4 --mode classic --relevance lexical")
-    out = captured.outputs[-1]
-    assert out.data["text/plain"] == "turn 4 rebuilt with mode classic, relevance lexical beside the recorded prompt"
-    assert "classic mode, lexical relevance" in out.data["text/html"]
-    with pytest.raises(UsageError, match="mode"):
-        shell.run_line_magic("arcana_replay", "--mode both")
     with pytest.raises(UsageError, match=r"--turn 9: no such turn in this run \(turns: 1, 2, 3, 4\)"):
         shell.run_line_magic("arcana_replay", "--turn 9 --window 4000")
     with pytest.raises(UsageError, match="window"):
