@@ -73,10 +73,10 @@ def _unpin_shape(ctx: SessionContext, raw: Any, outcome: ToolOutcome) -> ToolOut
 # (bypassing compression is what recall is for); none changes state twice, and a model that loops
 # on them gets the same answer again, which no_progress counts as nothing new.
 RECALL_TOOL = InterceptedTool(RECALL, _recall, primitive="recall", group="primitives", repeatable=True,
-                         shape=_recall_shape)
+                              shape=_recall_shape)
 PIN_TOOL = InterceptedTool(PIN, _pin, primitive="pin", group="primitives", repeatable=True, shape=_pin_shape)
 UNPIN_TOOL = InterceptedTool(UNPIN, _unpin, primitive="unpin", group="primitives", repeatable=True,
-                        shape=_unpin_shape)
+                             shape=_unpin_shape)
 
 
 SMALL_LOCAL_MODELS = ("SmolLM2-135M",)

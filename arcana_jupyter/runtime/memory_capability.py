@@ -45,7 +45,6 @@ class MemoryCapability(Capability):
     name = "memory"
 
     def __init__(self, ctx: SessionContext, memory: MemorySession, offered: bool | None = None) -> None:
-        self.ctx = ctx
         self.memory = memory
         self.offered = (offers_tools(ctx.config.memory_tools, ctx.provider, ctx.provider_model)
                         if offered is None else offered)
@@ -85,20 +84,20 @@ class MemoryCapability(Capability):
         texts += [c.arguments for m in messages for c in m.tool_calls]
         self.memory.note_cited(texts)
 
-    def wants_learnings(self) -> bool:
+    def wants_learnings(self, ctx: SessionContext) -> bool:
         """``memory_learnings``: ``on``, ``off``, or ``auto`` — a summariser call after a session with
         turns, unless no API key is behind the model (seed 004; :func:`~arcana_jupyter.providers.base.is_offline`)."""
-        mode = self.ctx.config.memory_learnings
+        mode = ctx.config.memory_learnings
         if mode == "off":
             return False
         if mode == "on":
             return True
-        return not is_offline(self.ctx.provider) and self.ctx.turn > 0
+        return not is_offline(ctx.provider) and ctx.turn > 0
 
     async def close(self, ctx: SessionContext) -> None:
         mem = self.memory
         try:
-            if not self.wants_learnings():
+            if not self.wants_learnings(ctx):
                 await mem.end(success=None)
                 return
 

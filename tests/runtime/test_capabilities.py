@@ -139,3 +139,44 @@ def test_one_answer_to_which_kind_of_model() -> None:
     assert provider_kind(FunctionProvider(lambda r: say("x"))) == "function"
     openai = FunctionProvider(lambda r: say("x"), name="openai")
     assert not is_local(openai) and not is_offline(openai)
+
+
+def test_the_session_loop_imports_no_concrete_capability() -> None:
+    import ast
+
+    import arcana_jupyter.runtime.capabilities as capabilities
+    import arcana_jupyter.runtime.session as session
+
+    for module in (session, capabilities):
+        tree = ast.parse(Path(str(module.__file__)).read_text())
+        imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+        assert not {m for m in imported if m.endswith("_capability")}, module.__name__
+
+
+async def test_hooks_and_handlers_get_the_session_context(make_runtime) -> None:
+    from arcana_jupyter.schema.tools import ModelRetry
+
+    seen: list[tuple[str, int, str]] = []
+
+    def refuse(ctx: SessionContext, args: Any) -> ToolOutcome:
+        seen.append(("handler", ctx.turn, ctx.run_id))
+        raise ModelRetry(f"no {args.text} here", code="not_found")
+
+    class Watcher(Capability):
+        name = "watcher"
+
+        def tools(self) -> list[InterceptedTool]:
+            return [InterceptedTool(ECHO, refuse)]
+
+        def before_turn(self, ctx: SessionContext, text: str) -> None:
+            seen.append(("before", ctx.turn, ctx.run_id))
+
+    runtime, _ = make_runtime(call("echo", {"text": "yo"}), say("done"))
+    runtime.add_capability(lambda ctx: Watcher())
+    async with runtime.chat() as chat:
+        await chat.send("hello")
+        run_id, path = chat.run_id, chat.trace_path
+    assert seen == [("before", 1, run_id), ("handler", 1, run_id)]
+    md = next(e for e in events_of(path) if e["event_type"] == "tool_call")["metadata"]
+    assert md["ok"] is False and md["error"] == {"type": "not_found", "message": "no yo here"}
+    assert md["result"] == '{"ok": false, "error": "not_found", "message": "no yo here"}'
