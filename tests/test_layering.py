@@ -6,7 +6,8 @@
 - Nothing imports from the package root (``from .. import __version__``): the root imports the
   runtime, so every such import runs upwards. ``from .. import render`` names a subpackage and is
   checked as an import of it.
-- A private name (``_x``, or a module ``_x.py``) is not imported from another top-level part."""
+- A private name (``_x``, or a module ``_x.py``) is not imported from another top-level part.
+- Inside a part, run-time imports (module level and inside functions) form no cycle."""
 
 from __future__ import annotations
 
@@ -129,3 +130,98 @@ def test_importing_the_runtime_loads_no_jupyter_module() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _type_checking_only(tree: ast.Module) -> set[int]:
+    """The ids of the import nodes under ``if TYPE_CHECKING:`` (annotations only, never run)."""
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and (
+                (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+                or (isinstance(node.test, ast.Attribute) and node.test.attr == "TYPE_CHECKING")):
+            skipped.update(id(inner) for stmt in node.body for inner in ast.walk(stmt))
+    return skipped
+
+
+def _module_of(path: Path) -> str:
+    return path.relative_to(PACKAGE).with_suffix("").as_posix().removesuffix("/__init__")
+
+
+def _run_time_imports(path: Path) -> set[str]:
+    """The package modules ``path`` imports when it runs: at module level and inside functions
+    (``if TYPE_CHECKING:`` imports left out); ``from . import x`` of a name counts as the package."""
+    here = path.relative_to(PACKAGE).parts[:-1]
+    tree = ast.parse(path.read_text())
+    skipped = _type_checking_only(tree)
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            found |= {"/".join(a.name.split(".")[1:]) for a in node.names if a.name.split(".")[0] == PACKAGE.name}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                parts = (node.module or "").split(".")
+                if parts[0] != PACKAGE.name:
+                    continue
+                base = tuple(parts[1:])
+            else:
+                base = here[: len(here) - (node.level - 1)] + (tuple(node.module.split(".")) if node.module else ())
+            for alias in node.names:
+                sub = "/".join((*base, alias.name))
+                found.add(sub if sub in MODULES else "/".join(base))
+    return found & MODULES
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycle_inside_a_part() -> None:
+    """Inside each top-level part, the modules' run-time imports (module level and inside functions)
+    form no cycle: a part reads from its base modules up, and nothing is imported lazily to hide a
+    cycle. Type-only imports (``if TYPE_CHECKING:``) are left out: they never run."""
+    graph: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        module = _module_of(path)
+        part = module.split("/")[0]
+        graph[module] = {m for m in _run_time_imports(path) if m.split("/")[0] == part and m != module}
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_check_sees_function_level_imports() -> None:
+    assert _cycles({"a/x": {"a/y"}, "a/y": {"a/x"}, "a/z": set()}) == [["a/x", "a/y"]]
+    here = PACKAGE / "runtime" / "session.py"
+    assert "runtime/bundle" in _run_time_imports(here)  # imported inside turn_bundle()
+    assert "runtime/runtime" not in _run_time_imports(here)  # only under TYPE_CHECKING

@@ -9,9 +9,8 @@ from __future__ import annotations
 import atexit
 from typing import Any
 
-_loaded: dict[int, Any] = {}
-_links: dict[int, Any] = {}
-"""The ``arcana`` comm handler (:class:`.comm.ArcanaComm`) of each shell."""
+from .registry import links as _links
+from .registry import loaded as _loaded
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -44,22 +44,13 @@ import os
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from .limits import MAX_TRACE_BYTES, clip
 from .notebook_path import FRONTEND, NotebookLocation, locate_notebook, report_notebook_path
 
 TARGET = "arcana"
 ACTIONS = ("unpin", "hydrate", "retract")
 MAX_TARGET_CHARS = 128
 """The longest action target (a pin or object id) accepted; ids are a few dozen characters."""
-MAX_TRACE_BYTES = 16 * 1024 * 1024
-"""The largest trace a ``trace`` request sends (a longer one: ``ok: false``, read it beside the notebook)."""
-MAX_ECHO_CHARS = 80
-"""How much of a user field an answer repeats."""
-
-
-def clip(value: Any, limit: int = MAX_ECHO_CHARS) -> str:
-    """``repr(value)``, at most ``limit`` characters: the one rule for echoing what the front end sent."""
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[: limit - 1]}… ({len(text):,} characters)"
 
 
 def _valid_text(value: Any, limit: int) -> bool:

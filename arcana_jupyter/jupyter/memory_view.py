@@ -7,7 +7,10 @@ from typing import Any
 from .. import render
 from ..render.fragments import esc, fmt_score, pill, table
 from ..schema.events import MemoryEntryBrief, MemoryReadMetadata, MemoryWriteMetadata
-from .user_magics import STORE_HINT
+
+KIND_HINT = "fact, preference, decision, pattern, mistake, constraint"
+STORE_HINT = (f"store one with %arcana_memory add KIND TEXT (KIND: {KIND_HINT}), e.g. "
+              "%arcana_memory add fact The report is due on Friday; %arcana_memory list shows the store")
 
 
 def _events(chat: Any) -> list[Any]:

@@ -33,12 +33,10 @@ from IPython.display import display
 from .. import render
 from ..exceptions import ArcanaError
 from ..render.fragments import esc, fmt_score, pill, table
+from .memory_view import KIND_HINT, STORE_HINT
 
 _TOKEN = re.compile(r"""(?:"[^"]*"|'[^']*')(?=\s|$)|\S+""")
 MEMORY_ACTIONS = ("list", "add", "forget", "search")
-KIND_HINT = "fact, preference, decision, pattern, mistake, constraint"
-STORE_HINT = (f"store one with %arcana_memory add KIND TEXT (KIND: {KIND_HINT}), e.g. "
-              "%arcana_memory add fact The report is due on Friday; %arcana_memory list shows the store")
 
 
 def _unquote(token: str) -> str:

@@ -81,7 +81,7 @@ def wants_widget(frontend: str, link: Any, user_ns: dict[str, Any] | None = None
 
 
 def _refusal(content: Any, asks: tuple[str, ...], who: str) -> dict[str, Any]:
-    from .comm import clip
+    from .limits import clip
 
     kind = content.get("type") if isinstance(content, dict) else None
     reply: dict[str, Any] = {"type": kind if isinstance(kind, str) else None, "ok": False,
@@ -107,7 +107,7 @@ def answer(link: Any, content: Any) -> dict[str, Any] | None:
 
 def replay_answer(trace_file: Path, shown_as: str, content: Any) -> dict[str, Any]:
     """The replay widget's answer: the text of its own run's trace (``trace`` is all it asks)."""
-    from .comm import MAX_TRACE_BYTES
+    from .limits import MAX_TRACE_BYTES
 
     if not isinstance(content, dict) or content.get("type") != "trace":
         return _refusal(content, ("trace",), "replay")
@@ -199,9 +199,9 @@ def replay_widget_class() -> type[Any]:
 
 def with_replay_widget(shell: Any, data: dict[str, Any], mime_type: str, trace_file: Path) -> dict[str, Any]:
     """``data`` (a replay output) with the replay widget's view added when the widget is wanted."""
-    from . import _loaded
+    from .registry import loaded
 
-    magics = _loaded.get(id(shell))
+    magics = loaded.get(id(shell))
     link = shell_link(shell)
     if magics is None or mime_type not in data or not wants_widget(
             getattr(magics, "frontend", "mime"), link, getattr(shell, "user_ns", None)):
@@ -220,6 +220,6 @@ def turn_widget(bundle: dict[str, Any], link: Any) -> Any:
 
 def shell_link(shell: Any) -> Any:
     """The ``arcana`` comm handler of ``shell`` (made by ``%load_ext``), or ``None``."""
-    from . import _links
+    from .registry import links
 
-    return _links.get(id(shell))
+    return links.get(id(shell))

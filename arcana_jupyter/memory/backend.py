@@ -7,7 +7,7 @@ psycopg 3: ``tsvector`` + GIN). The store's logic (entries, search, lifecycle, l
 once against this interface; queries use ``?`` placeholders on both (the PostgreSQL connection
 translates them) and read rows through :class:`~arcana_jupyter.memory.rows.EntryRow`.
 
-:func:`open_backend` picks one by location: ``postgresql://...`` (or ``postgres://...``) is a server,
+``open_backend`` (memory/store.py) picks one by location: ``postgresql://...`` (or ``postgres://...``) is a server,
 anything else a SQLite file (or ``":memory:"``).
 """
 
@@ -127,14 +127,3 @@ class Backend(ABC):
 
         if self.closed:
             raise MemoryStoreError("this memory store is closed")
-
-
-def open_backend(location: str, *, busy_timeout: float, write_deadline: float) -> Backend:
-    """The backend for ``location``: a connection string opens PostgreSQL, anything else SQLite."""
-    if is_url(location):
-        from .postgres_db import PostgresBackend
-
-        return PostgresBackend(location, busy_timeout=busy_timeout, write_deadline=write_deadline)
-    from .sqlite_db import SQLiteBackend
-
-    return SQLiteBackend(location, busy_timeout=busy_timeout, write_deadline=write_deadline)

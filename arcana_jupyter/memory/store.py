@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..tokens import TokenCounter
-from .backend import ENV_URL, Backend, env_url, is_url, masked, open_backend
+from .backend import ENV_URL, Backend, env_url, is_url, masked
 from .core import Clock, OnEvent, route_events
 from .embedding import Embedder
 from .entries import MAX_CONTENT_CHARS
@@ -126,6 +126,17 @@ def sandboxed_location(location: str, box: str | os.PathLike[str] | None = None)
 def find_entry_ids(text: str) -> list[str]:
     """Memory ids cited in ``text`` (e.g. an assistant reply quoting ``[m_…]``), in order, distinct."""
     return list(dict.fromkeys(ID_IN_TEXT.findall(text or "")))
+
+
+def open_backend(location: str, *, busy_timeout: float, write_deadline: float) -> Backend:
+    """The backend for ``location``: a connection string opens PostgreSQL, anything else SQLite."""
+    if is_url(location):
+        from .postgres_db import PostgresBackend
+
+        return PostgresBackend(location, busy_timeout=busy_timeout, write_deadline=write_deadline)
+    from .sqlite_db import SQLiteBackend
+
+    return SQLiteBackend(location, busy_timeout=busy_timeout, write_deadline=write_deadline)
 
 
 class MemoryStore(LearningsMixin, SearchMixin, LifecycleMixin):

@@ -1,8 +1,12 @@
 """The memory tools the model may call: ``remember``, ``recall_memory``, ``forget_memory``.
 
-The runtime intercepts them (they never reach user code). :class:`MemoryTools` binds a store to a
-session's scope; each handler validates its arguments and returns a JSON-able dict — errors as
-``{"ok": False, "error": ..., "hint": ...}``, never exceptions::
+The runtime intercepts them (they never reach user code). Each is declared once
+(:data:`DECLARATIONS`: name, description, arguments model, the schema the model sees).
+:class:`MemoryTools` binds a store to a session's scope; :meth:`MemoryTools.run` answers a call
+whose arguments were validated (the runtime's one validation), :meth:`MemoryTools.handle` validates
+them itself for a caller without a runtime; both return a JSON-able dict — errors as
+``{"ok": False, "error": ..., "hint": ...}``, never exceptions (:func:`memory_answer` turns an error
+into a :class:`~arcana_jupyter.schema.tools.ModelRetry` for the runtime)::
 
     tools = MemoryTools(store, scope, session_id=session_id)
     specs = tools.specs                      # list[ToolSpec] to offer the model
@@ -15,73 +19,17 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from ..exceptions import MemoryStoreError
 from ..messages import ToolSpec
-from ..schema.tools import BAD_ARGUMENTS, FAILED, NOT_FOUND, UNKNOWN_TOOL, ToolOutcome, to_json_text
+from ..schema.tools import BAD_ARGUMENTS, FAILED, NOT_FOUND, UNKNOWN_TOOL, ModelRetry, ToolArguments, ToolDeclaration
 from .models import ENTRY_ID, KINDS, Kind, Scope
 from .store import MAX_CONTENT_CHARS, MemoryStore, OnEvent, route_events
 
 MAX_RECALL_LIMIT = 20
 
-REMEMBER_SPEC = ToolSpec(
-    name="remember",
-    description=(
-        "Store a durable memory for future sessions: a fact about this project, a user preference, a "
-        "decision (with its reason), a pattern that worked, a mistake to avoid, or a constraint. One "
-        "self-contained sentence. scope 'project' (default) = only this project; 'global' = all of the "
-        "user's projects (personal preferences, universal constraints)."
-    ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "kind": {"type": "string", "enum": list(KINDS)},
-            "content": {"type": "string", "minLength": 1, "maxLength": MAX_CONTENT_CHARS},
-            "scope": {"type": "string", "enum": ["project", "global"], "default": "project"},
-        },
-        "required": ["kind", "content"],
-        "additionalProperties": False,
-    },
-)
-
-RECALL_SPEC = ToolSpec(
-    name="recall_memory",
-    description=(
-        "Search long-term memory (this project's and the user's global memories) for entries relevant to "
-        "a query. Returns ranked entries with ids; cite an id like [m_…] when you rely on one."
-    ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "minLength": 1, "description": "keywords to search for"},
-            "kinds": {"type": "array", "items": {"type": "string", "enum": list(KINDS)}},
-            "limit": {"type": "integer", "minimum": 1, "maximum": MAX_RECALL_LIMIT, "default": 5},
-        },
-        "required": ["query"],
-        "additionalProperties": False,
-    },
-)
-
-FORGET_SPEC = ToolSpec(
-    name="forget_memory",
-    description=(
-        "Retract a memory that is wrong or outdated (by its id, e.g. m_0123456789abcdef). It stops "
-        "appearing in recall and in the session digest; it is kept for audit."
-    ),
-    parameters={
-        "type": "object",
-        "properties": {"id": {"type": "string", "pattern": ENTRY_ID.pattern}},
-        "required": ["id"],
-        "additionalProperties": False,
-    },
-)
-
-MEMORY_TOOL_SPECS: tuple[ToolSpec, ...] = (REMEMBER_SPEC, RECALL_SPEC, FORGET_SPEC)
-MEMORY_TOOL_NAMES: tuple[str, ...] = tuple(s.name for s in MEMORY_TOOL_SPECS)
-
-
-class _Args(BaseModel):
+class _Args(ToolArguments):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
 
@@ -115,6 +63,69 @@ class ForgetArgs(_Args):
     id: str = Field(pattern=ENTRY_ID.pattern)
 
 
+REMEMBER = ToolDeclaration(
+    name="remember",
+    args=RememberArgs,
+    description=(
+        "Store a durable memory for future sessions: a fact about this project, a user preference, a "
+        "decision (with its reason), a pattern that worked, a mistake to avoid, or a constraint. One "
+        "self-contained sentence. scope 'project' (default) = only this project; 'global' = all of the "
+        "user's projects (personal preferences, universal constraints)."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "kind": {"type": "string", "enum": list(KINDS)},
+            "content": {"type": "string", "minLength": 1, "maxLength": MAX_CONTENT_CHARS},
+            "scope": {"type": "string", "enum": ["project", "global"], "default": "project"},
+        },
+        "required": ["kind", "content"],
+        "additionalProperties": False,
+    },
+)
+
+RECALL = ToolDeclaration(
+    name="recall_memory",
+    args=RecallArgs,
+    description=(
+        "Search long-term memory (this project's and the user's global memories) for entries relevant to "
+        "a query. Returns ranked entries with ids; cite an id like [m_…] when you rely on one."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "minLength": 1, "description": "keywords to search for"},
+            "kinds": {"type": "array", "items": {"type": "string", "enum": list(KINDS)}},
+            "limit": {"type": "integer", "minimum": 1, "maximum": MAX_RECALL_LIMIT, "default": 5},
+        },
+        "required": ["query"],
+        "additionalProperties": False,
+    },
+)
+
+FORGET = ToolDeclaration(
+    name="forget_memory",
+    args=ForgetArgs,
+    description=(
+        "Retract a memory that is wrong or outdated (by its id, e.g. m_0123456789abcdef). It stops "
+        "appearing in recall and in the session digest; it is kept for audit."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {"id": {"type": "string", "pattern": ENTRY_ID.pattern}},
+        "required": ["id"],
+        "additionalProperties": False,
+    },
+)
+
+DECLARATIONS: tuple[ToolDeclaration[Any], ...] = (REMEMBER, RECALL, FORGET)
+"""The memory tools, in the order they are offered (their schemas as recorded since the first
+release: explicit, checked against the models)."""
+REMEMBER_SPEC, RECALL_SPEC, FORGET_SPEC = (d.spec for d in DECLARATIONS)
+MEMORY_TOOL_SPECS: tuple[ToolSpec, ...] = (REMEMBER_SPEC, RECALL_SPEC, FORGET_SPEC)
+MEMORY_TOOL_NAMES: tuple[str, ...] = tuple(s.name for s in MEMORY_TOOL_SPECS)
+
+
 _HINTS = {
     "remember": f"call remember with kind (one of {', '.join(KINDS)}), content (one sentence) and optional "
     "scope ('project' or 'global')",
@@ -141,17 +152,15 @@ def _validation_error(tool: str, exc: ValidationError) -> dict[str, Any]:
     return _error(f"invalid arguments for {tool}: " + "; ".join(problems), _HINTS[tool])
 
 
-ARGS_MODELS: dict[str, type[BaseModel]] = {
-    "remember": RememberArgs, "recall_memory": RecallArgs, "forget_memory": ForgetArgs,
-}
-"""Each memory tool's arguments, for the runtime's one argument validator."""
+ARGS_MODELS: dict[str, type[_Args]] = {d.name: d.args for d in DECLARATIONS}
+"""Each memory tool's arguments model."""
 
 
-def memory_outcome(result: dict[str, Any]) -> ToolOutcome:
-    """A memory tool's result as the one tool-call outcome. The error text is the message; the code
-    says what kind of failure it is."""
+def memory_answer(result: dict[str, Any]) -> dict[str, Any]:
+    """A memory tool's result as the model reads it: the result, or — an error — a :class:`ModelRetry`
+    with it as the data. The error text is the message; the code says what kind of failure it is."""
     if result.get("ok") is not False:
-        return ToolOutcome.success(result)
+        return result
     message = str(result.get("error") or "")
     if message.startswith(("invalid arguments", "arguments ", "argument names")):
         code = BAD_ARGUMENTS
@@ -161,7 +170,7 @@ def memory_outcome(result: dict[str, Any]) -> ToolOutcome:
         code = NOT_FOUND
     else:
         code = FAILED
-    return ToolOutcome.failure(code, message, result, content=to_json_text(result))
+    raise ModelRetry(message, code=code, data=result)
 
 
 class MemoryTools:
@@ -187,6 +196,17 @@ class MemoryTools:
             "recall_memory": self._recall,
             "forget_memory": self._forget,
         }
+
+    def run(self, name: str, args: _Args) -> dict[str, Any]:
+        """Answer a call whose arguments were validated against its declaration's model."""
+        with route_events(self.on_event):
+            if isinstance(args, RememberArgs):
+                return self._remember_args(args)
+            if isinstance(args, RecallArgs):
+                return self._recall_args(args)
+            if isinstance(args, ForgetArgs):
+                return self._forget_args(args)
+        raise TypeError(f"memory tool {name!r}: unexpected arguments {type(args).__name__}")
 
     def handle(self, name: str, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
         """Dispatch a tool call by name; ``arguments`` may be a dict or the raw JSON text."""
@@ -226,6 +246,9 @@ class MemoryTools:
             args = RememberArgs.model_validate(arguments)
         except ValidationError as exc:
             return _validation_error("remember", exc)
+        return self._remember_args(args)
+
+    def _remember_args(self, args: RememberArgs) -> dict[str, Any]:
         try:
             entry, created = self.store.remember_many(
                 [(args.kind, args.content, args.scope, "high", False)], self.scope, source="remember"
@@ -253,6 +276,9 @@ class MemoryTools:
             args = RecallArgs.model_validate(arguments)
         except ValidationError as exc:
             return _validation_error("recall_memory", exc)
+        return self._recall_args(args)
+
+    def _recall_args(self, args: RecallArgs) -> dict[str, Any]:
         try:
             result = self.store.recall(
                 args.query, self.scope, kinds=args.kinds, limit=args.limit, session_id=self.session_id
@@ -281,6 +307,9 @@ class MemoryTools:
             args = ForgetArgs.model_validate(arguments)
         except ValidationError as exc:
             return _validation_error("forget_memory", exc)
+        return self._forget_args(args)
+
+    def _forget_args(self, args: ForgetArgs) -> dict[str, Any]:
         try:
             before = self.store.get(args.id)
             entry = self.store.forget(args.id, self.scope)

@@ -14,17 +14,30 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
-from ..messages import ToolSpec
 from ..schema.pins import Pin, PinChange, fold_pins
-from ..schema.tools import BAD_ARGUMENTS, NOT_FOUND, ToolOutcome, shaped_failure
+from ..schema.tools import BAD_ARGUMENTS, NOT_FOUND, ModelRetry, ToolArguments, ToolDeclaration, with_common_keys
 from ..tokens import TokenCounter
 
-PIN_SPEC = ToolSpec(
+
+class PinArgs(ToolArguments):
+    content: str
+    label: str | None = None
+    until_turn: int | None = None
+
+
+class UnpinArgs(ToolArguments):
+    pin_id: str
+
+
+# The schemas as recorded since the first release (explicit: pydantic's differ in key order,
+# ``anyOf`` for the nullable ones and ``additionalProperties``); checked against the models.
+PIN = ToolDeclaration(
     name="pin",
     description=(
         "Protect content from compression: it stays in your context at full fidelity in every "
         "later turn until you unpin it (or until_turn passes)."
     ),
+    args=PinArgs,
     parameters={
         "type": "object",
         "properties": {
@@ -39,15 +52,18 @@ PIN_SPEC = ToolSpec(
     },
 )
 
-UNPIN_SPEC = ToolSpec(
+UNPIN = ToolDeclaration(
     name="unpin",
     description="Remove a pin created earlier with pin(); its content may then be compressed.",
+    args=UnpinArgs,
     parameters={
         "type": "object",
         "properties": {"pin_id": {"type": "string", "description": "The pin_id that pin() returned."}},
         "required": ["pin_id"],
     },
 )
+PIN_SPEC = PIN.spec
+UNPIN_SPEC = UNPIN.spec
 
 
 class PinState:
@@ -162,20 +178,20 @@ def unpin_hint(active: Iterable[str]) -> str:
     return f"{UNPIN_HINT}; active pins: {', '.join(ids)}"
 
 
-def pin_outcome(result: dict[str, Any]) -> ToolOutcome:
-    """A ``pin`` result as the one tool-call outcome (the model reads the result as JSON); a refusal
-    keeps the seed's ``pinned: false, reason`` and carries ``ok: false, error, message, hint``."""
-    return _outcome(result, "pinned")
+def pin_answer(result: dict[str, Any]) -> dict[str, Any]:
+    """A ``pin`` result as the model reads it: the result itself, or — a refusal — a :class:`ModelRetry`
+    keeping the seed's ``pinned: false, reason`` and carrying ``ok: false, error, message, hint``."""
+    return _answer(result, "pinned")
 
 
-def unpin_outcome(result: dict[str, Any]) -> ToolOutcome:
-    """An ``unpin`` result as the one tool-call outcome (a refusal: ``unpinned: false, reason`` and the common keys)."""
-    return _outcome(result, "unpinned")
+def unpin_answer(result: dict[str, Any]) -> dict[str, Any]:
+    """An ``unpin`` result (a refusal: ``unpinned: false, reason`` and the common keys, as a :class:`ModelRetry`)."""
+    return _answer(result, "unpinned")
 
 
-def _outcome(result: dict[str, Any], key: str) -> ToolOutcome:
+def _answer(result: dict[str, Any], key: str) -> dict[str, Any]:
     if result.get(key):
-        return ToolOutcome.success(result)
+        return result
     reason = str(result.get("reason") or "failed")
     if reason == "invalid_arguments":
         code, message = BAD_ARGUMENTS, "; ".join(result.get("problems") or [])
@@ -186,4 +202,5 @@ def _outcome(result: dict[str, Any], key: str) -> ToolOutcome:
     else:
         code, message = reason, str(result.get("suggestion") or reason)
         hint = str(result.get("suggestion") or "continue without pinning")
-    return shaped_failure(ToolOutcome.failure(code, message, result), {}, hint)
+    message = message or str(result.get("message") or code)
+    raise ModelRetry(message, code=code, data=with_common_keys(result, code, message, hint))

@@ -8,19 +8,28 @@ structured result the model can reason about.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
-from ..messages import Message, ToolSpec
-from ..schema.tools import BAD_ARGUMENTS, NOT_FOUND, ToolOutcome, shaped_failure
+from ..messages import Message
+from ..schema.tools import BAD_ARGUMENTS, NOT_FOUND, ModelRetry, ToolArguments, ToolDeclaration, with_common_keys
 
 INCLUDE = ("all", "assistant_only", "tool_calls")
 
-RECALL_SPEC = ToolSpec(
+
+class RecallArgs(ToolArguments):
+    """``recall``'s arguments; the primitive answers from :attr:`sent` (it tells ``true`` from ``1``)."""
+
+    turn: int
+    include: Literal["all", "assistant_only", "tool_calls"] = "all"
+
+
+RECALL = ToolDeclaration(
     name="recall",
     description=(
         "Read the original, uncompressed messages of an earlier turn of this conversation."
     ),
-    parameters={
+    args=RecallArgs,
+    parameters={  # as recorded since the first release; checked against RecallArgs
         "type": "object",
         "properties": {
             "turn": {"type": "integer", "description": "The turn number (1 is the first)."},
@@ -33,6 +42,7 @@ RECALL_SPEC = ToolSpec(
         "required": ["turn"],
     },
 )
+RECALL_SPEC = RECALL.spec
 
 
 def _filter(messages: Sequence[Message], include: str) -> list[Message]:
@@ -69,17 +79,24 @@ def recall(
     return _recall(args, live_history, completed_turns, trace_history)[0]
 
 
-def recall_call(
+def recall_answer(
     args: dict[str, Any],
     *,
     live_history: Sequence[Message],
     completed_turns: int,
     trace_history: Callable[[], list[Message] | None] | None = None,
-) -> ToolOutcome:
-    """:func:`recall` as the one tool-call outcome: a miss keeps the seed's ``found: false, note``
-    and carries ``ok: false``, ``error`` (``bad_arguments`` or ``not_found``), ``message`` and ``hint``."""
+) -> dict[str, Any]:
+    """:func:`recall` as the model reads it: the result, or — a miss — a :class:`ModelRetry` keeping
+    the seed's ``found: false, note`` and carrying ``ok: false``, ``error`` (``bad_arguments`` or
+    ``not_found``), ``message`` and ``hint``."""
     result, code = _recall(args, live_history, completed_turns, trace_history)
-    return recall_outcome(result, code, completed_turns)
+    if result.get("found"):
+        return result
+    code = code or NOT_FOUND
+    note = str(result.get("note") or "")
+    message = note or code
+    raise ModelRetry(message, code=code, data=with_common_keys(result, code, message,
+                                                               recall_hint(code, completed_turns)))
 
 
 def recall_hint(code: str | None, completed_turns: int | None) -> str:
@@ -143,13 +160,3 @@ def _recall(
         "note": None if selected else f"turn {turn} has no messages matching include={include!r}",
         "source": source,
     }, None
-
-
-def recall_outcome(result: dict[str, Any], code: str | None = None, completed_turns: int | None = None) -> ToolOutcome:
-    """A ``recall`` result as the one tool-call outcome: a turn not found is ``not_found`` (or
-    ``code``), with the seed's keys and ``ok: false, error, message, hint``."""
-    if result.get("found"):
-        return ToolOutcome.success(result)
-    code = code or NOT_FOUND
-    note = str(result.get("note") or "")
-    return shaped_failure(ToolOutcome.failure(code, note, result), {}, recall_hint(code, completed_turns))

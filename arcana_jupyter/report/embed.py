@@ -16,13 +16,12 @@ import nbformat
 
 from ..exceptions import ArcanaError
 from ..trace.reader import notebook_trace_dir
+from .sources import METADATA_KEY, extract_traces, locate_runs, notebook_turns
 
-METADATA_KEY = "arcana"
+__all__ = ["METADATA_KEY", "embed_traces", "extract_traces", "referenced_runs", "trace_dir_for"]
 
 
 def referenced_runs(nb: Any) -> list[str]:
-    from .sources import notebook_turns
-
     return list(dict.fromkeys(t.run_id for t in notebook_turns(nb)))
 
 
@@ -33,8 +32,6 @@ def embed_traces(notebook: str | Path) -> list[str]:
     ``trace_path``, then ``<stem>.arcana/``); a run id or path that would leave the notebook's
     folder is refused.
     """
-    from .sources import locate_runs
-
     path = Path(notebook)
     nb = nbformat.read(path, as_version=4)
     traces: dict[str, str] = {}
@@ -45,21 +42,6 @@ def embed_traces(notebook: str | Path) -> list[str]:
     nb.metadata.setdefault(METADATA_KEY, {})["traces"] = traces
     nbformat.write(nb, path)
     return sorted(traces)
-
-
-def extract_traces(nb: Any, folder: Path) -> bool:
-    """Write the traces embedded in ``nb`` into ``folder``; False when it embeds none."""
-    traces = (nb.metadata.get(METADATA_KEY) or {}).get("traces") or {}
-    if not traces:
-        return False
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, text in traces.items():
-        from .sources import valid_run_id
-
-        safe = Path(str(name)).name  # a file name, never a path out of the folder
-        if safe.endswith(".jsonl") and valid_run_id(safe[: -len(".jsonl")]):
-            (folder / safe).write_text(str(text), encoding="utf-8")
-    return True
 
 
 def trace_dir_for(notebook: Path, nb: Any, scratch: list[tempfile.TemporaryDirectory[str]]) -> Path:

@@ -138,8 +138,6 @@ class EmbeddedTraces:
 
     def file(self, run_id: str) -> Path | None:
         if self.folder is None and self._holder is None:
-            from .embed import extract_traces
-
             holder = tempfile.TemporaryDirectory(prefix="arcana-embedded-")
             folder = Path(holder.name) / "embedded.arcana"
             if extract_traces(self.nb, folder):
@@ -278,3 +276,20 @@ def replay_source(notebook: Path | None, trace_dir: Path, run_id: str | None = N
         return trace_dir, None
     _, latest, folder = max(candidates, key=lambda c: (c[0], c[1]))
     return folder, latest
+
+
+METADATA_KEY = "arcana"
+"""Where a notebook's metadata holds arcana's data (``traces``: the embedded trace files)."""
+
+
+def extract_traces(nb: Any, folder: Path) -> bool:
+    """Write the traces embedded in ``nb`` into ``folder``; False when it embeds none."""
+    traces = (nb.metadata.get(METADATA_KEY) or {}).get("traces") or {}
+    if not traces:
+        return False
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in traces.items():
+        safe = Path(str(name)).name  # a file name, never a path out of the folder
+        if safe.endswith(".jsonl") and valid_run_id(safe[: -len(".jsonl")]):
+            (folder / safe).write_text(str(text), encoding="utf-8")
+    return True

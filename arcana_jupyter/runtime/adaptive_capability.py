@@ -22,26 +22,28 @@ from ..messages import ToolCall
 from ..schema.tools import ToolOutcome
 from .builtin_tools import offers_tools
 from .capabilities import Capability
+from .context import SessionContext
 from .intercept import InterceptedTool
 
 if TYPE_CHECKING:
     from ..adaptive import AdaptiveEngine
-    from .session import ChatReply, ChatSession
+    from ..adaptive.tools import AdaptiveTool
+    from .session import ChatReply
 
-CLASSIC_MODE = {"ok": False, "error": "classic_mode", "message": "adaptive context is off in this session"}
 
 
-def _adaptive_tool(tool: Any) -> InterceptedTool:
-    from ..adaptive.tools import adaptive_outcome, reject_bad_arguments
+def _adaptive_tool(capability: AdaptiveCapability, tool: AdaptiveTool) -> InterceptedTool:
+    from ..adaptive.tools import adaptive_answer, reject_bad_arguments
 
-    def handler(session: ChatSession, args: dict[str, Any]) -> ToolOutcome:
-        return adaptive_outcome(dict(tool.handler(session.engine, session.turn, args)))
+    def handler(ctx: SessionContext, args: Any) -> dict[str, Any]:
+        assert capability.engine is not None  # tools are offered in engine mode only
+        return adaptive_answer(dict(tool.run(capability.engine, ctx.turn, args)))
 
-    def refused(session: ChatSession, raw: Any, outcome: ToolOutcome) -> None:
-        if session.engine is not None:
-            reject_bad_arguments(session.engine, tool.name, session.turn, raw, outcome)
+    def refused(ctx: SessionContext, raw: Any, outcome: ToolOutcome) -> None:
+        if capability.engine is not None:
+            reject_bad_arguments(capability.engine, tool.name, ctx.turn, raw, outcome)
 
-    return InterceptedTool(tool.spec, handler, group="adaptive", args_model=tool.args_model, on_bad_arguments=refused)
+    return InterceptedTool(tool.declaration, handler, group="adaptive", on_bad_arguments=refused)
 
 
 class AdaptiveCapability(Capability):
@@ -49,8 +51,8 @@ class AdaptiveCapability(Capability):
 
     name = "adaptive"
 
-    def __init__(self, session: ChatSession, engine: AdaptiveEngine | None, note: str | None) -> None:
-        self.session = session
+    def __init__(self, ctx: SessionContext, engine: AdaptiveEngine | None, note: str | None) -> None:
+        self.ctx = ctx
         self.engine = engine
         self.note = note
         """Why classic mode runs, when it does."""
@@ -60,8 +62,8 @@ class AdaptiveCapability(Capability):
             return
         from ..adaptive import adaptive_tools
 
-        if offers_tools(session.config.engine_tools, session.provider, session.provider_model):
-            self._tools = [_adaptive_tool(tool) for tool in adaptive_tools()]
+        if offers_tools(ctx.config.engine_tools, ctx.provider, ctx.provider_model):
+            self._tools = [_adaptive_tool(self, tool) for tool in adaptive_tools()]
         else:  # no tools: no prompt text may tell the model to call them
             self._withheld = [tool.spec.name for tool in adaptive_tools()]
             engine.tools_offered = False
@@ -73,40 +75,44 @@ class AdaptiveCapability(Capability):
     def withheld(self) -> list[str]:
         return list(self._withheld)
 
-    def sections(self, turn: int) -> list[ContextSection]:
+    def sections(self, ctx: SessionContext, turn: int) -> list[ContextSection]:
         return list(self.engine.sections(turn)) if self.engine is not None else []
 
-    def overflow_sections(self, turn: int, turns: Sequence[int], max_tokens: int) -> OverflowCover | None:
+    def overflow_sections(self, ctx: SessionContext, turn: int, turns: Sequence[int],
+                          max_tokens: int) -> OverflowCover | None:
         return self.engine.overflow_sections(turns, max_tokens) if self.engine is not None else None
 
-    def before_turn(self, text: str) -> None:
+    def before_turn(self, ctx: SessionContext, text: str) -> None:
         if self.engine is not None:
-            self.engine.begin_turn(self.session.turn, text)
+            self.engine.begin_turn(ctx.turn, text)
 
-    def tool_result(self, call: ToolCall, content: str) -> str | None:
+    def tool_result(self, ctx: SessionContext, call: ToolCall, content: str) -> str | None:
         if self.engine is None:
             return None
-        return str(self.engine.ingest_tool_output(self.session.turn, call.name, content, call.id))
+        return str(self.engine.ingest_tool_output(ctx.turn, call.name, content, call.id))
 
-    def after_turn(self, reply: ChatReply) -> None:
+    def after_turn(self, ctx: SessionContext, reply: ChatReply) -> None:
         if self.engine is not None:
-            s = self.session
-            self.engine.end_turn(s.turn, [m for m in s.history if m.turn == s.turn])
+            self.engine.end_turn(ctx.turn, ctx.turn_messages())
 
     def hydrate(self, object_id: str) -> dict[str, Any]:
         """A widget's (or magic's) hydrate: traced like the model's, with ``source="widget"``."""
         if self.engine is None:
+            from ..adaptive.tools import CLASSIC_MODE
+
             return dict(CLASSIC_MODE)
-        return dict(self.engine.hydrate(object_id, turn=self.session.turn, source="widget"))
+        return dict(self.engine.hydrate(object_id, turn=self.ctx.turn, source="widget"))
 
     def retract(self, object_id: str) -> dict[str, Any]:
         if self.engine is None:
+            from ..adaptive.tools import CLASSIC_MODE
+
             return dict(CLASSIC_MODE)
-        return dict(self.engine.retract(object_id, turn=self.session.turn, source="widget"))
+        return dict(self.engine.retract(object_id, turn=self.ctx.turn, source="widget"))
 
 
-def adaptive_capability(session: ChatSession) -> AdaptiveCapability:
+def adaptive_capability(ctx: SessionContext) -> AdaptiveCapability:
     from ..adaptive import engine_or_none
 
-    engine, reason = engine_or_none(session.config, emit=lambda et, md: session.emit(et, md), counter=session.counter)
-    return AdaptiveCapability(session, engine, reason)
+    engine, reason = engine_or_none(ctx.config, emit=lambda et, md: ctx.emit(et, md), counter=ctx.counter)
+    return AdaptiveCapability(ctx, engine, reason)

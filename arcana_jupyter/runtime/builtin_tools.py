@@ -6,37 +6,37 @@ no text to the prompt. Enabling ``pin`` also exposes ``unpin``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..messages import Message
-from ..primitives.pin import PIN_HINT, PIN_SPEC, UNPIN_SPEC, pin_outcome, unpin_hint, unpin_outcome
-from ..primitives.recall import RECALL_SPEC, recall_call, recall_hint
+from ..primitives.pin import PIN, PIN_HINT, UNPIN, PinArgs, UnpinArgs, pin_answer, unpin_answer, unpin_hint
+from ..primitives.recall import RECALL, RecallArgs, recall_answer, recall_hint
 from ..providers.base import is_local
 from ..schema.tools import BAD_ARGUMENTS, ToolOutcome, decode_arguments, shaped_failure
+from .context import SessionContext
 from .intercept import InterceptedTool
 
-if TYPE_CHECKING:
-    from .session import ChatSession
 
-
-def _recall(session: ChatSession, args: dict[str, Any]) -> ToolOutcome:
+def _recall(ctx: SessionContext, args: RecallArgs) -> dict[str, Any]:
     def from_trace() -> list[Message] | None:
-        if session.trace_path is None or not session.trace_path.exists():
+        path = ctx.trace_path
+        if path is None or not path.exists():
             return None
         from ..trace.reader import TraceReader
 
-        return TraceReader(session.trace_path.parent).history(session.run_id, agent=session.agent)
+        return TraceReader(path.parent).history(ctx.run_id, agent=ctx.agent)
 
-    return recall_call(args, live_history=session.history, completed_turns=session.turn - 1,
-                       trace_history=from_trace)
-
-
-def _pin(session: ChatSession, args: dict[str, Any]) -> ToolOutcome:
-    return pin_outcome(session.pins.pin(args, session.turn))
+    # the primitive answers from the arguments as sent (it tells true from 1, "2" from 2)
+    return recall_answer(args.sent, live_history=ctx.history, completed_turns=ctx.turn - 1,
+                         trace_history=from_trace)
 
 
-def _unpin(session: ChatSession, args: dict[str, Any]) -> ToolOutcome:
-    return unpin_outcome(session.pins.unpin(args, session.turn))
+def _pin(ctx: SessionContext, args: PinArgs) -> dict[str, Any]:
+    return pin_answer(ctx.pins.pin(args.sent, ctx.turn))
+
+
+def _unpin(ctx: SessionContext, args: UnpinArgs) -> dict[str, Any]:
+    return unpin_answer(ctx.pins.unpin(args.sent, ctx.turn))
 
 
 # ---- a refused call (bad arguments, a crash) answered in the primitive's own shape -------------
@@ -51,34 +51,32 @@ def _reason(outcome: ToolOutcome) -> str:
     return "invalid_arguments" if outcome.error == BAD_ARGUMENTS else (outcome.error or "failed")
 
 
-def _recall_shape(session: ChatSession, raw: Any, outcome: ToolOutcome) -> ToolOutcome:
+def _recall_shape(ctx: SessionContext, raw: Any, outcome: ToolOutcome) -> ToolOutcome:
     turn = _raw_args(raw).get("turn")
     own: dict[str, Any] = {"turn": turn, "found": False, "messages": [], "note": outcome.message}
-    return shaped_failure(outcome, own, recall_hint(outcome.error, session.turn - 1))
+    return shaped_failure(outcome, own, recall_hint(outcome.error, ctx.turn - 1))
 
 
-def _pin_shape(session: ChatSession, raw: Any, outcome: ToolOutcome) -> ToolOutcome:
+def _pin_shape(ctx: SessionContext, raw: Any, outcome: ToolOutcome) -> ToolOutcome:
     return shaped_failure(outcome, {"pinned": False, "reason": _reason(outcome)}, PIN_HINT)
 
 
-def _unpin_shape(session: ChatSession, raw: Any, outcome: ToolOutcome) -> ToolOutcome:
+def _unpin_shape(ctx: SessionContext, raw: Any, outcome: ToolOutcome) -> ToolOutcome:
     pin_id = _raw_args(raw).get("pin_id")
-    active = [p.pin_id for p in session.pins.active(session.turn)]
+    active = [p.pin_id for p in ctx.pins.active(ctx.turn)]
     own = {"unpinned": False, "pin_id": pin_id if isinstance(pin_id, str) else None, "reason": _reason(outcome),
            "active_pins": active}
     return shaped_failure(outcome, own, unpin_hint(active))
-
-
 # Repeats run again (repeatable, runtime/guard.py): a pin of the same content answers
 # already_pinned (seed 000's idempotency), an unpin of a removed pin answers pin_not_active with the
 # live ids, and a recall re-reads a turn whose first recall the builder may have compressed since
 # (bypassing compression is what recall is for); none changes state twice, and a model that loops
 # on them gets the same answer again, which no_progress counts as nothing new.
-RECALL = InterceptedTool(RECALL_SPEC, _recall, primitive="recall", group="primitives", repeatable=True,
-                         shape=_recall_shape)
-PIN = InterceptedTool(PIN_SPEC, _pin, primitive="pin", group="primitives", repeatable=True, shape=_pin_shape)
-UNPIN = InterceptedTool(UNPIN_SPEC, _unpin, primitive="unpin", group="primitives", repeatable=True,
-                        shape=_unpin_shape)
+RECALL_TOOL = InterceptedTool(RECALL, _recall, primitive="recall", group="primitives", repeatable=True,
+                              shape=_recall_shape)
+PIN_TOOL = InterceptedTool(PIN, _pin, primitive="pin", group="primitives", repeatable=True, shape=_pin_shape)
+UNPIN_TOOL = InterceptedTool(UNPIN, _unpin, primitive="unpin", group="primitives", repeatable=True,
+                             shape=_unpin_shape)
 
 
 SMALL_LOCAL_MODELS = ("SmolLM2-135M",)
@@ -106,7 +104,7 @@ def offers_tools(mode: str, provider: Any, provider_model: str) -> bool:
 def primitive_tools(enabled: list[str]) -> list[InterceptedTool]:
     tools: list[InterceptedTool] = []
     if "recall" in enabled:
-        tools.append(RECALL)
+        tools.append(RECALL_TOOL)
     if "pin" in enabled:
-        tools += [PIN, UNPIN]
+        tools += [PIN_TOOL, UNPIN_TOOL]
     return tools

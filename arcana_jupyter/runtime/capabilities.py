@@ -12,10 +12,16 @@ an implementation overrides what it uses and the session calls every hook on eve
 without ``hasattr`` checks. Subclassing also makes "this is a capability" explicit, which a
 structural Protocol would not; :attr:`Capability.name` is the one thing each must say.
 
-**Per session, by factory, in a fixed order.** A :data:`CapabilityFactory` gets the session (its
-config, provider, counter and ``emit``) and returns a capability or ``None`` (off in this
-session's config: pool members may differ). :func:`default_factories` gives the runtime's order —
-OpenTelemetry, primitives, adaptive context, memory — and the session keeps it everywhere:
+**Hooks get a context, not the session.** Every hook that runs during the session gets the
+:class:`~arcana_jupyter.runtime.context.SessionContext`: what a capability may read (run id,
+agent, turn, history, config, provider, counter, pins, the tools offered) and do (``emit``).
+
+**Per session, by factory, in a fixed order.** A :data:`CapabilityFactory` gets the
+:class:`~arcana_jupyter.runtime.context.SessionContext` and returns a capability or ``None`` (off
+in this session's config: pool members may differ). This module knows no implementation: the
+runtime (runtime/runtime.py, ``DEFAULT_CAPABILITIES``) picks the defaults — OpenTelemetry,
+primitives, adaptive context, memory — and hands them to each session, which keeps that order
+everywhere:
 
 - start (the factories run in order): OpenTelemetry first, so it sees the events the others
   record while they start (the memory digest's read);
@@ -36,10 +42,11 @@ from ..context import ContextSection
 from ..context.bands import OverflowCover
 from ..messages import ToolCall
 from ..trace.events import TraceEvent
+from .context import SessionContext
 from .intercept import InterceptedTool
 
 if TYPE_CHECKING:
-    from .session import ChatReply, ChatSession
+    from .session import ChatReply
 
 
 class Capability:
@@ -56,11 +63,12 @@ class Capability:
         """Names of the tools it would offer but withholds from this model (recorded in ``run_start``)."""
         return []
 
-    def sections(self, turn: int) -> list[ContextSection]:
+    def sections(self, ctx: SessionContext, turn: int) -> list[ContextSection]:
         """Prompt sections for the call being built in ``turn``."""
         return []
 
-    def overflow_sections(self, turn: int, turns: Sequence[int], max_tokens: int) -> OverflowCover | None:
+    def overflow_sections(self, ctx: SessionContext, turn: int, turns: Sequence[int],
+                          max_tokens: int) -> OverflowCover | None:
         """Sections that stand in for ``turns``: earlier turns the builder could not keep verbatim in
         the call being built in ``turn`` (the adaptive engine's checkpoint and turn digests), in at
         most ``max_tokens`` tokens (a share of the budget, and less than the turns they replace).
@@ -70,20 +78,20 @@ class Capability:
         returns a cover with sections decides (the adaptive engine)."""
         return None
 
-    def before_turn(self, text: str) -> None:
+    def before_turn(self, ctx: SessionContext, text: str) -> None:
         """The user's text, after ``user_message`` is recorded and before the first call is built.
 
         An exception here ends the turn before its first call (as it always has)."""
 
-    def tool_result(self, call: ToolCall, content: str) -> str | None:
+    def tool_result(self, ctx: SessionContext, call: ToolCall, content: str) -> str | None:
         """A user tool's result before it is bounded and recorded; return replacement content (a large
         output becomes an artifact card) or ``None`` to keep it."""
         return None
 
-    def after_turn(self, reply: ChatReply) -> None:
+    def after_turn(self, ctx: SessionContext, reply: ChatReply) -> None:
         """The turn's reply (also of a failed or cancelled turn), before ``turn_end``; errors are recorded."""
 
-    def on_event(self, event: TraceEvent) -> None:
+    def on_event(self, ctx: SessionContext, event: TraceEvent) -> None:
         """Every event the session emits, as it is written (before the session's subscribers)."""
 
     def run_end_fields(self) -> dict[str, Any]:
@@ -91,19 +99,9 @@ class Capability:
         :class:`~arcana_jupyter.schema.events.RunEndMetadata`, through which ``run_end`` is built."""
         return {}
 
-    async def close(self) -> None:
+    async def close(self, ctx: SessionContext) -> None:
         """The session is ending (before ``run_end``); errors are recorded, the others still close."""
 
 
-CapabilityFactory = Callable[["ChatSession"], Capability | None]
+CapabilityFactory = Callable[[SessionContext], Capability | None]
 """Makes a session's capability, or ``None`` when the session's config leaves it off."""
-
-
-def default_factories() -> list[CapabilityFactory]:
-    """The runtime's capabilities, in their fixed order (see the module docstring)."""
-    from .adaptive_capability import adaptive_capability
-    from .memory_capability import memory_capability
-    from .otel_capability import otel_capability
-    from .primitives_capability import primitives_capability
-
-    return [otel_capability, primitives_capability, adaptive_capability, memory_capability]

@@ -1,12 +1,16 @@
 """Intercepted tools: tool calls the runtime services itself instead of a user function.
 
 ``ask_user``, the cognitive primitives (``recall``, ``pin``, ``unpin``), the adaptive-context tools
-and the memory tools are all :class:`InterceptedTool`: a :class:`ToolSpec` the model sees plus a
-handler that gets the session and the arguments and returns a
-:class:`~arcana_jupyter.schema.tools.ToolOutcome`. :meth:`InterceptedTool.run` checks the arguments
-first with the one validator (:func:`~arcana_jupyter.schema.tools.validate_arguments`, against
-``args_model`` or the spec's JSON schema); an exception escaping a handler becomes a ``failed``
-outcome, so a tool call can never end a turn.
+and the memory tools are all :class:`InterceptedTool`: a
+:class:`~arcana_jupyter.schema.tools.ToolDeclaration` (name, description, arguments model; the
+spec the model sees comes from it) plus a handler that gets the
+:class:`~arcana_jupyter.runtime.context.SessionContext` and the validated arguments (a model
+instance) and returns a :class:`~arcana_jupyter.schema.tools.ToolOutcome` or the structured result
+as a dict. :meth:`InterceptedTool.run` validates the call once
+(:meth:`~arcana_jupyter.schema.tools.ToolDeclaration.parse`); a handler raises
+:class:`~arcana_jupyter.schema.tools.ModelRetry` for what the model must fix, and that becomes the
+call's structured result; any other exception escaping a handler becomes a ``failed`` outcome, so
+a tool call can never end a turn.
 """
 
 from __future__ import annotations
@@ -15,35 +19,44 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ..messages import ToolSpec
-from ..schema.tools import BAD_ARGUMENTS, FAILED, ToolOutcome, schema_model, to_json_text, validate_arguments
+from ..schema.tools import (
+    BAD_ARGUMENTS,
+    FAILED,
+    ModelRetry,
+    ToolArguments,
+    ToolDeclaration,
+    ToolOutcome,
+    to_json_text,
+)
+from .context import AskUser, SessionContext
 
-if TYPE_CHECKING:
-    from .session import ChatSession
+__all__ = ["ASK_USER", "AskUser", "InterceptedTool"]
 
 log = logging.getLogger("arcana_jupyter")
 
-HandlerResult = ToolOutcome | Awaitable[ToolOutcome]
-Handler = Callable[["ChatSession", dict[str, Any]], HandlerResult]
-Rejected = Callable[["ChatSession", Any, ToolOutcome], None]
-Shape = Callable[["ChatSession", Any, ToolOutcome], ToolOutcome]
+HandlerResult = ToolOutcome | dict[str, Any]
+Handler = Callable[[SessionContext, Any], HandlerResult | Awaitable[HandlerResult]]
+"""``(context, arguments) -> outcome``: ``arguments`` an instance of the declaration's model; a dict
+is a success's structured result; :class:`ModelRetry` is what the model must fix."""
+Rejected = Callable[[SessionContext, Any, ToolOutcome], None]
+Shape = Callable[[SessionContext, Any, ToolOutcome], ToolOutcome]
 
 
 @dataclass(frozen=True)
 class InterceptedTool:
-    spec: ToolSpec
+    declaration: ToolDeclaration[Any]
+    """Name, description and arguments model (a bare :class:`ToolSpec` is accepted: its model is
+    derived from the JSON schema)."""
     handler: Handler
     primitive: str | None = None
     """Set for cognitive primitives: their calls are also traced as ``cognitive_primitive`` events."""
     group: str = "runtime"
     """``runtime``, ``primitives``, ``adaptive`` or ``memory``: where the tool comes from."""
-    args_model: type[BaseModel] | None = None
-    """The arguments as a pydantic model; ``None``: a model derived from ``spec.parameters``."""
     on_bad_arguments: Rejected | None = None
     """Told about a call the validator refused (the adaptive engine records it as a ``context_action``)."""
     repeatable: bool = False
@@ -56,73 +69,84 @@ class InterceptedTool:
     tool's own failure keys next to the common ones (the primitives: ``found: false, note``,
     ``pinned: false, reason``, ``unpinned: false, reason``)."""
 
+    def __post_init__(self) -> None:
+        if isinstance(self.declaration, ToolSpec):
+            object.__setattr__(self, "declaration", ToolDeclaration.from_spec(self.declaration))
+
     @property
     def name(self) -> str:
-        return self.spec.name
+        return self.declaration.name
 
-    @cached_property
+    @property
+    def spec(self) -> ToolSpec:
+        return self.declaration.spec
+
+    @property
     def model(self) -> type[BaseModel]:
-        return self.args_model or schema_model(self.name, self.spec.parameters)
+        return self.declaration.args
 
-    async def run(self, session: ChatSession, raw: str | dict[str, Any] | None) -> ToolOutcome:
+    async def run(self, ctx: SessionContext, raw: str | dict[str, Any] | None) -> ToolOutcome:
         """Validate ``raw`` and run the handler; never raises. A failure is given the tool's ``shape``."""
-        outcome = await self._run(session, raw)
+        outcome = await self._run(ctx, raw)
         if outcome.ok or self.shape is None:
             return outcome
         try:
-            return self.shape(session, raw, outcome)
+            return self.shape(ctx, raw, outcome)
         except Exception:
             log.exception("arcana: shaping a failed %s call failed", self.name)
             return outcome
 
-    async def _run(self, session: ChatSession, raw: str | dict[str, Any] | None) -> ToolOutcome:
-        args = validate_arguments(self.name, raw, model=self.model, schema=self.spec.parameters)
+    async def _run(self, ctx: SessionContext, raw: str | dict[str, Any] | None) -> ToolOutcome:
+        args = self.declaration.parse(raw)
         if isinstance(args, ToolOutcome):
             if self.on_bad_arguments is not None:
                 try:
-                    self.on_bad_arguments(session, raw, args)
+                    self.on_bad_arguments(ctx, raw, args)
                 except Exception:
                     log.exception("arcana: recording a refused %s call failed", self.name)
             return args
         try:
-            result = self.handler(session, args)
+            result = self.handler(ctx, args)
             if inspect.isawaitable(result):
                 result = await result
+        except ModelRetry as retry:  # what the model must fix: its structured result
+            return retry.outcome()
         except Exception as exc:  # structured, never an exception that ends the turn
             log.exception("arcana: intercepted tool %s failed", self.name)
             data = {"ok": False, "error": type(exc).__name__, "message": str(exc)}
             return ToolOutcome.failure(FAILED, f"{type(exc).__name__}: {exc}", data, content=to_json_text(data))
-        return result
+        return result if isinstance(result, ToolOutcome) else ToolOutcome.success(result)
 
 
-ASK_USER_SPEC = ToolSpec(
+class AskUserArgs(ToolArguments):
+    question: str = Field(description="What to ask.")
+
+
+ASK_USER_DECLARATION = ToolDeclaration(
     name="ask_user",
     description="Ask the user a question and wait for the answer. Use it only when you cannot proceed without them.",
-    parameters={
+    args=AskUserArgs,
+    parameters={  # as recorded since the first release (pydantic's would differ: key order, additionalProperties)
         "type": "object",
         "properties": {"question": {"type": "string", "description": "What to ask."}},
         "required": ["question"],
     },
 )
+ASK_USER_SPEC = ASK_USER_DECLARATION.spec
 
-AskUser = Callable[[str], str | Awaitable[str]]
 
-
-async def _ask_user(session: ChatSession, args: dict[str, Any]) -> ToolOutcome:
-    question = args.get("question")
-    if not isinstance(question, str) or not question.strip():
+async def _ask_user(ctx: SessionContext, args: AskUserArgs) -> dict[str, Any]:
+    if not args.question.strip():
         text = "question must be a non-empty string"
-        data: dict[str, Any] = {"ok": False, "error": BAD_ARGUMENTS, "message": text}
-        return ToolOutcome.failure(BAD_ARGUMENTS, text, data, content=to_json_text(data))
-    callback = session.ask_user_callback
+        raise ModelRetry(text, code=BAD_ARGUMENTS, data={"ok": False, "error": BAD_ARGUMENTS, "message": text})
+    callback = ctx.ask_user
     if callback is None:
         text = "no user is available to answer; continue without"
-        data = {"ok": False, "error": "no_user", "message": text}
-        return ToolOutcome.failure("no_user", text, data, content=to_json_text(data))
-    answer = callback(question)
+        raise ModelRetry(text, code="no_user")
+    answer = callback(args.question)
     if inspect.isawaitable(answer):
         answer = await answer
-    return ToolOutcome.success({"ok": True, "answer": str(answer)})
+    return {"ok": True, "answer": str(answer)}
 
 
-ASK_USER = InterceptedTool(ASK_USER_SPEC, _ask_user)
+ASK_USER = InterceptedTool(ASK_USER_DECLARATION, _ask_user)

@@ -19,43 +19,41 @@ from typing import TYPE_CHECKING, Any
 
 from ..trace.events import TraceEvent
 from .capabilities import Capability
+from .context import SessionContext
 
 if TYPE_CHECKING:
     from ..trace.otel import SpanMapper
-    from .session import ChatSession
 
 
 class OtelCapability(Capability):
     name = "otel"
 
-    def __init__(self, session: ChatSession, mapper: SpanMapper) -> None:
-        self.session = session
+    def __init__(self, mapper: SpanMapper) -> None:
         self.mapper = mapper
         self.export: dict[str, Any] | None = None
         """``run_end``'s ``otel_export``, once closed."""
 
-    def on_event(self, event: TraceEvent) -> None:
+    def on_event(self, ctx: SessionContext, event: TraceEvent) -> None:
         self.mapper.on_event(event)
 
-    async def close(self) -> None:
+    async def close(self, ctx: SessionContext) -> None:
         mapper = self.mapper
         mapper.finish()
         mapper.pipeline.flush()
         extra: dict[str, Any] = {"mapping_problems": mapper.problems} if mapper.problems else {}
         if mapper.events_dropped:
             extra["events_dropped"] = mapper.events_dropped
-        self.export = mapper.pipeline.stats(self.session.run_id) | extra
+        self.export = mapper.pipeline.stats(ctx.run_id) | extra
 
     def run_end_fields(self) -> dict[str, Any]:
         return {"otel_export": self.export} if self.export is not None else {}
 
 
-def otel_capability(session: ChatSession) -> OtelCapability | None:
-    if not session.config.otel:
+def otel_capability(ctx: SessionContext) -> OtelCapability | None:
+    if not ctx.config.otel:
         return None
     from ..trace import otel
 
     pipeline = otel.shared_pipeline()  # OtelUnavailable (a ConfigError) without the extra
-    mapper = pipeline.mapper(secrets=session.runtime.secrets(), background=True,
-                             content=session.config.trace_content)
-    return OtelCapability(session, mapper)
+    mapper = pipeline.mapper(secrets=ctx.secrets(), background=True, content=ctx.config.trace_content)
+    return OtelCapability(mapper)

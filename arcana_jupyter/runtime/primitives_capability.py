@@ -9,14 +9,10 @@ them, and the builder renders them as pin blocks — so the capability only offe
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .builtin_tools import offers_tools, primitive_tools
 from .capabilities import Capability
+from .context import SessionContext
 from .intercept import InterceptedTool
-
-if TYPE_CHECKING:
-    from .session import ChatSession
 
 
 class PrimitivesCapability(Capability):
@@ -33,9 +29,8 @@ class PrimitivesCapability(Capability):
         return [] if self.offered else [t.name for t in self._tools]
 
 
-def primitives_capability(session: ChatSession) -> PrimitivesCapability | None:
-    tools = primitive_tools(session.config.cognitive_primitives)
+def primitives_capability(ctx: SessionContext) -> PrimitivesCapability | None:
+    tools = primitive_tools(ctx.config.cognitive_primitives)
     if not tools:
         return None
-    return PrimitivesCapability(tools, offers_tools(session.config.primitive_tools, session.provider,
-                                                    session.provider_model))
+    return PrimitivesCapability(tools, offers_tools(ctx.config.primitive_tools, ctx.provider, ctx.provider_model))

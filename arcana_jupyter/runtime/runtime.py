@@ -11,10 +11,14 @@ from ..providers.base import Provider
 from ..schema.events import RunStartMetadata
 from ..trace.writer import TraceWriter, new_run_id
 from ..version import __version__
-from .capabilities import CapabilityFactory, default_factories
+from .adaptive_capability import adaptive_capability
+from .capabilities import CapabilityFactory
 from .config import RuntimeConfig, flatten_groups
 from .intercept import ASK_USER, AskUser, InterceptedTool
 from .loop import LoopThread
+from .memory_capability import memory_capability
+from .otel_capability import otel_capability
+from .primitives_capability import primitives_capability
 from .session import ChatSession
 from .tools import Tool, ToolRegistry
 
@@ -24,6 +28,12 @@ def local_context(total_window: int) -> int:
     with the model's own tokenizer through its own chat template (providers/local.py), and the
     reply is capped at the reserve, so prompt and reply together never exceed it."""
     return total_window
+
+
+DEFAULT_CAPABILITIES: tuple[CapabilityFactory, ...] = (
+    otel_capability, primitives_capability, adaptive_capability, memory_capability)
+"""The runtime's capabilities, in their fixed order (runtime/capabilities.py says why): the runtime
+picks them; the session knows only :class:`~arcana_jupyter.runtime.capabilities.Capability`."""
 
 
 class Runtime:
@@ -54,12 +64,12 @@ class Runtime:
         self.provider_instance = provider
         self.ask_user = ask_user
         self.loop = LoopThread()
-        self.capability_factories: list[CapabilityFactory] = default_factories()
+        self.capability_factories: list[CapabilityFactory] = list(DEFAULT_CAPABILITIES)
         """What each new session gets, in order: OpenTelemetry, primitives, adaptive context, memory
         (runtime/capabilities.py says why this order)."""
 
     def add_capability(self, factory: CapabilityFactory) -> CapabilityFactory:
-        """Give every session opened afterwards the capability ``factory(session)`` makes (``None``:
+        """Give every session opened afterwards the capability ``factory(context)`` makes (``None``:
         none for that session). It comes after the runtime's own: last at start, first at close."""
         self.capability_factories.append(factory)
         return factory
@@ -203,10 +213,7 @@ class Runtime:
             ask_user=ask_user, withheld=withheld,
         )
         session.check_tool_names()
-        for factory in self.capability_factories:
-            capability = factory(session)
-            if capability is not None:  # a clashing tool name is a ConfigError before the next one starts
-                session.add_capability(capability)
+        session.attach(self.capability_factories)
         return session
 
     def _run_start(self, session: ChatSession, *, notebook: str | None = None,

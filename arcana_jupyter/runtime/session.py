@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, cast
 
 from ..context import ContextSection, PinBlock, WorkingSetBuilder
 from ..context.bands import OverflowCover, annotate_overflow, lost_turns
@@ -52,8 +52,9 @@ from ..trace.events import TraceEvent
 from ..trace.writer import TraceWriter
 from .builtin_tools import no_progress_steps
 from .calibration import Calibration
-from .capabilities import Capability
+from .capabilities import Capability, CapabilityFactory
 from .config import RuntimeConfig
+from .context import SessionContext
 from .guard import ToolLoopGuard, readable_reply
 from .intercept import AskUser, InterceptedTool
 from .tools import ArgumentsError, ToolRegistry, bound_text, parse_arguments
@@ -62,12 +63,9 @@ if TYPE_CHECKING:
     from ..adaptive import AdaptiveEngine
     from ..memory import MemorySession
     from ..trace.otel import SpanMapper
-    from .adaptive_capability import AdaptiveCapability
     from .runtime import Runtime
 
 log = logging.getLogger("arcana_jupyter")
-
-_C = TypeVar("_C", bound=Capability)
 
 INEXACT_SLACK = 1.03
 """Room kept on top of the observed count ratio when the counter is not the model's own."""
@@ -146,6 +144,8 @@ class ChatSession:
         self._intercepted: dict[str, InterceptedTool] = {t.name: t for t in intercepted}
         self.capabilities: list[Capability] = []
         """The optional parts of cognition, in the runtime's order (runtime/capabilities.py)."""
+        self.context = SessionContext(self)
+        """What the capabilities' hooks and the intercepted tools' handlers see of this session."""
         self.ask_user_callback = ask_user
         self.counter: TokenCounter = provider.token_counter(provider_model)
         """Counts in the tokens of the model that gets the prompt (see tokens.py)."""
@@ -192,6 +192,13 @@ class ChatSession:
         """False for pool members: the pool writes ``run_end``."""
 
     # ---- capabilities ---------------------------------------------------------------------
+    def attach(self, factories: Sequence[CapabilityFactory]) -> None:
+        """Make and attach the capabilities ``factories`` give (``None``: off for this session), in order."""
+        for factory in factories:
+            capability = factory(self.context)
+            if capability is not None:  # a clashing tool name is a ConfigError before the next one starts
+                self.add_capability(capability)
+
     def add_capability(self, capability: Capability) -> None:
         """Attach ``capability`` (last): its tools join the offered ones, its hooks run from now on.
 
@@ -212,43 +219,30 @@ class ChatSession:
         """The attached capability called ``name`` (``adaptive``, ``memory``, ``otel``, ``primitives``)."""
         return next((c for c in self.capabilities if c.name == name), None)
 
-    def _attached(self, kind: type[_C]) -> _C | None:
-        """The attached capability of class ``kind``, if any."""
-        return next((c for c in self.capabilities if isinstance(c, kind)), None)
-
-    @property
-    def _adaptive(self) -> AdaptiveCapability | None:
-        from .adaptive_capability import AdaptiveCapability
-
-        return self._attached(AdaptiveCapability)
+    def _provided(self, name: str, attribute: str) -> Any:
+        """``attribute`` of the capability called ``name`` (the loop knows no concrete capability)."""
+        found = self.capability(name)
+        return getattr(found, attribute, None) if found is not None else None
 
     @property
     def engine(self) -> AdaptiveEngine | None:
         """The adaptive-context engine, or ``None`` in classic mode."""
-        adaptive = self._adaptive
-        return adaptive.engine if adaptive is not None else None
+        return cast("AdaptiveEngine | None", self._provided("adaptive", "engine"))
 
     @property
     def engine_note(self) -> str | None:
         """Why classic mode runs, when it does."""
-        adaptive = self._adaptive
-        return adaptive.note if adaptive is not None else None
+        return cast("str | None", self._provided("adaptive", "note"))
 
     @property
     def memory(self) -> MemorySession | None:
         """The memory session (memory/session.py), or ``None`` when memory is off."""
-        from .memory_capability import MemoryCapability
-
-        found = self._attached(MemoryCapability)
-        return found.memory if found is not None else None
+        return cast("MemorySession | None", self._provided("memory", "memory"))
 
     @property
     def otel(self) -> SpanMapper | None:
         """The OpenTelemetry span mapper (trace/otel.py) when ``config.otel`` is on."""
-        from .otel_capability import OtelCapability
-
-        found = self._attached(OtelCapability)
-        return found.mapper if found is not None else None
+        return cast("SpanMapper | None", self._provided("otel", "mapper"))
 
     @property
     def withheld_tools(self) -> list[str]:
@@ -287,7 +281,7 @@ class ChatSession:
                 self._turn_events.pop(min(self._turn_events))
         for cap in list(self.capabilities):
             try:
-                cap.on_event(event)
+                cap.on_event(self.context, event)
             except Exception:  # a broken exporter must not break the conversation
                 log.exception("arcana: the %s capability failed on an event", cap.name)
         for cb in list(self._subscribers):
@@ -347,7 +341,7 @@ class ChatSession:
         return [*self.tools.specs(), *(t.spec for t in self.intercepted.values())]
 
     def _sections(self, turn: int) -> list[ContextSection]:
-        return [section for c in self.capabilities for section in c.sections(turn)]
+        return [section for c in self.capabilities for section in c.sections(self.context, turn)]
 
     def _overflow_capable(self) -> bool:
         """Whether a capability stands in for turns that do not fit (engine mode)."""
@@ -368,7 +362,7 @@ class ChatSession:
                         if d.source == "history" and d.turn in wanted)
         cap = max(MIN_OVERFLOW_TOKENS, min(int(available * OVERFLOW_SHARE), freed // 2))
         for c in self.capabilities:
-            cover = c.overflow_sections(turn, turns, cap)
+            cover = c.overflow_sections(self.context, turn, turns, cap)
             if cover is not None and cover.sections:
                 return cover
         return None
@@ -408,7 +402,7 @@ class ChatSession:
         self.emit("user_message", UserMessageMetadata.build(message=user.record(),
                                                             history_index=len(self.history) - 1))
         for cap in self.capabilities:
-            cap.before_turn(text)
+            cap.before_turn(self.context, text)
         partial: list[str] = []
         status = "ok"
         guard = ToolLoopGuard(
@@ -483,7 +477,7 @@ class ChatSession:
         """Adaptive reconciliation, memory bookkeeping: run even for failed turns, never fatal."""
         for cap in self.capabilities:
             try:
-                cap.after_turn(reply)
+                cap.after_turn(self.context, reply)
             except Exception as exc:
                 log.exception("arcana: the %s capability failed at turn end", cap.name)
                 self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=True,
@@ -813,13 +807,13 @@ class ChatSession:
                 intercepted = None
                 content = outcome.content
             elif intercepted is not None:
-                outcome = await intercepted.run(self, call.arguments)
+                outcome = await intercepted.run(self.context, call.arguments)
                 content, _ = bound_text(outcome.content, self.counter, self.config.tool_output_max_tokens)
             else:
                 outcome = await self.tools.execute(call.name, call.arguments)
                 content = outcome.content
                 for cap in self.capabilities:  # e.g. large outputs become artifacts
-                    content = cap.tool_result(call, content) or content
+                    content = cap.tool_result(self.context, call, content) or content
                 content, truncated = bound_text(content, self.counter, self.config.tool_output_max_tokens)
             ok = outcome.ok
             message = Message(role="tool", content=content, tool_call_id=call.id, name=call.name, turn=turn)
@@ -890,9 +884,9 @@ class ChatSession:
         return self._adaptive_action("retract", object_id, via, replayed)
 
     def _adaptive_action(self, action: str, object_id: str, via: str, replayed: bool) -> dict[str, Any]:
-        adaptive = self._adaptive
+        adaptive: Any = self.capability("adaptive")
         if adaptive is None:
-            from .adaptive_capability import CLASSIC_MODE
+            from ..adaptive.tools import CLASSIC_MODE
 
             result = dict(CLASSIC_MODE)
         else:
@@ -930,9 +924,7 @@ class ChatSession:
                 "content": entry.content}
 
     def _memory_capability(self) -> Any:
-        from .memory_capability import MemoryCapability
-
-        found = self._attached(MemoryCapability)
+        found = self.capability("memory")
         if found is None:
             raise ConfigError("long-term memory is off in this session (start it with memory=True, "
                               "%arcana_chat --memory)")
@@ -978,7 +970,7 @@ class ChatSession:
         self.closed = True
         for cap in reversed(self.capabilities):
             try:
-                await cap.close()
+                await cap.close(self.context)
             except Exception as exc:  # closing must always finish and record
                 self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=True,
                                                        message=f"at session end: {exc}"), turn=None)

@@ -1,9 +1,13 @@
 """Plain Python functions as LLM tools: schema from type hints and docstring, validated calls.
 
 ``Tool.from_function(fn)`` reads the signature with pydantic, so ``def area(w: float, h: float)``
-becomes a JSON schema with two required numbers. Calls are validated against the same model; a bad
-call (unknown tool, malformed JSON, wrong types, the function raising) becomes a structured result
-the model can read and fix — never an exception that ends the turn.
+becomes a JSON schema with two required numbers: a user tool is a
+:class:`~arcana_jupyter.schema.tools.ToolDeclaration` whose arguments model is generated from the
+signature, the same path the runtime's own tools are declared through. Calls are validated once
+against that model; a bad call (unknown tool, malformed JSON, wrong types, the function raising)
+becomes a structured result the model can read and fix — never an exception that ends the turn. A
+function may raise :class:`~arcana_jupyter.schema.tools.ModelRetry` to answer with its own code
+and message.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, create_model
 
 from ..messages import ToolSpec, canonical_json
-from ..schema.tools import FAILED, UNKNOWN_TOOL, ToolOutcome, decode_arguments, validate_arguments
+from ..schema.tools import FAILED, UNKNOWN_TOOL, ModelRetry, ToolDeclaration, ToolOutcome, decode_arguments
 from ..tokens import TokenCounter
 
 _ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$")
@@ -78,16 +82,17 @@ class Tool:
         self.arguments_model: type[BaseModel] = create_model(  # type: ignore[call-overload]
             f"{self.name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
         )
-        schema = self.arguments_model.model_json_schema()
-        schema.pop("title", None)
-        for prop in schema.get("properties", {}).values():
-            prop.pop("title", None)
-        self.spec = ToolSpec(name=self.name, description=self.description, parameters=schema)
+        self.declaration: ToolDeclaration[BaseModel] = ToolDeclaration(self.name, self.description,
+                                                                       self.arguments_model)
+        self.spec: ToolSpec = self.declaration.spec  # generated from the arguments model
         self.is_async = inspect.iscoroutinefunction(fn)
 
     async def call(self, arguments: dict[str, Any]) -> Any:
         """Validate ``arguments`` and run the function (sync functions run in a worker thread)."""
-        model = self.arguments_model.model_validate(arguments)
+        return await self.call_parsed(self.arguments_model.model_validate(arguments))
+
+    async def call_parsed(self, model: BaseModel) -> Any:
+        """Run the function with arguments already validated against :attr:`arguments_model`."""
         kwargs = {k: getattr(model, k) for k in self.arguments_model.model_fields}
         if self.is_async:
             return await self.fn(**kwargs)
@@ -157,11 +162,13 @@ class ToolRegistry:
         if tool is None:
             err = error_result("unknown_tool", f"no tool named {name!r}", available=sorted(self._tools))
             return ToolOutcome.failure(UNKNOWN_TOOL, err["message"], err)
-        args = validate_arguments(name, raw_arguments, model=tool.arguments_model, schema=tool.spec.parameters)
+        args = tool.declaration.parse(raw_arguments)  # the one validation
         if isinstance(args, ToolOutcome):
             return args
         try:
-            value = await tool.call(args)
+            value = await tool.call_parsed(args)
+        except ModelRetry as retry:  # the function's own answer for what the model must fix
+            return retry.outcome()
         except Exception as exc:  # the tool's own failure is the model's information, not ours to raise
             frames = traceback.format_exception(exc)
             err = error_result(type(exc).__name__, str(exc), traceback="".join(frames[-3:])[-1500:])

@@ -1,4 +1,4 @@
-"""One tool-call contract: :class:`ToolOutcome` and :func:`validate_arguments` (ground layer).
+"""One tool-call contract: :class:`ToolOutcome`, :class:`ToolDeclaration`, :class:`ModelRetry` (ground layer).
 
 Every kind of tool the model can call — a user function, an intercepted runtime tool
 (``ask_user``), a cognitive primitive (``pin``, ``unpin``, ``recall``), an adaptive-context tool,
@@ -9,16 +9,30 @@ Arguments are checked once, the same way for every kind, by :func:`validate_argu
 the tool's pydantic model when it has one, otherwise against a model derived from its JSON schema
 (:func:`schema_model`). A bad call becomes a ``bad_arguments`` outcome whose message names the
 missing, unexpected or mistyped argument — never a traceback.
+
+**One way to declare a runtime tool.** A :class:`ToolDeclaration` is a name, a description and a
+pydantic model of the arguments; the JSON schema the model is offered is generated from that model
+(:func:`arguments_schema`, as for user functions), or — for the built-in tools, whose hand-written
+schemas predate this and are in every recorded request digest — given explicitly and checked
+against the model (same properties, same required ones), so the two cannot drift.
+:meth:`ToolDeclaration.parse` validates a call once and gives the handler a model instance.
+
+**One "the model must fix this" error.** A handler raises :class:`ModelRetry` for anything the
+model can fix (an unknown id, a value out of range, a refusal); the runtime turns it into the
+call's structured result (:meth:`ModelRetry.outcome`) — the model reads it, the turn goes on.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, create_model
 
-from ..messages import canonical_json
+from ..messages import ToolSpec, canonical_json
 
 BAD_ARGUMENTS = "bad_arguments"
 UNKNOWN_TOOL = "unknown_tool"
@@ -81,6 +95,20 @@ def to_json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+class ToolArguments(BaseModel):
+    """Base of a tool's arguments model: unknown arguments are refused, and :attr:`sent` keeps the
+    arguments as the model sent them (a primitive whose contract reads the sent values — ``recall``
+    tells ``true`` from ``1`` — answers from those)."""
+
+    model_config = ConfigDict(extra="forbid")
+    _sent: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @property
+    def sent(self) -> dict[str, Any]:
+        """The decoded arguments, uncoerced (what the model wrote)."""
+        return self._sent
+
+
 # ---- one argument validator -------------------------------------------------------------------
 _JSON_TYPES: dict[str, Any] = {
     "string": str, "integer": int, "number": float, "boolean": bool, "object": dict[str, Any], "null": type(None),
@@ -121,7 +149,7 @@ def schema_model(name: str, schema: dict[str, Any]) -> type[BaseModel]:
         default = ... if pname in required else prop.get("default")
         fields[pname] = (_annotation(prop), Field(default, **constraints))
     model: type[BaseModel] = create_model(  # type: ignore[call-overload]
-        f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
+        f"{name}_arguments", __base__=ToolArguments, **fields
     )
     return model
 
@@ -162,20 +190,112 @@ def validate_arguments(
     tool: str, raw: str | dict[str, Any] | None, *, model: type[BaseModel] | None = None,
     schema: dict[str, Any] | None = None,
 ) -> dict[str, Any] | ToolOutcome:
-    """The decoded arguments when they fit ``model`` (or ``schema``), else a ``bad_arguments`` outcome.
+    """The decoded arguments when they fit ``model`` (or ``schema``), else a ``bad_arguments`` outcome
+    (:func:`parse_arguments`, returning the arguments as decoded, not coerced)."""
+    parsed = parse_arguments(tool, raw, model or schema_model(tool, schema or {}), schema)
+    if isinstance(parsed, ToolOutcome):
+        return parsed
+    return decode_arguments(raw)
 
-    The arguments are returned as decoded (not coerced): a handler sees what the model sent.
+
+# ---- one way to declare a tool, one error the model must fix ------------------------------------
+A = TypeVar("A", bound=BaseModel)
+
+
+def arguments_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema the model is offered for ``model`` (pydantic's, without the titles)."""
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    return schema
+
+
+@dataclass(frozen=True)
+class ToolDeclaration(Generic[A]):
+    """A tool as the model sees it — ``name``, ``description``, the arguments ``args`` — declared once.
+
+    ``parameters`` is an explicit JSON schema for tools whose recorded schema pydantic does not
+    generate byte for byte (the built-in tools); it must name the model's fields and required ones.
     """
+
+    name: str
+    description: str
+    args: type[A]
+    parameters: dict[str, Any] | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.parameters is None:
+            return
+        props = set((self.parameters.get("properties") or {}).keys())
+        required = set(self.parameters.get("required") or [])
+        fields = self.args.model_fields
+        wanted = {n for n, f in fields.items() if f.is_required()}
+        if props != set(fields) or required != wanted:
+            raise TypeError(f"tool {self.name!r}: the schema's properties {sorted(props)} (required "
+                            f"{sorted(required)}) do not match its arguments model {sorted(fields)} "
+                            f"(required {sorted(wanted)})")
+
+    @cached_property
+    def spec(self) -> ToolSpec:
+        """What the model is offered (recorded in ``run_start`` and every request digest)."""
+        params = self.parameters if self.parameters is not None else arguments_schema(self.args)
+        return ToolSpec(name=self.name, description=self.description, parameters=params)
+
+    def parse(self, raw: str | dict[str, Any] | None) -> A | ToolOutcome:
+        """The one validation of a call: the arguments as a model instance, or a ``bad_arguments``
+        outcome naming what is wrong (the spec's schema attached, for the model to read)."""
+        return parse_arguments(self.name, raw, self.args, self.spec.parameters)
+
+    @classmethod
+    def from_spec(cls, spec: ToolSpec) -> ToolDeclaration[BaseModel]:
+        """A declaration from a JSON schema alone (a capability written before declarations): its
+        arguments model derived by :func:`schema_model`."""
+        return ToolDeclaration(spec.name, spec.description, schema_model(spec.name, spec.parameters),
+                               spec.parameters)
+
+
+class ModelRetry(Exception):
+    """Raised by a tool's handler for what the model must fix; the runtime answers the call with
+    :meth:`outcome` (never an exception that ends the turn).
+
+    ``data`` is the structured result the model reads (default ``{"ok": false, "error", "message"}``);
+    ``code`` is the short error code recorded in the trace."""
+
+    def __init__(self, message: str, *, code: str = BAD_ARGUMENTS, data: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.data = dict(data) if data is not None else {"ok": False, "error": code, "message": message}
+
+    def outcome(self) -> ToolOutcome:
+        return ToolOutcome.failure(self.code, self.message, self.data, content=to_json_text(self.data))
+
+
+def with_common_keys(data: Mapping[str, Any], code: str, message: str, hint: str) -> dict[str, Any]:
+    """A tool's own failure result (``pinned: false, reason``...) with the keys every failure carries —
+    ``ok: false``, ``error``, ``message``, ``hint`` — where it lacks them."""
+    out = {**data, "ok": False}
+    out.setdefault("error", code)
+    out.setdefault("message", message)
+    out.setdefault("hint", hint)
+    return out
+
+
+def parse_arguments(tool: str, raw: str | dict[str, Any] | None, model: type[A],
+                    schema: dict[str, Any] | None = None) -> A | ToolOutcome:
+    """Decode and validate ``raw`` against ``model`` once: an instance (with :attr:`ToolArguments.sent`
+    set when ``model`` is one) or a ``bad_arguments`` outcome."""
     try:
         args = decode_arguments(raw)
     except ValueError as exc:
         return bad_arguments(tool, f"{tool}: {exc}", [{"argument": "(arguments)", "problem": str(exc)}], schema)
-    if model is None:
-        model = schema_model(tool, schema or {})
     try:
-        model.model_validate(args)
+        value = model.model_validate(args)
     except ValidationError as exc:
         problems = [_problem(e) for e in exc.errors(include_url=False)]
         text = "; ".join(f"{p['argument']}: {p['problem']}" for p in problems)
         return bad_arguments(tool, f"bad arguments for {tool}: {text}", problems, schema)
-    return args
+    if isinstance(value, ToolArguments):
+        value._sent = args
+    return value

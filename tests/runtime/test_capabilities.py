@@ -14,8 +14,9 @@ from arcana_jupyter.messages import ToolCall, ToolSpec
 from arcana_jupyter.providers.base import is_local, is_offline, provider_kind
 from arcana_jupyter.providers.function import FunctionProvider
 from arcana_jupyter.runtime import Capability
+from arcana_jupyter.runtime.context import SessionContext
 from arcana_jupyter.runtime.intercept import InterceptedTool
-from arcana_jupyter.runtime.session import ChatReply, ChatSession
+from arcana_jupyter.runtime.session import ChatReply
 from arcana_jupyter.schema.tools import ToolOutcome
 from arcana_jupyter.trace.events import TraceEvent
 
@@ -23,8 +24,8 @@ ECHO = ToolSpec(name="echo", description="Echo the text.",
                 parameters={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
 
 
-def _echo(session: ChatSession, args: dict[str, Any]) -> ToolOutcome:
-    return ToolOutcome.success({"ok": True, "echo": args["text"]})
+def _echo(ctx: SessionContext, args: Any) -> ToolOutcome:
+    return ToolOutcome.success({"ok": True, "echo": args.text})
 
 
 class Recorder(Capability):
@@ -39,26 +40,26 @@ class Recorder(Capability):
     def withheld(self) -> list[str]:
         return ["shout"]
 
-    def sections(self, turn: int) -> list[ContextSection]:
+    def sections(self, ctx: SessionContext, turn: int) -> list[ContextSection]:
         return [ContextSection(name="recorder_note", content=f"turn {turn}", layer="external", placement="head")]
 
-    def before_turn(self, text: str) -> None:
+    def before_turn(self, ctx: SessionContext, text: str) -> None:
         self.seen.append(f"before:{text}")
 
-    def tool_result(self, call: ToolCall, content: str) -> str | None:
+    def tool_result(self, ctx: SessionContext, call: ToolCall, content: str) -> str | None:
         self.seen.append(f"result:{call.name}")
         return content.upper()
 
-    def after_turn(self, reply: ChatReply) -> None:
+    def after_turn(self, ctx: SessionContext, reply: ChatReply) -> None:
         self.seen.append(f"after:{reply.text}")
 
-    def on_event(self, event: TraceEvent) -> None:
+    def on_event(self, ctx: SessionContext, event: TraceEvent) -> None:
         self.seen.append(f"event:{event.event_type}")
 
     def run_end_fields(self) -> dict[str, Any]:  # fields of RunEndMetadata: run_end is built through it
         return {"otel_export": {"spans": len(self.seen)}}
 
-    async def close(self) -> None:
+    async def close(self, ctx: SessionContext) -> None:
         self.seen.append("close")
 
 
@@ -71,7 +72,7 @@ async def test_a_capability_sees_the_whole_session(make_runtime) -> None:
     runtime, script = make_runtime(call("shout", {"text": "hi"}), call("echo", {"text": "yo"}, "c2"), say("done"),
                                    tools=(shout,))
     seen: list[str] = []
-    runtime.add_capability(lambda session: Recorder(seen))
+    runtime.add_capability(lambda ctx: Recorder(seen))
     async with runtime.chat() as chat:
         assert [c.name for c in chat.capabilities] == ["adaptive", "recorder"]
         assert chat.capability("recorder") is chat.capabilities[-1]
@@ -99,14 +100,14 @@ async def test_a_capability_tool_that_clashes_with_a_user_tool_is_refused(make_r
         return text
 
     runtime, _ = make_runtime(tools=(echo,))
-    runtime.add_capability(lambda session: Recorder([]))
+    runtime.add_capability(lambda ctx: Recorder([]))
     with pytest.raises(ConfigError, match="'echo'"):
         runtime.chat()
 
 
 async def test_a_factory_may_leave_a_session_without_its_capability(make_runtime) -> None:
     runtime, _ = make_runtime(context_engine=True)
-    runtime.add_capability(lambda session: Recorder([]) if session.agent == "a" else None)
+    runtime.add_capability(lambda ctx: Recorder([]) if ctx.agent == "a" else None)
     async with runtime.collaborate() as pool:
         a, b = pool.add("a"), pool.add("b", memory=True, memory_path=str(Path(pool.writer.path).parent / "m.db"))
         assert [c.name for c in a.capabilities] == ["adaptive", "recorder"]
@@ -138,3 +139,44 @@ def test_one_answer_to_which_kind_of_model() -> None:
     assert provider_kind(FunctionProvider(lambda r: say("x"))) == "function"
     openai = FunctionProvider(lambda r: say("x"), name="openai")
     assert not is_local(openai) and not is_offline(openai)
+
+
+def test_the_session_loop_imports_no_concrete_capability() -> None:
+    import ast
+
+    import arcana_jupyter.runtime.capabilities as capabilities
+    import arcana_jupyter.runtime.session as session
+
+    for module in (session, capabilities):
+        tree = ast.parse(Path(str(module.__file__)).read_text())
+        imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+        assert not {m for m in imported if m.endswith("_capability")}, module.__name__
+
+
+async def test_hooks_and_handlers_get_the_session_context(make_runtime) -> None:
+    from arcana_jupyter.schema.tools import ModelRetry
+
+    seen: list[tuple[str, int, str]] = []
+
+    def refuse(ctx: SessionContext, args: Any) -> ToolOutcome:
+        seen.append(("handler", ctx.turn, ctx.run_id))
+        raise ModelRetry(f"no {args.text} here", code="not_found")
+
+    class Watcher(Capability):
+        name = "watcher"
+
+        def tools(self) -> list[InterceptedTool]:
+            return [InterceptedTool(ECHO, refuse)]
+
+        def before_turn(self, ctx: SessionContext, text: str) -> None:
+            seen.append(("before", ctx.turn, ctx.run_id))
+
+    runtime, _ = make_runtime(call("echo", {"text": "yo"}), say("done"))
+    runtime.add_capability(lambda ctx: Watcher())
+    async with runtime.chat() as chat:
+        await chat.send("hello")
+        run_id, path = chat.run_id, chat.trace_path
+    assert seen == [("before", 1, run_id), ("handler", 1, run_id)]
+    md = next(e for e in events_of(path) if e["event_type"] == "tool_call")["metadata"]
+    assert md["ok"] is False and md["error"] == {"type": "not_found", "message": "no yo here"}
+    assert md["result"] == '{"ok": false, "error": "not_found", "message": "no yo here"}'
