@@ -14,7 +14,15 @@ from __future__ import annotations
 from .chart import tokens_chart_svg
 from .fragments import esc
 from .md import MAX_MARKDOWN_CHARS, highlight_css, markdown_to_html
-from .replay_view import counterfactual_html, diff_html, frame_html, progress_html, prompt_html, replay_html
+from .replay_view import (
+    counterfactual_html,
+    diff_html,
+    frame_html,
+    progress_html,
+    prompt_html,
+    replay_html,
+    turns_table_html,
+)
 from .styles import CSS, style_block
 from .turn import (
     inspector_html,
@@ -49,4 +57,5 @@ __all__ = [
     "tokens_chart_svg",
     "turn_html",
     "turn_plain",
+    "turns_table_html",
 ]
