@@ -834,6 +834,8 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
             col, copied = decode_column(ops, base, count, f"{where}: column {key!r}")
             plain[key] = copied
         cols[key] = col
+        if not build_rows:
+            continue
         if common is None:
             common = copied
         elif common:
@@ -955,6 +957,9 @@ class ChainResolver:
         self._load = load
         self._keep = keep
         self._done: dict[str, tuple[dict[str, Any], ChainedRows]] = {}
+        self._last_rows: list[dict[str, Any]] | None = None
+        """The rows of the decision resolved last with rows: a keyframe's rows equal to them at the same
+        place are those objects, so sharing (and the frames' turn-to-turn shortcut) goes on across it."""
 
     def _remember(self, event_id: str, value: tuple[dict[str, Any], ChainedRows]) -> None:
         self._done[event_id] = value
@@ -1010,6 +1015,12 @@ class ChainResolver:
                 raise ValueError(f"{where}: chain version {_short(chain.get('v'))} is not {CHAIN_VERSION}")
             decoded = decode_rows(chain.get("rows"), base[1] if base and chain.get("prev") is not None else None,
                                   where, build_rows=rows and eid == event_id)
+            if decoded.rows is not None:
+                if chain.get("prev") is None and self._last_rows:
+                    last = self._last_rows
+                    merged = [old if old == row else row for old, row in zip(last, decoded.rows, strict=False)]
+                    decoded = decoded._replace(rows=merged + decoded.rows[len(merged):])
+                self._last_rows = decoded.rows
             base = (full, decoded)
             self._remember(eid, base)
         assert base is not None
