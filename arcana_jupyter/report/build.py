@@ -162,7 +162,7 @@ turns worth a full look (:func:`_notable`, plus the first and last :data:`EDGE_T
 :data:`DETAIL_MAX` of them, and a table gives every turn one compact row. The page then grows with
 the turns, not with turns times history (367 MB for a 1,000-turn run before)."""
 EDGE_TURNS = 5
-DETAIL_MAX = 120
+DETAIL_MAX = 40
 DIFF_LIMIT = 40
 """Rows of a turn's changes table the long-run report shows (the rest are counted)."""
 
