@@ -125,11 +125,8 @@ def replay_html(frames: Sequence[Frame], *, uid: str, selected: int | None = Non
     return render_macro("turn.html.j2", "style", CSS + "\n" + highlight_css(html)) + html
 
 
-def turns_table_html(frames: Sequence[Frame], *, detailed: Sequence[Any] = (), notes: Mapping[Any, str] | None = None
-                     ) -> str:
-    """One compact row per turn (a long run's report: the turns not shown in full in the scrubber):
-    status, tokens, the prompt's size, outcome counts, how many messages changed, and why a turn is
-    shown in full (``notes``, by turn). Autoescaped; linear in the turns, not in the history."""
+def _turn_rows(frames: Sequence[Frame], detailed: Sequence[Any], notes: Mapping[Any, str] | None
+               ) -> list[dict[str, Any]]:
     shown = set(detailed)
     rows = []
     for f in frames:
@@ -145,7 +142,27 @@ def turns_table_html(frames: Sequence[Frame], *, detailed: Sequence[Any] = (), n
             "input": clip(str(f.get("input") or ""), 120), "full": f.get("turn") in shown,
             "note": (notes or {}).get(f.get("turn"), ""),
         })
-    return render_macro(R, "turns_table", rows)
+    return rows
+
+
+def turns_table_html(frames: Sequence[Frame], *, detailed: Sequence[Any] = (), notes: Mapping[Any, str] | None = None
+                     ) -> str:
+    """One compact row per turn: status, tokens, the prompt's size, outcome counts, how many messages
+    changed, and why a turn is shown in full (``notes``, by turn). Autoescaped; linear in the turns,
+    not in the history."""
+    return render_macro(R, "turns_table", _turn_rows(frames, detailed, notes))
+
+
+def long_replay_html(frames: Sequence[Frame], detailed: Sequence[Frame], *, uid: str,
+                     notes: Mapping[Any, str] | None = None, skipped: int = 0, diff_limit: int | None = None) -> str:
+    """A long run's replay (the report): a scrubber over the ``detailed`` frames (grouped decision
+    tables, changes cut at ``diff_limit`` rows), then :func:`turns_table_html` of every frame.
+    ``skipped``: notable turns left to the table (a cap on the frames in full)."""
+    views = [frame_view(f, grouped=True, diff_limit=diff_limit) for f in detailed]
+    turns = [f.get("turn") for f in detailed]
+    rows = _turn_rows(frames, turns, {t: w for t, w in (notes or {}).items() if t in set(turns)})
+    return render_macro(R, "long_replay", "arcana-rp-" + css_ident(uid), views, len(views) - 1, len(frames), skipped,
+                        rows)
 
 
 def progress_html(text: str, done: int, total: int) -> str:

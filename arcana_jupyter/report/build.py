@@ -222,19 +222,8 @@ def _replay_section(run: NotebookRun, reader: TraceReader, turns: list[int],
             notes[frame.get("turn")] = why[1]
     chosen = {n for _, n, _ in sorted(ranked)[:DETAIL_MAX]}
     detailed = [f for n, f in enumerate(frames) if n in chosen]
-    skipped = len(ranked) - len(chosen)
-    intro = (f"{len(frames):,} turns: {len(detailed)} in full below (the first and last turns and those with errors, "
-             "primitive calls, pin changes or tool calls"
-             + (f"; {skipped:,} more such turns are only in the table" if skipped else "")
-             + "), every turn in the table after them. The trace viewer (JupyterLab), <code>%arcana_replay</code> "
-             "and <code>arcana trace replay --turn N</code> show any turn in full; <code>arcana report --verify</code> "
-             "checks every turn's prompt.")
-    return (f'<div class="arcana-muted" style="font-size:12px;margin:4px 0">{intro}</div>'
-            + render.replay_html(detailed, uid=uid, include_style=False, grouped=True, diff_limit=DIFF_LIMIT)
-            + '<h4 class="arcana-h">Every turn</h4>'
-            + render.turns_table_html(frames, detailed=[f.get("turn") for f in detailed],
-                                      notes={t: w for t, w in notes.items()
-                                             if t in {f.get("turn") for f in detailed}}))
+    return render.long_replay_html(frames, detailed, uid=uid, notes=notes, skipped=len(ranked) - len(chosen),
+                                   diff_limit=DIFF_LIMIT)
 
 
 def render_report(notebook: Path, nb: Any, *, verification: VerifyResult | None = None,
