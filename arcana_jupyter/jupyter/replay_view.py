@@ -66,14 +66,19 @@ def turn_diff(previous: Rows, current: Rows) -> tuple[list[dict[str, Any]], list
     same = bytes(map(operator.is_, before_rows[:shared], rows[:shared])) + b"\x00" * (len(rows) - shared)
     # the positions whose rows differ, found in C: a run of shared rows costs nothing here
     differ = [i for m in _DIFFER.finditer(same) for i in range(m.start(), m.end())]
-    old_rows = [before_rows[i] for i in differ if i < shared] + list(before_rows[shared:])
+    # a row at the same position with the same key (source, index, section) as before is its own previous
+    # state (the history keeps its positions): compared in place, only the others go through the keys
+    in_place = {i for i in differ if i < shared and _same_key(before_rows[i], rows[i])}
+    old_rows = [before_rows[i] for i in differ if i < shared and i not in in_place] + list(before_rows[shared:])
     before = dict(zip(_keys(old_rows), old_rows, strict=True))
     changed: list[dict[str, Any]] = []
     new: list[dict[str, Any]] = []
     pop = before.pop
     now = [rows[i] for i in differ]
-    for d, key in zip(now, _keys(now), strict=True):
-        p = pop(key, None)
+    moved = [rows[i] for i in differ if i not in in_place]
+    keys = iter(_keys(moved))
+    for i, d in zip(differ, now, strict=True):
+        p = before_rows[i] if i in in_place else pop(next(keys), None)
         if p is None:
             new.append({"index": d.get("index"), "role": d.get("role"), "source": _source(d),
                         "outcome": d.get("outcome")})
@@ -90,6 +95,11 @@ def turn_diff(previous: Rows, current: Rows) -> tuple[list[dict[str, Any]], list
 
 
 _DIFFER = re.compile(b"\x00+")
+
+
+def _same_key(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return a.get("index") == b.get("index") and a.get("source") == b.get("source") \
+        and a.get("section") == b.get("section")
 
 
 def _rows_of(decision: Rows) -> Sequence[Mapping[str, Any]]:

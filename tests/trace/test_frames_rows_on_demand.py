@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arcana_jupyter.context.decisions import SCORE_RUNNERS_UP, recorded_scores
 from arcana_jupyter.jupyter.replay_view import build_frames, frame_rows, outcome_counts, with_rows
@@ -201,3 +203,50 @@ async def test_the_report_of_a_long_run_is_compact_escaped_and_says_what_it_does
     lines = err.getvalue().splitlines()
     assert lines[0] == f"report: replay {run_id} (main): turn 0 of 30" and lines[-1] == "report: writing the page"
     assert f"report: replay {run_id} (main): turn 30 of 30" in lines
+
+
+def _reference_diff(prev: list[dict[str, Any]], cur: list[dict[str, Any]]) -> tuple[list[Any], list[Any]]:
+    """turn_diff by its definition: every row matched by its key, no shortcut."""
+    from arcana_jupyter.jupyter.replay_view import _key, _state
+
+    before = {_key(p): p for p in prev}
+    changed, new = [], []
+    for d in cur:
+        p = before.pop(_key(d), None)
+        if p is None:
+            new.append({"index": d.get("index"), "role": d.get("role"), "source": d.get("source") or "history",
+                        "outcome": d.get("outcome")})
+        elif (p.get("outcome"), p.get("fidelity")) != (d.get("outcome"), d.get("fidelity")):
+            changed.append({"index": d.get("index"), "role": d.get("role"), "source": d.get("source") or "history",
+                            "change": "changed",
+                            "before": _state(p.get("outcome"), p.get("fidelity"), p.get("token_count_after")),
+                            "after": _state(d.get("outcome"), d.get("fidelity"), d.get("token_count_after"))})
+    for p in before.values():
+        changed.append({"index": p.get("index"), "role": p.get("role"), "source": p.get("source") or "history",
+                        "change": "gone", "before": _state(p.get("outcome"), p.get("fidelity"),
+                                                           p.get("token_count_after")), "after": None})
+    return changed, new
+
+
+_row_st = st.fixed_dictionaries({
+    "role": st.just("user"), "outcome": st.sampled_from(["kept", "dropped"]),
+    "fidelity": st.sampled_from([None, "L0", "L3"]), "token_count_after": st.integers(0, 3),
+    "source": st.sampled_from([None, "history", "pin", "section"]), "section": st.sampled_from([None, "a", "b"]),
+})
+
+
+@settings(max_examples=300)
+@given(st.lists(_row_st, max_size=10), st.lists(_row_st, max_size=10), st.lists(st.booleans(), max_size=10),
+       st.permutations(list(range(10))))
+def test_the_turn_diff_shortcuts_give_the_diff_by_keys(prev: list[dict[str, Any]], cur: list[dict[str, Any]],
+                                                       share: list[bool], order: list[int]) -> None:
+    from arcana_jupyter.jupyter.replay_view import _key, turn_diff
+
+    prev = [{**r, "index": i} for i, r in enumerate(prev)]
+    cur = [{**r, "index": order[i]} for i, r in enumerate(cur)]
+    cur = [prev[i] if i < len(prev) and i < len(share) and share[i] else r for i, r in enumerate(cur)]
+    if len({_key(r) for r in prev}) < len(prev) or len({_key(r) for r in cur}) < len(cur):
+        return  # keys are unique within a decision
+    got = turn_diff(prev, cur)
+    want = _reference_diff(prev, cur)
+    assert sorted(map(repr, got[0])) == sorted(map(repr, want[0])) and got[1] == want[1]
