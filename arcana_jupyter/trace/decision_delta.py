@@ -832,7 +832,7 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
         holes = bytes(mask)
     cols: dict[str, list[Any]] = {}
     plain: dict[str, list[list[int]]] = {}  # columns decoded from plain ops: the ranges they copied
-    common: list[list[int]] | None = None
+    common_mask: bytearray | None = None
     for key in keys:
         base = None
         if prev is not None and align:
@@ -846,14 +846,21 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
                                         holes if base is not None else None)
             plain[key] = copied
         cols[key] = col
-        if not build_rows:
-            continue
-        if common is None:
-            common = copied
-        elif common:
-            common = _intersect(common, copied)
+        if build_rows:
+            # the positions every column copied: gaps between a column's copied ranges cleared in a
+            # byte mask (slice assignments in C), not a Python merge of range lists per column
+            if common_mask is None:
+                common_mask = bytearray(b"\x01") * count
+            pos = 0
+            for a, b in copied:
+                if a > pos:
+                    common_mask[pos:a] = bytes(a - pos)
+                pos = b
+            if pos < count:
+                common_mask[pos:count] = bytes(count - pos)
     if not build_rows:
         return ChainedRows(cols, None, count)
+    common = [[m.start(), m.end()] for m in _ONES.finditer(common_mask)] if common_mask is not None else None
     rows: list[dict[str, Any]] = []
     pos = 0
     if prev is not None and prev.rows is not None and common and list(prev.cols) == keys:
@@ -864,6 +871,9 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
             pos = e
     rows.extend(_row_dicts(cols, keys, count, pos))
     return ChainedRows(cols, rows, count)
+
+
+_ONES = re.compile(b"\x01+")
 
 
 def _row_dicts(cols: dict[str, list[Any]], keys: list[str], end: int, start: int = 0) -> list[dict[str, Any]]:
@@ -1025,10 +1035,13 @@ class ChainResolver:
             chain = m["chain"]
             if chain.get("v") != CHAIN_VERSION:
                 raise ValueError(f"{where}: chain version {_short(chain.get('v'))} is not {CHAIN_VERSION}")
+            unshared = chain.get("prev") is None or base is None or base[1].rows is None
             decoded = decode_rows(chain.get("rows"), base[1] if base and chain.get("prev") is not None else None,
                                   where, build_rows=rows and eid == event_id)
             if decoded.rows is not None:
-                if chain.get("prev") is None and self._last_rows:
+                # a keyframe, or a decision whose base was decoded without rows (a turn's earlier step):
+                # nothing was shared, so rows equal to the last rows made are those objects
+                if unshared and self._last_rows:
                     last = self._last_rows
                     merged = [old if old == row else row for old, row in zip(last, decoded.rows, strict=False)]
                     decoded = decoded._replace(rows=merged + decoded.rows[len(merged):])
