@@ -156,6 +156,17 @@ def _turns_progress(progress: ReportProgress | None, what: str) -> Callable[[int
     return turns
 
 
+READING_NOTE_BYTES = 5_000_000
+"""A trace this large gets a progress line before it is read (``report: reading the trace of …``)."""
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 LONG_RUN_TURNS = 100
 """A run with more turns than this gets the long-run replay in the report: the scrubber holds only the
 turns worth a full look (:func:`_notable`, plus the first and last :data:`EDGE_TURNS`), at most
@@ -249,6 +260,8 @@ def _render(notebook: Path, nb: Any, embedded: EmbeddedTraces, verification: Ver
             summaries.append(_bundle_summary(run, nb))
             replays.append({**entry, "kind": "missing", "text": "; ".join(run.problems)})
             continue
+        if progress is not None and _size(run.path) >= READING_NOTE_BYTES:
+            progress(f"reading the trace of {run.run_id} ({run.agent}, {_size(run.path) / 1e6:.1f} MB)", 0, 1)
         reader = TraceReader(run.path)
         try:
             summary = summarize(reader, run.run_id, run.agent)

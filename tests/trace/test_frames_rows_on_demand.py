@@ -188,6 +188,7 @@ async def test_the_report_of_a_long_run_is_compact_escaped_and_says_what_it_does
     monkeypatch.setattr(build_module, "LONG_RUN_TURNS", 10)
     monkeypatch.setattr(build_module, "DETAIL_MAX", 9)
     monkeypatch.setattr(StderrProgress, "MIN_TURNS", 10)
+    monkeypatch.setattr(build_module, "READING_NOTE_BYTES", 1000)
     err = io.StringIO()
     progress = StderrProgress(err)
     page = write_report(nb_path, read_notebook(nb_path), output=tmp_path / "long.html", progress=progress)
@@ -201,7 +202,8 @@ async def test_the_report_of_a_long_run_is_compact_escaped_and_says_what_it_does
     assert "digest not checked" in html
     assert len(html) < len(short)
     lines = err.getvalue().splitlines()
-    assert lines[0] == f"report: replay {run_id} (main): turn 0 of 30" and lines[-1] == "report: writing the page"
+    assert lines[0].startswith(f"report: reading the trace of {run_id} (main, ") and lines[0].endswith(" MB)")
+    assert lines[1] == f"report: replay {run_id} (main): turn 0 of 30" and lines[-1] == "report: writing the page"
     assert f"report: replay {run_id} (main): turn 30 of 30" in lines
 
 
