@@ -87,7 +87,7 @@ class StderrProgress:
         print(text, file=self.stream, flush=True)
 
     def _end(self) -> None:
-        if self.tty and self._what not in (None, "page") and not self._what.startswith("reading "):
+        if self.tty and self._what is not None and self._what != "page" and not self._what.startswith("reading "):
             self.stream.write("\n")
             self.stream.flush()
 
