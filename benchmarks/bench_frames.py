@@ -111,55 +111,101 @@ def decision_bytes(path: Path) -> dict[str, Any]:
             "last_decision_bytes": sum(sizes[-140:]) / max(1, len(sizes[-140:]))}
 
 
-def measure(turns: int, *, frames: bool = True) -> dict[str, Any]:
+def measure_reads(run: dict[str, Any], tmp: Path, *, frames: bool = True, full_checked: bool = True
+                  ) -> dict[str, Any]:
+    """Reading a recorded run: index, one pass, frames (three ways) and the report."""
     from arcana_jupyter.jupyter.replay_view import build_frames
     from arcana_jupyter.report.build import write_report
     from arcana_jupyter.report.execute import read_notebook
     from arcana_jupyter.trace.reader import TraceReader
 
+    out: dict[str, Any] = {}
+    reader = TraceReader(run["path"].parent, shared=False)
+    t0 = time.perf_counter()
+    reader.run_info(run["run_id"])
+    out["index_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    out["records"] = sum(1 for _ in reader.decision_records(run["run_id"]))  # every decision resolved once
+    out["records_s"] = time.perf_counter() - t0
+    if not frames:
+        return out
+    t0, c0 = time.perf_counter(), time.process_time()
+    light = build_frames(run["path"].parent, run["run_id"], verify=False, rows=False,
+                         reader=TraceReader(run["path"].parent, shared=False))
+    out["frames_light_s"], out["frames_light_cpu"] = time.perf_counter() - t0, time.process_time() - c0
+    out["frames"] = len(light)
+    del light
+    t0 = time.perf_counter()
+    unchecked = build_frames(run["path"].parent, run["run_id"], verify=False,
+                             reader=TraceReader(run["path"].parent, shared=False))
+    out["frames_unverified_s"] = time.perf_counter() - t0
+    del unchecked
+    if full_checked:
+        t0 = time.perf_counter()
+        built = build_frames(run["path"].parent, run["run_id"],
+                             reader=TraceReader(run["path"].parent, shared=False))
+        out["frames_s"] = time.perf_counter() - t0
+        out["verified"] = sum(1 for f in built if f["digest_verified"] is True)
+        del built
+    nb = notebook_for(run, tmp)
+    t0, c0 = time.perf_counter(), time.process_time()
+    page = write_report(nb, read_notebook(nb))
+    out["report_s"], out["report_cpu"] = time.perf_counter() - t0, time.process_time() - c0
+    out["page"] = page.stat().st_size
+    return out
+
+
+def measure(turns: int, *, frames: bool = True, keep: Path | None = None, full_checked: bool = True
+            ) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         load = os.getloadavg()[0]
         t0 = time.perf_counter()
         run = asyncio.run(record(turns, tmp / "traces"))
         record_s = time.perf_counter() - t0
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+            shutil.copy(run["path"], keep / run["path"].name)
+            print(f"kept {keep / run['path'].name}", file=sys.stderr, flush=True)
         out: dict[str, Any] = {**run, **decision_bytes(run["path"]), "turns": turns, "record_s": record_s,
                                "load_start": load}
-        reader = TraceReader(run["path"].parent, shared=False)
-        t0 = time.perf_counter()
-        reader.run_info(run["run_id"])
-        out["index_s"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        out["records"] = sum(1 for _ in reader.decision_records(run["run_id"]))  # every decision resolved once
-        out["records_s"] = time.perf_counter() - t0
-        if frames:
-            t0 = time.perf_counter()
-            unchecked = build_frames(run["path"].parent, run["run_id"], verify=False,
-                                     reader=TraceReader(run["path"].parent, shared=False))
-            out["frames_unverified_s"] = time.perf_counter() - t0
-            del unchecked
-            t0 = time.perf_counter()
-            built = build_frames(run["path"].parent, run["run_id"],
-                                 reader=TraceReader(run["path"].parent, shared=False))
-            out["frames_s"] = time.perf_counter() - t0
-            out["frames"] = len(built)
-            out["verified"] = sum(1 for f in built if f["digest_verified"] is True)
-            del built
-            nb = notebook_for(run, tmp)
-            t0 = time.perf_counter()
-            page = write_report(nb, read_notebook(nb))
-            out["report_s"] = time.perf_counter() - t0
-            out["page"] = page.stat().st_size
+        out.update(measure_reads(run, tmp, frames=frames, full_checked=full_checked))
         out["load_end"] = os.getloadavg()[0]
     return out
 
 
+def measure_trace(path: Path, *, full_checked: bool = True) -> dict[str, Any]:
+    """Frames and report of a trace recorded before (``--trace``): what the readers cost on it."""
+    import json
+
+    with path.open("rb") as fh:
+        run_id = json.loads(fh.readline())["run_id"]
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        load = os.getloadavg()[0]
+        (tmp / "traces").mkdir()
+        shutil.copy(path, tmp / "traces" / path.name)
+        run = {"run_id": run_id, "path": tmp / "traces" / path.name}
+        out = {"trace": str(path), "load_start": load, **measure_reads(run, tmp, full_checked=full_checked)}
+        out["load_end"] = os.getloadavg()[0]
+    return out
+
+
+def frames_text(r: dict[str, Any]) -> str:
+    n = max(1, r["frames"])
+    text = (f"rows on demand, unchecked {r['frames_light_s']:.2f} s ({r['frames_light_s'] / n * 1000:.2f} ms/turn, "
+            f"CPU {r['frames_light_cpu']:.2f} s); "
+            f"every row, unchecked {r['frames_unverified_s']:.2f} s")
+    if "frames_s" in r:
+        text += f"; every row, every digest checked {r['frames_s']:.2f} s ({r['verified']:,}/{r['frames']:,} verified)"
+    return text
+
+
 def row(r: dict[str, Any]) -> str:
     turns = r["turns"]
-    if "frames_s" in r:
-        frames = (f"{r['frames_s']:.2f} s ({r['frames_s'] / turns * 1000:.2f} ms/turn, {r['verified']:,}/"
-                  f"{r['frames']:,} verified); unverified {r['frames_unverified_s']:.2f} s")
-        report = f"{r['report_s']:.2f} s, {r['page'] / 1e6:.1f} MB"
+    if "frames" in r:
+        frames = frames_text(r)
+        report = f"{r['report_s']:.2f} s (CPU {r['report_cpu']:.2f} s), {r['page'] / 1e6:.1f} MB"
     else:
         frames = report = "not measured (see below)"
     return (f"| {turns:,} | {frames} | {report} | {r['index_s']:.2f} s + {r['records_s']:.2f} s "
@@ -175,18 +221,31 @@ def main(argv: list[str] | None = None) -> None:
                         help="measure frames and the report only up to this many turns (they hold every turn's "
                              "decision rows in memory)")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "frames.md")
+    parser.add_argument("--keep", type=Path, default=None, help="copy each recorded trace into this folder")
+    parser.add_argument("--trace", type=Path, default=None,
+                        help="measure only the frames and the report of this recorded trace (no recording)")
+    parser.add_argument("--no-checked-frames", action="store_true",
+                        help="skip the frames with every digest checked (a builder run per turn: slow)")
     args = parser.parse_args(argv)
+    if args.trace is not None:
+        r = measure_trace(args.trace, full_checked=not args.no_checked_frames)
+        print(f"{r['trace']}: frames: {frames_text(r)}; report {r['report_s']:.2f} s (CPU {r['report_cpu']:.2f} s), "
+              f"{r['page'] / 1e6:.1f} MB; "
+              f"index {r['index_s']:.2f} s + one pass {r['records_s']:.2f} s; "
+              f"load {r['load_start']:.1f} / {r['load_end']:.1f}", flush=True)
+        return
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     rows = []
     for turns in sizes:
-        r = measure(turns, frames=turns <= args.frames_upto)
+        r = measure(turns, frames=turns <= args.frames_upto, keep=args.keep, full_checked=not args.no_checked_frames)
         rows.append(row(r))
         print(rows[-1], flush=True)
     cmd = "python -m benchmarks.bench_frames" + ("" if args.sizes == "100,1000,5000" else f" --sizes {args.sizes}") \
         + ("" if args.frames_upto == 1000 else f" --frames-upto {args.frames_upto}")
     machine = (f"{os.cpu_count()} CPUs (nproc), {cpu_model()}, Python {platform.python_version()}, "
                f"{platform.system()} {platform.release()}")
-    head = ("| turns | `build_frames`, whole run (fresh reader; with the digest checks, and without) "
+    head = ("| turns | `build_frames`, whole run (fresh reader): rows on demand (what the report and "
+            "`%arcana_replay` use), every row, every row and digest "
             "| report (no --verify): time, page | trace read: index + one pass over the decisions "
             "| trace | bytes per turn (whole run) | bytes per turn (last 100 turns) | bytes per decision "
             "| runtime overhead per turn, median | median of the last 100 turns "

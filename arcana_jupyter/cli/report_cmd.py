@@ -68,6 +68,10 @@ class StderrProgress:
                 if self._long:
                     self._line("report: writing the page")
                 return
+            if what.startswith("reading "):  # a large trace: said before its index is built
+                self._long = True
+                self._line(f"report: {what}")
+                return
         if what == "page" or total < self.MIN_TURNS:
             return
         self._long = True
@@ -83,7 +87,7 @@ class StderrProgress:
         print(text, file=self.stream, flush=True)
 
     def _end(self) -> None:
-        if self.tty and self._what not in (None, "page"):
+        if self.tty and self._what is not None and self._what != "page" and not self._what.startswith("reading "):
             self.stream.write("\n")
             self.stream.flush()
 

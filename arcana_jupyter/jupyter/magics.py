@@ -542,7 +542,7 @@ class ArcanaMagics(Magics):
     def arcana_replay(self, line: str = "") -> None:
         """Scrub the turns of a run: decisions, prompt (digest-checked), pins, changes per turn."""
         opts = self._parse(self.arcana_replay, line, ReplayOptions)
-        from .replay_view import NotebookProgress, build_frames, display_replay
+        from .replay_view import NotebookProgress, build_frames, display_replay, replay_checks
 
         if opts.session or (opts.run_id is None and self.sessions):
             entry = self.entry(opts.session)
@@ -559,7 +559,8 @@ class ArcanaMagics(Magics):
             run_id = found or _latest_run(trace_dir)
         progress = NotebookProgress(run_id)
         try:
-            frames = build_frames(trace_dir, run_id, agent=agent, progress=progress)
+            frames = build_frames(trace_dir, run_id, agent=agent, progress=progress,
+                                  verify=replay_checks(trace_dir, run_id, agent, opts.turn), rows=False)
         except ArcanaError as exc:
             if progress.handle is not None:
                 progress.handle.update({"text/plain": ""}, raw=True)

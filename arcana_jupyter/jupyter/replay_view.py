@@ -12,7 +12,8 @@ from __future__ import annotations
 import operator
 import re
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,14 +66,19 @@ def turn_diff(previous: Rows, current: Rows) -> tuple[list[dict[str, Any]], list
     same = bytes(map(operator.is_, before_rows[:shared], rows[:shared])) + b"\x00" * (len(rows) - shared)
     # the positions whose rows differ, found in C: a run of shared rows costs nothing here
     differ = [i for m in _DIFFER.finditer(same) for i in range(m.start(), m.end())]
-    old_rows = [before_rows[i] for i in differ if i < shared] + list(before_rows[shared:])
+    # a row at the same position with the same key (source, index, section) as before is its own previous
+    # state (the history keeps its positions): compared in place, only the others go through the keys
+    in_place = {i for i in differ if i < shared and _same_key(before_rows[i], rows[i])}
+    old_rows = [before_rows[i] for i in differ if i < shared and i not in in_place] + list(before_rows[shared:])
     before = dict(zip(_keys(old_rows), old_rows, strict=True))
     changed: list[dict[str, Any]] = []
     new: list[dict[str, Any]] = []
     pop = before.pop
     now = [rows[i] for i in differ]
-    for d, key in zip(now, _keys(now), strict=True):
-        p = pop(key, None)
+    moved = [rows[i] for i in differ if i not in in_place]
+    keys = iter(_keys(moved))
+    for i, d in zip(differ, now, strict=True):
+        p = before_rows[i] if i in in_place else pop(next(keys), None)
         if p is None:
             new.append({"index": d.get("index"), "role": d.get("role"), "source": _source(d),
                         "outcome": d.get("outcome")})
@@ -89,6 +95,11 @@ def turn_diff(previous: Rows, current: Rows) -> tuple[list[dict[str, Any]], list
 
 
 _DIFFER = re.compile(b"\x00+")
+
+
+def _same_key(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return a.get("index") == b.get("index") and a.get("source") == b.get("source") \
+        and a.get("section") == b.get("section")
 
 
 def _rows_of(decision: Rows) -> Sequence[Mapping[str, Any]]:
@@ -126,9 +137,17 @@ Progress = Callable[[int, int], None]
 """``progress(done, total)``: called as frames are built (``done`` of ``total`` turns)."""
 
 
+RowsWanted = bool | Callable[[dict[str, Any]], bool]
+"""Which frames keep their decision rows: all (True), none (False), or those a predicate on the frame
+(built so far: turn, status, primitives, errors, pins, diff...) accepts."""
+
+Verify = bool | Collection[int]
+"""Which turns' digests the frames check: all (True), none (False), or the turns listed."""
+
+
 def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None,
                  reader: TraceReader | None = None, progress: Progress | None = None,
-                 verify: bool = True) -> list[dict[str, Any]]:
+                 verify: Verify = True, rows: RowsWanted = True) -> list[dict[str, Any]]:
     """One frame per recorded turn of ``run_id`` (agent ``agent``, default ``main``), in one pass.
 
     The decisions are read once, in file order, each resolved from the previous ones
@@ -137,7 +156,15 @@ def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None
     covers (:class:`~arcana_jupyter.context.rebuild.TurnVerifier`). A frame costs what its turn
     changed, not the length of the history before it. ``progress(done, total)`` is called every few
     turns and at the end. ``verify=False`` leaves the digests unchecked (``digest_verified`` None, the
-    prompt as recorded or not at all): what the frames cost apart from the builder's own builds."""
+    prompt as recorded or not at all): what the frames cost apart from the builder's own builds; a
+    collection of turns checks only those (the others say "not checked").
+
+    ``rows``: which frames keep the turn's decision rows in ``step.decision.decisions`` (default all,
+    as before). A frame without them (``rows=False``, or the predicate said no) has
+    ``step.decision.decisions`` None and ``rows_omitted`` True; it still holds everything else — the
+    outcome counts (``outcome_counts``), the changes against the previous turn (``diff``,
+    ``new_messages``), the pins, the budget — and :func:`frame_rows` reads its rows on demand. A
+    long run's frames then cost what each turn changed, not turns times history."""
     reader = reader or TraceReader(trace_dir)
     name = _agent(reader, run_id, agent)
     info = reader.run_info(run_id)
@@ -150,20 +177,62 @@ def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None
         if record.turn is not None:
             by_turn.setdefault(record.turn, []).append(record)
     pins = reader.pin_timeline(run_id, name)
-    verifier = TurnVerifier(reader, run_id, name) if verify else None
+    verifier = TurnVerifier(reader, run_id, name) if verify is not False else None
+    checked = None if isinstance(verify, bool) else frozenset(verify)
     frames: list[dict[str, Any]] = []
     previous: Sequence[Mapping[str, Any]] | None = None
     every = max(1, len(turns) // 100)
     for done, turn in enumerate(turns, start=1):
-        frame, rows = _frame(reader, run_id, name, turn, info.model or "", by_turn.get(turn, []), pins, verifier)
-        if rows is not None:
+        check = verifier if checked is None or turn in checked else None
+        frame, decided = _frame(reader, run_id, name, turn, info.model or "", by_turn.get(turn, []), pins, check)
+        if decided is not None:
             if previous is not None:
-                frame["diff"], frame["new_messages"] = turn_diff(previous, rows)
-            previous = rows
+                frame["diff"], frame["new_messages"] = turn_diff(previous, decided)
+            previous = decided
+            frame["outcome_counts"] = outcome_counts(decided)
+            if rows is not True and (rows is False or not rows(frame)):
+                step = frame["step"]
+                step["decision"] = {**step["decision"], "decisions": None}
+                frame["rows_omitted"] = True
         frames.append(frame)
         if progress is not None and (done % every == 0 or done == len(turns)):
             progress(done, len(turns))
     return frames
+
+
+_GET_OUTCOME = operator.itemgetter("outcome")
+
+
+def outcome_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """How many rows of a decision had each outcome (in order of first appearance)."""
+    try:
+        return dict(Counter(map(_GET_OUTCOME, rows)))
+    except KeyError:
+        return dict(Counter(str(r.get("outcome")) for r in rows))
+
+
+def frame_rows(frame: Mapping[str, Any], reader: TraceReader) -> list[dict[str, Any]]:
+    """The decision rows of ``frame``'s step, read from the trace on demand (a frame built with
+    ``rows=False`` holds none: the widget or the report asks for the turns it opens)."""
+    step = frame.get("step") or {}
+    decision = step.get("decision") or {}
+    held = decision.get("decisions")
+    if isinstance(held, list):
+        return held
+    event_id = frame.get("decision_event_id")
+    if not event_id:
+        return []
+    rows = reader.decision_of(str(frame["run_id"]), str(event_id)).get("decisions")
+    return list(rows) if isinstance(rows, list) else []
+
+
+def with_rows(frame: dict[str, Any], reader: TraceReader) -> dict[str, Any]:
+    """``frame`` with its decision rows (a copy when they had to be read; the frame itself otherwise)."""
+    if not frame.get("rows_omitted"):
+        return frame
+    step = dict(frame.get("step") or {})
+    step["decision"] = {**(step.get("decision") or {}), "decisions": frame_rows(frame, reader)}
+    return {**frame, "step": step, "rows_omitted": False}
 
 
 def _frame(reader: TraceReader, run_id: str, name: str, turn: int, model: str, records: list[DecisionRecord],
@@ -203,8 +272,9 @@ def _frame(reader: TraceReader, run_id: str, name: str, turn: int, model: str, r
         raise TraceError(f"{reader.path_for(run_id)}:{record.line}: context_decision of turn {turn} step "
                          f"{record.step} does not match the decision model (no decision recorded)")
     frame["pins"] = [p.model_dump(mode="json") for p in pins.at(turn, record.position)]
+    frame["decision_event_id"] = record.event_id
     if verifier is None:
-        frame["digest_note"] = "not checked"
+        frame["digest_note"] = "not checked here (arcana report --verify checks every turn)"
         if step.get("messages"):
             frame["prompt_source"] = "snapshot"
         return frame, rows
@@ -285,11 +355,29 @@ def changed_rows(result: Any) -> list[dict[str, Any]]:
     ]
 
 
+VERIFY_ALL_UPTO = 200
+"""``%arcana_replay`` checks every turn's digest (a builder run per turn) up to this many turns; on a
+longer run only the turn it opens at and the last (``arcana report --verify`` checks them all)."""
+
+
+def replay_checks(trace_dir: str | Path, run_id: str, agent: str | None, turn: int | None) -> Verify:
+    """The turns whose digests ``%arcana_replay`` checks (see :data:`VERIFY_ALL_UPTO`)."""
+    try:
+        reader = TraceReader(trace_dir)
+        turns = [t for t in reader.list_turns(run_id, _agent(reader, run_id, agent)) if t >= 1]
+    except ArcanaError:
+        return True  # build_frames says what is wrong
+    if len(turns) <= VERIFY_ALL_UPTO:
+        return True
+    return {turns[-1]} | ({turn} if turn is not None else set())
+
+
 def counterfactual(trace_dir: str | Path, frame: dict[str, Any], strategy: str | None = None,
                    total_window: int | None = None, response_reserve: int | None = None) -> str:
     """HTML: the recorded prompt of ``frame``'s turn beside the same turn rebuilt with other settings
     (``None``: as recorded) — what ``%arcana_replay --turn N --window W`` shows under the replay."""
     reader = TraceReader(trace_dir)
+    frame = with_rows(frame, reader)  # a frame built without its rows: read them for the table
     result = rebuild_turn(reader, frame["run_id"], int(frame["turn"]), agent=frame.get("agent"),
                           step=int((frame.get("step") or {}).get("step") or 0), strategy=strategy,
                           total_window=total_window, response_reserve=response_reserve)
@@ -369,6 +457,9 @@ def _preview(text: Any, limit: int = 160) -> Any:
     return text
 
 
+DIFF_LIMIT = 40
+"""Rows of a turn's changes table the static scrubber shows (the rest counted; the extension lists all)."""
+
 PROGRESS_MIN_TURNS = 50
 """``%arcana_replay`` shows a progress bar while it builds the frames of a run this long or longer."""
 
@@ -417,7 +508,8 @@ def display_replay(frames: list[dict[str, Any]], *, trace_dir: str | Path, turn:
     run = run_id or (frames[0]["run_id"] if frames else None)
     turns = [f["turn"] for f in frames]
     selected = turns.index(turn) if turn in turns else None
-    static = render.replay_html(compact_frames(frames), uid=uuid.uuid4().hex[:10], selected=selected)
+    static = render.replay_html(compact_frames(frames), uid=uuid.uuid4().hex[:10], selected=selected,
+                                diff_limit=DIFF_LIMIT)
     plain = f"arcana replay of run {run or '?'}: turns {turns}"
     data: dict[str, Any] = {"text/html": static, "text/plain": plain}
     metadata: dict[str, Any] = {}

@@ -14,7 +14,16 @@ from __future__ import annotations
 from .chart import tokens_chart_svg
 from .fragments import esc
 from .md import MAX_MARKDOWN_CHARS, highlight_css, markdown_to_html
-from .replay_view import counterfactual_html, diff_html, frame_html, progress_html, prompt_html, replay_html
+from .replay_view import (
+    counterfactual_html,
+    diff_html,
+    frame_html,
+    long_replay_html,
+    progress_html,
+    prompt_html,
+    replay_html,
+    turns_table_html,
+)
 from .styles import CSS, style_block
 from .turn import (
     inspector_html,
@@ -36,6 +45,7 @@ __all__ = [
     "frame_html",
     "highlight_css",
     "inspector_html",
+    "long_replay_html",
     "markdown_to_html",
     "notice_html",
     "pins_html",
@@ -49,4 +59,5 @@ __all__ = [
     "tokens_chart_svg",
     "turn_html",
     "turn_plain",
+    "turns_table_html",
 ]

@@ -61,12 +61,26 @@ def diff_html(diff: Sequence[Mapping[str, Any]], turn: Any) -> str:
     return render_macro(R, "diff", _rows(list(diff)), f"before turn {turn}", f"at turn {turn}")
 
 
-def frame_view(frame: Frame, *, grouped: bool = False) -> dict[str, Any]:
-    step = _map(frame.get("step"))
-    compact = frame.get("prompt_source") == "trace"
+def _counts(frame: Frame, step: Mapping[str, Any]) -> dict[str, int]:
+    rows = get(step, "decision", "decisions", default=None)
+    if not isinstance(rows, list) and isinstance(frame.get("outcome_counts"), Mapping):
+        return {str(k): int(v) for k, v in frame["outcome_counts"].items()}  # a frame without its rows
     counts: dict[str, int] = {}
-    for d in _rows(get(step, "decision", "decisions", default=[])):
+    for d in _rows(rows or []):
         counts[str(d.get("outcome"))] = counts.get(str(d.get("outcome")), 0) + 1
+    return counts
+
+
+def frame_view(frame: Frame, *, grouped: bool = False, diff_limit: int | None = None) -> dict[str, Any]:
+    """What the frame macro shows of ``frame``. ``diff_limit``: at most that many rows of the changes
+    table (the rest counted on one line: a long run's recall block moves hundreds of rows a turn)."""
+    step = _map(frame.get("step"))
+    compact = frame.get("prompt_source") == "trace" or bool(frame.get("rows_omitted"))
+    counts = _counts(frame, step)
+    diff = _rows(frame.get("diff"))
+    more = 0
+    if diff_limit is not None and len(diff) > diff_limit:
+        more, diff = len(diff) - diff_limit, diff[:diff_limit]
     user = frame.get("input")
     return {
         "frame": frame,
@@ -83,7 +97,8 @@ def frame_view(frame: Frame, *, grouped: bool = False) -> dict[str, Any]:
         "prompt_label": _PROMPT_LABELS.get(str(frame.get("prompt_source") or ""), "not available"),
         "show_pins": bool(frame.get("pins")) or not compact,
         "pins": _rows(frame.get("pins")),
-        "diff": _rows(frame.get("diff")),
+        "diff": diff,
+        "diff_more": more,
         "new": _rows(frame.get("new_messages")),
     }
 
@@ -94,7 +109,7 @@ def frame_html(frame: Frame) -> str:
 
 
 def replay_html(frames: Sequence[Frame], *, uid: str, selected: int | None = None, include_style: bool = True,
-                grouped: bool = False) -> str:
+                grouped: bool = False, diff_limit: int | None = None) -> str:
     """A scrubber over ``frames`` that switches with CSS only (no kernel, no JavaScript).
 
     ``grouped``: each decision table with its runs of rows decided alike as one line (see
@@ -102,12 +117,52 @@ def replay_html(frames: Sequence[Frame], *, uid: str, selected: int | None = Non
     turns, not with turns times history."""
     from .md import highlight_css
 
-    views = [frame_view(f, grouped=grouped) for f in frames]
+    views = [frame_view(f, grouped=grouped, diff_limit=diff_limit) for f in frames]
     chosen = selected if selected is not None and 0 <= selected < len(frames) else len(frames) - 1
     html = render_macro(R, "scrubber", "arcana-rp-" + css_ident(uid), views, chosen, "")
     if not include_style:
         return html
     return render_macro("turn.html.j2", "style", CSS + "\n" + highlight_css(html)) + html
+
+
+def _turn_rows(frames: Sequence[Frame], detailed: Sequence[Any], notes: Mapping[Any, str] | None
+               ) -> list[dict[str, Any]]:
+    shown = set(detailed)
+    rows = []
+    for f in frames:
+        step = _map(f.get("step"))
+        usage = _map(f.get("usage"))
+        counts = _counts(f, step)
+        rows.append({
+            "turn": f.get("turn"), "status": f.get("status"), "in": usage.get("input_tokens"),
+            "out": usage.get("output_tokens"), "used": get(step, "budget", "used"),
+            "counts": ", ".join(f"{n} {name}" for name, n in counts.items()) or "–",
+            "changed": len(f.get("diff") or []), "new": len(f.get("new_messages") or []),
+            "pins": len(f.get("pins") or []), "errors": len(f.get("errors") or []),
+            "input": clip(str(f.get("input") or ""), 120), "full": f.get("turn") in shown,
+            "note": (notes or {}).get(f.get("turn"), ""),
+        })
+    return rows
+
+
+def turns_table_html(frames: Sequence[Frame], *, detailed: Sequence[Any] = (), notes: Mapping[Any, str] | None = None
+                     ) -> str:
+    """One compact row per turn: status, tokens, the prompt's size, outcome counts, how many messages
+    changed, and why a turn is shown in full (``notes``, by turn). Autoescaped; linear in the turns,
+    not in the history."""
+    return render_macro(R, "turns_table", _turn_rows(frames, detailed, notes))
+
+
+def long_replay_html(frames: Sequence[Frame], detailed: Sequence[Frame], *, uid: str,
+                     notes: Mapping[Any, str] | None = None, skipped: int = 0, diff_limit: int | None = None) -> str:
+    """A long run's replay (the report): a scrubber over the ``detailed`` frames (grouped decision
+    tables, changes cut at ``diff_limit`` rows), then :func:`turns_table_html` of every frame.
+    ``skipped``: notable turns left to the table (a cap on the frames in full)."""
+    views = [frame_view(f, grouped=True, diff_limit=diff_limit) for f in detailed]
+    turns = [f.get("turn") for f in detailed]
+    rows = _turn_rows(frames, turns, {t: w for t, w in (notes or {}).items() if t in set(turns)})
+    return render_macro(R, "long_replay", "arcana-rp-" + css_ident(uid), views, len(views) - 1, len(frames), skipped,
+                        rows)
 
 
 def progress_html(text: str, done: int, total: int) -> str:

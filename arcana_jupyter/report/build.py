@@ -156,6 +156,87 @@ def _turns_progress(progress: ReportProgress | None, what: str) -> Callable[[int
     return turns
 
 
+READING_NOTE_BYTES = 5_000_000
+"""A trace this large gets a progress line before it is read (``report: reading the trace of …``)."""
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+LONG_RUN_TURNS = 100
+"""A run with more turns than this gets the long-run replay in the report: the scrubber holds only the
+turns worth a full look (:func:`_notable`, plus the first and last :data:`EDGE_TURNS`), at most
+:data:`DETAIL_MAX` of them, and a table gives every turn one compact row. The page then grows with
+the turns, not with turns times history (367 MB for a 1,000-turn run before)."""
+EDGE_TURNS = 5
+DETAIL_MAX = 40
+DIFF_LIMIT = 40
+"""Rows of a turn's changes table the long-run report shows (the rest are counted)."""
+
+
+def _notable(frame: dict[str, Any], previous_pins: list[str] | None) -> tuple[int, str] | None:
+    """Why a turn of a long run deserves its full frame in the report, with a priority (lower first):
+    it failed, a primitive ran or the pins changed, or a tool ran (the turn has more than one step)."""
+    if frame.get("status") not in (None, "ok") or frame.get("errors"):
+        return 0, "error" if frame.get("errors") else f"status {frame.get('status')}"
+    if frame.get("primitives"):
+        return 1, "primitive call"
+    pins = [str(p.get("pin_id")) for p in frame.get("pins") or []]
+    if previous_pins is not None and pins != previous_pins:
+        return 1, "pins changed"
+    if int((frame.get("step") or {}).get("step") or 0) > 0:
+        return 2, "tool call"
+    return None
+
+
+def _replay_section(run: NotebookRun, reader: TraceReader, turns: list[int],
+                    progress: ReportProgress | None) -> str | None:
+    """The run's replay for the page (None: no turns): every frame for a short run, the long-run form
+    (see :data:`LONG_RUN_TURNS`) for a long one."""
+    from ..jupyter.replay_view import build_frames
+
+    assert run.path is not None
+    uid = f"{run.agent}-{uuid.uuid4().hex[:6]}"
+    turns_progress = _turns_progress(progress, f"replay {run.run_id} ({run.agent})")
+    if len(turns) <= LONG_RUN_TURNS:
+        frames = build_frames(run.path, run.run_id, agent=run.agent, reader=reader, progress=turns_progress)
+        return render.replay_html(frames, uid=uid, include_style=False, grouped=True) if frames else None
+    edges = set(turns[:EDGE_TURNS] + turns[-EDGE_TURNS:])
+    seen: dict[str, list[str] | None] = {"pins": None}
+
+    def keep_rows(frame: dict[str, Any]) -> bool:
+        why = _notable(frame, seen["pins"])
+        seen["pins"] = [str(p.get("pin_id")) for p in frame.get("pins") or []]
+        return why is not None or frame.get("turn") in edges
+
+    # no digest check per frame (it rebuilds every prompt with the builder): --verify re-executes the
+    # notebook and checks every turn; the rows only for the turns shown in full
+    frames = build_frames(run.path, run.run_id, agent=run.agent, reader=reader, progress=turns_progress,
+                          verify=False, rows=keep_rows)
+    if not frames:
+        return None
+    notes: dict[Any, str] = {}
+    ranked: list[tuple[int, int, Any]] = []
+    pins: list[str] | None = None
+    for n, frame in enumerate(frames):
+        why = _notable(frame, pins)
+        pins = [str(p.get("pin_id")) for p in frame.get("pins") or []]
+        if frame.get("turn") in edges:
+            ranked.append((-1, n, frame.get("turn")))
+            notes[frame.get("turn")] = why[1] if why else ("first turns" if n < EDGE_TURNS else "last turns")
+        elif why is not None and not frame.get("rows_omitted"):
+            ranked.append((why[0], n, frame.get("turn")))
+            notes[frame.get("turn")] = why[1]
+    chosen = {n for _, n, _ in sorted(ranked)[:DETAIL_MAX]}
+    detailed = [f for n, f in enumerate(frames) if n in chosen]
+    return render.long_replay_html(frames, detailed, uid=uid, notes=notes, skipped=len(ranked) - len(chosen),
+                                   diff_limit=DIFF_LIMIT)
+
+
 def render_report(notebook: Path, nb: Any, *, verification: VerifyResult | None = None,
                   progress: ReportProgress | None = None) -> str:
     """The report page as one HTML string."""
@@ -173,14 +254,14 @@ def _render(notebook: Path, nb: Any, embedded: EmbeddedTraces, verification: Ver
     summaries: list[RunSummary] = []
     replays: list[dict[str, Any]] = []
     shown = _replayed_runs(nb)
-    from ..jupyter.replay_view import build_frames
-
     for run in runs:
         entry: dict[str, Any] = {"agent": run.agent, "run_id": run.run_id}
         if run.path is None:
             summaries.append(_bundle_summary(run, nb))
             replays.append({**entry, "kind": "missing", "text": "; ".join(run.problems)})
             continue
+        if progress is not None and _size(run.path) >= READING_NOTE_BYTES:
+            progress(f"reading the trace of {run.run_id} ({run.agent}, {_size(run.path) / 1e6:.1f} MB)", 0, 1)
         reader = TraceReader(run.path)
         try:
             summary = summarize(reader, run.run_id, run.agent)
@@ -191,17 +272,14 @@ def _render(notebook: Path, nb: Any, embedded: EmbeddedTraces, verification: Ver
             if run.run_id in shown:
                 replays.append({**entry, "kind": "shown", "text": shown[run.run_id]})
                 continue
-            frames = build_frames(run.path, run.run_id, agent=run.agent, reader=reader,
-                                  progress=_turns_progress(progress, f"replay {run.run_id} ({run.agent})"))
+            html = _replay_section(run, reader, sorted(t for t in turns if t >= 1), progress)
         except ArcanaError as exc:
             replays.append({**entry, "kind": "error", "text": str(exc)})
             continue
-        if not frames:
+        if html is None:
             replays.append({**entry, "kind": "empty"})
             continue
-        replays.append({**entry, "kind": "replay",
-                        "html": render.replay_html(frames, uid=f"{run.agent}-{uuid.uuid4().hex[:6]}",
-                                                   include_style=False, grouped=True)})
+        replays.append({**entry, "kind": "replay", "html": html})
     total = RunSummary(run_id="", agent="")
     for s in summaries:
         for name in ("turns", "input_tokens", "output_tokens", "primitive_calls", "tool_calls", "errors"):

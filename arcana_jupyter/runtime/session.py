@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..context import ContextSection, PinBlock, WorkingSetBuilder
 from ..context.bands import OverflowCover, annotate_overflow, lost_turns
-from ..context.decisions import ContextDecision, TokenBudget, decision_record
+from ..context.decisions import ContextDecision, TokenBudget, decision_record, recorded_scores
 from ..context.embeddings import EmbeddingsUnavailable, embedder_from_setting
 from ..context.fidelity import fit_text
 from ..context.rebuild import EMBEDDINGS_FOLDER
@@ -611,6 +611,8 @@ class ChatSession:
                 f"count); rebuilt with the budget shrunk by {self.calibration.ratio:.3f} and retried once")
         digest = build.digest(self.provider_model)
         decision_md = decision_record(decision)
+        # scores only where they decided an outcome: the rest changed every call with no effect
+        decision_md["decisions"] = recorded_scores(decision_md["decisions"])
         metadata: dict[str, Any] = {
             "step": step,
             "decision": {**decision_md, "decisions": None},  # the rows go in chain.rows (trace/decision_delta.py)

@@ -705,8 +705,12 @@ class ChainEncoder:
             self._chain_bytes += size
 
 
-def decode_column(ops: Any, base: list[Any] | None, count: int, where: str) -> tuple[list[Any], list[list[int]]]:
-    """One column's values from its ops, and the ranges ``[start, end)`` it copied from the base."""
+def decode_column(ops: Any, base: list[Any] | None, count: int, where: str, holes: bytes | None = None
+                  ) -> tuple[list[Any], list[list[int]]]:
+    """One column's values from its ops, and the ranges ``[start, end)`` it copied from the base.
+
+    ``holes``: a byte per base position, 1 where the base has no aligned row (:data:`NO_ROW`) — what a
+    copy must not reach, checked with one ``memchr`` instead of comparing every value with NO_ROW."""
     if not isinstance(ops, list):
         raise ValueError(f"{where} is not a list of ops")
     col: list[Any] = []
@@ -717,7 +721,7 @@ def decode_column(ops: Any, base: list[Any] | None, count: int, where: str) -> t
             if op < 0 or base is None or pos + op > len(base):
                 raise ValueError(f"{where}: a copy of {op} value(s) at {pos} has no previous rows to copy")
             piece = base[pos:pos + op]
-            if NO_ROW in piece:
+            if (1 in holes[pos:pos + op]) if holes is not None else (NO_ROW in piece):
                 raise ValueError(f"{where}: a copy at {pos} reaches a row that has no aligned previous row")
             col.extend(piece)
             if copied and copied[-1][1] == pos:
@@ -766,7 +770,7 @@ def decode_column(ops: Any, base: list[Any] | None, count: int, where: str) -> t
 
 
 def _decode_masked(op: list[Any], base: list[Any] | None, count: int, plain: dict[str, list[list[int]]],
-                   where: str) -> tuple[list[Any], list[list[int]]]:
+                   where: str, holes: bytes | None = None) -> tuple[list[Any], list[list[int]]]:
     """``["m", ref, ops]``: the aligned previous values, except where the earlier column ``ref`` did not
     copy — there the values ``ops`` decode to (against the previous values at those positions)."""
     if len(op) != 3 or not isinstance(op[1], str) or op[1] not in plain:
@@ -779,7 +783,8 @@ def _decode_masked(op: list[Any], base: list[Any] | None, count: int, plain: dic
     col = list(base)
     for i, v in zip(positions, sub, strict=True):
         col[i] = v
-    if NO_ROW in col:
+    # the base shows through where ``ref`` copied: no hole may be there
+    if any(1 in holes[a:b] for a, b in copied) if holes is not None else (NO_ROW in col):
         raise ValueError(f"{where}: a masked column copies a row that has no aligned previous row")
     return col, copied
 
@@ -819,9 +824,15 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
         if prev is None or seg[2] + seg[1] > prev.length:
             raise ValueError(f"{where}: chain.rows.align refers to previous rows that do not exist")
         pos = seg[0] + seg[1]
+    holes: bytes | None = None  # 1 where a position has no aligned previous row
+    if prev is not None and align:
+        mask = bytearray(b"\x01") * count
+        for start, length, _ in align:
+            mask[start:start + length] = bytes(length)
+        holes = bytes(mask)
     cols: dict[str, list[Any]] = {}
     plain: dict[str, list[list[int]]] = {}  # columns decoded from plain ops: the ranges they copied
-    common: list[list[int]] | None = None
+    common_mask: bytearray | None = None
     for key in keys:
         base = None
         if prev is not None and align:
@@ -829,17 +840,27 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
             base = aligned_base(pcol, align, count) if pcol is not None else None
         ops = columns_[key]
         if isinstance(ops, list) and len(ops) == 1 and isinstance(ops[0], list) and ops[0][:1] == ["m"]:
-            col, copied = _decode_masked(ops[0], base, count, plain, f"{where}: column {key!r}")
+            col, copied = _decode_masked(ops[0], base, count, plain, f"{where}: column {key!r}", holes)
         else:
-            col, copied = decode_column(ops, base, count, f"{where}: column {key!r}")
+            col, copied = decode_column(ops, base, count, f"{where}: column {key!r}",
+                                        holes if base is not None else None)
             plain[key] = copied
         cols[key] = col
-        if common is None:
-            common = copied
-        elif common:
-            common = _intersect(common, copied)
+        if build_rows:
+            # the positions every column copied: gaps between a column's copied ranges cleared in a
+            # byte mask (slice assignments in C), not a Python merge of range lists per column
+            if common_mask is None:
+                common_mask = bytearray(b"\x01") * count
+            pos = 0
+            for a, b in copied:
+                if a > pos:
+                    common_mask[pos:a] = bytes(a - pos)
+                pos = b
+            if pos < count:
+                common_mask[pos:count] = bytes(count - pos)
     if not build_rows:
         return ChainedRows(cols, None, count)
+    common = [[m.start(), m.end()] for m in _ONES.finditer(common_mask)] if common_mask is not None else None
     rows: list[dict[str, Any]] = []
     pos = 0
     if prev is not None and prev.rows is not None and common and list(prev.cols) == keys:
@@ -850,6 +871,9 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
             pos = e
     rows.extend(_row_dicts(cols, keys, count, pos))
     return ChainedRows(cols, rows, count)
+
+
+_ONES = re.compile(b"\x01+")
 
 
 def _row_dicts(cols: dict[str, list[Any]], keys: list[str], end: int, start: int = 0) -> list[dict[str, Any]]:
@@ -955,6 +979,9 @@ class ChainResolver:
         self._load = load
         self._keep = keep
         self._done: dict[str, tuple[dict[str, Any], ChainedRows]] = {}
+        self._last_rows: list[dict[str, Any]] | None = None
+        """The rows of the decision resolved last with rows: a keyframe's rows equal to them at the same
+        place are those objects, so sharing (and the frames' turn-to-turn shortcut) goes on across it."""
 
     def _remember(self, event_id: str, value: tuple[dict[str, Any], ChainedRows]) -> None:
         self._done[event_id] = value
@@ -1008,8 +1035,17 @@ class ChainResolver:
             chain = m["chain"]
             if chain.get("v") != CHAIN_VERSION:
                 raise ValueError(f"{where}: chain version {_short(chain.get('v'))} is not {CHAIN_VERSION}")
+            unshared = chain.get("prev") is None or base is None or base[1].rows is None
             decoded = decode_rows(chain.get("rows"), base[1] if base and chain.get("prev") is not None else None,
                                   where, build_rows=rows and eid == event_id)
+            if decoded.rows is not None:
+                # a keyframe, or a decision whose base was decoded without rows (a turn's earlier step):
+                # nothing was shared, so rows equal to the last rows made are those objects
+                if unshared and self._last_rows:
+                    last = self._last_rows
+                    merged = [old if old == row else row for old, row in zip(last, decoded.rows, strict=False)]
+                    decoded = decoded._replace(rows=merged + decoded.rows[len(merged):])
+                self._last_rows = decoded.rows
             base = (full, decoded)
             self._remember(eid, base)
         assert base is not None

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from scripted_chat import Script, say
 
+from arcana_jupyter.context.decisions import recorded_scores
 from arcana_jupyter.providers.function import FunctionProvider
 from arcana_jupyter.runtime import Runtime, RuntimeConfig
 from arcana_jupyter.trace import decision_delta
@@ -138,7 +139,7 @@ async def test_a_runtime_trace_resolves_like_the_python(compiled_trace: Path, tm
     async with runtime.chat() as chat:
         for i in range(turns):
             r = await chat.send(f"question {i} " * 10)
-            live[r.turn] = r.decision.model_dump(mode="json")["decisions"]
+            live[r.turn] = recorded_scores(r.decision.model_dump(mode="json")["decisions"])  # as recorded
         path = chat.trace_path
     text = Path(path).read_text(encoding="utf-8")
     assert text.count('"chain":{"v":2,"prev":"e_') > turns / 2, "most decisions are chained to the previous one"
