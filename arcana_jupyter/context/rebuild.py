@@ -31,7 +31,7 @@ from ..schema.events import LlmCallMetadata
 from ..schema.pins import Pin
 from ..tokens import TokenCounter
 from ..trace.reader import TraceReader
-from ..trace.recorded_prompt import MessageDiff, PromptReplay, diff_decisions, one_line
+from ..trace.recorded_prompt import MessageDiff, PromptReplay, SentPrompt, diff_decisions, one_line
 from .bands import annotate_overflow, expand_decision, select_from_turn
 from .builder import DROP_POLICIES, LAYOUTS, BuildResult, WorkingSetBuilder
 from .decisions import BudgetSnapshot, ContextDecision, TokenBudget
@@ -498,4 +498,30 @@ def rebuild_turn(
         diff=diff_decisions(replay.context_decision, result.decision),
         messages=result.wire(),
         notes=notes,
+    )
+
+
+NOT_RECORDED = "not recorded in this trace (written before the prompt_sent event existed)"
+"""What a reader without Python says of an older trace's prompt (the viewer says the same)."""
+
+
+def prompt_as_sent(reader: TraceReader, run_id: str, turn: int, agent: str | None = None, step: int = 0,
+                   *, rebuild: bool = True) -> SentPrompt | None:
+    """The prompt of (turn, step) as sent: the trace's ``prompt_sent`` (or ``prompt_snapshot``) when it
+    has one, else — an older trace — rebuilt from its transcript (``rebuild=True``), digest-checked.
+    ``None`` when the call has no recorded decision, or cannot be rebuilt (``note`` then unset)."""
+    found = reader.prompt_sent(run_id, turn, step=step, agent=agent)
+    if found is not None or not rebuild:
+        return found
+    try:
+        result = rebuild_turn(reader, run_id, turn, agent, step)
+    except (ArcanaError, ValueError) as exc:
+        if reader.replay_prompt(run_id, turn, agent, step=step) is None:
+            return None
+        return SentPrompt(run_id=run_id, agent=agent or "main", turn=turn, step=step, source="rebuilt",
+                          note=f"{NOT_RECORDED}; the rebuild failed: {exc}")
+    return SentPrompt(
+        run_id=result.run_id, agent=result.agent, turn=turn, step=step, source="rebuilt", messages=result.messages,
+        tokens=[None] * len(result.messages), recorded_digest=result.recorded_digest, digest=result.rebuilt_digest,
+        verified=result.verified, note=NOT_RECORDED,
     )

@@ -45,6 +45,42 @@ class PromptReplay(BaseModel):
     decision_event_id: str | None = None
 
 
+class SentPrompt(BaseModel):
+    """One LLM call's prompt as the provider was given it, message by message (wire dicts).
+
+    ``source``: ``prompt_sent`` (the event, the default since it exists), ``snapshot`` (an opt-in
+    ``prompt_snapshot``) or ``rebuilt`` (an older trace, rebuilt from its transcript in Python).
+    ``verified``: its request digest, recomputed from these messages, equals the one recorded for
+    the call. ``masked``: messages holding a secret the trace masked (such a prompt cannot verify)."""
+
+    run_id: str
+    agent: str
+    turn: int
+    step: int = 0
+    source: str = "prompt_sent"
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    tokens: list[int | None] = Field(default_factory=list)
+    recorded_digest: str | None = None
+    digest: str | None = None
+    verified: bool = False
+    masked: int = 0
+    event_id: str | None = None
+    note: str | None = None
+
+    def status(self) -> str:
+        """One line: where the prompt comes from and whether it verified."""
+        where = {"prompt_sent": "recorded as sent", "snapshot": "from the prompt snapshot",
+                 "rebuilt": "rebuilt from the transcript"}.get(self.source, self.source)
+        if self.verified:
+            return f"{where}; verified (digest {self.recorded_digest})"
+        if self.masked:
+            return (f"{where}; not verified: {self.masked} message(s) hold secrets the trace masked "
+                    f"(digest {self.digest} vs {self.recorded_digest} recorded)")
+        if self.recorded_digest is None:
+            return f"{where}; no request digest recorded to verify against"
+        return f"{where}; NOT verified (digest {self.digest} vs {self.recorded_digest} recorded)"
+
+
 class MessageDiff(BaseModel):
     """How one message's decision differs between a recorded and another (counterfactual) build."""
 
