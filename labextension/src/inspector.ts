@@ -11,6 +11,7 @@ import { fmtCost, fmtCounting, fmtInt, fmtMs, fmtPct, fmtScore, preview, valueTe
 import type { ActionRequest, KernelReply, LiveAction, StateRequest, WhatIfRequest } from './schema.gen';
 import { messageFor, ParsedTrace, promptOf } from './trace';
 import { MessageRecord, Pin, StateObject, TurnBundle, TurnStep } from './types';
+import { sentPromptSection } from './sentview';
 import { whatIfSection } from './whatif';
 
 /** The trace of the turn, read when the inspector opens (the notebook keeps a summary). */
@@ -152,7 +153,12 @@ function stepView(b: TurnBundle, step: TurnStep, detail: TurnDetail | null): HTM
     counting ? h('div', { class: 'arcana-muted arcana-counting' }, counting) : null,
     table.node,
     notes.length ? h('div', { class: 'arcana-notes' }, h('strong', {}, 'Notes: '), notes.join(' · ')) : null,
-    dec?.summary ? collapsible('Summary written by the summariser', () => pre(dec.summary)) : null
+    dec?.summary ? collapsible('Summary written by the summariser', () => pre(dec.summary)) : null,
+    // The prompt as sent: from the trace beside the notebook (prompt_sent events), no kernel needed.
+    detail
+      ? sentPromptSection(detail.trace, b.agent || 'main', b.turn, step.step)
+      : collapsible('Prompt as sent', () => h('div', { class: 'arcana-muted' },
+        b.trace_path ? 'In the run\'s trace (loading…).' : 'In the run\'s trace (open it in the trace viewer).'), false, 'arcana-prompt-section')
   );
 }
 

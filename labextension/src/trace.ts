@@ -6,6 +6,7 @@
  * Pure logic, no DOM and no JupyterLab imports: the unit tests run it under plain node.
  */
 
+import { canonicalJson, sha256Hex } from './sha256';
 import type { ContextDecision, MessageDecision, MessageRecord, TraceEvent } from './types';
 
 /**
@@ -28,6 +29,8 @@ export interface StepInfo {
   step: number;
   decision: TraceEvent | null;
   snapshot: TraceEvent | null;
+  /** The prompt_sent event of this call (the prompt as sent; see sentPromptOf). */
+  sent: TraceEvent | null;
   llmCall: TraceEvent | null;
 }
 
@@ -176,7 +179,7 @@ function stepOf(ev: TraceEvent): number {
 function ensureStep(info: TurnInfo, step: number): StepInfo {
   let s = info.steps.find(x => x.step === step);
   if (!s) {
-    s = { step, decision: null, snapshot: null, llmCall: null };
+    s = { step, decision: null, snapshot: null, sent: null, llmCall: null };
     info.steps.push(s);
     info.steps.sort((a, b) => a.step - b.step);
   }
@@ -290,6 +293,11 @@ export function indexTrace(
       case 'prompt_snapshot':
         ensureStep(info, stepOf(ev)).snapshot = ev;
         break;
+      case 'prompt_sent': {
+        const st = ensureStep(info, stepOf(ev));
+        st.sent = st.sent ?? ev;
+        break;
+      }
       case 'llm_call':
         ensureStep(info, stepOf(ev)).llmCall = ev;
         break;
@@ -1409,4 +1417,277 @@ export function contentText(m: MessageRecord | null | undefined): string | null 
     return m.content;
   }
   return null;
+}
+
+// ---- the prompt as sent (prompt_sent events, arcana_jupyter/trace/prompt_sent.py) -------------------
+
+/** A prompt message as the provider got it (`Message.wire()`). */
+export interface WireMessage {
+  role: string;
+  content: string;
+  tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
+  tool_call_id?: string;
+  name?: string;
+}
+
+/** One call's prompt as sent, as `TraceReader.prompt_sent` returns it (`SentPrompt`). */
+export interface SentPrompt {
+  source: 'prompt_sent' | 'snapshot';
+  messages: WireMessage[];
+  tokens: Array<number | null>;
+  recordedDigest: string | null;
+  digest: string | null;
+  verified: boolean;
+  /** Messages holding a secret the trace masked (such a prompt cannot verify). */
+  masked: number;
+  eventId: string | null;
+}
+
+interface ResolvedSent {
+  messages: WireMessage[];
+  tokens: Array<number | null>;
+  digest: string | null;
+}
+
+/** What the viewer says of an older trace's prompt (the Python's `context.rebuild.NOT_RECORDED`). */
+export const PROMPT_NOT_RECORDED = 'not recorded in this trace (written before the prompt_sent event existed)';
+
+function isInt(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v);
+}
+
+/** A recorded history message (`Message.record()`) as it was sent (`Message.wire()`). */
+export function wireOfRecord(r: Record<string, any>): WireMessage {
+  const out: WireMessage = { role: String(r.role), content: typeof r.content === 'string' ? r.content : '' };
+  const calls = Array.isArray(r.tool_calls) ? r.tool_calls : [];
+  if (calls.length) {
+    out.tool_calls = calls.map((c: any) => {
+      const fn = c && typeof c.function === 'object' && c.function ? c.function : c;
+      const args = fn?.arguments;
+      return {
+        id: String(c?.id), type: 'function',
+        function: { name: String(fn?.name), arguments: typeof args === 'string' ? args : args === undefined ? '{}' : canonicalJson(args) }
+      };
+    });
+  }
+  if (typeof r.tool_call_id === 'string') {
+    out.tool_call_id = r.tool_call_id;
+  }
+  if (typeof r.name === 'string' && (out.role === 'user' || out.role === 'tool')) {
+    out.name = r.name;
+  }
+  return out;
+}
+
+/** One prompt_sent record resolved against the previous prompt (null: a keyframe) and the history. */
+export function resolvePromptSent(
+  meta: Record<string, any>,
+  previous: ResolvedSent | null,
+  history: (h: number) => Record<string, any> | null
+): ResolvedSent {
+  const keep = meta.keep ?? 0;
+  if (!isInt(keep) || keep < 0) {
+    throw new Error(`keep must be a non-negative integer, not ${JSON.stringify(keep)}`);
+  }
+  if (meta.prev !== null && meta.prev !== undefined && previous === null) {
+    throw new Error(`the previous prompt ${meta.prev} is not in the trace`);
+  }
+  const prevMsgs = previous ? previous.messages : [];
+  const prevTokens = previous ? previous.tokens : [];
+  if (keep > prevMsgs.length) {
+    throw new Error(`keep ${keep} but the previous prompt has ${prevMsgs.length} message(s)`);
+  }
+  const rest = meta.messages;
+  if (!Array.isArray(rest)) {
+    throw new Error('messages is not a list');
+  }
+  const messages = prevMsgs.slice(0, keep);
+  rest.forEach((item: any, i: number) => {
+    if (!isPlainObject(item)) {
+      throw new Error(`message ${keep + i} is not an object`);
+    }
+    if ('role' in item) {
+      messages.push({ ...(item as any) });
+    } else if ('h' in item) {
+      const rec = isInt(item.h) ? history(item.h) : null;
+      if (rec === null) {
+        throw new Error(`message ${keep + i} refers to history message ${JSON.stringify(item.h)}, which is not recorded`);
+      }
+      messages.push(wireOfRecord(rec));
+    } else if ('p' in item) {
+      if (!isInt(item.p) || item.p < 0 || item.p >= prevMsgs.length) {
+        throw new Error(`message ${keep + i} refers to message ${JSON.stringify(item.p)} of the previous prompt, which has ${prevMsgs.length}`);
+      }
+      messages.push({ ...prevMsgs[item.p] });
+    } else {
+      throw new Error(`message ${keep + i} is neither a message nor a reference`);
+    }
+  });
+  const tokens: Array<number | null> = prevTokens.slice(0, keep);
+  while (tokens.length < keep) {
+    tokens.push(null);
+  }
+  const toks = meta.tokens;
+  if (Array.isArray(toks) && toks.length === rest.length) {
+    tokens.push(...toks.map((t: unknown) => (isInt(t) ? t : null)));
+  } else {
+    tokens.push(...rest.map(() => null));
+  }
+  return { messages, tokens, digest: typeof meta.digest === 'string' ? meta.digest : null };
+}
+
+const sentCaches = new WeakMap<ParsedTrace, { byId: Map<string, TraceEvent>; resolved: Map<string, ResolvedSent | string> }>();
+
+function sentCache(trace: ParsedTrace): { byId: Map<string, TraceEvent>; resolved: Map<string, ResolvedSent | string> } {
+  let c = sentCaches.get(trace);
+  if (!c) {
+    const byId = new Map<string, TraceEvent>();
+    for (const ev of trace.events) {
+      if (ev.event_type === 'prompt_sent' && typeof ev.event_id === 'string' && !byId.has(ev.event_id)) {
+        byId.set(ev.event_id, ev);
+      }
+    }
+    c = { byId, resolved: new Map() };
+    sentCaches.set(trace, c);
+  }
+  return c;
+}
+
+/** The resolved prompt of one prompt_sent event (its chain walked back), or why it cannot be read. */
+function resolveSentEvent(trace: ParsedTrace, ev: TraceEvent): ResolvedSent | string {
+  const cache = sentCache(trace);
+  const chain: TraceEvent[] = [];
+  let base: ResolvedSent | null = null;
+  let cur: TraceEvent | undefined = ev;
+  while (cur) {
+    const id = String(cur.event_id);
+    const hit = cache.resolved.get(id);
+    if (hit !== undefined) {
+      if (typeof hit === 'string') {
+        return hit;
+      }
+      base = hit;
+      break;
+    }
+    chain.push(cur);
+    const prev: unknown = cur.metadata?.prev;
+    if (typeof prev !== 'string') {
+      break;
+    }
+    const next = cache.byId.get(prev);
+    if (!next) {
+      const why = `prompt_sent ${id}: the prompt ${prev} it continues is not in the trace`;
+      cache.resolved.set(String(ev.event_id), why);
+      return why;
+    }
+    cur = next;
+  }
+  const agent = ev.agent;
+  const records = trace.history.get(agent);
+  const system = trace.events.find(e => e.event_type === 'run_start' && e.agent === agent)?.metadata?.system_prompt;
+  const history = (h: number): Record<string, any> | null => {
+    const r = records?.get(h);
+    if (r) {
+      return r as Record<string, any>;
+    }
+    return h === 0 && typeof system === 'string' ? { role: 'system', content: system } : null;
+  };
+  for (let i = chain.length - 1; i >= 0; i--) {
+    const id = String(chain[i].event_id);
+    try {
+      base = resolvePromptSent(chain[i].metadata ?? {}, base, history);
+    } catch (err) {
+      const why = `prompt_sent ${id} cannot be resolved (${(err as Error).message})`;
+      cache.resolved.set(String(ev.event_id), why);
+      return why;
+    }
+    cache.resolved.set(id, base);
+  }
+  return base!;
+}
+
+function toolWire(t: any): unknown {
+  return {
+    type: 'function',
+    function: {
+      name: t?.name,
+      description: typeof t?.description === 'string' ? t.description : '',
+      parameters: t?.parameters ?? { type: 'object', properties: {} }
+    }
+  };
+}
+
+/** `request_digest` of wire messages, the recorded tool specs and the model (16 hex). */
+export function promptDigest(messages: unknown[], tools: unknown[], model: string): string {
+  return sha256Hex(canonicalJson({ messages, model, tools: tools.map(toolWire) })).slice(0, 16);
+}
+
+/**
+ * The prompt of (turn, step) as the provider was given it — from its prompt_sent event, else its
+ * prompt_snapshot — marked verified when its request digest, recomputed, equals the call's recorded
+ * one. `null`: the trace holds neither (an older trace: say PROMPT_NOT_RECORDED); a string: why the
+ * recorded prompt cannot be read.
+ */
+export function sentPromptOf(trace: ParsedTrace, agent: string, turn: number, step = 0): SentPrompt | string | null {
+  const info = getTurn(trace, agent, turn);
+  const s = info?.steps.find(x => x.step === step);
+  if (!info || !s) {
+    return null;
+  }
+  const decisionMd = s.decision?.metadata ?? {};
+  let messages: WireMessage[];
+  let tokens: Array<number | null>;
+  let source: SentPrompt['source'];
+  let sentDigest: string | null = null;
+  const sentEv = s.sent;
+  if (sentEv) {
+    const r = resolveSentEvent(trace, sentEv);
+    if (typeof r === 'string') {
+      return r;
+    }
+    messages = r.messages;
+    tokens = r.tokens;
+    sentDigest = r.digest;
+    source = 'prompt_sent';
+  } else {
+    const snap = s.snapshot?.metadata?.messages;
+    if (!Array.isArray(snap) || !snap.length) {
+      return null;
+    }
+    messages = snap as WireMessage[];
+    tokens = snap.map(() => null);
+    source = 'snapshot';
+  }
+  const callDigest = s.llmCall?.metadata?.request_digest;
+  const recorded = typeof callDigest === 'string' ? callDigest
+    : typeof decisionMd.request_digest === 'string' ? decisionMd.request_digest : sentDigest;
+  const model = String(decisionMd.builder?.model ?? s.snapshot?.metadata?.model ?? '');
+  const tools = Array.isArray(decisionMd.tools) ? decisionMd.tools : [];
+  let digest: string | null = null;
+  try {
+    digest = promptDigest(messages, tools, model);
+  } catch {
+    digest = null;
+  }
+  const masked = messages.filter(m => canonicalJson(m).includes('[REDACTED]')).length;
+  return {
+    source, messages, tokens, recordedDigest: recorded, digest,
+    verified: recorded !== null && digest === recorded, masked,
+    eventId: sentEv && typeof sentEv.event_id === 'string' ? sentEv.event_id : null
+  };
+}
+
+/** One line: where the prompt comes from and whether it verified (`SentPrompt.status()` in Python). */
+export function sentStatus(p: SentPrompt): string {
+  const where = p.source === 'prompt_sent' ? 'recorded as sent' : 'from the prompt snapshot';
+  if (p.verified) {
+    return `${where}; verified (digest ${p.recordedDigest})`;
+  }
+  if (p.masked) {
+    return `${where}; not verified: ${p.masked} message(s) hold secrets the trace masked (digest ${p.digest} vs ${p.recordedDigest} recorded)`;
+  }
+  if (p.recordedDigest === null) {
+    return `${where}; no request digest recorded to verify against`;
+  }
+  return `${where}; NOT verified (digest ${p.digest} vs ${p.recordedDigest} recorded)`;
 }
