@@ -653,19 +653,25 @@ def _replay_run(args: argparse.Namespace, reader: TraceReader, run_id: str) -> i
             f"turn {args.turn} of run {run_id} has no recorded context decision; turns with replay evidence: "
             f"{_ranges(evidence)}"
         )
+    sent = None
+    if not args.decision_only:
+        from ..context.rebuild import prompt_as_sent
+
+        sent = prompt_as_sent(reader, run_id, args.turn, args.agent, step=args.step)
     if args.json:
         data = replay.model_dump(mode="json")
+        data["prompt_sent"] = sent.model_dump(mode="json") if sent is not None else None
         if args.decision_only:  # no model or user text: safe to share
             data = {k: data[k] for k in ("run_id", "agent", "turn", "step", "steps", "context_decision",
                                          "context_report", "budget_snapshot", "request_digest", "history_len")}
             if data["context_decision"].get("summary") is not None:
                 data["context_decision"]["summary"] = "[left out of a decision-only replay]"
         elif args.prompt_only:
-            data = {k: data[k] for k in ("run_id", "agent", "turn", "step", "prompt_snapshot", "active_pins",
-                                         "request_digest")}
+            data = {k: data[k] for k in ("run_id", "agent", "turn", "step", "prompt_snapshot", "prompt_sent",
+                                         "active_pins", "request_digest")}
         _dump(data)
     else:
-        lines = format_replay(replay, decision=not args.prompt_only, prompt=not args.decision_only)
+        lines = format_replay(replay, decision=not args.prompt_only, prompt=not args.decision_only, sent=sent)
         for line in lines:
             print(line)
     _warn(reader, run_id)

@@ -14,7 +14,16 @@ from __future__ import annotations
 from .chart import tokens_chart_svg
 from .fragments import esc
 from .md import MAX_MARKDOWN_CHARS, highlight_css, markdown_to_html
-from .replay_view import counterfactual_html, diff_html, frame_html, progress_html, prompt_html, replay_html
+from .replay_view import (
+    counterfactual_html,
+    diff_html,
+    frame_html,
+    progress_html,
+    prompt_html,
+    replay_html,
+    sent_prompt_html,
+    sent_prompts_html,
+)
 from .styles import CSS, style_block
 from .turn import (
     inspector_html,
@@ -42,6 +51,8 @@ __all__ = [
     "progress_html",
     "prompt_html",
     "replay_html",
+    "sent_prompt_html",
+    "sent_prompts_html",
     "reply_html",
     "sessions_html",
     "streaming_html",

@@ -936,6 +936,50 @@ class TraceReader:
             verified=recorded is not None and digest == recorded, masked=masked_count(messages), event_id=event_id,
         )
 
+    def prompts_sent(self, run_id: str, agent: str | None = None) -> Iterator[SentPrompt]:
+        """Every ``prompt_sent`` of ``agent`` in file order, resolved and verified, in one pass (each
+        record against the previous one; the decisions read for their tools and model, without rows):
+        what the report's "Prompts as sent" section shows. Older traces yield nothing."""
+        idx = self._index(run_id)
+        name = self._resolve_agent(idx, run_id, agent)
+        sent = [p for p in idx.by_type.get("prompt_sent", []) if idx.entries[p].agent == name]
+        if not sent:
+            return
+        wanted = {idx.entries[p].parent_id for p in sent}
+        positions = [p for p in idx.by_type.get("context_decision", []) if idx.entries[p].agent == name]
+        chained = ChainResolver(lambda event_id: self._metadata_of(idx, event_id), keep=2)
+        calls: dict[str, tuple[list[Any], str, str | None]] = {}
+        for start in range(0, len(positions), 64):
+            chunk = positions[start:start + 64]
+            for p, obj in zip(chunk, self._read_raw(idx, chunk), strict=True):
+                entry = idx.entries[p]
+                meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+                if is_chained(meta):
+                    try:
+                        meta = chained.resolve(entry.event_id, dict(meta), rows=False)
+                    except (ValueError, KeyError, TypeError, AttributeError, IndexError):
+                        continue  # that call is shown unverified (replay_prompt reports the decision's problem)
+                if entry.event_id in wanted:
+                    builder = meta.get("builder") if isinstance(meta.get("builder"), dict) else {}
+                    tools = meta.get("tools") if isinstance(meta.get("tools"), list) else []
+                    digest = meta.get("request_digest") if isinstance(meta.get("request_digest"), str) else None
+                    calls[entry.event_id] = (tools, str(builder.get("model") or ""), digest)
+        run = self._run_id_of(idx.path)
+        for p in sent:
+            entry = idx.entries[p]
+            resolved = self._resolve_sent(idx, name, entry.event_id)
+            tools, model, recorded = calls.get(entry.parent_id or "", ([], "", None))
+            recorded = recorded or resolved.get("digest")
+            messages = resolved["messages"]
+            try:
+                digest: str | None = prompt_digest(messages, tools, model)
+            except (ValueError, TypeError, ValidationError):
+                digest = None
+            yield SentPrompt(run_id=run, agent=name, turn=entry.turn or 0, step=entry.step or 0, source="prompt_sent",
+                             messages=messages, tokens=resolved["tokens"], recorded_digest=recorded, digest=digest,
+                             verified=recorded is not None and digest == recorded, masked=masked_count(messages),
+                             event_id=entry.event_id)
+
     def _resolve_sent(self, idx: _FileIndex, agent: str, event_id: str) -> dict[str, Any]:
         """The resolved prompt of the ``prompt_sent`` ``event_id``: its chain walked back to a keyframe
         (or a cached prompt), then resolved forward. Raises :class:`TraceError` when it cannot be."""

@@ -230,8 +230,24 @@ def format_active_pins(pins: Iterable[Pin], turn: int, agent: str | None = None)
     return lines
 
 
-def format_replay(replay: PromptReplay, *, decision: bool = True, prompt: bool = True) -> list[str]:
-    """The human-readable ``arcana trace replay RUN --turn N`` output."""
+def format_sent_prompt(sent: SentPrompt, width: int = 72) -> list[str]:
+    """``Prompt as sent (N messages, T tokens): <status>`` and one line per message."""
+    known = [t for t in sent.tokens if t is not None]
+    tokens = f", {sum(known)} tokens" if known and len(known) == len(sent.messages) else ""
+    lines = [f"Prompt as sent ({len(sent.messages)} messages{tokens}): {sent.status()}"]
+    if sent.note:
+        lines.append(f"  note: {sent.note}")
+    for i, m in enumerate(sent.messages):
+        t = sent.tokens[i] if i < len(sent.tokens) else None
+        count = f"{t:>6} " if t is not None else ""
+        lines.append(f"  {i:>3} {count}{'[' + str(m.get('role', '?')) + ']':<12}{_message_preview(m, width)}".rstrip())
+    return lines
+
+
+def format_replay(replay: PromptReplay, *, decision: bool = True, prompt: bool = True,
+                  sent: SentPrompt | None = None) -> list[str]:
+    """The human-readable ``arcana trace replay RUN --turn N`` output (``sent``: the prompt as sent,
+    :meth:`TraceReader.prompt_sent` or its rebuild)."""
     d = replay.context_decision
     b = replay.budget_snapshot
     utilization = b.utilization if b is not None else d.utilization_before
@@ -265,7 +281,9 @@ def format_replay(replay: PromptReplay, *, decision: bool = True, prompt: bool =
     if prompt:
         lines.append("")
         sent_tokens = sum(x.token_count_after for x in d.decisions)
-        if replay.prompt_snapshot is not None:
+        if sent is not None and sent.messages:
+            lines.extend(format_sent_prompt(sent))
+        elif replay.prompt_snapshot is not None:
             lines.extend(format_prompt_preview(replay.prompt_snapshot.messages, sent_tokens))
         else:
             lines.append(
