@@ -179,7 +179,8 @@ class ChatSession:
         self._previous_sent: list[Message] | None = None
         self._shape_rules: PromptShape | None = None
         self._decision_encoder = ChainEncoder()
-        self._prompt_encoder = PromptSentEncoder()
+        redactor = getattr(writer, "redactor", None)
+        self._prompt_encoder = PromptSentEncoder(redact=redactor.redact_text if redactor is not None else None)
         self._live_previous: dict[str, Any] | None = None
         self._turn_events: dict[int, list[TraceEvent]] = {}
         self.sent_messages: dict[tuple[int, int], list[Message]] = {}

@@ -1479,6 +1479,22 @@ export function wireOfRecord(r: Record<string, any>): WireMessage {
   return out;
 }
 
+/** The lines a prompt_sent edit copies: `text + "\n"` cut after each newline (`lines_of` in Python). */
+function linesOf(text: string): string[] {
+  return text.split('\n').map(p => p + '\n');
+}
+
+/** A reference's `i` or `[i, n]` as [start, length]; null when it is neither. */
+function refRun(v: unknown): [number, number] | null {
+  if (isInt(v)) {
+    return [v, 1];
+  }
+  if (Array.isArray(v) && v.length === 2 && isInt(v[0]) && isInt(v[1]) && v[1] >= 1) {
+    return [v[0], v[1]];
+  }
+  return null;
+}
+
 /** One prompt_sent record resolved against the previous prompt (null: a keyframe) and the history. */
 export function resolvePromptSent(
   meta: Record<string, any>,
@@ -1493,7 +1509,10 @@ export function resolvePromptSent(
     throw new Error(`the previous prompt ${meta.prev} is not in the trace`);
   }
   const prevMsgs = previous ? previous.messages : [];
-  const prevTokens = previous ? previous.tokens : [];
+  const prevTokens: Array<number | null> = previous ? previous.tokens.slice() : [];
+  while (prevTokens.length < prevMsgs.length) {
+    prevTokens.push(null);
+  }
   if (keep > prevMsgs.length) {
     throw new Error(`keep ${keep} but the previous prompt has ${prevMsgs.length} message(s)`);
   }
@@ -1502,36 +1521,75 @@ export function resolvePromptSent(
     throw new Error('messages is not a list');
   }
   const messages = prevMsgs.slice(0, keep);
-  rest.forEach((item: any, i: number) => {
+  const tokens: Array<number | null> = prevTokens.slice(0, keep);
+  const own: number[] = [];
+  for (const item of rest) {
+    const at = messages.length;
     if (!isPlainObject(item)) {
-      throw new Error(`message ${keep + i} is not an object`);
+      throw new Error(`message ${at} is not an object`);
     }
     if ('role' in item) {
+      own.push(at);
       messages.push({ ...(item as any) });
+      tokens.push(null);
     } else if ('h' in item) {
-      const rec = isInt(item.h) ? history(item.h) : null;
-      if (rec === null) {
-        throw new Error(`message ${keep + i} refers to history message ${JSON.stringify(item.h)}, which is not recorded`);
+      const ref = refRun(item.h);
+      if (ref === null) {
+        throw new Error(`message ${at}: the history reference ${JSON.stringify(item.h)} is not i or [i, n]`);
       }
-      messages.push(wireOfRecord(rec));
+      for (let h = ref[0]; h < ref[0] + ref[1]; h++) {
+        const rec = history(h);
+        if (rec === null) {
+          throw new Error(`message ${messages.length} refers to history message ${h}, which is not recorded`);
+        }
+        own.push(messages.length);
+        messages.push(wireOfRecord(rec));
+        tokens.push(null);
+      }
+    } else if ('e' in item) {
+      const edit = item.e;
+      if (!Array.isArray(edit) || edit.length !== 2 || !isInt(edit[0]) || edit[0] < 0 || edit[0] >= prevMsgs.length || !Array.isArray(edit[1])) {
+        throw new Error(`message ${at}: the edit ${JSON.stringify(edit).slice(0, 80)} is not [index in the previous prompt, ops]`);
+      }
+      const base = prevMsgs[edit[0]];
+      const lines = linesOf(typeof base.content === 'string' ? base.content : '');
+      const parts: string[] = [];
+      for (const op of edit[1]) {
+        if (typeof op === 'string') {
+          parts.push(op);
+        } else {
+          const run = Array.isArray(op) ? refRun(op) : null;
+          if (run === null || run[0] < 0 || run[0] + run[1] > lines.length) {
+            throw new Error(`message ${at}: the edit copies lines ${JSON.stringify(op)} of a message of ${lines.length}`);
+          }
+          parts.push(...lines.slice(run[0], run[0] + run[1]));
+        }
+      }
+      const text = parts.join('');
+      if (!text.endsWith('\n')) {
+        throw new Error(`message ${at}: the edit's text does not end with its line end`);
+      }
+      own.push(at);
+      messages.push({ ...base, content: text.slice(0, -1) });
+      tokens.push(null);
     } else if ('p' in item) {
-      if (!isInt(item.p) || item.p < 0 || item.p >= prevMsgs.length) {
-        throw new Error(`message ${keep + i} refers to message ${JSON.stringify(item.p)} of the previous prompt, which has ${prevMsgs.length}`);
+      const ref = refRun(item.p);
+      if (ref === null || ref[0] < 0 || ref[0] + ref[1] > prevMsgs.length) {
+        throw new Error(`message ${at} refers to messages ${JSON.stringify(item.p)} of the previous prompt, which has ${prevMsgs.length}`);
       }
-      messages.push({ ...prevMsgs[item.p] });
+      for (let k = ref[0]; k < ref[0] + ref[1]; k++) {
+        messages.push({ ...prevMsgs[k] });
+        tokens.push(prevTokens[k]);
+      }
     } else {
-      throw new Error(`message ${keep + i} is neither a message nor a reference`);
+      throw new Error(`message ${at} is neither a message nor a reference`);
     }
-  });
-  const tokens: Array<number | null> = prevTokens.slice(0, keep);
-  while (tokens.length < keep) {
-    tokens.push(null);
   }
   const toks = meta.tokens;
-  if (Array.isArray(toks) && toks.length === rest.length) {
-    tokens.push(...toks.map((t: unknown) => (isInt(t) ? t : null)));
-  } else {
-    tokens.push(...rest.map(() => null));
+  if (Array.isArray(toks) && toks.length === own.length) {
+    own.forEach((position, k) => {
+      tokens[position] = isInt(toks[k]) ? toks[k] : null;
+    });
   }
   return { messages, tokens, digest: typeof meta.digest === 'string' ? meta.digest : null };
 }

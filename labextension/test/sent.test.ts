@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { canonicalJson, sha256Hex } from '../src/sha256';
-import { parseTrace, promptDigest, sentPromptOf, sentStatus } from '../src/trace';
+import { parseTrace, promptDigest, resolvePromptSent, sentPromptOf, sentStatus } from '../src/trace';
 
 test('sha256 of known vectors (empty, abc, two blocks, UTF-8)', () => {
   assert.equal(sha256Hex(''), 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
@@ -46,7 +46,7 @@ test('a prompt_sent chain resolves (keep, history and previous-prompt references
     ev('llm_call', 1, { step: 0, request_digest: promptDigest(p1, [], 'm'), message: a1, history_index: 2 }, 'e_000003'),
     ev('user_message', 2, { message: u2, history_index: 3 }),
     ev('context_decision', 2, { step: 0, request_digest: promptDigest(p2, [], 'm'), builder: { model: 'm' }, tools: [] }),
-    ev('prompt_sent', 2, { step: 0, digest: 'y', prev: 'e_000004', keep: 1, messages: [{ p: 1 }, { h: 2 }, block, { h: 3 }], tokens: [2, 2, 5, 3] }, 'e_000007')
+    ev('prompt_sent', 2, { step: 0, digest: 'y', prev: 'e_000004', keep: 1, messages: [{ p: 1 }, { h: [2, 1] }, block, { h: 3 }], tokens: [2, 5, 3] }, 'e_000007')
   ];
   const t = parseTrace(lines.join('\n') + '\n');
   const one = sentPromptOf(t, 'main', 1);
@@ -63,4 +63,24 @@ test('a prompt_sent chain resolves (keep, history and previous-prompt references
   assert.match(String(sentPromptOf(bad, 'main', 2)), /keep 9 but the previous prompt has 2/);
   // no prompt_sent and no snapshot: null (an older trace)
   assert.equal(sentPromptOf(parseTrace(lines.slice(0, 3).join('\n') + '\n'), 'main', 1), null);
+});
+
+test('runs and line edits resolve like the Python (the added last newline dropped)', () => {
+  const prev = {
+    messages: [{ role: 'system', content: 'head\nold line\ntail' }, { role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }],
+    tokens: [5, 1, 2],
+    digest: null
+  };
+  const r = resolvePromptSent(
+    { prev: 'e_1', keep: 0, messages: [{ e: [0, [[0, 1], 'new line\n', [2, 1]]] }, { p: [1, 2] }, { h: [0, 2] }], tokens: [6, 7, 8] },
+    prev,
+    h => [{ role: 'user', content: 'x', name: 'n' }, { role: 'assistant', content: 'y', tool_calls: [{ id: 'c', name: 'f' }] }][h] ?? null
+  );
+  assert.deepEqual(r.messages, [
+    { role: 'system', content: 'head\nnew line\ntail' }, { role: 'user', content: 'a' }, { role: 'assistant', content: 'b' },
+    { role: 'user', content: 'x', name: 'n' },
+    { role: 'assistant', content: 'y', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] }
+  ]);
+  assert.deepEqual(r.tokens, [6, 1, 2, 7, 8]);
+  assert.throws(() => resolvePromptSent({ prev: 'e_1', keep: 0, messages: [{ e: [0, [[0, 9]]] }] }, prev, () => null), /copies lines/);
 });

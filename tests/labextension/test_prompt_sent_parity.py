@@ -66,12 +66,20 @@ async def test_runtime_prompts_resolve_like_the_python(compiled_trace: Path, tmp
     async with runtime.chat() as chat:
         await chat.send("weather in Oslo?")
         for i in range(turns):
+            if i == 5:  # the pin goes to the head of the prompt: what followed it is the previous prompt's
+                pin = chat.pin("the budget is 4,000 euros; " + "the venue seats 120 people, " * 12, label="budget")["pin_id"]
+            if i == 8:  # a second pin: the head message changes a little (a line edit of the previous one)
+                chat.pin("the date is 3 March", label="date")
+            if i == 12:
+                chat.unpin(str(pin))
             await chat.send(f"question {i} " + "word " * (i % 11))
         await chat.send("my token is sk-proj-" + "Zx9" * 8)
         path = Path(chat.trace_path)
     text = path.read_text(encoding="utf-8")
     assert text.count('"event_type":"prompt_sent"') >= turns + 2
     assert text.count('"prev":null,"keep":0') >= 2, "a keyframe again after CHAIN_MAX prompts"
+    for form in ('{"h":[', '{"p":', '{"e":['):  # history runs, previous-prompt references, line edits
+        assert form in text, form
     proc = subprocess.run(["node", "-e", NODE_SCRIPT, str(compiled_trace), str(path)], capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

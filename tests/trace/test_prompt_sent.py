@@ -110,23 +110,28 @@ async def test_an_older_trace_falls_back_to_the_rebuild(fake_openai, tmp_path: P
 
 def test_the_encoding_round_trips_with_bounded_chains() -> None:
     """Random prompts (prefixes kept, messages moved, dropped, added, from the history or not)
-    resolve to themselves; keyframes come back every chain_max prompts."""
+    resolve to themselves, with their token counts; keyframes come back every chain_max prompts;
+    references come in runs; a long message that changed a little is a line edit of the previous one."""
     rng = random.Random(7)
     history = [Message(role="system", content="sys")]
     enc = PromptSentEncoder(chain_max=5)
     prompt: list[Message] = [history[0]]
     resolved: dict[str, dict[str, Any]] = {}
     prev_id = None
+    runs = edits = 0
+    lines = [f"line {k}: " + "words " * 8 for k in range(20)]
     for n in range(60):
         history.append(Message(role="user", content=f"u{n} " + "x" * rng.randint(0, 5)))
         history.append(Message(role="assistant", content=f"a{n}"))
-        body = [m for m in prompt[1:] if rng.random() > 0.15]
+        body = [m for m in prompt[2:] if rng.random() > 0.15 and not m.content.startswith("section")]
         if rng.random() < 0.3:
             rng.shuffle(body)
         body += [Message(role="user", content=f"context block {n}")] if rng.random() < 0.5 else []
-        prompt = [history[0], *body, history[-2]]
+        lines[rng.randrange(len(lines))] = f"line changed at {n}" + "!" * rng.randint(0, 3)
+        section = Message(role="user", content="section\n" + "\n".join(lines) + ("\n" if n % 3 else ""))
+        prompt = [history[0], section, *body, history[-2]]
         meta = enc.encode(step=0, digest=None, messages=prompt, history=history,
-                          tokens=list(range(len(prompt))))
+                          tokens=[len(m.content) for m in prompt])
         eid = f"e_{n:06d}"
         enc.written(eid)
         base = resolved[meta["prev"]] if meta["prev"] else None
@@ -134,7 +139,24 @@ def test_the_encoding_round_trips_with_bounded_chains() -> None:
         out = resolve_prompt_sent(json.loads(json.dumps(meta)), base,
                                   lambda h: history[h].record() if 0 <= h < len(history) else None)
         assert out["messages"] == [m.wire() for m in prompt]
-        assert out["tokens"] == list(range(len(prompt)))
+        assert out["tokens"] == [len(m.content) for m in prompt]
         resolved[eid] = out
         prev_id = eid
-    assert prev_id
+        runs += sum(1 for m in meta["messages"] for k, v in m.items() if k in "hp" and isinstance(v, list))
+        edits += sum(1 for m in meta["messages"] if "e" in m)
+    assert prev_id and runs and edits > 30
+
+
+async def test_the_cli_replay_shows_the_prompt_as_sent_without_snapshots(fake_openai, tmp_path: Path, capsys) -> None:
+    from arcana_jupyter.cli import main as cli_main
+
+    path = await run_turns(fake_openai, tmp_path, QUESTIONS[:3])
+    assert cli_main(["trace", "replay", path.stem, "--dir", str(path.parent), "--turn", "3", "--prompt-only"]) == 0
+    out = capsys.readouterr().out
+    assert "Prompt as sent (" in out and "recorded as sent; verified (digest" in out
+    assert "question 2: tell me about topic 2" in out and "no prompt snapshot" not in out
+    # an older trace: rebuilt from the transcript, and said so
+    path.write_text("".join(line + "\n" for line in path.read_text().splitlines() if '"prompt_sent"' not in line))
+    assert cli_main(["trace", "replay", path.stem, "--dir", str(path.parent), "--turn", "3", "--prompt-only"]) == 0
+    out = capsys.readouterr().out
+    assert "rebuilt from the transcript; verified (digest" in out and NOT_RECORDED in out
