@@ -953,17 +953,21 @@ class TraceReader:
             chunk = positions[start:start + 64]
             for p, obj in zip(chunk, self._read_raw(idx, chunk), strict=True):
                 entry = idx.entries[p]
-                meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+                raw_meta = obj.get("metadata")
+                meta: dict[str, Any] = dict(raw_meta) if isinstance(raw_meta, dict) else {}
                 if is_chained(meta):
                     try:
-                        meta = chained.resolve(entry.event_id, dict(meta), rows=False)
+                        meta = chained.resolve(entry.event_id, meta, rows=False)
                     except (ValueError, KeyError, TypeError, AttributeError, IndexError):
                         continue  # that call is shown unverified (replay_prompt reports the decision's problem)
                 if entry.event_id in wanted:
-                    builder = meta.get("builder") if isinstance(meta.get("builder"), dict) else {}
-                    tools = meta.get("tools") if isinstance(meta.get("tools"), list) else []
-                    digest = meta.get("request_digest") if isinstance(meta.get("request_digest"), str) else None
-                    calls[entry.event_id] = (tools, str(builder.get("model") or ""), digest)
+                    builder = meta.get("builder")
+                    tools = meta.get("tools")
+                    recorded_digest = meta.get("request_digest")
+                    calls[entry.event_id] = (
+                        tools if isinstance(tools, list) else [],
+                        str(builder.get("model") or "") if isinstance(builder, dict) else "",
+                        recorded_digest if isinstance(recorded_digest, str) else None)
         run = self._run_id_of(idx.path)
         for p in sent:
             entry = idx.entries[p]

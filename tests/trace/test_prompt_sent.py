@@ -6,6 +6,7 @@ digest-verified; secrets masked as in every other field; older traces fall back 
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from pathlib import Path
@@ -58,7 +59,7 @@ async def test_every_prompt_is_recorded_as_the_server_received_it(fake_openai, t
     assert len(sent) == len(QUESTIONS) == len(fake_openai.requests)
     assert all(e["parent_id"] in decisions for e in sent)
     assert sent[0]["metadata"]["prev"] is None and sent[0]["metadata"]["keep"] == 0, "the first is a keyframe"
-    assert all(e["metadata"]["prev"] == p["event_id"] for p, e in zip(sent, sent[1:], strict=False))
+    assert all(e["metadata"]["prev"] == p["event_id"] for p, e in itertools.pairwise(sent))
     assert any(e["metadata"]["keep"] > 0 for e in sent[1:]), "later prompts keep the previous one's prefix"
     refs = [m for e in sent for m in e["metadata"]["messages"] if "h" in m]
     assert refs, "messages equal to transcript messages are references"
