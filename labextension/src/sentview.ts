@@ -14,7 +14,7 @@ function messageList(p: SentPrompt): HTMLElement {
     ...p.messages.map((m, i) => {
       const tokens = p.tokens[i];
       return h('li', { class: `arcana-prompt-msg arcana-role-${String(m.role).replace(/[^a-z]/g, '')}` },
-        h('div', { class: 'arcana-msg-head' }, `[${i}] ${m.role}${m.name ? ' (' + m.name + ')' : ''}`,
+        h('div', { class: 'arcana-msg-head' }, `${m.role}${m.name ? ' (' + m.name + ')' : ''}`,
           typeof tokens === 'number' ? h('span', { class: 'arcana-muted' }, ` · ${fmtInt(tokens)} tokens`) : null),
         m.content ? pre(m.content) : null,
         ...(m.tool_calls ?? []).map(tc => pre(`→ tool call ${tc.function?.name ?? '?'}(${tc.function?.arguments ?? ''})`, 'arcana-pre arcana-toolcall')),
