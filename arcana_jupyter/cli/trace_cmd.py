@@ -107,6 +107,10 @@ def register(subparsers: Any) -> None:
                            help="counterfactual strategy")
     p_rebuild.add_argument("--window", type=int, default=None, help="counterfactual total_window (tokens)")
     p_rebuild.add_argument("--reserve", type=int, default=None, help="counterfactual response_reserve (tokens)")
+    p_rebuild.add_argument("--mode", choices=["classic", "adaptive"], default=None,
+                           help="counterfactual mode: classic (no adaptive-context sections, the whole transcript)")
+    p_rebuild.add_argument("--relevance", choices=["lexical", "semantic"], default=None,
+                           help="counterfactual relevance ranking: BM25 only, or with the embedding model")
     p_rebuild.set_defaults(func=_rebuild)
 
     p_export = sub.add_parser("export", help="send a recorded run elsewhere: --otlp (OpenTelemetry spans)")
@@ -764,6 +768,7 @@ def _rebuild_run(args: argparse.Namespace, reader: TraceReader, run_id: str) -> 
     result = rebuild_turn(
         reader, run_id, args.turn, args.agent, args.step,
         strategy=args.strategy, total_window=args.window, response_reserve=args.reserve,
+        mode=args.mode, relevance=args.relevance,
     )
     if args.json:
         _dump(result.model_dump(mode="json"))
@@ -782,7 +787,8 @@ def _rebuild_run(args: argparse.Namespace, reader: TraceReader, run_id: str) -> 
         s = result.settings
         b = result.budget
         print(f"\nCounterfactual: strategy={s['strategy']} window={s['total_window']} reserve={s['response_reserve']}"
-              f"  → {result.decision.strategy}  utilization={b.utilization:.2f}")
+              + "".join(f" {k}={s[k]} (recorded {rec[k]})" for k in ("mode", "relevance") if s[k] != rec[k])
+              + f"  → {result.decision.strategy}  utilization={b.utilization:.2f}")
         if result.diff:
             for line in _diff_rows(result.diff):
                 print(line)

