@@ -787,7 +787,10 @@ def _rebuild_run(args: argparse.Namespace, reader: TraceReader, run_id: str) -> 
         s = result.settings
         b = result.budget
         print(f"\nCounterfactual: strategy={s['strategy']} window={s['total_window']} reserve={s['response_reserve']}"
-              + "".join(f" {k}={s[k]} (recorded {rec[k]})" for k in ("mode", "relevance") if s[k] != rec[k])
+              + (f" mode={result.mode} (recorded {result.recorded_mode})"
+                 if result.mode != result.recorded_mode else "")
+              + (f" relevance={result.relevance} (recorded {result.recorded_relevance})"
+                 if result.relevance != result.recorded_relevance else "")
               + f"  → {result.decision.strategy}  utilization={b.utilization:.2f}")
         if result.diff:
             for line in _diff_rows(result.diff):

@@ -66,6 +66,12 @@ class RebuildResult(BaseModel):
     rebuilt_digest: str
     recorded_settings: dict[str, Any]
     settings: dict[str, Any]
+    mode: str = "classic"
+    """``classic`` / ``adaptive``: the rebuild's (the counterfactual's when there is one)."""
+    relevance: str = "lexical"
+    """``lexical`` / ``semantic``: the rebuild's."""
+    recorded_mode: str = "classic"
+    recorded_relevance: str = "lexical"
     """The settings of :attr:`decision` (the recorded ones unless a counterfactual was asked)."""
     counterfactual: bool
     recorded_decision: ContextDecision
@@ -508,18 +514,14 @@ def rebuild_turn(
         "strategy": strategy or rec_settings["strategy"],
         "total_window": total_window or rec_settings["total_window"],
         "response_reserve": rec_settings["response_reserve"] if response_reserve is None else response_reserve,
-        "mode": mode or rec_mode,
-        "relevance": relevance or rec_relevance,
     }
-    rec_settings = {**rec_settings, "mode": rec_mode, "relevance": rec_relevance}
-    counterfactual = settings != rec_settings
+    mode, relevance = mode or rec_mode, relevance or rec_relevance
+    counterfactual = settings != rec_settings or (mode, relevance) != (rec_mode, rec_relevance)
     result = rebuilt
     if counterfactual:
         cf_calls: list[int] = []
-        build_settings = {k: settings[k] for k in ("strategy", "total_window", "response_reserve")}
         result = _build(
-            history, replay, **build_settings, mode=settings["mode"], relevance=settings["relevance"],
-            model=model, counter=counter,
+            history, replay, **settings, mode=mode, relevance=relevance, model=model, counter=counter,
             embedding_cache=cache_dir / EMBEDDINGS_FOLDER,
             summarizer=summarizer or (_placeholder_summarizer(cf_calls) if had_summarizer else None),
             summary_override=None,
@@ -543,6 +545,10 @@ def rebuild_turn(
         rebuilt_digest=digest,
         recorded_settings=rec_settings,
         settings=settings,
+        mode=mode,
+        relevance=relevance,
+        recorded_mode=rec_mode,
+        recorded_relevance=rec_relevance,
         counterfactual=counterfactual,
         recorded_decision=replay.context_decision,
         decision=result.decision,

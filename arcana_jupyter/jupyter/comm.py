@@ -422,13 +422,15 @@ def what_if_answer(trace_dir: Path, data: dict[str, Any]) -> dict[str, Any]:
     return {
         "ok": True, "run_id": result.run_id, "agent": result.agent, "turn": result.turn, "step": result.step,
         "verified": result.verified, "counterfactual": result.counterfactual,
-        "recorded_settings": result.recorded_settings, "settings": result.settings,
+        "recorded_settings": {**result.recorded_settings, "mode": result.recorded_mode,
+                              "relevance": result.recorded_relevance},
+        "settings": {**result.settings, "mode": result.mode, "relevance": result.relevance},
         "recorded_tokens": result.recorded_budget.used if result.recorded_budget is not None else None,
         "tokens": result.budget.used, "changes": changes, "messages": messages,
         "messages_left_out": max(0, len(result.messages) - WHATIF_MAX_MESSAGES), "notes": list(result.notes),
         "message": (f"turn {result.turn} rebuilt with window {result.settings['total_window']:,}, reserve "
                     f"{result.settings['response_reserve']:,}, {result.settings['strategy']}, "
-                    f"{result.settings['mode']} mode, {result.settings['relevance']} relevance: {len(changes)} "
+                    f"{result.mode} mode, {result.relevance} relevance: {len(changes)} "
                     f"row(s) changed"),
     }
 

@@ -304,8 +304,10 @@ def counterfactual(trace_dir: str | Path, frame: dict[str, Any], strategy: str |
     }
     diff = changed_rows(result)
     label = f"{strategy}, window {total_window:,}, reserve {int(result.settings['response_reserve']):,}"
-    label += "".join(f", {result.settings[k]} {k if k == 'mode' else 'relevance'}" for k in ("mode", "relevance")
-                     if result.settings.get(k) != result.recorded_settings.get(k))
+    if result.mode != result.recorded_mode:
+        label += f", {result.mode} mode"
+    if result.relevance != result.recorded_relevance:
+        label += f", {result.relevance} relevance"
     if not result.counterfactual:
         label += " (the recorded settings)"
     notes = "".join(f'<div class="arcana-muted">{render.esc(n)}</div>' for n in result.notes)

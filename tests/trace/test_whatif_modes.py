@@ -38,9 +38,9 @@ async def test_classic_mode_what_if_of_an_adaptive_turn(tmp_path: Path) -> None:
     reader = TraceReader(path.parent)
     same = rebuild_turn(reader, path.stem, 22)
     assert same.verified and not same.counterfactual
-    assert same.recorded_settings["mode"] == "adaptive" and same.recorded_settings["relevance"] == "lexical"
+    assert same.recorded_mode == "adaptive" and same.recorded_relevance == "lexical"
     classic = rebuild_turn(reader, path.stem, 22, mode="classic")
-    assert classic.verified and classic.counterfactual and classic.settings["mode"] == "classic"
+    assert classic.verified and classic.counterfactual and classic.mode == "classic"
     gone = [d for d in classic.diff if d.source == "section" and d.other_outcome is None]
     assert gone, "the adaptive context's sections are not in the classic build"
     assert not any(m["content"].startswith("Session checkpoint") for m in classic.messages)
@@ -55,7 +55,7 @@ async def test_classic_mode_what_if_of_an_adaptive_turn(tmp_path: Path) -> None:
 async def test_adaptive_what_if_of_a_classic_turn_says_why_not(tmp_path: Path) -> None:
     path = await record(tmp_path, engine=False, turns=4)
     reader = TraceReader(path.parent)
-    assert rebuild_turn(reader, path.stem, 4).recorded_settings["mode"] == "classic"
+    assert rebuild_turn(reader, path.stem, 4).recorded_mode == "classic"
     with pytest.raises(TraceError, match="recorded in classic mode"):
         rebuild_turn(reader, path.stem, 4, mode="adaptive")
     lexical = rebuild_turn(reader, path.stem, 4, relevance="lexical")
