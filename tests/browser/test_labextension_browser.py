@@ -319,7 +319,7 @@ def test_hostile_content_is_rendered_as_text(page) -> None:
     page.locator(".lm-Menu-item", has_text="Arcana: Open trace viewer").click()
     viewer = page.locator(".arcana-viewer")
     expect(viewer.locator(".arcana-turn-label")).to_contain_text("Turn 4 (4 of 4)", timeout=60_000)
-    viewer.get_by_role("button", name=re.compile(r"^Prompt \(")).click()
+    viewer.get_by_role("button", name=re.compile(r"^Prompt as sent \(\d+ messages")).click()
     expect(viewer.locator(".arcana-prompt")).to_contain_text(f"{HOSTILE} user text 4")
     vrows = viewer.locator(".arcana-turn-host .arcana-vt-body-row")
     vrows.nth(1).click()
