@@ -1594,18 +1594,28 @@ export function resolvePromptSent(
   return { messages, tokens, digest: typeof meta.digest === 'string' ? meta.digest : null };
 }
 
-const sentCaches = new WeakMap<ParsedTrace, { byId: Map<string, TraceEvent>; resolved: Map<string, ResolvedSent | string> }>();
+interface SentCache {
+  byId: Map<string, TraceEvent>;
+  /** Each agent's system prompt from its first run_start (history index 0 when not recorded). */
+  system: Map<string, unknown>;
+  resolved: Map<string, ResolvedSent | string>;
+}
 
-function sentCache(trace: ParsedTrace): { byId: Map<string, TraceEvent>; resolved: Map<string, ResolvedSent | string> } {
+const sentCaches = new WeakMap<ParsedTrace, SentCache>();
+
+function sentCache(trace: ParsedTrace): SentCache {
   let c = sentCaches.get(trace);
   if (!c) {
     const byId = new Map<string, TraceEvent>();
+    const system = new Map<string, unknown>();
     for (const ev of trace.events) {
       if (ev.event_type === 'prompt_sent' && typeof ev.event_id === 'string' && !byId.has(ev.event_id)) {
         byId.set(ev.event_id, ev);
+      } else if (ev.event_type === 'run_start' && !system.has(ev.agent)) {
+        system.set(ev.agent, ev.metadata?.system_prompt);
       }
     }
-    c = { byId, resolved: new Map() };
+    c = { byId, system, resolved: new Map() };
     sentCaches.set(trace, c);
   }
   return c;
@@ -1642,7 +1652,7 @@ function resolveSentEvent(trace: ParsedTrace, ev: TraceEvent): ResolvedSent | st
   }
   const agent = ev.agent;
   const records = trace.history.get(agent);
-  const system = trace.events.find(e => e.event_type === 'run_start' && e.agent === agent)?.metadata?.system_prompt;
+  const system = cache.system.get(agent);
   const history = (h: number): Record<string, any> | null => {
     const r = records?.get(h);
     if (r) {
