@@ -107,6 +107,10 @@ def register(subparsers: Any) -> None:
                            help="counterfactual strategy")
     p_rebuild.add_argument("--window", type=int, default=None, help="counterfactual total_window (tokens)")
     p_rebuild.add_argument("--reserve", type=int, default=None, help="counterfactual response_reserve (tokens)")
+    p_rebuild.add_argument("--mode", choices=["classic", "adaptive"], default=None,
+                           help="counterfactual mode: classic (no adaptive-context sections, the whole transcript)")
+    p_rebuild.add_argument("--relevance", choices=["lexical", "semantic"], default=None,
+                           help="counterfactual relevance ranking: BM25 only, or with the embedding model")
     p_rebuild.set_defaults(func=_rebuild)
 
     p_export = sub.add_parser("export", help="send a recorded run elsewhere: --otlp (OpenTelemetry spans)")
@@ -653,19 +657,25 @@ def _replay_run(args: argparse.Namespace, reader: TraceReader, run_id: str) -> i
             f"turn {args.turn} of run {run_id} has no recorded context decision; turns with replay evidence: "
             f"{_ranges(evidence)}"
         )
+    sent = None
+    if not args.decision_only:
+        from ..context.rebuild import prompt_as_sent
+
+        sent = prompt_as_sent(reader, run_id, args.turn, args.agent, step=args.step)
     if args.json:
         data = replay.model_dump(mode="json")
+        data["prompt_sent"] = sent.model_dump(mode="json") if sent is not None else None
         if args.decision_only:  # no model or user text: safe to share
             data = {k: data[k] for k in ("run_id", "agent", "turn", "step", "steps", "context_decision",
                                          "context_report", "budget_snapshot", "request_digest", "history_len")}
             if data["context_decision"].get("summary") is not None:
                 data["context_decision"]["summary"] = "[left out of a decision-only replay]"
         elif args.prompt_only:
-            data = {k: data[k] for k in ("run_id", "agent", "turn", "step", "prompt_snapshot", "active_pins",
-                                         "request_digest")}
+            data = {k: data[k] for k in ("run_id", "agent", "turn", "step", "prompt_snapshot", "prompt_sent",
+                                         "active_pins", "request_digest")}
         _dump(data)
     else:
-        lines = format_replay(replay, decision=not args.prompt_only, prompt=not args.decision_only)
+        lines = format_replay(replay, decision=not args.prompt_only, prompt=not args.decision_only, sent=sent)
         for line in lines:
             print(line)
     _warn(reader, run_id)
@@ -758,6 +768,7 @@ def _rebuild_run(args: argparse.Namespace, reader: TraceReader, run_id: str) -> 
     result = rebuild_turn(
         reader, run_id, args.turn, args.agent, args.step,
         strategy=args.strategy, total_window=args.window, response_reserve=args.reserve,
+        mode=args.mode, relevance=args.relevance,
     )
     if args.json:
         _dump(result.model_dump(mode="json"))
@@ -776,7 +787,11 @@ def _rebuild_run(args: argparse.Namespace, reader: TraceReader, run_id: str) -> 
         s = result.settings
         b = result.budget
         print(f"\nCounterfactual: strategy={s['strategy']} window={s['total_window']} reserve={s['response_reserve']}"
-              f"  → {result.decision.strategy}  utilization={b.utilization:.2f}")
+              + (f" mode={result.mode} (recorded {result.recorded_mode})"
+                 if result.mode != result.recorded_mode else "")
+              + (f" relevance={result.relevance} (recorded {result.recorded_relevance})"
+                 if result.relevance != result.recorded_relevance else "")
+              + f"  → {result.decision.strategy}  utilization={b.utilization:.2f}")
         if result.diff:
             for line in _diff_rows(result.diff):
                 print(line)

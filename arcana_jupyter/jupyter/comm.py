@@ -391,13 +391,18 @@ def what_if_answer(trace_dir: Path, data: dict[str, Any]) -> dict[str, Any]:
     strategy = data.get("strategy") or None
     if strategy is not None and strategy not in STRATEGIES:
         return {"ok": False, "message": f"what-if: unknown strategy {clip(strategy)} (known: {', '.join(STRATEGIES)})"}
+    mode, relevance = data.get("mode") or None, data.get("relevance") or None
+    if mode is not None and mode not in ("classic", "adaptive"):
+        return {"ok": False, "message": f"what-if: unknown mode {clip(mode)} (known: classic, adaptive)"}
+    if relevance is not None and relevance not in ("lexical", "semantic"):
+        return {"ok": False, "message": f"what-if: unknown relevance {clip(relevance)} (known: lexical, semantic)"}
     if turn is None:
         return {"ok": False, "message": "what-if: which turn? (turn is missing)"}
     if window is not None and reserve is not None and reserve >= window:
         return {"ok": False, "message": f"what-if: a reserve of {reserve:,} leaves no room in a window of {window:,}"}
     try:
         result = rebuild_turn(TraceReader(trace_dir), str(run_id), turn, agent=agent, step=step, strategy=strategy,
-                              total_window=window, response_reserve=reserve)
+                              total_window=window, response_reserve=reserve, mode=mode, relevance=relevance)
     except ArcanaError as exc:
         return {"ok": False, "message": f"what-if: {clip(str(exc), 400)}"}
 
@@ -408,12 +413,15 @@ def what_if_answer(trace_dir: Path, data: dict[str, Any]) -> dict[str, Any]:
     return {
         "ok": True, "run_id": result.run_id, "agent": result.agent, "turn": result.turn, "step": result.step,
         "verified": result.verified, "counterfactual": result.counterfactual,
-        "recorded_settings": result.recorded_settings, "settings": result.settings,
+        "recorded_settings": {**result.recorded_settings, "mode": result.recorded_mode,
+                              "relevance": result.recorded_relevance},
+        "settings": {**result.settings, "mode": result.mode, "relevance": result.relevance},
         "recorded_tokens": result.recorded_budget.used if result.recorded_budget is not None else None,
         "tokens": result.budget.used, "changes": changes, "messages": messages,
         "messages_left_out": max(0, len(result.messages) - WHATIF_MAX_MESSAGES), "notes": list(result.notes),
         "message": (f"turn {result.turn} rebuilt with window {result.settings['total_window']:,}, reserve "
-                    f"{result.settings['response_reserve']:,}, {result.settings['strategy']}: {len(changes)} "
+                    f"{result.settings['response_reserve']:,}, {result.settings['strategy']}, "
+                    f"{result.mode} mode, {result.relevance} relevance: {len(changes)} "
                     f"row(s) changed"),
     }
 

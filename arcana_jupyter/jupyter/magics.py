@@ -538,6 +538,8 @@ class ArcanaMagics(Magics):
     @argument("--reserve", type=int, default=None, help="what if: this reply reserve")
     @argument("--strategy", default=None,
               help="what if: this strategy (auto, passthrough, tail_preserve, aggressive_truncate, llm_summarize)")
+    @argument("--mode", default=None, help="what if: classic (no adaptive-context sections) or adaptive")
+    @argument("--relevance", default=None, help="what if: lexical (BM25) or semantic (with the embedding model)")
     @line_magic
     def arcana_replay(self, line: str = "") -> None:
         """Scrub the turns of a run: decisions, prompt (digest-checked), pins, changes per turn."""
@@ -580,11 +582,13 @@ class ArcanaMagics(Magics):
             known = ", ".join(str(f["turn"]) for f in frames) or "none"
             raise UsageError(usage_line("arcana_replay", f"--turn {turn}: no such turn in this run (turns: {known})"))
         try:
-            html = counterfactual(trace_dir, frame, opts.strategy, opts.window, opts.reserve)
+            html = counterfactual(trace_dir, frame, opts.strategy, opts.window, opts.reserve, mode=opts.mode,
+                                  relevance=opts.relevance)
         except ArcanaError as exc:
             raise UsageError(f"cannot rebuild turn {turn} with other settings: {_short(exc)}") from None
         what = ", ".join(f"{k} {v}" for k, v in (("window", opts.window), ("reserve", opts.reserve),
-                                                 ("strategy", opts.strategy)) if v is not None)
+                                                 ("strategy", opts.strategy), ("mode", opts.mode),
+                                                 ("relevance", opts.relevance)) if v is not None)
         display({"text/html": html, "text/plain": f"turn {turn} rebuilt with {what} beside the recorded prompt"},
                 raw=True)
 

@@ -118,11 +118,14 @@ class ReplayOptions(BaseModel):
     window: int | None = Field(default=None, ge=MIN_WINDOW)
     reserve: int | None = Field(default=None, ge=0)
     strategy: Strategy | None = None
+    mode: Literal["classic", "adaptive"] | None = None
+    relevance: Literal["lexical", "semantic"] | None = None
 
     @property
     def what_if(self) -> bool:
-        """Another window, reserve or strategy: rebuild the turn with them beside the recorded one."""
-        return self.window is not None or self.reserve is not None or self.strategy is not None
+        """Another window, reserve, strategy, mode or relevance: rebuild the turn with them beside the
+        recorded one."""
+        return any(v is not None for v in (self.window, self.reserve, self.strategy, self.mode, self.relevance))
 
 
 class ExportOptions(BaseModel):

@@ -373,14 +373,16 @@ def replay_checks(trace_dir: str | Path, run_id: str, agent: str | None, turn: i
 
 
 def counterfactual(trace_dir: str | Path, frame: dict[str, Any], strategy: str | None = None,
-                   total_window: int | None = None, response_reserve: int | None = None) -> str:
+                   total_window: int | None = None, response_reserve: int | None = None, *,
+                   mode: str | None = None, relevance: str | None = None) -> str:
     """HTML: the recorded prompt of ``frame``'s turn beside the same turn rebuilt with other settings
     (``None``: as recorded) — what ``%arcana_replay --turn N --window W`` shows under the replay."""
     reader = TraceReader(trace_dir)
     frame = with_rows(frame, reader)  # a frame built without its rows: read them for the table
     result = rebuild_turn(reader, frame["run_id"], int(frame["turn"]), agent=frame.get("agent"),
                           step=int((frame.get("step") or {}).get("step") or 0), strategy=strategy,
-                          total_window=total_window, response_reserve=response_reserve)
+                          total_window=total_window, response_reserve=response_reserve, mode=mode,
+                          relevance=relevance)
     strategy = str(result.settings["strategy"])
     total_window = int(result.settings["total_window"])
     recorded = dict(frame.get("step") or {})
@@ -390,6 +392,10 @@ def counterfactual(trace_dir: str | Path, frame: dict[str, Any], strategy: str |
     }
     diff = changed_rows(result)
     label = f"{strategy}, window {total_window:,}, reserve {int(result.settings['response_reserve']):,}"
+    if result.mode != result.recorded_mode:
+        label += f", {result.mode} mode"
+    if result.relevance != result.recorded_relevance:
+        label += f", {result.relevance} relevance"
     if not result.counterfactual:
         label += " (the recorded settings)"
     notes = "".join(f'<div class="arcana-muted">{render.esc(n)}</div>' for n in result.notes)

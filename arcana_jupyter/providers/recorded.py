@@ -338,6 +338,12 @@ class ReplayProvider(Provider):
                 snap = replay.prompt_snapshot
                 return list(snap.messages), list(snap.tools), "the recorded prompt snapshot (exact)"
             tools = [_tool_wire(t) for t in replay.tools]
+            try:
+                sent = self.reader.prompt_sent(self.run_id, event.turn, step=step_no, agent=self.agent)
+            except TraceError:
+                sent = None
+            if sent is not None and sent.messages:
+                return list(sent.messages), tools, "the recorded prompt as sent (prompt_sent; secrets masked)"
             if replay.history_len is not None:
                 history = self.reader.history(self.run_id, self.agent, strict=False)[: replay.history_len]
                 return (

@@ -22,6 +22,8 @@ from .replay_view import (
     progress_html,
     prompt_html,
     replay_html,
+    sent_prompt_html,
+    sent_prompts_html,
     turns_table_html,
 )
 from .styles import CSS, style_block
@@ -53,6 +55,8 @@ __all__ = [
     "prompt_html",
     "replay_html",
     "reply_html",
+    "sent_prompt_html",
+    "sent_prompts_html",
     "sessions_html",
     "streaming_html",
     "style_block",

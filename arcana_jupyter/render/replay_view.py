@@ -54,6 +54,78 @@ def prompt_html(messages: Sequence[Mapping[str, Any]], source: str | None) -> st
     return render_macro(R, "prompt", _prompt_messages(messages), _PROMPT_LABELS.get(source or "", "not available"))
 
 
+def _sent_message(i: int, message: Mapping[str, Any], tokens: Any, limit: int = 3000) -> dict[str, Any]:
+    view = _prompt_messages([message])[0]
+    view["text"] = clip(view["text"], limit)
+    return {**view, "index": i, "tokens": tokens if isinstance(tokens, int) else None}
+
+
+def _sent_status(sent: Mapping[str, Any]) -> dict[str, Any]:
+    """The verification line of a prompt as sent (``SentPrompt`` as a dict)."""
+    where = {"prompt_sent": "recorded as sent", "snapshot": "from the prompt snapshot",
+             "rebuilt": "rebuilt from the transcript"}.get(str(sent.get("source")), str(sent.get("source")))
+    tokens = [t for t in sent.get("tokens") or [] if isinstance(t, int)]
+    return {
+        "where": where, "verified": bool(sent.get("verified")), "masked": int(sent.get("masked") or 0),
+        "recorded": sent.get("recorded_digest"), "digest": sent.get("digest"), "note": sent.get("note"),
+        "count": len(sent.get("messages") or []),
+        "tokens": sum(tokens) if tokens and len(tokens) == len(sent.get("messages") or []) else None,
+    }
+
+
+def sent_prompt_html(sent: Mapping[str, Any] | None, *, missing: str = "") -> str:
+    """The prompt as sent, message by message (role, text, tokens), marked verified when its digest
+    matches the recorded one (``sent``: a ``SentPrompt`` dump); ``missing`` says why there is none."""
+    if not sent or not sent.get("messages"):
+        return render_macro(R, "sent_prompt", None, [], missing or "not recorded in this trace")
+    tokens = list(sent.get("tokens") or [])
+    messages = [_sent_message(i, m, tokens[i] if i < len(tokens) else None)
+                for i, m in enumerate(_rows(list(sent.get("messages") or [])))]
+    return render_macro(R, "sent_prompt", _sent_status(sent), messages, "")
+
+
+def sent_prompt_changes(sent: Mapping[str, Any], previous: Mapping[str, Any] | None,
+                        limit: int = 2000) -> dict[str, Any]:
+    """One turn of the report's "Prompts as sent": the prefix shared with the previous prompt as a
+    count, then each later message — its text when the previous prompt did not have it, else a
+    reference (runs of them as one line). Costs what changed, so a long run's report stays linear."""
+    messages = _rows(list(sent.get("messages") or []))
+    tokens = list(sent.get("tokens") or [])
+    before = _rows(list((previous or {}).get("messages") or []))
+    keep = 0
+    while keep < len(messages) and keep < len(before) and messages[keep] == before[keep]:
+        keep += 1
+    where: dict[str, int] = {}
+    for i, m in enumerate(before):
+        where.setdefault(json_text(m), i)
+    rest: list[dict[str, Any]] = []
+    for i in range(keep, len(messages)):
+        j = where.get(json_text(messages[i]))
+        if j is not None:
+            last = rest[-1] if rest else None
+            if last is not None and last.get("from") is not None and last["to"] == i - 1 and last["from_last"] == j - 1:
+                last["to"], last["from_last"] = i, j
+            else:
+                rest.append({"from": j, "from_last": j, "first": i, "to": i})
+        else:
+            rest.append(_sent_message(i, messages[i], tokens[i] if i < len(tokens) else None, limit))
+    kept_tokens = [t for t in tokens[:keep] if isinstance(t, int)]
+    return {"turn": sent.get("turn"), "step": sent.get("step") or 0, "status": _sent_status(sent), "keep": keep,
+            "keep_tokens": sum(kept_tokens) if len(kept_tokens) == keep and keep else None, "rest": rest,
+            "first": previous is None}
+
+
+def sent_prompts_html(prompts: Sequence[Mapping[str, Any]], *, missing: str = "") -> str:
+    """The report's "Prompts as sent" section for one run: every call's prompt, compactly (see
+    :func:`sent_prompt_changes`); self-contained, so the report's layout can place it anywhere."""
+    rows = []
+    previous: Mapping[str, Any] | None = None
+    for sent in prompts:
+        rows.append(sent_prompt_changes(sent, previous))
+        previous = sent
+    return render_macro(R, "sent_prompts", rows, missing)
+
+
 def diff_html(diff: Sequence[Mapping[str, Any]], turn: Any) -> str:
     """Which input messages changed outcome or fidelity since the previous turn."""
     if isinstance(turn, str):

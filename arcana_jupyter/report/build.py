@@ -112,6 +112,21 @@ def summarize(reader: TraceReader, run_id: str, agent: str) -> RunSummary:
     return summary
 
 
+def prompts_section(reader: TraceReader, run_id: str, agent: str) -> str:
+    """HTML: every call's prompt as sent (``prompt_sent``), each turn as what changed since the previous
+    prompt (the shared prefix a count); all text escaped. Self-contained: one section per run, which the
+    report's layout places after the run's replay. Empty for a trace without content."""
+    try:
+        prompts = [p.model_dump(mode="json") for p in reader.prompts_sent(run_id, agent)]
+    except ArcanaError as exc:
+        return render.sent_prompts_html([], missing=f"cannot be read: {exc}")
+    if prompts:
+        return render.sent_prompts_html(prompts)
+    missing = ("not recorded in this trace (written before the prompt_sent event existed, or with "
+               "trace_content='none'); each turn's replay shows the prompt rebuilt from the transcript")
+    return render.sent_prompts_html([], missing=missing)
+
+
 def _bundle_summary(run: NotebookRun, nb: Any) -> RunSummary:
     """A run whose trace is missing, summarised from the turns the notebook shows."""
     summary = RunSummary(run_id=run.run_id, agent=run.agent, model="(trace missing)")
@@ -263,6 +278,7 @@ def _render(notebook: Path, nb: Any, embedded: EmbeddedTraces, verification: Ver
         if progress is not None and _size(run.path) >= READING_NOTE_BYTES:
             progress(f"reading the trace of {run.run_id} ({run.agent}, {_size(run.path) / 1e6:.1f} MB)", 0, 1)
         reader = TraceReader(run.path)
+        entry["prompts"] = prompts_section(reader, run.run_id, run.agent)
         try:
             summary = summarize(reader, run.run_id, run.agent)
             # the turns the trace holds or the notebook shows: what --verify checks, so both say the same

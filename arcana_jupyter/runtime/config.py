@@ -247,6 +247,10 @@ class RuntimeConfig(BaseModel):
     trace_dir: Path | None = Path("traces")
     """Where run traces go; ``None`` keeps no trace file (recall then works from memory only)."""
     trace_include_prompt_snapshots: bool = False
+    trace_prompt_sent: bool = True
+    """Record each call's prompt as sent (a ``prompt_sent`` event, encoded against the previous one: a
+    few hundred bytes per turn) so the inspector, replay, viewer and report show it without a kernel.
+    Never with ``trace_content="none"``."""
     trace_content: TraceContent = "full"
     otel: bool = Field(default_factory=env_enabled)
     """Export every turn as OpenTelemetry GenAI spans over OTLP/HTTP as it happens (the ``[otel]``

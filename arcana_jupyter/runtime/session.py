@@ -36,6 +36,7 @@ from ..schema.events import (
     CognitivePrimitiveMetadata,
     ContextDecisionMetadata,
     ErrorMetadata,
+    PromptSentMetadata,
     PromptSnapshotMetadata,
     RunEndMetadata,
     ToolCallMetadata,
@@ -49,6 +50,7 @@ from ..schema.tools import REPEATED_CALL, ToolOutcome
 from ..tokens import TokenCounter
 from ..trace.decision_delta import ChainEncoder, is_chained, resolve_chain_metadata
 from ..trace.events import TraceEvent
+from ..trace.prompt_sent import PromptSentEncoder
 from ..trace.writer import TraceWriter
 from .builtin_tools import no_progress_steps
 from .calibration import Calibration
@@ -177,6 +179,8 @@ class ChatSession:
         self._previous_sent: list[Message] | None = None
         self._shape_rules: PromptShape | None = None
         self._decision_encoder = ChainEncoder()
+        redactor = getattr(writer, "redactor", None)
+        self._prompt_encoder = PromptSentEncoder(redact=redactor.redact_text if redactor is not None else None)
         self._live_previous: dict[str, Any] | None = None
         self._turn_events: dict[int, list[TraceEvent]] = {}
         self.sent_messages: dict[tuple[int, int], list[Message]] = {}
@@ -645,6 +649,12 @@ class ChatSession:
                 messages=[m.wire() for m in build.messages], tools=[t.wire() for t in tools],
                 response_format=None, budget_snapshot=build.budget.model_dump(mode="json"),
             ), parent_id=decision_event.event_id)
+        if self.config.trace_prompt_sent and self.config.trace_content != "none":
+            sent = self._prompt_encoder.encode(
+                step=step, digest=digest, messages=build.messages, history=self.history,
+                tokens=[self.counter.count_message(m) for m in build.messages])
+            event = self.emit("prompt_sent", PromptSentMetadata.build(**sent), parent_id=decision_event.event_id)
+            self._prompt_encoder.written(event.event_id)
         return build, decision, digest, decision_event
 
     def _live_decision(self, decision_md: dict[str, Any]) -> Callable[[dict[str, Any]], dict[str, Any]]:

@@ -34,6 +34,7 @@ EventType = Literal[
     "user_message",
     "context_decision",
     "prompt_snapshot",
+    "prompt_sent",
     "llm_call",
     "tool_call",
     "cognitive_primitive",
@@ -268,6 +269,24 @@ class PromptSnapshotMetadata(Record):
     tools: list[dict[str, Any]] = Field(default_factory=list)
     response_format: dict[str, Any] | None = None
     budget_snapshot: BudgetSnapshot | None = None
+
+
+class PromptSentMetadata(Record):
+    """The prompt of one LLM call as the provider was given it, encoded against the previous
+    ``prompt_sent`` of the agent (trace/prompt_sent.py; docs/TRACE_FORMAT.md "The prompt as sent")."""
+
+    step: int = 0
+    digest: str | None = None
+    """The call's request digest (as ``context_decision.request_digest``)."""
+    prev: str | None = None
+    """The event id of the previous ``prompt_sent`` of the agent; ``None``: a keyframe."""
+    keep: int = 0
+    """How many leading messages are the previous prompt's."""
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    """The messages after the kept ones: a wire dict, ``{"h": history_index}`` or ``{"p": index in the
+    previous prompt}``."""
+    tokens: list[int | None] | None = None
+    """The counted tokens of each message in ``messages``."""
 
 
 PromptSnapshot = PromptSnapshotMetadata
@@ -512,6 +531,7 @@ METADATA_MODELS: dict[str, type[Record]] = {
     "user_message": UserMessageMetadata,
     "context_decision": ContextDecisionMetadata,
     "prompt_snapshot": PromptSnapshotMetadata,
+    "prompt_sent": PromptSentMetadata,
     "llm_call": LlmCallMetadata,
     "tool_call": ToolCallMetadata,
     "cognitive_primitive": CognitivePrimitiveMetadata,
@@ -569,6 +589,11 @@ class ContextDecisionEvent(Envelope):
 class PromptSnapshotEvent(Envelope):
     event_type: Literal["prompt_snapshot"]
     metadata: PromptSnapshotMetadata = Field(default_factory=PromptSnapshotMetadata)
+
+
+class PromptSentEvent(Envelope):
+    event_type: Literal["prompt_sent"]
+    metadata: PromptSentMetadata = Field(default_factory=PromptSentMetadata)
 
 
 class LlmCall(Envelope):
@@ -633,7 +658,8 @@ class NotebookRenamed(Envelope):
 
 Event = Annotated[
     Union[  # noqa: UP007 - a discriminated union reads best spelled out
-        RunStart, TurnStart, UserMessage, ContextDecisionEvent, PromptSnapshotEvent, LlmCall, ToolCallEvent,
+        RunStart, TurnStart, UserMessage, ContextDecisionEvent, PromptSnapshotEvent, PromptSentEvent, LlmCall,
+        ToolCallEvent,
         CognitivePrimitive, StateChange, ContextAction, MemoryRead, MemoryWrite, UserAction, ErrorEvent, TurnEnd,
         RunEnd, NotebookRenamed,
     ],
@@ -646,7 +672,8 @@ EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)  # type: ignore[arg-type]
 
 EVENT_MODELS: dict[str, type[Envelope]] = {
     m.model_fields["event_type"].annotation.__args__[0]: m  # type: ignore[union-attr]
-    for m in (RunStart, TurnStart, UserMessage, ContextDecisionEvent, PromptSnapshotEvent, LlmCall, ToolCallEvent,
+    for m in (RunStart, TurnStart, UserMessage, ContextDecisionEvent, PromptSnapshotEvent, PromptSentEvent, LlmCall,
+              ToolCallEvent,
               CognitivePrimitive, StateChange, ContextAction, MemoryRead, MemoryWrite, UserAction, ErrorEvent, TurnEnd,
               RunEnd, NotebookRenamed)
 }

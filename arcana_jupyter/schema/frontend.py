@@ -58,7 +58,8 @@ class TraceRequest(BaseModel):
 
 
 class WhatIfRequest(BaseModel):
-    """Rebuild a recorded turn with another window, reserve or strategy (``None``: as recorded); read-only."""
+    """Rebuild a recorded turn with another window, reserve, strategy, mode (``classic`` / ``adaptive``) or
+    relevance (``lexical`` / ``semantic``) (``None``: as recorded); read-only."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -70,6 +71,8 @@ class WhatIfRequest(BaseModel):
     window: int | str | None = None
     reserve: int | str | None = None
     strategy: str | None = None
+    mode: str | None = None
+    relevance: str | None = None
     request_id: RequestId = None
 
 
@@ -162,7 +165,7 @@ class WhatIfReply(BaseModel):
     """Some setting differs from the recorded ones."""
     recorded_settings: dict[str, Any] | None = None
     settings: dict[str, Any] | None = None
-    """``strategy``, ``total_window``, ``response_reserve`` of the rebuild."""
+    """``strategy``, ``total_window``, ``response_reserve``, ``mode``, ``relevance`` of the rebuild."""
     recorded_tokens: int | None = None
     tokens: int | None = None
     changes: list[WhatIfChange] = []

@@ -47,7 +47,8 @@ from ..schema.events import (
 from ..schema.pins import Pin, PinChange, fold_pins
 from .decision_delta import ChainResolver, DecisionResolver, is_chained, resolve_decision
 from .events import TraceEvent
-from .recorded_prompt import PromptReplay, PromptSnapshot
+from .prompt_sent import masked_count, prompt_digest, resolve_prompt_sent
+from .recorded_prompt import PromptReplay, PromptSnapshot, SentPrompt
 
 HISTORY_EVENTS = ("user_message", "llm_call", "tool_call")
 _CHUNK = 1 << 20
@@ -124,6 +125,8 @@ class _FileIndex:
     turn_agents: dict[int, set[str]] = field(default_factory=dict)
     by_type: dict[str, list[int]] = field(default_factory=dict)
     decision_at: dict[str, int] = field(default_factory=dict)  # context_decision event id -> entry (the first)
+    prompt_at: dict[str, int] = field(default_factory=dict)  # prompt_sent event id -> entry (the first)
+    sent: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict)  # resolved prompt_sent (bounded)
     agents: dict[str, int] = field(default_factory=dict)
     history: dict[str, dict[int, int]] = field(default_factory=dict)
     history_dupes: list[str] = field(default_factory=list)
@@ -507,6 +510,8 @@ class TraceReader:
         idx.by_type.setdefault(etype, []).append(position)
         if etype == "context_decision":
             idx.decision_at.setdefault(obj["event_id"], position)
+        elif etype == "prompt_sent":
+            idx.prompt_at.setdefault(obj["event_id"], position)
         idx.agents[agent] = idx.agents.get(agent, 0) + 1
         if turn is not None:
             idx.by_turn.setdefault((agent, turn), []).append(position)
@@ -891,6 +896,137 @@ class TraceReader:
             llm_call=llm,
             decision_event_id=decision_id,
         )
+
+    def prompt_sent(self, run_id: str, turn: int, step: int = 0, agent: str | None = None) -> SentPrompt | None:
+        """The prompt of (turn, step) as the provider was given it: from its ``prompt_sent`` event
+        (trace/prompt_sent.py), else its ``prompt_snapshot``; ``None`` when the trace holds neither
+        (an older trace: ``context.rebuild.prompt_as_sent`` rebuilds it) or the call has no decision.
+        ``verified`` says whether its request digest, recomputed, equals the one the call recorded."""
+        replay = self.replay_prompt(run_id, turn, agent, step=step)
+        if replay is None:
+            return None
+        idx = self._index(run_id)
+        positions = idx.by_turn.get((replay.agent, turn), [])
+        found = [p for p in positions if idx.entries[p].event_type == "prompt_sent"]
+        mine = [p for p in found if idx.entries[p].parent_id == replay.decision_event_id] \
+            or [p for p in found if (idx.entries[p].step or 0) == step]
+        recorded = None
+        if isinstance(replay.llm_call, dict) and isinstance(replay.llm_call.get("request_digest"), str):
+            recorded = replay.llm_call["request_digest"]
+        recorded = recorded or replay.request_digest
+        model = str(replay.builder.get("model") or (replay.prompt_snapshot.model if replay.prompt_snapshot else ""))
+        event_id = None
+        if mine:
+            event_id = idx.entries[mine[0]].event_id
+            resolved = self._resolve_sent(idx, replay.agent, event_id)
+            messages, tokens, source = resolved["messages"], resolved["tokens"], "prompt_sent"
+            recorded = recorded or resolved.get("digest")
+        elif replay.prompt_snapshot is not None and replay.prompt_snapshot.messages:
+            messages, tokens, source = list(replay.prompt_snapshot.messages), [], "snapshot"
+            model = model or replay.prompt_snapshot.model
+        else:
+            return None
+        try:
+            digest = prompt_digest(messages, replay.tools, model)
+        except (ValueError, TypeError, ValidationError):
+            digest = None
+        return SentPrompt(
+            run_id=replay.run_id, agent=replay.agent, turn=turn, step=step, source=source, messages=messages,
+            tokens=tokens or [None] * len(messages), recorded_digest=recorded, digest=digest,
+            verified=recorded is not None and digest == recorded, masked=masked_count(messages), event_id=event_id,
+        )
+
+    def prompts_sent(self, run_id: str, agent: str | None = None) -> Iterator[SentPrompt]:
+        """Every ``prompt_sent`` of ``agent`` in file order, resolved and verified, in one pass (each
+        record against the previous one; the decisions read for their tools and model, without rows):
+        what the report's "Prompts as sent" section shows. Older traces yield nothing."""
+        idx = self._index(run_id)
+        name = self._resolve_agent(idx, run_id, agent)
+        sent = [p for p in idx.by_type.get("prompt_sent", []) if idx.entries[p].agent == name]
+        if not sent:
+            return
+        wanted = {idx.entries[p].parent_id for p in sent}
+        positions = [p for p in idx.by_type.get("context_decision", []) if idx.entries[p].agent == name]
+        chained = ChainResolver(lambda event_id: self._metadata_of(idx, event_id), keep=2)
+        calls: dict[str, tuple[list[Any], str, str | None]] = {}
+        for start in range(0, len(positions), 64):
+            chunk = positions[start:start + 64]
+            for p, obj in zip(chunk, self._read_raw(idx, chunk), strict=True):
+                entry = idx.entries[p]
+                raw_meta = obj.get("metadata")
+                meta: dict[str, Any] = dict(raw_meta) if isinstance(raw_meta, dict) else {}
+                if is_chained(meta):
+                    try:
+                        meta = chained.resolve(entry.event_id, meta, rows=False)
+                    except (ValueError, KeyError, TypeError, AttributeError, IndexError):
+                        continue  # that call is shown unverified (replay_prompt reports the decision's problem)
+                if entry.event_id in wanted:
+                    builder = meta.get("builder")
+                    tools = meta.get("tools")
+                    recorded_digest = meta.get("request_digest")
+                    calls[entry.event_id] = (
+                        tools if isinstance(tools, list) else [],
+                        str(builder.get("model") or "") if isinstance(builder, dict) else "",
+                        recorded_digest if isinstance(recorded_digest, str) else None)
+        run = self._run_id_of(idx.path)
+        for p in sent:
+            entry = idx.entries[p]
+            resolved = self._resolve_sent(idx, name, entry.event_id)
+            tools, model, recorded = calls.get(entry.parent_id or "", ([], "", None))
+            recorded = recorded or resolved.get("digest")
+            messages = resolved["messages"]
+            try:
+                digest: str | None = prompt_digest(messages, tools, model)
+            except (ValueError, TypeError, ValidationError):
+                digest = None
+            yield SentPrompt(run_id=run, agent=name, turn=entry.turn or 0, step=entry.step or 0, source="prompt_sent",
+                             messages=messages, tokens=resolved["tokens"], recorded_digest=recorded, digest=digest,
+                             verified=recorded is not None and digest == recorded, masked=masked_count(messages),
+                             event_id=entry.event_id)
+
+    def _resolve_sent(self, idx: _FileIndex, agent: str, event_id: str) -> dict[str, Any]:
+        """The resolved prompt of the ``prompt_sent`` ``event_id``: its chain walked back to a keyframe
+        (or a cached prompt), then resolved forward. Raises :class:`TraceError` when it cannot be."""
+        with self._lock:
+            chain: list[tuple[str, dict[str, Any]]] = []
+            current: str | None = event_id
+            base: dict[str, Any] | None = None
+            while current is not None:
+                if current in idx.sent:
+                    base = idx.sent[current]
+                    break
+                p = idx.prompt_at.get(current)
+                raw = self._read_raw(idx, [p]) if p is not None else []
+                meta = raw[0].get("metadata") if raw else None
+                if not isinstance(meta, dict):
+                    raise TraceError(f"{idx.path}: prompt_sent {event_id}: the prompt {current} it continues is not "
+                                     "in the trace")
+                chain.append((current, meta))
+                prev = meta.get("prev")
+                current = prev if isinstance(prev, str) else None
+                if len(chain) > 100_000:
+                    raise TraceError(f"{idx.path}: prompt_sent {event_id}: its chain does not end")
+            records = idx.records.get(agent, {})
+            system = idx.system_prompts.get(agent)
+
+            def history(h: int) -> dict[str, Any] | None:
+                if h in records:
+                    return records[h]
+                if h == 0 and system is not None:
+                    return {"role": "system", "content": system}
+                return None
+
+            for eid, meta in reversed(chain):
+                try:
+                    base = {**resolve_prompt_sent(meta, base, history), "digest": meta.get("digest")}
+                except ValueError as exc:
+                    raise TraceError(f"{idx.path}: prompt_sent {eid} cannot be resolved ({exc})") from None
+                idx.sent[eid] = base
+                while len(idx.sent) > 64:
+                    idx.sent.popitem(last=False)
+            assert base is not None
+            idx.sent.move_to_end(event_id)
+            return base
 
     # -- transcript -------------------------------------------------------------------------------
 

@@ -45,6 +45,42 @@ class PromptReplay(BaseModel):
     decision_event_id: str | None = None
 
 
+class SentPrompt(BaseModel):
+    """One LLM call's prompt as the provider was given it, message by message (wire dicts).
+
+    ``source``: ``prompt_sent`` (the event, the default since it exists), ``snapshot`` (an opt-in
+    ``prompt_snapshot``) or ``rebuilt`` (an older trace, rebuilt from its transcript in Python).
+    ``verified``: its request digest, recomputed from these messages, equals the one recorded for
+    the call. ``masked``: messages holding a secret the trace masked (such a prompt cannot verify)."""
+
+    run_id: str
+    agent: str
+    turn: int
+    step: int = 0
+    source: str = "prompt_sent"
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    tokens: list[int | None] = Field(default_factory=list)
+    recorded_digest: str | None = None
+    digest: str | None = None
+    verified: bool = False
+    masked: int = 0
+    event_id: str | None = None
+    note: str | None = None
+
+    def status(self) -> str:
+        """One line: where the prompt comes from and whether it verified."""
+        where = {"prompt_sent": "recorded as sent", "snapshot": "from the prompt snapshot",
+                 "rebuilt": "rebuilt from the transcript"}.get(self.source, self.source)
+        if self.verified:
+            return f"{where}; verified (digest {self.recorded_digest})"
+        if self.masked:
+            return (f"{where}; not verified: {self.masked} message(s) hold secrets the trace masked "
+                    f"(digest {self.digest} vs {self.recorded_digest} recorded)")
+        if self.recorded_digest is None:
+            return f"{where}; no request digest recorded to verify against"
+        return f"{where}; NOT verified (digest {self.digest} vs {self.recorded_digest} recorded)"
+
+
 class MessageDiff(BaseModel):
     """How one message's decision differs between a recorded and another (counterfactual) build."""
 
@@ -194,8 +230,24 @@ def format_active_pins(pins: Iterable[Pin], turn: int, agent: str | None = None)
     return lines
 
 
-def format_replay(replay: PromptReplay, *, decision: bool = True, prompt: bool = True) -> list[str]:
-    """The human-readable ``arcana trace replay RUN --turn N`` output."""
+def format_sent_prompt(sent: SentPrompt, width: int = 72) -> list[str]:
+    """``Prompt as sent (N messages, T tokens): <status>`` and one line per message."""
+    known = [t for t in sent.tokens if t is not None]
+    tokens = f", {sum(known)} tokens" if known and len(known) == len(sent.messages) else ""
+    lines = [f"Prompt as sent ({len(sent.messages)} messages{tokens}): {sent.status()}"]
+    if sent.note:
+        lines.append(f"  note: {sent.note}")
+    for i, m in enumerate(sent.messages):
+        t = sent.tokens[i] if i < len(sent.tokens) else None
+        count = f"{t:>6} " if t is not None else ""
+        lines.append(f"  {i:>3} {count}{'[' + str(m.get('role', '?')) + ']':<12}{_message_preview(m, width)}".rstrip())
+    return lines
+
+
+def format_replay(replay: PromptReplay, *, decision: bool = True, prompt: bool = True,
+                  sent: SentPrompt | None = None) -> list[str]:
+    """The human-readable ``arcana trace replay RUN --turn N`` output (``sent``: the prompt as sent,
+    :meth:`TraceReader.prompt_sent` or its rebuild)."""
     d = replay.context_decision
     b = replay.budget_snapshot
     utilization = b.utilization if b is not None else d.utilization_before
@@ -229,7 +281,9 @@ def format_replay(replay: PromptReplay, *, decision: bool = True, prompt: bool =
     if prompt:
         lines.append("")
         sent_tokens = sum(x.token_count_after for x in d.decisions)
-        if replay.prompt_snapshot is not None:
+        if sent is not None and sent.messages and sent.source != "snapshot":
+            lines.extend(format_sent_prompt(sent))
+        elif replay.prompt_snapshot is not None:
             lines.extend(format_prompt_preview(replay.prompt_snapshot.messages, sent_tokens))
         else:
             lines.append(

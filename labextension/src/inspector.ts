@@ -11,6 +11,7 @@ import { fmtCost, fmtCounting, fmtInt, fmtMs, fmtPct, fmtScore, preview, valueTe
 import type { ActionRequest, KernelReply, LiveAction, StateRequest, WhatIfRequest } from './schema.gen';
 import { messageFor, ParsedTrace, promptOf } from './trace';
 import { MessageRecord, Pin, StateObject, TurnBundle, TurnStep } from './types';
+import { sentPromptSection } from './sentview';
 import { whatIfSection } from './whatif';
 
 /** The trace of the turn, read when the inspector opens (the notebook keeps a summary). */
@@ -98,7 +99,7 @@ function lastStep(b: TurnBundle): TurnStep | null {
   return steps.length ? steps[steps.length - 1] : null;
 }
 
-function stepView(b: TurnBundle, step: TurnStep, detail: TurnDetail | null): HTMLElement {
+function stepView(b: TurnBundle, step: TurnStep, detail: TurnDetail | null, live: LiveSession | null = null): HTMLElement {
   const decisions = asArray(step.decision?.decisions);
   const pins = asArray(b.pins);
   const msgs = asArray(step.messages);
@@ -152,7 +153,15 @@ function stepView(b: TurnBundle, step: TurnStep, detail: TurnDetail | null): HTM
     counting ? h('div', { class: 'arcana-muted arcana-counting' }, counting) : null,
     table.node,
     notes.length ? h('div', { class: 'arcana-notes' }, h('strong', {}, 'Notes: '), notes.join(' · ')) : null,
-    dec?.summary ? collapsible('Summary written by the summariser', () => pre(dec.summary)) : null
+    dec?.summary ? collapsible('Summary written by the summariser', () => pre(dec.summary)) : null,
+    // The prompt as sent: from the trace beside the notebook (prompt_sent events), no kernel needed.
+    detail
+      ? sentPromptSection(detail.trace, b.agent || 'main', b.turn, step.step, false, live
+        ? () => live.request({ type: 'whatif', run_id: String(b.run_id), agent: b.agent ?? null, turn: Number(b.turn), step: step.step,
+          window: null, reserve: null, strategy: null, mode: null, relevance: null })
+        : undefined)
+      : collapsible('Prompt as sent', () => h('div', { class: 'arcana-muted' },
+        b.trace_path ? 'In the run\'s trace (loading…).' : 'In the run\'s trace (open it in the trace viewer).'), false, 'arcana-prompt-section')
   );
 }
 
@@ -192,13 +201,13 @@ function body(b: TurnBundle, detail: TurnDetail | null, note: string, live: Live
     const show = (i: number) => {
       buttons.forEach((bt, j) => bt.setAttribute('aria-pressed', String(i === j)));
       clear(stepHost);
-      stepHost.appendChild(stepView(b, steps[i], detail));
+      stepHost.appendChild(stepView(b, steps[i], detail, live));
     };
     out.appendChild(tabs);
     out.appendChild(stepHost);
     show(steps.length - 1);
   } else if (steps.length === 1) {
-    stepHost.appendChild(stepView(b, steps[0], detail));
+    stepHost.appendChild(stepView(b, steps[0], detail, live));
     out.appendChild(stepHost);
   } else {
     out.appendChild(h('div', { class: 'arcana-muted' }, 'No LLM call recorded for this turn.'));

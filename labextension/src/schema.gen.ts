@@ -415,7 +415,7 @@ export interface WhatIfReply {
   /** Some setting differs from the recorded ones. */
   counterfactual?: boolean | null;
   recorded_settings?: Record<string, unknown> | null;
-  /** ``strategy``, ``total_window``, ``response_reserve`` of the rebuild. */
+  /** ``strategy``, ``total_window``, ``response_reserve``, ``mode``, ``relevance`` of the rebuild. */
   settings?: Record<string, unknown> | null;
   recorded_tokens?: number | null;
   tokens?: number | null;
@@ -429,8 +429,9 @@ export interface WhatIfReply {
 
 // ---- arcana_jupyter.schema.frontend.WhatIfRequest -------------------------------------------------
 /**
- * @pydantic WhatIfRequest: Rebuild a recorded turn with another window, reserve or strategy (``None``: as recorded);
- * read-only.
+ * @pydantic WhatIfRequest: Rebuild a recorded turn with another window, reserve, strategy, mode (``classic`` /
+ * ``adaptive``) or
+ * relevance (``lexical`` / ``semantic``) (``None``: as recorded); read-only.
  */
 export interface WhatIfRequest {
   type: 'whatif';
@@ -441,5 +442,7 @@ export interface WhatIfRequest {
   window?: number | string | null;
   reserve?: number | string | null;
   strategy?: string | null;
+  mode?: string | null;
+  relevance?: string | null;
   request_id?: string | number | null;
 }

@@ -6,6 +6,7 @@
  * Pure logic, no DOM and no JupyterLab imports: the unit tests run it under plain node.
  */
 
+import { canonicalJson, sha256Hex } from './sha256';
 import type { ContextDecision, MessageDecision, MessageRecord, TraceEvent } from './types';
 
 /**
@@ -28,6 +29,8 @@ export interface StepInfo {
   step: number;
   decision: TraceEvent | null;
   snapshot: TraceEvent | null;
+  /** The prompt_sent event of this call (the prompt as sent; see sentPromptOf). */
+  sent: TraceEvent | null;
   llmCall: TraceEvent | null;
 }
 
@@ -176,7 +179,7 @@ function stepOf(ev: TraceEvent): number {
 function ensureStep(info: TurnInfo, step: number): StepInfo {
   let s = info.steps.find(x => x.step === step);
   if (!s) {
-    s = { step, decision: null, snapshot: null, llmCall: null };
+    s = { step, decision: null, snapshot: null, sent: null, llmCall: null };
     info.steps.push(s);
     info.steps.sort((a, b) => a.step - b.step);
   }
@@ -290,6 +293,11 @@ export function indexTrace(
       case 'prompt_snapshot':
         ensureStep(info, stepOf(ev)).snapshot = ev;
         break;
+      case 'prompt_sent': {
+        const st = ensureStep(info, stepOf(ev));
+        st.sent = st.sent ?? ev;
+        break;
+      }
       case 'llm_call':
         ensureStep(info, stepOf(ev)).llmCall = ev;
         break;
@@ -1409,4 +1417,345 @@ export function contentText(m: MessageRecord | null | undefined): string | null 
     return m.content;
   }
   return null;
+}
+
+// ---- the prompt as sent (prompt_sent events, arcana_jupyter/trace/prompt_sent.py) -------------------
+
+/** A prompt message as the provider got it (`Message.wire()`). */
+export interface WireMessage {
+  role: string;
+  content: string;
+  tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
+  tool_call_id?: string;
+  name?: string;
+}
+
+/** One call's prompt as sent, as `TraceReader.prompt_sent` returns it (`SentPrompt`). */
+export interface SentPrompt {
+  source: 'prompt_sent' | 'snapshot';
+  messages: WireMessage[];
+  tokens: Array<number | null>;
+  recordedDigest: string | null;
+  digest: string | null;
+  verified: boolean;
+  /** Messages holding a secret the trace masked (such a prompt cannot verify). */
+  masked: number;
+  eventId: string | null;
+}
+
+interface ResolvedSent {
+  messages: WireMessage[];
+  tokens: Array<number | null>;
+  digest: string | null;
+}
+
+/** What the viewer says of an older trace's prompt (the Python's `context.rebuild.NOT_RECORDED`). */
+export const PROMPT_NOT_RECORDED = 'not recorded in this trace (written before the prompt_sent event existed)';
+
+function isInt(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v);
+}
+
+/** A recorded history message (`Message.record()`) as it was sent (`Message.wire()`). */
+export function wireOfRecord(r: Record<string, any>): WireMessage {
+  const out: WireMessage = { role: String(r.role), content: typeof r.content === 'string' ? r.content : '' };
+  const calls = Array.isArray(r.tool_calls) ? r.tool_calls : [];
+  if (calls.length) {
+    out.tool_calls = calls.map((c: any) => {
+      const fn = c && typeof c.function === 'object' && c.function ? c.function : c;
+      const args = fn?.arguments;
+      return {
+        id: String(c?.id), type: 'function',
+        function: { name: String(fn?.name), arguments: typeof args === 'string' ? args : args === undefined ? '{}' : canonicalJson(args) }
+      };
+    });
+  }
+  if (typeof r.tool_call_id === 'string') {
+    out.tool_call_id = r.tool_call_id;
+  }
+  if (typeof r.name === 'string' && (out.role === 'user' || out.role === 'tool')) {
+    out.name = r.name;
+  }
+  return out;
+}
+
+/** The lines a prompt_sent edit copies: `text + "\n"` cut after each newline (`lines_of` in Python). */
+function linesOf(text: string): string[] {
+  return text.split('\n').map(p => p + '\n');
+}
+
+/** A reference's `i` or `[i, n]` as [start, length]; null when it is neither. */
+function refRun(v: unknown): [number, number] | null {
+  if (isInt(v)) {
+    return [v, 1];
+  }
+  if (Array.isArray(v) && v.length === 2 && isInt(v[0]) && isInt(v[1]) && v[1] >= 1) {
+    return [v[0], v[1]];
+  }
+  return null;
+}
+
+/** One prompt_sent record resolved against the previous prompt (null: a keyframe) and the history. */
+export function resolvePromptSent(
+  meta: Record<string, any>,
+  previous: ResolvedSent | null,
+  history: (h: number) => Record<string, any> | null
+): ResolvedSent {
+  const keep = meta.keep ?? 0;
+  if (!isInt(keep) || keep < 0) {
+    throw new Error(`keep must be a non-negative integer, not ${JSON.stringify(keep)}`);
+  }
+  if (meta.prev !== null && meta.prev !== undefined && previous === null) {
+    throw new Error(`the previous prompt ${meta.prev} is not in the trace`);
+  }
+  const prevMsgs = previous ? previous.messages : [];
+  const prevTokens: Array<number | null> = previous ? previous.tokens.slice() : [];
+  while (prevTokens.length < prevMsgs.length) {
+    prevTokens.push(null);
+  }
+  if (keep > prevMsgs.length) {
+    throw new Error(`keep ${keep} but the previous prompt has ${prevMsgs.length} message(s)`);
+  }
+  const rest = meta.messages;
+  if (!Array.isArray(rest)) {
+    throw new Error('messages is not a list');
+  }
+  const messages = prevMsgs.slice(0, keep);
+  const tokens: Array<number | null> = prevTokens.slice(0, keep);
+  const own: number[] = [];
+  for (const item of rest) {
+    const at = messages.length;
+    if (!isPlainObject(item)) {
+      throw new Error(`message ${at} is not an object`);
+    }
+    if ('role' in item) {
+      own.push(at);
+      messages.push({ ...(item as any) });
+      tokens.push(null);
+    } else if ('h' in item) {
+      const ref = refRun(item.h);
+      if (ref === null) {
+        throw new Error(`message ${at}: the history reference ${JSON.stringify(item.h)} is not i or [i, n]`);
+      }
+      for (let h = ref[0]; h < ref[0] + ref[1]; h++) {
+        const rec = history(h);
+        if (rec === null) {
+          throw new Error(`message ${messages.length} refers to history message ${h}, which is not recorded`);
+        }
+        own.push(messages.length);
+        messages.push(wireOfRecord(rec));
+        tokens.push(null);
+      }
+    } else if ('e' in item) {
+      const edit = item.e;
+      if (!Array.isArray(edit) || edit.length !== 2 || !isInt(edit[0]) || edit[0] < 0 || edit[0] >= prevMsgs.length || !Array.isArray(edit[1])) {
+        throw new Error(`message ${at}: the edit ${JSON.stringify(edit).slice(0, 80)} is not [index in the previous prompt, ops]`);
+      }
+      const base = prevMsgs[edit[0]];
+      const lines = linesOf(typeof base.content === 'string' ? base.content : '');
+      const parts: string[] = [];
+      for (const op of edit[1]) {
+        if (typeof op === 'string') {
+          parts.push(op);
+        } else {
+          const run = Array.isArray(op) ? refRun(op) : null;
+          if (run === null || run[0] < 0 || run[0] + run[1] > lines.length) {
+            throw new Error(`message ${at}: the edit copies lines ${JSON.stringify(op)} of a message of ${lines.length}`);
+          }
+          parts.push(...lines.slice(run[0], run[0] + run[1]));
+        }
+      }
+      const text = parts.join('');
+      if (!text.endsWith('\n')) {
+        throw new Error(`message ${at}: the edit's text does not end with its line end`);
+      }
+      own.push(at);
+      messages.push({ ...base, content: text.slice(0, -1) });
+      tokens.push(null);
+    } else if ('p' in item) {
+      const ref = refRun(item.p);
+      if (ref === null || ref[0] < 0 || ref[0] + ref[1] > prevMsgs.length) {
+        throw new Error(`message ${at} refers to messages ${JSON.stringify(item.p)} of the previous prompt, which has ${prevMsgs.length}`);
+      }
+      for (let k = ref[0]; k < ref[0] + ref[1]; k++) {
+        messages.push({ ...prevMsgs[k] });
+        tokens.push(prevTokens[k]);
+      }
+    } else {
+      throw new Error(`message ${at} is neither a message nor a reference`);
+    }
+  }
+  const toks = meta.tokens;
+  if (Array.isArray(toks) && toks.length === own.length) {
+    own.forEach((position, k) => {
+      tokens[position] = isInt(toks[k]) ? toks[k] : null;
+    });
+  }
+  return { messages, tokens, digest: typeof meta.digest === 'string' ? meta.digest : null };
+}
+
+interface SentCache {
+  byId: Map<string, TraceEvent>;
+  /** Each agent's system prompt from its first run_start (history index 0 when not recorded). */
+  system: Map<string, unknown>;
+  resolved: Map<string, ResolvedSent | string>;
+}
+
+const sentCaches = new WeakMap<ParsedTrace, SentCache>();
+
+function sentCache(trace: ParsedTrace): SentCache {
+  let c = sentCaches.get(trace);
+  if (!c) {
+    const byId = new Map<string, TraceEvent>();
+    const system = new Map<string, unknown>();
+    for (const ev of trace.events) {
+      if (ev.event_type === 'prompt_sent' && typeof ev.event_id === 'string' && !byId.has(ev.event_id)) {
+        byId.set(ev.event_id, ev);
+      } else if (ev.event_type === 'run_start' && !system.has(ev.agent)) {
+        system.set(ev.agent, ev.metadata?.system_prompt);
+      }
+    }
+    c = { byId, system, resolved: new Map() };
+    sentCaches.set(trace, c);
+  }
+  return c;
+}
+
+/** The resolved prompt of one prompt_sent event (its chain walked back), or why it cannot be read. */
+function resolveSentEvent(trace: ParsedTrace, ev: TraceEvent): ResolvedSent | string {
+  const cache = sentCache(trace);
+  const chain: TraceEvent[] = [];
+  let base: ResolvedSent | null = null;
+  let cur: TraceEvent | undefined = ev;
+  while (cur) {
+    const id = String(cur.event_id);
+    const hit = cache.resolved.get(id);
+    if (hit !== undefined) {
+      if (typeof hit === 'string') {
+        return hit;
+      }
+      base = hit;
+      break;
+    }
+    chain.push(cur);
+    const prev: unknown = cur.metadata?.prev;
+    if (typeof prev !== 'string') {
+      break;
+    }
+    const next = cache.byId.get(prev);
+    if (!next) {
+      const why = `prompt_sent ${id}: the prompt ${prev} it continues is not in the trace`;
+      cache.resolved.set(String(ev.event_id), why);
+      return why;
+    }
+    cur = next;
+  }
+  const agent = ev.agent;
+  const records = trace.history.get(agent);
+  const system = cache.system.get(agent);
+  const history = (h: number): Record<string, any> | null => {
+    const r = records?.get(h);
+    if (r) {
+      return r as Record<string, any>;
+    }
+    return h === 0 && typeof system === 'string' ? { role: 'system', content: system } : null;
+  };
+  for (let i = chain.length - 1; i >= 0; i--) {
+    const id = String(chain[i].event_id);
+    try {
+      base = resolvePromptSent(chain[i].metadata ?? {}, base, history);
+    } catch (err) {
+      const why = `prompt_sent ${id} cannot be resolved (${(err as Error).message})`;
+      cache.resolved.set(String(ev.event_id), why);
+      return why;
+    }
+    cache.resolved.set(id, base);
+  }
+  return base!;
+}
+
+function toolWire(t: any): unknown {
+  return {
+    type: 'function',
+    function: {
+      name: t?.name,
+      description: typeof t?.description === 'string' ? t.description : '',
+      parameters: t?.parameters ?? { type: 'object', properties: {} }
+    }
+  };
+}
+
+/** `request_digest` of wire messages, the recorded tool specs and the model (16 hex). */
+export function promptDigest(messages: unknown[], tools: unknown[], model: string): string {
+  return sha256Hex(canonicalJson({ messages, model, tools: tools.map(toolWire) })).slice(0, 16);
+}
+
+/**
+ * The prompt of (turn, step) as the provider was given it — from its prompt_sent event, else its
+ * prompt_snapshot — marked verified when its request digest, recomputed, equals the call's recorded
+ * one. `null`: the trace holds neither (an older trace: say PROMPT_NOT_RECORDED); a string: why the
+ * recorded prompt cannot be read.
+ */
+export function sentPromptOf(trace: ParsedTrace, agent: string, turn: number, step = 0): SentPrompt | string | null {
+  const info = getTurn(trace, agent, turn);
+  const s = info?.steps.find(x => x.step === step);
+  if (!info || !s) {
+    return null;
+  }
+  const decisionMd = s.decision?.metadata ?? {};
+  let messages: WireMessage[];
+  let tokens: Array<number | null>;
+  let source: SentPrompt['source'];
+  let sentDigest: string | null = null;
+  const sentEv = s.sent;
+  if (sentEv) {
+    const r = resolveSentEvent(trace, sentEv);
+    if (typeof r === 'string') {
+      return r;
+    }
+    messages = r.messages;
+    tokens = r.tokens;
+    sentDigest = r.digest;
+    source = 'prompt_sent';
+  } else {
+    const snap = s.snapshot?.metadata?.messages;
+    if (!Array.isArray(snap) || !snap.length) {
+      return null;
+    }
+    messages = snap as WireMessage[];
+    tokens = snap.map(() => null);
+    source = 'snapshot';
+  }
+  const callDigest = s.llmCall?.metadata?.request_digest;
+  const recorded = typeof callDigest === 'string' ? callDigest
+    : typeof decisionMd.request_digest === 'string' ? decisionMd.request_digest : sentDigest;
+  const model = String(decisionMd.builder?.model ?? s.snapshot?.metadata?.model ?? '');
+  const tools = Array.isArray(decisionMd.tools) ? decisionMd.tools : [];
+  let digest: string | null = null;
+  try {
+    digest = promptDigest(messages, tools, model);
+  } catch {
+    digest = null;
+  }
+  const masked = messages.filter(m => canonicalJson(m).includes('[REDACTED]')).length;
+  return {
+    source, messages, tokens, recordedDigest: recorded, digest,
+    verified: recorded !== null && digest === recorded, masked,
+    eventId: sentEv && typeof sentEv.event_id === 'string' ? sentEv.event_id : null
+  };
+}
+
+/** One line: where the prompt comes from and whether it verified (`SentPrompt.status()` in Python). */
+export function sentStatus(p: SentPrompt): string {
+  const where = p.source === 'prompt_sent' ? 'recorded as sent' : 'from the prompt snapshot';
+  if (p.verified) {
+    return `${where}; verified (digest ${p.recordedDigest})`;
+  }
+  if (p.masked) {
+    return `${where}; not verified: ${p.masked} message(s) hold secrets the trace masked (digest ${p.digest} vs ${p.recordedDigest} recorded)`;
+  }
+  if (p.recordedDigest === null) {
+    return `${where}; no request digest recorded to verify against`;
+  }
+  return `${where}; NOT verified (digest ${p.digest} vs ${p.recordedDigest} recorded)`;
 }

@@ -9,6 +9,7 @@
 
 import { budgetBars, decisionTable, list, outcomeSummary } from './decisionview';
 import { clear, collapsible, h, pre } from './dom';
+import { sentPromptSection } from './sentview';
 import { fmtCost, fmtInt, fmtMs, fmtPct, preview, valueText } from './format';
 import { VirtualTable } from './table';
 import {
@@ -397,21 +398,8 @@ export class TraceView {
     }
 
     const grid = h('div', { class: 'arcana-turn-grid' });
-    // The prompt.
-    const prompt = promptOf(t, this.agent, turn, stepNo);
-    grid.appendChild(
-      collapsible(prompt ? `Prompt (${prompt.length} messages, from the snapshot)` : 'Prompt (not recorded)', () => {
-        if (!prompt) {
-          return h('div', { class: 'arcana-muted' },
-            'No prompt_snapshot for this turn: the run had trace_include_prompt_snapshots off. The prompt can be rebuilt from the transcript with arcana trace replay.');
-        }
-        return h('ol', { class: 'arcana-prompt', start: 0 } as any,
-          ...prompt.map((m, i) => h('li', { class: `arcana-prompt-msg arcana-role-${m.role}` },
-            h('div', { class: 'arcana-msg-head' }, `[${i}] ${m.role}${m.name ? ' (' + m.name + ')' : ''}`),
-            m.content === null ? h('div', { class: 'arcana-muted' }, '(content not recorded)') : pre(m.content),
-            ...(m.tool_calls ?? []).map(tc => pre(`→ tool call ${tc.function?.name ?? tc.name ?? '?'}(${tc.function?.arguments ?? tc.arguments ?? ''})`, 'arcana-pre arcana-toolcall')))));
-      }, false, 'arcana-prompt-section')
-    );
+    // The prompt as sent (prompt_sent events; a snapshot in older traces).
+    grid.appendChild(sentPromptSection(t, this.agent, turn, stepNo));
     // Pins active at this turn.
     const pins = activePins(t, this.agent, turn);
     grid.appendChild(

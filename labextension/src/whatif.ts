@@ -1,5 +1,6 @@
 /**
- * What if: the turn rebuilt by the kernel with another window, reserve or strategy, beside what was
+ * What if: the turn rebuilt by the kernel with another window, reserve, strategy, mode (classic /
+ * adaptive) or relevance (lexical / semantic), beside what was
  * sent — the `whatif` message of the `arcana` comm (arcana_jupyter/jupyter/comm.py `what_if_answer`,
  * the same rebuild as `%arcana_replay --turn N --window W` and `arcana trace rebuild --window`).
  * Needs a kernel (the builder runs in Python); it records nothing. All text goes in as text nodes.
@@ -32,7 +33,7 @@ export function whatIfResult(a: WhatIfAnswer): HTMLElement {
   if (!a.ok) {
     return h('div', { class: 'arcana-warn arcana-whatif-result' }, a.message ?? 'the kernel could not rebuild this turn');
   }
-  const s = (a.settings ?? {}) as { strategy?: string; total_window?: number; response_reserve?: number };
+  const s = (a.settings ?? {}) as { strategy?: string; total_window?: number; response_reserve?: number; mode?: string; relevance?: string };
   const changes = a.changes ?? [];
   const rows = changes.map(c => h('tr', {},
     h('td', { class: 'arcana-num' }, String(c.index)), h('td', {}, c.role), h('td', {}, c.source ?? 'history'),
@@ -40,7 +41,8 @@ export function whatIfResult(a: WhatIfAnswer): HTMLElement {
   const messages = a.messages ?? [];
   return h('div', { class: 'arcana-whatif-result' },
     h('div', { class: 'arcana-whatif-summary' },
-      `Window ${fmtInt(s.total_window ?? 0)}, reserve ${fmtInt(s.response_reserve ?? 0)}, ${s.strategy ?? ''}: `
+      `Window ${fmtInt(s.total_window ?? 0)}, reserve ${fmtInt(s.response_reserve ?? 0)}, ${s.strategy ?? ''}`
+      + (s.mode ? `, ${s.mode} mode` : '') + (s.relevance ? `, ${s.relevance} relevance` : '') + ': '
       + `${fmtInt(a.recorded_tokens ?? 0)} tokens sent → ${fmtInt(a.tokens ?? 0)} rebuilt · `
       + `${changes.length} row${changes.length === 1 ? '' : 's'} changed`
       + (a.counterfactual ? '' : ' (the recorded settings)')
@@ -91,6 +93,12 @@ function buildSection(b: TurnBundle, live: Requester): HTMLElement {
   const reserve = h('input', { type: 'number', class: 'arcana-whatif-reserve', min: 0, placeholder: String(budget?.response_reserve ?? ''), 'aria-label': 'Reply reserve (tokens)' }) as HTMLInputElement;
   const strategy = h('select', { class: 'arcana-whatif-strategy', 'aria-label': 'Strategy' },
     h('option', { value: '' }, 'as recorded'), ...STRATEGIES.map(x => h('option', { value: x }, x))) as HTMLSelectElement;
+  const mode = h('select', { class: 'arcana-whatif-mode', 'aria-label': 'Mode' },
+    h('option', { value: '' }, 'as recorded'), h('option', { value: 'classic' }, 'classic'),
+    h('option', { value: 'adaptive' }, 'adaptive')) as HTMLSelectElement;
+  const relevance = h('select', { class: 'arcana-whatif-relevance', 'aria-label': 'Relevance' },
+    h('option', { value: '' }, 'as recorded'), h('option', { value: 'lexical' }, 'lexical (BM25)'),
+    h('option', { value: 'semantic' }, 'semantic (embeddings)')) as HTMLSelectElement;
   const run = h('button', { type: 'button', class: 'arcana-btn arcana-whatif-run' }, 'Rebuild');
   const out = h('div', { class: 'arcana-whatif-out', role: 'status', 'aria-live': 'polite' });
   run.addEventListener('click', () => {
@@ -99,7 +107,8 @@ function buildSection(b: TurnBundle, live: Requester): HTMLElement {
     out.appendChild(h('div', { class: 'arcana-muted' }, 'Rebuilding in the kernel…'));
     const request: WhatIfRequest = {
       type: 'whatif', run_id: String(b.run_id), agent: b.agent ?? null, turn: Number(b.turn), step: step?.step ?? 0,
-      window: window.value || null, reserve: reserve.value || null, strategy: strategy.value || null
+      window: window.value || null, reserve: reserve.value || null, strategy: strategy.value || null,
+      mode: mode.value || null, relevance: relevance.value || null
     };
     void live.request(request).then(r => {
       run.removeAttribute('disabled');
@@ -110,7 +119,8 @@ function buildSection(b: TurnBundle, live: Requester): HTMLElement {
   const form = h('div', { class: 'arcana-whatif' },
     h('div', { class: 'arcana-muted' }, 'What would this turn have sent with other settings? The kernel rebuilds it from the trace; nothing is recorded.'),
     h('div', { class: 'arcana-whatif-controls', 'data-lm-suppress-shortcuts': 'true' },
-      h('label', {}, 'Window ', window), h('label', {}, 'Reserve ', reserve), h('label', {}, 'Strategy ', strategy), run),
+      h('label', {}, 'Window ', window), h('label', {}, 'Reserve ', reserve), h('label', {}, 'Strategy ', strategy),
+      h('label', {}, 'Mode ', mode), h('label', {}, 'Relevance ', relevance), run),
     out);
   return collapsible('What if…', () => form, false, 'arcana-whatif-section');
 }

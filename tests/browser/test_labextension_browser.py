@@ -169,11 +169,15 @@ def test_trace_viewer_scrub_prompt_pins_diff_errors_corrupt_line(page, lab_root:
     expect(rows).to_have_count(len(decisions_in(trace_file.read_text(), 3)))
     at3 = cell_texts(rows, 0)
     assert at3 != at12
-    # Turn 3 had no prompt snapshot; turn 4 has one.
-    expect(viewer.get_by_role("button", name="Prompt (not recorded)")).to_be_visible()
+    # Turn 3 had no prompt snapshot (and this fixture no prompt_sent events); turn 4 has one.
+    missing = viewer.get_by_role("button", name="Prompt as sent (not recorded)")
+    expect(missing).to_be_visible()
+    missing.click()
+    expect(viewer.locator(".arcana-sent-missing")).to_contain_text(
+        "not recorded in this trace (written before the prompt_sent event existed)")
     viewer.locator(".arcana-next").click()
     expect(label).to_contain_text("Turn 4 (4 of 12)")
-    prompt_btn = viewer.get_by_role("button", name=re.compile(r"^Prompt \(\d+ messages, from the snapshot\)"))
+    prompt_btn = viewer.get_by_role("button", name=re.compile(r"^Prompt as sent \(\d+ messages"))
     prompt_btn.click()
     expect(viewer.locator(".arcana-prompt")).to_contain_text("Question 4: how did region 4 grow")
     # Pins active at turn 4: both; at 7: only p3 (p2 unpinned at 6); at 10: none (p3 until 9).
@@ -315,7 +319,7 @@ def test_hostile_content_is_rendered_as_text(page) -> None:
     page.locator(".lm-Menu-item", has_text="Arcana: Open trace viewer").click()
     viewer = page.locator(".arcana-viewer")
     expect(viewer.locator(".arcana-turn-label")).to_contain_text("Turn 4 (4 of 4)", timeout=60_000)
-    viewer.get_by_role("button", name=re.compile(r"^Prompt \(")).click()
+    viewer.get_by_role("button", name=re.compile(r"^Prompt as sent \(\d+ messages")).click()
     expect(viewer.locator(".arcana-prompt")).to_contain_text(f"{HOSTILE} user text 4")
     vrows = viewer.locator(".arcana-turn-host .arcana-vt-body-row")
     vrows.nth(1).click()

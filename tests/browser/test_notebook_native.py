@@ -10,6 +10,7 @@ Screenshots: test-artifacts/browser/notebook-native-*.png.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -120,8 +121,23 @@ def test_renamed_notebook_reopens_without_a_kernel_and_verifies(page, lab_root: 
     user_row.click()
     expect(body.locator(".arcana-vt-detail").first).to_contain_text("Load sales.csv with pandas")  # read from the trace
     expect(first.locator(".arcana-live")).to_have_count(0)  # no kernel: read-only
+    # The prompt as sent, from the trace's prompt_sent events (no snapshots, no kernel), verified.
+    sent_btn = body.get_by_role("button", name=re.compile(r"^Prompt as sent \(\d+ messages.*\) · verified$")).first
+    sent_btn.click()
+    sent = body.locator(".arcana-sent-prompt").first
+    expect(sent.locator(".arcana-sent-status")).to_contain_text("recorded as sent; verified (digest ")
+    expect(sent.locator(".arcana-prompt-msg").first).to_contain_text("system")
+    expect(sent).to_contain_text("Load sales.csv with pandas")
+    sent.scroll_into_view_if_needed()
+    shot(page, "notebook-native-reopened-prompt-sent")
     first.scroll_into_view_if_needed()
     shot(page, "notebook-native-reopened-inspector")
+    replay_sent = replay.get_by_role("button", name=re.compile(r"^Prompt as sent \(\d+ messages.*\) · verified$"))
+    replay_sent.click()
+    expect(replay.locator(".arcana-sent-status")).to_contain_text("verified (digest ")
+    expect(replay.locator(".arcana-sent-prompt")).to_contain_text("Load sales.csv with pandas")
+    replay.locator(".arcana-sent-prompt").scroll_into_view_if_needed()
+    shot(page, "notebook-native-reopened-replay-prompt-sent")
     replay.scroll_into_view_if_needed()
     shot(page, "notebook-native-reopened-replay")
 

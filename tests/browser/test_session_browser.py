@@ -72,13 +72,34 @@ def test_restart_resumes_the_run_and_new_starts_fresh(page, lab_root: Path) -> N
     inspector.locator(".arcana-disclosure", has_text="What if").click()
     inspector.locator(".arcana-whatif-window").fill("256")
     inspector.locator(".arcana-whatif-reserve").fill("200")
+    inspector.locator(".arcana-whatif-mode").select_option("classic")
+    inspector.locator(".arcana-whatif-relevance").select_option("lexical")
     inspector.locator(".arcana-whatif-run").click()
     summary = inspector.locator(".arcana-whatif-summary")
     expect(summary).to_contain_text("Window 256, reserve 200", timeout=30_000)
+    expect(summary).to_contain_text("classic mode, lexical relevance")
     expect(summary).to_contain_text("digest verified")
     expect(inspector.locator(".arcana-whatif-table tbody tr").first).to_be_visible()
     inspector.scroll_into_view_if_needed()
     shot(page, "session-what-if")
+
+    # A trace from before prompt_sent (its events removed here): with a kernel, the inspector offers to
+    # rebuild the prompt in Python, digest-checked.
+    trace_file = lab_root / "session.arcana" / f"{run_id}.jsonl"
+    lines = trace_file.read_text().splitlines(keepends=True)
+    trace_file.write_text("".join(line for line in lines if '"event_type":"prompt_sent"' not in line))
+    first = notebook.locator(".jp-Cell").nth(2).locator(".jp-RenderedArcanaTurn")
+    first.locator(".arcana-summary").click()
+    expect(first.locator(".arcana-detail-note")).to_contain_text("Detail from", timeout=30_000)
+    first.get_by_role("button", name="Prompt as sent (not recorded)").click()
+    expect(first.locator(".arcana-sent-missing")).to_contain_text("written before the prompt_sent event existed")
+    first.locator(".arcana-sent-rebuild").click()
+    rebuilt = first.locator(".arcana-sent-rebuilt")
+    expect(rebuilt.locator(".arcana-sent-status")).to_contain_text(
+        "rebuilt from the transcript by the kernel; verified", timeout=30_000)
+    expect(rebuilt).to_contain_text("My name is Ada and the code word is pelican.")
+    rebuilt.scroll_into_view_if_needed()
+    shot(page, "session-prompt-rebuilt-by-the-kernel")
     page.evaluate("() => { const c = window.jupyterapp.shell.currentWidget.content;"
                   " c.activeCellIndex = c.widgets.length - 1; }")
 

@@ -297,6 +297,7 @@ def test_rebuild_verified_and_counterfactual(traces: Path, capsys: pytest.Captur
     cf = json.loads(out)
     assert code == 0 and cf["verified"] is True and cf["counterfactual"] is True and cf["diff"]
     assert cf["settings"] == {"strategy": "aggressive_truncate", "total_window": 600, "response_reserve": 100}
+    assert (cf["mode"], cf["relevance"]) == (cf["recorded_mode"], cf["recorded_relevance"]) == ("classic", "lexical")
     code, out, _ = run(capsys, *argv)
     assert code == 0
     assert "Counterfactual: strategy=aggressive_truncate window=600 reserve=100  → aggressive_truncate" in out

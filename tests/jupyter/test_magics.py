@@ -350,6 +350,11 @@ def test_replay_what_if_rebuilds_a_turn_with_another_window_beside_the_recorded_
     with capture_output() as captured:
         shell.run_line_magic("arcana_replay", "--strategy passthrough --reserve 50")  # the last turn by default
     assert "turn 4 rebuilt with reserve 50, strategy passthrough" in captured.outputs[-1].data["text/plain"]
+    with capture_output() as captured:  # relevance: the run was lexical; mode: what adaptive would add is unknown
+        shell.run_line_magic("arcana_replay", "--relevance lexical --mode classic")
+    assert "turn 4 rebuilt with mode classic, relevance lexical" in captured.outputs[-1].data["text/plain"]
+    with pytest.raises(UsageError, match="mode"):
+        shell.run_line_magic("arcana_replay", "--mode turbo")
     with pytest.raises(UsageError, match=r"--turn 9: no such turn in this run \(turns: 1, 2, 3, 4\)"):
         shell.run_line_magic("arcana_replay", "--turn 9 --window 4000")
     with pytest.raises(UsageError, match="window"):

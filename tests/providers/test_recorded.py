@@ -166,3 +166,15 @@ async def test_a_local_model_session_with_a_tool_replays_identically(tmp_path, l
         new_run = chat.run_id
     assert replayed == replies
     assert [c["message"] for c in llm_lines(tmp_path, new_run)] == [c["message"] for c in calls]
+
+
+async def test_runs_without_snapshots_compare_with_the_prompt_as_sent(tmp_path):
+    """No snapshots: the divergence report compares with the recorded prompt_sent (the prompt exactly as
+    sent), not with an approximation from the transcript."""
+    run_id, _ = await record(tmp_path)
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, model=f"replay:{run_id}"), tools=[get_weather, get_time])
+    async with runtime.chat() as chat:
+        with pytest.raises(ReplayDivergence) as info:
+            await chat.send(INPUTS[0])
+    assert "compared with: the recorded prompt as sent (prompt_sent; secrets masked)" in info.value.report
+    assert "tool 'get_time' added" in info.value.report

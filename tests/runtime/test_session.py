@@ -21,7 +21,8 @@ async def test_a_turn_is_recorded_event_by_event(make_runtime) -> None:
         assert reply.turn == 1 and reply.status == "ok" and reply.run_id == chat.run_id
         path = chat.trace_path
     types = [e["event_type"] for e in events_of(path)]
-    assert types == ["run_start", "turn_start", "user_message", "context_decision", "llm_call", "turn_end", "run_end"]
+    assert types == ["run_start", "turn_start", "user_message", "context_decision", "prompt_sent", "llm_call",
+                     "turn_end", "run_end"]
     request = script.requests[0]
     assert [m.role for m in request.messages] == ["system", "user"]
     assert request.messages[-1].content == "Hello"
@@ -326,7 +327,7 @@ async def test_subscribers_see_every_event_live(make_runtime) -> None:
         chat.subscribe(lambda e: seen.append(e.event_type))
         chat.subscribe(lambda e: 1 / 0)  # a broken subscriber must not break the turn
         await chat.send("hello")
-    assert seen[:5] == ["turn_start", "user_message", "context_decision", "llm_call", "turn_end"]
+    assert seen[:6] == ["turn_start", "user_message", "context_decision", "prompt_sent", "llm_call", "turn_end"]
 
 
 async def test_session_tools_do_not_leak_into_other_sessions(make_runtime) -> None:

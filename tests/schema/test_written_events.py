@@ -68,7 +68,8 @@ def _check(path: Path) -> set[str]:
 def test_every_event_of_a_real_session_fits_its_model(tmp_path: Path) -> None:
     path = _record_run(tmp_path)
     seen = _check(path)
-    assert {"run_start", "turn_start", "user_message", "context_decision", "prompt_snapshot", "llm_call", "tool_call",
+    assert {"run_start", "turn_start", "user_message", "context_decision", "prompt_snapshot", "prompt_sent", "llm_call",
+            "tool_call",
             "cognitive_primitive", "state_change", "context_action", "memory_read", "memory_write", "turn_end",
             "run_end"} <= seen
     reader = TraceReader(path.parent, shared=False, strict=True)

@@ -1,0 +1,277 @@
+"""The prompt as sent, recorded compactly: the ``prompt_sent`` event (docs/TRACE_FORMAT.md "The prompt as sent").
+
+Every LLM call of a turn writes, beside its ``context_decision``, the shaped prompt exactly as the
+provider was given it (``Message.wire()`` dicts), encoded against the previous ``prompt_sent`` of the
+same agent so that a record costs what changed::
+
+    {"step": 0, "digest": "<request digest>", "prev": "e_000123" | null, "keep": 41,
+     "messages": [{"h": [57, 2]}, {"p": 40}, {"role": "user", "content": "..."}], "tokens": [12, 9, 95]}
+
+- ``keep``: the first ``keep`` messages are the previous prompt's first ``keep`` (its resolved messages);
+- ``messages``: the rest, each either a wire dict, ``{"h": i}`` / ``{"h": [i, n]}`` (the history messages
+  recorded with ``history_index`` i .. i+n-1, as ``Message.record()`` -> wire) or ``{"p": i}`` /
+  ``{"p": [i, n]}`` (messages i .. i+n-1 of the previous prompt), or ``{"e": [i, ops]}``: message ``i``
+  of the previous prompt with its content rebuilt from line edits (``[start, n]`` copies lines of its
+  content plus a newline, cut after each newline; a string is new text; the last newline is dropped)
+  — a section that changed a little;
+- ``tokens``: the counted tokens of the messages that are not ``p`` references, in order (kept and
+  ``p`` messages keep the previous prompt's counts);
+- ``prev``: the event id of the previous prompt_sent of the agent, ``null`` for a keyframe (then
+  ``keep`` is 0 and no ``p`` reference occurs). A keyframe is written first and then every
+  :data:`CHAIN_MAX` prompts, so a random read resolves at most that many records.
+
+The writer's redaction applies to the inline messages as to any metadata; a reference resolves to the
+recorded (equally redacted) transcript message, so the resolved prompt is the sent one with secrets
+masked. It verifies (its request digest recomputed equals the recorded one) when nothing was masked.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ..messages import Message, ToolSpec, as_message, canonical_json
+
+CHAIN_MAX = 32
+"""A keyframe at least every this many prompts of one agent (the longest chain a random read walks)."""
+
+
+def lines_of(text: str) -> list[str]:
+    """The lines an edit copies: ``text + "\\n"`` cut after each newline (so every line ends with one;
+    the last, added newline is dropped again when the edit is applied). The viewer cuts the same way."""
+    return [line + "\n" for line in text.split("\n")]
+
+
+def edit_ops(base: Mapping[str, Any], new: Mapping[str, Any]) -> list[Any] | None:
+    """``new`` as line edits of ``base`` (same message but for its content): ``[start, n]`` copies lines
+    start .. start+n-1 of the base's content, a string is new text. None when the rest differs."""
+    if {k: v for k, v in base.items() if k != "content"} != {k: v for k, v in new.items() if k != "content"}:
+        return None
+    a, b = lines_of(str(base.get("content") or "")), lines_of(str(new.get("content") or ""))
+    ops: list[Any] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            ops.append([i1, i2 - i1])
+        elif j2 > j1:
+            text = "".join(b[j1:j2])
+            if ops and isinstance(ops[-1], str):
+                ops[-1] += text
+            else:
+                ops.append(text)
+    return ops
+
+
+class PromptSentEncoder:
+    """Encodes each prompt of one agent's session against the previous one (see the module doc)."""
+
+    def __init__(self, chain_max: int = CHAIN_MAX, redact: Callable[[str], str] | None = None) -> None:
+        self.chain_max = max(1, chain_max)
+        self.redact = redact
+        """The writer's redaction of a text: a line edit is computed on the texts as the trace holds them."""
+        self._prev_id: str | None = None
+        self._prev_keys: list[str] = []
+        self._prev_at: dict[str, int] = {}
+        self._prev_wire: list[dict[str, Any]] = []
+        self._chain = 0
+        self._hist_keys: dict[str, int] = {}
+        self._hist_seen: list[str] = []
+        self._pending: tuple[list[str], bool, list[dict[str, Any]]] = ([], True, [])
+
+    def _history_index(self, history: Sequence[Message]) -> dict[str, int]:
+        """content key -> history index (the last message with that key), kept up to date incrementally;
+        rebuilt when the history was changed other than by appending."""
+        seen = self._hist_seen
+        if len(history) < len(seen) or (seen and history[len(seen) - 1].content_key() != seen[-1]):
+            self._hist_keys, self._hist_seen = {}, []
+            seen = self._hist_seen
+        for i in range(len(seen), len(history)):
+            key = history[i].content_key()
+            seen.append(key)
+            self._hist_keys[key] = i
+        return self._hist_keys
+
+    def encode(self, *, step: int, digest: str | None, messages: Sequence[Message], history: Sequence[Message],
+               tokens: Sequence[int | None] | None = None) -> dict[str, Any]:
+        """The metadata of the ``prompt_sent`` event for ``messages`` (call :meth:`written` with its id)."""
+        keys = [m.content_key() for m in messages]
+        keyframe = self._prev_id is None or self._chain >= self.chain_max
+        prev = self._prev_keys
+        keep = 0
+        if not keyframe:
+            while keep < len(keys) and keep < len(prev) and keys[keep] == prev[keep]:
+                keep += 1
+        hist = self._history_index(history)
+        seen = self._hist_seen
+        out: list[dict[str, Any]] = []
+        counts: list[int | None] = []
+        run: list[Any] | None = None  # the open reference run: [kind, start, length]
+        for i in range(keep, len(keys)):
+            key = keys[i]
+            if run is not None:  # continue the open run when the next message follows it
+                nxt = run[1] + run[2]
+                if (prev if run[0] == "p" else seen)[nxt:nxt + 1] == [key]:
+                    run[2] += 1
+                    if run[0] == "h" and tokens is not None:
+                        counts.append(tokens[i])
+                    continue
+            p = None if keyframe else self._prev_at.get(key)
+            h = hist.get(key) if p is None else None
+            if run is not None:
+                out.append({run[0]: run[1] if run[2] == 1 else [run[1], run[2]]})
+                run = None
+            if p is not None:
+                run = ["p", p, 1]
+            elif h is not None:
+                run = ["h", h, 1]
+            else:
+                out.append(self._inline(messages[i].wire(), i, keyframe))
+            if p is None and tokens is not None:
+                counts.append(tokens[i])
+        if run is not None:
+            out.append({run[0]: run[1] if run[2] == 1 else [run[1], run[2]]})
+        meta: dict[str, Any] = {"step": step, "digest": digest, "prev": None if keyframe else self._prev_id,
+                                "keep": keep, "messages": out}
+        if tokens is not None:
+            meta["tokens"] = counts
+        self._pending = (keys, keyframe, [m.wire() for m in messages])
+        return meta
+
+    def _inline(self, wire: dict[str, Any], i: int, keyframe: bool) -> dict[str, Any]:
+        """A message that is neither in the history nor in the previous prompt: as line edits of the
+        previous prompt's message at its place (a section that changed a little: the checkpoint) when
+        that is less than half its size, else as it is."""
+        if keyframe or i >= len(self._prev_wire) or len(str(wire.get("content") or "")) < 200:
+            return wire
+        base = self._prev_wire[i]
+        if self.redact is not None:
+            base = {**base, "content": self.redact(str(base.get("content") or ""))}
+            wire = {**wire, "content": self.redact(str(wire.get("content") or ""))}
+        ops = edit_ops(base, wire)
+        if ops is None:
+            return wire
+        edit = {"e": [i, ops]}
+        return edit if len(canonical_json(edit)) * 2 < len(canonical_json(wire)) else wire
+
+    def written(self, event_id: str) -> None:
+        """The event just encoded was written with ``event_id``: it is the base of the next."""
+        keys, keyframe, wire = self._pending
+        self._prev_id = event_id
+        self._prev_keys = keys
+        self._prev_wire = wire
+        self._prev_at = {k: i for i, k in enumerate(keys)}
+        self._chain = 0 if keyframe else self._chain + 1
+
+
+def _run(value: Any) -> tuple[int, int] | None:
+    """A reference's ``i`` or ``[i, n]`` as (start, length); None when it is neither."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value, 1
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(x, int) and not isinstance(x, bool)
+                                                             for x in value) and value[1] >= 1:
+        return value[0], value[1]
+    return None
+
+
+def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | None,
+                        history: Callable[[int], Mapping[str, Any] | None]) -> dict[str, Any]:
+    """The full prompt of one ``prompt_sent`` record: ``{"messages": [wire...], "tokens": [...]}``.
+
+    ``previous`` is the resolved previous prompt (required when ``meta["prev"]`` is set), ``history(i)``
+    the recorded history message ``i`` (a ``Message.record()`` dict) or None. Raises ``ValueError`` on
+    a record that cannot be resolved."""
+    keep = meta.get("keep") or 0
+    if not isinstance(keep, int) or isinstance(keep, bool) or keep < 0:
+        raise ValueError(f"keep must be a non-negative integer, not {keep!r}")
+    prev_msgs: list[dict[str, Any]] = list(previous["messages"]) if previous is not None else []
+    prev_tokens: list[Any] = list(previous.get("tokens") or []) if previous is not None else []
+    prev_tokens += [None] * (len(prev_msgs) - len(prev_tokens))
+    if meta.get("prev") is not None and previous is None:
+        raise ValueError(f"the previous prompt {meta.get('prev')} is not in the trace")
+    if keep > len(prev_msgs):
+        raise ValueError(f"keep {keep} but the previous prompt has {len(prev_msgs)} message(s)")
+    rest = meta.get("messages")
+    if not isinstance(rest, list):
+        raise ValueError("messages is not a list")
+    msgs = prev_msgs[:keep]
+    tokens: list[Any] = prev_tokens[:keep]
+    own: list[int] = []  # positions whose count comes from meta["tokens"] (not copied from the previous prompt)
+    for item in rest:
+        at = len(msgs)
+        if not isinstance(item, dict):
+            raise ValueError(f"message {at} is not an object")
+        if "role" in item:
+            msgs.append(dict(item))
+            own.append(at)
+            tokens.append(None)
+        elif "h" in item:
+            ref = _run(item["h"])
+            if ref is None:
+                raise ValueError(f"message {at}: the history reference {item['h']!r} is not i or [i, n]")
+            for h in range(ref[0], ref[0] + ref[1]):
+                record = history(h)
+                if record is None:
+                    raise ValueError(f"message {len(msgs)} refers to history message {h}, which is not recorded")
+                own.append(len(msgs))
+                msgs.append(wire_of_record(record))
+                tokens.append(None)
+        elif "e" in item:
+            edit = item["e"]
+            if not (isinstance(edit, list) and len(edit) == 2 and isinstance(edit[0], int)
+                    and not isinstance(edit[0], bool) and 0 <= edit[0] < len(prev_msgs) and isinstance(edit[1], list)):
+                raise ValueError(f"message {at}: the edit {str(edit)[:80]} is not [index in the previous prompt, ops]")
+            base = prev_msgs[edit[0]]
+            lines = lines_of(str(base.get("content") or ""))
+            parts: list[str] = []
+            for op in edit[1]:
+                if isinstance(op, str):
+                    parts.append(op)
+                else:
+                    run = _run(op) if isinstance(op, list) else None
+                    if run is None or run[0] < 0 or run[0] + run[1] > len(lines):
+                        raise ValueError(f"message {at}: the edit copies lines {op!r} of a message of {len(lines)}")
+                    parts.extend(lines[run[0]:run[0] + run[1]])
+            text = "".join(parts)
+            if not text.endswith("\n"):
+                raise ValueError(f"message {at}: the edit's text does not end with its line end")
+            msgs.append({**base, "content": text[:-1]})
+            own.append(at)
+            tokens.append(None)
+        elif "p" in item:
+            ref = _run(item["p"])
+            if ref is None or ref[0] < 0 or ref[0] + ref[1] > len(prev_msgs):
+                raise ValueError(f"message {at} refers to messages {item['p']!r} of the previous prompt, which has "
+                                 f"{len(prev_msgs)}")
+            msgs.extend(dict(m) for m in prev_msgs[ref[0]:ref[0] + ref[1]])
+            tokens.extend(prev_tokens[ref[0]:ref[0] + ref[1]])
+        else:
+            raise ValueError(f"message {at} is neither a message nor a reference")
+    toks = meta.get("tokens")
+    if isinstance(toks, list) and len(toks) == len(own):
+        for position, t in zip(own, toks, strict=True):
+            tokens[position] = t if isinstance(t, int) and not isinstance(t, bool) else None
+    return {"messages": msgs, "tokens": tokens}
+
+
+def wire_of_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A recorded history message (``Message.record()``) as it was sent (``Message.wire()``)."""
+    data = dict(record)
+    if data.get("content") is None:
+        data["content"] = ""
+    return as_message(data).wire()
+
+
+def prompt_digest(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], model: str) -> str:
+    """:func:`~arcana_jupyter.messages.request_digest` of wire messages and recorded ToolSpec dumps."""
+    text = canonical_json({"messages": list(messages), "model": model,
+                           "tools": [ToolSpec.model_validate(t).wire() for t in tools]})
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+MASK = "[REDACTED]"
+
+
+def masked_count(messages: Sequence[Mapping[str, Any]]) -> int:
+    """How many messages hold a masked secret (why such a prompt cannot verify)."""
+    return sum(1 for m in messages if MASK in canonical_json(m))

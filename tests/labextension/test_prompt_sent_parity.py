@@ -1,0 +1,102 @@
+"""The viewer reads the prompt as sent exactly as the Python does.
+
+A real ``Runtime`` session (engine mode: shaped prompts, sections; a tool loop; a secret in a message;
+more turns than a prompt_sent chain is long) is read by ``TraceReader.prompt_sent`` and by the compiled
+``labextension/src/trace.ts`` (``sentPromptOf``) under node: every call's messages, tokens, recorded
+digest and verification must be the same (the viewer computes its SHA-256 itself).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scripted_chat import Script, call, say
+
+from arcana_jupyter.providers.function import FunctionProvider
+from arcana_jupyter.runtime import Runtime, RuntimeConfig
+from arcana_jupyter.trace.prompt_sent import CHAIN_MAX
+from arcana_jupyter.trace.reader import TraceReader
+
+from .conftest import EXT, jlpm
+
+NODE_SCRIPT = r"""
+const fs = require('fs');
+const trace = require(process.argv[1]);
+const t = trace.parseTrace(fs.readFileSync(process.argv[2], 'utf8'));
+const out = {};
+for (const [agent, turns] of t.turnsByAgent) {
+  for (const turn of turns) {
+    for (const s of trace.getTurn(t, agent, turn).steps) {
+      const p = trace.sentPromptOf(t, agent, turn, s.step);
+      out[`${agent}/${turn}/${s.step}`] = p === null || typeof p === 'string' ? p : {
+        messages: p.messages, tokens: p.tokens, recorded: p.recordedDigest, digest: p.digest, verified: p.verified,
+        masked: p.masked, source: p.source };
+    }
+  }
+}
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+@pytest.fixture(scope="module")
+def compiled_trace(node_packages: Path) -> Path:
+    proc = jlpm("build:test", timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    path = EXT / "lib" / "unit" / "src" / "trace.js"
+    assert path.is_file()
+    return path
+
+
+def lookup(city: str) -> str:
+    """Weather of a city."""
+    return f"sunny in {city}"
+
+
+async def test_runtime_prompts_resolve_like_the_python(compiled_trace: Path, tmp_path: Path) -> None:
+    turns = CHAIN_MAX + 6
+    steps: list[Any] = [call("lookup", {"city": "Oslo"}), say("it is sunny")]
+    steps += [say(f"answer {i} " + "more " * (i % 7)) for i in range(turns)]
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path / "traces", context_engine=True, total_window=1200,
+                                           response_reserve=200),
+                      tools=(lookup,), provider=FunctionProvider(Script(*steps)))
+    async with runtime.chat() as chat:
+        await chat.send("weather in Oslo?")
+        for i in range(turns):
+            if i == 5:  # the pin goes to the head of the prompt: what followed it is the previous prompt's
+                pin = chat.pin("the budget is 4,000 euros; " + "the venue seats 120 people, " * 12, label="budget")["pin_id"]
+            if i == 8:  # a second pin: the head message changes a little (a line edit of the previous one)
+                chat.pin("the date is 3 March", label="date")
+            if i == 12:
+                chat.unpin(str(pin))
+            await chat.send(f"question {i} " + "word " * (i % 11))
+        await chat.send("my token is sk-proj-" + "Zx9" * 8)
+        path = Path(chat.trace_path)
+    text = path.read_text(encoding="utf-8")
+    assert text.count('"event_type":"prompt_sent"') >= turns + 2
+    assert text.count('"prev":null,"keep":0') >= 2, "a keyframe again after CHAIN_MAX prompts"
+    for form in ('{"h":[', '{"p":', '{"e":['):  # history runs, previous-prompt references, line edits
+        assert form in text, form
+    proc = subprocess.run(["node", "-e", NODE_SCRIPT, str(compiled_trace), str(path)], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    viewer = json.loads(proc.stdout)
+    reader = TraceReader(path.parent)
+    python: dict[str, Any] = {}
+    for turn in reader.list_turns(path.stem):
+        replay = reader.replay_prompt(path.stem, turn)
+        for step in replay.steps if replay else []:
+            p = reader.prompt_sent(path.stem, turn, step=step)
+            assert p is not None
+            python[f"main/{turn}/{step}"] = {"messages": p.messages, "tokens": p.tokens, "recorded": p.recorded_digest,
+                                             "digest": p.digest, "verified": p.verified, "masked": p.masked,
+                                             "source": p.source}
+    assert viewer == python
+    assert "main/1/1" in python, "the tool loop's second call has its prompt too"
+    masked = [k for k, v in python.items() if v["masked"]]
+    assert masked == [f"main/{turns + 2}/0"] and not python[masked[0]]["verified"], "a masked secret cannot verify"
+    assert all(v["verified"] for k, v in python.items() if k not in masked), [k for k, v in python.items()
+                                                                             if not v["verified"]]
