@@ -45,6 +45,10 @@ EMBEDDINGS_FOLDER = "embeddings"
 ENGINE_SECTIONS = ("adaptive_hard", "adaptive_soft", "checkpoint", "model_claims", "turn_digests", "adaptive_active")
 """The sections the adaptive context adds (``adaptive.engine.SECTION_NAMES``; a test keeps them equal):
 what a classic-mode what-if leaves out."""
+ENGINE_TOOLS = frozenset({"create_task", "update_task", "decide", "add_constraint", "note", "hydrate", "retract_task",
+                          "focus", "search_turn_events", "retrieve_artifact"})
+"""The tools the adaptive context offers (``adaptive.engine.ADAPTIVE_TOOL_NAMES``; a test keeps them
+equal): a classic session offers none of them, so a classic-mode what-if leaves them out too."""
 MODES = ("classic", "adaptive")
 RELEVANCE = ("lexical", "semantic")
 _BUILDER_FLOATS = ("recall_share", "section_share", "head_share", "window_share", "band_fraction", "block_fraction",
@@ -218,6 +222,7 @@ def _build(
     classic = mode == "classic" and recorded_mode(replay) == "adaptive"
     if classic:
         sections = [s for s in sections if s.name not in ENGINE_SECTIONS]
+        tools = [t for t in tools if t.name not in ENGINE_TOOLS]
         kwargs["drop_policy"] = "bands"
     if relevance == "lexical":
         kwargs["embedder"] = None

@@ -203,3 +203,36 @@ async def test_without_engine_tools_no_prompt_text_mentions_them(tmp_path: Path)
     text = "\n".join(m.content for r in script.requests for m in r.messages)
     assert "[artifact a_1" in text and "Audit the northern region" in text
     assert "retrieve_artifact" not in text and "hydrate(" not in text
+
+
+async def test_a_classic_what_if_of_an_adaptive_turn_is_what_a_classic_session_sent(tmp_path: Path) -> None:
+    """``rebuild_turn(mode="classic")`` (the inspector's and ``%arcana_replay --mode classic``'s
+    what-if) of a turn recorded in the default mode gives the prompt a classic session with the same
+    conversation really sent: no adaptive sections or tools, the window moving in bands."""
+    from arcana_jupyter.context.rebuild import rebuild_turn
+    from arcana_jupyter.trace.reader import TraceReader
+
+    turns = 14
+    replies = [f"answer {i}: " + "the figures moved as expected this week. " * 6 for i in range(turns)]
+    questions = [f"question {i} about topic {i}: " + "please look at the weekly numbers again. " * 5
+                 for i in range(turns)]
+    runs = {}
+    for engine in (True, False):
+        folder = tmp_path / ("adaptive" if engine else "classic")
+        script = Script(*[say(r) for r in replies])
+        async with runtime_with(script, folder, digest_turns=2, total_window=2400, response_reserve=200,
+                                embeddings="off", context_engine=engine).chat() as chat:
+            for q in questions:
+                await chat.send(q)
+            runs[engine] = (folder, chat.run_id, script.requests)
+    folder, run_id, _ = runs[True]
+    reader = TraceReader(folder)
+    as_recorded = rebuild_turn(reader, run_id, turns)
+    assert as_recorded.verified and as_recorded.mode == "adaptive" and not as_recorded.counterfactual
+    assert any(m["role"] == "system" and "## checkpoint" in m["content"] for m in as_recorded.messages)
+
+    classic = rebuild_turn(reader, run_id, turns, mode="classic")
+    assert classic.counterfactual and classic.mode == "classic"
+    classic_request = runs[False][2][-1]
+    assert classic.messages == [m.wire() for m in classic_request.messages]
+    assert not any("## checkpoint" in str(m.get("content")) for m in classic.messages)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from arcana_jupyter.adaptive.engine import SECTION_NAMES
-from arcana_jupyter.context.rebuild import ENGINE_SECTIONS, rebuild_turn
+from arcana_jupyter.adaptive.engine import ADAPTIVE_TOOL_NAMES, SECTION_NAMES
+from arcana_jupyter.context.rebuild import ENGINE_SECTIONS, ENGINE_TOOLS, rebuild_turn
 from arcana_jupyter.exceptions import TraceError
 from arcana_jupyter.jupyter.comm import what_if_answer
 from arcana_jupyter.providers.function import FunctionProvider
@@ -19,6 +19,7 @@ from benchmarks.bench_runtime import answer  # the instant model of the benchmar
 
 def test_the_engine_sections_are_the_adaptive_contexts() -> None:
     assert set(ENGINE_SECTIONS) == set(SECTION_NAMES)
+    assert ENGINE_TOOLS == ADAPTIVE_TOOL_NAMES
 
 
 async def record(tmp_path: Path, engine: bool, turns: int = 24) -> Path:
