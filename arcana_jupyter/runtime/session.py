@@ -79,6 +79,10 @@ SUMMARY_MAX_TOKENS = 512
 OVERFLOW_SHARE = 0.2
 """Most of the budget the sections standing in for turns that did not fit may take (engine mode)."""
 MIN_OVERFLOW_TOKENS = 64
+EXCERPT_BLOCK_MIN = 64
+"""The default mode's block of relevant excerpts (``WorkingSetBuilder(block_excerpts=True)``, 8% of the
+conversation budget) is used when it is at least this many tokens (two excerpts); below it,
+relevant turns, their neighbours and recent turns fill the room left (``block_recall_min``)."""
 
 TokenCallback = Callable[[str], None]
 EventCallback = Callable[[TraceEvent], None]
@@ -165,8 +169,12 @@ class ChatSession:
                                          embedder=embedder, embedding_cache=embedding_cache,
                                          recall_share=config.recall_share,
                                          # the default mode: the window gives way a block at a time, so
-                                         # the prompt's prefix survives the turns between drops
-                                         drop_policy="blocks" if config.context_engine else "bands")
+                                         # the prompt's prefix survives the turns between drops, and the
+                                         # earlier turns relevant to the input come back as excerpts after
+                                         # it (a small block, even on small windows)
+                                         **(dict(drop_policy="blocks", block_excerpts=True,
+                                                 block_recall_min=EXCERPT_BLOCK_MIN)
+                                            if config.context_engine else {"drop_policy": "bands"}))
         self.pins = PinState(self.counter, config.total_window, config.pin_budget_fraction)
         self.history: list[Message] = [Message(role="system", content=config.system_prompt)]
         self.turn = 0
