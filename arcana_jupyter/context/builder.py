@@ -95,13 +95,17 @@ extends through it), or after it (``recall_first``: traces recorded before, whic
 _LIFT: dict[str, Fidelity] = {"L1": "L1", "L2": "L1", "L3": "L2"}
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 """Where an excerpt may cut a message: after a sentence's end, or at a line break."""
-EXCERPT_NAME = "earlier_turn_excerpt"
+EXCERPT_NAME = "excerpt"
 """The name of an excerpt's system message (a heading in the shaped prompt's context block)."""
-EXCERPT_MIN_MATCH = 0.35
+EXCERPT_MIN_MATCH = 0.3
 """The least part of the question's term weight (the idf of its terms found earlier in the
-conversation) an excerpt's best sentence holds: a weaker match is not brought back at all, so on
-most turns the block stays far smaller than its room (measured on the dev split of
-benchmarks/retention/sessions.py: 0.3 to 0.4 keep the questions' facts, more loses some)."""
+conversation) an excerpt's best sentence holds to come back once the block has its first
+``EXCERPT_ANY``: weaker matches stay out, so on most turns the block is far smaller than its room.
+(Measured on the dev split of benchmarks/retention/sessions.py at 4k: facts found 67/70 from 0.25 to
+0.35, 61/70 at 0.4 without the first two; 66/70 with them.)"""
+EXCERPT_ANY = 2
+"""Excerpts the block takes whatever their match (the best ones): a question worded unlike the
+statement it asks about still gets its closest matches."""
 EXCERPT_SENTENCES = 2
 EXCERPT_POOL = 48
 """Relevant units (best first) the excerpts are chosen from."""
@@ -1309,6 +1313,8 @@ class _Build:
                 j = max(range(len(pool)), key=lambda j: (round(pool[j][0] / (1 + repeats.get(pool[j][1], 0)), 6),
                                                          -pool[j][2]))
                 _, key, _, u, cut = pool.pop(j)
+                if cut is not None and cut.value < EXCERPT_MIN_MATCH and len(chosen) >= EXCERPT_ANY:
+                    continue  # a weak match, and the block has its first few already
                 if cut is None:
                     i = best_msg[u]
                     ok = take(u, S.RELEVANT_SEMANTIC if via.get(i) == "semantic" else S.RELEVANT_BM25)
@@ -1415,7 +1421,7 @@ class _Build:
         scored = [0.0 if p in said else round(sum(w for t in set(stems(p)) if (w := terms.get(t)) is not None), 6)
                   for p in parts]
         best = max(scored)
-        if best <= 0 or best < EXCERPT_MIN_MATCH * sum(terms.values()):
+        if best <= 0:
             return False
         keep = [k for k, v in enumerate(scored) if v >= best][:EXCERPT_SENTENCES]
         matched = frozenset(t for k in keep for t in stems(parts[k]) if t in terms)
@@ -1433,7 +1439,7 @@ class _Build:
         # through that input
         turn = self.turns[i]
         new = Message(role="system", name=EXCERPT_NAME,
-                      content=f"[{msg.role}, turn {turn if turn is not None else '?'}] " + " ".join(out))
+                      content=f"({msg.role}, turn {turn if turn is not None else '?'}) " + " ".join(out))
         n = self.counter.count_message(new)
         return Excerpt(new, n, matched, round(best / sum(terms.values()), 6)) if n < self.infos[i].tokens else True
 
