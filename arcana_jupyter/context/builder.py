@@ -1264,7 +1264,9 @@ class _Build:
         literal_best: dict[int, float] = {}
         if not fill and self.literal:
             # the small block: the literal best matches and the fused ranking's, alternately
-            literal, literal_msg = self._best_per_unit(self.literal, lambda i, s: s >= RECALL_MIN_BM25)
+            # (excerpts: any literal match; its sentences' own match decides, see _excerpt)
+            floor = 0.0 if self.b.block_excerpts else RECALL_MIN_BM25
+            literal, literal_msg = self._best_per_unit(self.literal, lambda i, s: s > 0 and s >= floor)
             literal_best = literal
             first = sorted(literal, key=lambda u: (-literal[u], u))
             merged: list[int] = []
@@ -1309,12 +1311,17 @@ class _Build:
                     pool.append((max(candidates.get(u, 0.0), literal_best.get(u, 0.0)), ("unit", u), k, u, None))
                 else:
                     pool.append((cut.value, cut.matched, k, u, cut))
+            # the most specific question term that any candidate holds: a sentence holding it comes
+            # back even when it matches little else (a question worded unlike the statement)
+            found = {t for _, key, _, _, cut in pool if cut is not None for t in key}
+            anchor = max(sorted(found), key=lambda t: terms[t]) if found else None
             repeats: dict[Any, int] = {}
             while pool and room >= RECENCY_MIN_ROOM:
                 j = max(range(len(pool)), key=lambda j: (round(pool[j][0] / (1 + repeats.get(pool[j][1], 0)), 6),
                                                          -pool[j][2]))
                 _, key, _, u, cut = pool.pop(j)
-                if cut is not None and cut.value < EXCERPT_MIN_MATCH and len(chosen) >= EXCERPT_ANY:
+                if (cut is not None and cut.value < EXCERPT_MIN_MATCH and len(chosen) >= EXCERPT_ANY
+                        and anchor not in cut.matched):
                     continue  # a weak match, and the block has its first few already
                 if cut is None:
                     i = best_msg[u]
@@ -1440,7 +1447,7 @@ class _Build:
         # through that input
         turn = self.turns[i]
         new = Message(role="system", name=EXCERPT_NAME,
-                      content=f"({msg.role}, turn {turn if turn is not None else '?'}) " + " ".join(out))
+                      content=(f"(turn {turn}) " if turn is not None else "") + " ".join(out))
         n = self.counter.count_message(new)
         return Excerpt(new, n, matched, round(best / sum(terms.values()), 6)) if n < self.infos[i].tokens else True
 
