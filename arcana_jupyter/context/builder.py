@@ -1304,31 +1304,31 @@ class _Build:
             for k, u in enumerate(ranked[:EXCERPT_POOL]):
                 if u >= last or any(self._shown(i) for i in units[u]):
                     continue
-                cut = self._excerpt(units[u], terms)
-                if cut is False:  # nothing it says matches well enough, or the prompt says it already
+                made = self._excerpt(units[u], terms)
+                if made is False:  # no sentence the prompt does not hold already matches
                     continue
-                if cut is True:  # not a message an excerpt is made of: whole, by its own match
+                if made is True:  # not a message an excerpt is made of: whole, by its own match
                     pool.append((max(candidates.get(u, 0.0), literal_best.get(u, 0.0)), ("unit", u), k, u, None))
                 else:
-                    pool.append((cut.value, cut.matched, k, u, cut))
+                    pool.append((made.value, made.matched, k, u, made))
             # the most specific question term that any candidate holds: a sentence holding it comes
             # back even when it matches little else (a question worded unlike the statement)
-            found = {t for _, key, _, _, cut in pool if cut is not None for t in key}
+            found = {t for _, key, _, _, ex in pool if ex is not None for t in key}
             anchor = max(sorted(found), key=lambda t: terms[t]) if found else None
             repeats: dict[Any, int] = {}
             while pool and room >= RECENCY_MIN_ROOM:
                 j = max(range(len(pool)), key=lambda j: (round(pool[j][0] / (1 + repeats.get(pool[j][1], 0)), 6),
                                                          -pool[j][2]))
-                _, key, _, u, cut = pool.pop(j)
-                if (cut is not None and cut.value < EXCERPT_MIN_MATCH and len(chosen) >= EXCERPT_ANY
-                        and anchor not in cut.matched):
+                _, key, _, u, ex = pool.pop(j)
+                if (ex is not None and ex.value < EXCERPT_MIN_MATCH and len(chosen) >= EXCERPT_ANY
+                        and anchor not in ex.matched):
                     continue  # a weak match, and the block has its first few already
-                if cut is None:
+                if ex is None:
                     i = best_msg[u]
                     ok = take(u, S.RELEVANT_SEMANTIC if via.get(i) == "semantic" else S.RELEVANT_BM25)
-                elif cut.tokens <= room:
-                    room -= cut.tokens
-                    chosen[u] = ([(cut.msg, cut.tokens, "L1")], S.RELEVANT_EXCERPT)
+                elif ex.tokens <= room:
+                    room -= ex.tokens
+                    chosen[u] = ([(ex.msg, ex.tokens, "L1")], S.RELEVANT_EXCERPT)
                     ok = True
                 else:
                     ok = False

@@ -13,7 +13,6 @@ from arcana_jupyter.context import strategies as S
 from arcana_jupyter.context.builder import EXCERPT_NAME
 from arcana_jupyter.context.rebuild import _builder_kwargs
 from arcana_jupyter.context.result import prefix_reuse
-from arcana_jupyter.messages import Message
 from arcana_jupyter.providers.shaping import named_shape, shape
 from arcana_jupyter.runtime import RuntimeConfig
 from tests.context.test_block_drops import session, window_start
