@@ -100,10 +100,10 @@ EXCERPT_NAME = "excerpt"
 EXCERPT_MIN_MATCH = 0.3
 """The least part of the question's term weight (the idf of its terms found earlier in the
 conversation) an excerpt's best sentence holds to come back once the block has its first
-``EXCERPT_ANY``: weaker matches stay out, so on most turns the block is far smaller than its room.
-(Measured on the dev split of benchmarks/retention/sessions.py at 4k, default mode: facts found 67/70
-from 0.25 to 0.35 with the first two taken whatever their match; at 0.4, 61/70 without them, 66/70
-with two, 67/70 with three, also at 0.45.)"""
+``EXCERPT_ANY`` — unless it holds the question's most specific term that any candidate holds: weaker
+matches stay out, so on most turns the block is far smaller than its room. (Measured on the dev split
+of benchmarks/retention/sessions.py at 4k: 0.25 to 0.35 find the same facts; with the first two
+taken whatever their match 0.4 finds one fewer, with three none fewer, also at 0.45.)"""
 EXCERPT_ANY = 3
 """Excerpts the block takes whatever their match (the best ones): a question worded unlike the
 statement it asks about still gets its closest matches."""
