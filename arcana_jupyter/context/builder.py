@@ -31,6 +31,7 @@ from __future__ import annotations
 import copy
 import inspect
 import operator
+import re
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from itertools import accumulate
 from pathlib import Path
@@ -49,7 +50,7 @@ from .decisions import (
 from .embeddings import Embedder, EmbeddingStore, default_embedder, embedder_for
 from .fidelity import FidelityPolicy, fit_text, render
 from .history import HistoryState, MessageInfo
-from .relevance import RECENCY_HALF_TURNS, W_BM25, W_RECENCY, Fusion, fuse, message_text, parse_fusion
+from .relevance import RECENCY_HALF_TURNS, W_BM25, W_RECENCY, Fusion, fuse, message_text, parse_fusion, stems
 from .result import MSG_FIELDS, Assembly, BuildResult, Item, Pending, compose, make_decision
 from .sections import ContextSection, render_task
 
@@ -92,6 +93,35 @@ LAYOUTS = ("recent_first", "recall_first")
 the default since the prefix-reuse work: next turn it is part of the window, so the cached prefix
 extends through it), or after it (``recall_first``: traces recorded before, which rebuild so)."""
 _LIFT: dict[str, Fidelity] = {"L1": "L1", "L2": "L1", "L3": "L2"}
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+"""Where an excerpt may cut a message: after a sentence's end, or at a line break."""
+EXCERPT_NAME = "excerpt"
+"""The name of an excerpt's system message (a heading in the shaped prompt's context block)."""
+EXCERPT_MIN_MATCH = 0.3
+"""The least part of the question's term weight (the idf of its terms found earlier in the
+conversation) an excerpt's best sentence holds to come back once the block has its first
+``EXCERPT_ANY`` — unless it holds the question's most specific term that any candidate holds: weaker
+matches stay out, so on most turns the block is far smaller than its room. (Measured on the dev split
+of benchmarks/retention/sessions.py at 4k: 0.25 to 0.35 find the same facts; with the first two
+taken whatever their match 0.4 finds one fewer, with three none fewer, also at 0.45.)"""
+EXCERPT_ANY = 3
+"""Excerpts the block takes whatever their match (the best ones): a question worded unlike the
+statement it asks about still gets its closest matches."""
+EXCERPT_SENTENCES = 2
+EXCERPT_POOL = 48
+"""Relevant units (best first) the excerpts are chosen from."""
+"""Most sentences an excerpt keeps (those that match the question best, equally well)."""
+
+
+class Excerpt(NamedTuple):
+    """A message brought back as its sentences that match the question (``block_excerpts``)."""
+
+    msg: Message
+    tokens: int
+    matched: frozenset[str]
+    """The question's terms its sentences hold."""
+    value: float
+    """The part of the question's term weight (idf) its best sentence holds."""
 
 
 def _unit(vec: Any) -> Any:
@@ -156,6 +186,11 @@ class WorkingSetBuilder:
         block_recall_min: ... when that is fewer tokens than this, the budget is too small for a
             small block to hold what a question needs: the window keeps ``recall_share`` free and
             the room left goes to relevant turns, their neighbours and recent turns, as with ``bands``.
+        block_excerpts: with ``blocks``, the small block brings each relevant message back as its
+            sentences that match the question (an excerpt, ``L1`` with a cut marker, reason
+            ``relevant_excerpt``) rather than whole, and without the rest of its exchange: several
+            times more distinct matches fit in the same small block (see :data:`DROP_POLICIES`).
+            ``False`` (default, and what traces recorded before the setting rebuild with): whole messages.
         fusion: how the BM25 and the cosine rankings are combined when there is an embedder: a
             :class:`~.relevance.Fusion` or its ``spec()`` string; ``None`` (default): the tuned
             :data:`~.relevance.DEFAULT_FUSION`. Recorded as ``settings()["fusion"]``; lexical-only
@@ -187,6 +222,7 @@ class WorkingSetBuilder:
         block_fraction: float = 0.25,
         block_recall_share: float = 0.08,
         block_recall_min: int = 1024,
+        block_excerpts: bool = False,
     ) -> None:
         if layout not in LAYOUTS:
             raise ValueError(f"unknown layout {layout!r}; choose one of {list(LAYOUTS)}")
@@ -219,6 +255,7 @@ class WorkingSetBuilder:
         if block_recall_min < 0:
             raise ValueError(f"block_recall_min must be >= 0, got {block_recall_min}")
         self.block_recall_min = block_recall_min
+        self.block_excerpts = bool(block_excerpts)
         self.recall = recall
         if recall_max_tokens is not None and recall_max_tokens < 0:
             raise ValueError(f"recall_max_tokens must be >= 0 or None, got {recall_max_tokens}")
@@ -239,6 +276,7 @@ class WorkingSetBuilder:
         self._tools_ref: tuple[ToolSpec, ...] = ()
         self._tools_tokens = 0
         self._summaries: dict[tuple[Any, ...], str] = {}
+        self._sentence_cache: dict[str, tuple[str, ...]] = {}
         self._by_dict: dict[tuple[Any, ...], Message] = {}
         self._seen: list[Any] = []
         """The last history as passed, position by position: a copy of each dict, or the Message."""
@@ -281,6 +319,7 @@ class WorkingSetBuilder:
             "block_fraction": self.block_fraction,
             "block_recall_share": self.block_recall_share,
             "block_recall_min": self.block_recall_min,
+            "block_excerpts": self.block_excerpts,
         }
 
     # ---- public API ------------------------------------------------------------------------
@@ -446,7 +485,18 @@ class WorkingSetBuilder:
 
     def _caches(self) -> _BuildCaches:
         return _BuildCaches(self._as_messages, self._sync_history, self._info, self._tool_tokens, self._render,
-                            self._remember_summary)
+                            self._remember_summary, self._sentences)
+
+    def _sentences(self, text: str) -> tuple[str, ...]:
+        """``text``'s sentences (cut after a sentence's end or at a line break), cached by text."""
+        cache = self._sentence_cache
+        hit = cache.get(text)
+        if hit is None:
+            hit = tuple(p for p in _SENTENCE.split(text.strip()) if p)
+            if len(cache) >= _INFO_CACHE_MAX:
+                cache.clear()
+            cache[text] = hit
+        return hit
 
     def _render(
         self, info: MessageInfo, level: Fidelity, turn: int | None, index: int
@@ -505,6 +555,8 @@ class _BuildCaches(NamedTuple):
     """A message at a fidelity level (or at L0 when that level is not smaller): message, tokens, level."""
     remember_summary: Callable[[tuple[Any, ...], str], None]
     """Keep the summariser's text for a fold, for the next build of the same fold."""
+    sentences: Callable[[str], tuple[str, ...]]
+    """A text's sentences (where an excerpt may cut it)."""
 
 
 class _Build:
@@ -539,6 +591,8 @@ class _Build:
         self.previous = previous
         self.summary_override = summary_override
         self.notes: list[str] = []
+        self._said: set[str] = set()
+        """Sentences the prompt already holds (set before the small block's excerpts are chosen)."""
 
         hist = caches.messages(history)
         self.n_hist = len(hist)
@@ -1126,6 +1180,10 @@ class _Build:
             fill = not blocks or plan["recall_fill"]
             if not fill:  # a small block: what the window leaves free between drops stays free
                 room = min(room, plan["recall_room"])
+            if blocks and not fill and self.b.block_excerpts:
+                # what the prompt already says, sentence by sentence: an excerpt never repeats it
+                self._said = {p for it in (*items_head, *items_stable, *items_late_sections, *items_recent)
+                              for p in self._sentences(it.msg.content)}
             self._recall(strategy, bm25, score, room, middle_rendered, items_recall, fill=fill)
 
         # ---- order, positions, accounting -------------------------------------------------------
@@ -1203,9 +1261,13 @@ class _Build:
         if room <= 0:
             return
         ranked = sorted(candidates, key=lambda u: (-candidates[u], u))[:RECALL_MAX_UNITS]
+        literal_best: dict[int, float] = {}
         if not fill and self.literal:
             # the small block: the literal best matches and the fused ranking's, alternately
-            literal, literal_msg = self._best_per_unit(self.literal, lambda i, s: s >= RECALL_MIN_BM25)
+            # (excerpts: any literal match; its sentences' own match decides, see _excerpt)
+            floor = 0.0 if self.b.block_excerpts else RECALL_MIN_BM25
+            literal, literal_msg = self._best_per_unit(self.literal, lambda i, s: s > 0 and s >= floor)
+            literal_best = literal
             first = sorted(literal, key=lambda u: (-literal[u], u))
             merged: list[int] = []
             seen: set[int] = set()
@@ -1217,6 +1279,8 @@ class _Build:
                         best_msg.setdefault(u, literal_msg.get(u, -1))
             ranked = merged[:RECALL_MAX_UNITS]
         chosen: dict[int, tuple[list[tuple[Message, int, Fidelity]], str]] = {}
+        excerpts = not fill and self.b.block_excerpts
+        terms = self._excerpt_terms() if excerpts else {}
 
         def take(u: int, reason: str, levels: tuple[Fidelity, ...] = ("L0", "L1")) -> bool:
             nonlocal room
@@ -1232,14 +1296,53 @@ class _Build:
                     return True
             return False
 
-        for u in ranked:
+        if excerpts:
+            # the small block as excerpts: the best match first, then whichever adds most, a match
+            # of the same question terms as n excerpts already taken counting 1/(n+1) of its own
+            # (several look-alike statements do not crowd out the one that matches the rest)
+            pool: list[tuple[float, Any, int, int, Excerpt | None]] = []
+            for k, u in enumerate(ranked[:EXCERPT_POOL]):
+                if u >= last or any(self._shown(i) for i in units[u]):
+                    continue
+                made = self._excerpt(units[u], terms)
+                if made is False:  # no sentence the prompt does not hold already matches
+                    continue
+                if made is True:  # not a message an excerpt is made of: whole, by its own match
+                    pool.append((max(candidates.get(u, 0.0), literal_best.get(u, 0.0)), ("unit", u), k, u, None))
+                else:
+                    pool.append((made.value, made.matched, k, u, made))
+            # the most specific question term that any candidate holds: a sentence holding it comes
+            # back even when it matches little else (a question worded unlike the statement)
+            found = {t for _, key, _, _, ex in pool if ex is not None for t in key}
+            anchor = max(sorted(found), key=lambda t: terms[t]) if found else None
+            repeats: dict[Any, int] = {}
+            while pool and room >= RECENCY_MIN_ROOM:
+                j = max(range(len(pool)), key=lambda j: (round(pool[j][0] / (1 + repeats.get(pool[j][1], 0)), 6),
+                                                         -pool[j][2]))
+                _, key, _, u, ex = pool.pop(j)
+                if (ex is not None and ex.value < EXCERPT_MIN_MATCH and len(chosen) >= EXCERPT_ANY
+                        and anchor not in ex.matched):
+                    continue  # a weak match, and the block has its first few already
+                if ex is None:
+                    i = best_msg[u]
+                    ok = take(u, S.RELEVANT_SEMANTIC if via.get(i) == "semantic" else S.RELEVANT_BM25)
+                elif ex.tokens <= room:
+                    room -= ex.tokens
+                    chosen[u] = ([(ex.msg, ex.tokens, "L1")], S.RELEVANT_EXCERPT)
+                    ok = True
+                else:
+                    ok = False
+                if ok:
+                    repeats[key] = repeats.get(key, 0) + 1
+        for u in ranked if not excerpts else ():
             if room < RECENCY_MIN_ROOM:
                 break
             i = best_msg[u]
             take(u, S.RELEVANT_SEMANTIC if via.get(i) == "semantic" else S.RELEVANT_BM25)
         seeds = [u for u in ranked if u in chosen]
-        # then the rest of the exchanges of the ones brought back, best first ...
-        for u in seeds:
+        # then the rest of the exchanges of the ones brought back, best first (not with excerpts:
+        # the room goes to more distinct matches) ...
+        for u in seeds if not excerpts else ():
             if room < RECENCY_MIN_ROOM:
                 break
             lo, hi = self._exchange(u)
@@ -1296,6 +1399,60 @@ class _Build:
                     reason=reason, layer="working", source=self._source(i), section=None, pinned=False,
                     turn=self.turns[i], position=None, recalled=True, anchor_position=None,
                 )
+
+    def _excerpt_terms(self) -> dict[str, float]:
+        """The question's weighty terms (stems, see relevance.py) and their idf: what an excerpt matches."""
+        query = self._query()
+        if not query:
+            return {}
+        # a term only the current input (or what follows it) holds matches nothing earlier
+        end = self.input_index if self.input_index is not None else self.n_hist
+        rel = self.rel
+        return {t: rel.bm25.idf(t) for t in rel.query_terms(query) if (docs := rel._docs_with(t)) and docs[0] < end}
+
+    def _excerpt(self, unit: list[int], terms: dict[str, float]) -> Excerpt | bool:
+        """A lone message (no tool calls) as its sentences that best match ``terms`` — the best one,
+        and one more that matches as well — with ``[…]`` where text was cut, as a system message.
+        ``False``: no sentence the prompt does not hold already matches well enough
+        (``EXCERPT_MIN_MATCH``); ``True``: the unit is not one an excerpt is made of (tool calls,
+        one sentence): it comes back whole if it fits."""
+        if len(unit) != 1 or not terms:
+            return True
+        i = unit[0]
+        msg = self.msgs[i]
+        if i in self.stale or msg.tool_calls or msg.role not in ("user", "assistant") or not msg.content:
+            return True
+        parts = self._sentences(msg.content)
+        if len(parts) < 2:
+            return True
+        said = self._said
+        scored = [0.0 if p in said else round(sum(w for t in set(stems(p)) if (w := terms.get(t)) is not None), 6)
+                  for p in parts]
+        best = max(scored)
+        if best <= 0:
+            return False
+        keep = [k for k, v in enumerate(scored) if v >= best][:EXCERPT_SENTENCES]
+        matched = frozenset(t for k in keep for t in stems(parts[k]) if t in terms)
+        out: list[str] = []
+        at = 0
+        for k in keep:
+            if k > at:
+                out.append("[…]")
+            out.append(parts[k])
+            at = k + 1
+        if at < len(parts):
+            out.append("[…]")
+        # a system message: the shaping step gives it to the model in the context block after the
+        # current input's text (providers/shaping.py), so next turn the prompt's prefix runs on
+        # through that input
+        turn = self.turns[i]
+        new = Message(role="system", name=EXCERPT_NAME,
+                      content=(f"(turn {turn}) " if turn is not None else "") + " ".join(out))
+        n = self.counter.count_message(new)
+        return Excerpt(new, n, matched, round(best / sum(terms.values()), 6)) if n < self.infos[i].tokens else True
+
+    def _sentences(self, text: str) -> tuple[str, ...]:
+        return self.caches.sentences(text)
 
     def _best_per_unit(self, scores: dict[int, float], keep: Callable[[int, float], bool]
                        ) -> tuple[dict[int, float], dict[int, int]]:

@@ -134,6 +134,8 @@ def _builder_kwargs(recorded: dict[str, Any]) -> dict[str, Any]:
     kwargs["drop_policy"] = policy if policy in DROP_POLICIES else "bands"
     if isinstance(recorded.get("block_recall_min"), int) and not isinstance(recorded.get("block_recall_min"), bool):
         kwargs["block_recall_min"] = recorded["block_recall_min"]
+    # recorded since the small block may bring excerpts back; older traces brought whole messages
+    kwargs["block_excerpts"] = recorded.get("block_excerpts") is True
     hint = recorded.get("placeholder_hint")
     fid = recorded.get("fidelity")
     if isinstance(fid, dict) or hint is not None:

@@ -79,6 +79,22 @@ SUMMARY_MAX_TOKENS = 512
 OVERFLOW_SHARE = 0.2
 """Most of the budget the sections standing in for turns that did not fit may take (engine mode)."""
 MIN_OVERFLOW_TOKENS = 64
+BLOCK_FRACTION = 0.35
+"""The default mode's drop: this part of the available tokens at a time (the builder's default is a
+quarter). A drop re-sends nearly the whole prompt, so larger drops, rarer, keep more of it cached:
+with the small block of excerpts the window holds between 65% and all of its room (measured on the dev
+split of benchmarks/retention/sessions.py at 4k, block of excerpts up to 8%: prefix reuse once full 80%
+at a quarter, 82% at 0.35, same facts found)."""
+EXCERPT_BLOCK_SHARE = 0.16
+"""The most of the conversation budget the default mode's block of relevant excerpts may take
+(``WorkingSetBuilder(block_excerpts=True)``); weak matches stay out, so it is usually far smaller.
+Measured at 4k on the dev split of benchmarks/retention/sessions.py and two more splits written the
+same way with other seeds: 8% gives 82% prefix reuse once the window is full but finds fewer facts
+than classic mode on one of the three splits; 16% finds at least classic's on all three, 77% reuse
+(the trade-off table in benchmarks/results/retention_sessions.md)."""
+EXCERPT_BLOCK_MIN = 64
+"""... and is used when that is at least this many tokens (two excerpts); below it, relevant turns,
+their neighbours and recent turns fill the room left (``block_recall_min``)."""
 
 TokenCallback = Callable[[str], None]
 EventCallback = Callable[[TraceEvent], None]
@@ -167,8 +183,14 @@ class ChatSession:
                                          embedder=embedder, embedding_cache=embedding_cache,
                                          recall_share=config.recall_share,
                                          # the default mode: the window gives way a block at a time, so
-                                         # the prompt's prefix survives the turns between drops
-                                         drop_policy="blocks" if config.context_engine else "bands")
+                                         # the prompt's prefix survives the turns between drops, and the
+                                         # earlier turns relevant to the input come back as excerpts after
+                                         # it (a small block, even on small windows)
+                                         **(dict(drop_policy="blocks", block_excerpts=True,
+                                                 block_recall_min=EXCERPT_BLOCK_MIN,
+                                                 block_recall_share=EXCERPT_BLOCK_SHARE,
+                                                 block_fraction=BLOCK_FRACTION)
+                                            if config.context_engine else {"drop_policy": "bands"}))
         self.pins = PinState(self.counter, config.total_window, config.pin_budget_fraction)
         self.history: list[Message] = [Message(role="system", content=config.system_prompt)]
         self.turn = 0

@@ -176,6 +176,7 @@ class BuilderSettings(Record):
     block_fraction: float | None = None
     block_recall_share: float | None = None
     block_recall_min: int | None = None
+    block_excerpts: bool | None = None
     model: str | None = None
 
 

@@ -131,15 +131,18 @@ def record(md: dict[str, Any], tally: Tally) -> None:
 
 
 TRADEOFF: list[tuple[str, dict[str, Any]]] = [
-    ("default (as shipped)", {}),
-    ("small block, 8%", {"block_recall_min": 0, "block_recall_share": 0.08}),
-    ("small block, 12%", {"block_recall_min": 0, "block_recall_share": 0.12}),
-    ("small block, 16%", {"block_recall_min": 0, "block_recall_share": 0.16}),
-    ("small block, 25%", {"block_recall_min": 0, "block_recall_share": 0.25}),
-    ("small block, 33%", {"block_recall_min": 0, "block_recall_share": 0.33}),
+    ("default (as shipped): excerpts, block up to 16%, drops of 35%", {}),
+    ("excerpts, block up to 12%", {"block_recall_share": 0.12}),
+    ("excerpts, block up to 8%", {"block_recall_share": 0.08}),
+    ("excerpts, block up to 8%, drops of 25%", {"block_recall_share": 0.08, "block_fraction": 0.25}),
+    ("whole messages, small block 8%, drops of 25%",
+     {"block_excerpts": False, "block_recall_min": 0, "block_recall_share": 0.08, "block_fraction": 0.25}),
+    ("whole messages, fill (the default before), drops of 25%",
+     {"block_excerpts": False, "block_recall_min": 1024, "block_recall_share": 0.08, "block_fraction": 0.25}),
 ]
-"""The default mode with the small block of relevant turns forced (``block_recall_min=0``) at several
-sizes: below ``block_recall_min`` (1,024 tokens) the shipped builder fills the room instead."""
+"""The default mode with other settings of its relevant block and drops: the block of excerpts at
+smaller sizes, and the whole-message block the default mode used before (below ``block_recall_min``
+tokens it fills the room with relevant turns, their neighbours and recent turns instead)."""
 
 
 def fmt(values: list[float], pct: bool = True) -> str:
@@ -222,13 +225,14 @@ reserve a quarter of the window (at most 1,024). See the module docstring of
 `benchmarks/retention/sessions.py` for what each column measures.
 
 The default mode's verbatim window gives way a block at a time (`drop_policy="blocks"` in
-`arcana_jupyter/context/builder.py`: a quarter of the available tokens per drop, at absolute
-positions, so the prompt only grows at its end between drops). Where 8% of the conversation budget
-is at least 1,024 tokens (16k here) the block of earlier turns relevant to the input is that small
-and what the window leaves free between drops stays free; below that (4k here, where the default
-mode's tool specs leave about 2,100 tokens for messages) relevant turns, their neighbours and recent
-turns fill the room as in classic mode, because a small block finds fewer of the facts (the
-trade-off table, when run with `--tradeoff 4096`).
+`arcana_jupyter/context/builder.py`: 35% of the available tokens per drop, at absolute positions, so
+the prompt only grows at its end between drops). The earlier turns relevant to the input come back
+as excerpts (`block_excerpts`: the sentences that match the input, as system messages that the
+shaping step puts in the context block after the input's text, so the next prompt reuses the
+previous one through that text): at most 16% of the conversation budget, usually far less, because
+an excerpt past the first three must hold 30% of the question's term weight or its most specific
+term. So "evidence verbatim" (the whole stating message) is rare in the default mode; "fact in
+prompt" is what the issue's target counts.
 
 {chr(10).join(sections)}"""
     args.out.parent.mkdir(parents=True, exist_ok=True)
