@@ -800,9 +800,19 @@ class ChainedRows(NamedTuple):
     """The number of rows."""
 
 
-def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: bool = True) -> ChainedRows:
+FRAME_KEYS = ("index", "role", "source", "section", "outcome", "fidelity", "token_count_after")
+"""The columns a replay frame reads from its decision's rows (the turn-to-turn diff and the outcome
+counts): what :class:`ChainResolver` decodes with ``only=FRAME_KEYS``."""
+
+
+def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: bool = True,
+                only: frozenset[str] | None = None) -> ChainedRows:
     """``chain.rows`` against the previous decision's resolved rows (None for a keyframe); the row
-    dicts only with ``build_rows`` (the columns are what the next decision needs)."""
+    dicts only with ``build_rows`` (the columns are what the next decision needs).
+
+    ``only``: decode only these columns (``prev`` decoded with the same ``only``): the rows then hold
+    just them. A column left out costs nothing but a look at its ops when a masked column refers to
+    it (the positions it did not copy); it is not checked — the full decode checks it."""
     if not isinstance(spec, dict):
         raise ValueError(f"{where}: chain.rows is not an object")
     count, keys, columns_ = spec.get("count"), spec.get("keys"), spec.get("columns")
@@ -833,13 +843,22 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
     cols: dict[str, list[Any]] = {}
     plain: dict[str, list[list[int]]] = {}  # columns decoded from plain ops: the ranges they copied
     common_mask: bytearray | None = None
+    skipped: dict[str, Any] = {}  # columns left out (``only``): their ops, for a masked column's ref
     for key in keys:
+        ops = columns_[key]
+        masked = isinstance(ops, list) and len(ops) == 1 and isinstance(ops[0], list) and ops[0][:1] == ["m"]
+        if only is not None and key not in only:
+            if not masked:
+                skipped[key] = ops
+            continue
         base = None
         if prev is not None and align:
             pcol = prev.cols.get(key)
             base = aligned_base(pcol, align, count) if pcol is not None else None
-        ops = columns_[key]
-        if isinstance(ops, list) and len(ops) == 1 and isinstance(ops[0], list) and ops[0][:1] == ["m"]:
+        if masked:
+            ref = ops[0][1] if len(ops[0]) == 3 else None
+            if isinstance(ref, str) and ref in skipped and ref not in plain:
+                plain[ref] = _copied_checked(skipped[ref], count, f"{where}: column {ref!r}")
             col, copied = _decode_masked(ops[0], base, count, plain, f"{where}: column {key!r}", holes)
         else:
             col, copied = decode_column(ops, base, count, f"{where}: column {key!r}",
@@ -860,6 +879,8 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
                 common_mask[pos:count] = bytes(count - pos)
     if not build_rows:
         return ChainedRows(cols, None, count)
+    if only is not None:
+        keys = [k for k in keys if k in only]
     common = [[m.start(), m.end()] for m in _ONES.finditer(common_mask)] if common_mask is not None else None
     rows: list[dict[str, Any]] = []
     pos = 0
@@ -874,6 +895,20 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
 
 
 _ONES = re.compile(b"\x01+")
+
+
+def _copied_checked(ops: Any, count: int, where: str) -> list[list[int]]:
+    """:func:`_copied` of a column not decoded (``decode_rows(only=...)``): the ranges it copies."""
+    try:
+        copied = _copied(ops) if isinstance(ops, list) else None
+        end = sum(op if type(op) is int else (len(op) - 1 if op[0] == "v" else len(op[2]) if op[0] == "k"
+                                                else len(op[1]) if op[0] in ("q", "qd") else int(op[1]))
+                  for op in ops)  # type: ignore[union-attr]
+    except (TypeError, IndexError, KeyError) as exc:
+        raise ValueError(f"{where}: its ops cannot be read ({exc})") from None
+    if copied is None or end != count:
+        raise ValueError(f"{where} resolves to {end} values, expected {count}")
+    return copied
 
 
 def _row_dicts(cols: dict[str, list[Any]], keys: list[str], end: int, start: int = 0) -> list[dict[str, Any]]:
@@ -973,11 +1008,18 @@ class ChainResolver:
 
     ``resolve(event_id, meta)`` returns the full metadata (``decision.decisions`` the rows); rows copied
     unchanged from the previous decision are its row objects (read-only). ``load(event_id)`` reads any
-    decision's raw metadata, for a ``prev`` that is not the decision resolved just before."""
+    decision's raw metadata, for a ``prev`` that is not the decision resolved just before.
 
-    def __init__(self, load: Callable[[str], dict[str, Any] | None], keep: int = 8) -> None:
+    ``only`` (the frames' fast path, :data:`FRAME_KEYS`): decode only these columns, and give every
+    decision its rows of just these keys — a row shared with the previous decision's wherever these
+    columns were copied, so a decision costs the rows whose outcome, fidelity or tokens changed (not
+    the positions and scores that move with every call), and the turn-to-turn diff skips the rest."""
+
+    def __init__(self, load: Callable[[str], dict[str, Any] | None], keep: int = 8,
+                 only: Sequence[str] | None = None) -> None:
         self._load = load
         self._keep = keep
+        self._only = frozenset(only) if only is not None else None
         self._done: dict[str, tuple[dict[str, Any], ChainedRows]] = {}
         self._last_rows: list[dict[str, Any]] | None = None
         """The rows of the decision resolved last with rows: a keyframe's rows equal to them at the same
@@ -1036,17 +1078,30 @@ class ChainResolver:
             if chain.get("v") != CHAIN_VERSION:
                 raise ValueError(f"{where}: chain version {_short(chain.get('v'))} is not {CHAIN_VERSION}")
             unshared = chain.get("prev") is None or base is None or base[1].rows is None
+            light = self._only is not None
             decoded = decode_rows(chain.get("rows"), base[1] if base and chain.get("prev") is not None else None,
-                                  where, build_rows=rows and eid == event_id)
+                                  where, build_rows=light or (rows and eid == event_id), only=self._only)
             if decoded.rows is not None:
                 # a keyframe, or a decision whose base was decoded without rows (a turn's earlier step):
                 # nothing was shared, so rows equal to the last rows made are those objects
                 if unshared and self._last_rows:
-                    last = self._last_rows
-                    merged = [old if old == row else row for old, row in zip(last, decoded.rows, strict=False)]
-                    decoded = decoded._replace(rows=merged + decoded.rows[len(merged):])
+                    decoded = decoded._replace(rows=_share_equal(self._last_rows, decoded.rows))
                 self._last_rows = decoded.rows
             base = (full, decoded)
             self._remember(eid, base)
         assert base is not None
         return base
+
+
+def _share_equal(last: list[dict[str, Any]], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` with each row equal to ``last``'s at the same position replaced by that object (the
+    comparisons in C; runs of equal rows copied as slices)."""
+    same = bytes(map(eq, last, rows))
+    out: list[dict[str, Any]] = []
+    pos = 0
+    for m in _ONES.finditer(same):
+        out.extend(rows[pos:m.start()])
+        out.extend(last[m.start():m.end()])
+        pos = m.end()
+    out.extend(rows[pos:])
+    return out
