@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from itertools import repeat
+from itertools import compress, repeat
 from operator import add, eq, is_, itemgetter, mul, sub, truediv
 from typing import Any, NamedTuple
 
@@ -756,10 +756,9 @@ def decode_column(ops: Any, base: list[Any] | None, count: int, where: str, hole
                 if type(op[2]) is not int or base is None or pos + n > len(base):
                     raise ValueError(f"{where}: {_short(op)} has no previous ints to add to")
                 piece = base[pos:pos + n]
-                if any(type(x) is not int for x in piece):
+                if piece and set(map(type, piece)) != {int}:  # in C: this runs over the rows after a change
                     raise ValueError(f"{where}: {_short(op)} adds to previous values that are not ints")
-                k = op[2]
-                col.extend([x + k for x in piece])
+                col.extend(map(add, piece, repeat(op[2])))
         else:
             raise ValueError(f"{where}: unknown op {kind!r}")
         if len(col) > count:
@@ -881,17 +880,31 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
         return ChainedRows(cols, None, count)
     if only is not None:
         keys = [k for k in keys if k in only]
-    common = [[m.start(), m.end()] for m in _ONES.finditer(common_mask)] if common_mask is not None else None
-    rows: list[dict[str, Any]] = []
-    pos = 0
-    if prev is not None and prev.rows is not None and common and list(prev.cols) == keys:
-        for s, e in _intersect(common, [[a, a + n] for a, n, _ in align]):
-            rows.extend(_row_dicts(cols, keys, s, pos))
-            seg = next(x for x in align if x[0] <= s < x[0] + x[1])
-            rows.extend(prev.rows[seg[2] + s - seg[0]:seg[2] + e - seg[0]])
-            pos = e
-    rows.extend(_row_dicts(cols, keys, count, pos))
-    return ChainedRows(cols, rows, count)
+    if prev is not None and prev.rows is not None and common_mask is not None and align \
+            and list(prev.cols) == keys and 1 in common_mask:
+        # the previous rows at their new places (a copy never reaches a position without one), then a
+        # new row at each position some column did not copy: the work is the changed rows, in C
+        rows: list[dict[str, Any]] = aligned_base(prev.rows, align, count)
+        positions = list(compress(range(count), common_mask.translate(_FLIP)))
+        for i, row in zip(positions, _rows_at(cols, keys, positions), strict=True):
+            rows[i] = row
+        return ChainedRows(cols, rows, count)
+    return ChainedRows(cols, _row_dicts(cols, keys, count), count)
+
+
+_FLIP = bytes.maketrans(b"\x00\x01", b"\x01\x00")
+
+
+def _rows_at(cols: dict[str, list[Any]], keys: list[str], positions: list[int]) -> list[dict[str, Any]]:
+    """The rows at ``positions`` as dicts of ``keys`` (picked and built in C)."""
+    if not positions:
+        return []
+    if not keys:
+        return [{} for _ in positions]
+    if len(positions) == 1:
+        return [{k: cols[k][positions[0]] for k in keys}]
+    pick = itemgetter(*positions)
+    return list(map(dict, map(zip, repeat(keys), zip(*[pick(cols[k]) for k in keys]))))  # noqa: B905
 
 
 _ONES = re.compile(b"\x01+")
@@ -993,9 +1006,10 @@ def _moved_of(runs: Any, where: str) -> dict[str, list[Any]]:
                 and 0 < r[1] <= 1_000_000 and isinstance(r[2], str) and type(r[3]) is int
                 and (len(r) == 4 or (r[4] in (0, 1) and type(r[4]) is int))):
             raise ValueError(f"{where}: chain.moved has {_short(r)}, not [position, count, how, index(, step)]")
-        step = r[4] if len(r) == 5 else 1
-        for k in range(r[1]):
-            out[str(r[0] + k)] = [r[2], r[3] + step * k]
+        n, first = r[1], r[3]
+        indexes = range(first, first + n) if len(r) == 4 or r[4] == 1 else repeat(first, n)
+        # in C: a decision's moved blocks are every sent row's
+        out.update(zip(map(str, range(r[0], r[0] + n)), map(list, zip(repeat(r[2], n), indexes))))  # noqa: B905
     return out
 
 
