@@ -25,6 +25,7 @@ from ..context.rebuild import TurnVerifier, rebuild_turn
 from ..exceptions import ArcanaError, TraceError
 from ..runtime.bundle import bundle_from_events
 from ..schema.events import ContextDecisionMetadata, PromptSnapshot
+from ..trace.decision_delta import FRAME_KEYS
 from ..trace.events import TraceEvent
 from ..trace.reader import DecisionRecord, PinTimeline, TraceReader
 from ..trace.recorded_prompt import PromptReplay
@@ -173,7 +174,10 @@ def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None
         progress(0, len(turns))
     # actions before the first message (a pin set up front) have turn 0: they show in turn 1
     by_turn: dict[int, list[DecisionRecord]] = {}
-    for record in reader.decision_records(run_id, name, last_step_rows=True):
+    # frames without every row (rows on demand): chained decisions decoded in the columns a frame reads
+    # (FRAME_KEYS), the full rows read only for the frames that keep them
+    only = FRAME_KEYS if rows is not True else None
+    for record in reader.decision_records(run_id, name, last_step_rows=True, only=only):
         if record.turn is not None:
             by_turn.setdefault(record.turn, []).append(record)
     pins = reader.pin_timeline(run_id, name)
@@ -184,16 +188,22 @@ def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None
     every = max(1, len(turns) // 100)
     for done, turn in enumerate(turns, start=1):
         check = verifier if checked is None or turn in checked else None
-        frame, decided = _frame(reader, run_id, name, turn, info.model or "", by_turn.get(turn, []), pins, check)
+        frame, decided, partial = _frame(reader, run_id, name, turn, info.model or "", by_turn.get(turn, []),
+                                         pins, check)
         if decided is not None:
             if previous is not None:
                 frame["diff"], frame["new_messages"] = turn_diff(previous, decided)
             previous = decided
             frame["outcome_counts"] = outcome_counts(decided)
-            if rows is not True and (rows is False or not rows(frame)):
+            if rows is not True:
                 step = frame["step"]
-                step["decision"] = {**step["decision"], "decisions": None}
-                frame["rows_omitted"] = True
+                if partial:  # rows of the frame keys only: never shown as the decision's rows
+                    step["decision"] = {**step["decision"], "decisions": None}
+                if rows is False or not rows(frame):
+                    step["decision"] = {**step["decision"], "decisions": None}
+                    frame["rows_omitted"] = True
+                elif partial:
+                    step["decision"]["decisions"] = reader.decision_of(run_id, frame["decision_event_id"])["decisions"]
         frames.append(frame)
         if progress is not None and (done % every == 0 or done == len(turns)):
             progress(done, len(turns))
@@ -237,7 +247,9 @@ def with_rows(frame: dict[str, Any], reader: TraceReader) -> dict[str, Any]:
 
 def _frame(reader: TraceReader, run_id: str, name: str, turn: int, model: str, records: list[DecisionRecord],
            pins: PinTimeline, verifier: TurnVerifier | None
-           ) -> tuple[dict[str, Any], list[dict[str, Any]] | None]:
+           ) -> tuple[dict[str, Any], list[dict[str, Any]] | None, bool]:
+    """The turn's frame, its last step's decision rows (None: no decision) and whether those rows hold
+    only the frame keys (:attr:`DecisionRecord.partial`)."""
     events = reader.positioned_events(run_id, turn=turn, agent=name, skip=("context_decision",))
     # each decision stands in the turn's events where it was written, its rows left out of the
     # bundle's validation (they are passed through as recorded, see bundle_from_events)
@@ -261,7 +273,7 @@ def _frame(reader: TraceReader, run_id: str, name: str, turn: int, model: str, r
     }
     record = by_step.get(int(step.get("step") or 0)) if step else None
     if record is None:
-        return frame, None
+        return frame, None, False
     decision = record.metadata.get("decision")
     rows = decision.get("decisions") if isinstance(decision, dict) else None
     if rows is None and isinstance(decision, dict) and "decisions" in decision:
@@ -277,7 +289,7 @@ def _frame(reader: TraceReader, run_id: str, name: str, turn: int, model: str, r
         frame["digest_note"] = "not checked here (arcana report --verify checks every turn)"
         if step.get("messages"):
             frame["prompt_source"] = "snapshot"
-        return frame, rows
+        return frame, rows, record.partial
     replay = _replay_of(reader, run_id, name, turn, record, records, [pe for pe in merged if pe[0] not in light])
     try:
         check = verifier.verify(replay)
@@ -297,7 +309,7 @@ def _frame(reader: TraceReader, run_id: str, name: str, turn: int, model: str, r
         elif messages:
             step["messages"] = messages
             frame["prompt_source"] = "rebuilt"
-    return frame, rows
+    return frame, rows, record.partial
 
 
 def _light_event(reader: TraceReader, run_id: str, name: str, record: DecisionRecord) -> TraceEvent:

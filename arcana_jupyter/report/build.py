@@ -212,7 +212,7 @@ def _replay_section(run: NotebookRun, reader: TraceReader, turns: list[int],
                     progress: ReportProgress | None) -> str | None:
     """The run's replay for the page (None: no turns): every frame for a short run, the long-run form
     (see :data:`LONG_RUN_TURNS`) for a long one."""
-    from ..jupyter.replay_view import build_frames
+    from ..jupyter.replay_view import build_frames, with_rows
 
     assert run.path is not None
     uid = f"{run.agent}-{uuid.uuid4().hex[:6]}"
@@ -221,17 +221,11 @@ def _replay_section(run: NotebookRun, reader: TraceReader, turns: list[int],
         frames = build_frames(run.path, run.run_id, agent=run.agent, reader=reader, progress=turns_progress)
         return render.replay_html(frames, uid=uid, include_style=False, grouped=True) if frames else None
     edges = set(turns[:EDGE_TURNS] + turns[-EDGE_TURNS:])
-    seen: dict[str, list[str] | None] = {"pins": None}
-
-    def keep_rows(frame: dict[str, Any]) -> bool:
-        why = _notable(frame, seen["pins"])
-        seen["pins"] = [str(p.get("pin_id")) for p in frame.get("pins") or []]
-        return why is not None or frame.get("turn") in edges
-
     # no digest check per frame (it rebuilds every prompt with the builder): --verify re-executes the
-    # notebook and checks every turn; the rows only for the turns shown in full
+    # notebook and checks every turn; no rows (the frames' fast path), then the rows of the turns shown
+    # in full only, read on demand
     frames = build_frames(run.path, run.run_id, agent=run.agent, reader=reader, progress=turns_progress,
-                          verify=False, rows=keep_rows)
+                          verify=False, rows=False)
     if not frames:
         return None
     notes: dict[Any, str] = {}
@@ -243,11 +237,11 @@ def _replay_section(run: NotebookRun, reader: TraceReader, turns: list[int],
         if frame.get("turn") in edges:
             ranked.append((-1, n, frame.get("turn")))
             notes[frame.get("turn")] = why[1] if why else ("first turns" if n < EDGE_TURNS else "last turns")
-        elif why is not None and not frame.get("rows_omitted"):
+        elif why is not None:
             ranked.append((why[0], n, frame.get("turn")))
             notes[frame.get("turn")] = why[1]
     chosen = {n for _, n, _ in sorted(ranked)[:DETAIL_MAX]}
-    detailed = [f for n, f in enumerate(frames) if n in chosen]
+    detailed = [with_rows(f, reader) for n, f in enumerate(frames) if n in chosen]
     return render.long_replay_html(frames, detailed, uid=uid, notes=notes, skipped=len(ranked) - len(chosen),
                                    diff_limit=DIFF_LIMIT)
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from itertools import repeat
+from itertools import compress, repeat
 from operator import add, eq, is_, itemgetter, mul, sub, truediv
 from typing import Any, NamedTuple
 
@@ -756,10 +756,9 @@ def decode_column(ops: Any, base: list[Any] | None, count: int, where: str, hole
                 if type(op[2]) is not int or base is None or pos + n > len(base):
                     raise ValueError(f"{where}: {_short(op)} has no previous ints to add to")
                 piece = base[pos:pos + n]
-                if any(type(x) is not int for x in piece):
+                if piece and set(map(type, piece)) != {int}:  # in C: this runs over the rows after a change
                     raise ValueError(f"{where}: {_short(op)} adds to previous values that are not ints")
-                k = op[2]
-                col.extend([x + k for x in piece])
+                col.extend(map(add, piece, repeat(op[2])))
         else:
             raise ValueError(f"{where}: unknown op {kind!r}")
         if len(col) > count:
@@ -800,9 +799,19 @@ class ChainedRows(NamedTuple):
     """The number of rows."""
 
 
-def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: bool = True) -> ChainedRows:
+FRAME_KEYS = ("index", "role", "source", "section", "outcome", "fidelity", "token_count_after")
+"""The columns a replay frame reads from its decision's rows (the turn-to-turn diff and the outcome
+counts): what :class:`ChainResolver` decodes with ``only=FRAME_KEYS``."""
+
+
+def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: bool = True,
+                only: frozenset[str] | None = None) -> ChainedRows:
     """``chain.rows`` against the previous decision's resolved rows (None for a keyframe); the row
-    dicts only with ``build_rows`` (the columns are what the next decision needs)."""
+    dicts only with ``build_rows`` (the columns are what the next decision needs).
+
+    ``only``: decode only these columns (``prev`` decoded with the same ``only``): the rows then hold
+    just them. A column left out costs nothing but a look at its ops when a masked column refers to
+    it (the positions it did not copy); it is not checked — the full decode checks it."""
     if not isinstance(spec, dict):
         raise ValueError(f"{where}: chain.rows is not an object")
     count, keys, columns_ = spec.get("count"), spec.get("keys"), spec.get("columns")
@@ -833,13 +842,22 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
     cols: dict[str, list[Any]] = {}
     plain: dict[str, list[list[int]]] = {}  # columns decoded from plain ops: the ranges they copied
     common_mask: bytearray | None = None
+    skipped: dict[str, Any] = {}  # columns left out (``only``): their ops, for a masked column's ref
     for key in keys:
+        ops = columns_[key]
+        masked = isinstance(ops, list) and len(ops) == 1 and isinstance(ops[0], list) and ops[0][:1] == ["m"]
+        if only is not None and key not in only:
+            if not masked:
+                skipped[key] = ops
+            continue
         base = None
         if prev is not None and align:
             pcol = prev.cols.get(key)
             base = aligned_base(pcol, align, count) if pcol is not None else None
-        ops = columns_[key]
-        if isinstance(ops, list) and len(ops) == 1 and isinstance(ops[0], list) and ops[0][:1] == ["m"]:
+        if masked:
+            ref = ops[0][1] if len(ops[0]) == 3 else None
+            if isinstance(ref, str) and ref in skipped and ref not in plain:
+                plain[ref] = _copied_checked(skipped[ref], count, f"{where}: column {ref!r}")
             col, copied = _decode_masked(ops[0], base, count, plain, f"{where}: column {key!r}", holes)
         else:
             col, copied = decode_column(ops, base, count, f"{where}: column {key!r}",
@@ -860,20 +878,50 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
                 common_mask[pos:count] = bytes(count - pos)
     if not build_rows:
         return ChainedRows(cols, None, count)
-    common = [[m.start(), m.end()] for m in _ONES.finditer(common_mask)] if common_mask is not None else None
-    rows: list[dict[str, Any]] = []
-    pos = 0
-    if prev is not None and prev.rows is not None and common and list(prev.cols) == keys:
-        for s, e in _intersect(common, [[a, a + n] for a, n, _ in align]):
-            rows.extend(_row_dicts(cols, keys, s, pos))
-            seg = next(x for x in align if x[0] <= s < x[0] + x[1])
-            rows.extend(prev.rows[seg[2] + s - seg[0]:seg[2] + e - seg[0]])
-            pos = e
-    rows.extend(_row_dicts(cols, keys, count, pos))
-    return ChainedRows(cols, rows, count)
+    if only is not None:
+        keys = [k for k in keys if k in only]
+    if prev is not None and prev.rows is not None and common_mask is not None and align \
+            and list(prev.cols) == keys and 1 in common_mask:
+        # the previous rows at their new places (a copy never reaches a position without one), then a
+        # new row at each position some column did not copy: the work is the changed rows, in C
+        rows: list[dict[str, Any]] = aligned_base(prev.rows, align, count)
+        positions = list(compress(range(count), common_mask.translate(_FLIP)))
+        for i, row in zip(positions, _rows_at(cols, keys, positions), strict=True):
+            rows[i] = row
+        return ChainedRows(cols, rows, count)
+    return ChainedRows(cols, _row_dicts(cols, keys, count), count)
+
+
+_FLIP = bytes.maketrans(b"\x00\x01", b"\x01\x00")
+
+
+def _rows_at(cols: dict[str, list[Any]], keys: list[str], positions: list[int]) -> list[dict[str, Any]]:
+    """The rows at ``positions`` as dicts of ``keys`` (picked and built in C)."""
+    if not positions:
+        return []
+    if not keys:
+        return [{} for _ in positions]
+    if len(positions) == 1:
+        return [{k: cols[k][positions[0]] for k in keys}]
+    pick = itemgetter(*positions)
+    return list(map(dict, map(zip, repeat(keys), zip(*[pick(cols[k]) for k in keys]))))  # noqa: B905
 
 
 _ONES = re.compile(b"\x01+")
+
+
+def _copied_checked(ops: Any, count: int, where: str) -> list[list[int]]:
+    """:func:`_copied` of a column not decoded (``decode_rows(only=...)``): the ranges it copies."""
+    try:
+        copied = _copied(ops) if isinstance(ops, list) else None
+        end = sum(op if type(op) is int else (len(op) - 1 if op[0] == "v" else len(op[2]) if op[0] == "k"
+                                                else len(op[1]) if op[0] in ("q", "qd") else int(op[1]))
+                  for op in ops)  # type: ignore[union-attr]
+    except (TypeError, IndexError, KeyError) as exc:
+        raise ValueError(f"{where}: its ops cannot be read ({exc})") from None
+    if copied is None or end != count:
+        raise ValueError(f"{where} resolves to {end} values, expected {count}")
+    return copied
 
 
 def _row_dicts(cols: dict[str, list[Any]], keys: list[str], end: int, start: int = 0) -> list[dict[str, Any]]:
@@ -958,9 +1006,10 @@ def _moved_of(runs: Any, where: str) -> dict[str, list[Any]]:
                 and 0 < r[1] <= 1_000_000 and isinstance(r[2], str) and type(r[3]) is int
                 and (len(r) == 4 or (r[4] in (0, 1) and type(r[4]) is int))):
             raise ValueError(f"{where}: chain.moved has {_short(r)}, not [position, count, how, index(, step)]")
-        step = r[4] if len(r) == 5 else 1
-        for k in range(r[1]):
-            out[str(r[0] + k)] = [r[2], r[3] + step * k]
+        n, first = r[1], r[3]
+        indexes = range(first, first + n) if len(r) == 4 or r[4] == 1 else repeat(first, n)
+        # in C: a decision's moved blocks are every sent row's
+        out.update(zip(map(str, range(r[0], r[0] + n)), map(list, zip(repeat(r[2], n), indexes))))  # noqa: B905
     return out
 
 
@@ -973,11 +1022,18 @@ class ChainResolver:
 
     ``resolve(event_id, meta)`` returns the full metadata (``decision.decisions`` the rows); rows copied
     unchanged from the previous decision are its row objects (read-only). ``load(event_id)`` reads any
-    decision's raw metadata, for a ``prev`` that is not the decision resolved just before."""
+    decision's raw metadata, for a ``prev`` that is not the decision resolved just before.
 
-    def __init__(self, load: Callable[[str], dict[str, Any] | None], keep: int = 8) -> None:
+    ``only`` (the frames' fast path, :data:`FRAME_KEYS`): decode only these columns, and give every
+    decision its rows of just these keys — a row shared with the previous decision's wherever these
+    columns were copied, so a decision costs the rows whose outcome, fidelity or tokens changed (not
+    the positions and scores that move with every call), and the turn-to-turn diff skips the rest."""
+
+    def __init__(self, load: Callable[[str], dict[str, Any] | None], keep: int = 8,
+                 only: Sequence[str] | None = None) -> None:
         self._load = load
         self._keep = keep
+        self._only = frozenset(only) if only is not None else None
         self._done: dict[str, tuple[dict[str, Any], ChainedRows]] = {}
         self._last_rows: list[dict[str, Any]] | None = None
         """The rows of the decision resolved last with rows: a keyframe's rows equal to them at the same
@@ -1036,17 +1092,30 @@ class ChainResolver:
             if chain.get("v") != CHAIN_VERSION:
                 raise ValueError(f"{where}: chain version {_short(chain.get('v'))} is not {CHAIN_VERSION}")
             unshared = chain.get("prev") is None or base is None or base[1].rows is None
+            light = self._only is not None
             decoded = decode_rows(chain.get("rows"), base[1] if base and chain.get("prev") is not None else None,
-                                  where, build_rows=rows and eid == event_id)
+                                  where, build_rows=light or (rows and eid == event_id), only=self._only)
             if decoded.rows is not None:
                 # a keyframe, or a decision whose base was decoded without rows (a turn's earlier step):
                 # nothing was shared, so rows equal to the last rows made are those objects
                 if unshared and self._last_rows:
-                    last = self._last_rows
-                    merged = [old if old == row else row for old, row in zip(last, decoded.rows, strict=False)]
-                    decoded = decoded._replace(rows=merged + decoded.rows[len(merged):])
+                    decoded = decoded._replace(rows=_share_equal(self._last_rows, decoded.rows))
                 self._last_rows = decoded.rows
             base = (full, decoded)
             self._remember(eid, base)
         assert base is not None
         return base
+
+
+def _share_equal(last: list[dict[str, Any]], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` with each row equal to ``last``'s at the same position replaced by that object (the
+    comparisons in C; runs of equal rows copied as slices)."""
+    same = bytes(map(eq, last, rows))
+    out: list[dict[str, Any]] = []
+    pos = 0
+    for m in _ONES.finditer(same):
+        out.extend(rows[pos:m.start()])
+        out.extend(last[m.start():m.end()])
+        pos = m.end()
+    out.extend(rows[pos:])
+    return out

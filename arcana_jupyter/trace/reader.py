@@ -66,6 +66,9 @@ class DecisionRecord(NamedTuple):
     """The entry number in its file (pin changes recorded before it have a lower ``position``)."""
     line: int
     metadata: dict[str, Any]
+    partial: bool = False
+    """``decision.decisions`` holds only the columns asked for (``decision_records(only=...)``): a chained
+    decision read on the frames' fast path. :meth:`TraceReader.decision_of` reads its full rows."""
 
 
 class RunInfo(BaseModel):
@@ -650,7 +653,8 @@ class TraceReader:
         return found if isinstance(found, dict) else None
 
     def decision_records(self, run_id: str, agent: str | None = None, *,
-                         last_step_rows: bool = False) -> Iterator[DecisionRecord]:
+                         last_step_rows: bool = False, only: Sequence[str] | None = None
+                         ) -> Iterator[DecisionRecord]:
         """Every ``context_decision`` of ``agent`` in file order, each read once, its decision resolved
         from the previous ones (:class:`~.decision_delta.DecisionResolver`): the frame builder's one pass.
 
@@ -661,6 +665,12 @@ class TraceReader:
         ``last_step_rows``: a chained decision (encoding 2) that is not the last of its turn comes with
         ``decision.decisions`` None (its rows are decoded as columns, for the next decision, but not
         made into dicts): what the frames show is each turn's last step.
+
+        ``only`` (the frames' fast path, :data:`~.decision_delta.FRAME_KEYS`): a chained decision is
+        decoded in just these columns, and every record's ``decision.decisions`` holds rows of just
+        these keys (``partial`` True) — a decision then costs the rows whose values in these columns
+        changed, not every column of the history. Older encodings come with their full rows as before
+        (``partial`` False).
         """
         idx = self._index(run_id)
         name = self._resolve_agent(idx, run_id, agent)
@@ -668,7 +678,7 @@ class TraceReader:
         last_of_turn = {idx.entries[p].turn: p for p in positions}
         wanted = set(last_of_turn.values()) if last_step_rows else None
         resolver = DecisionResolver(lambda event_id: self._decision_of(idx, event_id))
-        chained = ChainResolver(lambda event_id: self._metadata_of(idx, event_id), keep=2)
+        chained = ChainResolver(lambda event_id: self._metadata_of(idx, event_id), keep=2, only=only)
         previous: list[Any] | None = None
         for start in range(0, len(positions), 64):  # read in batches: contiguous ranges are merged
             chunk = positions[start:start + 64]
@@ -678,14 +688,15 @@ class TraceReader:
                 meta = dict(meta) if isinstance(meta, dict) else {}
                 if is_chained(meta):
                     try:
-                        meta = chained.resolve(entry.event_id, meta, rows=wanted is None or p in wanted)
+                        meta = chained.resolve(entry.event_id, meta,
+                                               rows=only is not None or wanted is None or p in wanted)
                     except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
                         raise TraceError(f"{idx.path}:{entry.line}: event {entry.event_id}: the chained decision "
                                          f"cannot be resolved ({type(exc).__name__}: {exc})") from None
-                    if meta["decision"]["decisions"] is not None:
+                    if meta["decision"]["decisions"] is not None and only is None:
                         previous = meta["decision"]["decisions"]
                     yield DecisionRecord(turn=entry.turn, step=entry.step or 0, event_id=entry.event_id, position=p,
-                                         line=entry.line, metadata=meta)
+                                         line=entry.line, metadata=meta, partial=only is not None)
                     continue
                 decision = meta.get("decision")
                 if isinstance(decision, dict):

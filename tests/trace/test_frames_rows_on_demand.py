@@ -252,3 +252,51 @@ def test_the_turn_diff_shortcuts_give_the_diff_by_keys(prev: list[dict[str, Any]
     got = turn_diff(prev, cur)
     want = _reference_diff(prev, cur)
     assert sorted(map(repr, got[0])) == sorted(map(repr, want[0])) and got[1] == want[1]
+
+
+@pytest.mark.parametrize("encoding", ["chained", "chained, a keyframe every 4", "old"])
+async def test_the_frames_fast_path_decodes_the_frame_columns_as_the_full_decode(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, encoding: str) -> None:
+    """The frames' fast path (``decision_records(only=FRAME_KEYS)``, what ``build_frames`` uses without
+    every row) gives every decision's rows in the frame columns as the full decode has them — tool steps,
+    pins and keyframes included — and the frames equal those built from the full rows."""
+    from arcana_jupyter.trace.decision_delta import FRAME_KEYS, ChainEncoder
+
+    if encoding == "old":
+        monkeypatch.setattr(session_module, "ChainEncoder", _OldEncoder)
+    elif "keyframe" in encoding:
+        monkeypatch.setattr(session_module, "ChainEncoder", lambda: ChainEncoder(max_chain=4))
+    run_id = await record(tmp_path, 36)
+    reader = TraceReader(tmp_path, shared=False)
+    full = list(reader.decision_records(run_id))
+    fast = list(TraceReader(tmp_path, shared=False).decision_records(run_id, last_step_rows=True, only=FRAME_KEYS))
+    assert [r.event_id for r in fast] == [r.event_id for r in full]
+    assert any(r.step > 0 for r in full)  # tool steps
+    metas = [json.loads(line)["metadata"] for line in (tmp_path / f"{run_id}.jsonl").read_text().splitlines()
+             if '"context_decision"' in line]
+    keyframes = sum(1 for m in metas if isinstance(m.get("chain"), dict) and m["chain"]["prev"] is None)
+    assert keyframes == 0 if encoding == "old" else keyframes >= (len(metas) // 5 if "every" in encoding else 1)
+    shared = 0
+    previous: list[dict[str, Any]] | None = None
+    for a, b in zip(full, fast, strict=True):
+        rows = a.metadata["decision"]["decisions"]
+        assert b.partial is (encoding != "old")
+        got = b.metadata["decision"]["decisions"]
+        want = [{k: r[k] for k in FRAME_KEYS if k in r} for r in rows] if b.partial else rows
+        assert got == want, (a.turn, a.step)
+        assert {k: v for k, v in a.metadata.items() if k != "decision"} == \
+            {k: v for k, v in b.metadata.items() if k != "decision"}
+        shared += b.partial and previous is not None and sum(x is y for x, y in zip(previous, got, strict=False))
+        previous = got
+    if encoding != "old":
+        assert shared > 0  # rows whose frame columns were copied are the previous decision's objects
+    light = build_frames(tmp_path, run_id, reader=reader, rows=False, verify=False)
+    whole = build_frames(tmp_path, run_id, reader=TraceReader(tmp_path, shared=False), verify=False)
+    _same_frames(whole, light, reader)
+    kept = build_frames(tmp_path, run_id, reader=TraceReader(tmp_path, shared=False), verify=False,
+                        rows=lambda f: f["turn"] % 5 == 0 or int(f["step"].get("step") or 0) > 0)
+    for a, b in zip(whole, kept, strict=True):
+        if b.get("rows_omitted"):
+            assert b["step"]["decision"]["decisions"] is None
+        else:
+            assert b["step"] == a["step"] and (b["turn"] % 5 == 0 or int(b["step"].get("step") or 0) > 0)
