@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from long_run_helpers import OldEncoder
 
 from arcana_jupyter.context.rebuild import rebuild_turn
 from arcana_jupyter.exceptions import TraceError
@@ -25,7 +26,6 @@ from arcana_jupyter.runtime import session as session_module
 from arcana_jupyter.trace.decision_delta import (
     ChainEncoder,
     ChainResolver,
-    DeltaEncoder,
     align_rows,
     columns,
     encode_column,
@@ -161,27 +161,6 @@ def test_a_broken_chain_is_a_clear_error(tmp_path: Path) -> None:
         list(reader.decision_records("r_x"))
 
 
-class _OldEncoder:
-    """The encoder the runtime used before chained decisions: keyframes and deltas against them
-    (``DeltaEncoder``), everything else written in full — so a test records an old-format trace."""
-
-    def __init__(self) -> None:
-        self.delta = DeltaEncoder()
-        self._pending: tuple[dict[str, Any], bool] | None = None
-
-    def pack(self, metadata: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
-        decision = {**metadata["decision"], "decisions": rows}
-        packed, keyframe = self.delta.pack(decision)
-        self._pending = (decision, keyframe)
-        return {**metadata, "decision": packed}
-
-    def written(self, event_id: str) -> None:
-        assert self._pending is not None
-        decision, keyframe = self._pending
-        if keyframe:
-            self.delta.keyframe_written(event_id, decision)
-
-
 async def _record(folder: Path, turns: int) -> tuple[str, Path, dict[tuple[int, int], Any]]:
     runtime = Runtime(config=RuntimeConfig(trace_dir=folder, total_window=2500), tools=[lookup],
                       provider=FunctionProvider(answer))
@@ -231,7 +210,7 @@ async def test_new_traces_are_chained_and_read_back_on_every_path(tmp_path: Path
 
 
 async def test_old_traces_still_read_replay_and_verify(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(session_module, "ChainEncoder", _OldEncoder)
+    monkeypatch.setattr(session_module, "ChainEncoder", OldEncoder)
     run_id, path, live = await _record(tmp_path, 24)
     stored = [json.loads(line) for line in path.read_text().splitlines()]
     decisions = [e["metadata"] for e in stored if e["event_type"] == "context_decision"]
@@ -242,7 +221,7 @@ async def test_old_traces_still_read_replay_and_verify(tmp_path: Path, monkeypat
 
 async def test_a_file_with_both_encodings_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An old run resumed by a new runtime: the file holds old deltas, then a chain from a keyframe."""
-    monkeypatch.setattr(session_module, "ChainEncoder", _OldEncoder)
+    monkeypatch.setattr(session_module, "ChainEncoder", OldEncoder)
     run_id, path, live = await _record(tmp_path, 10)
     monkeypatch.undo()
     text = path.read_text()

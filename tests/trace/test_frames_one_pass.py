@@ -10,33 +10,16 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from long_run_helpers import answer, lookup
 
 from arcana_jupyter.context.bands import select_from_turn
 from arcana_jupyter.context.rebuild import _Band, rebuild_turn
 from arcana_jupyter.jupyter.replay_view import build_frames, turn_diff
-from arcana_jupyter.messages import Message, ToolCall
-from arcana_jupyter.providers.base import LLMRequest, LLMResponse, Usage
+from arcana_jupyter.messages import Message
 from arcana_jupyter.providers.function import FunctionProvider
 from arcana_jupyter.runtime import Runtime, RuntimeConfig
 from arcana_jupyter.trace.decision_delta import DecisionResolver, encode, resolve_decision
 from arcana_jupyter.trace.reader import TraceReader
-
-REPLY = "The figures moved as expected across the regions this quarter. " * 3
-
-
-def lookup(key: str) -> str:
-    """Look a key up."""
-    return f"value of {key}"
-
-
-def answer(request: LLMRequest) -> LLMResponse:
-    last = request.messages[-1]
-    usage = Usage(input_tokens=100, output_tokens=60)
-    if last.role == "user" and "lookup" in (last.content or ""):
-        call = ToolCall(id=f"c{len(request.messages)}", name="lookup", arguments='{"key": "k"}')
-        return LLMResponse(message=Message(role="assistant", tool_calls=(call,)), finish_reason="tool_calls",
-                           usage=usage)
-    return LLMResponse(message=Message(role="assistant", content=REPLY), usage=usage)
 
 
 async def record(folder: Path, turns: int, *, engine: bool = True) -> str:

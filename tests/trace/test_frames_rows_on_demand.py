@@ -11,33 +11,14 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from long_run_helpers import OldEncoder, answer, lookup
 
 from arcana_jupyter.context.decisions import SCORE_RUNNERS_UP, recorded_scores
 from arcana_jupyter.jupyter.replay_view import build_frames, frame_rows, outcome_counts, with_rows
-from arcana_jupyter.messages import Message, ToolCall
-from arcana_jupyter.providers.base import LLMRequest, LLMResponse, Usage
 from arcana_jupyter.providers.function import FunctionProvider
 from arcana_jupyter.runtime import Runtime, RuntimeConfig
 from arcana_jupyter.runtime import session as session_module
-from arcana_jupyter.trace.decision_delta import DeltaEncoder
 from arcana_jupyter.trace.reader import TraceReader
-
-REPLY = "The figures moved as expected across the regions this quarter. " * 3
-
-
-def lookup(key: str) -> str:
-    """Look a key up."""
-    return f"value of {key}"
-
-
-def answer(request: LLMRequest) -> LLMResponse:
-    last = request.messages[-1]
-    usage = Usage(input_tokens=100, output_tokens=60)
-    if last.role == "user" and "lookup" in (last.content or ""):
-        call = ToolCall(id=f"c{len(request.messages)}", name="lookup", arguments='{"key": "k"}')
-        return LLMResponse(message=Message(role="assistant", tool_calls=(call,)), finish_reason="tool_calls",
-                           usage=usage)
-    return LLMResponse(message=Message(role="assistant", content=REPLY), usage=usage)
 
 
 async def record(folder: Path, turns: int, *, text: str = "what changed in region {r} since last week?") -> str:
@@ -50,26 +31,6 @@ async def record(folder: Path, turns: int, *, text: str = "what changed in regio
             await chat.send(f"turn {i}: please lookup region {i % 5}" if i % 7 == 0
                             else f"turn {i}: " + text.format(r=i % 5))
         return chat.run_id
-
-
-class _OldEncoder:
-    """The encoder before chained decisions (keyframes + ``decisions_delta``): an old-format trace."""
-
-    def __init__(self) -> None:
-        self.delta = DeltaEncoder()
-        self._pending: tuple[dict[str, Any], bool] | None = None
-
-    def pack(self, metadata: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
-        decision = {**metadata["decision"], "decisions": rows}
-        packed, keyframe = self.delta.pack(decision)
-        self._pending = (decision, keyframe)
-        return {**metadata, "decision": packed}
-
-    def written(self, event_id: str) -> None:
-        assert self._pending is not None
-        decision, keyframe = self._pending
-        if keyframe:
-            self.delta.keyframe_written(event_id, decision)
 
 
 def _same_frames(full: list[dict[str, Any]], light: list[dict[str, Any]], reader: TraceReader) -> None:
@@ -91,7 +52,7 @@ def _same_frames(full: list[dict[str, Any]], light: list[dict[str, Any]], reader
 async def test_frames_without_rows_equal_the_full_frames(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                          encoding: str) -> None:
     if encoding == "old":  # an old-format trace, every score recorded (as before this change)
-        monkeypatch.setattr(session_module, "ChainEncoder", _OldEncoder)
+        monkeypatch.setattr(session_module, "ChainEncoder", OldEncoder)
         monkeypatch.setattr(session_module, "recorded_scores", list)
     run_id = await record(tmp_path, 40)
     if encoding == "old":
@@ -263,7 +224,7 @@ async def test_the_frames_fast_path_decodes_the_frame_columns_as_the_full_decode
     from arcana_jupyter.trace.decision_delta import FRAME_KEYS, ChainEncoder
 
     if encoding == "old":
-        monkeypatch.setattr(session_module, "ChainEncoder", _OldEncoder)
+        monkeypatch.setattr(session_module, "ChainEncoder", OldEncoder)
     elif "keyframe" in encoding:
         monkeypatch.setattr(session_module, "ChainEncoder", lambda: ChainEncoder(max_chain=4))
     run_id = await record(tmp_path, 36)
