@@ -33,7 +33,7 @@ from ..tokens import TokenCounter
 from ..trace.reader import TraceReader
 from ..trace.recorded_prompt import MessageDiff, PromptReplay, SentPrompt, diff_decisions, one_line
 from .bands import annotate_overflow, expand_decision, select_from_turn
-from .builder import DROP_POLICIES, LAYOUTS, BuildResult, WorkingSetBuilder
+from .builder import DROP_POLICIES, EXCERPT_MATCHES, LAYOUTS, BuildResult, WorkingSetBuilder
 from .decisions import BudgetSnapshot, ContextDecision, TokenBudget
 from .embeddings import EmbeddingsUnavailable
 from .fidelity import FidelityPolicy
@@ -136,6 +136,9 @@ def _builder_kwargs(recorded: dict[str, Any]) -> dict[str, Any]:
         kwargs["block_recall_min"] = recorded["block_recall_min"]
     # recorded since the small block may bring excerpts back; older traces brought whole messages
     kwargs["block_excerpts"] = recorded.get("block_excerpts") is True
+    # recorded since look-alike excerpts come back once; older traces took three whatever their match
+    match = recorded.get("excerpt_match")
+    kwargs["excerpt_match"] = match if match in EXCERPT_MATCHES else "first3"
     hint = recorded.get("placeholder_hint")
     fid = recorded.get("fidelity")
     if isinstance(fid, dict) or hint is not None:

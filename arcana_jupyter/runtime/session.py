@@ -87,11 +87,12 @@ split of benchmarks/retention/sessions.py at 4k, block of excerpts up to 8%: pre
 at a quarter, 82% at 0.35, same facts found)."""
 EXCERPT_BLOCK_SHARE = 0.16
 """The most of the conversation budget the default mode's block of relevant excerpts may take
-(``WorkingSetBuilder(block_excerpts=True)``); weak matches stay out, so it is usually far smaller.
-Measured at 4k on the dev split of benchmarks/retention/sessions.py and two more splits written the
-same way with other seeds: 8% gives 82% prefix reuse once the window is full but finds fewer facts
-than classic mode on one of the three splits; 16% finds at least classic's on all three, 77% reuse
-(the trade-off table in benchmarks/results/retention_sessions.md)."""
+(``WorkingSetBuilder(block_excerpts=True)``); weak matches and look-alikes of an excerpt taken stay
+out (``EXCERPT_MATCHES["distinct"]`` in context/builder.py), so it is usually far smaller. Measured at
+4k on the dev split of benchmarks/retention/sessions.py and two more splits written the same way with
+other seeds: 16% finds at least classic mode's facts on all three with 82% prefix reuse once the
+window is full; 8% reuses a little more but finds fewer facts on one of them (the trade-off table in
+benchmarks/results/retention_sessions.md)."""
 EXCERPT_BLOCK_MIN = 64
 """... and is used when that is at least this many tokens (two excerpts); below it, relevant turns,
 their neighbours and recent turns fill the room left (``block_recall_min``)."""

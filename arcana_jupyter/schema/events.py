@@ -177,6 +177,7 @@ class BuilderSettings(Record):
     block_recall_share: float | None = None
     block_recall_min: int | None = None
     block_excerpts: bool | None = None
+    excerpt_match: str | None = None
     model: str | None = None
 
 

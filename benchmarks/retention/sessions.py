@@ -131,10 +131,10 @@ def record(md: dict[str, Any], tally: Tally) -> None:
 
 
 TRADEOFF: list[tuple[str, dict[str, Any]]] = [
-    ("default (as shipped): excerpts, block up to 16%, drops of 35%", {}),
-    ("excerpts, block up to 12%", {"block_recall_share": 0.12}),
-    ("excerpts, block up to 8%", {"block_recall_share": 0.08}),
-    ("excerpts, block up to 8%, drops of 25%", {"block_recall_share": 0.08, "block_fraction": 0.25}),
+    ("default (as shipped): excerpts, look-alikes once, block up to 16%, drops of 35%", {}),
+    ("excerpts, the rule before (three whatever their match, look-alikes all)", {"excerpt_match": "first3"}),
+    ("excerpts, look-alikes once, block up to 8%", {"block_recall_share": 0.08}),
+    ("excerpts, look-alikes once, drops of 25%", {"block_fraction": 0.25}),
     ("whole messages, small block 8%, drops of 25%",
      {"block_excerpts": False, "block_recall_min": 0, "block_recall_share": 0.08, "block_fraction": 0.25}),
     ("whole messages, fill (the default before), drops of 25%",
@@ -230,8 +230,9 @@ the prompt only grows at its end between drops). The earlier turns relevant to t
 as excerpts (`block_excerpts`: the sentences that match the input, as system messages that the
 shaping step puts in the context block after the input's text, so the next prompt reuses the
 previous one through that text): at most 16% of the conversation budget, usually far less, because
-an excerpt past the first three must hold 30% of the question's term weight or its most specific
-term. So "evidence verbatim" (the whole stating message) is rare in the default mode; "fact in
+an excerpt past the best one must hold half of the question's term weight or its most specific term,
+and a look-alike of n excerpts already taken (the same question terms matched) counts 1/(n+1) of its
+match (`excerpt_match="distinct"`). So "evidence verbatim" (the whole stating message) is rare in the default mode; "fact in
 prompt" is what the issue's target counts.
 
 {chr(10).join(sections)}"""

@@ -15,7 +15,7 @@ from arcana_jupyter.context.rebuild import _builder_kwargs
 from arcana_jupyter.context.result import prefix_reuse
 from arcana_jupyter.providers.shaping import named_shape, shape
 from arcana_jupyter.runtime import RuntimeConfig
-from tests.context.test_block_drops import session, window_start
+from tests.context.test_block_drops import FACTS, session, window_start
 
 EXCERPTS = {"drop_policy": "blocks", "block_excerpts": True, "block_recall_min": 0, "block_recall_share": 0.16,
             "block_fraction": 0.35}
@@ -140,6 +140,54 @@ def test_the_setting_is_recorded_and_old_traces_rebuild_without_it() -> None:
     legacy = {k: v for k, v in settings.items() if k != "block_excerpts"}
     assert _builder_kwargs(legacy)["block_excerpts"] is False
     assert builder().settings()["block_excerpts"] is False
+    # the excerpt rule too: traces written before it was recorded rebuild with the rule they used
+    assert settings["excerpt_match"] == "distinct"
+    assert _builder_kwargs(settings)["excerpt_match"] == "distinct"
+    before = {k: v for k, v in settings.items() if k != "excerpt_match"}
+    assert _builder_kwargs(before)["excerpt_match"] == "first3"
+    assert _builder_kwargs({**settings, "excerpt_match": "no-such-rule"})["excerpt_match"] == "first3"
+
+
+def lookalikes(**kw):
+    """A statement of two kinds of fact the conversation stated many times for other teams."""
+    history = session(90)
+    b = builder(**EXCERPTS, **kw)
+    return b.build(history, "Note that the seed is 4711 and the contact is Ines Varga for team 99.", turn=91)
+
+
+def test_look_alike_statements_come_back_once_not_all() -> None:
+    def kinds(build) -> list[int]:
+        excerpts = [m.content for m in build.messages if m.name == EXCERPT_NAME]
+        return sorted(sum(kind in e for e in excerpts) for kind in ("seed is", "contact is"))
+
+    # the question's most specific term brings its look-alikes back whatever their match (a question
+    # worded unlike its statement); the other kind's look-alikes come back once, not all
+    fewer, _ = kinds(lookalikes())
+    before, _ = kinds(lookalikes(excerpt_match="first3"))
+    assert fewer == 1 < before
+
+
+def test_a_question_still_gets_the_statement_it_asks_about_among_look_alikes() -> None:
+    history = session(90)
+    for team in (3, 10, 17):
+        fact = FACTS[team % len(FACTS)]
+        build = builder(**EXCERPTS).build(history, f"What did we say {fact.split(' is ')[0]} was for team {team}?",
+                                          turn=91)
+        sent = "\n".join(m.content for m in build.messages)
+        assert f"{fact} for team {team}." in sent
+
+
+def test_distinct_excerpts_reuse_more_of_the_previous_prompt_than_the_rule_before() -> None:
+    def reuse(b, builds) -> float:
+        rules = named_shape("portable")
+        c = b.counter
+        shares = [t / before for prev, new in pairwise(builds) if new.decision.strategy != "passthrough"
+                  for _, t, before in [prefix_reuse(shape(prev.messages, rules).messages,
+                                                    shape(new.messages, rules).messages, c.count_text,
+                                                    c.count_message)]]
+        return sum(shares) / len(shares)
+
+    assert reuse(*drive(**EXCERPTS)[::2]) > reuse(*drive(**EXCERPTS, excerpt_match="first3")[::2])
 
 
 def test_the_default_mode_uses_excerpts_and_classic_mode_does_not(tmp_path) -> None:
