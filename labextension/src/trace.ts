@@ -6,7 +6,7 @@
  * Pure logic, no DOM and no JupyterLab imports: the unit tests run it under plain node.
  */
 
-import { canonicalJson, sha256Hex } from './sha256';
+import { canonicalJson, parseKeepingFloats, PyFloat, sha256Hex } from './sha256';
 import type { ContextDecision, MessageDecision, MessageRecord, TraceEvent } from './types';
 
 /**
@@ -165,10 +165,51 @@ export function parseTrace(text: string): ParsedTrace {
     if (ev.turn === undefined) {
       ev.turn = null;
     }
+    if (ev.event_type === 'context_decision' && raw.includes('"tools":')) {
+      keepToolFloats(ev.metadata, raw);
+    }
     events.push(ev);
     lines.push(lineNo);
   }
   return indexTrace(events, lines, problems, text.length);
+}
+
+/**
+ * The decision's tool specs with the floats Python wrote as floats (`"minimum": 1.0`) kept as such
+ * (`PyFloat`), read again from the line's text: the request digest covers the specs as Python
+ * serialised them, and `JSON.parse` would make `1.0` the `1` that `JSON.stringify` writes. Only when
+ * a spec holds such a number; the specs are otherwise left as parsed.
+ */
+function keepToolFloats(md: Record<string, any>, raw: string): void {
+  const tools = md.tools;
+  if (!Array.isArray(tools) || !tools.length) {
+    return;
+  }
+  const want = JSON.stringify(tools);
+  for (let at = raw.indexOf('"tools":'); at >= 0; at = raw.indexOf('"tools":', at + 1)) {
+    let parsed: unknown;
+    try {
+      parsed = parseKeepingFloats(raw, at + 8).value;
+    } catch {
+      continue;
+    }
+    if (JSON.stringify(parsed) === want) { // the metadata's own `tools` (a message could hold the same key)
+      if (hasPyFloat(parsed)) {
+        md.tools = parsed;
+      }
+      return;
+    }
+  }
+}
+
+function hasPyFloat(v: unknown): boolean {
+  if (v instanceof PyFloat) {
+    return true;
+  }
+  if (Array.isArray(v)) {
+    return v.some(hasPyFloat);
+  }
+  return v !== null && typeof v === 'object' && Object.values(v as Record<string, unknown>).some(hasPyFloat);
 }
 
 function stepOf(ev: TraceEvent): number {

@@ -26,6 +26,7 @@ import {
   promptOf
 } from './trace';
 import { MessageDecision, MessageRecord } from './types';
+import { Requester, whatIfFor } from './whatif';
 
 export interface TraceViewerOptions {
   /** Reads the file's current text (called on open and on Refresh). */
@@ -35,6 +36,11 @@ export interface TraceViewerOptions {
   focusOnAttach?: boolean;
   /** The turn to show first (default: the last). */
   selectTurn?: number | null;
+  /**
+   * The what-if form under the turn (the replay of `%arcana_replay`): who asks the kernel to rebuild
+   * it, or null when no kernel can (the form says so). Absent: no form (the trace document).
+   */
+  whatIf?: () => Requester | null;
 }
 
 function fmtDecision(d: MessageDecision | null): string {
@@ -300,6 +306,13 @@ export class TraceView {
     e.stopPropagation();
   }
 
+  /** The kernel came or went: draw the turn again (its what-if form is enabled or says it needs one). */
+  liveChanged(): void {
+    if (this.trace && this.opts.whatIf) {
+      this.renderTurn();
+    }
+  }
+
   /** Turns of the selected agent in the file as last read (0 before it is read). */
   get turnCount(): number {
     return this.trace?.turnsByAgent.get(this.agent)?.length ?? 0;
@@ -395,6 +408,16 @@ export class TraceView {
     this.turnHost.appendChild(this.decisions.node);
     if (decision?.notes?.length) {
       this.turnHost.appendChild(h('div', { class: 'arcana-notes' }, h('strong', {}, 'Notes: '), decision.notes.join(' · ')));
+    }
+
+    if (this.opts.whatIf && decision) {
+      // What if: the kernel rebuilds this turn (this step) with other settings, beside what was sent.
+      const budget = md.budget ?? {};
+      this.turnHost.appendChild(whatIfFor({
+        run_id: String(t.runId ?? ''), agent: this.agent, turn, step: stepNo,
+        total_window: typeof budget.total_window === 'number' ? budget.total_window : null,
+        response_reserve: typeof budget.response_reserve === 'number' ? budget.response_reserve : null
+      }, this.opts.whatIf(), 'arcana-replay-whatif'));
     }
 
     const grid = h('div', { class: 'arcana-turn-grid' });

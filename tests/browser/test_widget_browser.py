@@ -15,10 +15,10 @@ state in a JupyterLab without our extension shows "Error displaying widget: mode
 (jupyterlab_widgets picks the widget view and has no fallback); the static HTML is in the file.
 
 The replay (``%arcana_replay``) is a widget there too: the trace viewer, on the trace the kernel reads,
-scrubbed to another turn.
+scrubbed to another turn, and that turn rebuilt by the kernel with a smaller window (its what-if form).
 
-Screenshots: test-artifacts/browser/widget-inspector.png, widget-replay.png, widget-reopened-state.png,
-widget-reopened-static.png, widget-reopened-extension.png.
+Screenshots: test-artifacts/browser/widget-inspector.png, widget-replay.png, widget-replay-what-if.png,
+widget-reopened-state.png, widget-reopened-static.png, widget-reopened-extension.png.
 """
 
 from __future__ import annotations
@@ -218,6 +218,16 @@ def test_the_widget_shows_the_inspector_where_the_extension_is_not_loaded(
         expect(label).to_contain_text("Turn 1 (")
         replay.scroll_into_view_if_needed()
         shot(pg, "widget-replay")
+        # What if, in the replay widget: its kernel rebuilds turn 1 of its own run with a smaller window.
+        section = replay.locator(".arcana-replay-whatif")
+        section.locator(".arcana-disclosure", has_text="What if").click()
+        section.locator(".arcana-whatif-window").fill("512")
+        section.locator(".arcana-whatif-reserve").fill("128")
+        section.locator(".arcana-whatif-run").click()
+        expect(section.locator(".arcana-whatif-summary")).to_contain_text("Window 512, reserve 128", timeout=30_000)
+        expect(section.locator(".arcana-whatif-summary")).to_contain_text("digest verified")
+        section.scroll_into_view_if_needed()
+        shot(pg, "widget-replay-what-if")
         assert not errors, errors
 
         pg.evaluate("async () => { await window.jupyterapp.commands.execute('docmanager:save'); }")
