@@ -100,3 +100,38 @@ async def test_runtime_prompts_resolve_like_the_python(compiled_trace: Path, tmp
     assert masked == [f"main/{turns + 2}/0"] and not python[masked[0]]["verified"], "a masked secret cannot verify"
     assert all(v["verified"] for k, v in python.items() if k not in masked), [k for k, v in python.items()
                                                                              if not v["verified"]]
+
+
+def forecast(city: str, days: float = 1.0, threshold: float = 2.5e-07) -> str:
+    """Forecast for a city (its schema holds floats: ``"default": 1.0``, ``2.5e-07``)."""
+    return f"sunny in {city} for {days} days"
+
+
+async def test_tool_specs_with_floats_verify_like_the_python(compiled_trace: Path, tmp_path: Path) -> None:
+    """Python writes the float default ``1.0`` as ``1.0``; ``JSON.parse`` reads it as ``1``. The viewer's
+    digest must still be Python's: every call offered the tool verifies in both."""
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path / "traces", context_engine=False, total_window=16_000,
+                                           response_reserve=500),
+                      tools=(forecast,), provider=FunctionProvider(Script(call("forecast", {"city": "Oslo"}),
+                                                                          say("sunny"), say("still sunny"))))
+    async with runtime.chat() as chat:
+        await chat.send("forecast for Oslo?")
+        await chat.send("and tomorrow?")
+        path = Path(chat.trace_path)
+    text = path.read_text(encoding="utf-8")
+    decisions = [json.loads(line)["metadata"] for line in text.splitlines()
+                 if '"event_type":"context_decision"' in line]
+    offered = [d for d in decisions if any(t.get("name") == "forecast" for t in d.get("tools") or [])]
+    assert offered, "the tool was offered (its spec is in a decision)"
+    assert '"default":1.0' in text and '2.5e-07' in text
+    proc = subprocess.run(["node", "-e", NODE_SCRIPT, str(compiled_trace), str(path)], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    viewer = json.loads(proc.stdout)
+    assert len(viewer) >= 3, viewer.keys()  # the tool call, its follow-up, the second turn
+    assert all(v["verified"] for v in viewer.values()), {k: (v["digest"], v["recorded"]) for k, v in viewer.items()}
+    reader = TraceReader(path.parent)
+    for key, v in viewer.items():
+        _, turn, step = key.split("/")
+        p = reader.prompt_sent(path.stem, int(turn), step=int(step))
+        assert p is not None and p.verified and p.digest == v["digest"]
