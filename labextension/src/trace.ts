@@ -1770,7 +1770,8 @@ export function sentPromptOf(trace: ParsedTrace, agent: string, turn: number, st
   const callDigest = s.llmCall?.metadata?.request_digest;
   const recorded = typeof callDigest === 'string' ? callDigest
     : typeof decisionMd.request_digest === 'string' ? decisionMd.request_digest : sentDigest;
-  const model = String(decisionMd.builder?.model ?? s.snapshot?.metadata?.model ?? '');
+  // A standalone prompt (the summariser's, step -1: no decision) names the model its digest is made with.
+  const model = String(decisionMd.builder?.model ?? s.snapshot?.metadata?.model ?? sentEv?.metadata?.model ?? '');
   const tools = Array.isArray(decisionMd.tools) ? decisionMd.tools : [];
   let digest: string | null = null;
   try {

@@ -372,7 +372,7 @@ export class TraceView {
     let stepSel: HTMLElement | null = null;
     if (info.steps.length > 1) {
       const sel = h('select', { class: 'arcana-step-select', 'aria-label': 'LLM call (step) of this turn' },
-        ...info.steps.map(s => h('option', { value: s.step }, `step ${s.step}`))) as HTMLSelectElement;
+        ...info.steps.map(s => h('option', { value: s.step }, s.step < 0 ? `summariser call (step ${s.step})` : `step ${s.step}`))) as HTMLSelectElement;
       sel.value = String(stepNo);
       sel.addEventListener('change', () => {
         this.step = Number(sel.value);
