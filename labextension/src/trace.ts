@@ -1335,6 +1335,26 @@ export function activePins(trace: ParsedTrace, agent: string, turn: number): Act
   return [...pins.values()].filter(p => p.until_turn === null || turn <= p.until_turn);
 }
 
+/**
+ * The pins a build had: its decision's `inputs.pins` (what the builder was given: a pin made before the
+ * first turn included, one unpinned after the turn's call still there), else — a trace without them —
+ * the pin and unpin primitives up to the turn ({@link activePins}).
+ */
+export function pinsOfBuild(trace: ParsedTrace, agent: string, turn: number, step = 0): ActivePin[] {
+  const info = getTurn(trace, agent, turn);
+  const recorded = info?.steps.find(s => s.step === step)?.decision?.metadata?.inputs?.pins;
+  if (!Array.isArray(recorded)) {
+    return activePins(trace, agent, turn);
+  }
+  return recorded.filter(p => p && typeof p === 'object' && typeof p.pin_id === 'string').map(p => ({
+    pin_id: p.pin_id,
+    label: typeof p.label === 'string' ? p.label : null,
+    content: typeof p.content === 'string' ? p.content : null,
+    until_turn: numOrNull(p.until_turn),
+    created_turn: numOrNull(p.created_turn)
+  }));
+}
+
 /** A stable identity for a message across turns, so two turns' decisions can be lined up. */
 export function messageKey(trace: ParsedTrace, agent: string, turn: number, d: MessageDecision): string {
   const src = d.source ?? 'history';

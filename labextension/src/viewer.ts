@@ -13,7 +13,6 @@ import { sentPromptSection } from './sentview';
 import { fmtCost, fmtInt, fmtMs, fmtPct, preview, valueText } from './format';
 import { VirtualTable } from './table';
 import {
-  activePins,
   contentText,
   decisionOf,
   decisionProblemOf,
@@ -23,6 +22,7 @@ import {
   messageFor,
   ParsedTrace,
   parseTrace,
+  pinsOfBuild,
   promptOf
 } from './trace';
 import { MessageDecision, MessageRecord } from './types';
@@ -423,13 +423,13 @@ export class TraceView {
     const grid = h('div', { class: 'arcana-turn-grid' });
     // The prompt as sent (prompt_sent events; a snapshot in older traces).
     grid.appendChild(sentPromptSection(t, this.agent, turn, stepNo));
-    // Pins active at this turn.
-    const pins = activePins(t, this.agent, turn);
+    // Pins active at this turn: the ones its build had (the decision's inputs), else the primitives'.
+    const pins = pinsOfBuild(t, this.agent, turn, stepNo);
     grid.appendChild(
       collapsible(`Pins active at turn ${turn} (${pins.length})`, () =>
         list(pins, p => h('div', { class: 'arcana-pin' },
           h('span', { class: 'arcana-pin-flag' }, '[PIN]'), ' ', h('span', { class: 'arcana-mono' }, p.pin_id), p.label ? ` “${p.label}”` : '',
-          h('span', { class: 'arcana-muted' }, ` · pinned at turn ${p.created_turn}` + (p.until_turn !== null ? ` · until turn ${p.until_turn}` : '')),
+          h('span', { class: 'arcana-muted' }, (p.created_turn === null ? '' : p.created_turn < 1 ? ' · pinned before the first turn' : ` · pinned at turn ${p.created_turn}`) + (p.until_turn !== null ? ` · until turn ${p.until_turn}` : '')),
           p.content !== null ? pre(p.content) : null), 'No pins active at this turn.'), pins.length > 0, 'arcana-pins-section')
     );
     // Primitive and tool calls of the turn.
