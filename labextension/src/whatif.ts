@@ -25,7 +25,10 @@ function stateText(s: WhatIfChange['before']): string {
     return '—';
   }
   const tokens = typeof s.tokens === 'number' ? s.tokens : 0;
-  return `${String(s.outcome ?? '')}${s.fidelity ? ' ' + String(s.fidelity) : ''} · ${fmtInt(tokens)} tok`;
+  // A dropped message a section carries says where its evidence went: `dropped → checkpoint`.
+  const where = typeof s.where === 'string' && s.where ? ` → ${s.where.replace(/_/g, ' ')}` : '';
+  return `${String(s.outcome ?? '')}${where}${s.fidelity ? ' ' + String(s.fidelity) : ''} · ${fmtInt(tokens)} tok`
+    + (typeof s.reason === 'string' && s.reason ? ` · ${s.reason}` : '');
 }
 
 /** The answer as DOM: a summary line, the rows that changed, notes, and the rebuilt prompt (collapsed). */
