@@ -31,10 +31,18 @@ from ..trace.reader import DecisionRecord, PinTimeline, TraceReader
 from ..trace.recorded_prompt import PromptReplay
 
 
-def _state(outcome: str | None, fidelity: str | None, tokens: int | None) -> dict[str, Any] | None:
+def _state(outcome: str | None, fidelity: str | None, tokens: int | None, *, reason: str | None = None,
+           section: str | None = None, source: str | None = None) -> dict[str, Any] | None:
+    """One side of a changed row; with ``reason`` and ``where`` (the section that carries a dropped
+    message: where its evidence went) when known."""
     if outcome is None:
         return None
-    return {"outcome": outcome, "fidelity": fidelity, "tokens": tokens}
+    state: dict[str, Any] = {"outcome": outcome, "fidelity": fidelity, "tokens": tokens}
+    if reason:
+        state["reason"] = reason
+    if outcome == "dropped" and section and (source or "history") not in ("section", "pin"):
+        state["where"] = section
+    return state
 
 
 def _agent(reader: TraceReader, run_id: str, agent: str | None) -> str:
@@ -361,8 +369,10 @@ def changed_rows(result: Any) -> list[dict[str, Any]]:
     return [
         {"index": d.index, "role": d.role, "source": d.source,
          "change": "new" if d.recorded_outcome is None else ("gone" if d.other_outcome is None else "changed"),
-         "before": _state(d.recorded_outcome, d.recorded_fidelity, d.recorded_tokens),
-         "after": _state(d.other_outcome, d.other_fidelity, d.other_tokens)}
+         "before": _state(d.recorded_outcome, d.recorded_fidelity, d.recorded_tokens, reason=d.recorded_reason,
+                          section=d.recorded_section, source=d.source),
+         "after": _state(d.other_outcome, d.other_fidelity, d.other_tokens, reason=d.other_reason,
+                         section=d.other_section, source=d.source)}
         for d in result.diff
     ]
 

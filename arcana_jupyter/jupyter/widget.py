@@ -105,14 +105,30 @@ def answer(link: Any, content: Any) -> dict[str, Any] | None:
     return result
 
 
-def replay_answer(trace_file: Path, shown_as: str, content: Any) -> dict[str, Any]:
-    """The replay widget's answer: the text of its own run's trace (``trace`` is all it asks)."""
-    from .limits import MAX_TRACE_BYTES
+REPLAY_MESSAGES = ("trace", "whatif")
 
-    if not isinstance(content, dict) or content.get("type") != "trace":
-        return _refusal(content, ("trace",), "replay")
+
+def replay_answer(trace_file: Path, shown_as: str, content: Any, run_id: str | None = None) -> dict[str, Any]:
+    """The replay widget's answer: the text of its own run's trace (``trace``), or one of its turns
+    rebuilt with other settings (``whatif``, :func:`.comm.what_if_answer` on its own run only)."""
+    from .limits import MAX_TRACE_BYTES, clip
+
+    if not isinstance(content, dict) or content.get("type") not in REPLAY_MESSAGES:
+        return _refusal(content, REPLAY_MESSAGES, "replay")
+    reply: dict[str, Any]
+    if content.get("type") == "whatif":
+        from .comm import what_if_answer
+
+        if run_id is not None and content.get("run_id") != run_id:
+            reply = {"type": "whatif", "ok": False,
+                     "message": f"what-if: this replay shows run {run_id}, not {clip(content.get('run_id'))}"}
+        elif not trace_file.is_file():
+            reply = {"type": "whatif", "ok": False, "message": f"what-if: the trace {shown_as} is not there any more"}
+        else:
+            reply = {"type": "whatif", **what_if_answer(trace_file.parent, content)}
+        return _with_request_id(reply, content)
     if not trace_file.is_file():
-        reply: dict[str, Any] = {"type": "trace", "ok": False, "message": f"the trace {shown_as} is not there any more"}
+        reply = {"type": "trace", "ok": False, "message": f"the trace {shown_as} is not there any more"}
     elif trace_file.stat().st_size > MAX_TRACE_BYTES:
         reply = {"type": "trace", "ok": False, "message": f"the trace {shown_as} is larger than {MAX_TRACE_BYTES:,} "
                                                           "bytes: open it in the trace viewer"}
@@ -192,7 +208,9 @@ def replay_widget_class() -> type[Any]:
             super().__init__(replay=replay)
 
         def answer_message(self, content: Any) -> dict[str, Any] | None:
-            return replay_answer(self._trace_file, str(self.replay.get("trace_path") or ""), content)
+            run_id = self.replay.get("run_id")
+            return replay_answer(self._trace_file, str(self.replay.get("trace_path") or ""), content,
+                                 run_id=run_id if isinstance(run_id, str) else None)
 
     return ReplayWidget
 

@@ -121,6 +121,9 @@ def sent_prompts_html(prompts: Sequence[Mapping[str, Any]], *, missing: str = ""
     rows = []
     previous: Mapping[str, Any] | None = None
     for sent in prompts:
+        if int(sent.get("step") or 0) < 0:  # the summariser's prompt (step -1): shown whole, no base for the next
+            rows.append(sent_prompt_changes(sent, None))
+            continue
         rows.append(sent_prompt_changes(sent, previous))
         previous = sent
     return render_macro(R, "sent_prompts", rows, missing)

@@ -118,12 +118,14 @@ def inspector_view(bundle: Bundle, *, open_inspector: bool = False) -> dict[str,
     if steps and compact:
         # The notebook's copy: the last LLM call, the messages the builder changed; the rest is in the trace.
         title = "Context decisions" + (f" · LLM call {len(steps)} of {len(steps)}" if len(steps) > 1 else "")
-        shown.append({"title": title, "earlier": False, "table": decision_table_view(steps[-1], changed_only=True)})
+        shown.append({"title": title, "earlier": False,
+                      "table": decision_table_view(steps[-1], changed_only=True, bundle=bundle)})
         earlier_in_trace = len(steps) - 1
     else:
         for number, step in enumerate(steps):
             title = "Context decisions" + (f" · LLM call {number + 1} of {len(steps)}" if len(steps) > 1 else "")
-            shown.append({"title": title, "earlier": number + 1 < len(steps), "table": decision_table_view(step)})
+            shown.append({"title": title, "earlier": number + 1 < len(steps),
+                          "table": decision_table_view(step, bundle=bundle)})
     tiers = _map(bundle.get("tiers"))
     tier_rows = [(name, _rows(tiers.get(name))) for name in ("active", "soft", "hard")]
     return {
@@ -201,15 +203,37 @@ def budget_html(step: Mapping[str, Any]) -> str:
     return render_macro(T, "budget", budget_view(step))
 
 
-def _message_cell(decision: Mapping[str, Any], sent: Sequence[Any]) -> dict[str, str]:
+def _in_trace_cell(decision: Mapping[str, Any], where: Mapping[str, Any] | None) -> dict[str, str]:
+    """A message the notebook's copy leaves out because it was sent exactly as the trace records it:
+    its text when the bundle has it anyway (the input, a pin's content), else where to read it."""
+    where = where or {}
+    source = str(decision.get("source") or "history")
+    if source == "input" and isinstance(where.get("input"), str):
+        return {"kind": "text", "text": clip(str(where["input"]))}
+    if source == "pin":
+        for pin in _rows(where.get("pins")):
+            if pin.get("pin_id") == decision.get("section") and isinstance(pin.get("content"), str):
+                return {"kind": "text", "text": clip(str(pin["content"]))}
+    trace = where.get("trace_path")
+    turn, step = where.get("turn"), where.get("step")
+    what = (f"message {decision.get('index')}" + (f" (turn {decision['turn']})" if decision.get("turn") else "")
+            if source == "history" else f"the {source_label(decision)} message")
+    text = f"sent verbatim: {what}; its text is in the trace" + (f" {trace}" if trace else "")
+    if where.get("run_id") and isinstance(turn, int):
+        text += (f" (arcana trace replay {where['run_id']} --turn {turn}" + (f" --step {step}" if step else "")
+                 + " --prompt-only, or open the inspector with the extension)")
+    return {"kind": "note", "text": text}
+
+
+def _message_cell(decision: Mapping[str, Any], sent: Sequence[Any],
+                  where: Mapping[str, Any] | None = None) -> dict[str, str]:
     position = decision.get("position")
     if isinstance(position, int) and 0 <= position < len(sent) and isinstance(sent[position], Mapping):
         content = sent[position].get("content")
         if content is None:
-            return {
-                "kind": "note",
-                "text": "in the trace" if sent[position].get("in_trace") else "content not recorded",
-            }
+            if sent[position].get("in_trace"):
+                return _in_trace_cell(decision, where)
+            return {"kind": "note", "text": "content not recorded"}
         text = str(content)
         calls = sent[position].get("tool_calls")
         if calls:
@@ -296,14 +320,16 @@ def _grouped(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def decision_table_view(step: Mapping[str, Any], *, changed_only: bool = False, grouped: bool = False
-                        ) -> dict[str, Any]:
+def decision_table_view(step: Mapping[str, Any], *, changed_only: bool = False, grouped: bool = False,
+                        bundle: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The per-message decision table with each sent message's text on demand.
 
     ``changed_only``: only the messages the builder did something to (compressed, dropped,
     summarised, pinned, recalled, sections), then one line for the rest (the notebook's copy).
     ``grouped``: runs of rows decided alike as one line each, without the messages' text (the
     report's replay: the prompt is shown beside it, and a long run has thousands of rows per turn).
+    ``bundle``: the turn bundle the step is from; a message its compact copy leaves to the trace
+    (sent verbatim) shows the text the bundle has anyway (the input, a pin) or where the trace has it.
     """
     decision = _map(step.get("decision"))
     sent = step.get("messages") if isinstance(step.get("messages"), list) else []
@@ -314,14 +340,19 @@ def decision_table_view(step: Mapping[str, Any], *, changed_only: bool = False, 
         same = [d for d in everything if _unchanged(d)]
         rest = {"count": len(same), "tokens": sum(_int(d.get("token_count_after")) for d in same)}
     notes = decision.get("notes")
+    where: dict[str, Any] = {}
+    if bundle is not None:
+        where = {"input": bundle.get("input"), "pins": bundle.get("pins"), "trace_path": bundle.get("trace_path"),
+                 "run_id": bundle.get("run_id"), "turn": bundle.get("turn"), "step": step.get("step")}
     return {
         "strategy": decision.get("strategy"), "requested": decision.get("requested_strategy"),
         "utilization": decision.get("utilization_before"), "digest": step.get("request_digest") or "–",
         "notes": [str(n) for n in notes] if isinstance(notes, list) else [],
         "summary": decision.get("summary"),
         "rows": _grouped([_row(d, None) for d in shown]) if grouped
-        else [_row(d, _message_cell(d, sent or [])) for d in shown],
+        else [_row(d, _message_cell(d, sent or [], where)) for d in shown],
         "rest": rest,
+        "trace_path": where.get("trace_path"),
         "counting": counting_text(step.get("counting")),
     }
 

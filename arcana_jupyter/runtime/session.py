@@ -50,7 +50,7 @@ from ..schema.tools import REPEATED_CALL, ToolOutcome
 from ..tokens import TokenCounter
 from ..trace.decision_delta import ChainEncoder, is_chained, resolve_chain_metadata
 from ..trace.events import TraceEvent
-from ..trace.prompt_sent import PromptSentEncoder
+from ..trace.prompt_sent import PromptSentEncoder, standalone_prompt_sent
 from ..trace.writer import TraceWriter
 from .builtin_tools import no_progress_steps
 from .calibration import Calibration
@@ -811,6 +811,10 @@ class ChatSession:
             while len(parts) > 1 and self.counter.count_text("\n\n".join(parts)) > room:
                 parts.pop(0)  # the oldest go first: the summary is of what there is room to read
         prompt = [Message(role="system", content=instruction), Message(role="user", content="\n\n".join(parts))]
+        if self.config.trace_prompt_sent and self.config.trace_content != "none":  # its prompt, viewable too
+            self.emit("prompt_sent", PromptSentMetadata.build(**standalone_prompt_sent(
+                step=-1, model=self.provider_model, purpose="summarize", messages=prompt,
+                tokens=[self.counter.count_message(m) for m in prompt])))
         try:
             response = await self.provider.complete(LLMRequest(model=self.provider_model, messages=prompt,
                                                                max_tokens=SUMMARY_MAX_TOKENS, temperature=0))

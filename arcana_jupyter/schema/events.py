@@ -289,6 +289,11 @@ class PromptSentMetadata(Record):
     previous prompt}``."""
     tokens: list[int | None] | None = None
     """The counted tokens of each message in ``messages``."""
+    model: str | None = None
+    """Only on a call without a ``context_decision`` (the summariser's, ``step`` -1): the model its
+    ``digest`` is computed with (a decision's ``builder.model`` otherwise)."""
+    purpose: str | None = None
+    """``summarize`` for the summariser's prompt (as its ``llm_call``); absent for a turn's calls."""
 
 
 PromptSnapshot = PromptSnapshotMetadata

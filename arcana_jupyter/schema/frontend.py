@@ -145,7 +145,8 @@ class WhatIfChange(BaseModel):
     source: str | None = None
     change: Literal["new", "gone", "changed"]
     before: dict[str, Any] | None = None
-    """``{outcome, fidelity, tokens}`` as sent, or ``None`` for a row only the rebuild has."""
+    """``{outcome, fidelity, tokens, reason?, where?}`` as sent (``where``: the section that carries a
+    dropped message, where its evidence went), or ``None`` for a row only the rebuild has."""
     after: dict[str, Any] | None = None
 
 

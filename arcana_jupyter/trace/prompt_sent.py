@@ -32,7 +32,7 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..messages import Message, ToolSpec, as_message, canonical_json
+from ..messages import Message, ToolSpec, as_message, canonical_json, request_digest
 
 CHAIN_MAX = 32
 """A keyframe at least every this many prompts of one agent (the longest chain a random read walks)."""
@@ -164,6 +164,19 @@ class PromptSentEncoder:
         self._chain = 0 if keyframe else self._chain + 1
 
 
+def standalone_prompt_sent(*, step: int, model: str, purpose: str, messages: Sequence[Message],
+                           tokens: Sequence[int | None] | None = None) -> dict[str, Any]:
+    """The ``prompt_sent`` metadata of a call outside the turn's chain (the summariser's, ``step`` -1):
+    a keyframe of its own, every message inline, that no other prompt continues — the agent's chain of
+    turn prompts (:class:`PromptSentEncoder`) is left as it was. It has no ``context_decision``, so it
+    names the ``model`` its request digest (no tools) is computed with."""
+    meta: dict[str, Any] = {"step": step, "digest": request_digest(messages, (), model), "prev": None, "keep": 0,
+                            "messages": [m.wire() for m in messages], "model": model, "purpose": purpose}
+    if tokens is not None:
+        meta["tokens"] = list(tokens)
+    return meta
+
+
 def _run(value: Any) -> tuple[int, int] | None:
     """A reference's ``i`` or ``[i, n]`` as (start, length); None when it is neither."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -251,7 +264,10 @@ def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | N
     if isinstance(toks, list) and len(toks) == len(own):
         for position, t in zip(own, toks, strict=True):
             tokens[position] = t if isinstance(t, int) and not isinstance(t, bool) else None
-    return {"messages": msgs, "tokens": tokens}
+    out: dict[str, Any] = {"messages": msgs, "tokens": tokens}
+    if isinstance(meta.get("model"), str):  # a standalone prompt (the summariser's): its digest's model
+        out["model"] = meta["model"]
+    return out
 
 
 def wire_of_record(record: Mapping[str, Any]) -> dict[str, Any]:

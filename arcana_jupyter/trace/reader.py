@@ -984,6 +984,7 @@ class TraceReader:
             entry = idx.entries[p]
             resolved = self._resolve_sent(idx, name, entry.event_id)
             tools, model, recorded = calls.get(entry.parent_id or "", ([], "", None))
+            model = model or str(resolved.get("model") or "")  # a standalone prompt (the summariser's) names it
             recorded = recorded or resolved.get("digest")
             messages = resolved["messages"]
             try:

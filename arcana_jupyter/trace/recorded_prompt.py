@@ -95,6 +95,9 @@ class MessageDiff(BaseModel):
     other_tokens: int | None
     recorded_reason: str | None = None
     other_reason: str | None = None
+    recorded_section: str | None = None
+    """The section that carries the message on that side (a dropped turn's ``checkpoint``, ``turn_digests``...)."""
+    other_section: str | None = None
 
     @property
     def token_delta(self) -> int:
@@ -148,6 +151,8 @@ def diff_decisions(recorded: ContextDecision, other: ContextDecision) -> list[Me
                 other_tokens=b.token_count_after if b else None,
                 recorded_reason=a.reason if a else None,
                 other_reason=b.reason if b else None,
+                recorded_section=a.section if a else None,
+                other_section=b.section if b else None,
             )
         )
     return out

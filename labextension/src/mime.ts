@@ -130,12 +130,37 @@ export class TurnRenderer extends Panel implements IRenderMime.IRenderer {
 export class ReplayRenderer extends Panel implements IRenderMime.IRenderer {
   private viewer: TraceViewer | null = null;
   private readonly head = new Widget({ node: h('div', { class: 'arcana-replay-head' }) });
+  /** The notebook's kernel link: the what-if form of the turn shown asks the kernel over it. */
+  private link: KernelLink | null = null;
+  private connected = false;
 
   constructor(private readonly options: IRenderMime.IRendererOptions) {
     super();
     this.mimeType = options.mimeType;
     this.addClass('jp-RenderedArcanaReplay');
     this.addWidget(this.head);
+    getHub()?.linksChanged.connect(this.onLinks, this);
+  }
+
+  private onLinks(): void {
+    const link = getHub()?.linkFor(notebookOf(this.options)) ?? null;
+    const connected = !!link?.connected;
+    if (link !== this.link || connected !== this.connected) {
+      this.link = link;
+      this.connected = connected;
+      this.viewer?.view.liveChanged();
+    }
+  }
+
+  /** Who rebuilds a turn for the what-if form: the kernel link while arcana answers on it, else null. */
+  private live(): LiveSession | null {
+    const link = this.link;
+    return link?.connected ? liveOf(link) : null;
+  }
+
+  dispose(): void {
+    getHub()?.linksChanged.disconnect(this.onLinks, this);
+    super.dispose();
   }
 
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
@@ -171,7 +196,12 @@ export class ReplayRenderer extends Panel implements IRenderMime.IRenderer {
     status.textContent = `From ${path}`;
     if (!this.viewer) {
       const where = path;
-      this.viewer = new TraceViewer({ path: where, load: () => hub.readRaw(where), focusOnAttach: false, selectTurn: r.selected_turn ?? null });
+      this.link = hub.linkFor(notebook) ?? null;
+      this.connected = !!this.link?.connected;
+      this.viewer = new TraceViewer({
+        path: where, load: () => hub.readRaw(where), focusOnAttach: false, selectTurn: r.selected_turn ?? null,
+        whatIf: () => this.live()
+      });
       this.viewer.addClass('arcana-viewer-inline');
       this.addWidget(this.viewer);
     }

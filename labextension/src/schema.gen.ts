@@ -393,7 +393,10 @@ export interface WhatIfChange {
   role: string;
   source?: string | null;
   change: 'new' | 'gone' | 'changed';
-  /** ``{outcome, fidelity, tokens}`` as sent, or ``None`` for a row only the rebuild has. */
+  /**
+   * ``{outcome, fidelity, tokens, reason?, where?}`` as sent (``where``: the section that carries a
+   * dropped message, where its evidence went), or ``None`` for a row only the rebuild has.
+   */
   before?: Record<string, unknown> | null;
   after?: Record<string, unknown> | null;
 }

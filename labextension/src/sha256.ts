@@ -67,8 +67,122 @@ export function sha256Hex(text: string): string {
   return Array.from(H, x => x.toString(16).padStart(8, '0')).join('');
 }
 
+/**
+ * A number Python wrote as a float (`1.0`, `2.5e-07`), with the text it wrote: `JSON.parse` makes
+ * `1.0` the number 1, which `JSON.stringify` writes `1` — not the `1.0` Python's digest was made of.
+ * `canonicalJson` writes the recorded text back. It is a `Number`, so `JSON.stringify` writes it as one.
+ */
+export class PyFloat extends Number {
+  constructor(readonly source: string) {
+    super(Number(source));
+  }
+}
+
+/**
+ * The JSON value starting at `text[start]` (whitespace first allowed), with every number Python wrote
+ * as a float (its text has `.`, `e` or `E`) as a {@link PyFloat} that keeps that text; `end` is where
+ * the value ends. Throws on malformed JSON. Used for the few values a digest covers (the tool specs).
+ */
+export function parseKeepingFloats(text: string, start = 0): { value: unknown; end: number } {
+  let i = start;
+  const ws = () => {
+    while (i < text.length && (text[i] === ' ' || text[i] === '\n' || text[i] === '\r' || text[i] === '\t')) {
+      i++;
+    }
+  };
+  const fail = (what: string): never => {
+    throw new SyntaxError(`${what} at ${i}`);
+  };
+  const str = (): string => {
+    const from = i;
+    i++; // the opening quote
+    while (i < text.length && text[i] !== '"') {
+      i += text[i] === '\\' ? 2 : 1;
+    }
+    if (i >= text.length) {
+      fail('unterminated string');
+    }
+    i++;
+    return JSON.parse(text.slice(from, i)) as string;
+  };
+  const value = (): unknown => {
+    ws();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      const obj: Record<string, unknown> = {};
+      ws();
+      if (text[i] === '}') {
+        i++;
+        return obj;
+      }
+      for (;;) {
+        ws();
+        if (text[i] !== '"') {
+          fail('expected a key');
+        }
+        const k = str();
+        ws();
+        if (text[i] !== ':') {
+          fail('expected :');
+        }
+        i++;
+        obj[k] = value();
+        ws();
+        if (text[i] === ',') {
+          i++;
+        } else if (text[i] === '}') {
+          i++;
+          return obj;
+        } else {
+          fail('expected , or }');
+        }
+      }
+    }
+    if (c === '[') {
+      i++;
+      const arr: unknown[] = [];
+      ws();
+      if (text[i] === ']') {
+        i++;
+        return arr;
+      }
+      for (;;) {
+        arr.push(value());
+        ws();
+        if (text[i] === ',') {
+          i++;
+        } else if (text[i] === ']') {
+          i++;
+          return arr;
+        } else {
+          fail('expected , or ]');
+        }
+      }
+    }
+    if (c === '"') {
+      return str();
+    }
+    const m = /^(?:-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null|NaN|-?Infinity)/.exec(text.slice(i, i + 400));
+    if (!m) {
+      return fail('unexpected character');
+    }
+    i += m[0].length;
+    const t = m[0];
+    if (t === 'true' || t === 'false' || t === 'null') {
+      return JSON.parse(t);
+    }
+    return /[.eE]|NaN|Infinity/.test(t) ? new PyFloat(t) : Number(t);
+  };
+  const v = value();
+  return { value: v, end: i };
+}
+
 /** Python's `json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`. */
 export function canonicalJson(value: unknown): string {
+  if (value instanceof PyFloat) {
+    return value.source;
+  }
   if (value === null || typeof value !== 'object') {
     return JSON.stringify(value) ?? 'null';
   }

@@ -6,7 +6,7 @@
  * Pure logic, no DOM and no JupyterLab imports: the unit tests run it under plain node.
  */
 
-import { canonicalJson, sha256Hex } from './sha256';
+import { canonicalJson, parseKeepingFloats, PyFloat, sha256Hex } from './sha256';
 import type { ContextDecision, MessageDecision, MessageRecord, TraceEvent } from './types';
 
 /**
@@ -165,10 +165,51 @@ export function parseTrace(text: string): ParsedTrace {
     if (ev.turn === undefined) {
       ev.turn = null;
     }
+    if (ev.event_type === 'context_decision' && raw.includes('"tools":')) {
+      keepToolFloats(ev.metadata, raw);
+    }
     events.push(ev);
     lines.push(lineNo);
   }
   return indexTrace(events, lines, problems, text.length);
+}
+
+/**
+ * The decision's tool specs with the floats Python wrote as floats (`"minimum": 1.0`) kept as such
+ * (`PyFloat`), read again from the line's text: the request digest covers the specs as Python
+ * serialised them, and `JSON.parse` would make `1.0` the `1` that `JSON.stringify` writes. Only when
+ * a spec holds such a number; the specs are otherwise left as parsed.
+ */
+function keepToolFloats(md: Record<string, any>, raw: string): void {
+  const tools = md.tools;
+  if (!Array.isArray(tools) || !tools.length) {
+    return;
+  }
+  const want = JSON.stringify(tools);
+  for (let at = raw.indexOf('"tools":'); at >= 0; at = raw.indexOf('"tools":', at + 1)) {
+    let parsed: unknown;
+    try {
+      parsed = parseKeepingFloats(raw, at + 8).value;
+    } catch {
+      continue;
+    }
+    if (JSON.stringify(parsed) === want) { // the metadata's own `tools` (a message could hold the same key)
+      if (hasPyFloat(parsed)) {
+        md.tools = parsed;
+      }
+      return;
+    }
+  }
+}
+
+function hasPyFloat(v: unknown): boolean {
+  if (v instanceof PyFloat) {
+    return true;
+  }
+  if (Array.isArray(v)) {
+    return v.some(hasPyFloat);
+  }
+  return v !== null && typeof v === 'object' && Object.values(v as Record<string, unknown>).some(hasPyFloat);
 }
 
 function stepOf(ev: TraceEvent): number {
@@ -1294,6 +1335,26 @@ export function activePins(trace: ParsedTrace, agent: string, turn: number): Act
   return [...pins.values()].filter(p => p.until_turn === null || turn <= p.until_turn);
 }
 
+/**
+ * The pins a build had: its decision's `inputs.pins` (what the builder was given: a pin made before the
+ * first turn included, one unpinned after the turn's call still there), else — a trace without them —
+ * the pin and unpin primitives up to the turn ({@link activePins}).
+ */
+export function pinsOfBuild(trace: ParsedTrace, agent: string, turn: number, step = 0): ActivePin[] {
+  const info = getTurn(trace, agent, turn);
+  const recorded = info?.steps.find(s => s.step === step)?.decision?.metadata?.inputs?.pins;
+  if (!Array.isArray(recorded)) {
+    return activePins(trace, agent, turn);
+  }
+  return recorded.filter(p => p && typeof p === 'object' && typeof p.pin_id === 'string').map(p => ({
+    pin_id: p.pin_id,
+    label: typeof p.label === 'string' ? p.label : null,
+    content: typeof p.content === 'string' ? p.content : null,
+    until_turn: numOrNull(p.until_turn),
+    created_turn: numOrNull(p.created_turn)
+  }));
+}
+
 /** A stable identity for a message across turns, so two turns' decisions can be lined up. */
 export function messageKey(trace: ParsedTrace, agent: string, turn: number, d: MessageDecision): string {
   const src = d.source ?? 'history';
@@ -1729,7 +1790,8 @@ export function sentPromptOf(trace: ParsedTrace, agent: string, turn: number, st
   const callDigest = s.llmCall?.metadata?.request_digest;
   const recorded = typeof callDigest === 'string' ? callDigest
     : typeof decisionMd.request_digest === 'string' ? decisionMd.request_digest : sentDigest;
-  const model = String(decisionMd.builder?.model ?? s.snapshot?.metadata?.model ?? '');
+  // A standalone prompt (the summariser's, step -1: no decision) names the model its digest is made with.
+  const model = String(decisionMd.builder?.model ?? s.snapshot?.metadata?.model ?? sentEv?.metadata?.model ?? '');
   const tools = Array.isArray(decisionMd.tools) ? decisionMd.tools : [];
   let digest: string | null = null;
   try {

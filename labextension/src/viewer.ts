@@ -13,7 +13,6 @@ import { sentPromptSection } from './sentview';
 import { fmtCost, fmtInt, fmtMs, fmtPct, preview, valueText } from './format';
 import { VirtualTable } from './table';
 import {
-  activePins,
   contentText,
   decisionOf,
   decisionProblemOf,
@@ -23,9 +22,11 @@ import {
   messageFor,
   ParsedTrace,
   parseTrace,
+  pinsOfBuild,
   promptOf
 } from './trace';
 import { MessageDecision, MessageRecord } from './types';
+import { Requester, whatIfFor } from './whatif';
 
 export interface TraceViewerOptions {
   /** Reads the file's current text (called on open and on Refresh). */
@@ -35,6 +36,11 @@ export interface TraceViewerOptions {
   focusOnAttach?: boolean;
   /** The turn to show first (default: the last). */
   selectTurn?: number | null;
+  /**
+   * The what-if form under the turn (the replay of `%arcana_replay`): who asks the kernel to rebuild
+   * it, or null when no kernel can (the form says so). Absent: no form (the trace document).
+   */
+  whatIf?: () => Requester | null;
 }
 
 function fmtDecision(d: MessageDecision | null): string {
@@ -300,6 +306,13 @@ export class TraceView {
     e.stopPropagation();
   }
 
+  /** The kernel came or went: draw the turn again (its what-if form is enabled or says it needs one). */
+  liveChanged(): void {
+    if (this.trace && this.opts.whatIf) {
+      this.renderTurn();
+    }
+  }
+
   /** Turns of the selected agent in the file as last read (0 before it is read). */
   get turnCount(): number {
     return this.trace?.turnsByAgent.get(this.agent)?.length ?? 0;
@@ -359,7 +372,7 @@ export class TraceView {
     let stepSel: HTMLElement | null = null;
     if (info.steps.length > 1) {
       const sel = h('select', { class: 'arcana-step-select', 'aria-label': 'LLM call (step) of this turn' },
-        ...info.steps.map(s => h('option', { value: s.step }, `step ${s.step}`))) as HTMLSelectElement;
+        ...info.steps.map(s => h('option', { value: s.step }, s.step < 0 ? `summariser call (step ${s.step})` : `step ${s.step}`))) as HTMLSelectElement;
       sel.value = String(stepNo);
       sel.addEventListener('change', () => {
         this.step = Number(sel.value);
@@ -397,16 +410,26 @@ export class TraceView {
       this.turnHost.appendChild(h('div', { class: 'arcana-notes' }, h('strong', {}, 'Notes: '), decision.notes.join(' · ')));
     }
 
+    if (this.opts.whatIf && decision) {
+      // What if: the kernel rebuilds this turn (this step) with other settings, beside what was sent.
+      const budget = md.budget ?? {};
+      this.turnHost.appendChild(whatIfFor({
+        run_id: String(t.runId ?? ''), agent: this.agent, turn, step: stepNo,
+        total_window: typeof budget.total_window === 'number' ? budget.total_window : null,
+        response_reserve: typeof budget.response_reserve === 'number' ? budget.response_reserve : null
+      }, this.opts.whatIf(), 'arcana-replay-whatif'));
+    }
+
     const grid = h('div', { class: 'arcana-turn-grid' });
     // The prompt as sent (prompt_sent events; a snapshot in older traces).
     grid.appendChild(sentPromptSection(t, this.agent, turn, stepNo));
-    // Pins active at this turn.
-    const pins = activePins(t, this.agent, turn);
+    // Pins active at this turn: the ones its build had (the decision's inputs), else the primitives'.
+    const pins = pinsOfBuild(t, this.agent, turn, stepNo);
     grid.appendChild(
       collapsible(`Pins active at turn ${turn} (${pins.length})`, () =>
         list(pins, p => h('div', { class: 'arcana-pin' },
           h('span', { class: 'arcana-pin-flag' }, '[PIN]'), ' ', h('span', { class: 'arcana-mono' }, p.pin_id), p.label ? ` “${p.label}”` : '',
-          h('span', { class: 'arcana-muted' }, ` · pinned at turn ${p.created_turn}` + (p.until_turn !== null ? ` · until turn ${p.until_turn}` : '')),
+          h('span', { class: 'arcana-muted' }, (p.created_turn === null ? '' : p.created_turn < 1 ? ' · pinned before the first turn' : ` · pinned at turn ${p.created_turn}`) + (p.until_turn !== null ? ` · until turn ${p.until_turn}` : '')),
           p.content !== null ? pre(p.content) : null), 'No pins active at this turn.'), pins.length > 0, 'arcana-pins-section')
     );
     // Primitive and tool calls of the turn.

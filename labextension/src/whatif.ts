@@ -25,7 +25,10 @@ function stateText(s: WhatIfChange['before']): string {
     return '—';
   }
   const tokens = typeof s.tokens === 'number' ? s.tokens : 0;
-  return `${String(s.outcome ?? '')}${s.fidelity ? ' ' + String(s.fidelity) : ''} · ${fmtInt(tokens)} tok`;
+  // A dropped message a section carries says where its evidence went: `dropped → checkpoint`.
+  const where = typeof s.where === 'string' && s.where ? ` → ${s.where.replace(/_/g, ' ')}` : '';
+  return `${String(s.outcome ?? '')}${where}${s.fidelity ? ' ' + String(s.fidelity) : ''} · ${fmtInt(tokens)} tok`
+    + (typeof s.reason === 'string' && s.reason ? ` · ${s.reason}` : '');
 }
 
 /** The answer as DOM: a summary line, the rows that changed, notes, and the rebuilt prompt (collapsed). */
@@ -57,17 +60,51 @@ export function whatIfResult(a: WhatIfAnswer): HTMLElement {
       () => h('div', {}, ...messages.map(m => h('div', { class: 'arcana-msg' }, h('div', { class: 'arcana-msg-head' }, m.role ?? ''), pre(m.content ?? ''))))));
 }
 
+/** The turn (and LLM call) a what-if form rebuilds, with the recorded window and reserve as placeholders. */
+export interface WhatIfTarget {
+  run_id: string;
+  agent: string | null;
+  turn: number;
+  step: number;
+  total_window?: number | null;
+  response_reserve?: number | null;
+}
+
+/** What the form says, and its controls' tooltip, when no kernel can answer (a reopened notebook). */
+export const NEEDS_KERNEL = 'A kernel is needed: the what-if rebuild runs in Python. Start the notebook\'s kernel and run '
+  + '%load_ext arcana_jupyter, then come back to this turn.';
+
 /** The sections drawn, per kernel link (a restarted kernel is a new link: new sections). */
 const SECTIONS = new WeakMap<Requester, Map<string, HTMLElement>>();
 const MAX_SECTIONS = 200;
 
-/**
- * The what-if form under a turn: window, reserve, strategy and a Rebuild button. One per turn: the
- * inspector is drawn again when the turn's detail arrives from the trace, and what the user typed
- * (or the answer shown) must survive that.
- */
+/** The what-if target of an inspector's turn bundle: its last LLM call. */
+export function targetOf(b: TurnBundle): WhatIfTarget {
+  const steps = b.steps ?? [];
+  const step = steps.length ? steps[steps.length - 1] : null;
+  return {
+    run_id: String(b.run_id), agent: b.agent ?? null, turn: Number(b.turn), step: step?.step ?? 0,
+    total_window: step?.budget?.total_window ?? null, response_reserve: step?.budget?.response_reserve ?? null
+  };
+}
+
+/** The what-if form under an inspector's turn (see {@link whatIfFor}). */
 export function whatIfSection(b: TurnBundle, live: Requester): HTMLElement {
-  const key = `${b.run_id}\u0000${b.agent}\u0000${b.turn}`;
+  return whatIfFor(targetOf(b), live);
+}
+
+/**
+ * The what-if form of one turn: window, reserve, strategy, mode, relevance and a Rebuild button. One
+ * per turn and kernel link: the inspector is drawn again when the turn's detail arrives from the
+ * trace, the replay when the scrubber comes back to a turn, and what the user typed (or the answer
+ * shown) must survive that. Without a kernel (`live` null) the controls are there but disabled, and
+ * say why.
+ */
+export function whatIfFor(target: WhatIfTarget, live: Requester | null, extraClass = ''): HTMLElement {
+  if (!live) {
+    return buildSection(target, null, extraClass);
+  }
+  const key = `${target.run_id}\u0000${target.agent}\u0000${target.turn}\u0000${target.step}\u0000${extraClass}`;
   let drawn = SECTIONS.get(live);
   if (!drawn) {
     drawn = new Map();
@@ -77,7 +114,7 @@ export function whatIfSection(b: TurnBundle, live: Requester): HTMLElement {
   if (kept) {
     return kept;
   }
-  const section = buildSection(b, live);
+  const section = buildSection(target, live, extraClass);
   if (drawn.size >= MAX_SECTIONS) {
     drawn.delete(drawn.keys().next().value as string);
   }
@@ -85,42 +122,45 @@ export function whatIfSection(b: TurnBundle, live: Requester): HTMLElement {
   return section;
 }
 
-function buildSection(b: TurnBundle, live: Requester): HTMLElement {
-  const steps = b.steps ?? [];
-  const step = steps.length ? steps[steps.length - 1] : null;
-  const budget = step?.budget;
-  const window = h('input', { type: 'number', class: 'arcana-whatif-window', min: 256, step: 256, placeholder: String(budget?.total_window ?? ''), 'aria-label': 'Window (tokens)' }) as HTMLInputElement;
-  const reserve = h('input', { type: 'number', class: 'arcana-whatif-reserve', min: 0, placeholder: String(budget?.response_reserve ?? ''), 'aria-label': 'Reply reserve (tokens)' }) as HTMLInputElement;
-  const strategy = h('select', { class: 'arcana-whatif-strategy', 'aria-label': 'Strategy' },
+function buildSection(target: WhatIfTarget, live: Requester | null, extraClass: string): HTMLElement {
+  const off = live ? {} : { disabled: true, title: NEEDS_KERNEL };
+  const window = h('input', { type: 'number', class: 'arcana-whatif-window', min: 256, step: 256, placeholder: String(target.total_window ?? ''), 'aria-label': 'Window (tokens)', ...off }) as HTMLInputElement;
+  const reserve = h('input', { type: 'number', class: 'arcana-whatif-reserve', min: 0, placeholder: String(target.response_reserve ?? ''), 'aria-label': 'Reply reserve (tokens)', ...off }) as HTMLInputElement;
+  const strategy = h('select', { class: 'arcana-whatif-strategy', 'aria-label': 'Strategy', ...off },
     h('option', { value: '' }, 'as recorded'), ...STRATEGIES.map(x => h('option', { value: x }, x))) as HTMLSelectElement;
-  const mode = h('select', { class: 'arcana-whatif-mode', 'aria-label': 'Mode' },
+  const mode = h('select', { class: 'arcana-whatif-mode', 'aria-label': 'Mode', ...off },
     h('option', { value: '' }, 'as recorded'), h('option', { value: 'classic' }, 'classic'),
     h('option', { value: 'adaptive' }, 'adaptive')) as HTMLSelectElement;
-  const relevance = h('select', { class: 'arcana-whatif-relevance', 'aria-label': 'Relevance' },
+  const relevance = h('select', { class: 'arcana-whatif-relevance', 'aria-label': 'Relevance', ...off },
     h('option', { value: '' }, 'as recorded'), h('option', { value: 'lexical' }, 'lexical (BM25)'),
     h('option', { value: 'semantic' }, 'semantic (embeddings)')) as HTMLSelectElement;
-  const run = h('button', { type: 'button', class: 'arcana-btn arcana-whatif-run' }, 'Rebuild');
+  const run = h('button', { type: 'button', class: 'arcana-btn arcana-whatif-run', ...off }, 'Rebuild');
   const out = h('div', { class: 'arcana-whatif-out', role: 'status', 'aria-live': 'polite' });
-  run.addEventListener('click', () => {
-    run.setAttribute('disabled', '');
-    clear(out);
-    out.appendChild(h('div', { class: 'arcana-muted' }, 'Rebuilding in the kernel…'));
-    const request: WhatIfRequest = {
-      type: 'whatif', run_id: String(b.run_id), agent: b.agent ?? null, turn: Number(b.turn), step: step?.step ?? 0,
-      window: window.value || null, reserve: reserve.value || null, strategy: strategy.value || null,
-      mode: mode.value || null, relevance: relevance.value || null
-    };
-    void live.request(request).then(r => {
-      run.removeAttribute('disabled');
+  if (live) {
+    run.addEventListener('click', () => {
+      run.setAttribute('disabled', '');
       clear(out);
-      out.appendChild(whatIfResult((r ?? { ok: false, message: 'no answer from the kernel' }) as WhatIfAnswer));
+      out.appendChild(h('div', { class: 'arcana-muted' }, 'Rebuilding in the kernel…'));
+      const request: WhatIfRequest = {
+        type: 'whatif', run_id: target.run_id, agent: target.agent, turn: target.turn, step: target.step,
+        window: window.value || null, reserve: reserve.value || null, strategy: strategy.value || null,
+        mode: mode.value || null, relevance: relevance.value || null
+      };
+      void live.request(request).then(r => {
+        run.removeAttribute('disabled');
+        clear(out);
+        out.appendChild(whatIfResult((r ?? { ok: false, message: 'no answer from the kernel' }) as WhatIfAnswer));
+      });
     });
-  });
+  } else {
+    out.appendChild(h('div', { class: 'arcana-warn arcana-whatif-needs-kernel' }, NEEDS_KERNEL));
+  }
   const form = h('div', { class: 'arcana-whatif' },
-    h('div', { class: 'arcana-muted' }, 'What would this turn have sent with other settings? The kernel rebuilds it from the trace; nothing is recorded.'),
+    h('div', { class: 'arcana-muted' }, `What would turn ${target.turn}${target.step ? ` (step ${target.step})` : ''} have sent with other settings? `
+      + 'The kernel rebuilds it from the trace; nothing is recorded.'),
     h('div', { class: 'arcana-whatif-controls', 'data-lm-suppress-shortcuts': 'true' },
       h('label', {}, 'Window ', window), h('label', {}, 'Reserve ', reserve), h('label', {}, 'Strategy ', strategy),
       h('label', {}, 'Mode ', mode), h('label', {}, 'Relevance ', relevance), run),
     out);
-  return collapsible('What if…', () => form, false, 'arcana-whatif-section');
+  return collapsible(live ? 'What if…' : 'What if… (needs a kernel)', () => form, false, ('arcana-whatif-section ' + extraClass).trim());
 }

@@ -165,7 +165,9 @@ export function renderReplayWidget(model: WidgetModel, el: HTMLElement): () => v
       }
     },
     focusOnAttach: false,
-    selectTurn: r.selected_turn ?? null
+    selectTurn: r.selected_turn ?? null,
+    // The replay widget's kernel answers `whatif` for its own run (jupyter/widget.py replay_answer).
+    whatIf: () => link
   });
   view.node.classList.add('arcana-viewer-inline');
   void view.refresh().then(() => {

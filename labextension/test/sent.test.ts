@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { canonicalJson, sha256Hex } from '../src/sha256';
+import { canonicalJson, parseKeepingFloats, PyFloat, sha256Hex } from '../src/sha256';
 import { parseTrace, promptDigest, resolvePromptSent, sentPromptOf, sentStatus } from '../src/trace';
 
 test('sha256 of known vectors (empty, abc, two blocks, UTF-8)', () => {
@@ -83,4 +83,36 @@ test('runs and line edits resolve like the Python (the added last newline droppe
   ]);
   assert.deepEqual(r.tokens, [6, 1, 2, 7, 8]);
   assert.throws(() => resolvePromptSent({ prev: 'e_1', keep: 0, messages: [{ e: [0, [[0, 9]]] }] }, prev, () => null), /copies lines/);
+});
+
+test('a tool schema with floats (1.0, 2.5e-07, 1e+16) verifies: the digest covers them as Python wrote them', () => {
+  // Python's json.dumps writes 1.0; JSON.parse reads it as 1 and JSON.stringify would write 1. The
+  // digest below is Python's (trace/prompt_sent.py prompt_digest of these messages, tools and model).
+  const params = '{"type": "object", "properties": {"x": {"type": "number", "minimum": 1.0, "default": 2.5e-07, "maximum": 1e+16}}}';
+  const tool = `{"name": "f", "description": "d", "parameters": ${params}}`;
+  const digest = '72be5877dc543346';
+  const head = (type: string, id: string, turn: number | null, parent: string | null) =>
+    `{"v": 1, "event_id": "${id}", "run_id": "r_f", "agent": "main", "turn": ${turn === null ? 'null' : turn}, "ts": "2026-12-01T00:00:00Z", "event_type": "${type}", "parent_id": ${parent === null ? 'null' : `"${parent}"`}, `;
+  const lines = [
+    head('run_start', 'e_1', null, null) + '"metadata": {}}',
+    head('user_message', 'e_2', 1, null) + '"metadata": {"message": {"role": "user", "content": "hello"}, "history_index": 0}}',
+    head('context_decision', 'e_3', 1, null) + `"metadata": {"step": 0, "request_digest": "${digest}", "builder": {"model": "m", "utilization": 0.5}, "tools": [${tool}]}}`,
+    head('prompt_sent', 'e_4', 1, 'e_3') + `"metadata": {"step": 0, "digest": "${digest}", "prev": null, "keep": 0, "messages": [{"role": "user", "content": "hello"}], "tokens": [2]}}`,
+    head('llm_call', 'e_5', 1, 'e_3') + `"metadata": {"step": 0, "request_digest": "${digest}", "message": {"role": "assistant", "content": "hi"}, "history_index": 1}}`
+  ];
+  const sent = sentPromptOf(parseTrace(lines.join('\n') + '\n'), 'main', 1);
+  assert.ok(sent && typeof sent === 'object');
+  assert.equal(sent.digest, digest, sentStatus(sent));
+  assert.ok(sent.verified);
+  // the numbers are still numbers to everything else
+  const parsed = parseKeepingFloats(' [1.0, 2, -0.5, 1e+16, "1.0", {"a": [true, null]}] ').value as unknown[];
+  assert.ok(parsed[0] instanceof PyFloat && !((parsed[1] as unknown) instanceof PyFloat));
+  assert.equal(JSON.stringify(parsed), '[1,2,-0.5,10000000000000000,"1.0",{"a":[true,null]}]');
+  assert.equal(canonicalJson(parsed), '[1.0,2,-0.5,1e+16,"1.0",{"a":[true,null]}]');
+  assert.equal(Number(parsed[0]) + 1, 2);
+  // a spec with integers only is left as parsed
+  const plain = parseTrace([lines[0], lines[1], lines[2].replace(params, '{"type": "object", "properties": {}}')].join('\n') + '\n');
+  const md = plain.events[2].metadata;
+  assert.ok(!(md.tools[0].parameters.properties instanceof PyFloat));
+  assert.deepEqual(md.tools[0].parameters, { type: 'object', properties: {} });
 });

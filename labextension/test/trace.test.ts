@@ -9,6 +9,7 @@ import { isDeepStrictEqual } from 'node:util';
 
 import {
   activePins,
+  pinsOfBuild,
   decisionOf,
   decisionProblemOf,
   diffTurns,
@@ -596,4 +597,23 @@ test('what the user did before the first turn (turn 0) is not a turn', () => {
   ].join('\n') + '\n';
   const t = parseTrace(text);
   assert.deepEqual(t.turnsByAgent.get('main'), [1]);
+});
+
+test('the pins of a build are its decision inputs (a pin made before turn 1, one unpinned after the call)', () => {
+  const pin = { pin_id: 'p_x', content: 'the deadline is 30 June', label: 'deadline', until_turn: null, created_turn: 0 };
+  const text = lines(
+    ev('cognitive_primitive', 0, { primitive: 'pin', args: { content: pin.content, label: 'deadline' }, result: { pinned: true, pin_id: 'p_x' } }),
+    ev('turn_start', 1),
+    ev('context_decision', 1, { step: 0, inputs: { pins: [pin] } }),
+    ev('turn_end', 1, { status: 'ok' }),
+    ev('cognitive_primitive', 1, { primitive: 'unpin', args: { pin_id: 'p_x' }, result: { ok: true, pin_id: 'p_x' } }),
+    ev('turn_start', 2),
+    ev('context_decision', 2, { step: 0, inputs: { pins: [] } }),
+    ev('turn_start', 3)
+  );
+  const t = parseTrace(text);
+  assert.deepEqual(activePins(t, 'main', 1), []); // the primitives alone miss it (made at turn 0, unpinned at turn 1)
+  assert.deepEqual(pinsOfBuild(t, 'main', 1), [{ pin_id: 'p_x', label: 'deadline', content: pin.content, until_turn: null, created_turn: 0 }]);
+  assert.deepEqual(pinsOfBuild(t, 'main', 2), []);
+  assert.deepEqual(pinsOfBuild(t, 'main', 3), activePins(t, 'main', 3)); // no decision recorded: the primitives
 });

@@ -109,6 +109,12 @@ def test_renamed_notebook_reopens_without_a_kernel_and_verifies(page, lab_root: 
     expect(label).to_contain_text(f"Turn {len(TURNS)} ({len(TURNS)} of {len(TURNS)})")
     replay.locator(".arcana-prev").click()
     expect(label).to_contain_text(f"Turn {len(TURNS) - 1}")
+    # reopened without a kernel: the replay's what-if is there but says it needs one, its controls disabled
+    whatif = replay.locator(".arcana-replay-whatif")
+    expect(whatif.locator(".arcana-disclosure")).to_contain_text("What if… (needs a kernel)")
+    whatif.locator(".arcana-disclosure").click()
+    expect(whatif.locator(".arcana-whatif-needs-kernel")).to_contain_text("A kernel is needed")
+    expect(whatif.locator(".arcana-whatif-run")).to_be_disabled()
 
     first = turns.nth(0)
     first.locator(".arcana-summary").click()

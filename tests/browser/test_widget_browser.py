@@ -15,10 +15,10 @@ state in a JupyterLab without our extension shows "Error displaying widget: mode
 (jupyterlab_widgets picks the widget view and has no fallback); the static HTML is in the file.
 
 The replay (``%arcana_replay``) is a widget there too: the trace viewer, on the trace the kernel reads,
-scrubbed to another turn.
+scrubbed to another turn, and that turn rebuilt by the kernel with a smaller window (its what-if form).
 
-Screenshots: test-artifacts/browser/widget-inspector.png, widget-replay.png, widget-reopened-state.png,
-widget-reopened-static.png, widget-reopened-extension.png.
+Screenshots: test-artifacts/browser/widget-inspector.png, widget-replay.png, widget-replay-what-if.png,
+widget-reopened-state.png, widget-reopened-static.png, widget-reopened-extension.png.
 """
 
 from __future__ import annotations
@@ -211,13 +211,31 @@ def test_the_widget_shows_the_inspector_where_the_extension_is_not_loaded(
         expect(replay).to_have_count(1, timeout=30_000)
         expect(replay.locator(".arcana-replay-status")).to_contain_text("From widget.arcana/r_")
         label = replay.locator(".arcana-turn-label")
-        expect(label).to_contain_text("Turn 2 (")  # (the viewer's count of positions is issue 23 item 5's)
-        # (←/→ on the focused slider inside a notebook are issue 23 item 5's: move it as a drag does)
+        expect(label).to_contain_text("Turn 2 (2 of 2)")  # the run's turns, counted as the header counts them
+        # moved as a drag does ...
         replay.locator(".arcana-slider").evaluate(
             "el => { el.value = String(Number(el.value) - 1); el.dispatchEvent(new Event('input')); }")
         expect(label).to_contain_text("Turn 1 (")
+        # ... and by ← → on the focused slider, in the widget too (the notebook's shortcuts do not take them)
+        replay.locator(".arcana-slider").focus()
+        pg.keyboard.press("ArrowRight")  # type: ignore[attr-defined]
+        expect(label).to_contain_text("Turn 2 (2 of 2)")
+        pg.keyboard.press("ArrowLeft")  # type: ignore[attr-defined]
+        expect(label).to_contain_text("Turn 1 (1 of 2)")
+        # the pin made before turn 1 and unpinned after it was in turn 1's prompt (its [PIN] row), and is listed
+        expect(replay.locator(".arcana-pins-section")).to_contain_text("Pins active at turn 1 (1)")
         replay.scroll_into_view_if_needed()
         shot(pg, "widget-replay")
+        # What if, in the replay widget: its kernel rebuilds turn 1 of its own run with a smaller window.
+        section = replay.locator(".arcana-replay-whatif")
+        section.locator(".arcana-disclosure", has_text="What if").click()
+        section.locator(".arcana-whatif-window").fill("512")
+        section.locator(".arcana-whatif-reserve").fill("128")
+        section.locator(".arcana-whatif-run").click()
+        expect(section.locator(".arcana-whatif-summary")).to_contain_text("Window 512, reserve 128", timeout=30_000)
+        expect(section.locator(".arcana-whatif-summary")).to_contain_text("digest verified")
+        section.scroll_into_view_if_needed()
+        shot(pg, "widget-replay-what-if")
         assert not errors, errors
 
         pg.evaluate("async () => { await window.jupyterapp.commands.execute('docmanager:save'); }")

@@ -31,6 +31,7 @@ from arcana_jupyter.schema.frontend import (
     StateRequest,
     TraceReply,
     TraceRequest,
+    WhatIfReply,
     parse_reply,
 )
 from tests.jupyter.conftest import MIME, echo, magics, run_cell_magic, turn_outputs
@@ -139,6 +140,18 @@ def test_a_replay_is_a_widget_too_and_reads_only_its_own_trace(shell: Any, tmp_p
     gone = TraceReply.model_validate(replay_answer(tmp_path / "missing.jsonl", "m.jsonl", {"type": "trace"}))
     assert gone.ok is False and "m.jsonl" in (gone.message or "")
     assert replay_answer(trace_file, "x", {"type": "action", "action": "unpin", "target": "p"})["ok"] is False
+
+    # What if: the widget's kernel rebuilds a turn of its own run (the replay's what-if form), no other run.
+    asked = {"type": "whatif", "request_id": "w2", "run_id": chat.run_id, "agent": chat.agent, "turn": 1,
+             "window": 512, "reserve": 128, "strategy": None, "mode": None, "relevance": None}
+    rebuilt = WhatIfReply.model_validate(shown.answer_message(asked))
+    assert rebuilt.ok and rebuilt.turn == 1 and rebuilt.request_id == "w2", rebuilt.message
+    assert rebuilt.settings is not None and rebuilt.settings["total_window"] == 512
+    assert rebuilt.counterfactual and rebuilt.verified
+    other = WhatIfReply.model_validate(shown.answer_message({**asked, "run_id": "r_someone_else"}))
+    assert other.ok is False and "r_someone_else" in (other.message or "")
+    gone = WhatIfReply.model_validate(replay_answer(tmp_path / "missing.jsonl", "m.jsonl", asked))
+    assert gone.ok is False and "m.jsonl" in (gone.message or "")
 
 
 def test_every_answer_matches_its_model(shell: Any) -> None:

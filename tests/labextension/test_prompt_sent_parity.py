@@ -100,3 +100,89 @@ async def test_runtime_prompts_resolve_like_the_python(compiled_trace: Path, tmp
     assert masked == [f"main/{turns + 2}/0"] and not python[masked[0]]["verified"], "a masked secret cannot verify"
     assert all(v["verified"] for k, v in python.items() if k not in masked), [k for k, v in python.items()
                                                                              if not v["verified"]]
+
+
+def forecast(city: str, days: float = 1.0, threshold: float = 2.5e-07) -> str:
+    """Forecast for a city (its schema holds floats: ``"default": 1.0``, ``2.5e-07``)."""
+    return f"sunny in {city} for {days} days"
+
+
+async def test_tool_specs_with_floats_verify_like_the_python(compiled_trace: Path, tmp_path: Path) -> None:
+    """Python writes the float default ``1.0`` as ``1.0``; ``JSON.parse`` reads it as ``1``. The viewer's
+    digest must still be Python's: every call offered the tool verifies in both."""
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path / "traces", context_engine=False, total_window=16_000,
+                                           response_reserve=500),
+                      tools=(forecast,), provider=FunctionProvider(Script(call("forecast", {"city": "Oslo"}),
+                                                                          say("sunny"), say("still sunny"))))
+    async with runtime.chat() as chat:
+        await chat.send("forecast for Oslo?")
+        await chat.send("and tomorrow?")
+        path = Path(chat.trace_path)
+    text = path.read_text(encoding="utf-8")
+    decisions = [json.loads(line)["metadata"] for line in text.splitlines()
+                 if '"event_type":"context_decision"' in line]
+    offered = [d for d in decisions if any(t.get("name") == "forecast" for t in d.get("tools") or [])]
+    assert offered, "the tool was offered (its spec is in a decision)"
+    assert '"default":1.0' in text and '2.5e-07' in text
+    proc = subprocess.run(["node", "-e", NODE_SCRIPT, str(compiled_trace), str(path)], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    viewer = json.loads(proc.stdout)
+    assert len(viewer) >= 3, viewer.keys()  # the tool call, its follow-up, the second turn
+    assert all(v["verified"] for v in viewer.values()), {k: (v["digest"], v["recorded"]) for k, v in viewer.items()}
+    reader = TraceReader(path.parent)
+    for key, v in viewer.items():
+        _, turn, step = key.split("/")
+        p = reader.prompt_sent(path.stem, int(turn), step=int(step))
+        assert p is not None and p.verified and p.digest == v["digest"]
+
+
+async def test_the_summarisers_prompt_is_recorded_and_verifies(compiled_trace: Path, tmp_path: Path) -> None:
+    """``llm_summarize``'s own model call (step -1) writes a ``prompt_sent`` too: a standalone keyframe
+    that names its model, verified by the Python reader and by the viewer alike; the turns' own chain
+    of prompts is left as it was (each still verifies) and the report shows it as the summariser's."""
+    from arcana_jupyter import render
+    from arcana_jupyter.messages import Message
+    from arcana_jupyter.providers.base import LLMRequest, LLMResponse, Usage
+
+    def answer(request: LLMRequest) -> LLMResponse:
+        if request.messages[0].content.startswith("Summarise the conversation"):
+            return LLMResponse(message=Message(role="assistant", content="Summary: Ada asked about <b>venues</b>."),
+                               usage=Usage(input_tokens=50, output_tokens=8))
+        return LLMResponse(message=Message(role="assistant", content="Noted. " + "detail " * 40),
+                           usage=Usage(input_tokens=50, output_tokens=40))
+
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path / "traces", context_engine=False, total_window=700,
+                                           response_reserve=100, strategy="llm_summarize", embeddings="off"),
+                      provider=FunctionProvider(answer))
+    async with runtime.chat() as chat:
+        for i in range(6):
+            await chat.send(f"Question {i} about the venue: " + "words " * 40)
+        path = Path(chat.trace_path)
+    events = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    summary_calls = [e for e in events if e["event_type"] == "llm_call" and e["metadata"].get("purpose") == "summarize"]
+    sent = [e for e in events if e["event_type"] == "prompt_sent" and e["metadata"].get("purpose") == "summarize"]
+    assert summary_calls and len(sent) == len(summary_calls)
+    first = sent[0]["metadata"]
+    assert first["step"] == -1 and first["prev"] is None and first["keep"] == 0 and first["model"]
+    assert first["messages"][0]["content"].startswith("Summarise the conversation")
+    turn_prompts = [e for e in events if e["event_type"] == "prompt_sent" and e["metadata"]["step"] >= 0]
+    assert all(e["metadata"]["prev"] not in {s["event_id"] for s in sent} for e in turn_prompts), \
+        "no turn prompt continues the summariser's"
+
+    reader = TraceReader(path.parent)
+    prompts = list(reader.prompts_sent(path.stem))
+    assert all(p.verified for p in prompts), [(p.turn, p.step, p.digest, p.recorded_digest) for p in prompts]
+    mine = [p for p in prompts if p.step == -1]
+    assert len(mine) == len(sent) and mine[0].messages == first["messages"]
+    html = render.sent_prompts_html([p.model_dump(mode="json") for p in prompts])
+    assert "the summariser&#39;s call" in html or "the summariser's call" in html
+
+    proc = subprocess.run(["node", "-e", NODE_SCRIPT, str(compiled_trace), str(path)], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    viewer = json.loads(proc.stdout)
+    turn = sent[0]["turn"]
+    shown = viewer[f"main/{turn}/-1"]
+    assert shown["verified"] and shown["messages"] == first["messages"], shown
+    assert all(v["verified"] for v in viewer.values() if v), {k: v and v["verified"] for k, v in viewer.items()}

@@ -187,3 +187,34 @@ def test_the_budget_line_says_how_much_of_the_previous_prompt_was_reused() -> No
     assert "prefix reused <b>1,500</b> (81% of the previous prompt)" in html
     step["report"] = {"layers": [], "prefix_tokens_reused": 10, "prefix_share": None}
     assert "of the previous prompt" not in budget_html(step)
+
+
+def test_the_notebooks_copy_shows_verbatim_messages_or_says_where_they_are() -> None:
+    """The ``text/html`` fallback of a compact bundle (what the notebook keeps): a message sent verbatim
+    is left to the trace; its row shows the text the bundle has anyway (the input, a pin), escaped, or
+    names the trace file and the command that prints it — not a bare "in the trace"."""
+    from arcana_jupyter.runtime.bundle import compact_bundle
+
+    b = sample_bundle(HOSTILE)
+    rows = [
+        decision(0, "system", "kept", 30, 30, 0, layer="identity", reason="system_prompt"),
+        decision(1, "user", "kept", 9, 9, 1, source="pin", section="p_1", pinned=True, reason="pinned"),
+        decision(2, "assistant", "kept", 40, 40, 2, recalled=True, turn=1, reason="relevant"),
+        decision(3, "assistant", "compressed", 400, 90, 3),
+        decision(4, "user", "kept", 12, 12, 4, source="input", reason="current_input"),
+    ]
+    b["steps"][0]["decision"]["decisions"] = rows
+    b["steps"][0]["messages"] = [{"role": "system", "content": "sys"}, {"role": "user", "content": HOSTILE},
+                                 {"role": "assistant", "content": "recalled text"},
+                                 {"role": "assistant", "content": "short form"}, {"role": "user", "content": HOSTILE}]
+    b["pins"] = [{"pin_id": "p_1", "label": "budget", "content": "pinned <b>4,000</b> euros", "tokens": 9}]
+    small = compact_bundle(b)
+    assert [m.get("in_trace", False) for m in small["steps"][0]["messages"]] == [True, True, True, False, True]
+    html = render.turn_html(small)
+    assert_safe(html)
+    assert "pinned &lt;b&gt;4,000&lt;/b&gt; euros" in html  # the pin's text, escaped
+    assert ("sent verbatim: message 2 (turn 1); its text is in the trace analysis.arcana/r_1.jsonl "
+            "(arcana trace replay r_1 --turn 3 --prompt-only" in html)  # the recalled history message
+    assert "short form" in html  # a compressed text is in the notebook itself
+    assert ">in the trace<" not in html
+    assert "their rows and texts are in the trace analysis.arcana/r_1.jsonl" in html  # the unchanged rest

@@ -49,6 +49,14 @@ async def test_classic_mode_what_if_of_an_adaptive_turn(tmp_path: Path) -> None:
     answer = what_if_answer(path.parent, {"type": "whatif", "run_id": path.stem, "turn": 14, "mode": "classic",
                                           "relevance": "lexical"})
     assert answer["ok"] and answer["settings"]["mode"] == "classic" and "classic mode" in answer["message"]
+    # where the recorded evidence went: a history message the adaptive build dropped names the section
+    # that carried it (the inspector and the replay show "dropped → checkpoint"), with the reasons
+    later = what_if_answer(path.parent, {"type": "whatif", "run_id": path.stem, "turn": 22, "mode": "classic"})
+    assert later["ok"], later["message"]
+    went = [c for c in later["changes"] if c["before"] and c["before"].get("where")]
+    assert went and all(c["before"]["outcome"] == "dropped" and c["before"]["where"] in SECTION_NAMES
+                        and c["source"] not in ("section", "pin") for c in went), later["changes"][:5]
+    assert all(c["before"].get("reason") for c in later["changes"] if c["before"])
     bad = what_if_answer(path.parent, {"type": "whatif", "run_id": path.stem, "turn": 14, "mode": "turbo"})
     assert not bad["ok"] and "unknown mode" in bad["message"]
 
