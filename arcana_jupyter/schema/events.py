@@ -518,7 +518,7 @@ class RunEndMetadata(Record):
     agents: list[str] | None = None
     """Pool runs: the members' names."""
     otel_export: OtelExportRecord | None = None
-    """With OpenTelemetry export on: what became of the run's spans (trace/otel.py)."""
+    """With OpenTelemetry export on: what became of the run's spans (trace/otel/)."""
 
 
 class NotebookRenamedMetadata(Record):
