@@ -10,8 +10,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ...context.decisions import ContextDecision
 from ...exceptions import TraceError
+from ...schema.decisions import ContextDecision
 from ...schema.events import (
     CognitivePrimitive,
     CognitivePrimitiveMetadata,
