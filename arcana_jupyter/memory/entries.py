@@ -18,9 +18,9 @@ from ..trace.redact import mask_secrets
 from .backend import Connection
 from .core import StoreCore
 from .embedding import embedder_name, pack
+from .migrations import content_key
 from .models import CONFIDENCE_LEVELS, KINDS, ConfidenceLevel, Level, MemoryEntry, Scope, to_epoch
 from .rows import COLUMNS, EntryRow, columns
-from .schema import content_key
 
 MAX_CONTENT_CHARS = 4000
 

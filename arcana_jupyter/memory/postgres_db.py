@@ -133,7 +133,7 @@ def _v2(conn: Any) -> None:
 
 def _v3(conn: Any) -> None:
     """Vectors of an optional semantic embedder; an indexed duplicate key."""
-    from .schema import content_key
+    from .migrations import content_key
 
     conn.execute("ALTER TABLE entries ADD COLUMN content_key TEXT")
     rows = conn.execute("SELECT pk, content FROM entries").fetchall()

@@ -6,7 +6,7 @@ if SQLite still answers "database is locked"/"busy", the transaction is rolled b
 exponential backoff and jitter until ``write_deadline`` seconds have passed — so two notebooks
 writing at once lose nothing and the user never sees "database is locked" (after the deadline a
 :class:`~arcana_jupyter.exceptions.MemoryStoreError` says what happened). WAL lets readers run
-while another process writes. Schema and migrations: :mod:`~arcana_jupyter.memory.schema`.
+while another process writes. Schema and migrations: :mod:`~arcana_jupyter.memory.migrations`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any, TypeVar
 from ..exceptions import MemoryStoreError
 from . import ranking
 from .backend import Backend
+from .migrations import LATEST_VERSION, current_version, migrate
 from .rows import COLUMNS, EntryRow
-from .schema import LATEST_VERSION, current_version, migrate
 
 T = TypeVar("T")
 

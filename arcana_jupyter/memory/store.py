@@ -7,7 +7,7 @@ PostgreSQL server (the ``[postgres]`` extra), ``":memory:"`` in tests; with noth
 The store is split by idea, one module each, combined here:
 
 * :mod:`~arcana_jupyter.memory.backend` — the backend interface; :mod:`~arcana_jupyter.memory.sqlite_db`
-  (+ :mod:`~arcana_jupyter.memory.schema`, its migrations) and :mod:`~arcana_jupyter.memory.postgres_db`;
+  (+ :mod:`~arcana_jupyter.memory.migrations`, its migrations) and :mod:`~arcana_jupyter.memory.postgres_db`;
 * :mod:`~arcana_jupyter.memory.rows` — typed rows;
 * :mod:`~arcana_jupyter.memory.entries` — remember, forget, pin, list, export, import;
 * :mod:`~arcana_jupyter.memory.search` — search and recall;

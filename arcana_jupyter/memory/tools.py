@@ -84,7 +84,7 @@ REMEMBER = ToolDeclaration(
     },
 )
 
-RECALL = ToolDeclaration(
+RECALL_MEMORY = ToolDeclaration(
     name="recall_memory",
     args=RecallArgs,
     description=(
@@ -103,7 +103,7 @@ RECALL = ToolDeclaration(
     },
 )
 
-FORGET = ToolDeclaration(
+FORGET_MEMORY = ToolDeclaration(
     name="forget_memory",
     args=ForgetArgs,
     description=(
@@ -118,11 +118,11 @@ FORGET = ToolDeclaration(
     },
 )
 
-DECLARATIONS: tuple[ToolDeclaration[Any], ...] = (REMEMBER, RECALL, FORGET)
+DECLARATIONS: tuple[ToolDeclaration[Any], ...] = (REMEMBER, RECALL_MEMORY, FORGET_MEMORY)
 """The memory tools, in the order they are offered (their schemas as recorded since the first
 release: explicit, checked against the models)."""
-REMEMBER_SPEC, RECALL_SPEC, FORGET_SPEC = (d.spec for d in DECLARATIONS)
-MEMORY_TOOL_SPECS: tuple[ToolSpec, ...] = (REMEMBER_SPEC, RECALL_SPEC, FORGET_SPEC)
+REMEMBER_SPEC, RECALL_MEMORY_SPEC, FORGET_MEMORY_SPEC = (d.spec for d in DECLARATIONS)
+MEMORY_TOOL_SPECS: tuple[ToolSpec, ...] = (REMEMBER_SPEC, RECALL_MEMORY_SPEC, FORGET_MEMORY_SPEC)
 MEMORY_TOOL_NAMES: tuple[str, ...] = tuple(s.name for s in MEMORY_TOOL_SPECS)
 
 

@@ -40,14 +40,16 @@ from ..exceptions import ConfigError, ProviderError, ReplayDivergence, TraceErro
 from ..messages import as_message, canonical_json, request_digest
 from ..schema.events import (
     REPLAYED_VIAS,
+    ContextDecisionEvent,
     ContextDecisionMetadata,
-    ErrorMetadata,
-    LlmCallMetadata,
-    TurnEndMetadata,
+    ErrorEvent,
+    LlmCall,
+    TurnEnd,
+    TurnStart,
+    UserAction,
     UserActionMetadata,
 )
 from ..tokens import TokenCounter
-from ..trace.events import TraceEvent
 from ..trace.reader import TraceReader
 from .base import LLMRequest, LLMResponse, Provider, StreamChunk, Usage
 from .shaping import SHAPES, PromptShape
@@ -94,9 +96,12 @@ class ReplayProvider(Provider):
             raise ConfigError(
                 f"cannot replay run {run_id!r}: {exc}. Check the run id and the trace directory."
             ) from exc
-        self.script: list[TraceEvent] = [e for e in recorded if e.event_type == "llm_call" or _is_provider_error(e)]
+        typed = [e.typed() for e in recorded]  # each parsed once
+        self.script: list[LlmCall | ErrorEvent] = [
+            e for e in typed
+            if isinstance(e, LlmCall) or (isinstance(e, ErrorEvent) and e.metadata.where == "provider")]
         """What the recording's calls did, in order: answered (``llm_call``) or failed (``error``)."""
-        self.calls: list[TraceEvent] = [e for e in self.script if e.event_type == "llm_call"]
+        self.calls: list[LlmCall] = [e for e in self.script if isinstance(e, LlmCall)]
         if not self.script:
             raise ConfigError(
                 f"run {run_id!r} has no recorded LLM calls for agent {agent!r}; nothing to replay "
@@ -110,9 +115,10 @@ class ReplayProvider(Provider):
     def model_name(self) -> str:
         """The model the recorded run asked for (what the replaying run should request)."""
         if self.calls:
-            return LlmCallMetadata.read(self.calls[0].metadata).request_model or ""
+            return self.calls[0].metadata.request_model or ""
         for event in self.reader.events(self.run_id, event_types=["context_decision"], agent=self.agent):
-            builder = ContextDecisionMetadata.read(event.metadata).builder
+            decision = event.typed()
+            builder = decision.metadata.builder if isinstance(decision, ContextDecisionEvent) else None
             if builder is not None and builder.model:
                 return builder.model
         model = str(self.reader.run_info(self.run_id).model or "")
@@ -123,13 +129,14 @@ class ReplayProvider(Provider):
         """The provider the recorded run talked to (``local``, ``openai`` ...): settings that depend
         on the provider (which tools ``auto`` offers) follow the recording, not the replay."""
         if self.calls:
-            return LlmCallMetadata.read(self.calls[0].metadata).system or ""
+            return self.calls[0].metadata.system or ""
         model = str(self.reader.run_info(self.run_id).model or "")
         return model.split(":", 1)[0] if ":" in model else model
 
     def _first_decision(self) -> ContextDecisionMetadata:
         for event in self.reader.events(self.run_id, event_types=["context_decision"], agent=self.agent):
-            return ContextDecisionMetadata.read(event.metadata)
+            decision = event.typed()
+            return decision.metadata if isinstance(decision, ContextDecisionEvent) else ContextDecisionMetadata()
         return ContextDecisionMetadata()
 
     def token_counter(self, model: str | None = None) -> TokenCounter:
@@ -162,7 +169,7 @@ class ReplayProvider(Provider):
 
     # -- answering --------------------------------------------------------------------------------
 
-    def _next(self, request: LLMRequest) -> TraceEvent:
+    def _next(self, request: LLMRequest) -> LlmCall | ErrorEvent:
         if self.position >= len(self.script):
             last = self.script[-1]
             raise ReplayDivergence(
@@ -173,20 +180,20 @@ class ReplayProvider(Provider):
             )
         event = self.script[self.position]
         self.position += 1
-        if event.event_type == "llm_call":
+        if isinstance(event, LlmCall):
             self._check(request, event, self.position)
         return event
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         event = self._next(request)
-        if event.event_type != "llm_call":
+        if isinstance(event, ErrorEvent):
             raise self.recorded_error(event)
         return self._response(event, self.position)
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[StreamChunk]:
         event = self._next(request)
-        if event.event_type != "llm_call":
-            error = ErrorMetadata.read(event.metadata)
+        if isinstance(event, ErrorEvent):
+            error = event.metadata
             received = error.received
             if received is None and error.received_chars:
                 received = self._partial_reply(event)
@@ -200,7 +207,7 @@ class ReplayProvider(Provider):
             yield StreamChunk(tool_call_delta=call)
         yield StreamChunk(response=response)
 
-    def _partial_reply(self, event: TraceEvent) -> str:
+    def _partial_reply(self, event: ErrorEvent) -> str:
         """The partial reply of a failed call: recorded once, in its turn's ``turn_end.reply``
         (older traces put it in the error's ``received``)."""
         if event.turn is None:
@@ -209,7 +216,8 @@ class ReplayProvider(Provider):
             ends = self.reader.events(self.run_id, event_types=["turn_end"], turn=event.turn, agent=self.agent)
         except TraceError:
             return ""
-        reply = TurnEndMetadata.read(ends[-1].metadata).reply if ends else None
+        end = ends[-1].typed() if ends else None
+        reply = end.metadata.reply if isinstance(end, TurnEnd) else None
         return reply or ""
 
     def recorded_user_actions(self) -> dict[tuple[Any, ...], list[UserActionMetadata]]:
@@ -222,32 +230,36 @@ class ReplayProvider(Provider):
         pending: list[UserActionMetadata] = []
         for event in self.reader.events(self.run_id, event_types=["user_action", "turn_start", "context_decision"],
                                         agent=self.agent):
-            if event.event_type == "user_action":
-                action = UserActionMetadata.read(event.metadata)
+            typed = event.typed()
+            if isinstance(typed, UserAction):
+                action = typed.metadata
                 if action.via in REPLAYED_VIAS and action.ok is True:
                     pending.append(action)
                 continue
             if not pending or event.turn is None:
                 continue
-            if event.event_type == "turn_start":
-                point: tuple[Any, ...] = ("turn", event.turn)
-            else:
-                point = ("build", event.turn, ContextDecisionMetadata.read(event.metadata).step)
+            match typed:
+                case TurnStart():
+                    point: tuple[Any, ...] = ("turn", event.turn)
+                case ContextDecisionEvent():
+                    point = ("build", event.turn, typed.metadata.step)
+                case _:
+                    continue
             out.setdefault(point, []).extend(pending)
             pending = []
         return out
 
-    def recorded_error(self, event: TraceEvent) -> ProviderError:
+    def recorded_error(self, event: ErrorEvent) -> ProviderError:
         """The error a recorded ``error`` event describes, as an exception of the same class name."""
-        meta = ErrorMetadata.read(event.metadata)
+        meta = event.metadata
         exc = _error_class(meta.type or "ProviderError")(
             meta.message or "", provider=self.recorded_provider, status=meta.status,
         )
         exc.recorded = True  # type: ignore[attr-defined]
         return exc
 
-    def _response(self, event: TraceEvent, call: int) -> LLMResponse:
-        meta = LlmCallMetadata.read(event.metadata)
+    def _response(self, event: LlmCall, call: int) -> LLMResponse:
+        meta = event.metadata
         if meta.message is None:
             raise ProviderError(
                 f"replay: recorded call {call} (turn {event.turn}) has no response message", provider="replay"
@@ -273,8 +285,8 @@ class ReplayProvider(Provider):
 
     # -- checking ---------------------------------------------------------------------------------
 
-    def _check(self, request: LLMRequest, event: TraceEvent, call: int) -> None:
-        meta = LlmCallMetadata.read(event.metadata)
+    def _check(self, request: LLMRequest, event: LlmCall, call: int) -> None:
+        meta = event.metadata
         recorded = meta.request_digest
         if not recorded:
             return  # e.g. a summariser call, recorded without a digest
@@ -294,9 +306,9 @@ class ReplayProvider(Provider):
             )
         self.divergences.append(divergence)
 
-    def divergence_report(self, request: LLMRequest, event: TraceEvent, call: int, new_digest: str) -> str:
+    def divergence_report(self, request: LLMRequest, event: LlmCall, call: int, new_digest: str) -> str:
         """A readable account of how ``request`` differs from what was sent at recorded call ``call``."""
-        meta = LlmCallMetadata.read(event.metadata)
+        meta = event.metadata
         step = meta.step
         lines = [
             f"run {self.run_id}, agent {self.agent}, turn {event.turn}, step {step} "
@@ -323,7 +335,7 @@ class ReplayProvider(Provider):
         return "\n".join(lines + body)
 
     def _recorded_request(
-        self, event: TraceEvent, step: Any
+        self, event: LlmCall, step: Any
     ) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]] | None, str]:
         if event.turn is None:
             return None, None, "nothing (the call has no turn)"
@@ -353,10 +365,6 @@ class ReplayProvider(Provider):
                     "off, so messages the builder compressed or added may also show up here)",
                 )
         return None, tools, "nothing (no context decision recorded for this call)"
-
-
-def _is_provider_error(event: TraceEvent) -> bool:
-    return event.event_type == "error" and ErrorMetadata.read(event.metadata).where == "provider"
 
 
 _ERROR_CLASSES: dict[str, type[ProviderError]] = {}

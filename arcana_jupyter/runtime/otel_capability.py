@@ -3,7 +3,7 @@
 - start: the process's pipeline for the current ``OTEL_*`` settings (made on first use; a
   :class:`~arcana_jupyter.exceptions.ConfigError` naming ``pip install 'arcana-jupyter[otel]'``
   without the extra), and a span mapper that gets every event the session emits — the same events
-  the trace file gets, as they are written (trace/otel.py maps them). It is the first capability,
+  the trace file gets, as they are written (trace/otel/spans.py maps them). It is the first capability,
   so it also sees what the others record while they start (the memory digest's read).
 - close (the last capability closed, after the memory learnings): the run's open spans are ended,
   the queue is flushed (at most a few seconds), and ``run_end`` gets ``otel_export``: spans made,

@@ -14,8 +14,8 @@ from ..version import __version__
 from .adaptive_capability import adaptive_capability
 from .capabilities import CapabilityFactory
 from .config import RuntimeConfig, flatten_groups
+from .event_loop_thread import LoopThread
 from .intercept import ASK_USER, AskUser, InterceptedTool
-from .loop import LoopThread
 from .memory_capability import memory_capability
 from .otel_capability import otel_capability
 from .primitives_capability import primitives_capability

@@ -31,6 +31,7 @@ from .events import (
     EventType,
     Record,
     parse_metadata,
+    read_event,
 )
 from .pins import Pin, PinChange, fold_pins
 
@@ -55,4 +56,5 @@ __all__ = [
     "decision_record",
     "fold_pins",
     "parse_metadata",
+    "read_event",
 ]

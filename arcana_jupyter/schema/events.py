@@ -3,8 +3,13 @@
 docs/TRACE_FORMAT.md describes each type in prose; these models are the same contract as code
 (tests/schema/test_trace_format_doc.py keeps the two in step). The runtime still writes plain dicts
 (``ChatSession.emit``); tests/schema/test_written_events.py validates what a real session writes
-against these models, and :class:`~arcana_jupyter.trace.TraceReader` parses every line it indexes
-with :data:`EVENT_ADAPTER`, reporting a misshapen event as ``file:line: problem``.
+against these models. :class:`~arcana_jupyter.trace.TraceReader` validates the metadata of every
+line it indexes against :data:`METADATA_MODELS` (strict), reporting a misshapen event as
+``file:line: problem``, and hands out envelopes with that metadata as a dict
+(:class:`~arcana_jupyter.trace.events.TraceEvent`). Code that reads what an event says (the
+OpenTelemetry span mapper, the replay provider, ``arcana trace``) turns such an envelope into its
+typed event once, with :func:`read_event` (:data:`EVENT_ADAPTER`, with the reader's tolerance for a
+field of the wrong type), and dispatches on the event's class.
 
 Conventions:
 
@@ -19,6 +24,7 @@ Conventions:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Self, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -518,7 +524,7 @@ class RunEndMetadata(Record):
     agents: list[str] | None = None
     """Pool runs: the members' names."""
     otel_export: OtelExportRecord | None = None
-    """With OpenTelemetry export on: what became of the run's spans (trace/otel.py)."""
+    """With OpenTelemetry export on: what became of the run's spans (trace/otel/)."""
 
 
 class NotebookRenamedMetadata(Record):
@@ -685,6 +691,29 @@ EVENT_MODELS: dict[str, type[Envelope]] = {
               RunEnd, NotebookRenamed)
 }
 """The typed event model of each event type."""
+
+
+def read_event(line: Mapping[str, Any]) -> Event | None:
+    """One trace line (the envelope's fields and ``metadata``) as its typed event; ``None`` for an
+    event type this version does not know (a newer writer's).
+
+    Parsed with :data:`EVENT_ADAPTER` (strict). When a known metadata key has the wrong type, the
+    metadata is read as :meth:`Record.read` reads it (that key falls back to its default: the
+    reader reported it when it indexed the line), so this never raises for what a trace holds."""
+    try:
+        return EVENT_ADAPTER.validate_python(line, strict=True)
+    except ValidationError:
+        pass
+    event_type = line.get("event_type")
+    model = EVENT_MODELS.get(event_type) if isinstance(event_type, str) else None
+    if model is None:
+        return None
+    metadata = METADATA_MODELS[event_type].read(line.get("metadata"))  # type: ignore[index]
+    envelope = {k: line[k] for k in Envelope.model_fields if k in line}
+    try:
+        return model.model_validate(envelope | {"event_type": event_type, "metadata": metadata})  # type: ignore[return-value]
+    except ValidationError:  # the envelope itself is off (a hand-made line): its fields as given
+        return model.model_construct(**envelope, event_type=event_type, metadata=metadata)  # type: ignore[return-value]
 
 
 def parse_metadata(event_type: str, metadata: dict[str, Any]) -> Record:

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..schema.events import EVENT_TYPES, TRACE_FORMAT_VERSION, EventType
+from ..schema.events import EVENT_TYPES, TRACE_FORMAT_VERSION, Event, EventType, read_event
 
 __all__ = ["EVENT_TYPES", "TRACE_FORMAT_VERSION", "EventType", "TraceContent", "TraceEvent"]
 
@@ -36,4 +36,15 @@ class TraceEvent(BaseModel):
     """UTC ISO-8601 time with microseconds, e.g. ``2026-11-30T01:02:03.456789Z``."""
     event_type: str
     parent_id: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(default_factory=dict)  # JSON edge: parsed by typed()
+
+    def typed(self, metadata: dict[str, Any] | None = None) -> Event | None:
+        """This line as its typed event, parsed once (:func:`~arcana_jupyter.schema.events.read_event`:
+        :data:`~arcana_jupyter.schema.events.EVENT_ADAPTER`, tolerant of a field of the wrong type);
+        ``None`` for an event type this version does not know. ``metadata`` stands in for the recorded
+        metadata (the span mapper leaves a decision's per-message rows out and tallies them itself)."""
+        return read_event({
+            **(self.model_extra or {}), "v": self.v, "event_id": self.event_id, "run_id": self.run_id,
+            "agent": self.agent, "turn": self.turn, "ts": self.ts, "event_type": self.event_type,
+            "parent_id": self.parent_id, "metadata": self.metadata if metadata is None else metadata,
+        })

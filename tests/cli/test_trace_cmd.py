@@ -376,3 +376,45 @@ def test_decision_only_leaves_out_the_summary_text(tmp_path: Path, capsys: pytes
                     "--dir", str(tmp_path))
     assert "Question" not in out
     assert json.loads(out)["context_decision"]["summary"] == "[left out of a decision-only replay]"
+
+
+COMMANDS = (["show"], ["replay", "--turn", "3"], ["rebuild", "--turn", "3"], ["export", "--otlp", "--endpoint",
+                                                                               "http://127.0.0.1:9", "--timeout", "1"])
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
+def test_a_missing_trace_file_is_one_clear_line(traces: Path, capsys: pytest.CaptureFixture[str],
+                                                command: list[str]) -> None:
+    code, out, err = run(capsys, "trace", command[0], "traces/nothing_here.jsonl", *command[1:])
+    assert (code, out) == (1, "")
+    assert err == "arcana: error: trace file traces/nothing_here.jsonl does not exist\n"
+
+
+@pytest.mark.parametrize("command", [["list"], *COMMANDS], ids=lambda c: c[0])
+def test_a_corrupt_trace_with_strict_is_one_clear_line(traces: Path, capsys: pytest.CaptureFixture[str],
+                                                       command: list[str]) -> None:
+    path = traces / f"{HAND}.jsonl"
+    lines = path.read_text().splitlines()
+    lines[2] = '{"event_id": "e_000003", "event_type": '
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run_arg = [] if command[0] == "list" else [HAND]
+    code, out, err = run(capsys, "trace", command[0], *run_arg, *command[1:], "--strict")
+    assert (code, out) == (1, "")
+    assert err.startswith(f"arcana: error: traces/{HAND}.jsonl:3: invalid JSON")
+    assert err.endswith("repair or delete it, or run without --strict to skip it\n") and len(err.splitlines()) == 1
+
+
+def test_a_bug_while_showing_a_run_is_reported_as_a_bug(traces: Path, capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real bug is not dressed up as "metadata of an unexpected shape": main reports it as a bug."""
+    from arcana_jupyter.cli.trace_cmd import show
+
+    def broken(ev: object) -> str:
+        raise AttributeError("a bug in the formatter")
+
+    monkeypatch.setattr(show, "_detail", broken)
+    code, _, err = run(capsys, "trace", "show", HAND)
+    assert code == 70 and "unexpected AttributeError: a bug in the formatter (this is a bug" in err
+    monkeypatch.setenv("ARCANA_DEBUG", "1")
+    with pytest.raises(AttributeError, match="a bug in the formatter"):
+        main(["trace", "show", HAND])

@@ -322,7 +322,7 @@ def test_otel_flag_exports_the_turns_or_names_the_extra(shell: Any, monkeypatch:
         receiver.close()
         otel.shutdown_all(timeout=1.0)
     monkeypatch.setitem(sys.modules, "opentelemetry.sdk.trace", None)  # as if the extra were not installed
-    monkeypatch.setattr(otel, "_sdk_classes", {})
+    monkeypatch.setattr(otel.pipeline, "_sdk_classes", {})
     shell.user_ns["echo"] = echo
     with pytest.raises(UsageError) as info:
         shell.run_line_magic("arcana_chat", "--model fn:echo --otel --name other")

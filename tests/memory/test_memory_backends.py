@@ -10,8 +10,8 @@ from memory_workers import run_threads
 
 from arcana_jupyter.exceptions import MemoryStoreError
 from arcana_jupyter.memory import MemoryStore, Scope
+from arcana_jupyter.memory.migrations import LATEST_VERSION
 from arcana_jupyter.memory.postgres_db import LATEST_VERSION as PG_LATEST
-from arcana_jupyter.memory.schema import LATEST_VERSION
 
 FACTS = [
     ("fact", "Sales data lives in data/sales.csv and is refreshed nightly"),

@@ -93,3 +93,27 @@ def test_dotted_otel_keys_are_aliases() -> None:
     assert event.metadata.input_tokens == 12 and event.metadata.finish_reasons == ["stop"]  # type: ignore[union-attr]
     dumped = event.metadata.model_dump(by_alias=True, exclude_unset=True)
     assert dumped == {"gen_ai.usage.input_tokens": 12, "gen_ai.response.finish_reasons": ["stop"], "future_key": 1}
+
+
+@settings(max_examples=60, deadline=None)
+@given(event_type=st.sampled_from(EVENT_TYPES), key=TEXT, value=JSON_VALUES)
+def test_read_event_is_the_adapter_with_the_readers_tolerance(event_type: str, key: str, value: Any) -> None:
+    """``read_event`` gives what EVENT_ADAPTER gives when the line fits, and otherwise the typed event
+    whose metadata is ``Record.read`` of it (a mistyped known key falls back to its default): never raises."""
+    from pydantic import ValidationError
+
+    from arcana_jupyter.schema.events import read_event
+
+    model = METADATA_MODELS[event_type]
+    name = next(iter(model.model_fields), key)
+    alias = model.model_fields[name].alias or name if name in model.model_fields else key
+    line = {"event_type": event_type, "event_id": "e_1", "run_id": "r_1", "metadata": {alias: value, key: value}}
+    typed = read_event(line)
+    assert type(typed) is EVENT_MODELS[event_type]
+    try:
+        expected = EVENT_ADAPTER.validate_python(line, strict=True)
+    except ValidationError:
+        assert typed.metadata == model.read(line["metadata"])  # type: ignore[union-attr]
+    else:
+        assert typed == expected
+    assert read_event({**line, "event_type": "from_a_newer_writer"}) is None

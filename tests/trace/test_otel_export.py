@@ -230,7 +230,7 @@ def test_a_provider_error_is_an_error_span(make_runtime: Any, receiver: OTLPRece
 def test_without_the_extra_one_line_names_the_install(make_runtime: Any, monkeypatch: pytest.MonkeyPatch,
                                                       tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setitem(sys.modules, "opentelemetry.sdk.trace", None)  # import fails as if not installed
-    monkeypatch.setattr(otel, "_sdk_classes", {})
+    monkeypatch.setattr(otel.pipeline, "_sdk_classes", {})
     runtime, _ = make_runtime(say("hi"), otel=True)
     with pytest.raises(ConfigError, match=r"pip install 'arcana-jupyter\[otel\]'"):
         runtime.chat()
