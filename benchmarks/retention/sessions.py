@@ -232,8 +232,8 @@ shaping step puts in the context block after the input's text, so the next promp
 previous one through that text): at most 16% of the conversation budget, usually far less, because
 an excerpt past the best one must hold half of the question's term weight or its most specific term,
 and a look-alike of n excerpts already taken (the same question terms matched) counts 1/(n+1) of its
-match (`excerpt_match="distinct"`). So "evidence verbatim" (the whole stating message) is rare in the default mode; "fact in
-prompt" is what the issue's target counts.
+match (`excerpt_match="distinct"`). So "evidence verbatim" (the whole stating message) is rare in
+the default mode; "fact in prompt" is what the issue's target counts.
 
 {chr(10).join(sections)}"""
     args.out.parent.mkdir(parents=True, exist_ok=True)
