@@ -115,14 +115,42 @@ def sent_prompt_changes(sent: Mapping[str, Any], previous: Mapping[str, Any] | N
             "first": previous is None}
 
 
-def sent_prompts_html(prompts: Sequence[Mapping[str, Any]], *, missing: str = "") -> str:
+def sent_prompts_html(prompts: Sequence[Mapping[str, Any]], *, missing: str = "",
+                      turns: Sequence[int] | None = None) -> str:
     """The report's "Prompts as sent" section for one run: every call's prompt, compactly (see
-    :func:`sent_prompt_changes`); self-contained, so the report's layout can place it anywhere."""
-    rows = []
+    :func:`sent_prompt_changes`); self-contained, so the report's layout can place it anywhere.
+
+    ``turns`` (a long run's report): every turn of the run, of which ``prompts`` hold only some (the
+    turns shown in full). Each stretch of turns without a prompt here gets one line; a prompt whose
+    previous call is not here is shown in full (there is nothing on the page to compare it with)."""
+    rows: list[dict[str, Any]] = []
     previous: Mapping[str, Any] | None = None
+    if turns is None or not prompts:
+        for sent in prompts:
+            rows.append(sent_prompt_changes(sent, previous))
+            previous = sent
+        return render_macro(R, "sent_prompts", rows, missing)
+    by_turn: dict[Any, list[Mapping[str, Any]]] = {}
     for sent in prompts:
-        rows.append(sent_prompt_changes(sent, previous))
-        previous = sent
+        by_turn.setdefault(sent.get("turn"), []).append(sent)
+    gap: list[int] = []
+
+    def close_gap() -> None:
+        if gap:
+            rows.append({"omitted": True, "first": gap[0], "last": gap[-1], "count": len(gap)})
+            gap.clear()
+
+    for turn in turns:
+        shown = by_turn.get(turn)
+        if not shown:
+            gap.append(turn)
+            previous = None
+            continue
+        close_gap()
+        for sent in shown:
+            rows.append(sent_prompt_changes(sent, previous))
+            previous = sent
+    close_gap()
     return render_macro(R, "sent_prompts", rows, missing)
 
 
