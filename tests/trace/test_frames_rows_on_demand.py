@@ -287,3 +287,18 @@ async def test_the_prompts_of_some_turns_equal_those_of_every_turn(tmp_path: Pat
         some = [p.model_dump() for p in TraceReader(tmp_path, shared=False).prompts_sent(run_id, turns=wanted)]
         assert some == [p for p in everything if p["turn"] in wanted]
     assert list(TraceReader(tmp_path, shared=False).prompts_sent(run_id, turns={999})) == []
+
+
+async def test_trace_bytes_accounts_for_every_line_of_its_windows(tmp_path: Path) -> None:
+    """``benchmarks.trace_bytes``: the bytes per event type of a window are the bytes of its lines."""
+    from benchmarks.trace_bytes import measure, table
+
+    run_id = await record(tmp_path, 12)
+    path = tmp_path / f"{run_id}.jsonl"
+    events, fields, cols = measure(path, [(1, 6), (7, 12)])
+    lines = path.read_bytes().splitlines(keepends=True)
+    for a, b in ((1, 6), (7, 12)):
+        want = sum(len(line) for line in lines if a <= (json.loads(line).get("turn") or 0) <= b)
+        assert sum(events[(a, b)].values()) == want
+    assert cols[(7, 12)]["outcome"] > 0 and fields[(7, 12)]["prompt_sent.messages"] > 0
+    assert "| context_decision |" in table("event type", events, [(1, 6), (7, 12)])
