@@ -8,8 +8,9 @@ context) and an 8k window, the model a FunctionProvider that answers instantly (
 tool call first, so the tool loop runs; every 25th turn the user pins a fact, and unpins it 10
 turns later), its trace written to a real file. Measured per size:
 
-- runtime overhead per turn (``chat.send`` wall time, the model's own time is nil): median over
-  the run and over its last 100 turns;
+- runtime overhead per turn (``chat.send`` wall time, the model's own time is nil, and its CPU time,
+  ``time.process_time``, which a shared machine's load inflates less): median over the run and over
+  its last 100 turns;
 - trace bytes per turn: the file's size over the turns, and the bytes the last 100 turns added;
   bytes per context_decision line and how many are keyframes;
 - reading the trace: a fresh reader's index, then one pass over the decisions (``decision_records``);
@@ -45,6 +46,7 @@ async def record(turns: int, folder: Path) -> dict[str, Any]:
     runtime = Runtime(config=RuntimeConfig(trace_dir=folder, total_window=8192), tools=[lookup],
                       provider=FunctionProvider(answer))
     times: list[float] = []
+    cpu: list[float] = []  # the same turns in CPU time (time.process_time): comparable across loads
     size_at: dict[int, int] = {}
     block = max(100, turns // 20)
     marks = [0]
@@ -57,14 +59,16 @@ async def record(turns: int, folder: Path) -> dict[str, Any]:
                 chat.unpin(pinned.pop(i))
             text = (f"turn {i}: please lookup the figures for region {i % 17}" if i % 10 == 0
                     else f"turn {i}: what changed in region {i % 17} since last week?")
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             await chat.send(text)
             times.append((time.perf_counter() - start) * 1000)
+            cpu.append((time.process_time() - start_cpu) * 1000)
             if i % block == 0 and chat.trace_path:  # progress, and the growth as it happens (stderr)
                 now = chat.trace_path.stat().st_size
                 print(f"record: turn {i:,}/{turns:,}: {now / 1e6:.1f} MB; last {block} turns: "
                       f"{(now - marks[-1]) / block / 1000:.1f} KB/turn, median {statistics.median(times[-block:]):.1f} "
-                      f"ms/turn; load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
+                      f"ms/turn (CPU {statistics.median(cpu[-block:]):.1f}); load {os.getloadavg()[0]:.1f}",
+                      file=sys.stderr, flush=True)
                 marks.append(now)
             if i == turns - min(100, turns // 2):
                 size_at[0] = chat.trace_path.stat().st_size if chat.trace_path else 0
@@ -74,6 +78,7 @@ async def record(turns: int, folder: Path) -> dict[str, Any]:
     last = min(100, turns // 2)
     return {"run_id": run_id, "path": path, "size": size, "median_ms": statistics.median(times),
             "last_ms": statistics.median(times[-last:]), "last": last,
+            "median_cpu_ms": statistics.median(cpu), "last_cpu_ms": statistics.median(cpu[-last:]),
             "last_bytes": (size - size_at[0]) / last}
 
 
@@ -218,7 +223,9 @@ def row(r: dict[str, Any]) -> str:
     return (f"| {turns:,} | {frames} | {report} | {r['index_s']:.2f} s + {r['records_s']:.2f} s "
             f"| {r['size'] / 1e6:.1f} MB | {r['size'] / turns / 1000:.1f} KB | {r['last_bytes'] / 1000:.1f} KB "
             f"| {r['decision_bytes'] / r['decisions'] / 1000:.1f} KB ({r['keyframes']} keyframes) "
-            f"| {r['median_ms']:.1f} ms | {r['last_ms']:.1f} ms | {r['load_start']:.1f} / {r['load_end']:.1f} |")
+            f"| {r['median_ms']:.1f} ms (CPU {r['median_cpu_ms']:.1f}) "
+            f"| {r['last_ms']:.1f} ms (CPU {r['last_cpu_ms']:.1f}) "
+            f"| {r['load_start']:.1f} / {r['load_end']:.1f} |")
 
 
 def main(argv: list[str] | None = None) -> None:

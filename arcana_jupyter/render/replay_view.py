@@ -115,17 +115,51 @@ def sent_prompt_changes(sent: Mapping[str, Any], previous: Mapping[str, Any] | N
             "first": previous is None}
 
 
-def sent_prompts_html(prompts: Sequence[Mapping[str, Any]], *, missing: str = "") -> str:
+def _add_sent(rows: list[dict[str, Any]], sent: Mapping[str, Any], previous: Mapping[str, Any] | None
+              ) -> Mapping[str, Any] | None:
+    """One call's prompt row; returns what the next call's prompt is compared with. The summariser's
+    prompt (step -1) is shown whole and is no base for the next."""
+    if int(sent.get("step") or 0) < 0:
+        rows.append(sent_prompt_changes(sent, None))
+        return previous
+    rows.append(sent_prompt_changes(sent, previous))
+    return sent
+
+
+def sent_prompts_html(prompts: Sequence[Mapping[str, Any]], *, missing: str = "",
+                      turns: Sequence[int] | None = None) -> str:
     """The report's "Prompts as sent" section for one run: every call's prompt, compactly (see
-    :func:`sent_prompt_changes`); self-contained, so the report's layout can place it anywhere."""
-    rows = []
+    :func:`sent_prompt_changes`); self-contained, so the report's layout can place it anywhere.
+
+    ``turns`` (a long run's report): every turn of the run, of which ``prompts`` hold only some (the
+    turns shown in full). Each stretch of turns without a prompt here gets one line; a prompt whose
+    previous call is not here is shown in full (there is nothing on the page to compare it with)."""
+    rows: list[dict[str, Any]] = []
     previous: Mapping[str, Any] | None = None
+    if turns is None or not prompts:
+        for sent in prompts:
+            previous = _add_sent(rows, sent, previous)
+        return render_macro(R, "sent_prompts", rows, missing)
+    by_turn: dict[Any, list[Mapping[str, Any]]] = {}
     for sent in prompts:
-        if int(sent.get("step") or 0) < 0:  # the summariser's prompt (step -1): shown whole, no base for the next
-            rows.append(sent_prompt_changes(sent, None))
+        by_turn.setdefault(sent.get("turn"), []).append(sent)
+    gap: list[int] = []
+
+    def close_gap() -> None:
+        if gap:
+            rows.append({"omitted": True, "first": gap[0], "last": gap[-1], "count": len(gap)})
+            gap.clear()
+
+    for turn in turns:
+        shown = by_turn.get(turn)
+        if not shown:
+            gap.append(turn)
+            previous = None
             continue
-        rows.append(sent_prompt_changes(sent, previous))
-        previous = sent
+        close_gap()
+        for sent in shown:
+            previous = _add_sent(rows, sent, previous)
+    close_gap()
     return render_macro(R, "sent_prompts", rows, missing)
 
 

@@ -112,19 +112,30 @@ def summarize(reader: TraceReader, run_id: str, agent: str) -> RunSummary:
     return summary
 
 
-def prompts_section(reader: TraceReader, run_id: str, agent: str) -> str:
+def prompts_section(reader: TraceReader, run_id: str, agent: str, *,
+                    turns: list[int] | None = None, full: set[int] | None = None) -> str:
     """HTML: every call's prompt as sent (``prompt_sent``), each turn as what changed since the previous
     prompt (the shared prefix a count); all text escaped. Self-contained: one section per run, which the
-    report's layout places after the run's replay. Empty for a trace without content."""
+    report's layout places after the run's replay. Empty for a trace without content.
+
+    ``turns`` and ``full`` (a long run): the prompts of the turns in ``full`` only (those the replay
+    shows in full), each other stretch of ``turns`` one line — so the section, and the time to make it,
+    grow with the turns shown, not with every prompt of the run."""
     try:
-        prompts = [p.model_dump(mode="json") for p in reader.prompts_sent(run_id, agent)]
+        prompts = [p.model_dump(mode="json") for p in reader.prompts_sent(run_id, agent, turns=full)]
     except ArcanaError as exc:
         return render.sent_prompts_html([], missing=f"cannot be read: {exc}")
     if prompts:
-        return render.sent_prompts_html(prompts)
+        return render.sent_prompts_html(prompts, turns=turns if full is not None else None)
     missing = ("not recorded in this trace (written before the prompt_sent event existed, or with "
                "trace_content='none'); each turn's replay shows the prompt rebuilt from the transcript")
     return render.sent_prompts_html([], missing=missing)
+
+
+def _prompts(reader: TraceReader, run: NotebookRun, turns: list[int], full: set[int] | None) -> str:
+    if full is None:
+        return prompts_section(reader, run.run_id, run.agent)
+    return prompts_section(reader, run.run_id, run.agent, turns=turns, full=full)
 
 
 def _bundle_summary(run: NotebookRun, nb: Any) -> RunSummary:
@@ -209,9 +220,9 @@ def _notable(frame: dict[str, Any], previous_pins: list[str] | None) -> tuple[in
 
 
 def _replay_section(run: NotebookRun, reader: TraceReader, turns: list[int],
-                    progress: ReportProgress | None) -> str | None:
+                    progress: ReportProgress | None) -> tuple[str | None, set[int] | None]:
     """The run's replay for the page (None: no turns): every frame for a short run, the long-run form
-    (see :data:`LONG_RUN_TURNS`) for a long one."""
+    (see :data:`LONG_RUN_TURNS`) for a long one; and the turns it shows in full (None: every turn)."""
     from ..jupyter.replay_view import build_frames, with_rows
 
     assert run.path is not None
@@ -219,7 +230,7 @@ def _replay_section(run: NotebookRun, reader: TraceReader, turns: list[int],
     turns_progress = _turns_progress(progress, f"replay {run.run_id} ({run.agent})")
     if len(turns) <= LONG_RUN_TURNS:
         frames = build_frames(run.path, run.run_id, agent=run.agent, reader=reader, progress=turns_progress)
-        return render.replay_html(frames, uid=uid, include_style=False, grouped=True) if frames else None
+        return (render.replay_html(frames, uid=uid, include_style=False, grouped=True) if frames else None), None
     edges = set(turns[:EDGE_TURNS] + turns[-EDGE_TURNS:])
     # no digest check per frame (it rebuilds every prompt with the builder): --verify re-executes the
     # notebook and checks every turn; no rows (the frames' fast path), then the rows of the turns shown
@@ -227,7 +238,7 @@ def _replay_section(run: NotebookRun, reader: TraceReader, turns: list[int],
     frames = build_frames(run.path, run.run_id, agent=run.agent, reader=reader, progress=turns_progress,
                           verify=False, rows=False)
     if not frames:
-        return None
+        return None, _edges(turns)
     notes: dict[Any, str] = {}
     ranked: list[tuple[int, int, Any]] = []
     pins: list[str] | None = None
@@ -242,8 +253,15 @@ def _replay_section(run: NotebookRun, reader: TraceReader, turns: list[int],
             notes[frame.get("turn")] = why[1]
     chosen = {n for _, n, _ in sorted(ranked)[:DETAIL_MAX]}
     detailed = [with_rows(f, reader) for n, f in enumerate(frames) if n in chosen]
-    return render.long_replay_html(frames, detailed, uid=uid, notes=notes, skipped=len(ranked) - len(chosen),
+    html = render.long_replay_html(frames, detailed, uid=uid, notes=notes, skipped=len(ranked) - len(chosen),
                                    diff_limit=DIFF_LIMIT)
+    return html, {int(f["turn"]) for f in detailed if isinstance(f.get("turn"), int)}
+
+
+def _edges(turns: list[int]) -> set[int] | None:
+    """The turns of a run whose prompts the report shows when it has no replay to choose them: every
+    turn of a short run (None), the first and last :data:`EDGE_TURNS` of a long one."""
+    return None if len(turns) <= LONG_RUN_TURNS else set(turns[:EDGE_TURNS] + turns[-EDGE_TURNS:])
 
 
 def render_report(notebook: Path, nb: Any, *, verification: VerifyResult | None = None,
@@ -272,20 +290,24 @@ def _render(notebook: Path, nb: Any, embedded: EmbeddedTraces, verification: Ver
         if progress is not None and _size(run.path) >= READING_NOTE_BYTES:
             progress(f"reading the trace of {run.run_id} ({run.agent}, {_size(run.path) / 1e6:.1f} MB)", 0, 1)
         reader = TraceReader(run.path)
-        entry["prompts"] = prompts_section(reader, run.run_id, run.agent)
+        ordered: list[int] = []
         try:
             summary = summarize(reader, run.run_id, run.agent)
             # the turns the trace holds or the notebook shows: what --verify checks, so both say the same
             turns = {t for t in reader.list_turns(run.run_id, run.agent) if t >= 1} | set(run.turns)
+            ordered = sorted(t for t in turns if t >= 1)
             summary.turns = max(summary.turns, len(turns))
             summaries.append(summary)
             if run.run_id in shown:
+                entry["prompts"] = _prompts(reader, run, ordered, _edges(ordered))
                 replays.append({**entry, "kind": "shown", "text": shown[run.run_id]})
                 continue
-            html = _replay_section(run, reader, sorted(t for t in turns if t >= 1), progress)
+            html, full = _replay_section(run, reader, ordered, progress)
         except ArcanaError as exc:
+            entry["prompts"] = _prompts(reader, run, ordered, _edges(ordered))
             replays.append({**entry, "kind": "error", "text": str(exc)})
             continue
+        entry["prompts"] = _prompts(reader, run, ordered, full)
         if html is None:
             replays.append({**entry, "kind": "empty"})
             continue

@@ -1027,7 +1027,9 @@ class ChainResolver:
     ``only`` (the frames' fast path, :data:`FRAME_KEYS`): decode only these columns, and give every
     decision its rows of just these keys — a row shared with the previous decision's wherever these
     columns were copied, so a decision costs the rows whose outcome, fidelity or tokens changed (not
-    the positions and scores that move with every call), and the turn-to-turn diff skips the rest."""
+    the positions and scores that move with every call), and the turn-to-turn diff skips the rest.
+    ``only=()``: no column decoded at all, for a reader of the metadata alone (tools, model, digest);
+    the rows are then None unless asked for, and hold no keys."""
 
     def __init__(self, load: Callable[[str], dict[str, Any] | None], keep: int = 8,
                  only: Sequence[str] | None = None) -> None:
@@ -1035,9 +1037,10 @@ class ChainResolver:
         self._keep = keep
         self._only = frozenset(only) if only is not None else None
         self._done: dict[str, tuple[dict[str, Any], ChainedRows]] = {}
-        self._last_rows: list[dict[str, Any]] | None = None
-        """The rows of the decision resolved last with rows: a keyframe's rows equal to them at the same
-        place are those objects, so sharing (and the frames' turn-to-turn shortcut) goes on across it."""
+        self._last: tuple[dict[str, list[Any]], list[dict[str, Any]]] | None = None
+        """The columns and rows of the decision resolved last with rows: a keyframe's rows equal to them
+        at the same place are those objects, so sharing (and the frames' turn-to-turn shortcut) goes on
+        across it."""
 
     def _remember(self, event_id: str, value: tuple[dict[str, Any], ChainedRows]) -> None:
         self._done[event_id] = value
@@ -1092,19 +1095,48 @@ class ChainResolver:
             if chain.get("v") != CHAIN_VERSION:
                 raise ValueError(f"{where}: chain version {_short(chain.get('v'))} is not {CHAIN_VERSION}")
             unshared = chain.get("prev") is None or base is None or base[1].rows is None
-            light = self._only is not None
+            light = bool(self._only)  # only=() decodes no column: the metadata alone (no rows)
+            want_rows = light or (rows and eid == event_id)
+            last = self._last
+            # a keyframe of the frames' fast path after rows of the same keys: its rows are made where a
+            # column differs from the last rows' only (the others are those objects), not all then compared
+            by_columns = light and unshared and last is not None and last[1] is not None
             decoded = decode_rows(chain.get("rows"), base[1] if base and chain.get("prev") is not None else None,
-                                  where, build_rows=light or (rows and eid == event_id), only=self._only)
-            if decoded.rows is not None:
+                                  where, build_rows=want_rows and not by_columns, only=self._only)
+            if by_columns and last is not None and last[1] is not None:
+                decoded = decoded._replace(rows=_share_by_columns(last[0], last[1], decoded.cols, decoded.length))
+            elif decoded.rows is not None and unshared and last is not None and last[1]:
                 # a keyframe, or a decision whose base was decoded without rows (a turn's earlier step):
                 # nothing was shared, so rows equal to the last rows made are those objects
-                if unshared and self._last_rows:
-                    decoded = decoded._replace(rows=_share_equal(self._last_rows, decoded.rows))
-                self._last_rows = decoded.rows
+                decoded = decoded._replace(rows=_share_equal(last[1], decoded.rows))
+            if decoded.rows is not None:
+                self._last = (decoded.cols, decoded.rows)
             base = (full, decoded)
             self._remember(eid, base)
         assert base is not None
         return base
+
+
+def _share_by_columns(last_cols: dict[str, list[Any]], last_rows: list[dict[str, Any]],
+                      cols: dict[str, list[Any]], count: int) -> list[dict[str, Any]]:
+    """The rows of ``cols`` (``count`` of them): ``last_rows``' object at each position where every
+    column equals ``last_cols``' in value and type (what :func:`_share_equal` finds by comparing the
+    rows), a new row elsewhere — made only there, the comparisons column by column in C."""
+    keys = list(cols)
+    if list(last_cols) != keys or not last_rows:
+        return _share_equal(last_rows, _row_dicts(cols, keys, count)) if last_rows else _row_dicts(cols, keys, count)
+    shared = min(count, len(last_rows))
+    mask = int.from_bytes(b"\x01" * shared, "little")
+    for k in keys:
+        flags = _same_flags(cols[k][:shared], last_cols[k][:shared])
+        if b"\x00" in flags:
+            mask &= int.from_bytes(flags, "little")
+    rows = list(last_rows[:shared])
+    positions = list(compress(range(shared), mask.to_bytes(shared, "little").translate(_FLIP)))
+    for i, row in zip(positions, _rows_at(cols, keys, positions), strict=True):
+        rows[i] = row
+    rows.extend(_row_dicts(cols, keys, count, shared))
+    return rows
 
 
 def _share_equal(last: list[dict[str, Any]], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -25,7 +25,7 @@ import os
 import stat
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -947,18 +947,28 @@ class TraceReader:
             verified=recorded is not None and digest == recorded, masked=masked_count(messages), event_id=event_id,
         )
 
-    def prompts_sent(self, run_id: str, agent: str | None = None) -> Iterator[SentPrompt]:
+    def prompts_sent(self, run_id: str, agent: str | None = None, *,
+                     turns: Container[int] | None = None) -> Iterator[SentPrompt]:
         """Every ``prompt_sent`` of ``agent`` in file order, resolved and verified, in one pass (each
         record against the previous one; the decisions read for their tools and model, without rows):
-        what the report's "Prompts as sent" section shows. Older traces yield nothing."""
+        what the report's "Prompts as sent" section shows. Older traces yield nothing.
+
+        ``turns``: only the calls of these turns (a long run's report shows the prompts of the turns it
+        shows in full): the decisions are then read only up to the last of them, and only the wanted
+        prompts are resolved and their digests recomputed."""
         idx = self._index(run_id)
         name = self._resolve_agent(idx, run_id, agent)
-        sent = [p for p in idx.by_type.get("prompt_sent", []) if idx.entries[p].agent == name]
+        sent = [p for p in idx.by_type.get("prompt_sent", []) if idx.entries[p].agent == name
+                and (turns is None or (idx.entries[p].turn or 0) in turns)]
         if not sent:
             return
         wanted = {idx.entries[p].parent_id for p in sent}
         positions = [p for p in idx.by_type.get("context_decision", []) if idx.entries[p].agent == name]
-        chained = ChainResolver(lambda event_id: self._metadata_of(idx, event_id), keep=2)
+        if turns is not None:
+            last = max((p for p in positions if idx.entries[p].event_id in wanted), default=-1)
+            positions = [p for p in positions if p <= last]
+        # the metadata alone (tools, model, digest): no column of the rows decoded
+        chained = ChainResolver(lambda event_id: self._metadata_of(idx, event_id), keep=2, only=())
         calls: dict[str, tuple[list[Any], str, str | None]] = {}
         for start in range(0, len(positions), 64):
             chunk = positions[start:start + 64]

@@ -102,6 +102,34 @@ def test_chain_round_trip_is_the_identity(seq: list[list[dict[str, Any]]], metas
         json.loads(json.dumps(seq[-1]))
 
 
+@settings(max_examples=150, deadline=None)
+@given(decision_sequences(), st.sampled_from([1, 2, 512]))
+def test_the_frames_fast_path_gives_the_rows_of_its_keys_shared_across_keyframes(
+        seq: list[list[dict[str, Any]]], max_chain: int) -> None:
+    """``only=`` (the frames' fast path): every decision's rows are its full rows cut to those keys (values
+    and types), and at a keyframe (``max_chain`` 1 and 2 make many), where the rows are matched column by
+    column, a row equal to the previous decision's at the same position is that object."""
+    only = ("index", "source", "section", "outcome", "token_count_after")
+    enc = ChainEncoder(max_chain=max_chain)
+    written: dict[str, dict[str, Any]] = {}
+    for i, rows in enumerate(seq):
+        packed = enc.pack(_meta(0, {}), rows)
+        enc.written(f"e_{i}")
+        written[f"e_{i}"] = json.loads(json.dumps(packed))
+    resolver = ChainResolver(written.get, keep=2, only=only)
+    previous: list[dict[str, Any]] | None = None
+    for i, rows in enumerate(seq):
+        got = resolver.resolve(f"e_{i}", written[f"e_{i}"])["decision"]["decisions"]
+        want = [{k: r[k] for k in only} for r in json.loads(json.dumps(rows))]
+        assert got == want
+        assert [[type(v) for v in r.values()] for r in got] == [[type(v) for v in r.values()] for r in want]
+        if previous is not None and written[f"e_{i}"]["chain"]["prev"] is None:  # a keyframe
+            for a, b in zip(previous, got, strict=False):
+                if a == b and all(type(a[k]) is type(b[k]) for k in only):
+                    assert a is b, (i, a)
+        previous = got
+
+
 @given(st.lists(value_st, max_size=30), st.lists(value_st, max_size=30))
 def test_a_column_decodes_to_itself(new: list[Any], base: list[Any]) -> None:
     from arcana_jupyter.trace.decision_delta import NO_ROW, decode_column

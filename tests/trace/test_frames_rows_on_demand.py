@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -162,6 +163,18 @@ async def test_the_report_of_a_long_run_is_compact_escaped_and_says_what_it_does
     assert "tool call" in html and "pins changed" in html
     assert "digest not checked" in html
     assert len(html) < len(short)
+    # "Prompts as sent": the full prompt of the turns shown in full only, one line per other stretch
+    scrubber = [int(t) for t in re.findall(r'<label for="arcana-rp-[^"]*" title="turn (\d+)">', html)]
+    prompts = html[html.index("Prompts as sent"):]
+    sent = [int(t) for t in re.findall(r'<details class="arcana-sent-turn"><summary>turn (\d+)', prompts)]
+    assert sorted(set(sent)) == sorted(scrubber) and len(scrubber) == 9
+    assert prompts.count("✓ verified (digest") == len(sent)
+    gaps = re.findall(r'arcana-sent-omitted">turns? (\d+)(?:–(\d+))?', prompts)
+    omitted = {t for a, b in gaps for t in range(int(a), int(b or a) + 1)}
+    assert omitted == set(range(1, 31)) - set(scrubber)
+    assert "prompts not shown here" in prompts
+    everything = short[short.index("Prompts as sent"):]
+    assert everything.count('<details class="arcana-sent-turn">') > 30 and len(prompts) < len(everything)
     lines = err.getvalue().splitlines()
     assert lines[0].startswith(f"report: reading the trace of {run_id} (main, ") and lines[0].endswith(" MB)")
     assert lines[1] == f"report: replay {run_id} (main): turn 0 of 30" and lines[-1] == "report: writing the page"
@@ -261,3 +274,31 @@ async def test_the_frames_fast_path_decodes_the_frame_columns_as_the_full_decode
             assert b["step"]["decision"]["decisions"] is None
         else:
             assert b["step"] == a["step"] and (b["turn"] % 5 == 0 or int(b["step"].get("step") or 0) > 0)
+
+
+async def test_the_prompts_of_some_turns_equal_those_of_every_turn(tmp_path: Path) -> None:
+    """``prompts_sent(turns=...)`` (a long run's report): the decisions read without any column of their
+    rows, only up to the last wanted call, and only the wanted prompts resolved: the same prompts,
+    digests and verdicts as the full pass gives for those turns."""
+    run_id = await record(tmp_path, 30)
+    everything = [p.model_dump() for p in TraceReader(tmp_path, shared=False).prompts_sent(run_id)]
+    assert len(everything) > 30 and all(p["verified"] for p in everything)
+    for wanted in ({1}, {3, 7, 14, 28}, {30}, set(range(1, 31))):
+        some = [p.model_dump() for p in TraceReader(tmp_path, shared=False).prompts_sent(run_id, turns=wanted)]
+        assert some == [p for p in everything if p["turn"] in wanted]
+    assert list(TraceReader(tmp_path, shared=False).prompts_sent(run_id, turns={999})) == []
+
+
+async def test_trace_bytes_accounts_for_every_line_of_its_windows(tmp_path: Path) -> None:
+    """``benchmarks.trace_bytes``: the bytes per event type of a window are the bytes of its lines."""
+    from benchmarks.trace_bytes import measure, table
+
+    run_id = await record(tmp_path, 12)
+    path = tmp_path / f"{run_id}.jsonl"
+    events, fields, cols = measure(path, [(1, 6), (7, 12)])
+    lines = path.read_bytes().splitlines(keepends=True)
+    for a, b in ((1, 6), (7, 12)):
+        want = sum(len(line) for line in lines if a <= (json.loads(line).get("turn") or 0) <= b)
+        assert sum(events[(a, b)].values()) == want
+    assert cols[(7, 12)]["outcome"] > 0 and fields[(7, 12)]["prompt_sent.messages"] > 0
+    assert "| context_decision |" in table("event type", events, [(1, 6), (7, 12)])
