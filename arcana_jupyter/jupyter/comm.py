@@ -44,26 +44,12 @@ import os
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .limits import MAX_TRACE_BYTES, clip
+from .limits import MAX_TARGET_CHARS, MAX_TRACE_BYTES, clip, valid_text
 from .notebook_path import FRONTEND, NotebookLocation, locate_notebook, report_notebook_path
+from .whatif import what_if_answer
 
 TARGET = "arcana"
 ACTIONS = ("unpin", "hydrate", "retract")
-MAX_TARGET_CHARS = 128
-"""The longest action target (a pin or object id) accepted; ids are a few dozen characters."""
-
-
-def _valid_text(value: Any, limit: int) -> bool:
-    """A non-empty string of at most ``limit`` characters, without control characters or lone surrogates."""
-    if not isinstance(value, str) or not value or len(value) > limit:
-        return False
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return not any(ord(c) < 32 or ord(c) == 127 for c in value)
-
-
 def _bad_relative(path: str) -> bool:
     """``..`` (or an empty or ``.`` part) in a path the front end reported relative to its root."""
     parts = path.lstrip("/").split("/")
@@ -199,7 +185,7 @@ class ArcanaComm:
                       old_paths: list[str] | None = None) -> dict[str, Any]:
         """The notebook is (now) at ``path``: update the location and follow a moved trace folder."""
         old = locate_notebook(self._user_ns())
-        if not _valid_text(path, 4096) or not path.endswith(".ipynb"):
+        if not valid_text(path, 4096) or not path.endswith(".ipynb"):
             return {"ok": False, "message": f"{clip(path)} is not a notebook"}
         if _bad_relative(path):
             return {"ok": False, "message": f"{clip(path)}: a notebook path relative to the server's root has no "
@@ -288,7 +274,7 @@ class ArcanaComm:
             from ..report.sources import replay_source
 
             location = locate_notebook(self._user_ns())
-            run_id = data.get("run_id") if _valid_text(data.get("run_id"), MAX_TARGET_CHARS) else None
+            run_id = data.get("run_id") if valid_text(data.get("run_id"), MAX_TARGET_CHARS) else None
             trace_dir, _ = replay_source(location.notebook, location.trace_dir, run_id)
         return what_if_answer(trace_dir, data)
 
@@ -326,7 +312,7 @@ class ArcanaComm:
         name, target = data.get("action"), data.get("target")
         if name not in ACTIONS:
             return {"ok": False, "message": f"unknown action {clip(name)} (known: {', '.join(ACTIONS)})"}
-        if not _valid_text(target, MAX_TARGET_CHARS):
+        if not valid_text(target, MAX_TARGET_CHARS):
             return {"ok": False, "message": f"{name}: the target must be an id of 1 to {MAX_TARGET_CHARS} printable "
                                             f"characters, not {clip(target)}; nothing was done or recorded"}
         entry = self._entry(data.get("run_id"), data.get("agent"))
@@ -340,94 +326,6 @@ class ArcanaComm:
         return {"ok": ok,
                 "message": f"{name} {target}: {'done' if ok else 'failed'}" + (f" — {message}" if message else ""),
                 "result": result, **self.state(entry.chat.run_id, entry.chat.agent)}
-
-
-WHATIF_MAX_MESSAGES = 400
-"""At most this many prompt messages come back in a what-if answer (each clipped to
-:data:`WHATIF_MAX_CHARS`): the answer stays small however long the run."""
-WHATIF_MAX_CHARS = 2000
-
-
-def _int_field(data: dict[str, Any], name: str, low: int, high: int) -> int | None:
-    """``data[name]`` as an int in ``[low, high]``, ``None`` when absent; a ``ValueError`` that names it otherwise."""
-    value = data.get(name)
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise ValueError(f"{name} must be a whole number, not {clip(value)}")
-    try:
-        number = int(value)
-    except ValueError:
-        raise ValueError(f"{name} must be a whole number, not {clip(value)}") from None
-    if not low <= number <= high:
-        raise ValueError(f"{name} must be between {low:,} and {high:,}, not {number:,}")
-    return number
-
-
-def what_if_answer(trace_dir: Path, data: dict[str, Any]) -> dict[str, Any]:
-    """Rebuild one recorded turn with another window, reserve or strategy (``arcana trace rebuild
-    --window``, ``%arcana_replay --window`` and the inspector's what-if all come here or to
-    :func:`~arcana_jupyter.context.rebuild.rebuild_turn`): the settings, the tokens, the rows whose
-    outcome changed and the rebuilt prompt (clipped), as JSON for the front end."""
-    from ..context.rebuild import rebuild_turn
-    from ..context.strategies import STRATEGIES
-    from ..exceptions import ArcanaError
-    from ..trace.reader import TraceReader
-    from .options import MIN_WINDOW
-    from .replay_view import changed_rows
-
-    run_id, agent = data.get("run_id"), data.get("agent")
-    if not _valid_text(run_id, MAX_TARGET_CHARS):
-        return {"ok": False, "message": f"what-if: run_id must be a run id, not {clip(run_id)}"}
-    if agent is not None and not _valid_text(agent, MAX_TARGET_CHARS):
-        return {"ok": False, "message": f"what-if: agent must be a session name, not {clip(agent)}"}
-    try:
-        turn = _int_field(data, "turn", 1, 10_000_000)
-        step = _int_field(data, "step", 0, 10_000) or 0
-        window = _int_field(data, "window", MIN_WINDOW, 100_000_000)
-        reserve = _int_field(data, "reserve", 0, 100_000_000)
-    except ValueError as exc:
-        return {"ok": False, "message": f"what-if: {exc}"}
-    strategy = data.get("strategy") or None
-    if strategy is not None and strategy not in STRATEGIES:
-        return {"ok": False, "message": f"what-if: unknown strategy {clip(strategy)} (known: {', '.join(STRATEGIES)})"}
-    mode, relevance = data.get("mode") or None, data.get("relevance") or None
-    if mode is not None and mode not in ("classic", "adaptive"):
-        return {"ok": False, "message": f"what-if: unknown mode {clip(mode)} (known: classic, adaptive)"}
-    if relevance is not None and relevance not in ("lexical", "semantic"):
-        return {"ok": False, "message": f"what-if: unknown relevance {clip(relevance)} (known: lexical, semantic)"}
-    if turn is None:
-        return {"ok": False, "message": "what-if: which turn? (turn is missing)"}
-    if window is not None and reserve is not None and reserve >= window:
-        return {"ok": False, "message": f"what-if: a reserve of {reserve:,} leaves no room in a window of {window:,}"}
-    try:
-        result = rebuild_turn(TraceReader(trace_dir), str(run_id), turn, agent=agent, step=step, strategy=strategy,
-                              total_window=window, response_reserve=reserve, mode=mode, relevance=relevance)
-    except ArcanaError as exc:
-        return {"ok": False, "message": f"what-if: {clip(str(exc), 400)}"}
-
-    changes = changed_rows(result)
-    messages = [{"role": str(m.get("role") or ""),
-                 "content": clip_text(str(m.get("content") or ""), WHATIF_MAX_CHARS)}
-                for m in result.messages[:WHATIF_MAX_MESSAGES]]
-    return {
-        "ok": True, "run_id": result.run_id, "agent": result.agent, "turn": result.turn, "step": result.step,
-        "verified": result.verified, "counterfactual": result.counterfactual,
-        "recorded_settings": {**result.recorded_settings, "mode": result.recorded_mode,
-                              "relevance": result.recorded_relevance},
-        "settings": {**result.settings, "mode": result.mode, "relevance": result.relevance},
-        "recorded_tokens": result.recorded_budget.used if result.recorded_budget is not None else None,
-        "tokens": result.budget.used, "changes": changes, "messages": messages,
-        "messages_left_out": max(0, len(result.messages) - WHATIF_MAX_MESSAGES), "notes": list(result.notes),
-        "message": (f"turn {result.turn} rebuilt with window {result.settings['total_window']:,}, reserve "
-                    f"{result.settings['response_reserve']:,}, {result.settings['strategy']}, "
-                    f"{result.mode} mode, {result.relevance} relevance: {len(changes)} "
-                    f"row(s) changed"),
-    }
-
-
-def clip_text(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + f"… ({len(text):,} characters)"
 
 
 def register(magics: Any) -> ArcanaComm:

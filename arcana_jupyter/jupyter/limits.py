@@ -15,3 +15,18 @@ def clip(value: Any, limit: int = MAX_ECHO_CHARS) -> str:
     """``repr(value)``, at most ``limit`` characters: the one rule for echoing what the front end sent."""
     text = repr(value)
     return text if len(text) <= limit else f"{text[: limit - 1]}… ({len(text):,} characters)"
+
+
+MAX_TARGET_CHARS = 128
+"""The longest action target (a pin or object id) accepted; ids are a few dozen characters."""
+
+
+def valid_text(value: Any, limit: int) -> bool:
+    """A non-empty string of at most ``limit`` characters, without control characters or lone surrogates."""
+    if not isinstance(value, str) or not value or len(value) > limit:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return not any(ord(c) < 32 or ord(c) == 127 for c in value)

@@ -29,20 +29,7 @@ from ..trace.decision_delta import FRAME_KEYS
 from ..trace.events import TraceEvent
 from ..trace.reader import DecisionRecord, PinTimeline, TraceReader
 from ..trace.recorded_prompt import PromptReplay
-
-
-def _state(outcome: str | None, fidelity: str | None, tokens: int | None, *, reason: str | None = None,
-           section: str | None = None, source: str | None = None) -> dict[str, Any] | None:
-    """One side of a changed row; with ``reason`` and ``where`` (the section that carries a dropped
-    message: where its evidence went) when known."""
-    if outcome is None:
-        return None
-    state: dict[str, Any] = {"outcome": outcome, "fidelity": fidelity, "tokens": tokens}
-    if reason:
-        state["reason"] = reason
-    if outcome == "dropped" and section and (source or "history") not in ("section", "pin"):
-        state["where"] = section
-    return state
+from .whatif import changed_rows, row_state
 
 
 def _agent(reader: TraceReader, run_id: str, agent: str | None) -> str:
@@ -94,11 +81,11 @@ def turn_diff(previous: Rows, current: Rows) -> tuple[list[dict[str, Any]], list
         elif (p.get("outcome"), p.get("fidelity")) != (d.get("outcome"), d.get("fidelity")):
             changed.append({"index": d.get("index"), "role": d.get("role"), "source": _source(d),
                             "change": "changed",
-                            "before": _state(p.get("outcome"), p.get("fidelity"), p.get("token_count_after")),
-                            "after": _state(d.get("outcome"), d.get("fidelity"), d.get("token_count_after"))})
+                            "before": row_state(p.get("outcome"), p.get("fidelity"), p.get("token_count_after")),
+                            "after": row_state(d.get("outcome"), d.get("fidelity"), d.get("token_count_after"))})
     for p in before.values():
         changed.append({"index": p.get("index"), "role": p.get("role"), "source": _source(p), "change": "gone",
-                        "before": _state(p.get("outcome"), p.get("fidelity"), p.get("token_count_after")),
+                        "before": row_state(p.get("outcome"), p.get("fidelity"), p.get("token_count_after")),
                         "after": None})
     return changed, new
 
@@ -361,20 +348,6 @@ def _replay_of(reader: TraceReader, run_id: str, name: str, turn: int, record: D
         tools=md.tools, shape=md.shape, active_pins=[], llm_call=calls[0].metadata if calls else None,
         decision_event_id=record.event_id,
     )
-
-
-def changed_rows(result: Any) -> list[dict[str, Any]]:
-    """The rows of a rebuild whose outcome changed against the recorded decision (``RebuildResult.diff``),
-    as the replay's diff table and the inspector's what-if show them."""
-    return [
-        {"index": d.index, "role": d.role, "source": d.source,
-         "change": "new" if d.recorded_outcome is None else ("gone" if d.other_outcome is None else "changed"),
-         "before": _state(d.recorded_outcome, d.recorded_fidelity, d.recorded_tokens, reason=d.recorded_reason,
-                          section=d.recorded_section, source=d.source),
-         "after": _state(d.other_outcome, d.other_fidelity, d.other_tokens, reason=d.other_reason,
-                         section=d.other_section, source=d.source)}
-        for d in result.diff
-    ]
 
 
 VERIFY_ALL_UPTO = 200

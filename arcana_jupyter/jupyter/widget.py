@@ -110,14 +110,14 @@ REPLAY_MESSAGES = ("trace", "whatif")
 
 def replay_answer(trace_file: Path, shown_as: str, content: Any, run_id: str | None = None) -> dict[str, Any]:
     """The replay widget's answer: the text of its own run's trace (``trace``), or one of its turns
-    rebuilt with other settings (``whatif``, :func:`.comm.what_if_answer` on its own run only)."""
+    rebuilt with other settings (``whatif``, :func:`.whatif.what_if_answer` on its own run only)."""
     from .limits import MAX_TRACE_BYTES, clip
 
     if not isinstance(content, dict) or content.get("type") not in REPLAY_MESSAGES:
         return _refusal(content, REPLAY_MESSAGES, "replay")
     reply: dict[str, Any]
     if content.get("type") == "whatif":
-        from .comm import what_if_answer
+        from .whatif import what_if_answer
 
         if run_id is not None and content.get("run_id") != run_id:
             reply = {"type": "whatif", "ok": False,

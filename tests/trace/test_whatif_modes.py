@@ -10,7 +10,7 @@ import pytest
 from arcana_jupyter.adaptive.engine import ADAPTIVE_TOOL_NAMES, SECTION_NAMES
 from arcana_jupyter.context.rebuild import ENGINE_SECTIONS, ENGINE_TOOLS, rebuild_turn
 from arcana_jupyter.exceptions import TraceError
-from arcana_jupyter.jupyter.comm import what_if_answer
+from arcana_jupyter.jupyter.whatif import what_if_answer
 from arcana_jupyter.providers.function import FunctionProvider
 from arcana_jupyter.runtime import Runtime, RuntimeConfig
 from arcana_jupyter.trace.reader import TraceReader
