@@ -183,7 +183,8 @@ async def test_the_report_of_a_long_run_is_compact_escaped_and_says_what_it_does
 
 def _reference_diff(prev: list[dict[str, Any]], cur: list[dict[str, Any]]) -> tuple[list[Any], list[Any]]:
     """turn_diff by its definition: every row matched by its key, no shortcut."""
-    from arcana_jupyter.jupyter.replay_view import _key, _state
+    from arcana_jupyter.jupyter.replay_view import _key
+    from arcana_jupyter.jupyter.whatif import row_state as _state
 
     before = {_key(p): p for p in prev}
     changed, new = [], []
