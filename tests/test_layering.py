@@ -32,6 +32,15 @@ LAYERS = {
 MODULES = {p.relative_to(PACKAGE).with_suffix("").as_posix().removesuffix("/__init__") for p in PACKAGE.rglob("*.py")}
 
 
+def _from_base(node: ast.ImportFrom, here: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The module path inside the package that ``from X import ...`` in package ``here`` names;
+    None for another package."""
+    if node.level == 0:
+        parts = (node.module or "").split(".")
+        return tuple(parts[1:]) if parts[0] == PACKAGE.name else None
+    return here[: len(here) - (node.level - 1)] + (tuple(node.module.split(".")) if node.module else ())
+
+
 def _imports(path: Path) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
     """Every import of ``path`` as (module path inside the package, names imported); imports of
     other packages are left out. ``from .. import render`` gives (("render",), ()): the subpackage."""
@@ -42,14 +51,9 @@ def _imports(path: Path) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
         if isinstance(node, ast.Import):
             found += [(tuple(a.name.split(".")[1:]), ()) for a in node.names if a.name.split(".")[0] == PACKAGE.name]
         elif isinstance(node, ast.ImportFrom):
-            if node.level == 0:
-                parts = (node.module or "").split(".")
-                if parts[0] != PACKAGE.name:
-                    continue
-                base = tuple(parts[1:])
-            else:
-                inside = tuple(node.module.split(".")) if node.module else ()
-                base = here[: len(here) - (node.level - 1)] + inside
+            base = _from_base(node, here)
+            if base is None:
+                continue
             for alias in node.names:
                 sub = (*base, alias.name)
                 if "/".join(sub) in MODULES:
@@ -160,13 +164,9 @@ def _run_time_imports(path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             found |= {"/".join(a.name.split(".")[1:]) for a in node.names if a.name.split(".")[0] == PACKAGE.name}
         elif isinstance(node, ast.ImportFrom):
-            if node.level == 0:
-                parts = (node.module or "").split(".")
-                if parts[0] != PACKAGE.name:
-                    continue
-                base = tuple(parts[1:])
-            else:
-                base = here[: len(here) - (node.level - 1)] + (tuple(node.module.split(".")) if node.module else ())
+            base = _from_base(node, here)
+            if base is None:
+                continue
             for alias in node.names:
                 sub = "/".join((*base, alias.name))
                 found.add(sub if sub in MODULES else "/".join(base))
