@@ -9,10 +9,12 @@ here needs IPython; :func:`display_replay` is the only function that displays.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import operator
 import re
 import uuid
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -191,6 +193,28 @@ def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None
     outcome counts (``outcome_counts``), the changes against the previous turn (``diff``,
     ``new_messages``), the pins, the budget — and :func:`frame_rows` reads its rows on demand. A
     long run's frames then cost what each turn changed, not turns times history."""
+    with _collector_paused():
+        return _build_frames(trace_dir, run_id, agent=agent, reader=reader, progress=progress, verify=verify,
+                             rows=rows)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while frames are built: they parse and make millions of small
+    containers, none of them in a cycle, and the collector's full scans of the growing heap cost a third
+    of the frames' time at 1,000 turns (0.8 of 2.4 s of CPU, measured). Turned back on (if it was) at
+    the end, where it runs as usual."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None, reader: TraceReader | None,
+                  progress: Progress | None, verify: Verify, rows: RowsWanted) -> list[dict[str, Any]]:
     reader = reader or TraceReader(trace_dir)
     name = _agent(reader, run_id, agent)
     info = reader.run_info(run_id)
