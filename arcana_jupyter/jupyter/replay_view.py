@@ -80,12 +80,21 @@ def frame_diff(changes: Changes) -> tuple[list[dict[str, Any]], list[dict[str, A
     """:func:`turn_diff` of two decisions read by the frames' pass (:class:`~..trace.frames.FramePass`),
     from their rows where they may differ: the same answer, in what the two decisions changed."""
     return _diff_at([i for i in changes.positions if i < changes.n_after], changes.before, changes.after,
-                    changes.n_before, changes.n_after)
+                    changes.n_before, changes.n_after, _KEY_OF_FULL_ROW)
+
+
+_KEY_OF_FULL_ROW = operator.itemgetter("index", "source", "section")
+"""A row's source, index and section (what a row matched in place must keep), of a row that has all three
+keys (the pass's rows: read in C)."""
+
+
+def _key_of(row: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+    return row.get("index"), row.get("source"), row.get("section")
 
 
 def _diff_at(differ: Sequence[int], before_rows: Sequence[Mapping[str, Any]] | Mapping[int, Mapping[str, Any]],
-             rows: Sequence[Mapping[str, Any]] | Mapping[int, Mapping[str, Any]], n_before: int, n_after: int
-             ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+             rows: Sequence[Mapping[str, Any]] | Mapping[int, Mapping[str, Any]], n_before: int, n_after: int,
+             key_of: Callable[[Mapping[str, Any]], Any] = _key_of) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """:func:`turn_diff` given the positions (of ``rows``) where a row may differ from the one before at
     the same position: any superset of them gives the same answer (a row equal to the one before at
     its place is matched in place, and unchanged). ``before_rows`` and ``rows`` need hold only those
@@ -93,7 +102,7 @@ def _diff_at(differ: Sequence[int], before_rows: Sequence[Mapping[str, Any]] | M
     shared = min(n_before, n_after)
     # a row at the same position with the same key (source, index, section) as before is its own previous
     # state (the history keeps its positions): compared in place, only the others go through the keys
-    in_place = {i for i in differ if i < shared and _same_key(before_rows[i], rows[i])}
+    in_place = {i for i in differ if i < shared and key_of(before_rows[i]) == key_of(rows[i])}
     tail = list(before_rows[shared:]) if isinstance(before_rows, list) else \
         [before_rows[i] for i in range(shared, n_before)]
     old_rows = [before_rows[i] for i in differ if i < shared and i not in in_place] + tail
@@ -122,11 +131,6 @@ def _diff_at(differ: Sequence[int], before_rows: Sequence[Mapping[str, Any]] | M
 
 
 _DIFFER = re.compile(b"\x00+")
-
-
-def _same_key(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    return a.get("index") == b.get("index") and a.get("source") == b.get("source") \
-        and a.get("section") == b.get("section")
 
 
 def _rows_of(decision: Rows) -> Sequence[Mapping[str, Any]]:

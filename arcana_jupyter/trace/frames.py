@@ -26,7 +26,7 @@ from __future__ import annotations
 import bisect
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from itertools import compress
+from itertools import compress, repeat
 from operator import itemgetter, methodcaller
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -132,7 +132,7 @@ class _Align:
         return max(0, bisect.bisect_right(self.starts, pos) - 1)
 
 
-def _pick(col: list[Any], positions: list[int]) -> list[Any]:
+def _pick(col: Sequence[Any] | Mapping[int, Any], positions: list[int]) -> list[Any]:
     if not positions:
         return []
     if len(positions) == 1:
@@ -447,10 +447,16 @@ class FramePass:
         below = reach[:bisect.bisect_left(reach, self._n)]
         held = dict(zip(below, zip(*[_pick(self._cols[k], below) for k in FRAME_KEYS], strict=True), strict=True))
         _walk(held, *to_after)
-        rows_after = {q: dict(zip(FRAME_KEYS, held[q], strict=True)) for q in positions if q < last.n}
+        rows_after = _rows_at(held, positions[:bisect.bisect_left(positions, last.n)])
         _walk(held, *between)
-        rows_before = {q: dict(zip(FRAME_KEYS, held[q], strict=True)) for q in positions if q < first.n}
-        return Changes(positions, rows_before, rows_after, first.n, last.n)
+        return Changes(positions, _rows_at(held, positions[:bisect.bisect_left(positions, first.n)]), rows_after,
+                       first.n, last.n)
+
+
+def _rows_at(held: dict[int, tuple[Any, ...]], positions: list[int]) -> dict[int, dict[str, Any]]:
+    """The rows at ``positions`` as dicts of the frame keys (made in C)."""
+    values = _pick(held, positions)
+    return dict(zip(positions, map(dict, map(zip, repeat(FRAME_KEYS), values)), strict=True))
 
 
 def _walk(held: dict[int, tuple[Any, ...]], up: list[_Patch], down: list[_Patch]) -> None:
@@ -602,19 +608,25 @@ def _plain_values(ops: Any, col: list[Any] | None, count: int, segs: _Align, whe
     out: dict[int, Any] = {}
     copied: list[list[int]] = []
     pos = 0
+    prefix = segs.prefix
     for op in ops:
         if type(op) is int:
             if op < 0 or col is None or pos + op > count:
                 raise ValueError(f"{where}: a copy of {op} value(s) at {pos} has no previous rows to copy")
             if op:
-                if pos + op > segs.prefix:  # within the prefix: nothing moves, nothing to read
-                    _copy(col, segs, pos, pos + op, out,
-                          f"{where}: a copy at {pos} reaches a row that has no aligned previous row")
+                end = pos + op
+                if end > prefix:  # within the prefix: nothing moves, nothing to read
+                    _copy(col, segs, pos, end, out, f"{where}: a copy at {pos} reaches a row that has no aligned "
+                                                    "previous row")
                 if copied and copied[-1][1] == pos:
-                    copied[-1][1] = pos + op
+                    copied[-1][1] = end
                 else:
-                    copied.append([pos, pos + op])
-            pos += op
+                    copied.append([pos, end])
+                pos = end
+            continue
+        if type(op) is list and len(op) == 2 and op[0] == "v":  # one value: what a changed row mostly is
+            out[pos] = op[1]
+            pos += 1
             continue
         if not isinstance(op, list) or not op or not isinstance(op[0], str):
             raise ValueError(f"{where}: {_short(op)} is not an op")
