@@ -235,7 +235,7 @@ def frames_per_turn(path: Path, cuts: list[int], tries: int = 2) -> list[dict[st
         run_id = json.loads(fh.readline())["run_id"]
     out = []
     with tempfile.TemporaryDirectory() as tmp_name:
-        for n in sorted(set(cuts)):
+        for n in sorted(set(cuts), key=lambda c: c or float("inf")):  # 0: the whole run, last
             trace = cut(path, n, Path(tmp_name) / str(n)) if n else path
             TokenCounter(TraceReader(trace.parent, shared=False).run_info(run_id).model).count_text("x")
             best: tuple[float, float, int] | None = None
