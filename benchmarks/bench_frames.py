@@ -200,6 +200,11 @@ def measure_trace(path: Path, *, full_checked: bool = True) -> dict[str, Any]:
         (tmp / "traces").mkdir()
         shutil.copy(path, tmp / "traces" / path.name)
         run = {"run_id": run_id, "path": tmp / "traces" / path.name}
+        from arcana_jupyter.tokens import TokenCounter
+        from arcana_jupyter.trace.reader import TraceReader
+
+        # the tokenizer loaded first, as after a recording (and in a kernel): the frames count pins' tokens
+        TokenCounter(TraceReader(run["path"], shared=False).run_info(run_id).model).count_text("x")
         out = {"trace": str(path), "load_start": load, **measure_reads(run, tmp, full_checked=full_checked)}
         out["load_end"] = os.getloadavg()[0]
     return out
