@@ -38,12 +38,14 @@ from ..schema.events import (
     ErrorMetadata,
     PromptSentMetadata,
     PromptSnapshotMetadata,
+    Record,
     RunEndMetadata,
     ToolCallMetadata,
     TurnEndMetadata,
     TurnStartMetadata,
     UserActionMetadata,
     UserMessageMetadata,
+    event_type_of,
     llm_call_metadata,
 )
 from ..schema.tools import REPEATED_CALL, ToolOutcome
@@ -290,15 +292,21 @@ class ChatSession:
         self._subscribers.append(callback)
         return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
 
-    def emit(self, event_type: str, metadata: dict[str, Any], *, parent_id: str | None = None,
-             turn: int | None = -1,
-             live_metadata: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> TraceEvent:
-        """Write an event and pass it to subscribers.
+    def emit(self, metadata: Record, *, parent_id: str | None = None, turn: int | None = -1) -> TraceEvent:
+        """Write an event — ``metadata`` is its type's metadata model, which says the event type — and
+        pass it to subscribers. ``turn`` -1: the current turn."""
+        return self.emit_json(event_type_of(metadata), metadata.wire(), parent_id=parent_id, turn=turn)
+
+    def emit_json(self, event_type: str, metadata: dict[str, Any], *,  # JSON edge: an encoder's or engine's output
+                  parent_id: str | None = None, turn: int | None = -1,
+                  live_metadata: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> TraceEvent:
+        """:meth:`emit` for metadata already in the trace's form (the chained decision, the adaptive
+        engine's and the memory store's events).
 
         ``live_metadata(written metadata)`` gives the metadata subscribers and :meth:`turn_events` see,
         where the trace holds a compact form (a chained decision, see trace/decision_delta.py)."""
         t = self.turn if turn == -1 else turn
-        event = self.writer.emit(event_type, metadata, turn=t, agent=self.agent, parent_id=parent_id)
+        event = self.writer.emit_json(event_type, metadata, turn=t, agent=self.agent, parent_id=parent_id)
         if live_metadata is not None:
             event = event.model_copy(update={"metadata": live_metadata(event.metadata)})
         if t is not None:
@@ -423,10 +431,10 @@ class ChatSession:
         turn = self.turn
         started = time.perf_counter()
         reply = ChatReply(text="", turn=turn, run_id=self.run_id, agent=self.agent)
-        self.emit("turn_start", TurnStartMetadata.build(input_tokens=self.counter.count_text(text)))
+        self.emit(TurnStartMetadata.build(input_tokens=self.counter.count_text(text)))
         user = Message(role="user", content=text, turn=turn)
         self.history.append(user)
-        self.emit("user_message", UserMessageMetadata.build(message=user.record(),
+        self.emit(UserMessageMetadata.build(message=user.record(),
                                                             history_index=len(self.history) - 1))
         for cap in self.capabilities:
             cap.before_turn(self.context, text)
@@ -455,7 +463,7 @@ class ChatSession:
                 outcomes = await self._run_tool_calls(turn, step, response.message.tool_calls, reply, guard)
                 reason = guard.after_step(step, response.message.tool_calls, outcomes)
                 if reason is not None:
-                    self.emit("error", ErrorMetadata.build(type=reason, where="runtime", recoverable=True,
+                    self.emit(ErrorMetadata.build(type=reason, where="runtime", recoverable=True,
                                                            message=f"{guard.detail}: asking once more, without tools"))
                 step += 1
         except (asyncio.CancelledError, KeyboardInterrupt):
@@ -471,7 +479,7 @@ class ChatSession:
                 self.usage = self.usage + got
             reply.text = received
             # the partial reply is recorded once, in turn_end.reply (received_chars says how much)
-            self.emit("error", ErrorMetadata.build(type="cancelled", where="runtime", recoverable=True,
+            self.emit(ErrorMetadata.build(type="cancelled", where="runtime", recoverable=True,
                                                    message="the turn was cancelled", received_chars=len(received)))
             await self._turn_end_hooks(reply)
             self._end_turn(reply, status, started)
@@ -481,15 +489,15 @@ class ChatSession:
             reply.error = exc
             received = "".join(partial)
             reply.text = received  # kept for the caller, and recorded once: in turn_end.reply
-            self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="provider", recoverable=True,
+            self.emit(ErrorMetadata.build(type=type(exc).__name__, where="provider", recoverable=True,
                                                    message=str(exc), status=exc.status, received_chars=len(received)))
         except ArcanaError as exc:
             status = "error"
             reply.error = exc
-            self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=True,
+            self.emit(ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=True,
                                                    message=str(exc)))
         except Exception as exc:  # a bug: record it, close the turn, and let it surface
-            self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=False,
+            self.emit(ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=False,
                                                    message=str(exc)))
             await self._turn_end_hooks(reply)
             self._end_turn(reply, "error", started)
@@ -507,13 +515,13 @@ class ChatSession:
                 cap.after_turn(self.context, reply)
             except Exception as exc:
                 log.exception("arcana: the %s capability failed at turn end", cap.name)
-                self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=True,
+                self.emit(ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=True,
                                                        message=f"at turn end: {exc}"))
 
     def _end_turn(self, reply: ChatReply, status: str, started: float) -> None:
         reply.status = status
         reply.latency_ms = (time.perf_counter() - started) * 1000
-        self.emit("turn_end", TurnEndMetadata.build(
+        self.emit(TurnEndMetadata.build(
             status=status, reply=reply.text, usage=reply.usage.model_dump(),
             cost_usd=reply.cost_usd, latency_ms=round(reply.latency_ms, 3), steps=reply.steps,
         ))
@@ -543,7 +551,7 @@ class ChatSession:
                     raise
                 refused = exc
                 counted = build.budget.used
-                self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="provider", recoverable=True,
+                self.emit(ErrorMetadata.build(type=type(exc).__name__, where="provider", recoverable=True,
                                                        message=str(exc), status=exc.status, received="",
                                                        request_digest=digest, counted_input_tokens=counted,
                                                        reported_input_tokens=exc.prompt_tokens),
@@ -662,12 +670,12 @@ class ChatSession:
             metadata["tool_loop"] = tool_loop
         if shaped.shape.shapes:
             metadata["shape"] = shaped.record()
-        full = ContextDecisionMetadata.build(**metadata)
+        full = ContextDecisionMetadata.build(**metadata).wire()  # JSON edge: the chain encoder works on the trace form
         packed = self._decision_encoder.pack(full, decision_md["decisions"])
-        decision_event = self.emit("context_decision", packed, live_metadata=self._live_decision(decision_md))
+        decision_event = self.emit_json("context_decision", packed, live_metadata=self._live_decision(decision_md))
         self._decision_encoder.written(decision_event.event_id)
         if self.config.trace_include_prompt_snapshots:
-            self.emit("prompt_snapshot", PromptSnapshotMetadata.build(
+            self.emit(PromptSnapshotMetadata.build(
                 turn=turn, step=step, model=self.provider_model,
                 messages=[m.wire() for m in build.messages], tools=[t.wire() for t in tools],
                 response_format=None, budget_snapshot=build.budget.model_dump(mode="json"),
@@ -676,7 +684,7 @@ class ChatSession:
             sent = self._prompt_encoder.encode(
                 step=step, digest=digest, messages=build.messages, history=self.history,
                 tokens=[self.counter.count_message(m) for m in build.messages])
-            event = self.emit("prompt_sent", PromptSentMetadata.build(**sent), parent_id=decision_event.event_id)
+            event = self.emit(PromptSentMetadata.build(**sent), parent_id=decision_event.event_id)
             self._prompt_encoder.written(event.event_id)
         return build, decision, digest, decision_event
 
@@ -774,7 +782,7 @@ class ChatSession:
         counted = build.budget.used
         reported = response.prompt_tokens if response.prompt_tokens is not None else response.usage.input_tokens
         observed = self.calibration.observe(counted, reported)
-        self.emit("llm_call", llm_call_metadata(
+        self.emit(llm_call_metadata(
             step=step,
             system=self.provider.name,
             request_model=self.provider_model,
@@ -812,17 +820,17 @@ class ChatSession:
                 parts.pop(0)  # the oldest go first: the summary is of what there is room to read
         prompt = [Message(role="system", content=instruction), Message(role="user", content="\n\n".join(parts))]
         if self.config.trace_prompt_sent and self.config.trace_content != "none":  # its prompt, viewable too
-            self.emit("prompt_sent", PromptSentMetadata.build(**standalone_prompt_sent(
+            self.emit(PromptSentMetadata.build(**standalone_prompt_sent(
                 step=-1, model=self.provider_model, purpose="summarize", messages=prompt,
                 tokens=[self.counter.count_message(m) for m in prompt])))
         try:
             response = await self.provider.complete(LLMRequest(model=self.provider_model, messages=prompt,
                                                                max_tokens=SUMMARY_MAX_TOKENS, temperature=0))
         except ProviderError as exc:  # no summary: the builder drops the folded turns instead, and says so
-            self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="provider", recoverable=True,
+            self.emit(ErrorMetadata.build(type=type(exc).__name__, where="provider", recoverable=True,
                                                    message=f"the summariser call failed: {exc}", status=exc.status))
             return ""
-        self.emit("llm_call", llm_call_metadata(
+        self.emit(llm_call_metadata(
             step=-1, purpose="summarize", system=self.provider.name, request_model=self.provider_model,
             input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens,
             request_digest=None, message=response.message.record(),
@@ -865,7 +873,7 @@ class ChatSession:
             record = {"name": call.name, "arguments": args, "ok": ok, "result": content,
                       "intercepted": intercepted is not None}
             reply.tool_calls.append(record)
-            self.emit("tool_call", ToolCallMetadata.build(
+            self.emit(ToolCallMetadata.build(
                 step=step, tool_call_id=call.id, name=call.name, arguments=args, ok=ok,
                 result=content, error=outcome.error_record(),
                 latency_ms=round((time.perf_counter() - started) * 1000, 3),
@@ -876,7 +884,7 @@ class ChatSession:
                 prim = {"primitive": intercepted.primitive, "tool_call_id": call.id, "args": args,
                         "result": outcome.data}
                 reply.primitives.append(prim)
-                self.emit("cognitive_primitive", CognitivePrimitiveMetadata.build(**prim))
+                self.emit(CognitivePrimitiveMetadata.build(**prim))
         return outcomes
 
     # ---- actions from outside the model (the inspector, magics, Python), traced like the model's ------
@@ -888,12 +896,12 @@ class ChatSession:
             fields["message"] = message
         if replayed:
             fields["replayed"] = True
-        self.emit("user_action", UserActionMetadata.build(**fields))
+        self.emit(UserActionMetadata.build(**fields))
 
     def unpin(self, pin_id: str, *, via: str = "python", replayed: bool = False) -> dict[str, Any]:
         """Unpin ``pin_id`` as the user (the inspector's button, ``%arcana_unpin``, Python)."""
         result = self.pins.unpin({"pin_id": pin_id}, self.turn)
-        self.emit("cognitive_primitive", CognitivePrimitiveMetadata.build(primitive="unpin", tool_call_id=None,
+        self.emit(CognitivePrimitiveMetadata.build(primitive="unpin", tool_call_id=None,
                                                                           args={"pin_id": pin_id}, result=result,
                                                                           source="user"))
         ok = result.get("unpinned") is True
@@ -906,7 +914,7 @@ class ChatSession:
         """Pin ``content`` as the user, through the same machinery as the model's ``pin`` tool."""
         args = {"content": content, "label": label, "until_turn": until_turn}
         result = self.pins.pin(args, max(self.turn, 1))
-        self.emit("cognitive_primitive", CognitivePrimitiveMetadata.build(primitive="pin", tool_call_id=None,
+        self.emit(CognitivePrimitiveMetadata.build(primitive="pin", tool_call_id=None,
                                                                           args=args, result=result, source="user"))
         ok = result.get("pinned") is True
         pin_id = result.get("pin_id")
@@ -1011,10 +1019,10 @@ class ChatSession:
             try:
                 await cap.close(self.context)
             except Exception as exc:  # closing must always finish and record
-                self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=True,
+                self.emit(ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=True,
                                                        message=f"at session end: {exc}"), turn=None)
         if self.owns_run:
-            self.emit("run_end", RunEndMetadata.build(turns=self.turn, usage=self.usage.model_dump(),
+            self.emit(RunEndMetadata.build(turns=self.turn, usage=self.usage.model_dump(),
                                                       cost_usd=self.cost_usd, **self.run_end_metadata), turn=None)
             self.writer.close()
 
