@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 def _adaptive_tool(capability: AdaptiveCapability, tool: AdaptiveTool) -> InterceptedTool:
     from ..adaptive.tools import adaptive_answer, reject_bad_arguments
 
-    def handler(ctx: SessionContext, args: Any) -> dict[str, Any]:
+    def handler(ctx: SessionContext, args: Any) -> dict[str, Any]:  # JSON edge: the structured result
         assert capability.engine is not None  # tools are offered in engine mode only
         return adaptive_answer(dict(tool.run(capability.engine, ctx.turn, args)))
 
@@ -95,7 +95,7 @@ class AdaptiveCapability(Capability):
         if self.engine is not None:
             self.engine.end_turn(ctx.turn, ctx.turn_messages())
 
-    def hydrate(self, object_id: str) -> dict[str, Any]:
+    def hydrate(self, object_id: str) -> dict[str, Any]:  # JSON edge: the engine's answer
         """A widget's (or magic's) hydrate: traced like the model's, with ``source="widget"``."""
         if self.engine is None:
             from ..adaptive.tools import CLASSIC_MODE
@@ -103,7 +103,7 @@ class AdaptiveCapability(Capability):
             return dict(CLASSIC_MODE)
         return dict(self.engine.hydrate(object_id, turn=self.ctx.turn, source="widget"))
 
-    def retract(self, object_id: str) -> dict[str, Any]:
+    def retract(self, object_id: str) -> dict[str, Any]:  # JSON edge: the engine's answer
         if self.engine is None:
             from ..adaptive.tools import CLASSIC_MODE
 
@@ -114,5 +114,5 @@ class AdaptiveCapability(Capability):
 def adaptive_capability(ctx: SessionContext) -> AdaptiveCapability:
     from ..adaptive import engine_or_none
 
-    engine, reason = engine_or_none(ctx.config, emit=lambda et, md: ctx.emit(et, md), counter=ctx.counter)
+    engine, reason = engine_or_none(ctx.config, emit=lambda et, md: ctx.emit_json(et, md), counter=ctx.counter)
     return AdaptiveCapability(ctx, engine, reason)

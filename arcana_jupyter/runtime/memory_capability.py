@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 def _memory_tool(mem: MemorySession, declaration: ToolDeclaration[Any]) -> InterceptedTool:
     from ..memory.tools import memory_answer
 
-    def handler(ctx: SessionContext, args: Any) -> dict[str, Any]:
+    def handler(ctx: SessionContext, args: Any) -> dict[str, Any]:  # JSON edge: the structured result
         return memory_answer(mem.tools.run(declaration.name, args))
 
     return InterceptedTool(declaration, handler, group="memory")
@@ -106,7 +106,7 @@ class MemoryCapability(Capability):
                     model=ctx.provider_model, messages=[Message(role="user", content=prompt)],
                     max_tokens=800, temperature=0,
                 ))
-                ctx.emit("llm_call", llm_call_metadata(
+                ctx.emit(llm_call_metadata(
                     step=-1, purpose="learnings", system=ctx.provider.name,
                     request_model=ctx.provider_model, input_tokens=response.usage.input_tokens,
                     output_tokens=response.usage.output_tokens, message=response.message.record(),
@@ -116,7 +116,7 @@ class MemoryCapability(Capability):
             transcript = [m.wire() for m in ctx.history if m.role != "system"]
             end = await mem.end(success=None, transcript=transcript, summarise=summarise)
             if end.learnings is not None and end.learnings.errors:
-                ctx.emit("error", ErrorMetadata.build(
+                ctx.emit(ErrorMetadata.build(
                     type="learnings_rejected", where="memory", recoverable=True,
                     message="; ".join(map(str, end.learnings.errors)),
                 ), turn=None)
@@ -130,8 +130,8 @@ def memory_capability(ctx: SessionContext) -> MemoryCapability | None:
         return None
     from ..memory import MemorySession, MemoryStore, Scope
 
-    def on_event(event_type: str, metadata: dict[str, Any]) -> None:
-        ctx.emit(event_type, metadata)
+    def on_event(event_type: str, metadata: dict[str, Any]) -> None:  # JSON edge: MemoryStore's callback
+        ctx.emit_json(event_type, metadata)
 
     store = MemoryStore(cfg.memory_url or cfg.memory_path, on_event=on_event, counter=ctx.counter)
     scope = Scope.for_project(cfg.project_dir or Path.cwd())

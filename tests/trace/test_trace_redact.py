@@ -44,8 +44,9 @@ SECRETS = (OPENAI_KEY, ANTHROPIC_KEY, PLAIN_KEY, BEARER, GENERIC, CONFIGURED)
 def test_secrets_never_reach_the_file(tmp_path: Path, mode: str) -> None:
     path = tmp_path / "r.jsonl"
     with TraceWriter(path, "r", content=mode, secrets=[CONFIGURED]) as w:  # type: ignore[arg-type]
-        ev = w.emit("user_message", _leaky_metadata(), turn=1)
-        w.emit("error", {"type": "AuthenticationError", "message": f"401 for key {ANTHROPIC_KEY}", "where": "provider"})
+        ev = w.emit_json("user_message", _leaky_metadata(), turn=1)
+        w.emit_json("error", {"type": "AuthenticationError", "message": f"401 for key {ANTHROPIC_KEY}",
+                              "where": "provider"})
     data = path.read_bytes()
     for secret in SECRETS:
         assert secret.encode() not in data, (mode, secret)
