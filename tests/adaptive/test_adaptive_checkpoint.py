@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from arcana_jupyter.adaptive import AdaptiveEngine, SessionCheckpoint, extract_digest
-from arcana_jupyter.adaptive.engine import SECTION_CLAIMS
+from arcana_jupyter.adaptive.checkpoint import SECTION_CLAIMS
 from arcana_jupyter.context.sections import CHECKPOINT_SECTION
 
 
