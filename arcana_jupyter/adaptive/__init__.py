@@ -7,12 +7,12 @@ Pure and runtime-free: the runtime drives an :class:`AdaptiveEngine` per chat se
 from .artifacts import Artifact, ArtifactStore
 from .checkpoint import SessionCheckpoint
 from .config import AdaptiveConfig
-from .digest import TurnDigest, extract_digest
 from .distillers import Distilled, distill
 from .engine import ADAPTIVE_TOOL_NAMES, SECTION_NAMES, AdaptiveEngine, engine_or_none
 from .promotion import Promotion
 from .state import StateObject
 from .tools import AdaptiveTool, adaptive_tools, handle, tool_specs
+from .turn_summary import TurnSummary, summarise_turn
 
 __all__ = [
     "ADAPTIVE_TOOL_NAMES",
@@ -26,11 +26,11 @@ __all__ = [
     "Promotion",
     "SessionCheckpoint",
     "StateObject",
-    "TurnDigest",
+    "TurnSummary",
     "adaptive_tools",
     "distill",
     "engine_or_none",
-    "extract_digest",
     "handle",
+    "summarise_turn",
     "tool_specs",
 ]

@@ -28,12 +28,12 @@ from ..messages import MessageLike
 from ..schema.events import ContextActionMetadata
 from ..tokens import TokenCounter
 from .actions import ADAPTIVE_TOOL_NAMES, EngineActions
-from .digest import extract_digest
 from .ledger import Emit
 from .promotion import Promotion, demotion_target, find_promotions
 from .rendering import SECTION_NAMES, PromptRendering
 from .search import docs_for_turn
 from .state import one_line
+from .turn_summary import summarise_turn
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ class AdaptiveEngine(EngineActions, PromptRendering):
 
     def end_turn(self, turn: int, transcript_of_turn: Sequence[MessageLike]) -> list[Promotion]:
         """Summarise the turn and reconcile the checkpoint with it, then demote idle objects; returns demotions."""
-        summary = extract_digest(turn, transcript_of_turn, ADAPTIVE_TOOL_NAMES)
+        summary = summarise_turn(turn, transcript_of_turn, ADAPTIVE_TOOL_NAMES)
         docs = docs_for_turn(turn, transcript_of_turn, summary.text(), ADAPTIVE_TOOL_NAMES)
         self._record(ContextActionMetadata(
             action="checkpoint",

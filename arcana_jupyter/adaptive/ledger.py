@@ -24,10 +24,10 @@ from ..tokens import TokenCounter
 from .artifacts import Artifact, ArtifactStore
 from .checkpoint import SessionCheckpoint
 from .config import AdaptiveConfig
-from .digest import TurnDigest, upgrade_recorded_digest
 from .promotion import ObjectIndex, Promotion
 from .search import EventDoc, TurnEventIndex
 from .state import StateObject, one_line
+from .turn_summary import TurnSummary, upgrade_recorded_summary
 
 # the name users filter the engine's warnings by (they were logged from engine.py before the split)
 log = logging.getLogger("arcana_jupyter.adaptive.engine")
@@ -43,7 +43,7 @@ SNAPSHOT_VERSION = 2
 
 NOT_RECORDED = "(text not recorded)"
 _OBJECT_TEXT = ("payload", "summary", "rationale", "retract_reason")
-_DIGEST_LISTS = ("plans", "model_plans", "decisions", "constraints", "files", "findings", "claims", "errors",
+_SUMMARY_LISTS = ("plans", "model_plans", "decisions", "constraints", "files", "findings", "claims", "errors",
                  "open_questions", "tools")
 
 
@@ -79,8 +79,8 @@ class EngineState:
         self.artifacts = ArtifactStore(
             self.counter, min_tokens=self.config.artifact_min_tokens, card_tokens=self.config.artifact_card_tokens
         )
-        self.digests: dict[int, TurnDigest] = {}
-        """The per-turn summaries by turn (``TurnDigest``, made by :meth:`end_turn`)."""
+        self.turn_summaries: dict[int, TurnSummary] = {}
+        """The per-turn summaries by turn (``TurnSummary``, made by :meth:`end_turn`)."""
         self.checkpoint = SessionCheckpoint()
         self.tools_offered = True
         """Whether the model has the adaptive tools: prompt texts only mention hydrate() when it does."""
@@ -163,8 +163,8 @@ class EngineState:
                 self._index.invalidate()
             self._next_object = max(self._next_object, new.number + 1)
         if event.action == "checkpoint" and event.digest is not None:
-            summary = TurnDigest.model_validate(upgrade_recorded_digest(_summary_without_nulls(event.digest)))
-            self.digests[summary.turn] = summary
+            summary = TurnSummary.model_validate(upgrade_recorded_summary(_summary_without_nulls(event.digest)))
+            self.turn_summaries[summary.turn] = summary
             self.checkpoint.reconcile(summary)
             self.events.add(
                 EventDoc.model_validate(d) for d in event.events or () if isinstance(d.get("text"), str)
@@ -193,7 +193,7 @@ class EngineState:
             "turn": self.turn,
             "next_object": self._next_object,
             "objects": [o.model_dump(mode="json") for o in self._objects.values()],
-            "digests": [self.digests[t].model_dump(mode="json") for t in sorted(self.digests)],
+            "digests": [self.turn_summaries[t].model_dump(mode="json") for t in sorted(self.turn_summaries)],
             "checkpoint": self.checkpoint.model_dump(mode="json"),
             "artifacts": [a.model_dump(mode="json") for a in self.artifacts.all()],
             "events": [d.model_dump(mode="json") for d in self.events.docs],
@@ -214,14 +214,14 @@ class EngineState:
             engine._objects[obj.id] = obj
         engine._next_object = int(data["next_object"])
         for d in data["digests"]:
-            summary = TurnDigest.model_validate(upgrade_recorded_digest(d))
-            engine.digests[summary.turn] = summary
+            summary = TurnSummary.model_validate(upgrade_recorded_summary(d))
+            engine.turn_summaries[summary.turn] = summary
         if version == SNAPSHOT_VERSION:
             engine.checkpoint = SessionCheckpoint.model_validate(data["checkpoint"])
         else:  # version 1: its checkpoint took findings from the model's replies; fold the upgraded summaries again
             engine.checkpoint = SessionCheckpoint()
-            for t in sorted(engine.digests):
-                engine.checkpoint.reconcile(engine.digests[t])
+            for t in sorted(engine.turn_summaries):
+                engine.checkpoint.reconcile(engine.turn_summaries[t])
         for a in data["artifacts"]:
             engine.artifacts.put(Artifact.model_validate(a))
         engine.events.add(EventDoc.model_validate(d) for d in data["events"])
@@ -304,7 +304,7 @@ def _summary_without_nulls(data: Mapping[str, Any]) -> dict[str, Any]:
     """A recorded turn summary (a checkpoint event's ``digest``) from a text-less trace, made valid:
     null fields and list items without text dropped."""
     out = {k: v for k, v in data.items() if v is not None}
-    for key in _DIGEST_LISTS:
+    for key in _SUMMARY_LISTS:
         if key in out:
             out[key] = [x for x in out[key] if x is not None and not (isinstance(x, dict) and x.get("text") is None)]
     return out

@@ -125,7 +125,7 @@ class PromptRendering(EngineState):
         than the turns it replaces): the checkpoint shows fewer narrative lines, the model's claims
         go, then the summaries move into the checkpoint, until it fits — or, when even the smallest
         checkpoint is larger, no cover at all. Turns without a summary (not yet ended) are skipped."""
-        covered = tuple(sorted({t for t in turns if t in self.digests}))
+        covered = tuple(sorted({t for t in turns if t in self.turn_summaries}))
         if not covered:
             return OverflowCover()
         key = (covered, max_tokens)
@@ -169,7 +169,7 @@ class PromptRendering(EngineState):
             span = f"turn {detailed[0]}" if len(detailed) == 1 else f"turns {detailed[0]}–{detailed[-1]}"
             lines = [f"Earlier {span}, not in this prompt verbatim, as digests"
                      + ("; search_turn_events(query) finds more):" if self.tools_offered else "):")]
-            lines += [self.digests[t].render() for t in detailed]
+            lines += [self.turn_summaries[t].render() for t in detailed]
             out.append(ContextSection(name=SECTION_DIGESTS, content="\n".join(lines), placement="head"))
             carries[SECTION_DIGESTS] = list(detailed)
         return OverflowCover(sections=out, carries=carries)
@@ -179,7 +179,7 @@ class PromptRendering(EngineState):
         continuing from the last fold when it covered a prefix of them with the same summaries:
         reconcile is a pure fold (it replaces its lists, never edits them), so a shallow copy carries
         on exactly. A cover then costs the turns that joined it, not every turn before them."""
-        summaries = list(map(self.digests.__getitem__, turns))
+        summaries = list(map(self.turn_summaries.__getitem__, turns))
         start, checkpoint = 0, None
         # the longest of the last few folds that is a prefix (a cover is tried at several sizes per call)
         for done, used, state in sorted(self._folded, key=lambda f: -len(f[0])):
