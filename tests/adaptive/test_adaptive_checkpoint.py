@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from arcana_jupyter.adaptive import AdaptiveEngine, SessionCheckpoint, summarise_turn
-from arcana_jupyter.adaptive.checkpoint import SECTION_CLAIMS
+from arcana_jupyter.adaptive import AdaptiveEngine
+from arcana_jupyter.adaptive.checkpoint import SECTION_CLAIMS, SessionCheckpoint
+from arcana_jupyter.adaptive.turn_summary import summarise_turn
 from arcana_jupyter.context.sections import CHECKPOINT_SECTION
 
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from arcana_jupyter.adaptive import summarise_turn
-from arcana_jupyter.adaptive.turn_summary import extract_errors, extract_files, sentences
+from arcana_jupyter.adaptive.turn_summary import extract_errors, extract_files, sentences, summarise_turn
 from arcana_jupyter.messages import Message, ToolCall
 
 TRACEBACK = """Traceback (most recent call last):
