@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..context import ContextSection
 from ..context.bands import OverflowCover
+from ..context.sections import ContextSection
 from ..messages import ToolCall
 from ..schema.tools import ToolOutcome
 from .builtin_tools import offers_tools
@@ -26,7 +26,7 @@ from .context import SessionContext
 from .intercept import InterceptedTool
 
 if TYPE_CHECKING:
-    from ..adaptive import AdaptiveEngine
+    from ..adaptive.engine import AdaptiveEngine
     from ..adaptive.tools import AdaptiveTool
     from .session import ChatReply
 
@@ -60,7 +60,7 @@ class AdaptiveCapability(Capability):
         self._withheld: list[str] = []
         if engine is None:
             return
-        from ..adaptive import adaptive_tools
+        from ..adaptive.tools import adaptive_tools
 
         if offers_tools(ctx.config.engine_tools, ctx.provider, ctx.provider_model):
             self._tools = [_adaptive_tool(self, tool) for tool in adaptive_tools()]
@@ -112,7 +112,7 @@ class AdaptiveCapability(Capability):
 
 
 def adaptive_capability(ctx: SessionContext) -> AdaptiveCapability:
-    from ..adaptive import engine_or_none
+    from ..adaptive.engine import engine_or_none
 
     engine, reason = engine_or_none(ctx.config, emit=lambda et, md: ctx.emit_json(et, md), counter=ctx.counter)
     return AdaptiveCapability(ctx, engine, reason)

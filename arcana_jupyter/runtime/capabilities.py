@@ -38,8 +38,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..context import ContextSection
 from ..context.bands import OverflowCover
+from ..context.sections import ContextSection
 from ..messages import ToolCall
 from ..trace.events import TraceEvent
 from .context import SessionContext

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..context import ContextSection
+from ..context.sections import ContextSection
 from ..messages import Message
 from ..providers.base import LLMRequest, is_offline
 from ..schema.events import ErrorMetadata, llm_call_metadata
@@ -28,7 +28,7 @@ from .context import SessionContext
 from .intercept import InterceptedTool
 
 if TYPE_CHECKING:
-    from ..memory import MemorySession
+    from ..memory.session import MemorySession
     from .session import ChatReply
 
 
@@ -128,7 +128,9 @@ def memory_capability(ctx: SessionContext) -> MemoryCapability | None:
     cfg = ctx.config
     if not cfg.memory:
         return None
-    from ..memory import MemorySession, MemoryStore, Scope
+    from ..memory.models import Scope
+    from ..memory.session import MemorySession
+    from ..memory.store import MemoryStore
 
     def on_event(event_type: str, metadata: dict[str, Any]) -> None:  # JSON edge: MemoryStore's callback
         ctx.emit_json(event_type, metadata)

@@ -19,13 +19,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
-from ..context import BuildResult, ContextSection, PinBlock, WorkingSetBuilder
 from ..context.bands import OverflowCover, annotate_overflow, lost_turns
+from ..context.builder import WorkingSetBuilder
 from ..context.decisions import ContextDecision, TokenBudget, decision_record, recorded_scores
 from ..context.embeddings import EmbeddingsUnavailable, embedder_from_setting
 from ..context.fidelity import fit_text
 from ..context.rebuild import EMBEDDINGS_FOLDER
-from ..context.result import prefix_reuse
+from ..context.result import BuildResult, prefix_reuse
+from ..context.sections import ContextSection, PinBlock
 from ..exceptions import ArcanaError, ConfigError, ContextLengthError, ProviderError
 from ..messages import Message, ToolCall, ToolSpec
 from ..primitives.pin import PinState
@@ -65,8 +66,8 @@ from .intercept import AskUser, InterceptedTool
 from .tools import ArgumentsError, ToolRegistry, bound_text, parse_arguments
 
 if TYPE_CHECKING:
-    from ..adaptive import AdaptiveEngine
-    from ..memory import MemorySession
+    from ..adaptive.engine import AdaptiveEngine
+    from ..memory.session import MemorySession
     from ..trace.otel import SpanMapper
     from .runtime import Runtime
 

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arcana_jupyter.messages import Message, ToolCall
-from arcana_jupyter.trace import REDACTED, Redactor, TraceReader, TraceWriter, redact_text
+from arcana_jupyter.trace import TraceReader, TraceWriter
+from arcana_jupyter.trace.redact import REDACTED, Redactor, redact_text
 
 OPENAI_KEY = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
 ANTHROPIC_KEY = "sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe"
