@@ -40,7 +40,7 @@ def test_every_emitted_event_is_its_model_dumped() -> None:
         model = MODELS[e["event_type"]]
         md = e["metadata"]
         assert list(md) == [k for k in model.model_fields if k in md], md  # the model's order, no stray key
-        assert model.build(**md) == md  # strictly valid, and its own trace form
+        assert model.build(**md).wire() == md  # strictly valid, and its own trace form
 
 
 def test_a_text_less_trace_keeps_the_shape_and_rebuilds() -> None:
