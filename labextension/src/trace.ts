@@ -1545,6 +1545,73 @@ function linesOf(text: string): string[] {
   return text.split('\n').map(p => p + '\n');
 }
 
+/** What a `{"j": parts}` message puts between its parts (`JOIN_SEPARATOR` in Python). */
+const JOIN_SEPARATOR = '\n\n---\n\n';
+
+/**
+ * `apply_line_edit`: the text line-edit `ops` make of `base` (`[start, n]` copies lines of `base + "\n"`
+ * cut after each newline, a string is new text, the last newline is dropped). Null when the base or a
+ * new text is null (`trace_content="none"`). Throws where Python raises.
+ */
+export function applyLineEdit(base: string | null, ops: unknown, where: string): string | null {
+  if (!Array.isArray(ops)) {
+    throw new Error(`${where}: the edit's ops are not a list`);
+  }
+  if (base === null || ops.some(op => op === null)) {
+    return null;
+  }
+  const lines = linesOf(base);
+  const parts: string[] = [];
+  for (const op of ops) {
+    if (typeof op === 'string') {
+      parts.push(op);
+      continue;
+    }
+    const run = Array.isArray(op) ? refRun(op) : null;
+    if (run === null || run[0] < 0 || run[0] + run[1] > lines.length) {
+      throw new Error(`${where}: the edit copies lines ${JSON.stringify(op)} of a text of ${lines.length}`);
+    }
+    parts.push(...lines.slice(run[0], run[0] + run[1]));
+  }
+  const text = parts.join('');
+  if (!text.endsWith('\n')) {
+    throw new Error(`${where}: the edit's text does not end with its line end`);
+  }
+  return text.slice(0, -1);
+}
+
+/** A `{"j": parts}` message (`_joined_message` in Python): history messages' texts and strings joined. */
+function joinedMessage(parts: unknown, history: (h: number) => Record<string, any> | null, where: string): WireMessage {
+  if (!Array.isArray(parts) || parts.length === 0) {
+    throw new Error(`${where}: the joined message ${(JSON.stringify(parts) ?? '').slice(0, 80)} is not a list of parts`);
+  }
+  const texts: string[] = [];
+  let first: WireMessage | null = null;
+  for (const part of parts) {
+    if (typeof part === 'string') {
+      texts.push(part);
+      continue;
+    }
+    const ref = refRun(part);
+    if (ref === null || ref[0] < 0 || ref[1] > 1_000_000) {
+      throw new Error(`${where}: the joined message's part ${(JSON.stringify(part) ?? '').slice(0, 40)} is not text, i or [i, n]`);
+    }
+    for (let h = ref[0]; h < ref[0] + ref[1]; h++) {
+      const rec = history(h);
+      if (rec === null) {
+        throw new Error(`${where} joins history message ${h}, which is not recorded`);
+      }
+      const wire = wireOfRecord(rec);
+      first = first ?? wire;
+      texts.push(typeof wire.content === 'string' ? wire.content : '');
+    }
+  }
+  if (first === null) {
+    throw new Error(`${where}: the joined message refers to no history message`);
+  }
+  return { ...first, content: texts.join(JOIN_SEPARATOR) };
+}
+
 /** A reference's `i` or `[i, n]` as [start, length]; null when it is neither. */
 function refRun(v: unknown): [number, number] | null {
   if (isInt(v)) {
@@ -1613,25 +1680,16 @@ export function resolvePromptSent(
         throw new Error(`message ${at}: the edit ${JSON.stringify(edit).slice(0, 80)} is not [index in the previous prompt, ops]`);
       }
       const base = prevMsgs[edit[0]];
-      const lines = linesOf(typeof base.content === 'string' ? base.content : '');
-      const parts: string[] = [];
-      for (const op of edit[1]) {
-        if (typeof op === 'string') {
-          parts.push(op);
-        } else {
-          const run = Array.isArray(op) ? refRun(op) : null;
-          if (run === null || run[0] < 0 || run[0] + run[1] > lines.length) {
-            throw new Error(`message ${at}: the edit copies lines ${JSON.stringify(op)} of a message of ${lines.length}`);
-          }
-          parts.push(...lines.slice(run[0], run[0] + run[1]));
-        }
-      }
-      const text = parts.join('');
-      if (!text.endsWith('\n')) {
-        throw new Error(`message ${at}: the edit's text does not end with its line end`);
+      const text = applyLineEdit(typeof base.content === 'string' ? base.content : '', edit[1], `message ${at}`);
+      if (text === null) {
+        throw new Error(`message ${at}: the edit holds a null text`);
       }
       own.push(at);
-      messages.push({ ...base, content: text.slice(0, -1) });
+      messages.push({ ...base, content: text });
+      tokens.push(null);
+    } else if ('j' in item) {
+      own.push(at);
+      messages.push(joinedMessage(item.j, history, `message ${at}`));
       tokens.push(null);
     } else if ('p' in item) {
       const ref = refRun(item.p);
