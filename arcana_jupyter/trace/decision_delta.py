@@ -29,6 +29,9 @@ from itertools import compress, repeat
 from operator import add, eq, is_, itemgetter, mul, sub, truediv
 from typing import Any, NamedTuple
 
+from .prompt_sent import apply_line_edit, edit_ops
+from .redact import redact_text
+
 KEYFRAME_EVERY = 32
 """A keyframe at least this often (per agent), so any delta's base is close and cheap to load."""
 
@@ -630,6 +633,94 @@ def aligned_base(col: list[Any], align: list[list[int]], count: int) -> list[Any
     return out
 
 
+def _shape_moved_only(new: Any, prev: Any) -> list[list[Any]] | None:
+    """``new``'s ``moved`` as runs when ``new`` is the ``prev`` shape but for ``moved`` (same keys, in the
+    same order): the shape then goes in ``chain.same`` and its ``moved`` in ``chain.moved``."""
+    if not (isinstance(new, dict) and isinstance(prev, dict) and isinstance(new.get("moved"), dict)
+            and "moved" in prev and list(new) == list(prev)):
+        return None
+    if any(new[k] != prev[k] for k in new if k != "moved"):
+        return None
+    return _moved_runs(new["moved"])
+
+
+def _plain_text(text: Any) -> bool:
+    """Nothing in ``text`` is masked by the trace's redaction (its strictest mode, the secrets known):
+    a line edit of it then resolves to what the writer's redaction of the whole text would."""
+    return isinstance(text, str) and redact_text(text, content="redacted") == text
+
+
+def encode_sections(new: Any, prev: Any) -> list[Any] | None:
+    """``inputs.sections`` against the previous decision's (``chain.sections``): each section as
+    ``{"p": i}`` / ``{"p": [i, n]}`` (equal to the previous decision's section(s) i ..), as ``{"e": i,
+    "content": ops}`` (section i with its content rebuilt by line edits, :func:`~.prompt_sent.edit_ops`:
+    the checkpoint or the turn digests moved on by a turn) or as it is. None when that is not smaller
+    than the list itself, or either is not a list of sections."""
+    if not (isinstance(new, list) and isinstance(prev, list) and prev and all(isinstance(x, dict) for x in new)
+            and all(isinstance(x, dict) for x in prev)):
+        return None
+    by_name = {x.get("name"): j for j, x in enumerate(prev)}
+    items: list[Any] = []
+    for section in new:
+        j = by_name.get(section.get("name"))
+        base = prev[j] if j is not None else None
+        if base is not None and j is not None and base == section:
+            last = items[-1] if items else None
+            ref = last.get("p") if isinstance(last, dict) and set(last) == {"p"} else None
+            if type(ref) is int and ref + 1 == j:
+                last["p"] = [ref, 2]  # type: ignore[index]
+            elif isinstance(ref, list) and ref[0] + ref[1] == j:
+                ref[1] += 1
+            else:
+                items.append({"p": j})
+            continue
+        if base is not None and list(base) == list(section) and _plain_text(base.get("content")) \
+                and _plain_text(section.get("content")):
+            ops = edit_ops(base, section)
+            if ops is not None:
+                edit = {"e": j, "content": ops}
+                if _size(edit) < _size(section):
+                    items.append(edit)
+                    continue
+        items.append(section)
+    return items if _size(items) < _size(new) else None
+
+
+def resolve_sections(items: Any, prev: Any, where: str) -> list[Any]:
+    """``chain.sections`` (:func:`encode_sections`) against the previous decision's resolved sections."""
+    if not isinstance(items, list):
+        raise ValueError(f"{where}: chain.sections is not a list")
+    out: list[Any] = []
+    for item in items:
+        if not isinstance(item, dict):
+            raise ValueError(f"{where}: chain.sections has {_short(item)}, not a section or a reference")
+        if "p" in item and len(item) == 1:
+            ref = item["p"]
+            start, n = (ref, 1) if type(ref) is int else (ref[0], ref[1]) if (
+                isinstance(ref, list) and len(ref) == 2 and all(type(x) is int for x in ref)) else (-1, 0)
+            if not isinstance(prev, list) or start < 0 or n < 1 or start + n > len(prev):
+                raise ValueError(f"{where}: chain.sections refers to previous sections {_short(ref)}, which do "
+                                 "not exist")
+            out.extend(prev[start:start + n])
+        elif "e" in item and set(item) == {"e", "content"}:
+            j = item["e"]
+            if type(j) is not int or not isinstance(prev, list) or not 0 <= j < len(prev) \
+                    or not isinstance(prev[j], dict):
+                raise ValueError(f"{where}: chain.sections edits previous section {_short(j)}, which does not exist")
+            base = prev[j]
+            content = base.get("content")
+            text = apply_line_edit(content if isinstance(content, str) else None, item["content"],
+                                   f"{where}: chain.sections[{len(out)}]")
+            out.append({**base, "content": text})
+        else:
+            out.append(item)
+    return out
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), default=str))
+
+
 class ChainEncoder:
     """Per-agent state for writing decisions as a chain (encoding 2, used by the runtime)."""
 
@@ -677,6 +768,18 @@ class ChainEncoder:
                         and holder[name] == pholder[name]:
                     same.append(path)
                     del holder[name]
+                elif path == "shape" and isinstance(pholder, dict):
+                    moved = _shape_moved_only(holder.get("shape"), pholder.get("shape"))
+                    if moved is not None:  # the previous shape, but where the blocks went: chain.moved
+                        same.append(path)
+                        del holder[name]
+                        chain["moved"] = moved
+            if "inputs.sections" not in same and isinstance(inputs, dict) \
+                    and isinstance(self._prev_meta.get("inputs"), dict):
+                edited = encode_sections(inputs.get("sections"), self._prev_meta["inputs"].get("sections"))
+                if edited is not None:
+                    chain["sections"] = edited
+                    del inputs["sections"]
         if same:
             chain["same"] = same
         if isinstance(inputs, dict) and isinstance(inputs.get("overflow"), dict) and inputs["overflow"]:
@@ -961,6 +1064,13 @@ def resolve_chain_metadata(meta: dict[str, Any], prev_meta: dict[str, Any] | Non
             if not isinstance(inputs, dict):
                 inputs = out["inputs"] = {}
             inputs[tail] = pin[tail]
+    if "sections" in chain:
+        prev_inputs = prev_meta.get("inputs") if isinstance(prev_meta, dict) else None
+        sections = resolve_sections(chain["sections"], prev_inputs.get("sections") if isinstance(prev_inputs, dict)
+                                    else None, where)
+        if not isinstance(inputs, dict):
+            inputs = {}
+        inputs = out["inputs"] = {**inputs, "sections": sections}
     if "moved" in chain:
         shape = out.get("shape")
         if not isinstance(shape, dict):

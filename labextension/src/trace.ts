@@ -795,6 +795,49 @@ function movedOf(runs: unknown, where: string): Record<string, unknown[]> {
 }
 
 /**
+ * `resolve_sections`: `chain.sections` against the previous decision's resolved `inputs.sections` —
+ * `{"p": i | [i, n]}` those sections, `{"e": i, "content": ops}` section i with its content line-edited,
+ * anything else a section as it is. Throws where Python raises.
+ */
+export function resolveSections(items: unknown, prev: unknown, where: string): unknown[] {
+  if (!Array.isArray(items)) {
+    throw new Error(`${where}: chain.sections is not a list`);
+  }
+  const out: unknown[] = [];
+  for (const item of items) {
+    if (!isPlainObject(item)) {
+      throw new Error(`${where}: chain.sections has ${excerptOf(JSON.stringify(item) ?? String(item))}, not a section or a reference`);
+    }
+    const keys = Object.keys(item);
+    if ('p' in item && keys.length === 1) {
+      const ref = item.p;
+      let start = -1;
+      let n = 0;
+      if (isPyInt(ref)) {
+        [start, n] = [ref, 1];
+      } else if (Array.isArray(ref) && ref.length === 2 && isPyInt(ref[0]) && isPyInt(ref[1])) {
+        [start, n] = [ref[0], ref[1]];
+      }
+      if (!Array.isArray(prev) || start < 0 || n < 1 || start + n > prev.length) {
+        throw new Error(`${where}: chain.sections refers to previous sections ${excerptOf(JSON.stringify(ref) ?? String(ref))}, which do not exist`);
+      }
+      out.push(...prev.slice(start, start + n));
+    } else if ('e' in item && 'content' in item && keys.length === 2) {
+      const j = item.e;
+      if (!isPyInt(j) || !Array.isArray(prev) || j < 0 || j >= prev.length || !isPlainObject(prev[j])) {
+        throw new Error(`${where}: chain.sections edits previous section ${excerptOf(JSON.stringify(j) ?? String(j))}, which does not exist`);
+      }
+      const base = prev[j] as Record<string, any>;
+      const content = typeof base.content === 'string' ? base.content : null;
+      out.push({ ...base, content: applyLineEdit(content, item.content, `${where}: chain.sections[${out.length}]`) });
+    } else {
+      out.push(item);
+    }
+  }
+  return out;
+}
+
+/**
  * `resolve_chain_metadata`: the metadata with what `chain.same`, `chain.moved` and `chain.overflow`
  * stand for put back and `chain` removed (the rows are decoded apart). Throws where Python raises.
  */
@@ -841,6 +884,11 @@ export function resolveChainMetadata(
       }
       inputs[tail] = pin[tail];
     }
+  }
+  if ('sections' in chain) {
+    const prevInputs = prevMeta ? prevMeta.inputs : undefined;
+    const sections = resolveSections(chain.sections, isPlainObject(prevInputs) ? prevInputs.sections : undefined, where);
+    inputs = out.inputs = { ...(isPlainObject(inputs) ? inputs : {}), sections };
   }
   if ('moved' in chain) {
     const shape = out.shape;
