@@ -794,6 +794,81 @@ function movedOf(runs: unknown, where: string): Record<string, unknown[]> {
   return out;
 }
 
+/** The metadata a chained decision may record as a patch of the previous decision's (`chain.patch`). */
+const PATCH_KEYS = ['decision', 'report', 'budget'];
+const DELETE: unique symbol = Symbol('removed');
+
+/**
+ * `apply_patch`: `base` with a patch applied — `{key: p}`, `p` one of `[value]` (set), `[]` (removed),
+ * `[a, text, b]` (the base string's first a characters, text, its last b) or a patch (of an object, or
+ * of a list of the same length: keys "0", "1" ...). Throws where Python raises.
+ */
+export function applyPatch(base: unknown, patch: unknown, where: string): unknown {
+  if (!isPlainObject(patch)) {
+    throw new Error(`${where}: ${excerptOf(JSON.stringify(patch) ?? String(patch))} is not a patch`);
+  }
+  if (isPlainObject(base)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(base)) {
+      Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    }
+    for (const [k, p] of Object.entries(patch)) {
+      const present = Object.prototype.hasOwnProperty.call(base, k);
+      const value = applyValue(present ? (base as Record<string, unknown>)[k] : undefined, present, p, `${where}.${k}`);
+      if (value === DELETE) {
+        delete out[k];
+      } else {
+        Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
+      }
+    }
+    return out;
+  }
+  if (Array.isArray(base)) {
+    const items = base.slice();
+    for (const [k, p] of Object.entries(patch)) {
+      if (!(/^[0-9]+$/.test(k) && Number(k) < items.length)) {
+        throw new Error(`${where}: a patch of a list of ${items.length} has the position ${excerptOf(JSON.stringify(k))}`);
+      }
+      const value = applyValue(items[Number(k)], true, p, `${where}[${k}]`);
+      if (value === DELETE) {
+        throw new Error(`${where}[${k}]: a patch removes an item of a list`);
+      }
+      items[Number(k)] = value;
+    }
+    return items;
+  }
+  throw new Error(`${where}: a patch of ${excerptOf(JSON.stringify(base) ?? String(base))}, which is neither an object nor a list`);
+}
+
+function applyValue(base: unknown, present: boolean, p: unknown, where: string): unknown {
+  if (isPlainObject(p)) {
+    if (!present) {
+      throw new Error(`${where}: a patch of a value the previous decision does not have`);
+    }
+    return applyPatch(base, p, where);
+  }
+  if (!Array.isArray(p) || ![0, 1, 3].includes(p.length)) {
+    throw new Error(`${where}: ${excerptOf(JSON.stringify(p) ?? String(p))} is not [], [value], [a, text, b] or a patch`);
+  }
+  if (p.length === 0) {
+    return DELETE;
+  }
+  if (p.length === 1) {
+    return p[0];
+  }
+  const [a, text, b] = p;
+  if (!(isPyInt(a) && isPyInt(b) && a >= 0 && b >= 0 && (text === null || typeof text === 'string'))) {
+    throw new Error(`${where}: ${excerptOf(JSON.stringify(p))} is not [a, text, b]`);
+  }
+  if (text === null || base === null) {
+    return null;
+  }
+  if (typeof base !== 'string' || a + b > base.length) {
+    throw new Error(`${where}: [a, text, b] edits ${excerptOf(JSON.stringify(base) ?? String(base))}, not a text of at least ${a + b} characters`);
+  }
+  return base.slice(0, a) + text + base.slice(base.length - b);
+}
+
 /**
  * `resolve_sections`: `chain.sections` against the previous decision's resolved `inputs.sections` —
  * `{"p": i | [i, n]}` those sections, `{"e": i, "content": ops}` section i with its content line-edited,
@@ -883,6 +958,18 @@ export function resolveChainMetadata(
         inputs = out.inputs = {};
       }
       inputs[tail] = pin[tail];
+    }
+  }
+  const patches = chain.patch;
+  if (patches !== undefined && patches !== null) {
+    if (!isPlainObject(patches) || !Object.keys(patches).every(k => PATCH_KEYS.includes(k))) {
+      throw new Error(`${where}: chain.patch is not an object of ${PATCH_KEYS.join(', ')}`);
+    }
+    for (const [key, patch] of Object.entries(patches)) {
+      if (!prevMeta || !Object.prototype.hasOwnProperty.call(prevMeta, key)) {
+        throw new Error(`${where}: chain.patch['${key}'] without a previous ${key}`);
+      }
+      out[key] = applyPatch(prevMeta[key], patch, `${where}: chain.patch.${key}`);
     }
   }
   if ('sections' in chain) {
