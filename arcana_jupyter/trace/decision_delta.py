@@ -619,6 +619,33 @@ def align_rows(new: dict[str, list[Any]], prev: dict[str, list[Any]]) -> list[li
     return out
 
 
+def _unalign_changed(align: list[list[int]], new: dict[str, list[Any]], prev: dict[str, list[Any]]
+                     ) -> list[list[int]] | None:
+    """``align`` without the rows that are not history messages and whose ``token_count_after``
+    changed; None when there is none (or the columns to tell are missing)."""
+    tn, tp, src = new.get("token_count_after"), prev.get("token_count_after"), new.get("source")
+    if tn is None or tp is None or src is None:
+        return None
+    out: list[list[int]] = []
+    dropped = False
+    for start, length, prev_start in align:
+        # history rows (almost all of them) keep their segment in one piece: checked in C
+        if "history" in src[start:start + length] and all(map(eq, src[start:start + length], repeat("history"))):
+            out.append([start, length, prev_start])
+            continue
+        for k in range(length):
+            i, j = start + k, prev_start + k
+            if src[i] != "history" and tn[i] != tp[j]:
+                dropped = True
+                continue
+            last = out[-1] if out else None
+            if last is not None and last[0] + last[1] == i and last[2] + last[1] == j:
+                last[1] += 1
+            else:
+                out.append([i, 1, j])
+    return out if dropped else None
+
+
 def aligned_base(col: list[Any], align: list[list[int]], count: int) -> list[Any]:
     """The previous decision's values of one column at the new decision's positions (:data:`NO_ROW` where none)."""
     out: list[Any] = []
@@ -879,6 +906,14 @@ class ChainEncoder:
             align = align_rows(cols, prev)
             enc = _encode_masked(cols, {k: aligned_base(prev[k], align, count) for k in cols}, count)
             spec["align"] = align
+            loose = _unalign_changed(align, cols, prev)
+            if loose is not None:
+                # rows other than history messages whose tokens changed (the input, a section that grew),
+                # left unaligned: they then change in every column, so the columns that change where a
+                # recalled message comes or goes (and there) can be written for those positions only
+                other = _encode_masked(cols, {k: aligned_base(prev[k], loose, count) for k in cols}, count)
+                if _size({**spec, "align": loose, "columns": other}) < _size({**spec, "columns": enc}):
+                    enc, spec["align"] = other, loose
         spec["columns"] = enc
         size = len(json.dumps(spec, separators=(",", ":"), default=str))  # what the row part weighs
         chain: dict[str, Any] = {"v": CHAIN_VERSION, "prev": None if keyframe else self._prev_id}
