@@ -295,9 +295,11 @@ SAME_PATHS = ("tools", "builder", "calibration", "shape", "tool_loop", "inputs.p
 """The metadata a chained decision may take from the previous one (``chain.same``)."""
 MAX_CHAIN = 512
 """A keyframe at least every this many decisions of an agent (bounds a random read's walk back)."""
-KEYFRAME_RATIO = 2
+KEYFRAME_RATIO = 3
 """A keyframe once the deltas since the last one hold this many times its bytes: keyframes then cost at
-most half of what the deltas between them cost, at any length of the history."""
+most a third of what the deltas between them cost, at any length of the history (a keyframe of
+string columns is a value table and indexes: about two thirds of what ops made it, so a random read
+walks back about as many bytes as it did with a ratio of 2)."""
 _MIN_RUN = 3
 _MIN_COPY = 3
 _Q = 10000
@@ -472,6 +474,20 @@ def _plain_ops(new: Sequence[Any], base: Sequence[Any], a: int, b: int, out: lis
         out.append(_literal(lit))
 
 
+def _table_op(values: Sequence[Any]) -> list[Any] | None:
+    """``["k", table, [i, ...]]`` for a whole column of strings, booleans and nulls with few distinct
+    values (a keyframe's reasons, outcomes, flags: runs interleaved with single values cost more as
+    ops); None for any other column."""
+    kinds = set(map(type, values))
+    if not values or not kinds <= {str, bool, type(None)}:
+        return None
+    table = list(dict.fromkeys(values))
+    if len(table) > 64:
+        return None
+    where = {v: k for k, v in enumerate(table)}  # str, bool and None never hash equal to one another
+    return ["k", table, list(map(where.__getitem__, values))]
+
+
 def _literal(values: list[Any]) -> list[Any]:
     """``["v", ...values]``, or ``["k", table, [index, ...]]`` for strings (and nulls) that repeat:
     a keyframe's reasons and roles cost an index each, not their text."""
@@ -565,7 +581,8 @@ def encode_column(new: Sequence[Any], base: Sequence[Any] | None) -> list[Any]:
     out: list[Any] = []
     if base is None:
         _gap_ops(new, [NO_ROW] * len(new), 0, len(new), out)
-        return out
+        table = _table_op(new)
+        return [table] if table is not None and _size(table) < _size(out) else out
     flags = _same_flags(new, base)
     pos = 0
     for m in _RUN.finditer(flags):
