@@ -948,7 +948,7 @@ class ChainEncoder:
                         and holder[name] == pholder[name]:
                     same.append(path)
                     del holder[name]
-                elif path == "shape" and isinstance(pholder, dict):
+                elif path == "shape" and isinstance(holder, dict) and isinstance(pholder, dict):
                     moved = _shape_moved_only(holder.get("shape"), pholder.get("shape"))
                     if moved is not None:  # the previous shape, but where the blocks went: chain.moved
                         same.append(path)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_decision_chain import _check_reads, _record
 
 from arcana_jupyter.messages import Message
 from arcana_jupyter.providers.shaping import MERGE_SEPARATOR
@@ -31,8 +32,6 @@ from arcana_jupyter.trace.decision_delta import (
 from arcana_jupyter.trace.prompt_sent import JOIN_SEPARATOR, PromptSentEncoder, resolve_prompt_sent
 from arcana_jupyter.trace.reader import TraceReader
 from arcana_jupyter.trace.redact import Redactor
-
-from test_decision_chain import _check_reads, _record
 
 
 def _random_value(rng: random.Random, depth: int = 0) -> Any:
@@ -205,7 +204,8 @@ def test_keyframe_value_tables_decode() -> None:
     rng = random.Random(7)
     for _ in range(300):
         n = rng.randrange(1, 400)
-        table = rng.sample(["kept", "dropped", "block_dropped", None, True, False, "L0", "x" * 30], k=rng.randrange(1, 8))
+        values = ["kept", "dropped", "block_dropped", None, True, False, "L0", "x" * 30]
+        table = rng.sample(values, k=rng.randrange(1, 8))
         col = [rng.choice(table) if rng.random() < 0.9 else table[0] for _ in range(n)]
         ops = encode_column(col, None)
         assert decode_column(json.loads(json.dumps(ops)), None, n, "t")[0] == col
