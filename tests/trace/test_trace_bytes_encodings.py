@@ -142,10 +142,10 @@ def _sections(rng: random.Random, turn: int) -> list[dict[str, Any]]:
 def test_sections_round_trip_through_the_writer(mode: str) -> None:
     """What a reader resolves from the record as written (redacted) is the redaction of the sections."""
     rng = random.Random(f"sections-{mode}")
-    redactor = Redactor(mode)
+    redactor = Redactor(mode)  # type: ignore[arg-type]
     prev: list[dict[str, Any]] = _sections(rng, 20)
     prev_written = redactor.clean(prev)
-    forms = set()
+    forms: set[str] = set()
     for turn in range(21, 120):
         new = _sections(rng, turn) if rng.random() < 0.9 else prev
         items = encode_sections(new, prev)
@@ -210,7 +210,7 @@ def test_keyframe_value_tables_decode() -> None:
         ops = encode_column(col, None)
         assert decode_column(json.loads(json.dumps(ops)), None, n, "t")[0] == col
     # ints and floats keep their own ops (True == 1 must not share a table entry)
-    col = [True, 1, 1.0, False, 0, None] * 20
+    col: list[Any] = [True, 1, 1.0, False, 0, None] * 20
     assert decode_column(encode_column(col, None), None, len(col), "t")[0] == col
 
 
