@@ -921,16 +921,14 @@ class ChainEncoder:
             spec["align"] = []
         else:
             align = align_rows(cols, prev)
+            # rows other than history messages whose tokens changed (the input, a section that grew) are
+            # left unaligned: they then change in every column, so the columns that change where a
+            # recalled message comes or goes (and there) can be written for those positions only
+            # (measured over turns 930-970 of a 1,000-turn run: 4.6 -> 4.2 KB per decision; choosing the
+            # smaller of both alignments per decision saved 1% more for twice the encoding)
+            align = _unalign_changed(align, cols, prev) or align
             enc = _encode_masked(cols, {k: aligned_base(prev[k], align, count) for k in cols}, count)
             spec["align"] = align
-            loose = _unalign_changed(align, cols, prev)
-            if loose is not None:
-                # rows other than history messages whose tokens changed (the input, a section that grew),
-                # left unaligned: they then change in every column, so the columns that change where a
-                # recalled message comes or goes (and there) can be written for those positions only
-                other = _encode_masked(cols, {k: aligned_base(prev[k], loose, count) for k in cols}, count)
-                if _size({**spec, "align": loose, "columns": other}) < _size({**spec, "columns": enc}):
-                    enc, spec["align"] = other, loose
         spec["columns"] = enc
         size = len(json.dumps(spec, separators=(",", ":"), default=str))  # what the row part weighs
         chain: dict[str, Any] = {"v": CHAIN_VERSION, "prev": None if keyframe else self._prev_id}
