@@ -872,6 +872,27 @@ def apply_patch(base: Any, patch: Any, where: str) -> Any:
 _DELETE: Any = object()
 
 
+_META_ORDER = ("step", "decision", "report", "budget", "request_digest", "history_len", "inputs")
+"""How a decision's metadata starts (``ContextDecisionMetadata``'s order): a patched key is put back
+at its place, so a resolved decision reads (and prints, ``--json``) in the order it did unpatched."""
+
+
+def _in_written_order(out: dict[str, Any], patched: list[str]) -> dict[str, Any]:
+    rank = {k: i for i, k in enumerate(_META_ORDER)}
+    pending = sorted(patched, key=lambda k: rank.get(k, len(rank)))
+    result: dict[str, Any] = {}
+    for k, v in out.items():
+        if k in patched:
+            continue
+        while pending and rank.get(pending[0], len(rank)) < rank.get(k, len(rank)):
+            first = pending.pop(0)
+            result[first] = out[first]
+        result[k] = v
+    for k in pending:
+        result[k] = out[k]
+    return result
+
+
 def _apply_value(base: Any, present: bool, p: Any, where: str) -> Any:
     if isinstance(p, dict):
         if not present:
@@ -1260,6 +1281,7 @@ def resolve_chain_metadata(meta: dict[str, Any], prev_meta: dict[str, Any] | Non
             if not isinstance(prev_meta, dict) or key not in prev_meta:
                 raise ValueError(f"{where}: chain.patch[{key!r}] without a previous {key}")
             out[key] = apply_patch(prev_meta[key], patch, f"{where}: chain.patch.{key}")
+        out = _in_written_order(out, list(patches))
     if "sections" in chain:
         prev_inputs = prev_meta.get("inputs") if isinstance(prev_meta, dict) else None
         sections = resolve_sections(chain["sections"], prev_inputs.get("sections") if isinstance(prev_inputs, dict)

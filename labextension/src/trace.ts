@@ -796,6 +796,8 @@ function movedOf(runs: unknown, where: string): Record<string, unknown[]> {
 
 /** The metadata a chained decision may record as a patch of the previous decision's (`chain.patch`). */
 const PATCH_KEYS = ['decision', 'report', 'budget'];
+/** How a decision's metadata starts (`_META_ORDER` in Python): where a patched key is put back. */
+const META_ORDER = ['step', 'decision', 'report', 'budget', 'request_digest', 'history_len', 'inputs'];
 const DELETE: unique symbol = Symbol('removed');
 
 /**
@@ -970,6 +972,33 @@ export function resolveChainMetadata(
         throw new Error(`${where}: chain.patch['${key}'] without a previous ${key}`);
       }
       out[key] = applyPatch(prevMeta[key], patch, `${where}: chain.patch.${key}`);
+    }
+    // a patched key back at its place (`_in_written_order`): the metadata reads in the order it was written
+    const rank = (k: string): number => (META_ORDER.includes(k) ? META_ORDER.indexOf(k) : META_ORDER.length);
+    const patched = Object.keys(patches);
+    const pending = patched.slice().sort((a, b) => rank(a) - rank(b));
+    const ordered: Record<string, any> = {};
+    const put = (k: string, v: unknown): void => {
+      Object.defineProperty(ordered, k, { value: v, enumerable: true, writable: true, configurable: true });
+    };
+    for (const [k, v] of Object.entries(out)) {
+      if (patched.includes(k)) {
+        continue;
+      }
+      while (pending.length && rank(pending[0]) < rank(k)) {
+        const first = pending.shift()!;
+        put(first, out[first]);
+      }
+      put(k, v);
+    }
+    for (const k of pending) {
+      put(k, out[k]);
+    }
+    for (const k of Object.keys(out)) {
+      delete out[k];
+    }
+    for (const [k, v] of Object.entries(ordered)) {
+      Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
     }
   }
   if ('sections' in chain) {
