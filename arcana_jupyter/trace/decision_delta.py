@@ -6,8 +6,8 @@ O(history) rows every turn — O(n²) bytes over a run. Two encodings, both read
 
 - **Encoding 2, chained decisions** (what the runtime writes; :class:`ChainEncoder`,
   :class:`ChainResolver`, docs/TRACE_FORMAT.md "Chained decisions"): each decision against the
-  previous one of its agent, metadata that did not change referenced, keyframes that thin out as the
-  history grows — see the section below.
+  previous one of its agent, metadata that did not change referenced and metadata that changed a
+  little patched or line-edited, keyframes that thin out as the history grows — see the section below.
 - **Encoding 1, keyframes and deltas** (older traces; :class:`DeltaEncoder`, :func:`resolve_decision`,
   :class:`DecisionResolver`): every few turns a full list (a *keyframe*), otherwise a delta::
 
@@ -275,6 +275,9 @@ class DecisionResolver:
 #     "chain": {"v": 2, "prev": "e_000123" | null,
 #               "same": ["tools", "builder", "inputs.pins", ...],   # copied from the previous decision
 #               "overflow": {"checkpoint": [[1, 187]]},            # inputs.overflow as runs, when not "same"
+#               "patch": {"budget": {"used": [6868]}, ...},        # decision/report/budget patched (make_patch)
+#               "sections": [{"e": 0, "content": [[0, 3], "…\n"]}, {"p": [1, 2]}],  # encode_sections
+#               "moved": [[1, 3, "system", 0], ...],               # shape.moved as runs
 #               "rows": {"count": 573, "keys": ["index", "role", ...],
 #                        "align": [[0, 567, 0], [569, 4, 567]],     # [start, length, start in the previous]
 #                        "columns": {"outcome": [530, ["v", "kept", "dropped"], 41], ...}}}
@@ -287,7 +290,16 @@ class DecisionResolver:
 # (k + d)/10000 where k/10000 is the aligned previous value. A column may instead be ``[["m", ref, ops]]``:
 # the previous values, except where the earlier column ``ref`` did not copy (there: ``ops``' values).
 # ``prev`` null is a keyframe (no copies, no aligned rows): written when the chain since the last one
-# holds twice a keyframe's bytes, so keyframes cost at most half of what the deltas between them cost.
+# holds three times a keyframe's bytes, so keyframes cost at most a third of what the deltas between
+# them cost. ``prev`` is always the previous decision of the agent (the one-pass readers keep only the
+# last decisions decoded; a ``prev`` further back would make them walk back to a keyframe).
+#
+# What a record costs since issue 26 (docs/TRACE_FORMAT.md "Bytes per turn"): what changed, as far as
+# the encoder can see it — metadata that moved a little as patches (``make_patch``), the adaptive
+# sections as line edits of the previous decision's (``encode_sections``, the line edits of
+# trace/prompt_sent.py), a shape whose ``moved`` alone changed in ``same``, rows other than history
+# messages whose tokens changed left unaligned (``_unalign_changed``: the recall churn's columns then
+# mask on the outcome's changes), a keyframe's string columns as value tables (``_table_op``).
 
 CHAIN_VERSION = 2
 SAME_PATHS = ("tools", "builder", "calibration", "shape", "tool_loop", "inputs.pins", "inputs.sections",
