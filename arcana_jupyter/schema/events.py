@@ -758,13 +758,6 @@ class TraceEvent(Envelope):
         })
 
 
-def parse_metadata(event_type: str, metadata: dict[str, Any]) -> Record:  # JSON edge: a line
-    """The typed metadata of one event (raises ``pydantic.ValidationError`` when a known key has the
-    wrong type); an unknown event type gives a plain :class:`Record` (forward compatible)."""
-    model = METADATA_MODELS.get(event_type, Record)
-    return model.model_validate(metadata)
-
-
 def metadata_keys(event_type: str) -> list[str]:
     """The metadata keys of an event type as the trace spells them (aliases: ``gen_ai.system`` ...)."""
     return [info.alias or name for name, info in METADATA_MODELS[event_type].model_fields.items()]
