@@ -85,15 +85,16 @@ def _session(folder: Path, run_id: str, engine: bool) -> Path:
     return folder / f"{run_id}.jsonl"
 
 
-def _masked_line(line: str) -> str:
+def _masked_line(line: str, folder: Path) -> str:
     obj = json.loads(line)
+    where = str(folder)
 
     def walk(value: Any) -> Any:
         if isinstance(value, dict):
             return {k: ("<masked>" if k in _VOLATILE else walk(v)) for k, v in value.items()}
         if isinstance(value, list):
             return [walk(v) for v in value]
-        return _TS.sub("<ts>", value) if isinstance(value, str) else value
+        return _TS.sub("<ts>", value.replace(where, "<dir>")) if isinstance(value, str) else value
 
     return json.dumps(walk(obj), sort_keys=True)
 
@@ -165,13 +166,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--keep", type=Path, default=None, help="write the hashed texts to this folder")
     args = parser.parse_args(argv)
     parts: dict[str, list[str]] = {}
-    tmp = Path(tempfile.gettempdir()) / "arcana_scripted_trace_digest"  # one path: the trace records it
-    shutil.rmtree(tmp, ignore_errors=True)
+    # a folder of this run's own (runs at the same time don't share it); the trace records it
+    # (run_start's trace_dir), so it is masked as <dir> like the CLI's outputs
+    tmp = Path(tempfile.mkdtemp(prefix="arcana_scripted_trace_digest_"))
     try:
         for engine in (False, True):
             mode = "adaptive" if engine else "classic"
             path = _session(Path(tmp) / mode, f"r_20261201_000000_{'ad' if engine else 'c1'}0000", engine)
-            parts[f"{mode}.trace"] = [_masked_line(x) for x in path.read_text().splitlines() if x.strip()]
+            parts[f"{mode}.trace"] = [_masked_line(x, path.parent) for x in path.read_text().splitlines() if x.strip()]
             parts[f"{mode}.spans"] = _spans(path)
             parts[f"{mode}.replay"] = _replay(path)
             parts[f"{mode}.cli"] = _cli(path)
