@@ -132,10 +132,54 @@ def static_score(role: str, error: bool) -> float:
     return W_ROLE * ROLE_WEIGHT.get(role, 0.5) + (W_ERROR if error else 0.0)
 
 
+def recency(age_turns: int) -> float:
+    """The recency part of the score, weighted: ``W_RECENCY / (1 + age / RECENCY_HALF_TURNS)``."""
+    return W_RECENCY / (1.0 + max(0, age_turns) / RECENCY_HALF_TURNS)
+
+
 def combined(bm25: float, age_turns: int, static: float) -> float:
     """The recorded relevance score (rounded to 4 decimals so JSON is stable)."""
-    recency = 1.0 / (1.0 + max(0, age_turns) / RECENCY_HALF_TURNS)
-    return round(W_BM25 * bm25 + W_RECENCY * recency + static, 4)
+    return round(W_BM25 * bm25 + recency(age_turns) + static, 4)
+
+
+class RecordedScores:
+    """The relevance score recorded for each history message of one build: :func:`combined` of its
+    match to the question (``match``, missing: 0), its age in turns before ``current_turn`` and its
+    ``static`` score. Called once per history message on every build, so the part that does not
+    depend on the question (recency and static score, the same for a turn's messages of one role)
+    is computed once per build for the messages the question does not match."""
+
+    __slots__ = ("_plain", "_recency", "current", "infos", "match", "turns")
+
+    def __init__(self, match: dict[int, float], turns: list[int | None], infos: list[Any],
+                 current_turn: int | None) -> None:
+        self.match = match
+        self.turns = turns
+        self.infos = infos
+        self.current = current_turn
+        self._recency: dict[int | None, float] = {}
+        self._plain: dict[tuple[int | None, float], float] = {}
+
+    def recency_of(self, turn: int | None) -> float:
+        """:func:`recency` of a message of this turn (age 0 for no turn, or no current turn)."""
+        hit = self._recency.get(turn)
+        if hit is None:
+            cur = self.current
+            age = cur - turn if (cur is not None and turn is not None and turn < cur) else 0
+            hit = self._recency[turn] = recency(age)
+        return hit
+
+    def __call__(self, i: int) -> float:
+        t = self.turns[i]
+        static = self.infos[i].static
+        m = self.match.get(i)
+        if m is None:  # W_BM25 * 0.0 + r == r: the same float as combined(0.0, ...)
+            key = (t, static)
+            hit = self._plain.get(key)
+            if hit is None:
+                hit = self._plain[key] = round(self.recency_of(t) + static, 4)
+            return hit
+        return round(W_BM25 * m + self.recency_of(t) + static, 4)
 
 
 class RelevanceIndex:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..messages import Message, ToolSpec, request_digest
 from ..schema.pins import Pin
@@ -26,20 +26,31 @@ from .decisions import (
 )
 from .sections import ContextSection
 
+if TYPE_CHECKING:
+    from .plan import Plan
+
 MSG_FIELDS = frozenset(MessageDecision.model_fields)
 
 
-def make_decision(**values: Any) -> MessageDecision:
-    """A MessageDecision from already-valid values, skipping validation (thousands per build).
+_new = MessageDecision.__new__
+_set = object.__setattr__
 
-    Callers pass every field; the objects dump and validate like any other.
-    """
-    obj = MessageDecision.__new__(MessageDecision)
-    object.__setattr__(obj, "__dict__", values)
-    object.__setattr__(obj, "__pydantic_fields_set__", MSG_FIELDS)
-    object.__setattr__(obj, "__pydantic_extra__", None)
-    object.__setattr__(obj, "__pydantic_private__", None)
+
+def decision_from(values: dict[str, Any]) -> MessageDecision:
+    """A MessageDecision from a dict of already-valid values, every field given, skipping
+    validation (a build makes one per history message). The one place that sets pydantic's
+    instance slots by hand: the objects dump and validate like any other."""
+    obj = _new(MessageDecision)
+    _set(obj, "__dict__", values)
+    _set(obj, "__pydantic_fields_set__", MSG_FIELDS)
+    _set(obj, "__pydantic_extra__", None)
+    _set(obj, "__pydantic_private__", None)
     return obj
+
+
+def make_decision(**values: Any) -> MessageDecision:
+    """:func:`decision_from` with the fields as keywords."""
+    return decision_from(values)
 
 
 @dataclass(frozen=True)
@@ -94,7 +105,7 @@ class Assembly:
     task_tokens: int
     tools_tokens: int
     reply_priming: int
-    plan: dict[str, Any]
+    plan: Plan
 
 
 def _common_start(a: str, b: str) -> int:
