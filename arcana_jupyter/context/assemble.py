@@ -194,6 +194,7 @@ def _decide_conversation(build: Build, strategy: str, plan: Plan, prompt: _Promp
     folded = plan.fold_until if prompt.summary is not None else 0
     dropped_until = max(plan.drop_until, plan.mid_from, window if strategy != "tail_preserve" else 0)
     middle_rendered: dict[int, tuple[Message, int, Fidelity]] = {}
+    rows, row = build.state.rows, build.state.row
 
     def put(i: int, msg: Message, tokens: int, outcome: str, level: Fidelity | None, reason: str,
             relevance: float | None) -> None:
@@ -230,16 +231,12 @@ def _decide_conversation(build: Build, strategy: str, plan: Plan, prompt: _Promp
                     "reason": S.SUMMARIZED, "layer": "working", "source": "history", "section": None,
                     "pinned": False, "turn": turns[i], "position": None, "recalled": False, "anchor_position": None,
                 })
-        elif u < dropped_until:  # the hot loop of long histories
+        elif u < dropped_until:  # the hot loop of long histories: the message's own row, copied
             for i in unit:
-                info = infos[i]
-                decisions[i] = decision_from({
-                    "index": i, "role": info.msg.role, "outcome": "dropped", "fidelity": None,
-                    "relevance_score": score(i), "token_count_before": info.tokens, "token_count_after": 0,
-                    "reason": S.STALE_TOOL_RESULT if i in stale else drop_reason, "layer": "working",
-                    "source": "history", "section": None, "pinned": False, "turn": turns[i], "position": None,
-                    "recalled": False, "anchor_position": None,
-                })
+                values = (rows[i] or row(i)).copy()
+                values["relevance_score"] = score(i)
+                values["reason"] = S.STALE_TOOL_RESULT if i in stale else drop_reason
+                decisions[i] = decision_from(values)
         elif u < window:  # tail_preserve middle band
             assert plan.level is not None
             for i in unit:
@@ -259,13 +256,13 @@ def _decide_conversation(build: Build, strategy: str, plan: Plan, prompt: _Promp
                     continue
                 info = infos[i]
                 stable.append(Item(info.msg, info.tokens, i))
-                decisions[i] = decision_from({
-                    "index": i, "role": info.msg.role, "outcome": "kept", "fidelity": "L0",
-                    "relevance_score": score(i), "token_count_before": info.tokens,
-                    "token_count_after": info.tokens, "reason": keep_reason, "layer": "working",
-                    "source": "history", "section": None, "pinned": False, "turn": turns[i], "position": None,
-                    "recalled": False, "anchor_position": None,
-                })
+                values = (rows[i] or row(i)).copy()
+                values["outcome"] = "kept"
+                values["fidelity"] = "L0"
+                values["relevance_score"] = score(i)
+                values["token_count_after"] = info.tokens
+                values["reason"] = keep_reason
+                decisions[i] = decision_from(values)
     return middle_rendered
 
 

@@ -194,12 +194,13 @@ class Build:
         room = available - rounded if available - rounded >= input_cost else available - fixed_nonconv
 
         # before any await: the shared index may grow meanwhile
-        self.match, self.via, self.lexical = self.relevance(strategy != "passthrough" and b.recall)
+        self.match, self.via, self.lexical = self._question_relevance(strategy != "passthrough" and b.recall)
         # the blocks policy's small block takes the question's literal best matches too (no feedback
         # expansion, which on look-alike turns ranks the look-alikes with the answer)
         query = self.query() if b.drop_policy == "blocks" and strategy != "passthrough" and b.recall else ""
-        self.literal: dict[int, float] = (
-            self.index.scores(query, limit=self.n_history, feedback=False) if query else {})
+        self.literal: dict[int, float] = self.cache.question_scores(
+            self.index, ("literal", query, self.n_history),
+            lambda: self.index.scores(query, limit=self.n_history, feedback=False)) if query else {}
 
         self.stale: set[int] = set() if strategy == "passthrough" else self.state.stale()
         plan = plan_conversation(self, strategy, overflow, unit_tokens, room)
@@ -241,6 +242,26 @@ class Build:
             for k in plain:
                 sec_render[k] = self.fit_section(sec_msgs[k], sec_tokens[k], cap * sec_tokens[k] // max(1, plain_total))
         return sec_render
+
+    def _question_relevance(self, recall: bool) -> tuple[dict[int, float], dict[int, str], dict[int, float]]:
+        """:meth:`relevance`, computed once for the builds of one call (same question, same history)."""
+        store = self.builder.embeddings
+        key = ("relevance", self.query(), self.n_history, recall,
+               None if store is None else (store.ident, self.builder.fusion.spec()))
+
+        computed = False
+
+        def compute() -> tuple[dict[int, float], dict[int, str], dict[int, float], list[str]]:
+            nonlocal computed
+            computed = True
+            before = len(self.notes)
+            match, via, lexical = self.relevance(recall)
+            return match, via, lexical, self.notes[before:]
+
+        match, via, lexical, notes = self.cache.question_scores(self.index, key, compute)
+        if not computed:  # the notes the computation wrote, as it would have written them
+            self.notes.extend(notes)
+        return match, via, lexical
 
     def relevance(self, recall: bool) -> tuple[dict[int, float], dict[int, str], dict[int, float]]:
         """``(match, via, bm25)`` of history messages against the current input + task (+ this turn's

@@ -3,8 +3,9 @@
 A :class:`MessageCache` recognises the history a caller passes again (the same :class:`Message`
 objects, or plain dicts with the same content as last time) and extends one shared
 :class:`~.history.HistoryState` when the history only grew; it keeps per message what never changes
-(token counts, compressed forms, sentences), the token count of the tool specs, and the summariser's
-texts. It never changes a result, only how fast it is computed.
+(token counts, compressed forms, sentences), the token count of the tool specs, the summariser's
+texts, and the question's scores while the history does not grow (the builds of one call). It
+never changes a result, only how fast it is computed.
 """
 
 from __future__ import annotations
@@ -12,19 +13,25 @@ from __future__ import annotations
 import copy
 import operator
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from ..messages import Message, MessageLike, ToolSpec, as_message
 from ..tokens import TokenCounter
 from .decisions import Fidelity
 from .fidelity import FidelityPolicy, render
 from .history import HistoryState, MessageInfo
+from .relevance import RelevanceIndex
+
+T = TypeVar("T")
+_MISSING = object()
 
 CACHE_MAX = 200_000
 """Entries a cache keyed by content holds before it starts again (a bound on memory)."""
 SUMMARIES_KEPT = 64
 """Summariser texts kept (the latest)."""
+QUESTIONS_KEPT = 8
+"""Questions whose scores are kept while the history does not grow (:meth:`MessageCache.question_scores`)."""
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 """Where an excerpt may cut a message: after a sentence's end, or at a line break."""
 
@@ -62,6 +69,9 @@ class MessageCache:
         """The last history as passed, position by position: a copy of each dict, or the Message."""
         self._seen_msgs: list[Message] = []
         """... and the Message each position became."""
+        self._question: dict[tuple[Any, ...], Any] = {}
+        self._question_index: RelevanceIndex | None = None
+        self._question_size = 0
 
     # ---- history identity ------------------------------------------------------------------
     def messages(self, history: Sequence[MessageLike]) -> list[Message]:
@@ -194,6 +204,23 @@ class MessageCache:
             self._tools_key, self._tools_ref = key, tools
             self._tools_tokens = self.counter.count_tools(tools)
         return self._tools_tokens
+
+    # ---- the question's scores -------------------------------------------------------------
+    def question_scores(self, index: RelevanceIndex, key: tuple[Any, ...], compute: Callable[[], T]) -> T:
+        """``compute()``, or what it returned for the same ``key`` over the same ``index`` at its
+        current size: the builds of one call (the runtime builds again with the sections that cover
+        what did not fit, or with a smaller window) ask the same question of the same history. The
+        result is shared: callers only read it."""
+        if self._question_index is not index or self._question_size != len(index):
+            self._question_index, self._question_size = index, len(index)
+            self._question.clear()
+        hit = self._question.get(key, _MISSING)
+        if hit is _MISSING:
+            hit = compute()
+            if len(self._question) >= QUESTIONS_KEPT:
+                self._question.pop(next(iter(self._question)))
+            self._question[key] = hit
+        return hit  # type: ignore[no-any-return]
 
     # ---- the summariser's texts ------------------------------------------------------------
     def summary(self, key: tuple[Any, ...]) -> str | None:

@@ -145,11 +145,10 @@ def combined(bm25: float, age_turns: int, static: float) -> float:
 class RecordedScores:
     """The relevance score recorded for each history message of one build: :func:`combined` of its
     match to the question (``match``, missing: 0), its age in turns before ``current_turn`` and its
-    ``static`` score. Called once per history message on every build, so the part that does not
-    depend on the question (recency and static score, the same for a turn's messages of one role)
-    is computed once per build for the messages the question does not match."""
+    ``static`` score. Called once per history message on every build: the recency of each turn is
+    computed once per build."""
 
-    __slots__ = ("_plain", "_recency", "current", "infos", "match", "turns")
+    __slots__ = ("_recency", "current", "infos", "match", "turns")
 
     def __init__(self, match: dict[int, float], turns: list[int | None], infos: list[Any],
                  current_turn: int | None) -> None:
@@ -158,28 +157,21 @@ class RecordedScores:
         self.infos = infos
         self.current = current_turn
         self._recency: dict[int | None, float] = {}
-        self._plain: dict[tuple[int | None, float], float] = {}
 
     def recency_of(self, turn: int | None) -> float:
         """:func:`recency` of a message of this turn (age 0 for no turn, or no current turn)."""
-        hit = self._recency.get(turn)
-        if hit is None:
-            cur = self.current
-            age = cur - turn if (cur is not None and turn is not None and turn < cur) else 0
-            hit = self._recency[turn] = recency(age)
+        cur = self.current
+        age = cur - turn if (cur is not None and turn is not None and turn < cur) else 0
+        hit = self._recency[turn] = recency(age)
         return hit
 
     def __call__(self, i: int) -> float:
         t = self.turns[i]
-        static = self.infos[i].static
-        m = self.match.get(i)
-        if m is None:  # W_BM25 * 0.0 + r == r: the same float as combined(0.0, ...)
-            key = (t, static)
-            hit = self._plain.get(key)
-            if hit is None:
-                hit = self._plain[key] = round(self.recency_of(t) + static, 4)
-            return hit
-        return round(W_BM25 * m + self.recency_of(t) + static, 4)
+        rec = self._recency.get(t)
+        if rec is None:
+            rec = self.recency_of(t)
+        # W_BM25 * 0.0 + rec is rec: a message the question does not match scores combined(0.0, ...)
+        return round(W_BM25 * self.match.get(i, 0.0) + rec + self.infos[i].static, 4)
 
 
 class RelevanceIndex:

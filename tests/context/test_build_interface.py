@@ -70,3 +70,68 @@ def test_build_and_abuild_share_one_body() -> None:
     assert sync.digest() == asy.digest() and len(calls) == 2
     with pytest.raises(TypeError, match="abuild"):
         WorkingSetBuilder(budget, strategy="llm_summarize", summarizer=asummarize).build(history)
+
+
+def test_decision_from_makes_what_validation_makes() -> None:
+    from arcana_jupyter.context.decisions import MessageDecision
+    from arcana_jupyter.context.result import decision_from
+
+    values = {"index": 3, "role": "user", "outcome": "dropped", "fidelity": None, "relevance_score": 0.25,
+              "token_count_before": 12, "token_count_after": 0, "reason": "r", "layer": "working",
+              "source": "history", "section": None, "pinned": False, "turn": 2, "position": None,
+              "recalled": False, "anchor_position": None}
+    made, checked = decision_from(dict(values)), MessageDecision(**values)
+    assert made == checked and made.model_dump() == checked.model_dump()
+    assert made.model_fields_set == set(MessageDecision.model_fields)
+
+
+def test_recorded_scores_are_combined() -> None:
+    from arcana_jupyter.context.history import MessageInfo
+    from arcana_jupyter.context.relevance import RecordedScores, combined
+
+    msgs = [Message(role=r, content=c) for r, c in
+            (("user", "a"), ("assistant", "ValueError: b"), ("tool", "c"), ("user", "d"))]
+    infos = [MessageInfo(m, 5) for m in msgs]
+    turns: list[int | None] = [1, 4, None, 30]
+    match = {1: 0.5, 3: 1.0}
+    for current in (None, 1, 9, 30, 31):
+        score = RecordedScores(match, turns, infos, current)
+        for i, t in enumerate(turns):
+            age = current - t if current is not None and t is not None else 0
+            assert score(i) == combined(match.get(i, 0.0), age, infos[i].static), (current, i)
+
+
+def test_the_builds_of_one_call_score_the_question_once() -> None:
+    """The runtime builds again with other sections (the cover) or a smaller window: the question's
+    scores are computed once, and the builds are what a fresh builder makes."""
+    from arcana_jupyter.context.sections import ContextSection
+
+    history = [Message(role="user" if k % 2 == 0 else "assistant",
+                       content=f"turn {k}: the {['corgi', 'marathon', 'budget'][k % 3]} figure is {k * 7}. " * 6)
+               for k in range(80)]
+    kwargs = {"sections": [ContextSection(name="notes", content="the corgi is called Biscuit")]}
+    b = WorkingSetBuilder(TokenBudget(total_window=1500), drop_policy="blocks", embedder=None)
+    b.build(history, "what was the corgi figure?")
+    index = b._cache.state.rel
+    calls: list[str] = []
+    original = index.scores
+
+    def counted(query: str, limit: int | None = None, *, feedback: bool = True) -> dict[int, float]:
+        calls.append(query)
+        return original(query, limit, feedback=feedback)
+
+    index.scores = counted  # type: ignore[method-assign]
+    again = b.build(history, "what was the corgi figure?", **kwargs)
+    smaller = WorkingSetBuilder(TokenBudget(total_window=1400), drop_policy="blocks", embedder=None)
+    b.budget = smaller.budget
+    third = b.build(history, "what was the corgi figure?", **kwargs)
+    assert calls == []  # the same question over the same history: scored once
+    b.build(history, "and the marathon?")
+    assert calls  # another question: scored again
+    for build, fresh in ((again, WorkingSetBuilder(TokenBudget(total_window=1500), drop_policy="blocks",
+                                                   embedder=None).build(history, "what was the corgi figure?",
+                                                                        **kwargs)),
+                         (third, smaller.build(history, "what was the corgi figure?", **kwargs))):
+        assert build.decision.model_dump() == fresh.decision.model_dump()
+        assert build.digest() == fresh.digest()
+    assert all(row is None or row["relevance_score"] is None for row in b._cache.state.rows)
