@@ -27,9 +27,10 @@ in :mod:`.fidelity`; relevance in :mod:`.relevance`.
 
 This module is the façade: the settings and :meth:`WorkingSetBuilder.build` / ``abuild``. The work
 is split by idea: :mod:`.message_cache` (what a builder remembers between builds: the history's
-identity, per-message counts and compressed forms), :mod:`.build` (one build's inputs, budget
-arithmetic and relevance), :mod:`.plan` (the regions of the conversation), :mod:`.assemble` (the
-decisions and the prompt's order) and :mod:`.recall` (the earlier turns relevant to the question).
+identity, per-message counts and compressed forms, the question's scores within a call),
+:mod:`.build` (one build's inputs, budget arithmetic and relevance), :mod:`.plan` (the regions of
+the conversation), :mod:`.assemble` (the decisions and the prompt's order) and :mod:`.recall` (the
+earlier turns relevant to the question).
 """
 
 from __future__ import annotations
