@@ -128,10 +128,10 @@ def test_the_builds_of_one_call_score_the_question_once() -> None:
     assert calls == []  # the same question over the same history: scored once
     b.build(history, "and the marathon?")
     assert calls  # another question: scored again
-    for build, fresh in ((again, WorkingSetBuilder(TokenBudget(total_window=1500), drop_policy="blocks",
+    for made, fresh in ((again, WorkingSetBuilder(TokenBudget(total_window=1500), drop_policy="blocks",
                                                    embedder=None).build(history, "what was the corgi figure?",
                                                                         **kwargs)),
                          (third, smaller.build(history, "what was the corgi figure?", **kwargs))):
-        assert build.decision.model_dump() == fresh.decision.model_dump()
-        assert build.digest() == fresh.digest()
+        assert made.decision.model_dump() == fresh.decision.model_dump()
+        assert made.digest() == fresh.digest()
     assert all(row is None or row["relevance_score"] is None for row in b._cache.state.rows)
