@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from arcana_jupyter.adaptive import AdaptiveEngine
-from arcana_jupyter.adaptive.engine import SECTION_ACTIVE, SECTION_HARD, SECTION_SOFT
+from arcana_jupyter.adaptive.rendering import SECTION_ACTIVE, SECTION_HARD, SECTION_SOFT
 from arcana_jupyter.messages import Message
 from arcana_jupyter.tokens import TokenCounter
 from benchmarks._machine import cpu_model

@@ -31,7 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from arcana_jupyter.memory import KINDS, MemoryStore, Scope
+from arcana_jupyter.memory import MemoryStore, Scope
+from arcana_jupyter.memory.models import KINDS
 from arcana_jupyter.memory.store import FTS_RANK_CAP
 from benchmarks._machine import cpu_model
 

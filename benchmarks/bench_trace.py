@@ -76,40 +76,41 @@ def write_long_run(path: Path, turns: int, seed: int = 11) -> tuple[int, int]:
     """Write the synthetic run; returns (events, bytes)."""
     rng = random.Random(seed)
     w = TraceWriter(path, path.stem)
-    w.emit("run_start", {"model": "openai:gpt-4o-mini", "provider": "openai", "system_prompt": "You are helpful.",
-                         "config": {}, "tools": [], "notebook": None, "resumed_from": None})
+    w.emit_json("run_start", {"model": "openai:gpt-4o-mini", "provider": "openai", "system_prompt": "You are helpful.",
+                              "config": {}, "tools": [], "notebook": None, "resumed_from": None})
     hindex = 0
     for turn in range(1, turns + 1):
-        w.emit("turn_start", {"input_tokens": 40}, turn=turn)
+        w.emit_json("turn_start", {"input_tokens": 40}, turn=turn)
         hindex += 1
         user = Message(role="user", content=_text(rng, 50), turn=turn)
-        w.emit("user_message", {"message": user.record(), "history_index": hindex}, turn=turn)
+        w.emit_json("user_message", {"message": user.record(), "history_index": hindex}, turn=turn)
         d = _decision(turn, 40)
-        dec = w.emit("context_decision", {"step": 0, **d, "request_digest": digest(turn), "history_len": hindex + 1,
-                                          "inputs": {"pins": [], "sections": [], "task": None},
-                                          "builder": {"strategy": "auto", "total_window": 8192,
-                                                      "response_reserve": 1024, "model": "gpt-4o-mini"},
-                                          "tools": []}, turn=turn)
-        w.emit("prompt_snapshot", {"turn": turn, "step": 0, "model": "gpt-4o-mini",
-                                   "messages": [{"role": "user", "content": _text(rng, 40)} for _ in range(12)],
-                                   "tools": [], "response_format": None, "budget_snapshot": d["budget"]},
-               turn=turn, parent_id=dec.event_id)
+        dec = w.emit_json("context_decision", {"step": 0, **d, "request_digest": digest(turn),
+                                               "history_len": hindex + 1,
+                                               "inputs": {"pins": [], "sections": [], "task": None},
+                                               "builder": {"strategy": "auto", "total_window": 8192,
+                                                           "response_reserve": 1024, "model": "gpt-4o-mini"},
+                                               "tools": []}, turn=turn)
+        w.emit_json("prompt_snapshot", {"turn": turn, "step": 0, "model": "gpt-4o-mini",
+                                        "messages": [{"role": "user", "content": _text(rng, 40)} for _ in range(12)],
+                                        "tools": [], "response_format": None, "budget_snapshot": d["budget"]},
+                    turn=turn, parent_id=dec.event_id)
         if turn % 7 == 0:
             prim = "pin" if turn % 14 == 0 else "unpin"
             result = ({"pinned": True, "pin_id": f"p_{turn:08x}", "label": "facts", "until_turn": None,
                        "already_pinned": False} if prim == "pin" else {"unpinned": True, "pin_id": f"p_{turn - 7:08x}"})
-            w.emit("tool_call", {"tool_call_id": f"c{turn}", "name": prim, "arguments": {}, "ok": True,
-                                 "result": str(result), "intercepted": True}, turn=turn)
-            w.emit("cognitive_primitive", {"primitive": prim, "tool_call_id": f"c{turn}",
-                                           "args": {"content": _text(rng, 20)} if prim == "pin" else
-                                           {"pin_id": f"p_{turn - 7:08x}"}, "result": result}, turn=turn)
+            w.emit_json("tool_call", {"tool_call_id": f"c{turn}", "name": prim, "arguments": {}, "ok": True,
+                                      "result": str(result), "intercepted": True}, turn=turn)
+            w.emit_json("cognitive_primitive", {"primitive": prim, "tool_call_id": f"c{turn}",
+                                                "args": {"content": _text(rng, 20)} if prim == "pin" else
+                                                {"pin_id": f"p_{turn - 7:08x}"}, "result": result}, turn=turn)
         hindex += 1
         reply = Message(role="assistant", content=_text(rng, 90), turn=turn)
-        w.emit("llm_call", {"step": 0, "gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 3000,
-                            "gen_ai.usage.output_tokens": 120, "request_digest": digest(turn),
-                            "message": reply.record(),
-                            "history_index": hindex}, turn=turn, parent_id=dec.event_id)
-        w.emit("turn_end", {"status": "ok", "reply": reply.content, "steps": 1}, turn=turn)
+        w.emit_json("llm_call", {"step": 0, "gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 3000,
+                                 "gen_ai.usage.output_tokens": 120, "request_digest": digest(turn),
+                                 "message": reply.record(),
+                                 "history_index": hindex}, turn=turn, parent_id=dec.event_id)
+        w.emit_json("turn_end", {"status": "ok", "reply": reply.content, "steps": 1}, turn=turn)
     w.close()
     return w.count, path.stat().st_size
 
@@ -129,7 +130,7 @@ def bench_append(tmp: Path, n: int) -> dict[str, float]:
                   "request_digest": "0123456789abcdef", "streamed": True, "message": reply, "history_index": i,
                   "cost_usd": 0.0004}
             t0 = time.perf_counter_ns()
-            w.emit("llm_call", md, turn=i // 4 + 1)
+            w.emit_json("llm_call", md, turn=i // 4 + 1)
             samples.append(time.perf_counter_ns() - t0)
         w.close()
         out[mode] = statistics.median(samples) / 1000
@@ -178,8 +179,8 @@ def bench_replay(tmp: Path, turns: int, samples: int) -> dict[str, Any]:
     # incremental: append one turn while the index is warm, then replay it
     w = TraceWriter(path, "r_long")
     d = _decision(turns + 1, 40)
-    w.emit("turn_start", {}, turn=turns + 1)
-    w.emit("context_decision", {"step": 0, **d, "request_digest": "x", "history_len": 1}, turn=turns + 1)
+    w.emit_json("turn_start", {}, turn=turns + 1)
+    w.emit_json("context_decision", {"step": 0, **d, "request_digest": "x", "history_len": 1}, turn=turns + 1)
     w.close()
     read_before = reader.stats.bytes_read
     t0 = time.perf_counter()

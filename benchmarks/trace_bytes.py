@@ -35,6 +35,10 @@ def measure(path: Path, windows: list[tuple[int, int]]) -> tuple[Table, Table, T
             events[w][kind] += len(line)
             meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
             if kind == "context_decision":
+                chain = meta.get("chain")
+                if isinstance(chain, dict):  # chained decisions: the keyframes' share (whole lines)
+                    fields[w]["(context_decision lines: keyframes)" if chain.get("prev") is None
+                              else "(context_decision lines: deltas)"] += len(line)
                 for k, v in meta.items():
                     if k == "chain" and isinstance(v, dict):
                         for ck, cv in v.items():

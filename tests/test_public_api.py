@@ -1,6 +1,15 @@
-"""The names arcana_jupyter exports are the ones we mean to export, and each resolves."""
+"""The names arcana_jupyter and its subpackages export are the ones we mean to export (and the ones
+docs/ARCHITECTURE.md's "The public surface" names), and each resolves."""
 
 from __future__ import annotations
+
+import importlib
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 
 import arcana_jupyter
 
@@ -11,6 +20,29 @@ EXPECTED = [
     "load_ipython_extension", "unload_ipython_extension",
 ]
 
+SUBPACKAGES = {
+    "adaptive": ["AdaptiveConfig", "AdaptiveEngine", "AdaptiveTool", "StateObject"],
+    "context": ["BudgetSnapshot", "ContextDecision", "ContextReport", "ContextSection", "MessageDecision", "Pin",
+                "PinBlock", "TokenBudget", "WorkingSetBuilder"],
+    "memory": ["MemorySession", "MemoryStore", "MemoryTools", "Scope"],
+    "providers": ["AnthropicProvider", "FunctionProvider", "LLMRequest", "LLMResponse", "LocalProvider",
+                  "OpenAICompatProvider", "Provider", "ReplayDivergence", "ReplayProvider", "ScriptedProvider",
+                  "StreamChunk", "Usage", "cost", "create_provider", "price_for"],
+    "report": ["TurnCheck", "build_report", "collect_bundles", "verify_notebook"],
+    "runtime": ["AdaptiveConfig", "AgentPool", "Capability", "ChatReply", "ChatSession", "InterceptedTool",
+                "MemoryConfig", "Runtime", "RuntimeConfig", "Tool"],
+    "schema": ["BudgetSnapshot", "ContextDecision", "ContextReport", "EVENT_ADAPTER", "Envelope", "Event",
+               "MessageDecision", "Pin", "PinChange", "Record", "TokenBudget", "fold_pins"],
+    "trace": ["PromptReplay", "TraceEvent", "TraceReader", "TraceWriter", "new_run_id"],
+    "jupyter": ["load_ipython_extension", "session", "unload_ipython_extension"],
+    "render": ["CSS", "MAX_MARKDOWN_CHARS", "counterfactual_html", "diff_html", "esc", "frame_html", "highlight_css",
+               "inspector_html", "long_replay_html", "markdown_to_html", "notice_html", "pins_html", "progress_html",
+               "prompt_html", "replay_html", "reply_html", "sent_prompt_html", "sent_prompts_html", "sessions_html",
+               "streaming_html", "style_block", "tokens_chart_svg", "turn_html", "turn_plain", "turns_table_html"],
+}
+
+ARCHITECTURE = Path(__file__).resolve().parents[1] / "docs" / "ARCHITECTURE.md"
+
 
 def test_all_is_sorted_and_complete() -> None:
     assert arcana_jupyter.__all__ == sorted(EXPECTED)
@@ -19,3 +51,45 @@ def test_all_is_sorted_and_complete() -> None:
 def test_every_export_resolves() -> None:
     for name in arcana_jupyter.__all__:
         assert getattr(arcana_jupyter, name) is not None, name
+
+
+def test_root_exports_lazily_without_jupyter() -> None:
+    code = ("import sys, arcana_jupyter as a; a.Runtime; a.TraceReader; a.PinBlock; "
+            "bad = [m for m in ('IPython', 'nbformat', 'arcana_jupyter.jupyter') if m in sys.modules]; "
+            "sys.exit(1 if bad else 0)")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_every_subpackage_is_pinned() -> None:
+    package = Path(arcana_jupyter.__file__).parent
+    with_all = sorted(p.parent.name for p in package.glob("*/__init__.py") if "__all__" in p.read_text())
+    assert with_all == sorted(SUBPACKAGES)
+
+
+@pytest.mark.parametrize("sub", sorted(SUBPACKAGES))
+def test_subpackage_exports_only_its_public_names(sub: str) -> None:
+    module = importlib.import_module(f"arcana_jupyter.{sub}")
+    assert sorted(module.__all__) == sorted(SUBPACKAGES[sub])
+    for name in module.__all__:
+        assert getattr(module, name) is not None, f"{sub}.{name}"
+
+
+@pytest.mark.parametrize("sub", sorted(SUBPACKAGES))
+def test_subpackage_imports_nothing_public_beyond_all(sub: str) -> None:
+    # a name imported into the __init__ but left out of __all__ is public all the same
+    module = importlib.import_module(f"arcana_jupyter.{sub}")
+    if sub == "providers":  # lazy: its namespace holds only what was asked for
+        return
+    extra = {n for n, v in vars(module).items() if not n.startswith("_") and not isinstance(v, type(sys))
+             and getattr(v, "__module__", "").startswith("arcana_jupyter")} - set(module.__all__)
+    assert not extra, f"arcana_jupyter.{sub} exposes {sorted(extra)} beside __all__"
+
+
+def test_the_docs_name_every_public_name() -> None:
+    text = ARCHITECTURE.read_text()
+    section = text[text.index("## The public surface"):]
+    section = section[: section.index("\n## ", 1)]
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `(\w+)` \| (.+) \|$", section, re.M)}
+    assert sorted(rows) == sorted(SUBPACKAGES)
+    for sub, names in SUBPACKAGES.items():
+        assert sorted(set(re.findall(r"`(\w+)`", rows[sub])) & set(names)) == sorted(names), sub

@@ -1,36 +1,19 @@
-"""Adaptive context (seed 004): tiered working memory, session checkpoint, artifacts.
+"""Adaptive context: tiered working memory, session checkpoint, artifacts.
 
 Pure and runtime-free: the runtime drives an :class:`AdaptiveEngine` per chat session (see
-``engine.py`` for the per-turn calls) and registers :func:`adaptive_tools` as intercepted tools.
+``engine.py`` for the per-turn calls, and the modules it is made of) and registers the
+:class:`AdaptiveTool` s of ``tools.py`` as intercepted tools. Settings: :class:`AdaptiveConfig`
+(``RuntimeConfig(adaptive=AdaptiveConfig(...))``); the turn bundle's ``tiers`` hold
+:class:`StateObject` s.
+
+Names: the feature is "adaptive context" and its object the adaptive engine; ``context_engine`` is
+the user's switch for it (``RuntimeConfig.context_engine``, ``%arcana_chat --engine``) and keeps its
+name. The public names are the ones below; everything else is imported from its module.
 """
 
-from .artifacts import Artifact, ArtifactStore
-from .checkpoint import SessionCheckpoint
 from .config import AdaptiveConfig
-from .digest import TurnDigest, extract_digest
-from .distillers import Distilled, distill
-from .engine import ADAPTIVE_TOOL_NAMES, SECTION_NAMES, AdaptiveEngine, engine_or_none
-from .promotion import Promotion
+from .engine import AdaptiveEngine
 from .state import StateObject
-from .tools import AdaptiveTool, adaptive_tools, handle, tool_specs
+from .tools import AdaptiveTool
 
-__all__ = [
-    "ADAPTIVE_TOOL_NAMES",
-    "SECTION_NAMES",
-    "AdaptiveConfig",
-    "AdaptiveEngine",
-    "AdaptiveTool",
-    "Artifact",
-    "ArtifactStore",
-    "Distilled",
-    "Promotion",
-    "SessionCheckpoint",
-    "StateObject",
-    "TurnDigest",
-    "adaptive_tools",
-    "distill",
-    "engine_or_none",
-    "extract_digest",
-    "handle",
-    "tool_specs",
-]
+__all__ = ["AdaptiveConfig", "AdaptiveEngine", "AdaptiveTool", "StateObject"]

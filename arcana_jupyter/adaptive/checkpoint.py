@@ -1,6 +1,6 @@
-"""SessionCheckpoint: a structured within-session summary, reconciled from TurnDigests only.
+"""SessionCheckpoint: a structured within-session summary, reconciled from TurnSummary models only.
 
-After every turn the engine folds that turn's :class:`~.digest.TurnDigest` into the checkpoint with
+After every turn the engine folds that turn's :class:`~.turn_summary.TurnSummary` into the checkpoint with
 fixed rules (latest request wins, plans keep a short history, decisions keep their rationale,
 constraints and files accumulate with caps, open questions are the latest turn's). No LLM writes
 it, so the same turns always give the same checkpoint text, byte for byte.
@@ -20,8 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..context.decisions import Placement
 from ..context.sections import CHECKPOINT_SECTION, ContextSection
-from .digest import ConstraintItem, DecisionItem, FindingItem, TurnDigest
 from .state import one_line
+from .turn_summary import ConstraintItem, DecisionItem, FindingItem, TurnSummary
 
 SECTION_CLAIMS = "model_claims"
 """The checkpoint's part from the model's own replies: an ordinary section (compressible, droppable)."""
@@ -85,30 +85,30 @@ class SessionCheckpoint(BaseModel):
     open_questions_turn: int | None = None
     narrative: list[str] = Field(default_factory=list)
 
-    def reconcile(self, digest: TurnDigest) -> None:
-        """Fold one turn's digest in (turns are expected in increasing order)."""
-        t = digest.turn
+    def reconcile(self, summary: TurnSummary) -> None:
+        """Fold one turn's summary in (turns are expected in increasing order)."""
+        t = summary.turn
         self.last_turn = max(self.last_turn, t)
         self.turns += 1
-        if digest.request:
-            self.active_request = digest.request
+        if summary.request:
+            self.active_request = summary.request
             self.active_request_turn = t
-        steps, source = (digest.plans, "user") if digest.plans else (digest.model_plans, "model")
+        steps, source = (summary.plans, "user") if summary.plans else (summary.model_plans, "model")
         if steps and (self.plan is None or self.plan.steps != steps):
             if self.plan is not None:
                 self.plan_history = [*self.plan_history, self.plan][-MAX_PLAN_HISTORY:]
             self.plan = PlanRecord(turn=t, steps=list(steps), source=source)
-        self.decisions = _merge_decisions(self.decisions, digest.decisions, t)
-        self.constraints = _merge_constraints(self.constraints, digest.constraints, t)
-        files = [f for f in self.files if f.lower() not in {g.lower() for g in digest.files}]
-        self.files = [*files, *digest.files][-MAX_FILES:]
-        self.findings = _merge_findings(self.findings, digest.findings, t)
-        self.claims = _merge_plain(self.claims, digest.claims, t, MAX_CLAIMS, source="model")
-        self.errors = _merge_plain(self.errors, digest.errors, t, MAX_ERRORS)
-        self.open_questions = list(digest.open_questions)
-        self.open_questions_turn = t if digest.open_questions else None
-        if digest.narrative:
-            self.narrative = [*self.narrative, digest.narrative]
+        self.decisions = _merge_decisions(self.decisions, summary.decisions, t)
+        self.constraints = _merge_constraints(self.constraints, summary.constraints, t)
+        files = [f for f in self.files if f.lower() not in {g.lower() for g in summary.files}]
+        self.files = [*files, *summary.files][-MAX_FILES:]
+        self.findings = _merge_findings(self.findings, summary.findings, t)
+        self.claims = _merge_plain(self.claims, summary.claims, t, MAX_CLAIMS, source="model")
+        self.errors = _merge_plain(self.errors, summary.errors, t, MAX_ERRORS)
+        self.open_questions = list(summary.open_questions)
+        self.open_questions_turn = t if summary.open_questions else None
+        if summary.narrative:
+            self.narrative = [*self.narrative, summary.narrative]
 
     def render(self, narrative_lines: int = 12) -> str:
         """The user- and tool-derived part: the ``checkpoint`` section, kept like a pin (deterministic text)."""

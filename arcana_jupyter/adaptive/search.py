@@ -1,6 +1,6 @@
 """The turn-event store behind ``search_turn_events``: turn digests and the turn's messages, BM25.
 
-Documents are appended after every turn (the digest, then each user / assistant / tool message,
+Documents are appended after every turn (its summary, then each user / assistant / tool message,
 clipped) and never change, so the index grows incrementally. Messages of the adaptive tools
 themselves are not indexed: their content is the state objects, which the engine searches live
 (so a retracted object can never surface through an old tool result).
@@ -38,10 +38,10 @@ class EventDoc(BaseModel):
 
 
 def docs_for_turn(
-    turn: int, messages: Iterable[MessageLike], digest_text: str, skip_tools: frozenset[str]
+    turn: int, messages: Iterable[MessageLike], summary_text: str, skip_tools: frozenset[str]
 ) -> list[EventDoc]:
-    """The documents one turn adds: its digest and its messages (adaptive-tool traffic excluded)."""
-    docs = [EventDoc(turn=turn, type="turn_digest", text=digest_text[:DOC_CHARS])] if digest_text else []
+    """The documents one turn adds: its summary and its messages (adaptive-tool traffic excluded)."""
+    docs = [EventDoc(turn=turn, type="turn_digest", text=summary_text[:DOC_CHARS])] if summary_text else []
     msgs: list[Message] = [as_message(m) for m in messages]
     tool_names: dict[str, str] = {}
     for m in msgs:

@@ -20,7 +20,8 @@ from pydantic import ConfigDict, Field, ValidationError
 
 from ..messages import ToolSpec
 from ..schema.tools import BAD_ARGUMENTS, ModelRetry, ToolArguments, ToolDeclaration, ToolOutcome
-from .engine import AdaptiveEngine, failure
+from .actions import failure
+from .engine import AdaptiveEngine
 
 Run = Callable[[AdaptiveEngine, "int | None", Any], dict[str, Any]]
 """``(engine, turn, arguments) -> result``: the arguments an instance of the tool's model."""

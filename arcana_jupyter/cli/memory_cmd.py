@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from ..exceptions import MemoryStoreError
-from ..memory import KINDS, MemoryEntry, MemoryStore, Scope, default_memory_path
 from ..memory.backend import ENV_URL, env_url, is_url
-from ..memory.models import CONFIDENCE_LEVELS, Level
+from ..memory.models import CONFIDENCE_LEVELS, KINDS, Level, MemoryEntry, Scope
 from ..memory.ranking import effective_confidence
+from ..memory.store import MemoryStore, default_memory_path
 from ..trace.redact import mask_secrets
 
 

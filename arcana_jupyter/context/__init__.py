@@ -5,35 +5,18 @@
 """
 
 from ..schema.pins import Pin
-from .builder import AsyncSummarizer, BuildResult, Summarizer, WorkingSetBuilder
-from .decisions import (
-    BudgetSnapshot,
-    ContextDecision,
-    ContextReport,
-    LayerReport,
-    MessageDecision,
-    TokenBudget,
-)
-from .fidelity import FidelityPolicy
-from .sections import CHECKPOINT_SECTION, ContextSection, PinBlock
-from .strategies import STRATEGIES, choose_auto
+from .builder import WorkingSetBuilder
+from .decisions import BudgetSnapshot, ContextDecision, ContextReport, MessageDecision, TokenBudget
+from .sections import ContextSection, PinBlock
 
 __all__ = [
-    "CHECKPOINT_SECTION",
-    "STRATEGIES",
-    "AsyncSummarizer",
     "BudgetSnapshot",
-    "BuildResult",
     "ContextDecision",
     "ContextReport",
     "ContextSection",
-    "FidelityPolicy",
-    "LayerReport",
     "MessageDecision",
     "Pin",
     "PinBlock",
-    "Summarizer",
     "TokenBudget",
     "WorkingSetBuilder",
-    "choose_auto",
 ]

@@ -252,7 +252,7 @@ class ArcanaComm:
         chat = entry.chat
         after = getattr(getattr(chat, "writer", None), "path", None)
         with contextlib.suppress(Exception):  # a closed session: nothing to record, the rename stands
-            chat.emit("notebook_renamed", NotebookRenamedMetadata.build(
+            chat.emit(NotebookRenamedMetadata.build(
                 notebook=str(entry.location.notebook) if entry.location.notebook else None,
                 from_notebook=str(old.notebook) if old.notebook else None,
                 trace_path=str(after) if after is not None else None,

@@ -28,7 +28,7 @@ from IPython.display import DisplayHandle, display
 from .. import render
 from ..runtime.bundle import compact_bundle
 from ..schema.bundle import MIME_TYPE
-from ..schema.events import LlmCallMetadata, ToolCallMetadata
+from ..schema.events import LlmCall, ToolCallEvent
 from ..trace.events import TraceEvent
 from ..trace.redact import mask_secrets
 from .notebook_path import NotebookLocation
@@ -108,7 +108,8 @@ class TurnDisplay:
                 self.turn = int(event.turn)
             self.events.append(event)
             self._events_dirty = True
-            message = LlmCallMetadata.read(event.metadata).message if event.event_type == "llm_call" else None
+            typed = event.typed() if event.event_type == "llm_call" else None
+            message = typed.metadata.message if isinstance(typed, LlmCall) else None
             if message is not None and message.tool_calls:
                 self._tokens.clear()  # a tool-loop step ended: its text is not the final reply
 
@@ -174,7 +175,8 @@ class TurnDisplay:
             if events_due:
                 self._events_dirty = False
                 self._last_events = now
-            tools = [ToolCallMetadata.read(e.metadata).name for e in self.events if e.event_type == "tool_call"]
+            tools = [t.metadata.name for e in self.events
+                     if e.event_type == "tool_call" and isinstance(t := e.typed(), ToolCallEvent)]
         if events_due:
             self._refresh_live()
         if self.handle is None or not (text_due or events_due):

@@ -625,7 +625,7 @@ class ArcanaMagics(Magics):
                 "cannot tell which notebook file to export (set ARCANA_NOTEBOOK, or run `arcana report NOTEBOOK` "
                 "in a terminal)"
             )
-        from ..report import build_report
+        from ..report.build import build_report
 
         out = build_report(location.notebook, output=Path(opts.output) if opts.output else None, verify=opts.verify,
                            embed=opts.embed)

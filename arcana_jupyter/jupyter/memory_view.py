@@ -6,7 +6,7 @@ from typing import Any
 
 from .. import render
 from ..render.fragments import esc, fmt_score, pill, table
-from ..schema.events import MemoryEntryBrief, MemoryReadMetadata, MemoryWriteMetadata
+from ..schema.events import MemoryEntryBrief, MemoryRead, MemoryWrite
 
 KIND_HINT = "fact, preference, decision, pattern, mistake, constraint"
 STORE_HINT = (f"store one with %arcana_memory add KIND TEXT (KIND: {KIND_HINT}), e.g. "
@@ -49,14 +49,15 @@ def memory_html(chat: Any, query: str | None = None) -> tuple[str, str]:
     rows = []
     lines = []
     for event in _events(chat):
-        if event.event_type == "memory_read":
-            read = MemoryReadMetadata.read(event.metadata)
+        typed = event.typed()
+        if isinstance(typed, MemoryRead):
+            read = typed.metadata
             for r in read.results:
                 rows.append([esc(event.turn), pill("recalled", "kept"), f"<code>{esc(r.id)}</code>",
                              esc(r.kind), esc(read.purpose), esc(r.content)])
                 lines.append(f"turn {event.turn} recalled {r.id}: {r.content}")
-        else:
-            write = MemoryWriteMetadata.read(event.metadata)
+        elif isinstance(typed, MemoryWrite):
+            write = typed.metadata
             entry = write.entry or MemoryEntryBrief()
             rows.append([esc(event.turn), pill(str(write.op or "write"), "compressed"), f"<code>{esc(entry.id)}</code>",
                          esc(entry.kind), esc(entry.scope), esc(entry.content)])

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..runtime.config import RuntimeConfig
-from ..schema.events import RunStartMetadata
+from ..schema.events import RunStart
 from ..trace.reader import RunInfo, TraceReader
 
 NOT_CARRIED = frozenset({"trace_dir", "project_dir", "memory_url", "prices"})
@@ -64,9 +64,10 @@ def recorded_settings(trace_dir: Path, run_id: str) -> tuple[dict[str, Any], str
     fields, and the model string it ran on (``function:NAME`` for a ``fn:`` model)."""
     reader = TraceReader(trace_dir)
     start = next(iter(reader.events(run_id, event_types=("run_start",))), None)
-    if start is None:
+    typed = start.typed() if start is not None else None
+    if not isinstance(typed, RunStart):
         return {}, None
-    meta = RunStartMetadata.read(start.metadata)
+    meta = typed.metadata
     fields = set(RuntimeConfig.model_fields)
     recorded = {k: v for k, v in (meta.config or {}).items() if k in fields and k not in NOT_CARRIED}
     return recorded, meta.model

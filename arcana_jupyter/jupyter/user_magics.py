@@ -196,7 +196,8 @@ class UserActions:
         """``(store, scope)`` as a session of this notebook would open them (closed afterwards)."""
         import os
 
-        from ..memory import MemoryStore, Scope
+        from ..memory.models import Scope
+        from ..memory.store import MemoryStore
 
         location = self.arcana.location()
         where: Any = None

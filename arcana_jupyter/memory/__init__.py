@@ -14,60 +14,9 @@ Quick tour::
     store.close()
 """
 
-from .digest import SECTION_NAME, Digest, DigestItem
-from .embedding import Embedder
-from .learnings import MAX_LEARNINGS, Learning, LearningsResult, parse_learnings
-from .models import CONFIDENCE_LEVELS, KINDS, ConfidenceLevel, Kind, Level, MemoryEntry, Scope
-from .session import MemorySession, SessionEnd
-from .store import (
-    ENV_PATH,
-    ENV_URL,
-    MemoryStore,
-    RecallHit,
-    RecallResult,
-    SessionOutcome,
-    default_memory_path,
-    find_entry_ids,
-)
-from .tools import (
-    FORGET_MEMORY_SPEC,
-    MEMORY_TOOL_NAMES,
-    MEMORY_TOOL_SPECS,
-    RECALL_MEMORY_SPEC,
-    REMEMBER_SPEC,
-    MemoryTools,
-)
+from .models import Scope
+from .session import MemorySession
+from .store import MemoryStore
+from .tools import MemoryTools
 
-__all__ = [
-    "CONFIDENCE_LEVELS",
-    "ENV_PATH",
-    "ENV_URL",
-    "FORGET_MEMORY_SPEC",
-    "KINDS",
-    "MAX_LEARNINGS",
-    "MEMORY_TOOL_NAMES",
-    "MEMORY_TOOL_SPECS",
-    "RECALL_MEMORY_SPEC",
-    "REMEMBER_SPEC",
-    "SECTION_NAME",
-    "ConfidenceLevel",
-    "Digest",
-    "DigestItem",
-    "Embedder",
-    "Kind",
-    "Learning",
-    "LearningsResult",
-    "Level",
-    "MemoryEntry",
-    "MemorySession",
-    "MemoryStore",
-    "MemoryTools",
-    "RecallHit",
-    "RecallResult",
-    "Scope",
-    "SessionEnd",
-    "SessionOutcome",
-    "default_memory_path",
-    "find_entry_ids",
-    "parse_learnings",
-]
+__all__ = ["MemorySession", "MemoryStore", "MemoryTools", "Scope"]

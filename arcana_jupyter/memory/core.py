@@ -15,6 +15,7 @@ from contextvars import ContextVar
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
+from ..schema.events import Record
 from ..tokens import TokenCounter
 from .backend import Backend, Connection
 from .embedding import Embedder
@@ -82,10 +83,10 @@ class StoreCore:
     def _now(self) -> float:
         return to_epoch(self.clock())
 
-    def _emit(self, event_type: str, metadata: dict[str, Any]) -> None:
+    def _emit(self, event_type: str, metadata: Record) -> None:
         hook = _ROUTE.get() or self.on_event
         if hook is not None:
-            hook(event_type, metadata)
+            hook(event_type, metadata.wire())  # the callback gets the JSON object the trace holds
 
     @property
     def mode(self) -> Literal["keyword", "hybrid"]:

@@ -238,7 +238,7 @@ class LifecycleMixin(StoreCore):
         """
         now = self._now()
 
-        def run(conn: Connection) -> tuple[SessionOutcome, list[dict[str, Any]]]:
+        def run(conn: Connection) -> tuple[SessionOutcome, list[MemoryWriteMetadata]]:
             srow = conn.execute(
                 "SELECT ended_at, started_at FROM sessions WHERE session_id = ?", (session_id,)
             ).fetchone()
@@ -248,7 +248,7 @@ class LifecycleMixin(StoreCore):
             if ended_at is not None:
                 return SessionOutcome(session_id, success, already_ended=True), []
             outcome = SessionOutcome(session_id, success)
-            events: list[dict[str, Any]] = []
+            events: list[MemoryWriteMetadata] = []
             found = conn.execute(
                 f"SELECT {columns('e')}, s.acted_on FROM surfaced s "
                 "JOIN entries e ON e.pk = s.entry_pk WHERE s.session_id = ? AND s.surfaced_at >= ? AND e.retracted = 0 "

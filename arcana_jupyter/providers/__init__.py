@@ -26,28 +26,20 @@ from typing import Any
 
 _EXPORTS = {
     "AnthropicProvider": "arcana_jupyter.providers.anthropic",
-    "Divergence": "arcana_jupyter.providers.recorded",
     "FunctionProvider": "arcana_jupyter.providers.function",
     "LLMRequest": "arcana_jupyter.providers.base",
     "LLMResponse": "arcana_jupyter.providers.base",
     "LocalProvider": "arcana_jupyter.providers.local",
     "OpenAICompatProvider": "arcana_jupyter.providers.openai_compat",
-    "PRESETS": "arcana_jupyter.providers.registry",
-    "Price": "arcana_jupyter.providers.pricing",
     "Provider": "arcana_jupyter.providers.base",
     "ReplayDivergence": "arcana_jupyter.exceptions",
     "ReplayProvider": "arcana_jupyter.providers.recorded",
-    "RetryPolicy": "arcana_jupyter.providers.connection",
     "ScriptedProvider": "arcana_jupyter.providers.function",
     "StreamChunk": "arcana_jupyter.providers.base",
     "Usage": "arcana_jupyter.providers.base",
     "cost": "arcana_jupyter.providers.pricing",
     "create_provider": "arcana_jupyter.providers.registry",
-    "default_model_path": "arcana_jupyter.providers.local",
-    "parse_model_string": "arcana_jupyter.providers.registry",
     "price_for": "arcana_jupyter.providers.pricing",
-    "resolve_auto": "arcana_jupyter.providers.registry",
-    "tool_call": "arcana_jupyter.providers.function",
 }
 
 __all__ = sorted(_EXPORTS)

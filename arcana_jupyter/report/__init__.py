@@ -9,18 +9,7 @@ anything from the network: no CDN, no external script, style, font or image.
 
 from __future__ import annotations
 
-from .build import build_report, collect_bundles, render_report, write_report
-from .embed import embed_traces, extract_traces
-from .verify import TurnCheck, VerifyResult, verify_notebook
+from .build import build_report, collect_bundles
+from .verify import TurnCheck, verify_notebook
 
-__all__ = [
-    "TurnCheck",
-    "VerifyResult",
-    "build_report",
-    "collect_bundles",
-    "embed_traces",
-    "extract_traces",
-    "render_report",
-    "verify_notebook",
-    "write_report",
-]
+__all__ = ["TurnCheck", "build_report", "collect_bundles", "verify_notebook"]

@@ -18,7 +18,7 @@ from ..render.fragments import cost_text, int_text
 from ..render.md import highlight_css
 from ..render.templating import render_template
 from ..schema.bundle import MIME_TYPE
-from ..schema.events import TurnEndMetadata, UsageRecord
+from ..schema.events import TurnEnd, UsageRecord
 from ..trace.reader import TraceReader
 from ..trace.redact import mask_secrets
 from ..version import __version__
@@ -92,8 +92,8 @@ def summarize(reader: TraceReader, run_id: str, agent: str) -> RunSummary:
     for event in reader.events(
         run_id, agent=agent, event_types=("turn_end", "cognitive_primitive", "tool_call", "error")
     ):
-        if event.event_type == "turn_end":
-            end = TurnEndMetadata.read(event.metadata)
+        if event.event_type == "turn_end" and isinstance(typed := event.typed(), TurnEnd):
+            end = typed.metadata
             usage = end.usage or UsageRecord()
             summary.turns += 1
             summary.input_tokens += usage.input_tokens

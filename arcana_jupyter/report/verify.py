@@ -36,13 +36,7 @@ import nbformat
 from nbclient import NotebookClient
 
 from ..exceptions import ArcanaError
-from ..schema.events import (
-    ContextDecisionMetadata,
-    ErrorMetadata,
-    MemoryWriteMetadata,
-    RunStartMetadata,
-    TurnEndMetadata,
-)
+from ..schema.events import ContextDecisionEvent, ErrorEvent, MemoryWrite, RunStart, TurnEnd
 from ..trace.reader import TraceReader, notebook_trace_dir
 from .sources import EmbeddedTraces, NotebookRun, locate_runs
 
@@ -122,18 +116,17 @@ def _turns(reader: TraceReader, run_id: str, agent: str) -> dict[int, _Turn]:
         if event.turn is None:
             continue
         entry = out.setdefault(event.turn, _Turn())
-        if event.event_type == "context_decision":
-            entry.digests.append(str(ContextDecisionMetadata.read(event.metadata).request_digest))
-        elif event.event_type == "turn_end":
-            end = TurnEndMetadata.read(event.metadata)
-            entry.reply = end.reply
-            entry.status = end.status
-        else:
-            error = ErrorMetadata.read(event.metadata)
-            text = f"{error.type}: {error.message or ''}"
-            entry.errors.append(text)
-            if error.where == "provider":
-                entry.provider_errors.append(text)
+        match event.typed():
+            case ContextDecisionEvent(metadata=decision):
+                entry.digests.append(str(decision.request_digest))
+            case TurnEnd(metadata=end):
+                entry.reply = end.reply
+                entry.status = end.status
+            case ErrorEvent(metadata=error):
+                text = f"{error.type}: {error.message or ''}"
+                entry.errors.append(text)
+                if error.where == "provider":
+                    entry.provider_errors.append(text)
     return out
 
 
@@ -183,8 +176,9 @@ def _prepare_memory(runs: list[NotebookRun], box: Path, folder: Path | None = No
             continue
         reader = TraceReader(run.path)
         for event in reader.events(run.run_id, event_types=("run_start", "memory_write")):
-            if event.event_type == "run_start":
-                config = RunStartMetadata.read(event.metadata).config  # a RuntimeConfig dump: read as one
+            typed = event.typed()
+            if isinstance(typed, RunStart):
+                config = typed.metadata.config  # a RuntimeConfig dump: read as one
                 if config is not None and config.get("project_dir"):
                     projects.add(str(config["project_dir"]))
                 if config is not None and config.get("memory"):
@@ -193,7 +187,9 @@ def _prepare_memory(runs: list[NotebookRun], box: Path, folder: Path | None = No
                     raw = config.get("memory_path")
                     stores.add(Path(str(raw)).expanduser() if raw else default_memory_path())
                 continue
-            write = MemoryWriteMetadata.read(event.metadata)
+            if not isinstance(typed, MemoryWrite):
+                continue
+            write = typed.metadata
             if write.op in ("remember", "learning") and write.entry is not None and write.entry.id:
                 written.add(write.entry.id)
             elif write.op == "forget" and write.entry is not None and write.entry.id:

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..context import ContextSection
 from ..context.bands import OverflowCover
+from ..context.sections import ContextSection
 from ..messages import ToolCall
 from ..schema.tools import ToolOutcome
 from .builtin_tools import offers_tools
@@ -26,7 +26,7 @@ from .context import SessionContext
 from .intercept import InterceptedTool
 
 if TYPE_CHECKING:
-    from ..adaptive import AdaptiveEngine
+    from ..adaptive.engine import AdaptiveEngine
     from ..adaptive.tools import AdaptiveTool
     from .session import ChatReply
 
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 def _adaptive_tool(capability: AdaptiveCapability, tool: AdaptiveTool) -> InterceptedTool:
     from ..adaptive.tools import adaptive_answer, reject_bad_arguments
 
-    def handler(ctx: SessionContext, args: Any) -> dict[str, Any]:
+    def handler(ctx: SessionContext, args: Any) -> dict[str, Any]:  # JSON edge: the structured result
         assert capability.engine is not None  # tools are offered in engine mode only
         return adaptive_answer(dict(tool.run(capability.engine, ctx.turn, args)))
 
@@ -60,7 +60,7 @@ class AdaptiveCapability(Capability):
         self._withheld: list[str] = []
         if engine is None:
             return
-        from ..adaptive import adaptive_tools
+        from ..adaptive.tools import adaptive_tools
 
         if offers_tools(ctx.config.engine_tools, ctx.provider, ctx.provider_model):
             self._tools = [_adaptive_tool(self, tool) for tool in adaptive_tools()]
@@ -95,7 +95,7 @@ class AdaptiveCapability(Capability):
         if self.engine is not None:
             self.engine.end_turn(ctx.turn, ctx.turn_messages())
 
-    def hydrate(self, object_id: str) -> dict[str, Any]:
+    def hydrate(self, object_id: str) -> dict[str, Any]:  # JSON edge: the engine's answer
         """A widget's (or magic's) hydrate: traced like the model's, with ``source="widget"``."""
         if self.engine is None:
             from ..adaptive.tools import CLASSIC_MODE
@@ -103,7 +103,7 @@ class AdaptiveCapability(Capability):
             return dict(CLASSIC_MODE)
         return dict(self.engine.hydrate(object_id, turn=self.ctx.turn, source="widget"))
 
-    def retract(self, object_id: str) -> dict[str, Any]:
+    def retract(self, object_id: str) -> dict[str, Any]:  # JSON edge: the engine's answer
         if self.engine is None:
             from ..adaptive.tools import CLASSIC_MODE
 
@@ -112,7 +112,7 @@ class AdaptiveCapability(Capability):
 
 
 def adaptive_capability(ctx: SessionContext) -> AdaptiveCapability:
-    from ..adaptive import engine_or_none
+    from ..adaptive.engine import engine_or_none
 
-    engine, reason = engine_or_none(ctx.config, emit=lambda et, md: ctx.emit(et, md), counter=ctx.counter)
+    engine, reason = engine_or_none(ctx.config, emit=lambda et, md: ctx.emit_json(et, md), counter=ctx.counter)
     return AdaptiveCapability(ctx, engine, reason)

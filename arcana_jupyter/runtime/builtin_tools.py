@@ -17,7 +17,7 @@ from .context import SessionContext
 from .intercept import InterceptedTool
 
 
-def _recall(ctx: SessionContext, args: RecallArgs) -> dict[str, Any]:
+def _recall(ctx: SessionContext, args: RecallArgs) -> dict[str, Any]:  # JSON edge: the structured result
     def from_trace() -> list[Message] | None:
         path = ctx.trace_path
         if path is None or not path.exists():
@@ -31,16 +31,16 @@ def _recall(ctx: SessionContext, args: RecallArgs) -> dict[str, Any]:
                          trace_history=from_trace)
 
 
-def _pin(ctx: SessionContext, args: PinArgs) -> dict[str, Any]:
+def _pin(ctx: SessionContext, args: PinArgs) -> dict[str, Any]:  # JSON edge: the structured result
     return pin_answer(ctx.pins.pin(args.sent, ctx.turn))
 
 
-def _unpin(ctx: SessionContext, args: UnpinArgs) -> dict[str, Any]:
+def _unpin(ctx: SessionContext, args: UnpinArgs) -> dict[str, Any]:  # JSON edge: the structured result
     return unpin_answer(ctx.pins.unpin(args.sent, ctx.turn))
 
 
 # ---- a refused call (bad arguments, a crash) answered in the primitive's own shape -------------
-def _raw_args(raw: Any) -> dict[str, Any]:
+def _raw_args(raw: Any) -> dict[str, Any]:  # JSON edge: the structured result
     try:
         return decode_arguments(raw)
     except ValueError:
@@ -53,7 +53,8 @@ def _reason(outcome: ToolOutcome) -> str:
 
 def _recall_shape(ctx: SessionContext, raw: Any, outcome: ToolOutcome) -> ToolOutcome:
     turn = _raw_args(raw).get("turn")
-    own: dict[str, Any] = {"turn": turn, "found": False, "messages": [], "note": outcome.message}
+    own: dict[str, Any] = {  # JSON edge: recall's result
+        "turn": turn, "found": False, "messages": [], "note": outcome.message}
     return shaped_failure(outcome, own, recall_hint(outcome.error, ctx.turn - 1))
 
 

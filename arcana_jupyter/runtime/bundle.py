@@ -6,17 +6,18 @@ from typing import TYPE_CHECKING, Any
 
 from ..schema.bundle import BUNDLE_VERSION, MIME_TYPE
 from ..schema.events import (
-    METADATA_MODELS,
-    CognitivePrimitiveMetadata,
+    CognitivePrimitive,
+    ContextAction,
+    ContextDecisionEvent,
     ContextDecisionMetadata,
-    ErrorMetadata,
-    LlmCallMetadata,
-    MemoryReadMetadata,
-    PromptSnapshotMetadata,
-    Record,
-    ToolCallMetadata,
-    TurnEndMetadata,
-    UserMessageMetadata,
+    ErrorEvent,
+    LlmCall,
+    MemoryRead,
+    PromptSnapshotEvent,
+    StateChange,
+    ToolCallEvent,
+    TurnEnd,
+    UserMessage,
 )
 from ..trace.events import TraceEvent
 
@@ -27,13 +28,13 @@ __all__ = ["BUNDLE_VERSION", "MIME_TYPE", "bundle_from_events", "compact_bundle"
 
 
 def bundle_from_events(events: list[TraceEvent], *, run_id: str, agent: str, turn: int, model: str,
-                       trace_path: str | None) -> dict[str, Any]:
+                       trace_path: str | None) -> dict[str, Any]:  # JSON edge: the bundle (docs/TURN_BUNDLE.md)
     """Assemble a bundle from one turn's events (live, or read back from a trace).
 
     The result has the shape of :class:`arcana_jupyter.schema.bundle.TurnBundle` (as a dict: the
     display, the notebook's compact copy and the frontend all work on JSON)."""
-    steps: dict[int, dict[str, Any]] = {}
-    bundle: dict[str, Any] = {
+    steps: dict[int, dict[str, Any]] = {}  # JSON edge: the bundle (docs/TURN_BUNDLE.md)
+    bundle: dict[str, Any] = {  # JSON edge: the bundle (docs/TURN_BUNDLE.md)
         "version": BUNDLE_VERSION, "run_id": run_id, "agent": agent, "turn": turn, "trace_path": trace_path,
         "model": model, "status": "running", "input": None, "reply": None, "steps": [], "tool_calls": [],
         "primitives": [], "pins": [], "tiers": {"active": [], "soft": [], "hard": []}, "memories": [],
@@ -41,52 +42,51 @@ def bundle_from_events(events: list[TraceEvent], *, run_id: str, agent: str, tur
         "latency_ms": None, "errors": [], "state_changes": [],
     }
     for ev in events:
-        et = ev.event_type
-        md = METADATA_MODELS.get(et, Record).read(ev.metadata)
-        if isinstance(md, UserMessageMetadata):
-            bundle["input"] = md.message.content if md.message else None
-        elif isinstance(md, ContextDecisionMetadata):
-            steps[md.step] = {
-                "step": md.step,
-                # the recorded dumps, passed through to the frontend as they are (the decision can be
-                # thousands of rows: no re-validation and re-dump)
-                **{key: ev.metadata.get(key) for key in ("decision", "report", "budget")},
-                "request_digest": md.request_digest, "messages": None, "counting": _counting(md),
-            }
-            _digest_memories(bundle, ev.metadata.get("inputs"))
-        elif isinstance(md, PromptSnapshotMetadata):
-            step = steps.get(md.step)
-            if step is not None:
-                step["messages"] = md.messages
-        elif isinstance(md, LlmCallMetadata):
-            step = steps.get(md.step or 0)
-            if step is not None and isinstance(step.get("counting"), dict):
-                step["counting"]["counted"] = md.counted_input_tokens
-                step["counting"]["reported"] = md.reported_input_tokens
-        elif isinstance(md, ToolCallMetadata):
-            bundle["tool_calls"].append({"name": md.name, "arguments": md.arguments, "ok": md.ok, "result": md.result,
-                                         "intercepted": md.intercepted})
-        elif isinstance(md, CognitivePrimitiveMetadata):
-            bundle["primitives"].append({"primitive": md.primitive, "args": md.args, "result": md.result})
-        elif isinstance(md, MemoryReadMetadata):
-            if md.purpose != "digest":  # a digest rebuilt mid-turn is listed from the next call's inputs
-                bundle["memories"].extend({**r.model_dump(exclude_unset=True), "via": "recalled"}
-                                          for r in md.results)
-        elif et in ("state_change", "context_action"):
-            bundle["state_changes"].append({"event_type": et, **ev.metadata})
-        elif isinstance(md, ErrorMetadata):
-            bundle["errors"].append({"type": md.type, "message": md.message, "where": md.where})
-        elif isinstance(md, TurnEndMetadata):
-            bundle["status"] = md.status if "status" in md.model_fields_set else "ok"
-            bundle["reply"] = md.reply
-            bundle["usage"] = md.usage.model_dump() if md.usage else bundle["usage"]
-            bundle["cost_usd"] = md.cost_usd if "cost_usd" in md.model_fields_set else 0.0
-            bundle["latency_ms"] = md.latency_ms
+        match ev.typed():
+            case UserMessage(metadata=md):
+                bundle["input"] = md.message.content if md.message else None
+            case ContextDecisionEvent(metadata=md):
+                steps[md.step] = {
+                    "step": md.step,
+                    # the recorded dumps, passed through to the frontend as they are (the decision can be
+                    # thousands of rows: no re-dump)
+                    **{key: ev.metadata.get(key) for key in ("decision", "report", "budget")},
+                    "request_digest": md.request_digest, "messages": None, "counting": _counting(md),
+                }
+                _digest_memories(bundle, ev.metadata.get("inputs"))
+            case PromptSnapshotEvent(metadata=md):
+                step = steps.get(md.step)
+                if step is not None:
+                    step["messages"] = md.messages
+            case LlmCall(metadata=md):
+                step = steps.get(md.step or 0)
+                if step is not None and isinstance(step.get("counting"), dict):
+                    step["counting"]["counted"] = md.counted_input_tokens
+                    step["counting"]["reported"] = md.reported_input_tokens
+            case ToolCallEvent(metadata=md):
+                bundle["tool_calls"].append({"name": md.name, "arguments": md.arguments, "ok": md.ok,
+                                             "result": md.result, "intercepted": md.intercepted})
+            case CognitivePrimitive(metadata=md):
+                bundle["primitives"].append({"primitive": md.primitive, "args": md.args, "result": md.result})
+            case MemoryRead(metadata=md):
+                if md.purpose != "digest":  # a digest rebuilt mid-turn is listed from the next call's inputs
+                    bundle["memories"].extend({**r.model_dump(exclude_unset=True), "via": "recalled"}
+                                              for r in md.results)
+            case StateChange() | ContextAction():
+                bundle["state_changes"].append({"event_type": ev.event_type, **ev.metadata})
+            case ErrorEvent(metadata=md):
+                bundle["errors"].append({"type": md.type, "message": md.message, "where": md.where})
+            case TurnEnd(metadata=md):
+                bundle["status"] = md.status if "status" in md.model_fields_set else "ok"
+                bundle["reply"] = md.reply
+                bundle["usage"] = md.usage.model_dump() if md.usage else bundle["usage"]
+                bundle["cost_usd"] = md.cost_usd if "cost_usd" in md.model_fields_set else 0.0
+                bundle["latency_ms"] = md.latency_ms
     bundle["steps"] = [steps[k] for k in sorted(steps)]
     return bundle
 
 
-def _digest_memories(bundle: dict[str, Any], inputs: Any) -> None:
+def _digest_memories(bundle: dict[str, Any], inputs: Any) -> None:  # JSON edge: the bundle (docs/TURN_BUNDLE.md)
     """The memories the prompt's digest carried (recorded with the decision's sections), once each."""
     sections = inputs.get("sections") if isinstance(inputs, dict) else None
     seen = {m.get("id") for m in bundle["memories"] if m.get("via") == "digest"}
@@ -98,7 +98,7 @@ def _digest_memories(bundle: dict[str, Any], inputs: Any) -> None:
                 bundle["memories"].append({**entry, "via": "digest"})
 
 
-def _counting(md: ContextDecisionMetadata) -> dict[str, Any] | None:
+def _counting(md: ContextDecisionMetadata) -> dict[str, Any] | None:  # JSON edge: the bundle (docs/TURN_BUNDLE.md)
     """How a step's prompt was counted: the tokenizer, and the calibration ratio its budget was scaled by."""
     encoding = md.builder.encoding if md.builder else None
     ratio = md.calibration.ratio if md.calibration else None
@@ -107,7 +107,7 @@ def _counting(md: ContextDecisionMetadata) -> dict[str, Any] | None:
     return {"encoding": encoding, "ratio": ratio, "counted": None, "reported": None}
 
 
-def turn_bundle(session: ChatSession, turn: int) -> dict[str, Any]:
+def turn_bundle(session: ChatSession, turn: int) -> dict[str, Any]:  # JSON edge: the bundle (docs/TURN_BUNDLE.md)
     trace_path = str(session.trace_path) if session.trace_path is not None else None
     bundle = bundle_from_events(session.turn_events(turn), run_id=session.run_id, agent=session.agent, turn=turn,
                                 model=session.model_string, trace_path=trace_path)
@@ -141,7 +141,7 @@ def _clip(value: Any, limit: int = TEXT_LIMIT) -> Any:
     return value
 
 
-def compact_messages(step: dict[str, Any]) -> list[dict[str, Any]] | None:
+def compact_messages(step: dict[str, Any]) -> list[dict[str, Any]] | None:  # JSON edge: the bundle
     """The prompt of a step with only what the trace cannot give back: the text of compressed messages.
 
     Every other message (kept at L0: the history, the input, a section or a pin as recorded) is sent
@@ -155,7 +155,7 @@ def compact_messages(step: dict[str, Any]) -> list[dict[str, Any]] | None:
     for d in (step.get("decision") or {}).get("decisions") or []:
         if d.get("fidelity") in ("L1", "L2", "L3") and isinstance(d.get("position"), int):
             compressed.add(int(d["position"]))
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, Any]] = []  # JSON edge: the bundle (docs/TURN_BUNDLE.md)
     for position, message in enumerate(messages):
         if position in compressed:
             out.append({k: v for k, v in message.items() if k in ("role", "content", "name", "tool_call_id")})
@@ -164,7 +164,7 @@ def compact_messages(step: dict[str, Any]) -> list[dict[str, Any]] | None:
     return out
 
 
-def compact_bundle(bundle: dict[str, Any]) -> dict[str, Any]:
+def compact_bundle(bundle: dict[str, Any]) -> dict[str, Any]:  # JSON edge: the bundle (docs/TURN_BUNDLE.md)
     """The summary of a turn that the notebook keeps (docs/TURN_BUNDLE.md, "What the notebook keeps").
 
     Same shape and fields as the full bundle (the report and the CLI read it unchanged); the prompt
@@ -208,9 +208,10 @@ def compact_bundle(bundle: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def session_totals(bundles: list[dict[str, Any]]) -> dict[str, Any]:
+def session_totals(bundles: list[dict[str, Any]]) -> dict[str, Any]:  # JSON edge: the bundle (docs/TURN_BUNDLE.md)
     """Tokens and cost of a run so far, summed over the bundles of its turns."""
-    totals: dict[str, Any] = {"turns": 0, "input_tokens": 0, "output_tokens": 0, "cached_input_tokens": 0,
+    totals: dict[str, Any] = {  # JSON edge: the bundle (docs/TURN_BUNDLE.md)
+        "turns": 0, "input_tokens": 0, "output_tokens": 0, "cached_input_tokens": 0,
                               "cost_usd": 0.0}
     for b in bundles:
         usage = b.get("usage") or {}

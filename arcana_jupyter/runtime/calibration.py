@@ -89,5 +89,5 @@ class Calibration:
         available = max(0, window - reserve)
         return TokenBudget(total_window=reserve + math.floor(available / self.ratio), response_reserve=reserve)
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> dict[str, Any]:  # JSON edge: context_decision.calibration
         return {"ratio": self.ratio, "samples": sum(r is not None for r in self.samples)}

@@ -38,8 +38,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..context import ContextSection
 from ..context.bands import OverflowCover
+from ..context.sections import ContextSection
 from ..messages import ToolCall
 from ..trace.events import TraceEvent
 from .context import SessionContext
@@ -94,7 +94,7 @@ class Capability:
     def on_event(self, ctx: SessionContext, event: TraceEvent) -> None:
         """Every event the session emits, as it is written (before the session's subscribers)."""
 
-    def run_end_fields(self) -> dict[str, Any]:
+    def run_end_fields(self) -> dict[str, Any]:  # JSON edge: run_end keys
         """Fields this capability adds to ``run_end`` (read after :meth:`close`): fields of
         :class:`~arcana_jupyter.schema.events.RunEndMetadata`, through which ``run_end`` is built."""
         return {}

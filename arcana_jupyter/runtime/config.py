@@ -73,7 +73,7 @@ def _is_group(value: Any) -> bool:
     return isinstance(value, (BaseModel, Mapping))
 
 
-def _group_values(group: Any, name: str) -> dict[str, Any]:
+def _group_values(group: Any, name: str) -> dict[str, Any]:  # JSON edge: settings by name (kwargs, TOML)
     """The fields a group (model or mapping) was given explicitly."""
     if isinstance(group, BaseModel):
         return {k: getattr(group, k) for k in group.model_fields_set}
@@ -83,7 +83,7 @@ def _group_values(group: Any, name: str) -> dict[str, Any]:
                     f"not {type(group).__name__}")
 
 
-def flatten_groups(values: Mapping[str, Any]) -> dict[str, Any]:
+def flatten_groups(values: Mapping[str, Any]) -> dict[str, Any]:  # JSON edge: settings by name (kwargs, TOML)
     """``values`` with the ``adaptive=`` and ``memory=`` groups spelled as the flat fields they set.
 
     A flat field also given with a different value is an error naming both spellings. Used by the

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..messages import Message
 from ..primitives.pin import PinState
 from ..providers.base import Provider
+from ..schema.events import Record
 from ..tokens import TokenCounter
 from ..trace.events import TraceEvent
 from .config import RuntimeConfig
@@ -94,9 +95,16 @@ class SessionContext:
         """How ``ask_user`` questions reach a person, if one can answer."""
         return self._session.ask_user_callback
 
-    def emit(self, event_type: str, metadata: dict[str, Any], *, turn: int | None = -1) -> TraceEvent:
-        """Record an event in the session's trace (``turn=-1``: the turn in progress; ``None``: none)."""
-        return self._session.emit(event_type, metadata, turn=turn)
+    def emit(self, metadata: Record, *, turn: int | None = -1) -> TraceEvent:
+        """Record an event in the session's trace — ``metadata`` is its type's metadata model
+        (``ErrorMetadata.build(...)``) — ``turn=-1``: the turn in progress; ``None``: none."""
+        return self._session.emit(metadata, turn=turn)
+
+    def emit_json(self, event_type: str, metadata: dict[str, Any], *,  # JSON edge: engine and memory store events
+                  turn: int | None = -1) -> TraceEvent:
+        """:meth:`emit` for metadata already in the trace's form: the adaptive engine's and the memory
+        store's events, which their packages hand over as the JSON objects they write."""
+        return self._session.emit_json(event_type, metadata, turn=turn)
 
     def secrets(self) -> list[str]:
         """Every key the runtime knows: masked wherever text is recorded."""

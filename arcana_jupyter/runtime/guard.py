@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..messages import ToolCall, canonical_json
+from ..schema.events import ToolLoopStop
 
 REASONS = ("repeated_call", "no_progress", "max_tool_steps", "max_tool_seconds")
 
@@ -96,8 +97,9 @@ class ToolLoopGuard:
         self.reason, self.detail = reason, detail
         return reason
 
-    def record(self) -> dict[str, object]:
-        return {"stopped": True, "reason": self.reason, "detail": self.detail}
+    def record(self) -> ToolLoopStop:
+        """Why the loop stopped, as ``context_decision.tool_loop`` records it."""
+        return ToolLoopStop.build(stopped=True, reason=self.reason, detail=self.detail)
 
 
 _CALL_FORM = re.compile(r"^\[?\s*(?:called\s+)?[A-Za-z_][\w.]*\s*\(\s*[\[{]", re.IGNORECASE)

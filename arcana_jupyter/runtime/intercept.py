@@ -39,7 +39,7 @@ __all__ = ["ASK_USER", "AskUser", "InterceptedTool"]
 
 log = logging.getLogger("arcana_jupyter")
 
-HandlerResult = ToolOutcome | dict[str, Any]
+HandlerResult = ToolOutcome | dict[str, Any]  # JSON edge: or the structured result
 Handler = Callable[[SessionContext, Any], HandlerResult | Awaitable[HandlerResult]]
 """``(context, arguments) -> outcome``: ``arguments`` an instance of the declaration's model; a dict
 is a success's structured result; :class:`ModelRetry` is what the model must fix."""
@@ -85,7 +85,8 @@ class InterceptedTool:
     def model(self) -> type[BaseModel]:
         return self.declaration.args
 
-    async def run(self, ctx: SessionContext, raw: str | dict[str, Any] | None) -> ToolOutcome:
+    async def run(self, ctx: SessionContext,
+                  raw: str | dict[str, Any] | None) -> ToolOutcome:  # JSON edge: the model's arguments
         """Validate ``raw`` and run the handler; never raises. A failure is given the tool's ``shape``."""
         outcome = await self._run(ctx, raw)
         if outcome.ok or self.shape is None:
@@ -96,7 +97,8 @@ class InterceptedTool:
             log.exception("arcana: shaping a failed %s call failed", self.name)
             return outcome
 
-    async def _run(self, ctx: SessionContext, raw: str | dict[str, Any] | None) -> ToolOutcome:
+    async def _run(self, ctx: SessionContext,
+                   raw: str | dict[str, Any] | None) -> ToolOutcome:  # JSON edge: the model's arguments
         args = self.declaration.parse(raw)
         if isinstance(args, ToolOutcome):
             if self.on_bad_arguments is not None:
@@ -135,7 +137,7 @@ ASK_USER_DECLARATION = ToolDeclaration(
 ASK_USER_SPEC = ASK_USER_DECLARATION.spec
 
 
-async def _ask_user(ctx: SessionContext, args: AskUserArgs) -> dict[str, Any]:
+async def _ask_user(ctx: SessionContext, args: AskUserArgs) -> dict[str, Any]:  # JSON edge: the result
     if not args.question.strip():
         text = "question must be a non-empty string"
         raise ModelRetry(text, code=BAD_ARGUMENTS, data={"ok": False, "error": BAD_ARGUMENTS, "message": text})

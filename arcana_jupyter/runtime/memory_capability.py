@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..context import ContextSection
+from ..context.sections import ContextSection
 from ..messages import Message
 from ..providers.base import LLMRequest, is_offline
 from ..schema.events import ErrorMetadata, llm_call_metadata
@@ -28,14 +28,14 @@ from .context import SessionContext
 from .intercept import InterceptedTool
 
 if TYPE_CHECKING:
-    from ..memory import MemorySession
+    from ..memory.session import MemorySession
     from .session import ChatReply
 
 
 def _memory_tool(mem: MemorySession, declaration: ToolDeclaration[Any]) -> InterceptedTool:
     from ..memory.tools import memory_answer
 
-    def handler(ctx: SessionContext, args: Any) -> dict[str, Any]:
+    def handler(ctx: SessionContext, args: Any) -> dict[str, Any]:  # JSON edge: the structured result
         return memory_answer(mem.tools.run(declaration.name, args))
 
     return InterceptedTool(declaration, handler, group="memory")
@@ -106,7 +106,7 @@ class MemoryCapability(Capability):
                     model=ctx.provider_model, messages=[Message(role="user", content=prompt)],
                     max_tokens=800, temperature=0,
                 ))
-                ctx.emit("llm_call", llm_call_metadata(
+                ctx.emit(llm_call_metadata(
                     step=-1, purpose="learnings", system=ctx.provider.name,
                     request_model=ctx.provider_model, input_tokens=response.usage.input_tokens,
                     output_tokens=response.usage.output_tokens, message=response.message.record(),
@@ -116,7 +116,7 @@ class MemoryCapability(Capability):
             transcript = [m.wire() for m in ctx.history if m.role != "system"]
             end = await mem.end(success=None, transcript=transcript, summarise=summarise)
             if end.learnings is not None and end.learnings.errors:
-                ctx.emit("error", ErrorMetadata.build(
+                ctx.emit(ErrorMetadata.build(
                     type="learnings_rejected", where="memory", recoverable=True,
                     message="; ".join(map(str, end.learnings.errors)),
                 ), turn=None)
@@ -128,10 +128,12 @@ def memory_capability(ctx: SessionContext) -> MemoryCapability | None:
     cfg = ctx.config
     if not cfg.memory:
         return None
-    from ..memory import MemorySession, MemoryStore, Scope
+    from ..memory.models import Scope
+    from ..memory.session import MemorySession
+    from ..memory.store import MemoryStore
 
-    def on_event(event_type: str, metadata: dict[str, Any]) -> None:
-        ctx.emit(event_type, metadata)
+    def on_event(event_type: str, metadata: dict[str, Any]) -> None:  # JSON edge: MemoryStore's callback
+        ctx.emit_json(event_type, metadata)
 
     store = MemoryStore(cfg.memory_url or cfg.memory_path, on_event=on_event, counter=ctx.counter)
     scope = Scope.for_project(cfg.project_dir or Path.cwd())

@@ -30,7 +30,7 @@ class OtelCapability(Capability):
 
     def __init__(self, mapper: SpanMapper) -> None:
         self.mapper = mapper
-        self.export: dict[str, Any] | None = None
+        self.export: dict[str, Any] | None = None  # JSON edge: run_end.otel_export
         """``run_end``'s ``otel_export``, once closed."""
 
     def on_event(self, ctx: SessionContext, event: TraceEvent) -> None:
@@ -40,12 +40,13 @@ class OtelCapability(Capability):
         mapper = self.mapper
         mapper.finish()
         mapper.pipeline.flush()
-        extra: dict[str, Any] = {"mapping_problems": mapper.problems} if mapper.problems else {}
+        extra: dict[str, Any] = {  # JSON edge: run_end.otel_export
+            "mapping_problems": mapper.problems} if mapper.problems else {}
         if mapper.events_dropped:
             extra["events_dropped"] = mapper.events_dropped
         self.export = mapper.pipeline.stats(ctx.run_id) | extra
 
-    def run_end_fields(self) -> dict[str, Any]:
+    def run_end_fields(self) -> dict[str, Any]:  # JSON edge: run_end.otel_export
         return {"otel_export": self.export} if self.export is not None else {}
 
 

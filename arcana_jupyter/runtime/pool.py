@@ -60,7 +60,8 @@ class AgentPool:
             raise ValueError(f"member names are letters, digits, '-' and '_' (got {name!r})")
         from .config import RuntimeConfig, flatten_groups
 
-        update: dict[str, Any] = flatten_groups(overrides)  # a group overrides the flat values it spells
+        # a group overrides the flat values it spells
+        update: dict[str, Any] = flatten_groups(overrides)  # JSON edge: settings by name
         update["cognitive_primitives"] = (
             self.default_primitives if cognitive_primitives is None else list(cognitive_primitives))
         if system_prompt is not None:
@@ -106,10 +107,10 @@ class AgentPool:
         from ..providers.base import Usage
 
         usage = sum((m.usage for m in self.members.values()), Usage())
-        extra: dict[str, Any] = {}
+        extra: dict[str, Any] = {}  # JSON edge: run_end keys
         for member in self.members.values():  # e.g. otel_export (per run: every member has the same)
             extra.update(member.run_end_metadata)
-        self.writer.emit("run_end", RunEndMetadata.build(
+        self.writer.emit(RunEndMetadata.build(
             **extra, turns=sum(m.turn for m in self.members.values()), usage=usage.model_dump(),
             cost_usd=sum(m.cost_usd for m in self.members.values()), agents=list(self.members),
         ), agent="pool")

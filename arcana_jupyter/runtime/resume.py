@@ -13,14 +13,7 @@ from typing import TYPE_CHECKING
 from ..exceptions import ConfigError
 from ..messages import Message
 from ..providers.base import Usage
-from ..schema.events import (
-    CognitivePrimitiveMetadata,
-    ErrorMetadata,
-    LlmCallMetadata,
-    PinChange,
-    RunStartMetadata,
-    TurnEndMetadata,
-)
+from ..schema.events import CognitivePrimitive, ErrorEvent, LlmCall, PinChange, RunStart, TurnEnd
 from ..trace.events import TraceEvent
 from .config import RuntimeConfig
 from .intercept import AskUser
@@ -34,8 +27,8 @@ def pin_changes(events: list[TraceEvent]) -> list[tuple[int, PinChange]]:
     """The pin and unpin calls a run's ``cognitive_primitive`` events record, with their turns."""
     changes: list[tuple[int, PinChange]] = []
     for ev in events:
-        if ev.event_type == "cognitive_primitive":
-            change = CognitivePrimitiveMetadata.read(ev.metadata).pin_change()
+        if ev.event_type == "cognitive_primitive" and isinstance(typed := ev.typed(), CognitivePrimitive):
+            change = typed.metadata.pin_change()
             if change is not None:
                 changes.append((ev.turn or 1, change))
     return changes
@@ -47,14 +40,14 @@ def restore_calibration(session: ChatSession, events: list[TraceEvent]) -> None:
     resumed turn gets the budget the run would have given it without the restart."""
     calibration = session.calibration
     for ev in events:
-        if ev.event_type == "llm_call":
-            call = LlmCallMetadata.read(ev.metadata)
-            counted, reported = call.counted_input_tokens, call.reported_input_tokens
-            if call.purpose is None and counted is not None and reported is not None:
-                calibration.observe(counted, reported)
-        elif ev.event_type == "error":
-            err = ErrorMetadata.read(ev.metadata)
-            if err.type == "ContextLengthError" and err.where == "provider":
+        if ev.event_type not in ("llm_call", "error"):
+            continue
+        match ev.typed():
+            case LlmCall(metadata=call):
+                counted, reported = call.counted_input_tokens, call.reported_input_tokens
+                if call.purpose is None and counted is not None and reported is not None:
+                    calibration.observe(counted, reported)
+            case ErrorEvent(metadata=err) if err.type == "ContextLengthError" and err.where == "provider":
                 counted, reported = err.counted_input_tokens, err.reported_input_tokens
                 needed = reported / counted if reported and counted else calibration.ratio * 1.25
                 calibration.require(max(needed, calibration.ratio) * 1.02)
@@ -75,9 +68,10 @@ def resume_session(runtime: Runtime, run_id: str, cfg: RuntimeConfig, trace_dir:
                           f"runs there: {', '.join(known) or 'none'}")
     events = reader.events(run_id, agent=agent)
     history = reader.history(run_id, agent=agent)
-    run_start = next((e for e in events if e.event_type == "run_start"), None)
+    run_start = next((typed for e in events if e.event_type == "run_start"
+                      and isinstance(typed := e.typed(), RunStart)), None)
     if not history or history[0].role != "system":
-        system = (RunStartMetadata.read(run_start.metadata).system_prompt if run_start else None) or cfg.system_prompt
+        system = (run_start.metadata.system_prompt if run_start else None) or cfg.system_prompt
         history.insert(0, Message(role="system", content=system))
     writer = runtime.open_writer(trace_dir, run_id, cfg)
 
@@ -86,8 +80,8 @@ def resume_session(runtime: Runtime, run_id: str, cfg: RuntimeConfig, trace_dir:
         session.turn = max((e.turn or 0 for e in events), default=0)
         session.pins.restore(pin_changes(events))
         for ev in events:
-            if ev.event_type == "turn_end":
-                end = TurnEndMetadata.read(ev.metadata)
+            if ev.event_type == "turn_end" and isinstance(typed := ev.typed(), TurnEnd):
+                end = typed.metadata
                 if end.usage is not None:
                     session.usage = session.usage + Usage.model_validate(end.usage.model_dump())
                 session.cost_usd += end.cost_usd or 0.0

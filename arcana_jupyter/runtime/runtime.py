@@ -114,7 +114,7 @@ class Runtime:
         resolved = model if model != "auto" else f"{provider.name}:{provider_model}"
         return provider, provider_model, resolved
 
-    def _config_record(self, config: RuntimeConfig) -> dict[str, Any]:
+    def _config_record(self, config: RuntimeConfig) -> dict[str, Any]:  # JSON edge: run_start.config
         data = config.model_dump(mode="json")
         data.pop("prices", None)
         if data.get("memory_url"):
@@ -218,7 +218,7 @@ class Runtime:
 
     def _run_start(self, session: ChatSession, *, notebook: str | None = None,
                    resumed_from: str | None = None) -> None:
-        session.emit("run_start", RunStartMetadata.build(
+        session.emit(RunStartMetadata.build(
             arcana_version=__version__,
             model=session.model_string,
             provider=session.provider.name,

@@ -17,15 +17,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
-from ..context import ContextSection, PinBlock, WorkingSetBuilder
 from ..context.bands import OverflowCover, annotate_overflow, lost_turns
+from ..context.builder import WorkingSetBuilder
 from ..context.decisions import ContextDecision, TokenBudget, decision_record, recorded_scores
 from ..context.embeddings import EmbeddingsUnavailable, embedder_from_setting
 from ..context.fidelity import fit_text
 from ..context.rebuild import EMBEDDINGS_FOLDER
-from ..context.result import prefix_reuse
+from ..context.result import BuildResult, prefix_reuse
+from ..context.sections import ContextSection, PinBlock
 from ..exceptions import ArcanaError, ConfigError, ContextLengthError, ProviderError
 from ..messages import Message, ToolCall, ToolSpec
 from ..primitives.pin import PinState
@@ -38,12 +39,15 @@ from ..schema.events import (
     ErrorMetadata,
     PromptSentMetadata,
     PromptSnapshotMetadata,
+    Record,
     RunEndMetadata,
     ToolCallMetadata,
+    ToolLoopStop,
     TurnEndMetadata,
     TurnStartMetadata,
     UserActionMetadata,
     UserMessageMetadata,
+    event_type_of,
     llm_call_metadata,
 )
 from ..schema.tools import REPEATED_CALL, ToolOutcome
@@ -62,8 +66,8 @@ from .intercept import AskUser, InterceptedTool
 from .tools import ArgumentsError, ToolRegistry, bound_text, parse_arguments
 
 if TYPE_CHECKING:
-    from ..adaptive import AdaptiveEngine
-    from ..memory import MemorySession
+    from ..adaptive.engine import AdaptiveEngine
+    from ..memory.session import MemorySession
     from ..trace.otel import SpanMapper
     from .runtime import Runtime
 
@@ -108,6 +112,47 @@ def _fit(counter: TokenCounter, text: str, tokens: int) -> str:
     return fitted[0] if fitted is not None else counter.truncate_text(text, tokens)
 
 
+class BuiltPrompt(NamedTuple):
+    """One call's prompt as :meth:`ChatSession._build` made and recorded it."""
+
+    build: BuildResult
+    """The builder's result, shaped for the model (its messages are what is sent)."""
+    decision: ContextDecision
+    digest: str
+    """The request digest (``context_decision.request_digest``)."""
+    decision_event: TraceEvent
+    """The ``context_decision`` written for it: the parent of the call's events."""
+
+
+class ToolResult(NamedTuple):
+    """One tool call's outcome as the tool loop guard weighs it."""
+
+    ok: bool
+    content: str
+    """The result text the model gets."""
+
+
+@dataclass
+class TurnInProgress:
+    """What the steps of one turn share: the turn, the reply being filled in, where streamed text goes."""
+
+    turn: int
+    reply: ChatReply
+    on_token: TokenCallback | None = None
+    partial: list[str] = field(default_factory=list)
+    """The text streamed so far by the call in progress (what a cancelled or failed call received)."""
+
+
+@dataclass(frozen=True)
+class ProviderCall:
+    """What :meth:`ChatSession._call` sends (a built prompt, the tools offered) and for which step."""
+
+    turn: TurnInProgress
+    step: int
+    prompt: BuiltPrompt
+    tools: list[ToolSpec]
+
+
 @dataclass
 class ChatReply:
     """The outcome of one :meth:`ChatSession.send`."""
@@ -123,8 +168,8 @@ class ChatReply:
     latency_ms: float = 0.0
     steps: int = 0
     decision: ContextDecision | None = None
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    primitives: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # JSON edge: as recorded
+    primitives: list[dict[str, Any]] = field(default_factory=list)  # JSON edge: as recorded
     error: ArcanaError | None = None
 
     def __str__(self) -> str:
@@ -198,13 +243,13 @@ class ChatSession:
         self.usage = Usage()
         self.cost_usd = 0.0
         self._subscribers: list[EventCallback] = []
-        self._previous_build: Any = None
+        self._previous_build: BuildResult | None = None
         self._previous_sent: list[Message] | None = None
         self._shape_rules: PromptShape | None = None
         self._decision_encoder = ChainEncoder()
         redactor = getattr(writer, "redactor", None)
         self._prompt_encoder = PromptSentEncoder(redact=redactor.redact_text if redactor is not None else None)
-        self._live_previous: dict[str, Any] | None = None
+        self._live_previous: dict[str, Any] | None = None  # JSON edge: the last decision, as written
         self._turn_events: dict[int, list[TraceEvent]] = {}
         self.sent_messages: dict[tuple[int, int], list[Message]] = {}
         """The prompts of recent steps, by (turn, step), for the inspector's message text."""
@@ -277,9 +322,9 @@ class ChatSession:
         return [*self._own_withheld, *(name for c in self.capabilities for name in c.withheld())]
 
     @property
-    def run_end_metadata(self) -> dict[str, Any]:
+    def run_end_metadata(self) -> dict[str, Any]:  # JSON edge: run_end keys
         """Extra ``run_end`` fields the capabilities add (``otel_export``)."""
-        fields: dict[str, Any] = {}
+        fields: dict[str, Any] = {}  # JSON edge: run_end keys
         for c in self.capabilities:
             fields.update(c.run_end_fields())
         return fields
@@ -290,15 +335,22 @@ class ChatSession:
         self._subscribers.append(callback)
         return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
 
-    def emit(self, event_type: str, metadata: dict[str, Any], *, parent_id: str | None = None,
-             turn: int | None = -1,
-             live_metadata: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> TraceEvent:
-        """Write an event and pass it to subscribers.
+    def emit(self, metadata: Record, *, parent_id: str | None = None, turn: int | None = -1) -> TraceEvent:
+        """Write an event — ``metadata`` is its type's metadata model, which says the event type — and
+        pass it to subscribers. ``turn`` -1: the current turn."""
+        return self.emit_json(event_type_of(metadata), metadata.wire(), parent_id=parent_id, turn=turn)
+
+    def emit_json(self, event_type: str, metadata: dict[str, Any], *,  # JSON edge: an encoder's or engine's output
+                  parent_id: str | None = None, turn: int | None = -1,
+                  live_metadata: Callable[[dict[str, Any]], dict[str, Any]] | None = None,  # JSON edge: as written
+                  ) -> TraceEvent:
+        """:meth:`emit` for metadata already in the trace's form (the chained decision, the adaptive
+        engine's and the memory store's events).
 
         ``live_metadata(written metadata)`` gives the metadata subscribers and :meth:`turn_events` see,
         where the trace holds a compact form (a chained decision, see trace/decision_delta.py)."""
         t = self.turn if turn == -1 else turn
-        event = self.writer.emit(event_type, metadata, turn=t, agent=self.agent, parent_id=parent_id)
+        event = self.writer.emit_json(event_type, metadata, turn=t, agent=self.agent, parent_id=parent_id)
         if live_metadata is not None:
             event = event.model_copy(update={"metadata": live_metadata(event.metadata)})
         if t is not None:
@@ -423,14 +475,15 @@ class ChatSession:
         turn = self.turn
         started = time.perf_counter()
         reply = ChatReply(text="", turn=turn, run_id=self.run_id, agent=self.agent)
-        self.emit("turn_start", TurnStartMetadata.build(input_tokens=self.counter.count_text(text)))
+        self.emit(TurnStartMetadata.build(input_tokens=self.counter.count_text(text)))
         user = Message(role="user", content=text, turn=turn)
         self.history.append(user)
-        self.emit("user_message", UserMessageMetadata.build(message=user.record(),
-                                                            history_index=len(self.history) - 1))
+        self.emit(UserMessageMetadata.build(message=user.record(),
+                                            history_index=len(self.history) - 1))
         for cap in self.capabilities:
             cap.before_turn(self.context, text)
-        partial: list[str] = []
+        progress = TurnInProgress(turn, reply, on_token)
+        partial = progress.partial
         status = "ok"
         guard = ToolLoopGuard(
             self.config.max_tool_steps, self.config.max_tool_seconds,
@@ -442,8 +495,7 @@ class ChatSession:
             step = 0
             while True:
                 offer = guard.reason is None
-                response = await self._step(turn, step, text, on_token, partial, reply, offer_tools=offer,
-                                            tool_loop=None if offer else guard.record())
+                response = await self._step(progress, step, tool_loop=None if offer else guard.record())
                 reply.steps = step + 1
                 partial.clear()
                 if not response.message.tool_calls or not offer:
@@ -452,11 +504,11 @@ class ChatSession:
                     reply.text = readable_reply(response.message.content, reply.tool_calls,
                                                 guard.detail if guard.reason else None)
                     break
-                outcomes = await self._run_tool_calls(turn, step, response.message.tool_calls, reply, guard)
+                outcomes = await self._run_tool_calls(progress, step, response.message.tool_calls, guard)
                 reason = guard.after_step(step, response.message.tool_calls, outcomes)
                 if reason is not None:
-                    self.emit("error", ErrorMetadata.build(type=reason, where="runtime", recoverable=True,
-                                                           message=f"{guard.detail}: asking once more, without tools"))
+                    self.emit(ErrorMetadata.build(type=reason, where="runtime", recoverable=True,
+                                                  message=f"{guard.detail}: asking once more, without tools"))
                 step += 1
         except (asyncio.CancelledError, KeyboardInterrupt):
             status = "cancelled"
@@ -471,8 +523,8 @@ class ChatSession:
                 self.usage = self.usage + got
             reply.text = received
             # the partial reply is recorded once, in turn_end.reply (received_chars says how much)
-            self.emit("error", ErrorMetadata.build(type="cancelled", where="runtime", recoverable=True,
-                                                   message="the turn was cancelled", received_chars=len(received)))
+            self.emit(ErrorMetadata.build(type="cancelled", where="runtime", recoverable=True,
+                                          message="the turn was cancelled", received_chars=len(received)))
             await self._turn_end_hooks(reply)
             self._end_turn(reply, status, started)
             raise
@@ -481,16 +533,16 @@ class ChatSession:
             reply.error = exc
             received = "".join(partial)
             reply.text = received  # kept for the caller, and recorded once: in turn_end.reply
-            self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="provider", recoverable=True,
-                                                   message=str(exc), status=exc.status, received_chars=len(received)))
+            self.emit(ErrorMetadata.build(type=type(exc).__name__, where="provider", recoverable=True,
+                                          message=str(exc), status=exc.status, received_chars=len(received)))
         except ArcanaError as exc:
             status = "error"
             reply.error = exc
-            self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=True,
-                                                   message=str(exc)))
+            self.emit(ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=True,
+                                          message=str(exc)))
         except Exception as exc:  # a bug: record it, close the turn, and let it surface
-            self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=False,
-                                                   message=str(exc)))
+            self.emit(ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=False,
+                                          message=str(exc)))
             await self._turn_end_hooks(reply)
             self._end_turn(reply, "error", started)
             raise
@@ -507,55 +559,58 @@ class ChatSession:
                 cap.after_turn(self.context, reply)
             except Exception as exc:
                 log.exception("arcana: the %s capability failed at turn end", cap.name)
-                self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=True,
-                                                       message=f"at turn end: {exc}"))
+                self.emit(ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=True,
+                                              message=f"at turn end: {exc}"))
 
     def _end_turn(self, reply: ChatReply, status: str, started: float) -> None:
         reply.status = status
         reply.latency_ms = (time.perf_counter() - started) * 1000
-        self.emit("turn_end", TurnEndMetadata.build(
+        self.emit(TurnEndMetadata.build(
             status=status, reply=reply.text, usage=reply.usage.model_dump(),
             cost_usd=reply.cost_usd, latency_ms=round(reply.latency_ms, 3), steps=reply.steps,
         ))
 
-    async def _step(
-        self, turn: int, step: int, text: str, on_token: TokenCallback | None, partial: list[str], reply: ChatReply,
-        *, offer_tools: bool = True, tool_loop: dict[str, Any] | None = None,
-    ) -> LLMResponse:
-        tools = self.tool_specs() if offer_tools else []
+    async def _step(self, progress: TurnInProgress, step: int, *, tool_loop: ToolLoopStop | None = None
+                    ) -> LLMResponse:
+        """One LLM call of the turn: build, record and send the prompt; tools are offered unless
+        ``tool_loop`` says why the loop stopped. A prompt the provider refuses as too long is built
+        again once, with the budget shrunk by what the provider counted."""
+        tools = self.tool_specs() if tool_loop is None else []
         if tools and tool_loop is None:
             # tool specs larger than half of what the window leaves for the prompt would crowd out
             # the conversation (a small --window with the adaptive tools): this call goes without them
             available = self.calibration.budget(self.config.total_window, self.config.response_reserve).available
             spec_tokens = self.counter.count_tools(tools)
             if spec_tokens > available * TOOLS_MAX_SHARE:
-                tool_loop = {"stopped": True, "reason": "tools_too_large",
-                             "detail": f"their specs take {spec_tokens} tokens of the {available} the window leaves "
-                                       f"for the prompt; a larger --window offers them"}
+                tool_loop = ToolLoopStop.build(
+                    stopped=True, reason="tools_too_large",
+                    detail=f"their specs take {spec_tokens} tokens of the {available} the window leaves "
+                           f"for the prompt; a larger --window offers them")
                 tools = []
         refused: ContextLengthError | None = None
         for attempt in range(2):
-            build, reply.decision, digest, decision_event = await self._build(turn, step, tools, tool_loop, refused)
+            prompt = await self._build(progress.turn, step, tools, tool_loop, refused)
+            progress.reply.decision = prompt.decision
             try:
-                return await self._call(turn, step, build, digest, decision_event, tools, on_token, partial, reply)
+                return await self._call(ProviderCall(progress, step, prompt, tools))
             except ContextLengthError as exc:
-                if attempt or partial:
+                if attempt or progress.partial:
                     raise
                 refused = exc
-                counted = build.budget.used
-                self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="provider", recoverable=True,
-                                                       message=str(exc), status=exc.status, received="",
-                                                       request_digest=digest, counted_input_tokens=counted,
-                                                       reported_input_tokens=exc.prompt_tokens),
-                          parent_id=decision_event.event_id)
+                counted = prompt.build.budget.used
+                self.emit(ErrorMetadata.build(type=type(exc).__name__, where="provider", recoverable=True,
+                                              message=str(exc), status=exc.status, received="",
+                                              request_digest=prompt.digest, counted_input_tokens=counted,
+                                              reported_input_tokens=exc.prompt_tokens),
+                          parent_id=prompt.decision_event.event_id)
                 needed = exc.prompt_tokens / counted if exc.prompt_tokens and counted else self.calibration.ratio * 1.25
                 self.calibration.require(max(needed, self.calibration.ratio) * 1.02)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _build(
-        self, turn: int, step: int, tools: list[ToolSpec], tool_loop: dict[str, Any] | None,
+        self, turn: int, step: int, tools: list[ToolSpec], tool_loop: ToolLoopStop | None,
         refused: ContextLengthError | None,
-    ) -> tuple[Any, ContextDecision, str, TraceEvent]:
+    ) -> BuiltPrompt:
         """Build the working set of one call and record its decision.
 
         The builder always gets the whole history (both modes): turns stay verbatim while they fit.
@@ -631,7 +686,7 @@ class ChatSession:
             decision.notes.append(self._embeddings_note)
             self._embeddings_note = None
         if tool_loop is not None:
-            decision.notes.append(f"tools withheld for this call: {tool_loop['reason']} ({tool_loop['detail']})")
+            decision.notes.append(f"tools withheld for this call: {tool_loop.reason} ({tool_loop.detail})")
         if refused is not None:
             decision.notes.append(
                 f"the provider refused the previous prompt as too long ({refused.prompt_tokens or '?'} tokens by its "
@@ -640,7 +695,7 @@ class ChatSession:
         decision_md = decision_record(decision)
         # scores only where they decided an outcome: the rest changed every call with no effect
         decision_md["decisions"] = recorded_scores(decision_md["decisions"])
-        metadata: dict[str, Any] = {
+        metadata: dict[str, Any] = {  # JSON edge: the parts, dumped
             "step": step,
             "decision": {**decision_md, "decisions": None},  # the rows go in chain.rows (trace/decision_delta.py)
             "report": build.report.model_dump(mode="json"),
@@ -662,12 +717,12 @@ class ChatSession:
             metadata["tool_loop"] = tool_loop
         if shaped.shape.shapes:
             metadata["shape"] = shaped.record()
-        full = ContextDecisionMetadata.build(**metadata)
+        full = ContextDecisionMetadata.build(**metadata).wire()  # JSON edge: the chain encoder works on the trace form
         packed = self._decision_encoder.pack(full, decision_md["decisions"])
-        decision_event = self.emit("context_decision", packed, live_metadata=self._live_decision(decision_md))
+        decision_event = self.emit_json("context_decision", packed, live_metadata=self._live_decision(decision_md))
         self._decision_encoder.written(decision_event.event_id)
         if self.config.trace_include_prompt_snapshots:
-            self.emit("prompt_snapshot", PromptSnapshotMetadata.build(
+            self.emit(PromptSnapshotMetadata.build(
                 turn=turn, step=step, model=self.provider_model,
                 messages=[m.wire() for m in build.messages], tools=[t.wire() for t in tools],
                 response_format=None, budget_snapshot=build.budget.model_dump(mode="json"),
@@ -676,15 +731,16 @@ class ChatSession:
             sent = self._prompt_encoder.encode(
                 step=step, digest=digest, messages=build.messages, history=self.history,
                 tokens=[self.counter.count_message(m) for m in build.messages])
-            event = self.emit("prompt_sent", PromptSentMetadata.build(**sent), parent_id=decision_event.event_id)
+            event = self.emit(PromptSentMetadata.build(**sent), parent_id=decision_event.event_id)
             self._prompt_encoder.written(event.event_id)
-        return build, decision, digest, decision_event
+        return BuiltPrompt(build, decision, digest, decision_event)
 
-    def _live_decision(self, decision_md: dict[str, Any]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def _live_decision(self, decision_md: dict[str, Any]  # JSON edge: the decision as recorded
+                       ) -> Callable[[dict[str, Any]], dict[str, Any]]:  # JSON edge: written -> seen
         """What subscribers see of a decision: the written (redacted) metadata resolved as a reader
         resolves it — what ``chain.same`` stands for taken from the previous decision — with the rows."""
 
-        def live(written: dict[str, Any]) -> dict[str, Any]:
+        def live(written: dict[str, Any]) -> dict[str, Any]:  # JSON edge: as written
             meta = written
             if is_chained(written):
                 meta = resolve_chain_metadata(written, self._live_previous, "the decision just written")
@@ -693,7 +749,7 @@ class ChatSession:
 
         return live
 
-    def _report_prefix(self, build: Any) -> None:
+    def _report_prefix(self, build: BuildResult) -> None:
         """Prefix reuse of the prompt about to be sent against the previous one sent, in tokens and
         share, as a provider's prefix cache sees it (context/result.py ``prefix_reuse``)."""
         previous, self._previous_sent = self._previous_sent, build.messages
@@ -716,7 +772,7 @@ class ChatSession:
                 self._shape_rules = await self.provider.prompt_shape(self.provider_model)
         return self._shape_rules
 
-    async def _shape(self, build: Any, tools: list[ToolSpec]) -> tuple[Any, ShapedPrompt]:
+    async def _shape(self, build: BuildResult, tools: list[ToolSpec]) -> tuple[BuildResult, ShapedPrompt]:
         """The builder's messages shaped for the model (providers/shaping.py), counted exactly as
         sent: ``build`` with the shaped messages and a budget whose ``used`` is the shaped prompt's."""
         shaped = shape_prompt(build.messages, await self._prompt_shape())
@@ -739,11 +795,10 @@ class ChatSession:
             return min(self.config.max_tokens, reserve) if reserve > 0 else self.config.max_tokens
         return reserve if reserve > 0 else None
 
-    async def _call(
-        self, turn: int, step: int, build: Any, digest: str, decision_event: TraceEvent, tools: list[ToolSpec],
-        on_token: TokenCallback | None, partial: list[str], reply: ChatReply,
-    ) -> LLMResponse:
+    async def _call(self, call: ProviderCall) -> LLMResponse:
         """Send one built prompt, stream the answer, record the call (and what it says about counting)."""
+        turn, step, build, tools = call.turn.turn, call.step, call.prompt.build, call.tools
+        on_token, partial, reply = call.turn.on_token, call.turn.partial, call.turn.reply
         request = LLMRequest(
             model=self.provider_model, messages=build.messages, tools=tools, temperature=self.config.temperature,
             max_tokens=self._max_tokens(), seed=self.config.seed,
@@ -774,7 +829,7 @@ class ChatSession:
         counted = build.budget.used
         reported = response.prompt_tokens if response.prompt_tokens is not None else response.usage.input_tokens
         observed = self.calibration.observe(counted, reported)
-        self.emit("llm_call", llm_call_metadata(
+        self.emit(llm_call_metadata(
             step=step,
             system=self.provider.name,
             request_model=self.provider_model,
@@ -784,7 +839,7 @@ class ChatSession:
             cached_input_tokens=response.usage.cached_input_tokens,
             finish_reasons=[response.finish_reason],
             latency_ms=round(latency, 3),
-            request_digest=digest,
+            request_digest=call.prompt.digest,
             streamed=True,
             message=message.record(),
             history_index=len(self.history) - 1,
@@ -793,7 +848,7 @@ class ChatSession:
             reported_input_tokens=reported,
             count_ratio=observed,
             calibration=self.calibration.ratio,
-        ), parent_id=decision_event.event_id)
+        ), parent_id=call.prompt.decision_event.event_id)
         return response
 
     async def _summarize(self, messages: list[Message]) -> str:
@@ -812,17 +867,17 @@ class ChatSession:
                 parts.pop(0)  # the oldest go first: the summary is of what there is room to read
         prompt = [Message(role="system", content=instruction), Message(role="user", content="\n\n".join(parts))]
         if self.config.trace_prompt_sent and self.config.trace_content != "none":  # its prompt, viewable too
-            self.emit("prompt_sent", PromptSentMetadata.build(**standalone_prompt_sent(
+            self.emit(PromptSentMetadata.build(**standalone_prompt_sent(
                 step=-1, model=self.provider_model, purpose="summarize", messages=prompt,
                 tokens=[self.counter.count_message(m) for m in prompt])))
         try:
             response = await self.provider.complete(LLMRequest(model=self.provider_model, messages=prompt,
                                                                max_tokens=SUMMARY_MAX_TOKENS, temperature=0))
         except ProviderError as exc:  # no summary: the builder drops the folded turns instead, and says so
-            self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="provider", recoverable=True,
-                                                   message=f"the summariser call failed: {exc}", status=exc.status))
+            self.emit(ErrorMetadata.build(type=type(exc).__name__, where="provider", recoverable=True,
+                                          message=f"the summariser call failed: {exc}", status=exc.status))
             return ""
-        self.emit("llm_call", llm_call_metadata(
+        self.emit(llm_call_metadata(
             step=-1, purpose="summarize", system=self.provider.name, request_model=self.provider_model,
             input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens,
             request_digest=None, message=response.message.record(),
@@ -830,10 +885,11 @@ class ChatSession:
         return response.message.content
 
     async def _run_tool_calls(
-        self, turn: int, step: int, calls: Sequence[ToolCall], reply: ChatReply, guard: ToolLoopGuard | None = None,
-    ) -> list[tuple[bool, str]]:
-        """Run a step's tool calls in order; returns each call's ``(ok, result text)``."""
-        outcomes: list[tuple[bool, str]] = []
+        self, progress: TurnInProgress, step: int, calls: Sequence[ToolCall], guard: ToolLoopGuard | None = None,
+    ) -> list[ToolResult]:
+        """Run a step's tool calls in order; returns each call's outcome."""
+        turn, reply = progress.turn, progress.reply
+        outcomes: list[ToolResult] = []
         for call in calls:
             started = time.perf_counter()
             intercepted = self.intercepted.get(call.name)
@@ -861,11 +917,11 @@ class ChatSession:
                 args: Any = parse_arguments(call.arguments)
             except ArgumentsError:
                 args = call.arguments
-            outcomes.append((ok, content))
+            outcomes.append(ToolResult(ok, content))
             record = {"name": call.name, "arguments": args, "ok": ok, "result": content,
                       "intercepted": intercepted is not None}
             reply.tool_calls.append(record)
-            self.emit("tool_call", ToolCallMetadata.build(
+            self.emit(ToolCallMetadata.build(
                 step=step, tool_call_id=call.id, name=call.name, arguments=args, ok=ok,
                 result=content, error=outcome.error_record(),
                 latency_ms=round((time.perf_counter() - started) * 1000, 3),
@@ -876,53 +932,58 @@ class ChatSession:
                 prim = {"primitive": intercepted.primitive, "tool_call_id": call.id, "args": args,
                         "result": outcome.data}
                 reply.primitives.append(prim)
-                self.emit("cognitive_primitive", CognitivePrimitiveMetadata.build(**prim))
+                self.emit(CognitivePrimitiveMetadata.build(**prim))
         return outcomes
 
     # ---- actions from outside the model (the inspector, magics, Python), traced like the model's ------
-    def _user_action(self, action: str, via: str, *, target: str | None, args: dict[str, Any], ok: bool,
+    def _user_action(self, action: str, via: str, *, target: str | None,
+                     args: dict[str, Any], ok: bool,  # JSON edge: the action's arguments as given
                      message: str | None = None, replayed: bool = False) -> None:
         """Record that a person (not the model) did ``action`` from ``via`` (schema ``user_action``)."""
-        fields: dict[str, Any] = {"action": action, "via": via, "target": target, "args": args, "ok": ok}
-        if message:
-            fields["message"] = message
+        record = UserActionMetadata.build(action=action, via=via, target=target, args=args, ok=ok)
+        if message:  # only when there is one: the trace keeps the keys given
+            record.message = message
         if replayed:
-            fields["replayed"] = True
-        self.emit("user_action", UserActionMetadata.build(**fields))
+            record.replayed = True
+        self.emit(record)
 
-    def unpin(self, pin_id: str, *, via: str = "python", replayed: bool = False) -> dict[str, Any]:
+    def unpin(self, pin_id: str, *, via: str = "python",
+              replayed: bool = False) -> dict[str, Any]:  # JSON edge: the structured result
         """Unpin ``pin_id`` as the user (the inspector's button, ``%arcana_unpin``, Python)."""
         result = self.pins.unpin({"pin_id": pin_id}, self.turn)
-        self.emit("cognitive_primitive", CognitivePrimitiveMetadata.build(primitive="unpin", tool_call_id=None,
-                                                                          args={"pin_id": pin_id}, result=result,
-                                                                          source="user"))
+        self.emit(CognitivePrimitiveMetadata.build(primitive="unpin", tool_call_id=None,
+                                                   args={"pin_id": pin_id}, result=result,
+                                                   source="user"))
         ok = result.get("unpinned") is True
         self._user_action("unpin", via, target=pin_id, args={"pin_id": pin_id}, ok=ok,
                           message=None if ok else str(result.get("reason") or "failed"), replayed=replayed)
         return result
 
     def pin(self, content: str, label: str | None = None, until_turn: int | None = None, *, via: str = "python",
-            replayed: bool = False) -> dict[str, Any]:
+            replayed: bool = False) -> dict[str, Any]:  # JSON edge: the structured result
         """Pin ``content`` as the user, through the same machinery as the model's ``pin`` tool."""
         args = {"content": content, "label": label, "until_turn": until_turn}
         result = self.pins.pin(args, max(self.turn, 1))
-        self.emit("cognitive_primitive", CognitivePrimitiveMetadata.build(primitive="pin", tool_call_id=None,
-                                                                          args=args, result=result, source="user"))
+        self.emit(CognitivePrimitiveMetadata.build(primitive="pin", tool_call_id=None,
+                                                   args=args, result=result, source="user"))
         ok = result.get("pinned") is True
         pin_id = result.get("pin_id")
         self._user_action("pin", via, target=pin_id if isinstance(pin_id, str) else None, args=args, ok=ok,
                           message=None if ok else str(result.get("reason") or "failed"), replayed=replayed)
         return result
 
-    def hydrate(self, object_id: str, *, via: str = "python", replayed: bool = False) -> dict[str, Any]:
+    def hydrate(self, object_id: str, *, via: str = "python",
+                replayed: bool = False) -> dict[str, Any]:  # JSON edge: the structured result
         """Bring an adaptive object back in full (a widget's action): through the adaptive capability."""
         return self._adaptive_action("hydrate", object_id, via, replayed)
 
-    def retract(self, object_id: str, *, via: str = "python", replayed: bool = False) -> dict[str, Any]:
+    def retract(self, object_id: str, *, via: str = "python",
+                replayed: bool = False) -> dict[str, Any]:  # JSON edge: the structured result
         """Take an adaptive object out of the prompt (a widget's action): through the adaptive capability."""
         return self._adaptive_action("retract", object_id, via, replayed)
 
-    def _adaptive_action(self, action: str, object_id: str, via: str, replayed: bool) -> dict[str, Any]:
+    def _adaptive_action(self, action: str, object_id: str, via: str,
+                         replayed: bool) -> dict[str, Any]:  # JSON edge: the structured result
         adaptive: Any = self.capability("adaptive")
         if adaptive is None:
             from ..adaptive.tools import CLASSIC_MODE
@@ -936,7 +997,8 @@ class ChatSession:
                           replayed=replayed)
         return result
 
-    def remember(self, kind: str, content: str, *, scope: str = "project", via: str = "python") -> dict[str, Any]:
+    def remember(self, kind: str, content: str, *, scope: str = "project",
+                 via: str = "python") -> dict[str, Any]:  # JSON edge: the structured result
         """Store a memory as the user (``%arcana_memory add``): the same code path as ``arcana memory add``;
         the next call's digest holds it. Raises :class:`~arcana_jupyter.exceptions.MemoryStoreError`
         (bad kind, empty text, a store that fails) or :class:`ConfigError` when memory is off."""
@@ -950,7 +1012,8 @@ class ChatSession:
         return {"ok": True, "id": entry.id, "kind": entry.kind, "scope": entry.level, "created": created,
                 "content": entry.content}
 
-    def forget_memory(self, entry_id: str, *, via: str = "python") -> dict[str, Any]:
+    def forget_memory(self, entry_id: str, *,
+                      via: str = "python") -> dict[str, Any]:  # JSON edge: the structured result
         """Forget (tombstone) a memory as the user (``%arcana_memory forget``); the next digest leaves it out."""
         from ..memory.manual import forget_memory
 
@@ -995,7 +1058,7 @@ class ChatSession:
         """:meth:`send` for code without an event loop — or inside a running one (a notebook cell)."""
         return self.runtime.loop.run(self.send(text, **kwargs))
 
-    def turn_bundle(self, turn: int | None = None) -> dict[str, Any]:
+    def turn_bundle(self, turn: int | None = None) -> dict[str, Any]:  # JSON edge: the structured result
         """The ``application/vnd.arcana.turn+json`` object of ``turn`` (default: the latest)."""
         from .bundle import turn_bundle
 
@@ -1011,11 +1074,11 @@ class ChatSession:
             try:
                 await cap.close(self.context)
             except Exception as exc:  # closing must always finish and record
-                self.emit("error", ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=True,
-                                                       message=f"at session end: {exc}"), turn=None)
+                self.emit(ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=True,
+                                              message=f"at session end: {exc}"), turn=None)
         if self.owns_run:
-            self.emit("run_end", RunEndMetadata.build(turns=self.turn, usage=self.usage.model_dump(),
-                                                      cost_usd=self.cost_usd, **self.run_end_metadata), turn=None)
+            self.emit(RunEndMetadata.build(turns=self.turn, usage=self.usage.model_dump(),
+                                           cost_usd=self.cost_usd, **self.run_end_metadata), turn=None)
             self.writer.close()
 
     def close(self) -> None:

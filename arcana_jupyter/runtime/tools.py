@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, create_model
+from pydantic.fields import FieldInfo
 
 from ..messages import ToolSpec, canonical_json
 from ..schema.tools import FAILED, UNKNOWN_TOOL, ModelRetry, ToolDeclaration, ToolOutcome, decode_arguments
@@ -70,7 +71,7 @@ class Tool:
         doc_summary, doc_params = parse_docstring(fn.__doc__)
         self.description = description if description is not None else doc_summary
         sig = inspect.signature(fn)
-        fields: dict[str, Any] = {}
+        fields: dict[str, tuple[Any, FieldInfo]] = {}  # create_model's field definitions
         for pname, param in sig.parameters.items():
             if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
                 raise TypeError(f"tool {self.name!r}: *args/**kwargs cannot be described to a model")
@@ -87,7 +88,7 @@ class Tool:
         self.spec: ToolSpec = self.declaration.spec  # generated from the arguments model
         self.is_async = inspect.iscoroutinefunction(fn)
 
-    async def call(self, arguments: dict[str, Any]) -> Any:
+    async def call(self, arguments: dict[str, Any]) -> Any:  # JSON edge: parsed arguments
         """Validate ``arguments`` and run the function (sync functions run in a worker thread)."""
         return await self.call_parsed(self.arguments_model.model_validate(arguments))
 
@@ -126,7 +127,7 @@ def to_text(value: Any) -> str:
         return repr(value)
 
 
-def error_result(kind: str, message: str, **extra: Any) -> dict[str, Any]:
+def error_result(kind: str, message: str, **extra: Any) -> dict[str, Any]:  # JSON edge: the error result
     return {"ok": False, "error": kind, "message": message, **extra}
 
 
@@ -156,7 +157,8 @@ class ToolRegistry:
     def specs(self) -> list[ToolSpec]:
         return [t.spec for t in self._tools.values()]
 
-    async def execute(self, name: str, raw_arguments: str | dict[str, Any] | None) -> ToolOutcome:
+    async def execute(self, name: str,
+                      raw_arguments: str | dict[str, Any] | None) -> ToolOutcome:  # JSON edge: the model's arguments
         """Run one call; the outcome's text is not yet bounded (see :func:`bound_text`)."""
         tool = self._tools.get(name)
         if tool is None:
@@ -180,7 +182,7 @@ class ArgumentsError(ValueError):
     """Tool-call arguments that are not a JSON object."""
 
 
-def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
+def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:  # JSON edge: arguments
     """Decode tool-call arguments; raises :class:`ArgumentsError` when they are not a JSON object."""
     try:
         return decode_arguments(raw)

@@ -11,50 +11,21 @@
 This package imports nothing of arcana_jupyter but :mod:`arcana_jupyter.messages`.
 """
 
-from .decisions import (
-    BudgetSnapshot,
-    ContextDecision,
-    ContextReport,
-    LayerReport,
-    MessageDecision,
-    TokenBudget,
-    decision_record,
-)
-from .events import (
-    EVENT_ADAPTER,
-    EVENT_MODELS,
-    EVENT_TYPES,
-    METADATA_MODELS,
-    TRACE_FORMAT_VERSION,
-    Envelope,
-    Event,
-    EventType,
-    Record,
-    parse_metadata,
-    read_event,
-)
+from .decisions import BudgetSnapshot, ContextDecision, ContextReport, MessageDecision, TokenBudget
+from .events import EVENT_ADAPTER, Envelope, Event, Record
 from .pins import Pin, PinChange, fold_pins
 
 __all__ = [
     "EVENT_ADAPTER",
-    "EVENT_MODELS",
-    "EVENT_TYPES",
-    "METADATA_MODELS",
-    "TRACE_FORMAT_VERSION",
     "BudgetSnapshot",
     "ContextDecision",
     "ContextReport",
     "Envelope",
     "Event",
-    "EventType",
-    "LayerReport",
     "MessageDecision",
     "Pin",
     "PinChange",
     "Record",
     "TokenBudget",
-    "decision_record",
     "fold_pins",
-    "parse_metadata",
-    "read_event",
 ]

@@ -37,12 +37,12 @@ class TurnStep(_Part):
     """One LLM call of the turn."""
 
     step: int
-    decision: dict[str, Any] | None = None
+    decision: dict[str, Any] | None = None  # JSON edge: the recorded decision, passed through
     """The ContextDecision dump (the compact copy leaves out its rows' empty fields)."""
     report: ContextReport | None = None
     budget: BudgetSnapshot | None = None
     request_digest: str | None = None
-    messages: list[dict[str, Any]] | None = None
+    messages: list[dict[str, Any]] | None = None  # JSON edge: wire messages
     counting: StepCounting | None = None
 
 
@@ -90,16 +90,16 @@ class TurnBundle(_Part):
     steps: list[TurnStep] = Field(default_factory=list)
     tool_calls: list[BundleToolCall] = Field(default_factory=list)
     primitives: list[PrimitiveCall] = Field(default_factory=list)
-    pins: list[dict[str, Any]] = Field(default_factory=list)
+    pins: list[dict[str, Any]] = Field(default_factory=list)  # JSON edge: Pin.summary() dumps
     """``Pin.summary()`` of each active pin."""
-    tiers: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    tiers: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)  # JSON edge: StateObject dumps
     """Adaptive-context objects by tier (``StateObject`` dumps)."""
-    memories: list[dict[str, Any]] = Field(default_factory=list)
+    memories: list[dict[str, Any]] = Field(default_factory=list)  # JSON edge: memory briefs
     usage: UsageRecord | None = None
     cost_usd: float | None = None
     latency_ms: float | None = None
     errors: list[TurnError] = Field(default_factory=list)
-    state_changes: list[dict[str, Any]] = Field(default_factory=list)
+    state_changes: list[dict[str, Any]] = Field(default_factory=list)  # JSON edge: the events' metadata
     """The turn's ``state_change`` and ``context_action`` metadata, each with its ``event_type``."""
     compact: bool | None = None
     """The notebook's copy: prompt texts the trace holds are left out."""

@@ -111,7 +111,7 @@ class ContextDecision(BaseModel):
     """The summariser's text, when ``llm_summarize`` folded messages (recorded for exact rebuild)."""
 
 
-def decision_record(decision: ContextDecision) -> dict[str, Any]:
+def decision_record(decision: ContextDecision) -> dict[str, Any]:  # JSON edge: the trace form
     """``decision.model_dump(mode="json")``, about ten times faster.
 
     Every field of these two models already holds a JSON value (str, int, float, bool, None, a

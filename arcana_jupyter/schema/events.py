@@ -1,15 +1,17 @@
 """Trace events as types: one model per event type's ``metadata``, and the envelope around it.
 
 docs/TRACE_FORMAT.md describes each type in prose; these models are the same contract as code
-(tests/schema/test_trace_format_doc.py keeps the two in step). The runtime still writes plain dicts
-(``ChatSession.emit``); tests/schema/test_written_events.py validates what a real session writes
-against these models. :class:`~arcana_jupyter.trace.TraceReader` validates the metadata of every
-line it indexes against :data:`METADATA_MODELS` (strict), reporting a misshapen event as
-``file:line: problem``, and hands out envelopes with that metadata as a dict
-(:class:`~arcana_jupyter.trace.events.TraceEvent`). Code that reads what an event says (the
-OpenTelemetry span mapper, the replay provider, ``arcana trace``) turns such an envelope into its
-typed event once, with :func:`read_event` (:data:`EVENT_ADAPTER`, with the reader's tolerance for a
-field of the wrong type), and dispatches on the event's class.
+(tests/schema/test_trace_format_doc.py keeps the two in step). A writer makes an event's metadata
+with :meth:`Record.build` (validated, strict) and passes the model to ``emit`` (``TraceWriter``,
+``ChatSession``, ``SessionContext``), which dumps it once, as it writes the line (:meth:`Record.wire`);
+tests/schema/test_written_events.py validates what a real session writes against these models.
+:class:`~arcana_jupyter.trace.TraceReader` validates the metadata of every line it indexes against
+:data:`METADATA_MODELS` (strict), reporting a misshapen event as ``file:line: problem``, and hands
+out lines with that metadata as written (:class:`TraceEvent`, the one envelope type beside the typed
+events). Code that reads what an event says (the span mapper, the replay provider, ``arcana trace``,
+resume, the turn bundle, ``report --verify``) turns such a line into its typed event once, with
+:meth:`TraceEvent.typed` (:func:`read_event`: :data:`EVENT_ADAPTER`, with the reader's tolerance for
+a field of the wrong type), and dispatches on the event's class.
 
 Conventions:
 
@@ -79,16 +81,19 @@ class Record(BaseModel):
             return cls.model_construct()  # type: ignore[return-value]
 
     @classmethod
-    def build(cls, **fields: Any) -> dict[str, Any]:
-        """The JSON object a writer puts in the trace, built through this model.
-
-        ``fields`` are the model's attribute names; an unknown name or a value of the wrong type
-        raises (a writer's bug, caught where it is made). The result holds the keys given, in the
-        model's order, spelled as the trace spells them (aliases such as ``gen_ai.usage.input_tokens``)."""
+    def build(cls, **fields: Any) -> Self:
+        """This record as a writer makes it: ``fields`` are the model's attribute names; an unknown
+        name or a value of the wrong type raises (a writer's bug, caught where it is made). The
+        writer dumps it once, when it writes the line (:meth:`wire`)."""
         unknown = fields.keys() - cls.model_fields.keys()
         if unknown:
             raise TypeError(f"{cls.__name__} has no field {', '.join(sorted(unknown))}")
-        return cls.model_validate(fields, strict=True).model_dump(by_alias=True, exclude_unset=True)
+        return cls.model_validate(fields, strict=True)
+
+    def wire(self) -> dict[str, Any]:  # JSON edge: the trace's form of this record
+        """The JSON object the trace holds: the keys given, in the model's order, spelled as the
+        trace spells them (aliases such as ``gen_ai.usage.input_tokens``)."""
+        return self.model_dump(by_alias=True, exclude_unset=True)
 
 
 # -- parts shared by several events -------------------------------------------------------------
@@ -99,7 +104,7 @@ class MessageRecord(Record):
 
     role: str
     content: str | None = None
-    tool_calls: list[dict[str, Any]] | None = None
+    tool_calls: list[dict[str, Any]] | None = None  # JSON edge: wire tool calls, as recorded
     tool_call_id: str | None = None
     name: str | None = None
     turn: int | None = None
@@ -130,15 +135,15 @@ class RecordedDecision(ContextDecision):
     model_config = ConfigDict(extra="allow")
 
     decisions: list[MessageDecision] | None = None  # type: ignore[assignment]
-    decisions_delta: dict[str, Any] | None = None
+    decisions_delta: dict[str, Any] | None = None  # JSON edge: the older delta encoding (decision_delta.py)
 
 
 class DecisionInputs(Record):
     """Everything besides history the builder got."""
 
-    pins: list[dict[str, Any]] = Field(default_factory=list)
+    pins: list[dict[str, Any]] = Field(default_factory=list)  # JSON edge: Pin dumps, as recorded
     """Pin dumps (:class:`~.pins.Pin`: ``pin_id, content, label, until_turn, created_turn``)."""
-    sections: list[dict[str, Any]] = Field(default_factory=list)
+    sections: list[dict[str, Any]] = Field(default_factory=list)  # JSON edge: ContextSection dumps
     """ContextSection dumps."""
     task: str | None = None
     current_input: MessageRecord | None = None
@@ -228,9 +233,9 @@ class RunStartMetadata(Record):
     arcana_version: str | None = None
     model: str | None = None
     provider: str | None = None
-    config: dict[str, Any] | None = None
+    config: dict[str, Any] | None = None  # JSON edge: a RuntimeConfig dump
     system_prompt: str | None = None
-    tools: list[dict[str, Any]] = Field(default_factory=list)
+    tools: list[dict[str, Any]] = Field(default_factory=list)  # JSON edge: tool specs, as recorded
     notebook: str | None = None
     resumed_from: str | None = None
     withheld_tools: list[str] = Field(default_factory=list)
@@ -254,13 +259,13 @@ class ContextDecisionMetadata(Record):
     history_len: int | None = None
     inputs: DecisionInputs | None = None
     builder: BuilderSettings | None = None
-    tools: list[dict[str, Any]] = Field(default_factory=list)
+    tools: list[dict[str, Any]] = Field(default_factory=list)  # JSON edge: tool specs, as recorded
     calibration: CalibrationRecord | None = None
     tool_loop: ToolLoopStop | None = None
-    chain: dict[str, Any] | None = None
+    chain: dict[str, Any] | None = None  # JSON edge: the chain encoding (decision_delta.py)
     """Encoding 2 (trace/decision_delta.py, docs/TRACE_FORMAT.md "Chained decisions"): the decision's
     rows and what it shares with the previous decision of its agent; readers resolve it and drop it."""
-    shape: dict[str, Any] | None = None
+    shape: dict[str, Any] | None = None  # JSON edge: ShapedPrompt.record()
     """How the builder's messages were shaped for the model (providers/shaping.py): the rules,
     how they were chosen (``source``) and where the moved messages went (``moved``: the builder's
     prompt position — ``MessageDecision.position`` — -> [how, index in the prompt sent]).
@@ -273,9 +278,9 @@ class PromptSnapshotMetadata(Record):
     turn: int | None = None
     step: int = 0
     model: str = ""
-    messages: list[dict[str, Any]] = Field(default_factory=list)
-    tools: list[dict[str, Any]] = Field(default_factory=list)
-    response_format: dict[str, Any] | None = None
+    messages: list[dict[str, Any]] = Field(default_factory=list)  # JSON edge: messages, as sent or encoded
+    tools: list[dict[str, Any]] = Field(default_factory=list)  # JSON edge: tool specs, as recorded
+    response_format: dict[str, Any] | None = None  # JSON edge: as sent
     budget_snapshot: BudgetSnapshot | None = None
 
 
@@ -290,7 +295,7 @@ class PromptSentMetadata(Record):
     """The event id of the previous ``prompt_sent`` of the agent; ``None``: a keyframe."""
     keep: int = 0
     """How many leading messages are the previous prompt's."""
-    messages: list[dict[str, Any]] = Field(default_factory=list)
+    messages: list[dict[str, Any]] = Field(default_factory=list)  # JSON edge: messages, as sent or encoded
     """The messages after the kept ones: a wire dict, ``{"h": history_index}`` or ``{"p": index in the
     previous prompt}``."""
     tokens: list[int | None] | None = None
@@ -330,11 +335,11 @@ class LlmCallMetadata(Record):
     calibration: float | None = None
 
 
-def llm_call_metadata(**fields: Any) -> dict[str, Any]:
+def llm_call_metadata(**fields: Any) -> LlmCallMetadata:
     """The ``metadata`` of an ``llm_call`` event (:meth:`Record.build` of :class:`LlmCallMetadata`).
 
     ``fields`` are the model's attribute names (``system``, ``request_model``, ``input_tokens`` ...);
-    the result is spelled as the trace spells them (the OpenTelemetry aliases)."""
+    the line written spells them as the trace does (the OpenTelemetry aliases)."""
     return LlmCallMetadata.build(**fields)
 
 
@@ -416,10 +421,10 @@ class ContextActionMetadata(Record):
     result: Any = None
     source: str | None = None
     turn: int | None = None
-    objects: list[dict[str, Any]] | None = None
+    objects: list[dict[str, Any]] | None = None  # JSON edge: the engine's object dumps
     digest: Any = None
     events: Any = None
-    artifact: dict[str, Any] | None = None
+    artifact: dict[str, Any] | None = None  # JSON edge: the engine's artifact dump
 
 
 class MemoryReadMetadata(Record):
@@ -471,7 +476,7 @@ class UserActionMetadata(Record):
     """``magic``, ``inspector`` or ``python`` (see :data:`VIAS`)."""
     target: str | None = None
     """The pin, object or memory id acted on (for ``pin`` / ``memory_add``: the id made)."""
-    args: dict[str, Any] | None = None
+    args: dict[str, Any] | None = None  # JSON edge: the arguments as given
     ok: bool | None = None
     message: str | None = None
     """Why it failed (or a note), in one line."""
@@ -560,6 +565,19 @@ METADATA_MODELS: dict[str, type[Record]] = {
 }
 """The metadata model of each event type."""
 
+EVENT_TYPE_OF: dict[type[Record], str] = {model: et for et, model in METADATA_MODELS.items()}
+"""The event type each metadata model is the metadata of (what ``emit(metadata)`` writes)."""
+
+
+def event_type_of(metadata: Record) -> str:
+    """The event type ``metadata`` belongs to; ``TypeError`` for a record that is no event's metadata
+    (a part such as :class:`MessageRecord`, or a plain :class:`Record`)."""
+    event_type = EVENT_TYPE_OF.get(type(metadata))
+    if event_type is None:
+        raise TypeError(f"{type(metadata).__name__} is not the metadata of an event type; "
+                        f"emit one of {', '.join(m.__name__ for m in METADATA_MODELS.values())}")
+    return event_type
+
 
 # -- the envelope and the typed events --------------------------------------------------------------
 
@@ -576,6 +594,8 @@ class Envelope(BaseModel):
     turn: int | None = None
     ts: str = ""
     """UTC ISO-8601 time with microseconds, e.g. ``2026-11-30T01:02:03.456789Z``."""
+    event_type: str
+    """One of :data:`EVENT_TYPES` (a typed event narrows it to its own)."""
     parent_id: str | None = None
 
 
@@ -705,22 +725,37 @@ def read_event(line: Mapping[str, Any]) -> Event | None:
     except ValidationError:
         pass
     event_type = line.get("event_type")
-    model = EVENT_MODELS.get(event_type) if isinstance(event_type, str) else None
-    if model is None:
+    if not isinstance(event_type, str) or (model := EVENT_MODELS.get(event_type)) is None:
         return None
-    metadata = METADATA_MODELS[event_type].read(line.get("metadata"))  # type: ignore[index]
-    envelope = {k: line[k] for k in Envelope.model_fields if k in line}
+    metadata = METADATA_MODELS[event_type].read(line.get("metadata"))
+    envelope = {k: line[k] for k in Envelope.model_fields if k in line and k != "event_type"}
     try:
         return model.model_validate(envelope | {"event_type": event_type, "metadata": metadata})  # type: ignore[return-value]
     except ValidationError:  # the envelope itself is off (a hand-made line): its fields as given
         return model.model_construct(**envelope, event_type=event_type, metadata=metadata)  # type: ignore[return-value]
 
 
-def parse_metadata(event_type: str, metadata: dict[str, Any]) -> Record:
-    """The typed metadata of one event (raises ``pydantic.ValidationError`` when a known key has the
-    wrong type); an unknown event type gives a plain :class:`Record` (forward compatible)."""
-    model = METADATA_MODELS.get(event_type, Record)
-    return model.model_validate(metadata)
+class TraceEvent(Envelope):
+    """One trace line as written and indexed, its ``metadata`` still the JSON object the line holds:
+    what :meth:`TraceWriter.emit <arcana_jupyter.trace.TraceWriter.emit>` returns and subscribers
+    get, what the trace reader hands out. Code that reads what the event says parses it once, with
+    :meth:`typed`."""
+
+    run_id: str
+    ts: str
+    """UTC ISO-8601 time with microseconds, e.g. ``2026-11-30T01:02:03.456789Z``."""
+    metadata: dict[str, Any] = Field(default_factory=dict)  # JSON edge: the line as written; typed() parses it
+
+    def typed(self, metadata: dict[str, Any] | None = None) -> Event | None:  # JSON edge: a stand-in metadata
+        """This line as its typed event, parsed once (:func:`read_event`: :data:`EVENT_ADAPTER`,
+        tolerant of a field of the wrong type); ``None`` for an event type this version does not
+        know. ``metadata`` stands in for the recorded metadata (the span mapper leaves a decision's
+        per-message rows out and tallies them itself)."""
+        return read_event({
+            **(self.model_extra or {}), "v": self.v, "event_id": self.event_id, "run_id": self.run_id,
+            "agent": self.agent, "turn": self.turn, "ts": self.ts, "event_type": self.event_type,
+            "parent_id": self.parent_id, "metadata": self.metadata if metadata is None else metadata,
+        })
 
 
 def metadata_keys(event_type: str) -> list[str]:

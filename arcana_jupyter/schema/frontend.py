@@ -102,9 +102,9 @@ class LiveState(BaseModel):
     session: str | None = None
     turn: int | None = None
     """The session's latest turn: the actions are offered under that turn's inspector only."""
-    pins: list[dict[str, Any]] = []
+    pins: list[dict[str, Any]] = []  # JSON edge: Pin.summary() dumps
     """The active pins, each ``Pin.summary()`` (``Pin`` in labextension/src/types.ts)."""
-    tiers: dict[str, list[dict[str, Any]]] = {}
+    tiers: dict[str, list[dict[str, Any]]] = {}  # JSON edge: StateObject dumps
     """Live adaptive-context objects by tier (``active``, ``soft``, ``hard``), as the turn bundle has them."""
     request_id: RequestId = None
 
@@ -115,13 +115,13 @@ class ActionReply(BaseModel):
     type: Literal["action"] = "action"
     ok: bool
     message: str
-    result: dict[str, Any] | None = None
+    result: dict[str, Any] | None = None  # JSON edge: the runtime call's result
     """The runtime call's own structured result."""
     live: bool | None = None
     session: str | None = None
     turn: int | None = None
-    pins: list[dict[str, Any]] = []
-    tiers: dict[str, list[dict[str, Any]]] = {}
+    pins: list[dict[str, Any]] = []  # JSON edge: Pin.summary() dumps
+    tiers: dict[str, list[dict[str, Any]]] = {}  # JSON edge: StateObject dumps
     request_id: RequestId = None
 
 
@@ -144,10 +144,10 @@ class WhatIfChange(BaseModel):
     role: str
     source: str | None = None
     change: Literal["new", "gone", "changed"]
-    before: dict[str, Any] | None = None
+    before: dict[str, Any] | None = None  # JSON edge: the row as sent
     """``{outcome, fidelity, tokens, reason?, where?}`` as sent (``where``: the section that carries a
     dropped message, where its evidence went), or ``None`` for a row only the rebuild has."""
-    after: dict[str, Any] | None = None
+    after: dict[str, Any] | None = None  # JSON edge: the row as rebuilt
 
 
 class WhatIfReply(BaseModel):
@@ -164,8 +164,8 @@ class WhatIfReply(BaseModel):
     """The recorded prompt was reproduced (digest) before the settings were changed."""
     counterfactual: bool | None = None
     """Some setting differs from the recorded ones."""
-    recorded_settings: dict[str, Any] | None = None
-    settings: dict[str, Any] | None = None
+    recorded_settings: dict[str, Any] | None = None  # JSON edge: settings by name
+    settings: dict[str, Any] | None = None  # JSON edge: settings by name
     """``strategy``, ``total_window``, ``response_reserve``, ``mode``, ``relevance`` of the rebuild."""
     recorded_tokens: int | None = None
     tokens: int | None = None

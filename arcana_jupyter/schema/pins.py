@@ -72,7 +72,7 @@ class Pin(BaseModel):
         title = f"Pinned {self.pin_id}" + (f" ({self.label})" if self.label else "")
         return Message(role="system", content=f"[{title}]\n{self.content or ''}", name=self.pin_id)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, Any]:  # JSON edge: for the bundle and widgets
         """The pin as the turn bundle, the widgets and ``%arcana_pins`` show it (no hash, no event id)."""
         return {
             "pin_id": self.pin_id, "content": self.content, "label": self.label, "until_turn": self.until_turn,

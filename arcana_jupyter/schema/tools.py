@@ -31,6 +31,7 @@ from functools import cached_property
 from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, create_model
+from pydantic.fields import FieldInfo
 
 from ..messages import ToolSpec, canonical_json
 
@@ -53,16 +54,18 @@ class ToolOutcome(BaseModel):
     """A short code when ``ok`` is false: ``bad_arguments``, ``unknown_tool``, ``not_found``, ``failed``..."""
     message: str = ""
     """What went wrong, in a sentence (empty when ``ok``)."""
-    data: dict[str, Any] = Field(default_factory=dict)
+    data: dict[str, Any] = Field(default_factory=dict)  # JSON edge: the structured result
     """The structured result, as recorded in the trace."""
 
     @classmethod
-    def success(cls, data: dict[str, Any], content: str | None = None) -> ToolOutcome:
+    def success(cls, data: dict[str, Any], content: str | None = None) -> ToolOutcome:  # JSON edge: the result
         return cls(ok=True, content=to_json_text(data) if content is None else content, data=data)
 
     @classmethod
     def failure(
-        cls, error: str, message: str, data: dict[str, Any] | None = None, content: str | None = None
+        cls, error: str, message: str,
+        data: dict[str, Any] | None = None,  # JSON edge: the structured result
+        content: str | None = None,
     ) -> ToolOutcome:
         """A failed call; ``data`` defaults to ``{"ok": false, "error", "message"}`` and is what the model reads."""
         data = {"ok": False, "error": error, "message": message} if data is None else data
@@ -74,7 +77,7 @@ class ToolOutcome(BaseModel):
         return None if self.ok else {"type": self.error or FAILED, "message": self.message}
 
 
-def shaped_failure(outcome: ToolOutcome, own: dict[str, Any], hint: str) -> ToolOutcome:
+def shaped_failure(outcome: ToolOutcome, own: dict[str, Any], hint: str) -> ToolOutcome:  # JSON edge: own keys
     """A failed ``outcome`` answered in a tool's own shape: the tool's failure keys (``own``: defaults
     where the outcome's data lacks them, e.g. ``found: false, note`` for recall) next to the common
     ones every failure carries — ``ok: false``, ``error``, ``message`` and ``hint``."""
@@ -101,21 +104,23 @@ class ToolArguments(BaseModel):
     tells ``true`` from ``1`` — answers from those)."""
 
     model_config = ConfigDict(extra="forbid")
-    _sent: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _sent: dict[str, Any] = PrivateAttr(default_factory=dict)  # JSON edge: the arguments as sent
 
     @property
-    def sent(self) -> dict[str, Any]:
+    def sent(self) -> dict[str, Any]:  # JSON edge: the arguments as sent
         """The decoded arguments, uncoerced (what the model wrote)."""
         return self._sent
 
 
 # ---- one argument validator -------------------------------------------------------------------
-_JSON_TYPES: dict[str, Any] = {
-    "string": str, "integer": int, "number": float, "boolean": bool, "object": dict[str, Any], "null": type(None),
+_JSON_TYPES: dict[str, Any] = {  # JSON edge: JSON Schema type names -> annotations
+    "string": str, "integer": int, "number": float, "boolean": bool,
+    "object": dict[str, Any],  # JSON edge: a JSON object argument
+    "null": type(None),
 }
 
 
-def _annotation(prop: dict[str, Any]) -> Any:
+def _annotation(prop: dict[str, Any]) -> Any:  # JSON edge: a JSON Schema property
     if "enum" in prop:
         return Literal[tuple(prop["enum"])]
     kind = prop.get("type")
@@ -139,10 +144,10 @@ _CONSTRAINTS = {"minLength": "min_length", "maxLength": "max_length", "minimum":
                 "pattern": "pattern"}
 
 
-def schema_model(name: str, schema: dict[str, Any]) -> type[BaseModel]:
+def schema_model(name: str, schema: dict[str, Any]) -> type[BaseModel]:  # JSON edge: a JSON Schema
     """A pydantic model (unknown arguments forbidden) for a tool's JSON ``parameters`` schema."""
     required = set(schema.get("required", []))
-    fields: dict[str, Any] = {}
+    fields: dict[str, tuple[Any, FieldInfo]] = {}  # create_model's field definitions
     for pname, prop in (schema.get("properties") or {}).items():
         prop = prop if isinstance(prop, dict) else {}
         constraints = {_CONSTRAINTS[k]: v for k, v in prop.items() if k in _CONSTRAINTS and "enum" not in prop}
@@ -154,7 +159,7 @@ def schema_model(name: str, schema: dict[str, Any]) -> type[BaseModel]:
     return model
 
 
-def decode_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
+def decode_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:  # JSON edge: the arguments
     """Tool-call arguments as a dict; raises ``ValueError`` when they are not a JSON object."""
     if isinstance(raw, dict):
         return raw
@@ -179,17 +184,19 @@ def _problem(err: Any) -> dict[str, str]:
 
 
 def bad_arguments(tool: str, message: str, problems: list[dict[str, str]],
-                  schema: dict[str, Any] | None = None) -> ToolOutcome:
-    data: dict[str, Any] = {"ok": False, "error": BAD_ARGUMENTS, "message": message, "problems": problems}
+                  schema: dict[str, Any] | None = None) -> ToolOutcome:  # JSON edge: the offered schema
+    data: dict[str, Any] = {  # JSON edge: the result the model reads
+        "ok": False, "error": BAD_ARGUMENTS, "message": message, "problems": problems}
     if schema is not None:
         data["schema"] = schema
     return ToolOutcome.failure(BAD_ARGUMENTS, message, data)
 
 
 def validate_arguments(
-    tool: str, raw: str | dict[str, Any] | None, *, model: type[BaseModel] | None = None,
-    schema: dict[str, Any] | None = None,
-) -> dict[str, Any] | ToolOutcome:
+    tool: str, raw: str | dict[str, Any] | None,  # JSON edge: the model's arguments
+    *, model: type[BaseModel] | None = None,
+    schema: dict[str, Any] | None = None,  # JSON edge: the offered schema
+) -> dict[str, Any] | ToolOutcome:  # JSON edge: the arguments as decoded
     """The decoded arguments when they fit ``model`` (or ``schema``), else a ``bad_arguments`` outcome
     (:func:`parse_arguments`, returning the arguments as decoded, not coerced)."""
     parsed = parse_arguments(tool, raw, model or schema_model(tool, schema or {}), schema)
@@ -202,7 +209,7 @@ def validate_arguments(
 A = TypeVar("A", bound=BaseModel)
 
 
-def arguments_schema(model: type[BaseModel]) -> dict[str, Any]:
+def arguments_schema(model: type[BaseModel]) -> dict[str, Any]:  # JSON edge: a JSON Schema
     """The JSON schema the model is offered for ``model`` (pydantic's, without the titles)."""
     schema = model.model_json_schema()
     schema.pop("title", None)
@@ -222,7 +229,7 @@ class ToolDeclaration(Generic[A]):
     name: str
     description: str
     args: type[A]
-    parameters: dict[str, Any] | None = field(default=None, compare=False)
+    parameters: dict[str, Any] | None = field(default=None, compare=False)  # JSON edge: a JSON Schema
 
     def __post_init__(self) -> None:
         if self.parameters is None:
@@ -242,7 +249,7 @@ class ToolDeclaration(Generic[A]):
         params = self.parameters if self.parameters is not None else arguments_schema(self.args)
         return ToolSpec(name=self.name, description=self.description, parameters=params)
 
-    def parse(self, raw: str | dict[str, Any] | None) -> A | ToolOutcome:
+    def parse(self, raw: str | dict[str, Any] | None) -> A | ToolOutcome:  # JSON edge: the arguments
         """The one validation of a call: the arguments as a model instance, or a ``bad_arguments``
         outcome naming what is wrong (the spec's schema attached, for the model to read)."""
         return parse_arguments(self.name, raw, self.args, self.spec.parameters)
@@ -272,7 +279,8 @@ class ModelRetry(Exception):
         return ToolOutcome.failure(self.code, self.message, self.data, content=to_json_text(self.data))
 
 
-def with_common_keys(data: Mapping[str, Any], code: str, message: str, hint: str) -> dict[str, Any]:
+def with_common_keys(data: Mapping[str, Any], code: str, message: str,
+                     hint: str) -> dict[str, Any]:  # JSON edge: a structured result
     """A tool's own failure result (``pinned: false, reason``...) with the keys every failure carries —
     ``ok: false``, ``error``, ``message``, ``hint`` — where it lacks them."""
     out = {**data, "ok": False}
@@ -282,8 +290,9 @@ def with_common_keys(data: Mapping[str, Any], code: str, message: str, hint: str
     return out
 
 
-def parse_arguments(tool: str, raw: str | dict[str, Any] | None, model: type[A],
-                    schema: dict[str, Any] | None = None) -> A | ToolOutcome:
+def parse_arguments(tool: str, raw: str | dict[str, Any] | None,  # JSON edge: the model's arguments
+                    model: type[A],
+                    schema: dict[str, Any] | None = None) -> A | ToolOutcome:  # JSON edge: the offered schema
     """Decode and validate ``raw`` against ``model`` once: an instance (with :attr:`ToolArguments.sent`
     set when ``model`` is one) or a ``bad_arguments`` outcome."""
     try:

@@ -6,8 +6,8 @@ O(history) rows every turn — O(n²) bytes over a run. Two encodings, both read
 
 - **Encoding 2, chained decisions** (what the runtime writes; :class:`ChainEncoder`,
   :class:`ChainResolver`, docs/TRACE_FORMAT.md "Chained decisions"): each decision against the
-  previous one of its agent, metadata that did not change referenced, keyframes that thin out as the
-  history grows — see the section below.
+  previous one of its agent, metadata that did not change referenced and metadata that changed a
+  little patched or line-edited, keyframes that thin out as the history grows — see the section below.
 - **Encoding 1, keyframes and deltas** (older traces; :class:`DeltaEncoder`, :func:`resolve_decision`,
   :class:`DecisionResolver`): every few turns a full list (a *keyframe*), otherwise a delta::
 
@@ -28,6 +28,9 @@ from collections.abc import Callable, Sequence
 from itertools import compress, repeat
 from operator import add, eq, is_, itemgetter, mul, sub, truediv
 from typing import Any, NamedTuple
+
+from .prompt_sent import apply_line_edit, edit_ops
+from .redact import ARG_CONTAINERS, NULLED_KEYS, redact_text
 
 KEYFRAME_EVERY = 32
 """A keyframe at least this often (per agent), so any delta's base is close and cheap to load."""
@@ -272,6 +275,9 @@ class DecisionResolver:
 #     "chain": {"v": 2, "prev": "e_000123" | null,
 #               "same": ["tools", "builder", "inputs.pins", ...],   # copied from the previous decision
 #               "overflow": {"checkpoint": [[1, 187]]},            # inputs.overflow as runs, when not "same"
+#               "patch": {"budget": {"used": [6868]}, ...},        # decision/report/budget patched (make_patch)
+#               "sections": [{"e": 0, "content": [[0, 3], "…\n"]}, {"p": [1, 2]}],  # encode_sections
+#               "moved": [[1, 3, "system", 0], ...],               # shape.moved as runs
 #               "rows": {"count": 573, "keys": ["index", "role", ...],
 #                        "align": [[0, 567, 0], [569, 4, 567]],     # [start, length, start in the previous]
 #                        "columns": {"outcome": [530, ["v", "kept", "dropped"], 41], ...}}}
@@ -284,7 +290,16 @@ class DecisionResolver:
 # (k + d)/10000 where k/10000 is the aligned previous value. A column may instead be ``[["m", ref, ops]]``:
 # the previous values, except where the earlier column ``ref`` did not copy (there: ``ops``' values).
 # ``prev`` null is a keyframe (no copies, no aligned rows): written when the chain since the last one
-# holds twice a keyframe's bytes, so keyframes cost at most half of what the deltas between them cost.
+# holds three times a keyframe's bytes, so keyframes cost at most a third of what the deltas between
+# them cost. ``prev`` is always the previous decision of the agent (the one-pass readers keep only the
+# last decisions decoded; a ``prev`` further back would make them walk back to a keyframe).
+#
+# What a record costs since issue 26 (docs/TRACE_FORMAT.md "Bytes per turn"): what changed, as far as
+# the encoder can see it — metadata that moved a little as patches (``make_patch``), the adaptive
+# sections as line edits of the previous decision's (``encode_sections``, the line edits of
+# trace/prompt_sent.py), a shape whose ``moved`` alone changed in ``same``, rows other than history
+# messages whose tokens changed left unaligned (``_unalign_changed``: the recall churn's columns then
+# mask on the outcome's changes), a keyframe's string columns as value tables (``_table_op``).
 
 CHAIN_VERSION = 2
 SAME_PATHS = ("tools", "builder", "calibration", "shape", "tool_loop", "inputs.pins", "inputs.sections",
@@ -292,9 +307,11 @@ SAME_PATHS = ("tools", "builder", "calibration", "shape", "tool_loop", "inputs.p
 """The metadata a chained decision may take from the previous one (``chain.same``)."""
 MAX_CHAIN = 512
 """A keyframe at least every this many decisions of an agent (bounds a random read's walk back)."""
-KEYFRAME_RATIO = 2
+KEYFRAME_RATIO = 3
 """A keyframe once the deltas since the last one hold this many times its bytes: keyframes then cost at
-most half of what the deltas between them cost, at any length of the history."""
+most a third of what the deltas between them cost, at any length of the history (a keyframe of
+string columns is a value table and indexes: about two thirds of what ops made it, so a random read
+walks back about as many bytes as it did with a ratio of 2)."""
 _MIN_RUN = 3
 _MIN_COPY = 3
 _Q = 10000
@@ -469,6 +486,20 @@ def _plain_ops(new: Sequence[Any], base: Sequence[Any], a: int, b: int, out: lis
         out.append(_literal(lit))
 
 
+def _table_op(values: Sequence[Any]) -> list[Any] | None:
+    """``["k", table, [i, ...]]`` for a whole column of strings, booleans and nulls with few distinct
+    values (a keyframe's reasons, outcomes, flags: runs interleaved with single values cost more as
+    ops); None for any other column."""
+    kinds = set(map(type, values))
+    if not values or not kinds <= {str, bool, type(None)}:
+        return None
+    table = list(dict.fromkeys(values))
+    if len(table) > 64:
+        return None
+    where = {v: k for k, v in enumerate(table)}  # str, bool and None never hash equal to one another
+    return ["k", table, list(map(where.__getitem__, values))]
+
+
 def _literal(values: list[Any]) -> list[Any]:
     """``["v", ...values]``, or ``["k", table, [index, ...]]`` for strings (and nulls) that repeat:
     a keyframe's reasons and roles cost an index each, not their text."""
@@ -562,7 +593,8 @@ def encode_column(new: Sequence[Any], base: Sequence[Any] | None) -> list[Any]:
     out: list[Any] = []
     if base is None:
         _gap_ops(new, [NO_ROW] * len(new), 0, len(new), out)
-        return out
+        table = _table_op(new)
+        return [table] if table is not None and _size(table) < _size(out) else out
     flags = _same_flags(new, base)
     pos = 0
     for m in _RUN.finditer(flags):
@@ -616,6 +648,33 @@ def align_rows(new: dict[str, list[Any]], prev: dict[str, list[Any]]) -> list[li
     return out
 
 
+def _unalign_changed(align: list[list[int]], new: dict[str, list[Any]], prev: dict[str, list[Any]]
+                     ) -> list[list[int]] | None:
+    """``align`` without the rows that are not history messages and whose ``token_count_after``
+    changed; None when there is none (or the columns to tell are missing)."""
+    tn, tp, src = new.get("token_count_after"), prev.get("token_count_after"), new.get("source")
+    if tn is None or tp is None or src is None:
+        return None
+    out: list[list[int]] = []
+    dropped = False
+    for start, length, prev_start in align:
+        # history rows (almost all of them) keep their segment in one piece: checked in C
+        if "history" in src[start:start + length] and all(map(eq, src[start:start + length], repeat("history"))):
+            out.append([start, length, prev_start])
+            continue
+        for k in range(length):
+            i, j = start + k, prev_start + k
+            if src[i] != "history" and tn[i] != tp[j]:
+                dropped = True
+                continue
+            last = out[-1] if out else None
+            if last is not None and last[0] + last[1] == i and last[2] + last[1] == j:
+                last[1] += 1
+            else:
+                out.append([i, 1, j])
+    return out if dropped else None
+
+
 def aligned_base(col: list[Any], align: list[list[int]], count: int) -> list[Any]:
     """The previous decision's values of one column at the new decision's positions (:data:`NO_ROW` where none)."""
     out: list[Any] = []
@@ -628,6 +687,243 @@ def aligned_base(col: list[Any], align: list[list[int]], count: int) -> list[Any
     if pos < count:
         out.extend([NO_ROW] * (count - pos))
     return out
+
+
+def _shape_moved_only(new: Any, prev: Any) -> list[list[Any]] | None:
+    """``new``'s ``moved`` as runs when ``new`` is the ``prev`` shape but for ``moved`` (same keys, in the
+    same order): the shape then goes in ``chain.same`` and its ``moved`` in ``chain.moved``."""
+    if not (isinstance(new, dict) and isinstance(prev, dict) and isinstance(new.get("moved"), dict)
+            and "moved" in prev and list(new) == list(prev)):
+        return None
+    if any(new[k] != prev[k] for k in new if k != "moved"):
+        return None
+    return _moved_runs(new["moved"])
+
+
+def _plain_text(text: Any) -> bool:
+    """Nothing in ``text`` is masked by the trace's redaction (its strictest mode, the secrets known):
+    a line edit of it then resolves to what the writer's redaction of the whole text would."""
+    return isinstance(text, str) and redact_text(text, content="redacted") == text
+
+
+def encode_sections(new: Any, prev: Any) -> list[Any] | None:
+    """``inputs.sections`` against the previous decision's (``chain.sections``): each section as
+    ``{"p": i}`` / ``{"p": [i, n]}`` (equal to the previous decision's section(s) i ..), as ``{"e": i,
+    "content": ops}`` (section i with its content rebuilt by line edits, :func:`~.prompt_sent.edit_ops`:
+    the checkpoint or the turn digests moved on by a turn) or as it is. None when that is not smaller
+    than the list itself, or either is not a list of sections."""
+    if not (isinstance(new, list) and isinstance(prev, list) and prev and all(isinstance(x, dict) for x in new)
+            and all(isinstance(x, dict) for x in prev)):
+        return None
+    by_name = {x.get("name"): j for j, x in enumerate(prev)}
+    items: list[Any] = []
+    for section in new:
+        j = by_name.get(section.get("name"))
+        base = prev[j] if j is not None else None
+        if base is not None and j is not None and base == section:
+            last = items[-1] if items else None
+            ref = last.get("p") if isinstance(last, dict) and set(last) == {"p"} else None
+            if type(ref) is int and ref + 1 == j:
+                last["p"] = [ref, 2]  # type: ignore[index]
+            elif isinstance(ref, list) and ref[0] + ref[1] == j:
+                ref[1] += 1
+            else:
+                items.append({"p": j})
+            continue
+        if base is not None and list(base) == list(section) and _plain_text(base.get("content")) \
+                and _plain_text(section.get("content")):
+            ops = edit_ops(base, section)
+            if ops is not None:
+                edit = {"e": j, "content": ops}
+                if _size(edit) < _size(section):
+                    items.append(edit)
+                    continue
+        items.append(section)
+    return items if _size(items) < _size(new) else None
+
+
+def resolve_sections(items: Any, prev: Any, where: str) -> list[Any]:
+    """``chain.sections`` (:func:`encode_sections`) against the previous decision's resolved sections."""
+    if not isinstance(items, list):
+        raise ValueError(f"{where}: chain.sections is not a list")
+    out: list[Any] = []
+    for item in items:
+        if not isinstance(item, dict):
+            raise ValueError(f"{where}: chain.sections has {_short(item)}, not a section or a reference")
+        if "p" in item and len(item) == 1:
+            ref = item["p"]
+            start, n = (ref, 1) if type(ref) is int else (ref[0], ref[1]) if (
+                isinstance(ref, list) and len(ref) == 2 and all(type(x) is int for x in ref)) else (-1, 0)
+            if not isinstance(prev, list) or start < 0 or n < 1 or start + n > len(prev):
+                raise ValueError(f"{where}: chain.sections refers to previous sections {_short(ref)}, which do "
+                                 "not exist")
+            out.extend(prev[start:start + n])
+        elif "e" in item and set(item) == {"e", "content"}:
+            j = item["e"]
+            if type(j) is not int or not isinstance(prev, list) or not 0 <= j < len(prev) \
+                    or not isinstance(prev[j], dict):
+                raise ValueError(f"{where}: chain.sections edits previous section {_short(j)}, which does not exist")
+            base = prev[j]
+            content = base.get("content")
+            text = apply_line_edit(content if isinstance(content, str) else None, item["content"],
+                                   f"{where}: chain.sections[{len(out)}]")
+            out.append({**base, "content": text})
+        else:
+            out.append(item)
+    return out
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), default=str))
+
+
+PATCH_KEYS = ("decision", "report", "budget")
+"""The metadata a chained decision may record as a patch of the previous decision's (``chain.patch``):
+what changes a little on every call (counts, utilisation, a note's numbers)."""
+_WHOLE_KEYS = NULLED_KEYS | ARG_CONTAINERS
+"""Keys whose values a patch never goes into (set whole): the writer's redaction treats what is under
+them by their name, which a patch's own keys (list positions) would not carry."""
+
+
+def make_patch(base: Any, new: Any) -> dict[str, Any] | None:
+    """``new`` as a patch of ``base`` (both dicts, or lists of one length): ``{key: p}`` for each key
+    whose value changed, ``p`` one of ``[value]`` (set), ``[]`` (removed), ``[a, text, b]`` (a string:
+    the base's first ``a`` characters, ``text``, its last ``b``) or a patch (of a dict or a list of the
+    same length: keys ``"0"``, ``"1"`` ...). None when it is not smaller than ``new``, or does not
+    give ``new`` back exactly (key order and number types included)."""
+    patch = _patch(base, new)
+    if patch is None or _size(patch) >= _size(new):
+        return None
+    try:
+        if json.dumps(apply_patch(base, patch, "patch"), default=str) != json.dumps(new, default=str):
+            return None
+    except ValueError:
+        return None
+    return patch
+
+
+def _patch(base: Any, new: Any) -> dict[str, Any] | None:
+    if isinstance(base, dict) and isinstance(new, dict):
+        if [k for k in new if k in base] != [k for k in base if k in new]:
+            return None  # the keys moved: a patch keeps the base's order
+        out: dict[str, Any] = {k: [] for k in base if k not in new}
+        for k, v in new.items():
+            if k not in base:
+                out[k] = [v]
+            elif not _same_json(base[k], v):
+                out[k] = _value_patch(base[k], v, k)
+        return out
+    if isinstance(base, list) and isinstance(new, list) and len(base) == len(new):
+        return {str(i): _value_patch(b, v, None) for i, (b, v) in enumerate(zip(base, new, strict=True))
+                if not _same_json(b, v)}
+    return None
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b and (type(a) not in (dict, list) or _size(a) == _size(b))
+
+
+def _value_patch(base: Any, new: Any, key: str | None) -> Any:
+    whole: Any = [new]
+    if key in _WHOLE_KEYS:
+        return whole
+    best, size = whole, _size(whole)
+    if isinstance(base, str) and isinstance(new, str) and _plain_text(base) and _plain_text(new) \
+            and not _ASTRAL.search(base) and not _ASTRAL.search(new):  # the viewer counts UTF-16 units
+        a = 0
+        limit = min(len(base), len(new))
+        while a < limit and base[a] == new[a]:
+            a += 1
+        b = 0
+        while b < limit - a and base[-1 - b] == new[-1 - b]:
+            b += 1
+        edit = [a, new[a:len(new) - b], b]
+        if _size(edit) < size:
+            best, size = edit, _size(edit)
+    elif (isinstance(base, dict) and isinstance(new, dict)) or (
+            isinstance(base, list) and isinstance(new, list) and key is not None and not _identifier(key)):
+        sub = _patch(base, new)
+        if sub is not None and _size(sub) < size:
+            best = sub
+    return best
+
+
+_ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
+
+
+def _identifier(key: str) -> bool:
+    return key in ("id", "digest", "sha256") or key.endswith(("_id", "digest"))
+
+
+def apply_patch(base: Any, patch: Any, where: str) -> Any:
+    """``base`` with a :func:`make_patch` patch applied (a new value; ``base`` is not changed)."""
+    if not isinstance(patch, dict):
+        raise ValueError(f"{where}: {_short(patch)} is not a patch")
+    if isinstance(base, dict):
+        out = dict(base)
+        for k, p in patch.items():
+            value = _apply_value(base.get(k), k in base, p, f"{where}.{k}")
+            if value is _DELETE:
+                out.pop(k, None)
+            else:
+                out[k] = value
+        return out
+    if isinstance(base, list):
+        items = list(base)
+        for k, p in patch.items():
+            if not (k.isdigit() and int(k) < len(items)):
+                raise ValueError(f"{where}: a patch of a list of {len(items)} has the position {_short(k)}")
+            value = _apply_value(items[int(k)], True, p, f"{where}[{k}]")
+            if value is _DELETE:
+                raise ValueError(f"{where}[{k}]: a patch removes an item of a list")
+            items[int(k)] = value
+        return items
+    raise ValueError(f"{where}: a patch of {_short(base)}, which is neither an object nor a list")
+
+
+_DELETE: Any = object()
+
+
+_META_ORDER = ("step", "decision", "report", "budget", "request_digest", "history_len", "inputs")
+"""How a decision's metadata starts (``ContextDecisionMetadata``'s order): a patched key is put back
+at its place, so a resolved decision reads (and prints, ``--json``) in the order it did unpatched."""
+
+
+def _in_written_order(out: dict[str, Any], patched: list[str]) -> dict[str, Any]:
+    rank = {k: i for i, k in enumerate(_META_ORDER)}
+    pending = sorted(patched, key=lambda k: rank.get(k, len(rank)))
+    result: dict[str, Any] = {}
+    for k, v in out.items():
+        if k in patched:
+            continue
+        while pending and rank.get(pending[0], len(rank)) < rank.get(k, len(rank)):
+            first = pending.pop(0)
+            result[first] = out[first]
+        result[k] = v
+    for k in pending:
+        result[k] = out[k]
+    return result
+
+
+def _apply_value(base: Any, present: bool, p: Any, where: str) -> Any:
+    if isinstance(p, dict):
+        if not present:
+            raise ValueError(f"{where}: a patch of a value the previous decision does not have")
+        return apply_patch(base, p, where)
+    if not isinstance(p, list) or len(p) not in (0, 1, 3):
+        raise ValueError(f"{where}: {_short(p)} is not [], [value], [a, text, b] or a patch")
+    if not p:
+        return _DELETE
+    if len(p) == 1:
+        return p[0]
+    a, text, b = p
+    if not (type(a) is int and type(b) is int and a >= 0 and b >= 0 and (text is None or isinstance(text, str))):
+        raise ValueError(f"{where}: {_short(p)} is not [a, text, b]")
+    if text is None or base is None:  # trace_content="none" nulls the text
+        return None
+    if not isinstance(base, str) or a + b > len(base):
+        raise ValueError(f"{where}: [a, text, b] edits {_short(base)}, not a text of at least {a + b} characters")
+    return base[:a] + text + base[len(base) - b:]
 
 
 class ChainEncoder:
@@ -658,6 +954,12 @@ class ChainEncoder:
             spec["align"] = []
         else:
             align = align_rows(cols, prev)
+            # rows other than history messages whose tokens changed (the input, a section that grew) are
+            # left unaligned: they then change in every column, so the columns that change where a
+            # recalled message comes or goes (and there) can be written for those positions only
+            # (measured over turns 930-970 of a 1,000-turn run: 4.6 -> 4.2 KB per decision; choosing the
+            # smaller of both alignments per decision saved 1% more for twice the encoding)
+            align = _unalign_changed(align, cols, prev) or align
             enc = _encode_masked(cols, {k: aligned_base(prev[k], align, count) for k in cols}, count)
             spec["align"] = align
         spec["columns"] = enc
@@ -677,6 +979,28 @@ class ChainEncoder:
                         and holder[name] == pholder[name]:
                     same.append(path)
                     del holder[name]
+                elif path == "shape" and isinstance(holder, dict) and isinstance(pholder, dict):
+                    moved = _shape_moved_only(holder.get("shape"), pholder.get("shape"))
+                    if moved is not None:  # the previous shape, but where the blocks went: chain.moved
+                        same.append(path)
+                        del holder[name]
+                        chain["moved"] = moved
+            if "inputs.sections" not in same and isinstance(inputs, dict) \
+                    and isinstance(self._prev_meta.get("inputs"), dict):
+                edited = encode_sections(inputs.get("sections"), self._prev_meta["inputs"].get("sections"))
+                if edited is not None:
+                    chain["sections"] = edited
+                    del inputs["sections"]
+        if not keyframe and self._prev_meta is not None:
+            patches = {}
+            for key in PATCH_KEYS:
+                if key in out and key in self._prev_meta:
+                    patch = make_patch(self._prev_meta[key], out[key])
+                    if patch is not None:
+                        patches[key] = patch
+                        del out[key]
+            if patches:
+                chain["patch"] = patches
         if same:
             chain["same"] = same
         if isinstance(inputs, dict) and isinstance(inputs.get("overflow"), dict) and inputs["overflow"]:
@@ -961,6 +1285,22 @@ def resolve_chain_metadata(meta: dict[str, Any], prev_meta: dict[str, Any] | Non
             if not isinstance(inputs, dict):
                 inputs = out["inputs"] = {}
             inputs[tail] = pin[tail]
+    patches = chain.get("patch")
+    if patches is not None:
+        if not isinstance(patches, dict) or not all(k in PATCH_KEYS for k in patches):
+            raise ValueError(f"{where}: chain.patch is not an object of {', '.join(PATCH_KEYS)}")
+        for key, patch in patches.items():
+            if not isinstance(prev_meta, dict) or key not in prev_meta:
+                raise ValueError(f"{where}: chain.patch[{key!r}] without a previous {key}")
+            out[key] = apply_patch(prev_meta[key], patch, f"{where}: chain.patch.{key}")
+        out = _in_written_order(out, list(patches))
+    if "sections" in chain:
+        prev_inputs = prev_meta.get("inputs") if isinstance(prev_meta, dict) else None
+        sections = resolve_sections(chain["sections"], prev_inputs.get("sections") if isinstance(prev_inputs, dict)
+                                    else None, where)
+        if not isinstance(inputs, dict):
+            inputs = {}
+        inputs = out["inputs"] = {**inputs, "sections": sections}
     if "moved" in chain:
         shape = out.get("shape")
         if not isinstance(shape, dict):

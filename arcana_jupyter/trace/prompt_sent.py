@@ -13,7 +13,10 @@ same agent so that a record costs what changed::
   ``{"p": [i, n]}`` (messages i .. i+n-1 of the previous prompt), or ``{"e": [i, ops]}``: message ``i``
   of the previous prompt with its content rebuilt from line edits (``[start, n]`` copies lines of its
   content plus a newline, cut after each newline; a string is new text; the last newline is dropped)
-  — a section that changed a little;
+  — a section that changed a little; or ``{"j": parts}``: a message made of history messages joined
+  with :data:`JOIN_SEPARATOR` (the shaping step's merge of adjacent same-role messages: the recalled
+  user messages and the input), each part a history reference ``i`` / ``[i, n]`` (those messages'
+  contents) or a string (that text), its other fields those of its first history reference;
 - ``tokens``: the counted tokens of the messages that are not ``p`` references, in order (kept and
   ``p`` messages keep the previous prompt's counts);
 - ``prev``: the event id of the previous prompt_sent of the agent, ``null`` for a keyframe (then
@@ -36,6 +39,9 @@ from ..messages import Message, ToolSpec, as_message, canonical_json, request_di
 
 CHAIN_MAX = 32
 """A keyframe at least every this many prompts of one agent (the longest chain a random read walks)."""
+JOIN_SEPARATOR = "\n\n---\n\n"
+"""What a ``{"j": parts}`` message puts between its parts: ``providers.shaping.MERGE_SEPARATOR`` (a
+format constant here: what traces hold does not follow later changes of the shaping step)."""
 
 
 def lines_of(text: str) -> list[str]:
@@ -63,6 +69,30 @@ def edit_ops(base: Mapping[str, Any], new: Mapping[str, Any]) -> list[Any] | Non
     return ops
 
 
+def apply_line_edit(base: str | None, ops: Any, where: str) -> str | None:
+    """The text ``ops`` (see :func:`edit_ops`) make of ``base``: the one reader of a line edit (a
+    ``prompt_sent`` message's ``e``, a chained decision's section). None when the base or a new text
+    is None (``trace_content="none"`` nulls texts). Raises ``ValueError`` on ops that do not apply."""
+    if not isinstance(ops, list):
+        raise ValueError(f"{where}: the edit's ops are not a list")
+    if base is None or any(op is None for op in ops):
+        return None
+    lines = lines_of(str(base))
+    parts: list[str] = []
+    for op in ops:
+        if isinstance(op, str):
+            parts.append(op)
+            continue
+        run = _run(op) if isinstance(op, list) else None
+        if run is None or run[0] < 0 or run[0] + run[1] > len(lines):
+            raise ValueError(f"{where}: the edit copies lines {op!r} of a text of {len(lines)}")
+        parts.extend(lines[run[0]:run[0] + run[1]])
+    text = "".join(parts)
+    if not text.endswith("\n"):
+        raise ValueError(f"{where}: the edit's text does not end with its line end")
+    return text[:-1]
+
+
 class PromptSentEncoder:
     """Encodes each prompt of one agent's session against the previous one (see the module doc)."""
 
@@ -77,6 +107,9 @@ class PromptSentEncoder:
         self._chain = 0
         self._hist_keys: dict[str, int] = {}
         self._hist_seen: list[str] = []
+        self._hist_text: dict[str, int] = {}
+        """A history message's content -> its index (the last with that content): the parts of a joined message."""
+        self._history: Sequence[Message] = ()
         self._pending: tuple[list[str], bool, list[dict[str, Any]]] = ([], True, [])
 
     def _history_index(self, history: Sequence[Message]) -> dict[str, int]:
@@ -84,12 +117,15 @@ class PromptSentEncoder:
         rebuilt when the history was changed other than by appending."""
         seen = self._hist_seen
         if len(history) < len(seen) or (seen and history[len(seen) - 1].content_key() != seen[-1]):
-            self._hist_keys, self._hist_seen = {}, []
+            self._hist_keys, self._hist_seen, self._hist_text = {}, [], {}
             seen = self._hist_seen
         for i in range(len(seen), len(history)):
             key = history[i].content_key()
             seen.append(key)
             self._hist_keys[key] = i
+            if history[i].content:
+                self._hist_text[history[i].content] = i
+        self._history = history
         return self._hist_keys
 
     def encode(self, *, step: int, digest: str | None, messages: Sequence[Message], history: Sequence[Message],
@@ -139,9 +175,13 @@ class PromptSentEncoder:
         return meta
 
     def _inline(self, wire: dict[str, Any], i: int, keyframe: bool) -> dict[str, Any]:
-        """A message that is neither in the history nor in the previous prompt: as line edits of the
-        previous prompt's message at its place (a section that changed a little: the checkpoint) when
-        that is less than half its size, else as it is."""
+        """A message that is neither in the history nor in the previous prompt: as history messages
+        joined (the recalled messages merged into one, :meth:`_joined`), or as line edits of the previous
+        prompt's message at its place (a section that changed a little: the checkpoint) when that is
+        less than half its size, else as it is."""
+        joined = self._joined(wire)
+        if joined is not None:
+            return joined
         if keyframe or i >= len(self._prev_wire) or len(str(wire.get("content") or "")) < 200:
             return wire
         base = self._prev_wire[i]
@@ -153,6 +193,37 @@ class PromptSentEncoder:
             return wire
         edit = {"e": [i, ops]}
         return edit if len(canonical_json(edit)) * 2 < len(canonical_json(wire)) else wire
+
+    def _joined(self, wire: dict[str, Any]) -> dict[str, Any] | None:
+        """``{"j": parts}`` for a message whose content is history messages' contents (and other text)
+        joined with :data:`JOIN_SEPARATOR`, when that is smaller; None otherwise. The reader takes each
+        history part from the recorded (redacted) transcript and the rest from this record (redacted by
+        the writer): used only when that makes the text the writer's redaction of the whole makes."""
+        content = wire.get("content")
+        if not isinstance(content, str) or JOIN_SEPARATOR not in content:
+            return None
+        pieces = content.split(JOIN_SEPARATOR)
+        found = [self._hist_text.get(p) for p in pieces]
+        first = next((h for h in found if h is not None), None)
+        if first is None or sum(h is not None for h in found) < 2:
+            return None
+        base = self._history[first].wire()
+        if {k: v for k, v in base.items() if k != "content"} != {k: v for k, v in wire.items() if k != "content"}:
+            return None
+        if self.redact is not None and JOIN_SEPARATOR.join(map(self.redact, pieces)) != self.redact(content):
+            return None  # the writer's redaction of the parts is not that of the whole
+        parts: list[Any] = []
+        for piece, h in zip(pieces, found, strict=True):
+            if h is None:
+                parts.append(piece)
+            elif parts and isinstance(parts[-1], list) and parts[-1][0] + parts[-1][1] == h:
+                parts[-1][1] += 1
+            elif parts and type(parts[-1]) is int and parts[-1] + 1 == h:
+                parts[-1] = [parts[-1], 2]
+            else:
+                parts.append(h)
+        out = {"j": parts}
+        return out if len(canonical_json(out)) < len(canonical_json(wire)) else None
 
     def written(self, event_id: str) -> None:
         """The event just encoded was written with ``event_id``: it is the base of the next."""
@@ -235,20 +306,14 @@ def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | N
                     and not isinstance(edit[0], bool) and 0 <= edit[0] < len(prev_msgs) and isinstance(edit[1], list)):
                 raise ValueError(f"message {at}: the edit {str(edit)[:80]} is not [index in the previous prompt, ops]")
             base = prev_msgs[edit[0]]
-            lines = lines_of(str(base.get("content") or ""))
-            parts: list[str] = []
-            for op in edit[1]:
-                if isinstance(op, str):
-                    parts.append(op)
-                else:
-                    run = _run(op) if isinstance(op, list) else None
-                    if run is None or run[0] < 0 or run[0] + run[1] > len(lines):
-                        raise ValueError(f"message {at}: the edit copies lines {op!r} of a message of {len(lines)}")
-                    parts.extend(lines[run[0]:run[0] + run[1]])
-            text = "".join(parts)
-            if not text.endswith("\n"):
-                raise ValueError(f"message {at}: the edit's text does not end with its line end")
-            msgs.append({**base, "content": text[:-1]})
+            text = apply_line_edit(str(base.get("content") or ""), edit[1], f"message {at}")
+            if text is None:
+                raise ValueError(f"message {at}: the edit holds a null text")
+            msgs.append({**base, "content": text})
+            own.append(at)
+            tokens.append(None)
+        elif "j" in item:
+            msgs.append(_joined_message(item["j"], history, f"message {at}"))
             own.append(at)
             tokens.append(None)
         elif "p" in item:
@@ -268,6 +333,32 @@ def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | N
     if isinstance(meta.get("model"), str):  # a standalone prompt (the summariser's): its digest's model
         out["model"] = meta["model"]
     return out
+
+
+def _joined_message(parts: Any, history: Callable[[int], Mapping[str, Any] | None], where: str) -> dict[str, Any]:
+    """A ``{"j": parts}`` message: the parts' texts joined with :data:`JOIN_SEPARATOR`, the other fields
+    those of the first history message referred to."""
+    if not isinstance(parts, list) or not parts:
+        raise ValueError(f"{where}: the joined message {str(parts)[:80]} is not a list of parts")
+    texts: list[str] = []
+    first: dict[str, Any] | None = None
+    for part in parts:
+        if isinstance(part, str):
+            texts.append(part)
+            continue
+        ref = _run(part)
+        if ref is None or ref[0] < 0 or ref[1] > 1_000_000:
+            raise ValueError(f"{where}: the joined message's part {str(part)[:40]} is not text, i or [i, n]")
+        for h in range(ref[0], ref[0] + ref[1]):
+            record = history(h)
+            if record is None:
+                raise ValueError(f"{where} joins history message {h}, which is not recorded")
+            wire = wire_of_record(record)
+            first = first if first is not None else wire
+            texts.append(str(wire.get("content") or ""))
+    if first is None:
+        raise ValueError(f"{where}: the joined message refers to no history message")
+    return {**first, "content": JOIN_SEPARATOR.join(texts)}
 
 
 def wire_of_record(record: Mapping[str, Any]) -> dict[str, Any]:

@@ -210,7 +210,7 @@ class Redactor:
         if cls is float:
             return value if math.isfinite(value) else str(value)
         if cls is dict or isinstance(value, Mapping):
-            out: dict[str, Any] = {}
+            out: dict[str, Any] = {}  # JSON edge: cleaning JSON values
             for k, v in value.items():
                 name = k if isinstance(k, str) else str(k)
                 out[self.redact_text(name)] = self._walk(v, name, in_args or name in ARG_CONTAINERS)

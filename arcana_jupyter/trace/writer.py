@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..exceptions import RunLockedError, TraceError
+from ..schema.events import Record, event_type_of
 from .events import EVENT_TYPES, TRACE_FORMAT_VERSION, TraceContent, TraceEvent
 from .redact import Redactor
 
@@ -195,14 +196,29 @@ class TraceWriter:
 
     def emit(
         self,
-        event_type: str,
-        metadata: Mapping[str, Any] | None = None,
+        metadata: Record,
         *,
         turn: int | None = None,
         agent: str = "main",
         parent_id: str | None = None,
     ) -> TraceEvent:
-        """Record one event and return it (as written: redacted, JSON-safe)."""
+        """Record one event — ``metadata`` is its type's metadata model (``TurnEndMetadata.build(...)``:
+        the model says the event type) — and return it as written: dumped once here, redacted, JSON-safe."""
+        return self.emit_json(event_type_of(metadata), metadata.wire(), turn=turn, agent=agent, parent_id=parent_id)
+
+    def emit_json(
+        self,
+        event_type: str,
+        metadata: Mapping[str, Any] | None = None,  # JSON edge: metadata already in the trace's form
+        *,
+        turn: int | None = None,
+        agent: str = "main",
+        parent_id: str | None = None,
+    ) -> TraceEvent:
+        """Record one event whose ``metadata`` is already the JSON object the trace holds — an
+        encoder's output (a chained decision), the adaptive engine's and the memory store's events,
+        lines written by hand (tests, benchmarks) — and return it as written (redacted, JSON-safe).
+        :meth:`emit` is the typed way in."""
         if event_type not in EVENT_TYPES:
             raise ValueError(f"unknown trace event type {event_type!r}; known: {', '.join(EVENT_TYPES)}")
         if turn is not None and (not isinstance(turn, int) or isinstance(turn, bool) or turn < 0):
@@ -212,7 +228,7 @@ class TraceWriter:
         clean = self.redactor.clean(dict(metadata or {}))
         with self._lock:
             self._seq += 1
-            envelope: dict[str, Any] = {
+            envelope: dict[str, Any] = {  # JSON edge: the line as written
                 "v": TRACE_FORMAT_VERSION,
                 "event_id": f"e_{self._seq:06d}",
                 "run_id": self.run_id,

@@ -277,8 +277,13 @@ export interface TokenBudget {
   response_reserve?: number;
 }
 
-// ---- arcana_jupyter.trace.events.TraceEvent -------------------------------------------------------
-/** @pydantic TraceEvent: One line of a trace file. */
+// ---- arcana_jupyter.schema.events.TraceEvent ------------------------------------------------------
+/**
+ * @pydantic TraceEvent: One trace line as written and indexed, its ``metadata`` still the JSON object the line holds:
+ * what :meth:`TraceWriter.emit <arcana_jupyter.trace.TraceWriter.emit>` returns and subscribers
+ * get, what the trace reader hands out. Code that reads what the event says parses it once, with
+ * :meth:`typed`.
+ */
 export interface TraceEvent {
   v?: number;
   event_id: string;
@@ -287,6 +292,7 @@ export interface TraceEvent {
   turn?: number | null;
   /** UTC ISO-8601 time with microseconds, e.g. ``2026-11-30T01:02:03.456789Z``. */
   ts: string;
+  /** One of :data:`EVENT_TYPES` (a typed event narrows it to its own). */
   event_type: string;
   parent_id?: string | null;
   metadata?: Record<string, unknown>;

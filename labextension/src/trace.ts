@@ -794,6 +794,126 @@ function movedOf(runs: unknown, where: string): Record<string, unknown[]> {
   return out;
 }
 
+/** The metadata a chained decision may record as a patch of the previous decision's (`chain.patch`). */
+const PATCH_KEYS = ['decision', 'report', 'budget'];
+/** How a decision's metadata starts (`_META_ORDER` in Python): where a patched key is put back. */
+const META_ORDER = ['step', 'decision', 'report', 'budget', 'request_digest', 'history_len', 'inputs'];
+const DELETE: unique symbol = Symbol('removed');
+
+/**
+ * `apply_patch`: `base` with a patch applied — `{key: p}`, `p` one of `[value]` (set), `[]` (removed),
+ * `[a, text, b]` (the base string's first a characters, text, its last b) or a patch (of an object, or
+ * of a list of the same length: keys "0", "1" ...). Throws where Python raises.
+ */
+export function applyPatch(base: unknown, patch: unknown, where: string): unknown {
+  if (!isPlainObject(patch)) {
+    throw new Error(`${where}: ${excerptOf(JSON.stringify(patch) ?? String(patch))} is not a patch`);
+  }
+  if (isPlainObject(base)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(base)) {
+      Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    }
+    for (const [k, p] of Object.entries(patch)) {
+      const present = Object.prototype.hasOwnProperty.call(base, k);
+      const value = applyValue(present ? (base as Record<string, unknown>)[k] : undefined, present, p, `${where}.${k}`);
+      if (value === DELETE) {
+        delete out[k];
+      } else {
+        Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
+      }
+    }
+    return out;
+  }
+  if (Array.isArray(base)) {
+    const items = base.slice();
+    for (const [k, p] of Object.entries(patch)) {
+      if (!(/^[0-9]+$/.test(k) && Number(k) < items.length)) {
+        throw new Error(`${where}: a patch of a list of ${items.length} has the position ${excerptOf(JSON.stringify(k))}`);
+      }
+      const value = applyValue(items[Number(k)], true, p, `${where}[${k}]`);
+      if (value === DELETE) {
+        throw new Error(`${where}[${k}]: a patch removes an item of a list`);
+      }
+      items[Number(k)] = value;
+    }
+    return items;
+  }
+  throw new Error(`${where}: a patch of ${excerptOf(JSON.stringify(base) ?? String(base))}, which is neither an object nor a list`);
+}
+
+function applyValue(base: unknown, present: boolean, p: unknown, where: string): unknown {
+  if (isPlainObject(p)) {
+    if (!present) {
+      throw new Error(`${where}: a patch of a value the previous decision does not have`);
+    }
+    return applyPatch(base, p, where);
+  }
+  if (!Array.isArray(p) || ![0, 1, 3].includes(p.length)) {
+    throw new Error(`${where}: ${excerptOf(JSON.stringify(p) ?? String(p))} is not [], [value], [a, text, b] or a patch`);
+  }
+  if (p.length === 0) {
+    return DELETE;
+  }
+  if (p.length === 1) {
+    return p[0];
+  }
+  const [a, text, b] = p;
+  if (!(isPyInt(a) && isPyInt(b) && a >= 0 && b >= 0 && (text === null || typeof text === 'string'))) {
+    throw new Error(`${where}: ${excerptOf(JSON.stringify(p))} is not [a, text, b]`);
+  }
+  if (text === null || base === null) {
+    return null;
+  }
+  if (typeof base !== 'string' || a + b > base.length) {
+    throw new Error(`${where}: [a, text, b] edits ${excerptOf(JSON.stringify(base) ?? String(base))}, not a text of at least ${a + b} characters`);
+  }
+  return base.slice(0, a) + text + base.slice(base.length - b);
+}
+
+/**
+ * `resolve_sections`: `chain.sections` against the previous decision's resolved `inputs.sections` —
+ * `{"p": i | [i, n]}` those sections, `{"e": i, "content": ops}` section i with its content line-edited,
+ * anything else a section as it is. Throws where Python raises.
+ */
+export function resolveSections(items: unknown, prev: unknown, where: string): unknown[] {
+  if (!Array.isArray(items)) {
+    throw new Error(`${where}: chain.sections is not a list`);
+  }
+  const out: unknown[] = [];
+  for (const item of items) {
+    if (!isPlainObject(item)) {
+      throw new Error(`${where}: chain.sections has ${excerptOf(JSON.stringify(item) ?? String(item))}, not a section or a reference`);
+    }
+    const keys = Object.keys(item);
+    if ('p' in item && keys.length === 1) {
+      const ref = item.p;
+      let start = -1;
+      let n = 0;
+      if (isPyInt(ref)) {
+        [start, n] = [ref, 1];
+      } else if (Array.isArray(ref) && ref.length === 2 && isPyInt(ref[0]) && isPyInt(ref[1])) {
+        [start, n] = [ref[0], ref[1]];
+      }
+      if (!Array.isArray(prev) || start < 0 || n < 1 || start + n > prev.length) {
+        throw new Error(`${where}: chain.sections refers to previous sections ${excerptOf(JSON.stringify(ref) ?? String(ref))}, which do not exist`);
+      }
+      out.push(...prev.slice(start, start + n));
+    } else if ('e' in item && 'content' in item && keys.length === 2) {
+      const j = item.e;
+      if (!isPyInt(j) || !Array.isArray(prev) || j < 0 || j >= prev.length || !isPlainObject(prev[j])) {
+        throw new Error(`${where}: chain.sections edits previous section ${excerptOf(JSON.stringify(j) ?? String(j))}, which does not exist`);
+      }
+      const base = prev[j] as Record<string, any>;
+      const content = typeof base.content === 'string' ? base.content : null;
+      out.push({ ...base, content: applyLineEdit(content, item.content, `${where}: chain.sections[${out.length}]`) });
+    } else {
+      out.push(item);
+    }
+  }
+  return out;
+}
+
 /**
  * `resolve_chain_metadata`: the metadata with what `chain.same`, `chain.moved` and `chain.overflow`
  * stand for put back and `chain` removed (the rows are decoded apart). Throws where Python raises.
@@ -841,6 +961,50 @@ export function resolveChainMetadata(
       }
       inputs[tail] = pin[tail];
     }
+  }
+  const patches = chain.patch;
+  if (patches !== undefined && patches !== null) {
+    if (!isPlainObject(patches) || !Object.keys(patches).every(k => PATCH_KEYS.includes(k))) {
+      throw new Error(`${where}: chain.patch is not an object of ${PATCH_KEYS.join(', ')}`);
+    }
+    for (const [key, patch] of Object.entries(patches)) {
+      if (!prevMeta || !Object.prototype.hasOwnProperty.call(prevMeta, key)) {
+        throw new Error(`${where}: chain.patch['${key}'] without a previous ${key}`);
+      }
+      out[key] = applyPatch(prevMeta[key], patch, `${where}: chain.patch.${key}`);
+    }
+    // a patched key back at its place (`_in_written_order`): the metadata reads in the order it was written
+    const rank = (k: string): number => (META_ORDER.includes(k) ? META_ORDER.indexOf(k) : META_ORDER.length);
+    const patched = Object.keys(patches);
+    const pending = patched.slice().sort((a, b) => rank(a) - rank(b));
+    const ordered: Record<string, any> = {};
+    const put = (k: string, v: unknown): void => {
+      Object.defineProperty(ordered, k, { value: v, enumerable: true, writable: true, configurable: true });
+    };
+    for (const [k, v] of Object.entries(out)) {
+      if (patched.includes(k)) {
+        continue;
+      }
+      while (pending.length && rank(pending[0]) < rank(k)) {
+        const first = pending.shift()!;
+        put(first, out[first]);
+      }
+      put(k, v);
+    }
+    for (const k of pending) {
+      put(k, out[k]);
+    }
+    for (const k of Object.keys(out)) {
+      delete out[k];
+    }
+    for (const [k, v] of Object.entries(ordered)) {
+      Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    }
+  }
+  if ('sections' in chain) {
+    const prevInputs = prevMeta ? prevMeta.inputs : undefined;
+    const sections = resolveSections(chain.sections, isPlainObject(prevInputs) ? prevInputs.sections : undefined, where);
+    inputs = out.inputs = { ...(isPlainObject(inputs) ? inputs : {}), sections };
   }
   if ('moved' in chain) {
     const shape = out.shape;
@@ -1545,6 +1709,73 @@ function linesOf(text: string): string[] {
   return text.split('\n').map(p => p + '\n');
 }
 
+/** What a `{"j": parts}` message puts between its parts (`JOIN_SEPARATOR` in Python). */
+const JOIN_SEPARATOR = '\n\n---\n\n';
+
+/**
+ * `apply_line_edit`: the text line-edit `ops` make of `base` (`[start, n]` copies lines of `base + "\n"`
+ * cut after each newline, a string is new text, the last newline is dropped). Null when the base or a
+ * new text is null (`trace_content="none"`). Throws where Python raises.
+ */
+export function applyLineEdit(base: string | null, ops: unknown, where: string): string | null {
+  if (!Array.isArray(ops)) {
+    throw new Error(`${where}: the edit's ops are not a list`);
+  }
+  if (base === null || ops.some(op => op === null)) {
+    return null;
+  }
+  const lines = linesOf(base);
+  const parts: string[] = [];
+  for (const op of ops) {
+    if (typeof op === 'string') {
+      parts.push(op);
+      continue;
+    }
+    const run = Array.isArray(op) ? refRun(op) : null;
+    if (run === null || run[0] < 0 || run[0] + run[1] > lines.length) {
+      throw new Error(`${where}: the edit copies lines ${JSON.stringify(op)} of a text of ${lines.length}`);
+    }
+    parts.push(...lines.slice(run[0], run[0] + run[1]));
+  }
+  const text = parts.join('');
+  if (!text.endsWith('\n')) {
+    throw new Error(`${where}: the edit's text does not end with its line end`);
+  }
+  return text.slice(0, -1);
+}
+
+/** A `{"j": parts}` message (`_joined_message` in Python): history messages' texts and strings joined. */
+function joinedMessage(parts: unknown, history: (h: number) => Record<string, any> | null, where: string): WireMessage {
+  if (!Array.isArray(parts) || parts.length === 0) {
+    throw new Error(`${where}: the joined message ${(JSON.stringify(parts) ?? '').slice(0, 80)} is not a list of parts`);
+  }
+  const texts: string[] = [];
+  let first: WireMessage | null = null;
+  for (const part of parts) {
+    if (typeof part === 'string') {
+      texts.push(part);
+      continue;
+    }
+    const ref = refRun(part);
+    if (ref === null || ref[0] < 0 || ref[1] > 1_000_000) {
+      throw new Error(`${where}: the joined message's part ${(JSON.stringify(part) ?? '').slice(0, 40)} is not text, i or [i, n]`);
+    }
+    for (let h = ref[0]; h < ref[0] + ref[1]; h++) {
+      const rec = history(h);
+      if (rec === null) {
+        throw new Error(`${where} joins history message ${h}, which is not recorded`);
+      }
+      const wire = wireOfRecord(rec);
+      first = first ?? wire;
+      texts.push(typeof wire.content === 'string' ? wire.content : '');
+    }
+  }
+  if (first === null) {
+    throw new Error(`${where}: the joined message refers to no history message`);
+  }
+  return { ...first, content: texts.join(JOIN_SEPARATOR) };
+}
+
 /** A reference's `i` or `[i, n]` as [start, length]; null when it is neither. */
 function refRun(v: unknown): [number, number] | null {
   if (isInt(v)) {
@@ -1613,25 +1844,16 @@ export function resolvePromptSent(
         throw new Error(`message ${at}: the edit ${JSON.stringify(edit).slice(0, 80)} is not [index in the previous prompt, ops]`);
       }
       const base = prevMsgs[edit[0]];
-      const lines = linesOf(typeof base.content === 'string' ? base.content : '');
-      const parts: string[] = [];
-      for (const op of edit[1]) {
-        if (typeof op === 'string') {
-          parts.push(op);
-        } else {
-          const run = Array.isArray(op) ? refRun(op) : null;
-          if (run === null || run[0] < 0 || run[0] + run[1] > lines.length) {
-            throw new Error(`message ${at}: the edit copies lines ${JSON.stringify(op)} of a message of ${lines.length}`);
-          }
-          parts.push(...lines.slice(run[0], run[0] + run[1]));
-        }
-      }
-      const text = parts.join('');
-      if (!text.endsWith('\n')) {
-        throw new Error(`message ${at}: the edit's text does not end with its line end`);
+      const text = applyLineEdit(typeof base.content === 'string' ? base.content : '', edit[1], `message ${at}`);
+      if (text === null) {
+        throw new Error(`message ${at}: the edit holds a null text`);
       }
       own.push(at);
-      messages.push({ ...base, content: text.slice(0, -1) });
+      messages.push({ ...base, content: text });
+      tokens.push(null);
+    } else if ('j' in item) {
+      own.push(at);
+      messages.push(joinedMessage(item.j, history, `message ${at}`));
       tokens.push(null);
     } else if ('p' in item) {
       const ref = refRun(item.p);

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from arcana_jupyter.adaptive import AdaptiveEngine, handle
+from arcana_jupyter.adaptive import AdaptiveEngine
+from arcana_jupyter.adaptive.tools import handle
 from arcana_jupyter.tokens import TokenCounter
 
 from .conftest import Recorder

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from arcana_jupyter.adaptive import AdaptiveEngine, SessionCheckpoint, extract_digest
-from arcana_jupyter.adaptive.engine import SECTION_CLAIMS
+from arcana_jupyter.adaptive import AdaptiveEngine
+from arcana_jupyter.adaptive.checkpoint import SECTION_CLAIMS, SessionCheckpoint
+from arcana_jupyter.adaptive.turn_summary import summarise_turn
 from arcana_jupyter.context.sections import CHECKPOINT_SECTION
 
 
@@ -120,7 +121,7 @@ def test_narrative_is_bounded_and_says_what_it_hides() -> None:
 def test_caps_keep_the_most_recent() -> None:
     cp = SessionCheckpoint()
     for t in range(1, 30):
-        cp.reconcile(extract_digest(t, [{"role": "user", "content": f"Never touch table{t}. Read file{t}.csv"}]))
+        cp.reconcile(summarise_turn(t, [{"role": "user", "content": f"Never touch table{t}. Read file{t}.csv"}]))
     assert len(cp.constraints) == 15 and cp.constraints[-1].text == "Never touch table29."
     assert len(cp.files) == 20 and cp.files[-1] == "file29.csv"
 

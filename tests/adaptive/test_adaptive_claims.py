@@ -12,7 +12,7 @@ from typing import Any
 from scripted_chat import Script, call, events_of, say
 
 from arcana_jupyter.adaptive import AdaptiveEngine
-from arcana_jupyter.adaptive.engine import SECTION_CLAIMS
+from arcana_jupyter.adaptive.checkpoint import SECTION_CLAIMS
 from arcana_jupyter.context.sections import CHECKPOINT_SECTION
 from arcana_jupyter.providers.base import LLMRequest
 from arcana_jupyter.providers.function import FunctionProvider

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 
-from arcana_jupyter.adaptive import distill
-from arcana_jupyter.adaptive.distillers import distill_json, distill_log, distill_table, distill_traceback
+from arcana_jupyter.adaptive.distillers import distill, distill_json, distill_log, distill_table, distill_traceback
 
 TRACEBACK = """some output first
 Traceback (most recent call last):

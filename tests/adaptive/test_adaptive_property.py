@@ -8,7 +8,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arcana_jupyter.adaptive import AdaptiveEngine, handle
+from arcana_jupyter.adaptive import AdaptiveEngine
+from arcana_jupyter.adaptive.tools import handle
 
 from .conftest import Recorder
 

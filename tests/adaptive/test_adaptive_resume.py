@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from arcana_jupyter.adaptive import AdaptiveEngine, handle
+from arcana_jupyter.adaptive import AdaptiveEngine
+from arcana_jupyter.adaptive.tools import handle
 from arcana_jupyter.trace.events import TraceEvent
 
 from .conftest import Recorder

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from arcana_jupyter.adaptive import AdaptiveEngine
-from arcana_jupyter.adaptive.engine import SECTION_ACTIVE, SECTION_DIGESTS, SECTION_HARD, SECTION_SOFT
+from arcana_jupyter.adaptive.rendering import SECTION_ACTIVE, SECTION_DIGESTS, SECTION_HARD, SECTION_SOFT
 from arcana_jupyter.context.sections import ContextSection
 
 from .conftest import quiet_turn

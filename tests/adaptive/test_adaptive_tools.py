@@ -8,7 +8,10 @@ from typing import Any
 
 import pytest
 
-from arcana_jupyter.adaptive import ADAPTIVE_TOOL_NAMES, AdaptiveEngine, adaptive_tools, engine_or_none, handle
+from arcana_jupyter.adaptive import AdaptiveEngine
+from arcana_jupyter.adaptive.actions import ADAPTIVE_TOOL_NAMES
+from arcana_jupyter.adaptive.engine import engine_or_none
+from arcana_jupyter.adaptive.tools import adaptive_tools, handle
 from arcana_jupyter.messages import ToolSpec
 from arcana_jupyter.runtime.config import RuntimeConfig
 

@@ -113,15 +113,16 @@ def test_show_cognitive_matches_seed_format(traces: Path, capsys: pytest.Capture
 
 def test_show_cognitive_recall_and_rejections(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with TraceWriter(tmp_path / "r_c.jsonl", "r_c") as w:
-        w.emit("cognitive_primitive", {"primitive": "recall", "args": {"turn": 3},
-                                       "result": {"turn": 3, "found": True, "messages": [{}, {}], "note": None}},
-               turn=5)
-        w.emit("cognitive_primitive", {"primitive": "recall", "args": {"turn": 999},
-                                       "result": {"found": False, "note": "turn out of range: 999, max=5"}}, turn=5)
-        w.emit("cognitive_primitive", {"primitive": "pin", "args": {"content": "x"},
-                                       "result": {"pinned": False, "reason": "pin_budget_exceeded"}}, turn=5)
-        w.emit("cognitive_primitive", {"primitive": "unpin", "args": {"pin_id": "p_x"},
-                                       "result": {"unpinned": False, "reason": "unknown_pin_id"}}, turn=5)
+        w.emit_json("cognitive_primitive", {"primitive": "recall", "args": {"turn": 3},
+                                            "result": {"turn": 3, "found": True, "messages": [{}, {}], "note": None}},
+                    turn=5)
+        w.emit_json("cognitive_primitive", {"primitive": "recall", "args": {"turn": 999},
+                                            "result": {"found": False, "note": "turn out of range: 999, max=5"}},
+                    turn=5)
+        w.emit_json("cognitive_primitive", {"primitive": "pin", "args": {"content": "x"},
+                                            "result": {"pinned": False, "reason": "pin_budget_exceeded"}}, turn=5)
+        w.emit_json("cognitive_primitive", {"primitive": "unpin", "args": {"pin_id": "p_x"},
+                                            "result": {"unpinned": False, "reason": "unknown_pin_id"}}, turn=5)
     code, out, _ = run(capsys, "trace", "show", "r_c", "--cognitive", "--dir", str(tmp_path))
     assert code == 0
     got = [line[45:] for line in out.splitlines()[1:]]
@@ -147,11 +148,12 @@ def test_show_errors_and_agent_filter(tmp_path: Path, capsys: pytest.CaptureFixt
     w = TraceWriter(tmp_path / "pool.jsonl", "pool")
     fixtures.write_run(None, "pool", turns=2, agent="a", writer=w, end=False)
     fixtures.write_run(None, "pool", turns=2, agent="b", writer=w, end=False, pin_turn=None)
-    w.emit("tool_call", {"name": "load_csv", "ok": False, "error": {"type": "FileNotFoundError", "message": "no file"},
-                         "history_index": 9}, turn=2, agent="b")
-    w.emit("error", {"type": "RateLimitError", "message": "429 after 4 retries", "where": "provider"},
-           turn=2, agent="b")
-    w.emit("turn_end", {"status": "error", "reply": "", "steps": 1}, turn=2, agent="b")
+    w.emit_json("tool_call", {"name": "load_csv", "ok": False,
+                              "error": {"type": "FileNotFoundError", "message": "no file"},
+                              "history_index": 9}, turn=2, agent="b")
+    w.emit_json("error", {"type": "RateLimitError", "message": "429 after 4 retries", "where": "provider"},
+                turn=2, agent="b")
+    w.emit_json("turn_end", {"status": "error", "reply": "", "steps": 1}, turn=2, agent="b")
     w.close()
     code, out, _ = run(capsys, "trace", "show", "pool", "--errors", "--dir", str(tmp_path))
     lines = _mask_ts(out).splitlines()
@@ -254,8 +256,8 @@ def test_replay_errors(traces: Path, capsys: pytest.CaptureFixture[str]) -> None
 
 def test_replay_turn_without_decision(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with TraceWriter(tmp_path / "r_x.jsonl", "r_x") as w:
-        w.emit("turn_start", {}, turn=1)
-        w.emit("error", {"type": "X", "message": "builder crashed", "where": "builder"}, turn=1)
+        w.emit_json("turn_start", {}, turn=1)
+        w.emit_json("error", {"type": "X", "message": "builder crashed", "where": "builder"}, turn=1)
     code, _, err = run(capsys, "trace", "replay", "r_x", "--turn", "1", "--dir", str(tmp_path))
     assert code == 1 and err == "arcana: error: turn 1 of run r_x has no recorded context decision; " \
                                 "turns with replay evidence: none\n"
@@ -344,12 +346,12 @@ def test_show_survives_every_event_type_with_sparse_metadata(
 
     with TraceWriter(tmp_path / "r_s.jsonl", "r_s") as w:
         for i, et in enumerate(EVENT_TYPES):
-            w.emit(et, {}, turn=1 if i % 2 else None)
-        w.emit("state_change", {"object_id": "t_1", "kind": "task", "from_tier": "active", "to_tier": "soft",
-                                "cause": "idle"}, turn=1)
-        w.emit("memory_read", {"query": "units", "results": [{"id": "m_1"}], "purpose": "digest"}, turn=1)
-        w.emit("memory_write", {"op": "remember", "entry": {"id": "m_2", "kind": "fact"}}, turn=1)
-        w.emit("context_action", {"action": "retract", "object_id": "t_1"}, turn=1)
+            w.emit_json(et, {}, turn=1 if i % 2 else None)
+        w.emit_json("state_change", {"object_id": "t_1", "kind": "task", "from_tier": "active", "to_tier": "soft",
+                                     "cause": "idle"}, turn=1)
+        w.emit_json("memory_read", {"query": "units", "results": [{"id": "m_1"}], "purpose": "digest"}, turn=1)
+        w.emit_json("memory_write", {"op": "remember", "entry": {"id": "m_2", "kind": "fact"}}, turn=1)
+        w.emit_json("context_action", {"action": "retract", "object_id": "t_1"}, turn=1)
     code, out, err = run(capsys, "trace", "show", "r_s", "--dir", str(tmp_path))
     assert code == 0 and err == ""
     lines = out.splitlines()

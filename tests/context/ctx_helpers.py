@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arcana_jupyter.context import BuildResult
+from arcana_jupyter.context.result import BuildResult
 from arcana_jupyter.messages import Message, ToolCall
 
 SYSTEM = Message(role="system", content="You are a careful data assistant working in a Jupyter notebook.")

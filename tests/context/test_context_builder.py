@@ -465,7 +465,7 @@ def test_prefix_reuse_is_reported_and_high_turn_after_turn():
 
 
 def test_settings_round_trip_rebuilds_the_same_prompt():
-    from arcana_jupyter.context import FidelityPolicy
+    from arcana_jupyter.context.fidelity import FidelityPolicy
 
     history = chat(40, reply_words=50, tool_every=3)
     b = WorkingSetBuilder(budget=budget(2000, 200), strategy="tail_preserve", placeholder_hint="recall({turn})",

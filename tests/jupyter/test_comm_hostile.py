@@ -81,7 +81,7 @@ def test_hostile_5_the_shared_fallback_folder_is_not_moved_with_other_kernels_ru
     assert chat.trace_path.parent == shared
     # another kernel started in the same directory writes its live run into the same fallback folder
     other = TraceWriter(shared / "r_otherkernel.jsonl", "r_otherkernel")
-    other.emit("run_start", {"agent": "main"})
+    other.emit_json("run_start", {"agent": "main"})
     try:
         reply = ArcanaComm(magics(shell)).handle({"type": "path", "path": "mine.ipynb", "root": str(tmp_path)})
         assert reply is not None and reply["ok"] is True
@@ -89,7 +89,7 @@ def test_hostile_5_the_shared_fallback_folder_is_not_moved_with_other_kernels_ru
         assert reply["moved"] == [{"run_id": chat.run_id, "from": str(shared / mine.name), "to": str(mine)}]
         assert chat.trace_path == mine and mine.exists()
         assert (shared / "r_otherkernel.jsonl").exists() and other.path == shared / "r_otherkernel.jsonl"
-        other.emit("run_end", {})
+        other.emit_json("run_end", {})
         lines = [json.loads(x) for x in (shared / "r_otherkernel.jsonl").read_text().splitlines()]
         assert [e["event_type"] for e in lines] == ["run_start", "run_end"]  # the other kernel goes on
     finally:

@@ -12,7 +12,8 @@ from trace_fixtures_loader import load_trace_fixtures
 
 from arcana_jupyter.cli import main as cli_main
 from arcana_jupyter.exceptions import ArcanaError
-from arcana_jupyter.report import build_report, embed_traces
+from arcana_jupyter.report import build_report
+from arcana_jupyter.report.embed import embed_traces
 from arcana_jupyter.report.sources import locate_runs, safe_trace_file, valid_run_id
 
 fixtures = load_trace_fixtures()

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from arcana_jupyter.memory import SECTION_NAME, MemoryStore, Scope
+from arcana_jupyter.memory import MemoryStore, Scope
+from arcana_jupyter.memory.digest import SECTION_NAME
 from arcana_jupyter.tokens import TokenCounter
 
 

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from arcana_jupyter.memory import MAX_LEARNINGS, MemoryStore, Scope, parse_learnings
+from arcana_jupyter.memory import MemoryStore, Scope
+from arcana_jupyter.memory.learnings import MAX_LEARNINGS, parse_learnings
 
 TRANSCRIPT = [
     {"role": "system", "content": "You are helpful."},

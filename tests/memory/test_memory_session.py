@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from arcana_jupyter.memory import MemorySession, MemoryStore, Scope, find_entry_ids
+from arcana_jupyter.memory import MemorySession, MemoryStore, Scope
+from arcana_jupyter.memory.store import find_entry_ids
 
 
 async def test_two_sessions_end_to_end(mem_location, project_a: Scope, clock, events) -> None:

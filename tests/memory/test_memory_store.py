@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from arcana_jupyter.exceptions import MemoryStoreError
-from arcana_jupyter.memory import MemoryStore, Scope, default_memory_path
+from arcana_jupyter.memory import MemoryStore, Scope
 from arcana_jupyter.memory.migrations import LATEST_VERSION
 from arcana_jupyter.memory.models import context_scope, user_scope
+from arcana_jupyter.memory.store import default_memory_path
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

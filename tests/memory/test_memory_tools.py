@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from arcana_jupyter.memory import MEMORY_TOOL_NAMES, MemoryStore, MemoryTools, Scope
+from arcana_jupyter.memory import MemoryStore, MemoryTools, Scope
+from arcana_jupyter.memory.tools import MEMORY_TOOL_NAMES
 from arcana_jupyter.messages import ToolSpec
 
 

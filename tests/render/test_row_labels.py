@@ -24,7 +24,7 @@ def test_row_labels_match_the_inspectors() -> None:
 def test_static_html_is_kept_away_from_mathjax() -> None:
     """"$0 … $0" in a summary line is money, not math: every static root opts out of MathJax
     (JupyterLab's and Notebook's typesetters skip ``tex2jax_ignore`` / ``mathjax_ignore``)."""
-    from arcana_jupyter.render import notice_html
+    from arcana_jupyter.render.turn import notice_html
 
     html = notice_html("this turn: 10 in / 2 out tokens, $0 · session: 1 turn, $0")
     assert 'class="arcana tex2jax_ignore mathjax_ignore"' in html

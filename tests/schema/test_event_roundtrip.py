@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from arcana_jupyter.schema import EVENT_ADAPTER, EVENT_MODELS, EVENT_TYPES, METADATA_MODELS
+from arcana_jupyter.schema import EVENT_ADAPTER
+from arcana_jupyter.schema.events import EVENT_MODELS, EVENT_TYPES, METADATA_MODELS
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
 JSON_VALUES = st.recursive(

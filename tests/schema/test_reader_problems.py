@@ -16,9 +16,9 @@ from arcana_jupyter.trace import TraceReader, TraceWriter
 def _trace(tmp_path: Path) -> Path:
     path = tmp_path / "r_1.jsonl"
     with TraceWriter(path, "r_1") as writer:
-        writer.emit("run_start", {"model": "m", "future_key": {"x": 1}})
-        writer.emit("llm_call", {"step": 0, "gen_ai.usage.input_tokens": "many", "latency_ms": 3}, turn=1)
-        writer.emit("turn_end", {"status": "ok", "reply": "hi"}, turn=1)
+        writer.emit_json("run_start", {"model": "m", "future_key": {"x": 1}})
+        writer.emit_json("llm_call", {"step": 0, "gen_ai.usage.input_tokens": "many", "latency_ms": 3}, turn=1)
+        writer.emit_json("turn_end", {"status": "ok", "reply": "hi"}, turn=1)
     return path
 
 
@@ -44,7 +44,7 @@ def test_strict_mode_refuses_it(tmp_path: Path) -> None:
 
 def test_unknown_keys_and_event_types_are_not_problems(tmp_path: Path) -> None:
     with TraceWriter(tmp_path / "r_2.jsonl", "r_2") as writer:
-        writer.emit("run_start", {"model": "m", "new_in_v2": [1, 2]})
+        writer.emit_json("run_start", {"model": "m", "new_in_v2": [1, 2]})
     with (tmp_path / "r_2.jsonl").open("a") as fh:  # a newer writer's event type
         fh.write(json.dumps({"v": 1, "event_id": "e_000002", "run_id": "r_2", "turn": 1, "ts": "",
                              "event_type": "some_future_event", "metadata": {"step": "x", "anything": 1}}) + "\n")

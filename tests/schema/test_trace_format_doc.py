@@ -6,8 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from arcana_jupyter.schema import EVENT_TYPES
-from arcana_jupyter.schema.events import keys_markdown, metadata_keys
+from arcana_jupyter.schema.events import EVENT_TYPES, keys_markdown, metadata_keys
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "TRACE_FORMAT.md"
 

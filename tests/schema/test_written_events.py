@@ -13,7 +13,8 @@ from scripted_chat import Script, call, say
 
 from arcana_jupyter.providers.function import FunctionProvider
 from arcana_jupyter.runtime import Runtime, RuntimeConfig
-from arcana_jupyter.schema import EVENT_ADAPTER, EVENT_MODELS
+from arcana_jupyter.schema import EVENT_ADAPTER
+from arcana_jupyter.schema.events import EVENT_MODELS
 from arcana_jupyter.trace import TraceReader
 
 

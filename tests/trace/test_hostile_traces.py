@@ -172,11 +172,11 @@ def test_a_misshapen_budget_snapshot_is_a_trace_error(recorded: list[str], tmp_p
 
 def test_trace_show_prints_terminal_controls_escaped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with TraceWriter(tmp_path / "r_1.jsonl", "r_1") as writer:
-        writer.emit("run_start", {"model": "m\x1b]0;owned\x07"})
-        writer.emit("user_message", {"message": {"role": "user",
-                                                 "content": "hi \x1b[31mred\x1b[0m\x07 \x9b2J \u202eevil"},
-                                     "history_index": 1}, turn=1)
-        writer.emit("turn_end", {"status": "ok", "reply": "bye\r\x1b[2K"}, turn=1)
+        writer.emit_json("run_start", {"model": "m\x1b]0;owned\x07"})
+        writer.emit_json("user_message", {"message": {"role": "user",
+                                                      "content": "hi \x1b[31mred\x1b[0m\x07 \x9b2J \u202eevil"},
+                                          "history_index": 1}, turn=1)
+        writer.emit_json("turn_end", {"status": "ok", "reply": "bye\r\x1b[2K"}, turn=1)
     for argv in (["trace", "show", "r_1"], ["trace", "show", "r_1", "--json"], ["trace", "list"]):
         assert main([*argv, "--dir", str(tmp_path)]) == 0
         out = capsys.readouterr()
@@ -192,11 +192,11 @@ def test_trace_show_prints_terminal_controls_escaped(tmp_path: Path, capsys: pyt
 def test_a_symlink_leaving_the_trace_folder_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     outside = tmp_path / "private" / "notes.jsonl"
     with TraceWriter(outside, "r_x") as writer:
-        writer.emit("run_start", {"model": "secret-notes"})
+        writer.emit_json("run_start", {"model": "secret-notes"})
     folder = tmp_path / "analysis.arcana"
     folder.mkdir()
     with TraceWriter(folder / "r_real.jsonl", "r_real") as writer:
-        writer.emit("run_start", {"model": "m"})
+        writer.emit_json("run_start", {"model": "m"})
     (folder / "r_link.jsonl").symlink_to(outside)
     (folder / "r_alias.jsonl").symlink_to(folder / "r_real.jsonl")  # inside the folder: fine
 

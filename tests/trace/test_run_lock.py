@@ -20,7 +20,7 @@ HOLDER = """
 import sys, time
 from arcana_jupyter.trace import TraceWriter
 w = TraceWriter(sys.argv[1], "r_lock")
-w.emit("run_start", {"model": "other-process"})
+w.emit_json("run_start", {"model": "other-process"})
 print("ready", flush=True)
 time.sleep(60)
 """
@@ -29,13 +29,13 @@ time.sleep(60)
 def test_a_second_writer_in_this_process_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "r_lock.jsonl"
     first = TraceWriter(path, "r_lock")
-    first.emit("run_start", {})
+    first.emit_json("run_start", {})
     with pytest.raises(RunLockedError, match="being written by another writer"):
         TraceWriter(path, "r_lock")
-    first.emit("run_end", {})
+    first.emit_json("run_end", {})
     first.close()
     again = TraceWriter(path, "r_lock")  # released on close
-    assert again.emit("run_start", {}).event_id == "e_000003"
+    assert again.emit_json("run_start", {}).event_id == "e_000003"
     again.close()
 
 
@@ -50,7 +50,7 @@ def test_another_process_holds_the_run_until_it_dies(tmp_path: Path) -> None:
         proc.kill()  # kill -9: no cleanup runs; the kernel drops the lock
         proc.wait(timeout=10)
     writer = TraceWriter(path, "r_lock")  # the stale lock is taken over
-    writer.emit("turn_start", {}, turn=1)
+    writer.emit_json("turn_start", {}, turn=1)
     writer.close()
     ids = [json.loads(x)["event_id"] for x in path.read_text().splitlines()]
     assert ids == ["e_000001", "e_000002"]

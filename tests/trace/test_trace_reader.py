@@ -224,7 +224,7 @@ def test_event_filters_and_agents(tmp_path: Path) -> None:
     w = TraceWriter(tmp_path / "pool.jsonl", "pool")
     write_run(None, "pool", turns=3, agent="a", writer=w, end=False)
     write_run(None, "pool", turns=2, agent="b", writer=w, pin_turn=None, end=False)
-    w.emit("run_end", {"turns": 5}, agent="pool")
+    w.emit_json("run_end", {"turns": 5}, agent="pool")
     w.close()
     reader = _reader(tmp_path)
     assert reader.agents("pool") == ["a", "b", "pool"]
@@ -276,7 +276,7 @@ def test_reading_while_writing(tmp_path: Path) -> None:
     reader = _reader(tmp_path)
     seen = []
     for turn in range(1, 6):
-        w.emit("turn_start", {"input_tokens": turn}, turn=turn)
+        w.emit_json("turn_start", {"input_tokens": turn}, turn=turn)
         seen.append(reader.list_turns("live"))
     assert seen[-1] == [1, 2, 3, 4, 5] and seen[0] == [1]
     assert reader.stats.index_builds == 1

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arcana_jupyter.messages import Message, ToolCall
-from arcana_jupyter.trace import REDACTED, Redactor, TraceReader, TraceWriter, redact_text
+from arcana_jupyter.trace import TraceReader, TraceWriter
+from arcana_jupyter.trace.redact import REDACTED, Redactor, redact_text
 
 OPENAI_KEY = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
 ANTHROPIC_KEY = "sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe"
@@ -44,8 +45,9 @@ SECRETS = (OPENAI_KEY, ANTHROPIC_KEY, PLAIN_KEY, BEARER, GENERIC, CONFIGURED)
 def test_secrets_never_reach_the_file(tmp_path: Path, mode: str) -> None:
     path = tmp_path / "r.jsonl"
     with TraceWriter(path, "r", content=mode, secrets=[CONFIGURED]) as w:  # type: ignore[arg-type]
-        ev = w.emit("user_message", _leaky_metadata(), turn=1)
-        w.emit("error", {"type": "AuthenticationError", "message": f"401 for key {ANTHROPIC_KEY}", "where": "provider"})
+        ev = w.emit_json("user_message", _leaky_metadata(), turn=1)
+        w.emit_json("error", {"type": "AuthenticationError", "message": f"401 for key {ANTHROPIC_KEY}",
+                              "where": "provider"})
     data = path.read_bytes()
     for secret in SECRETS:
         assert secret.encode() not in data, (mode, secret)

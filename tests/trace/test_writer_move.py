@@ -14,10 +14,10 @@ from arcana_jupyter.trace.writer import TraceWriter
 
 def test_writer_keeps_writing_after_its_folder_is_renamed(tmp_path: Path) -> None:
     writer = TraceWriter(tmp_path / "Untitled.arcana" / "r_1.jsonl", "r_1")
-    writer.emit("run_start", {"model": "m"})
+    writer.emit_json("run_start", {"model": "m"})
     os.rename(tmp_path / "Untitled.arcana", tmp_path / "tour.arcana")
     writer.moved_to(tmp_path / "tour.arcana" / "r_1.jsonl")
-    writer.emit("run_end", {})
+    writer.emit_json("run_end", {})
     writer.close()
     assert writer.path == tmp_path / "tour.arcana" / "r_1.jsonl"
     events = TraceReader(tmp_path / "tour.arcana").events("r_1")

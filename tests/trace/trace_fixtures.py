@@ -105,21 +105,23 @@ def write_run(
 ) -> TraceWriter:
     """Write a run (or one agent's part of a shared writer's run) and return the writer."""
     w = writer or TraceWriter(path, run_id, content=content, secrets=secrets)  # type: ignore[arg-type]
-    w.emit("run_start", {"arcana_version": "0.1.0", "model": MODEL, "provider": "openai",
-                         "config": {"strategy": "auto"},
-                         "system_prompt": SYSTEM, "tools": [], "notebook": None, "resumed_from": None}, agent=agent)
+    w.emit_json("run_start", {"arcana_version": "0.1.0", "model": MODEL, "provider": "openai",
+                              "config": {"strategy": "auto"},
+                              "system_prompt": SYSTEM, "tools": [], "notebook": None, "resumed_from": None},
+                agent=agent)
     history = [Message(role="system", content=SYSTEM)]
     pins: list[dict[str, Any]] = []
     for turn in range(1, turns + 1):
-        w.emit("turn_start", {"input_tokens": 12}, turn=turn, agent=agent)
+        w.emit_json("turn_start", {"input_tokens": 12}, turn=turn, agent=agent)
         user = Message(role="user", content=user_text.format(turn=turn), turn=turn)
         history.append(user)
-        w.emit("user_message", {"message": user.record(), "history_index": len(history) - 1}, turn=turn, agent=agent)
+        w.emit_json("user_message", {"message": user.record(), "history_index": len(history) - 1}, turn=turn,
+                    agent=agent)
         step = 0
         while True:
             sent, decision, report, budget = build(history, pins, turn, step)
             digest = request_digest(sent, [], "gpt-4o-mini")
-            dec = w.emit("context_decision", {
+            dec = w.emit_json("context_decision", {
                 "step": step, "decision": decision.model_dump(mode="json"), "report": report.model_dump(mode="json"),
                 "budget": budget.model_dump(mode="json"), "request_digest": digest, "history_len": len(history),
                 "inputs": {"pins": [dict(p) for p in pins], "sections": [], "task": None},
@@ -127,10 +129,11 @@ def write_run(
                 "tools": [],
             }, turn=turn, agent=agent)
             if snapshots:
-                w.emit("prompt_snapshot", {"turn": turn, "step": step, "model": "gpt-4o-mini",
-                                           "messages": [m.wire() for m in sent], "tools": [], "response_format": None,
-                                           "budget_snapshot": budget.model_dump(mode="json")},
-                       turn=turn, agent=agent, parent_id=dec.event_id)
+                w.emit_json("prompt_snapshot", {"turn": turn, "step": step, "model": "gpt-4o-mini",
+                                                "messages": [m.wire() for m in sent], "tools": [],
+                                                "response_format": None,
+                                                "budget_snapshot": budget.model_dump(mode="json")},
+                            turn=turn, agent=agent, parent_id=dec.event_id)
             calls: tuple[ToolCall, ...] = ()
             if step == 0 and turn == pin_turn:
                 pin_args: dict[str, Any] = {"content": PIN_CONTENT, "label": "key facts"}
@@ -144,7 +147,7 @@ def write_run(
                             content="" if calls else f"Answer {turn}: region {turn} grew {turn * 3}%.",
                             tool_calls=calls, turn=turn)
             history.append(reply)
-            call = w.emit("llm_call", {
+            call = w.emit_json("llm_call", {
                 "step": step, "gen_ai.system": "openai", "gen_ai.request.model": "gpt-4o-mini",
                 "gen_ai.response.model": "gpt-4o-mini-2024-07-18", "gen_ai.usage.input_tokens": budget.used,
                 "gen_ai.usage.output_tokens": 9, "gen_ai.usage.cached_input_tokens": 0,
@@ -169,23 +172,24 @@ def write_run(
                 cargs = {"pin_id": "p_a1b2c3d4"}
             tool_msg = Message(role="tool", content=str(result), tool_call_id=tc.id, name=tc.name, turn=turn)
             history.append(tool_msg)
-            w.emit("tool_call", {"tool_call_id": tc.id, "name": tc.name, "arguments": cargs, "ok": True,
-                                 "result": tool_msg.content, "error": None, "latency_ms": 0.2, "truncated": False,
-                                 "message": tool_msg.record(), "history_index": len(history) - 1, "intercepted": True},
-                   turn=turn, agent=agent, parent_id=call.event_id)
-            w.emit("cognitive_primitive",
-                   {"primitive": tc.name, "tool_call_id": tc.id, "args": cargs, "result": result},
-                   turn=turn, agent=agent, parent_id=call.event_id)
+            w.emit_json("tool_call", {"tool_call_id": tc.id, "name": tc.name, "arguments": cargs, "ok": True,
+                                      "result": tool_msg.content, "error": None, "latency_ms": 0.2, "truncated": False,
+                                      "message": tool_msg.record(), "history_index": len(history) - 1,
+                                      "intercepted": True},
+                        turn=turn, agent=agent, parent_id=call.event_id)
+            w.emit_json("cognitive_primitive",
+                        {"primitive": tc.name, "tool_call_id": tc.id, "args": cargs, "result": result},
+                        turn=turn, agent=agent, parent_id=call.event_id)
             if pin_until is not None:
                 pins[:] = [p for p in pins if p["until_turn"] is None or p["until_turn"] >= turn]
             step += 1
-        w.emit("turn_end", {"status": "ok", "reply": history[-1].content,
-                            "usage": {"input_tokens": 100, "output_tokens": 9},
-                            "cost_usd": 0.0001, "latency_ms": 30.0, "steps": step + 1}, turn=turn, agent=agent)
+        w.emit_json("turn_end", {"status": "ok", "reply": history[-1].content,
+                                 "usage": {"input_tokens": 100, "output_tokens": 9},
+                                 "cost_usd": 0.0001, "latency_ms": 30.0, "steps": step + 1}, turn=turn, agent=agent)
         # pins expire after until_turn for the next turn's builds
         pins[:] = [p for p in pins if p["until_turn"] is None or p["until_turn"] >= turn + 1]
     if end:
-        w.emit("run_end", {"turns": turns, "usage": {}, "cost_usd": 0.0005}, agent=agent)
+        w.emit_json("run_end", {"turns": turns, "usage": {}, "cost_usd": 0.0005}, agent=agent)
     return w
 
 
@@ -235,23 +239,23 @@ def write_built_run(
     tools = [ToolSpec(name="pin", description="Pin content.", parameters={"type": "object", "properties": {
         "content": {"type": "string"}}})]
     w = writer or TraceWriter(path, run_id, content=content)  # type: ignore[arg-type]
-    w.emit("run_start", {"model": MODEL, "provider": "openai", "system_prompt": SYSTEM, "tools": [], "config": {}},
-           agent=agent)
+    w.emit_json("run_start", {"model": MODEL, "provider": "openai", "system_prompt": SYSTEM, "tools": [], "config": {}},
+                agent=agent)
     history = [Message(role="system", content=SYSTEM)]
     pins: list[Pin] = []
     sections = [ContextSection(name="memory_digest", content="User prefers metric units and short answers.",
                                layer="external")]
     filler = " ".join(f"detail{i}" for i in range(words))
     for turn in range(1, turns + 1):
-        w.emit("turn_start", {"input_tokens": 10}, turn=turn, agent=agent)
+        w.emit_json("turn_start", {"input_tokens": 10}, turn=turn, agent=agent)
         history.append(Message(role="user", content=f"Question {turn} about region {turn}. {filler}", turn=turn))
-        w.emit("user_message", {"message": history[-1].record(), "history_index": len(history) - 1}, turn=turn,
-               agent=agent)
+        w.emit_json("user_message", {"message": history[-1].record(), "history_index": len(history) - 1}, turn=turn,
+                    agent=agent)
         step = 0
         while True:
             live = [p for p in pins if not p.expired(turn)]
             build = builder.build(history, None, pins=live, sections=sections, tools=tools, turn=turn, step=step)
-            dec = w.emit("context_decision", {
+            dec = w.emit_json("context_decision", {
                 "step": step, "decision": build.decision.model_dump(mode="json"),
                 "report": build.report.model_dump(mode="json"), "budget": build.budget.model_dump(mode="json"),
                 "request_digest": build.digest("gpt-4o-mini"), "history_len": len(history),
@@ -261,20 +265,21 @@ def write_built_run(
                             "model": "gpt-4o-mini", "summarizer": summarize, "layout": builder.layout},
                 "tools": [t.model_dump(mode="json") for t in tools],
             }, turn=turn, agent=agent)
-            w.emit("prompt_snapshot", {"turn": turn, "step": step, "model": "gpt-4o-mini", "messages": build.wire(),
-                                       "tools": [t.wire() for t in tools], "response_format": None,
-                                       "budget_snapshot": build.budget.model_dump(mode="json")},
-                   turn=turn, agent=agent, parent_id=dec.event_id)
+            w.emit_json("prompt_snapshot", {"turn": turn, "step": step, "model": "gpt-4o-mini",
+                                            "messages": build.wire(),
+                                            "tools": [t.wire() for t in tools], "response_format": None,
+                                            "budget_snapshot": build.budget.model_dump(mode="json")},
+                        turn=turn, agent=agent, parent_id=dec.event_id)
             pin_now = step == 0 and turn == pin_turn
             calls = ((ToolCall(id=f"c{turn}", name="pin", arguments=json.dumps({"content": PIN_CONTENT})),)
                      if pin_now else ())
             reply = Message(role="assistant", content="" if calls else f"Answer {turn}: it grew. {filler}",
                             tool_calls=calls, turn=turn)
             history.append(reply)
-            call = w.emit("llm_call", {"step": step, "gen_ai.request.model": "gpt-4o-mini",
-                                       "request_digest": build.digest("gpt-4o-mini"), "message": reply.record(),
-                                       "history_index": len(history) - 1}, turn=turn, agent=agent,
-                          parent_id=dec.event_id)
+            call = w.emit_json("llm_call", {"step": step, "gen_ai.request.model": "gpt-4o-mini",
+                                            "request_digest": build.digest("gpt-4o-mini"), "message": reply.record(),
+                                            "history_index": len(history) - 1}, turn=turn, agent=agent,
+                               parent_id=dec.event_id)
             if not calls:
                 break
             result = {"pinned": True, "pin_id": "p_0000beef", "label": None, "until_turn": pin_until,
@@ -282,14 +287,15 @@ def write_built_run(
             pins.append(Pin(pin_id="p_0000beef", content=PIN_CONTENT, until_turn=pin_until, created_turn=turn))
             history.append(Message(role="tool", content=json.dumps(result), tool_call_id=f"c{turn}", name="pin",
                                    turn=turn))
-            w.emit("tool_call", {"tool_call_id": f"c{turn}", "name": "pin", "arguments": {"content": PIN_CONTENT},
-                                 "ok": True, "result": history[-1].content, "message": history[-1].record(),
-                                 "history_index": len(history) - 1, "intercepted": True},
-                   turn=turn, agent=agent, parent_id=call.event_id)
-            w.emit("cognitive_primitive", {"primitive": "pin", "tool_call_id": f"c{turn}",
-                                           "args": {"content": PIN_CONTENT}, "result": result},
-                   turn=turn, agent=agent, parent_id=call.event_id)
+            w.emit_json("tool_call", {"tool_call_id": f"c{turn}", "name": "pin", "arguments": {"content": PIN_CONTENT},
+                                      "ok": True, "result": history[-1].content, "message": history[-1].record(),
+                                      "history_index": len(history) - 1, "intercepted": True},
+                        turn=turn, agent=agent, parent_id=call.event_id)
+            w.emit_json("cognitive_primitive", {"primitive": "pin", "tool_call_id": f"c{turn}",
+                                                "args": {"content": PIN_CONTENT}, "result": result},
+                        turn=turn, agent=agent, parent_id=call.event_id)
             step += 1
-        w.emit("turn_end", {"status": "ok", "reply": history[-1].content, "steps": step + 1}, turn=turn, agent=agent)
-    w.emit("run_end", {"turns": turns}, agent=agent)
+        w.emit_json("turn_end", {"status": "ok", "reply": history[-1].content, "steps": step + 1}, turn=turn,
+                    agent=agent)
+    w.emit_json("run_end", {"turns": turns}, agent=agent)
     return w

@@ -67,10 +67,10 @@ def _run_of(span: Any) -> str | None:
 
 
 # ---- the SDK side (built on first use) ------------------------------------------------------------
-_sdk_classes: dict[str, Any] = {}
+_sdk_classes: dict[str, type] = {}
 
 
-def _classes() -> dict[str, Any]:
+def _classes() -> dict[str, type]:
     """The SDK subclasses, defined once the SDK is importable."""
     if _sdk_classes:
         return _sdk_classes
@@ -232,7 +232,7 @@ class OtelPipeline:
         threading.Thread(target=run, name="arcana-otel-flush", daemon=True).start()
         return done.wait(timeout)
 
-    def stats(self, run_id: str) -> dict[str, Any]:
+    def stats(self, run_id: str) -> dict[str, Any]:  # JSON edge: run_end.otel_export
         """The ``otel_export`` record of a run: where its spans went and how many arrived."""
         c = self.counts.get(run_id)
         return {"endpoint": mask_secrets(self.endpoint), "spans": c.ended, "exported": c.exported,

@@ -87,7 +87,7 @@ class _Decision:
     """A step's ``context_decision``, read once: its time and its ``arcana.*`` attributes."""
 
     ts: str
-    facts: dict[str, Any]
+    facts: dict[str, Any]  # OTel edge: span attributes
 
 
 @dataclass
@@ -120,7 +120,7 @@ def _given(record: Record, name: str) -> Any:
     return getattr(record, name) if name in record.model_fields_set else None
 
 
-def _parts(record: MessageRecord | Mapping[str, Any]) -> dict[str, Any]:
+def _parts(record: MessageRecord | Mapping[str, Any]) -> dict[str, Any]:  # JSON edge: a semconv message
     """A recorded message (an event's :class:`MessageRecord`, or a message of a prompt snapshot's
     request) as a GenAI semconv message: ``{"role", "parts": [...]}``."""
     if isinstance(record, MessageRecord):
@@ -129,7 +129,7 @@ def _parts(record: MessageRecord | Mapping[str, Any]) -> dict[str, Any]:
     else:  # a prompt snapshot's request message: the provider's wire form, not event metadata
         role, content = str(record.get("role") or "user"), record.get("content")
         call_id, calls = record.get("tool_call_id"), record.get("tool_calls")
-    parts: list[dict[str, Any]] = []
+    parts: list[dict[str, Any]] = []  # JSON edge: semconv message parts
     if role == "tool":
         parts.append({"type": "tool_call_response", "id": call_id, "response": content})
     elif isinstance(content, str) and content:
@@ -144,9 +144,9 @@ def _parts(record: MessageRecord | Mapping[str, Any]) -> dict[str, Any]:
 _BUDGET_FACTS = ("used", "available", "total_window", "response_reserve", "utilization")
 
 
-def _decision_facts(md: ContextDecisionMetadata, rows: Any) -> dict[str, Any]:
+def _decision_facts(md: ContextDecisionMetadata, rows: Any) -> dict[str, Any]:  # OTel edge: span attributes
     """The ``arcana.*`` attributes of one context decision; ``rows`` are its recorded per-message rows."""
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {}  # OTel edge: span attributes
     decision, budget, report, inputs = md.decision, md.budget, md.report, md.inputs
     if decision is not None:
         out["arcana.strategy"] = decision.strategy
@@ -186,9 +186,9 @@ def _decision_facts(md: ContextDecisionMetadata, rows: Any) -> dict[str, Any]:
     return out
 
 
-def _clean(attrs: Mapping[str, Any]) -> dict[str, Any]:
+def _clean(attrs: Mapping[str, Any]) -> dict[str, Any]:  # OTel edge: span attributes
     """Only values OpenTelemetry accepts: str, bool, int, float and homogeneous lists of them."""
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {}  # OTel edge: span attributes
     for key, value in attrs.items():
         if value is None:
             continue
@@ -284,7 +284,7 @@ class SpanMapper:
         self.spans += 1
         return span
 
-    def _base(self, event: Envelope, operation: str) -> dict[str, Any]:
+    def _base(self, event: Envelope, operation: str) -> dict[str, Any]:  # OTel edge: span attributes
         return {"gen_ai.operation.name": operation, RUN_ATTR: event.run_id, "gen_ai.agent.name": event.agent}
 
     def _full(self, event: Envelope) -> bool:
@@ -435,7 +435,7 @@ class SpanMapper:
             turn.snapshots[step] = messages
 
     def _chat_attrs(self, event: Envelope, turn: _Turn | None, step: int | None, system: str | None = None,
-                    model: str | None = None) -> dict[str, Any]:
+                    model: str | None = None) -> dict[str, Any]:  # OTel edge: span attributes
         agent = self._agents.get(event.agent, _Agent())
         decision = turn.decisions.get(step) if turn is not None and step is not None else None
         return self._base(event, "chat") | (decision.facts if decision is not None else {}) | {
@@ -448,7 +448,7 @@ class SpanMapper:
         model = attrs.get("gen_ai.request.model")
         return f"chat {model}" if model else "chat"
 
-    def _inputs(self, turn: _Turn | None, step: int | None) -> list[dict[str, Any]]:
+    def _inputs(self, turn: _Turn | None, step: int | None) -> list[dict[str, Any]]:  # JSON edge: semconv messages
         if turn is None:
             return []
         snapshot = turn.snapshots.get(step) if step is not None else None
@@ -623,7 +623,7 @@ class SpanMapper:
 
 
 def export_events(events: Iterable[TraceEvent], pipeline: OtelPipeline, *, timeout: float = 30.0,
-                  secrets: Iterable[str] = ()) -> dict[str, Any]:
+                  secrets: Iterable[str] = ()) -> dict[str, Any]:  # JSON edge: run_end.otel_export
     """Send a recorded run's events as spans and wait (at most ``timeout`` s) for them to leave.
 
     Returns the run's :meth:`OtelPipeline.stats`, plus ``flushed`` (whether the queue emptied in time)."""

@@ -1,9 +1,8 @@
-"""TurnDigest extraction on crafted turns: each field from the rule that should find it."""
+"""TurnSummary extraction on crafted turns: each field from the rule that should find it."""
 
 from __future__ import annotations
 
-from arcana_jupyter.adaptive import extract_digest
-from arcana_jupyter.adaptive.digest import extract_errors, extract_files, sentences
+from arcana_jupyter.adaptive.turn_summary import extract_errors, extract_files, sentences, summarise_turn
 from arcana_jupyter.messages import Message, ToolCall
 
 TRACEBACK = """Traceback (most recent call last):
@@ -33,19 +32,19 @@ TURN = [
 
 
 def test_request_is_the_users_message() -> None:
-    d = extract_digest(3, TURN)
+    d = summarise_turn(3, TURN)
     assert d.turn == 3 and d.request.startswith("Load data/sales_2024.csv and compare regions.")
 
 
 def test_plans_from_an_intro_list_and_forward_looking_sentences() -> None:
-    d = extract_digest(3, TURN)
+    d = summarise_turn(3, TURN)
     assert d.plans == []  # the user wrote no steps: these are the model's
     assert d.model_plans == ["Load the CSV with pandas", "Group by region", "Compare growth",
                              "Next, I'll plot the growth per region."]
 
 
 def test_numbered_findings_without_a_plan_intro_are_not_plans() -> None:
-    d = extract_digest(1, [Message(role="user", content="Which region?"),
+    d = summarise_turn(1, [Message(role="user", content="Which region?"),
                            Message(role="assistant", content="Results:\n1. North grew 12%\n2. South fell 3%")])
     assert d.plans == [] and d.model_plans == []
     assert d.findings == []  # the model's reply is its claim, not a finding
@@ -53,16 +52,16 @@ def test_numbered_findings_without_a_plan_intro_are_not_plans() -> None:
 
 
 def test_user_numbered_steps_and_plan_lines_are_plans() -> None:
-    d = extract_digest(1, [Message(role="user", content="Do this:\n1) clean nulls\n2) dedupe rows\nPlan: then export")])
+    d = summarise_turn(1, [Message(role="user", content="Do this:\n1) clean nulls\n2) dedupe rows\nPlan: then export")])
     assert d.plans == ["clean nulls", "dedupe rows", "then export"]
 
 
 def test_decisions_keep_their_rationale_inline_and_next_sentence() -> None:
-    d = extract_digest(3, TURN)
+    d = summarise_turn(3, TURN)
     assert [(x.text, x.rationale) for x in d.decisions] == [
         ("We'll use a left join rather than inner.", "This is because some regions have no 2023 rows.")
     ]
-    inline = extract_digest(1, [Message(role="assistant",
+    inline = summarise_turn(1, [Message(role="assistant",
                                         content="I decided to use DuckDB because the joins are large.")])
     assert [(x.text, x.rationale) for x in inline.decisions] == [
         ("I decided to use DuckDB", "because the joins are large."),
@@ -70,32 +69,32 @@ def test_decisions_keep_their_rationale_inline_and_next_sentence() -> None:
 
 
 def test_constraints_explicit_and_implicit() -> None:
-    d = extract_digest(3, TURN)
+    d = summarise_turn(3, TURN)
     texts = [(c.text, c.implicit) for c in d.constraints]
     assert texts[0] == ("answers in EUR", False)
     assert ("Always round to 2 decimals.", True) in texts
     assert ("Don't plot yet.", True) in texts
     assert any("must keep the original file untouched" in t and "only use pandas" in t for t, _ in texts)
     for word in ("never", "only", "must not", "do not", "always"):
-        found = extract_digest(1, [Message(role="user", content=f"You {word} touch the raw folder.")]).constraints
+        found = summarise_turn(1, [Message(role="user", content=f"You {word} touch the raw folder.")]).constraints
         assert found and found[0].implicit, word
 
 
 def test_assistant_musts_are_not_user_constraints() -> None:
-    d = extract_digest(1, [Message(role="user", content="Summarise it."),
+    d = summarise_turn(1, [Message(role="user", content="Summarise it."),
                            Message(role="assistant", content="I must admit the data is thin.")])
     assert d.constraints == []
 
 
 def test_files_from_prose_and_tool_arguments_but_not_urls_or_calls() -> None:
-    d = extract_digest(3, TURN)
+    d = summarise_turn(3, TURN)
     assert d.files == ["data/sales_2024.csv", "data/sales.csv", "out/sales.parquet"]
     assert extract_files("see https://x.org/a/b.json and df.to_csv() and ~/notes.md, /tmp/run.log.") == [
         "~/notes.md", "/tmp/run.log"]
 
 
 def test_errors_from_tracebacks_and_structured_tool_errors() -> None:
-    d = extract_digest(3, TURN)
+    d = summarise_turn(3, TURN)
     assert d.errors == ["FileNotFoundError: [Errno 2] No such file or directory: 'data/sales_2024.csv'"]
     assert extract_errors('{"ok": false, "error": "not_found", "hint": "x"}') == ["error: not_found"]
     assert extract_errors("KeyError: 'region'") == ["KeyError: 'region'"]
@@ -103,7 +102,7 @@ def test_errors_from_tracebacks_and_structured_tool_errors() -> None:
 
 
 def test_findings_questions_tools_and_narrative() -> None:
-    d = extract_digest(3, TURN)
+    d = summarise_turn(3, TURN)
     assert "North grew fastest at 12.4% while South dropped 3%." in d.claims
     assert d.findings == []  # the one tool result is a traceback (an error), the rest is the model's reply
     assert "This is because some regions have no 2023 rows." not in d.claims  # it is a rationale
@@ -116,18 +115,18 @@ def test_findings_questions_tools_and_narrative() -> None:
 
 def test_code_fences_are_not_prose() -> None:
     assert sentences("Look:\n```python\nx = 1  # must never\n```\nDone.") == ["Look:", "Done."]
-    d = extract_digest(1, [Message(role="user", content="Run this:\n```\nassert x, 'must be set'\n```")])
+    d = summarise_turn(1, [Message(role="user", content="Run this:\n```\nassert x, 'must be set'\n```")])
     assert d.constraints == []
 
 
 def test_digest_is_deterministic_and_accepts_dicts() -> None:
     as_dicts = [m.record() for m in TURN]
-    assert extract_digest(3, TURN) == extract_digest(3, as_dicts)
-    assert extract_digest(3, TURN).render() == extract_digest(3, as_dicts).render()
+    assert summarise_turn(3, TURN) == summarise_turn(3, as_dicts)
+    assert summarise_turn(3, TURN).render() == summarise_turn(3, as_dicts).render()
 
 
 def test_empty_turn() -> None:
-    d = extract_digest(4, [])
+    d = summarise_turn(4, [])
     assert d.request == "" and d.narrative == "T4: (no user message)"
     assert d.render() == "T4: (nothing recorded)"
 
@@ -141,14 +140,14 @@ def test_skipped_tools_stay_out_of_the_digest() -> None:
         Message(role="tool", tool_call_id="a", name="create_task", content='{"ok": false, "error": "not_found"}'),
         Message(role="tool", tool_call_id="b", name="run_python", content="ValueError: bad"),
     ]
-    d = extract_digest(1, turn, skip_tools={"create_task"})
+    d = summarise_turn(1, turn, skip_tools={"create_task"})
     assert d.tools == ["run_python"] and d.errors == ["ValueError: bad"] and d.files == ["data.csv"]
-    full = extract_digest(1, turn)
+    full = summarise_turn(1, turn)
     assert full.tools == ["create_task", "run_python"] and "error: not_found" in full.errors
 
 
 def test_intention_with_a_reason_is_a_decision_and_filler_is_not_narrative() -> None:
-    d = extract_digest(5, [
+    d = summarise_turn(5, [
         Message(role="user", content="Use a log scale?"),
         Message(role="assistant", content="Sure! I'll switch the y-axis to a log scale since values span decades. "
                                           "Revenue in the West is 10x the East."),
@@ -161,7 +160,7 @@ def test_intention_with_a_reason_is_a_decision_and_filler_is_not_narrative() -> 
 
 
 def test_findings_come_from_tool_results_and_the_users_statements() -> None:
-    d = extract_digest(2, [
+    d = summarise_turn(2, [
         Message(role="user", content="Actually the file has 1,204 rows. What is the mean of price?"),
         Message(role="assistant", content="", tool_calls=(ToolCall(id="c", name="run_python",
                                                                    arguments='{"code": "df.price.mean()"}'),)),
@@ -176,7 +175,7 @@ def test_findings_come_from_tool_results_and_the_users_statements() -> None:
 
 
 def test_decisions_and_constraints_say_who_stated_them() -> None:
-    d = extract_digest(1, [Message(role="user", content="Use a left join because some rows lack keys."),
+    d = summarise_turn(1, [Message(role="user", content="Use a left join because some rows lack keys."),
                            Message(role="assistant", content="Constraint: stay in EUR\nI decided to drop nulls.")])
     assert [(x.text, x.source) for x in d.decisions] == [("Use a left join", "user"),
                                                          ("I decided to drop nulls.", "model")]

@@ -1,15 +1,19 @@
-"""TurnDigest: what one turn said and did, extracted deterministically from its messages.
+"""TurnSummary: what one turn said and did, extracted deterministically from its messages.
+
+(Called a "turn digest" in the trace and the prompt: the checkpoint event's ``digest``, the
+``turn_digests`` section, the ``digest_turns`` knob keep that name; in the code "digest" is left to
+the memory digest and the request hash.)
 
 Never written by an LLM: plain rules over the turn's user, assistant and tool messages, so the
-same transcript always gives the same digest (and so the same checkpoint, byte for byte). The
+same transcript always gives the same summary (and so the same checkpoint, byte for byte). The
 rules are deliberately conservative — each field takes a few sentences that carry a clear marker
 ("decided", "because", "must", "Traceback", a file name ...) rather than guessing.
 
 Every item says where it comes from. ``findings`` come only from tool results and the user's
 statements; what the model's own replies assert is kept apart as ``claims`` (unverified: a wrong
 answer must not come back in later prompts as a fact), and decisions, constraints and plans carry
-``source`` (``user`` or ``model``). Digests recorded before this (no ``version``) are read with
-:func:`upgrade_recorded_digest`: their findings all came from the model's reply, so they become claims.
+``source`` (``user`` or ``model``). Summaries recorded before this (no ``version``) are read with
+:func:`upgrade_recorded_summary`: their findings all came from the model's reply, so they become claims.
 """
 
 from __future__ import annotations
@@ -75,7 +79,7 @@ _FILE = re.compile(
 )
 
 MAX_ITEM = 240
-DIGEST_VERSION = 2
+SUMMARY_VERSION = 2
 """2: items carry their source; the model's reply gives ``claims``, never ``findings``."""
 
 Source = Literal["user", "model"]
@@ -109,12 +113,12 @@ class FindingItem(BaseModel):
     """``user`` or ``tool:<name>``."""
 
 
-class TurnDigest(BaseModel):
-    """The deterministic digest of one turn (see the module docstring)."""
+class TurnSummary(BaseModel):
+    """The deterministic summary of one turn (see the module docstring)."""
 
     model_config = ConfigDict(frozen=True)
 
-    version: int = DIGEST_VERSION
+    version: int = SUMMARY_VERSION
     turn: int
     request: str = ""
     plans: list[str] = Field(default_factory=list)
@@ -136,7 +140,7 @@ class TurnDigest(BaseModel):
     """``T<n>: request → tools → error``: what happened, without what the model said."""
 
     def text(self) -> str:
-        """Everything the digest holds as plain text (what search and relevance scoring see)."""
+        """Everything the summary holds as plain text (what search and relevance scoring see)."""
         parts = [self.request, *self.plans, *self.model_plans]
         for d in self.decisions:
             parts.append(d.text if not d.rationale else f"{d.text} {d.rationale}")
@@ -147,7 +151,7 @@ class TurnDigest(BaseModel):
         return "\n".join(p for p in parts if p)
 
     def render(self) -> str:
-        """The digest as a compact block (the digest band of the prompt)."""
+        """The summary as a compact block (the prompt's ``turn_digests`` section)."""
         fields: list[str] = []
         if self.request:
             fields.append(f"request: {one_line(self.request, 200)}")
@@ -388,8 +392,8 @@ def _questions(final: str) -> list[str]:
     return _dedupe((one_line(s, MAX_ITEM) for s in sentences(final) if s.endswith("?")), 3)
 
 
-def extract_digest(turn: int, messages: Iterable[MessageLike], skip_tools: Iterable[str] = ()) -> TurnDigest:
-    """The :class:`TurnDigest` of ``turn`` from that turn's messages (user, assistant, tool).
+def summarise_turn(turn: int, messages: Iterable[MessageLike], skip_tools: Iterable[str] = ()) -> TurnSummary:
+    """The :class:`TurnSummary` of ``turn`` from that turn's messages (user, assistant, tool).
 
     Calls and results of ``skip_tools`` (the adaptive-context tools, whose content lives in state
     objects) are left out, so a retracted object never reaches the checkpoint through them.
@@ -436,7 +440,7 @@ def extract_digest(turn: int, messages: Iterable[MessageLike], skip_tools: Itera
                          user_texts, exclude)
     claims = _claims(final, exclude)
     questions = _questions(final)
-    return TurnDigest(
+    return TurnSummary(
         turn=turn,
         request=request,
         plans=plans,
@@ -467,10 +471,11 @@ def _in(text: str, request: str) -> bool:
     return bool(key) and key in " ".join(request.lower().split())
 
 
-def upgrade_recorded_digest(data: Mapping[str, Any]) -> dict[str, Any]:
-    """A digest as recorded in a trace, in this version's fields (a current one is returned as is).
+def upgrade_recorded_summary(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A turn summary as recorded in a trace (a checkpoint event's ``digest``), in this version's
+    fields (a current one is returned as is).
 
-    Digests recorded before sources were kept (no ``version``) took their findings from the model's
+    Summaries recorded before sources were kept (no ``version``) took their findings from the model's
     final reply: they become ``claims``; the narrative's last part (the reply's first sentence) is
     cut off and becomes the claim when there was no finding; decisions, constraints and plan steps
     are the user's when the turn's request holds their text, else the model's. Deterministic, so a
@@ -479,7 +484,7 @@ def upgrade_recorded_digest(data: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(data)
     if "version" in out:
         return out
-    out["version"] = DIGEST_VERSION
+    out["version"] = SUMMARY_VERSION
     request = str(out.get("request") or "")
     old_findings = [f for f in out.pop("findings", None) or [] if isinstance(f, str)]
     claims = list(old_findings)
