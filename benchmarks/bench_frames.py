@@ -1,7 +1,9 @@
 """Long runs: replay frames, the report, trace bytes and runtime overhead per turn, at several lengths.
 
-Run: ``python -m benchmarks.bench_frames`` (writes ``benchmarks/results/frames.md``; ``--sizes 100,1000``
-for other lengths; frames and the report only up to ``--frames-upto`` turns, 1,000 by default).
+Run: ``python -m benchmarks.bench_frames`` (adds a section at the top of ``benchmarks/results/frames.md``;
+``--sizes 100,1000`` for other lengths; frames and the report only up to ``--frames-upto`` turns, 1,000 by
+default; ``--cuts 250,500``: the frames of the largest run cut at those turns too, for linearity;
+``--trace FILE`` measures a recorded trace instead of recording one).
 
 Each size is one real session: ``Runtime`` with its default settings (engine mode, adaptive
 context) and an 8k window, the model a FunctionProvider that answers instantly (every 10th turn a
@@ -132,12 +134,12 @@ def measure_reads(run: dict[str, Any], tmp: Path, *, frames: bool = True, full_c
     t0 = time.perf_counter()
     out["records"] = sum(1 for _ in reader.decision_records(run["run_id"]))  # every decision resolved once
     out["records_s"] = time.perf_counter() - t0
-    from arcana_jupyter.trace.decision_delta import FRAME_KEYS
+    from arcana_jupyter.trace.frames import FramePass
 
     fast = TraceReader(run["path"].parent, shared=False)
     fast.run_info(run["run_id"])
     t0, c0 = time.perf_counter(), time.process_time()
-    sum(1 for _ in fast.decision_records(run["run_id"], last_step_rows=True, only=FRAME_KEYS))  # frames' fast path
+    sum(1 for _ in FramePass(fast, run["run_id"], "main").records())  # the frames' pass (columns patched in place)
     out["records_fast_s"], out["records_fast_cpu"] = time.perf_counter() - t0, time.process_time() - c0
     if not frames:
         return out
@@ -198,9 +200,68 @@ def measure_trace(path: Path, *, full_checked: bool = True) -> dict[str, Any]:
         (tmp / "traces").mkdir()
         shutil.copy(path, tmp / "traces" / path.name)
         run = {"run_id": run_id, "path": tmp / "traces" / path.name}
+        from arcana_jupyter.tokens import TokenCounter
+        from arcana_jupyter.trace.reader import TraceReader
+
+        # the tokenizer loaded first, as after a recording (and in a kernel): the frames count pins' tokens
+        TokenCounter(TraceReader(run["path"], shared=False).run_info(run_id).model).count_text("x")
         out = {"trace": str(path), "load_start": load, **measure_reads(run, tmp, full_checked=full_checked)}
         out["load_end"] = os.getloadavg()[0]
     return out
+
+
+def cut(path: Path, turns: int, folder: Path) -> Path:
+    """The trace's lines up to the last of turn ``turns`` (the same run cut there), in ``folder``."""
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder / path.name
+    with path.open("rb") as src, out.open("wb") as dst:
+        for line in src:
+            if not line.endswith(b"\n"):
+                break
+            if (json.loads(line).get("turn") or 0) > turns:
+                break
+            dst.write(line)
+    return out
+
+
+def frames_per_turn(path: Path, cuts: list[int], tries: int = 2) -> list[dict[str, Any]]:
+    """Linearity: ``build_frames`` (rows on demand, unchecked: what ``%arcana_replay`` and the report use)
+    of the same run cut at each of ``cuts`` turns (and whole), a fresh reader each time, the tokenizer
+    loaded first; the best CPU time of ``tries`` (``time.process_time``) and its wall time."""
+    import json
+
+    from arcana_jupyter.jupyter.replay_view import build_frames
+    from arcana_jupyter.tokens import TokenCounter
+    from arcana_jupyter.trace.reader import TraceReader
+
+    with path.open("rb") as fh:
+        run_id = json.loads(fh.readline())["run_id"]
+    out = []
+    with tempfile.TemporaryDirectory() as tmp_name:
+        for n in sorted(set(cuts), key=lambda c: c or float("inf")):  # 0: the whole run, last
+            trace = cut(path, n, Path(tmp_name) / str(n)) if n else path
+            TokenCounter(TraceReader(trace.parent, shared=False).run_info(run_id).model).count_text("x")
+            best: tuple[float, float, int] | None = None
+            for _ in range(tries):
+                t0, c0 = time.perf_counter(), time.process_time()
+                frames = build_frames(trace.parent, run_id, verify=False, rows=False,
+                                      reader=TraceReader(trace.parent, shared=False))
+                wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+                if best is None or cpu < best[1]:
+                    best = (wall, cpu, len(frames))
+                del frames
+            assert best is not None
+            out.append({"turns": best[2], "wall": best[0], "cpu": best[1], "load": os.getloadavg()[0]})
+            print(f"frames of the run cut at {best[2]:,} turns: CPU {best[1]:.2f} s ({best[1] / best[2] * 1000:.2f} "
+                  f"ms/turn), wall {best[0]:.2f} s, load {out[-1]['load']:.1f}", file=sys.stderr, flush=True)
+    return out
+
+
+def cuts_text(rows: list[dict[str, Any]]) -> str:
+    return "\n".join(f"| {r['turns']:,} | {r['cpu']:.2f} s | {r['cpu'] / r['turns'] * 1000:.2f} ms | {r['wall']:.2f} s "
+                     f"| {r['load']:.1f} |" for r in rows)
 
 
 def frames_text(r: dict[str, Any]) -> str:
@@ -240,8 +301,14 @@ def main(argv: list[str] | None = None) -> None:
                         help="measure only the frames and the report of this recorded trace (no recording)")
     parser.add_argument("--no-checked-frames", action="store_true",
                         help="skip the frames with every digest checked (a builder run per turn: slow)")
+    parser.add_argument("--cuts", default="",
+                        help="comma-separated turn counts: frames of the (largest) run cut there too, to see "
+                             "whether their cost per turn stays flat")
     args = parser.parse_args(argv)
+    cuts = [int(c) for c in args.cuts.split(",") if c.strip()]
     if args.trace is not None:
+        if cuts:
+            print(cuts_text(frames_per_turn(args.trace, [*cuts, 0])), flush=True)
         r = measure_trace(args.trace, full_checked=not args.no_checked_frames)
         print(f"{r['trace']}: frames: {frames_text(r)}; report {r['report_s']:.2f} s (CPU {r['report_cpu']:.2f} s), "
               f"{r['page'] / 1e6:.1f} MB; "
@@ -251,10 +318,14 @@ def main(argv: list[str] | None = None) -> None:
         return
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     rows = []
+    linear = ""
+    keep = args.keep if args.keep is not None or not cuts else Path(tempfile.mkdtemp(prefix="bench_frames_"))
     for turns in sizes:
-        r = measure(turns, frames=turns <= args.frames_upto, keep=args.keep, full_checked=not args.no_checked_frames)
+        r = measure(turns, frames=turns <= args.frames_upto, keep=keep, full_checked=not args.no_checked_frames)
         rows.append(row(r))
         print(rows[-1], flush=True)
+        if cuts and turns == max(sizes) and keep is not None:
+            linear = cuts_text(frames_per_turn(keep / r["path"].name, [c for c in cuts if c < turns] + [0]))
     cmd = "python -m benchmarks.bench_frames" + ("" if args.sizes == "100,1000,5000" else f" --sizes {args.sizes}") \
         + ("" if args.frames_upto == 1000 else f" --frames-upto {args.frames_upto}")
     machine = (f"{os.cpu_count()} CPUs (nproc), {cpu_model()}, Python {platform.python_version()}, "
@@ -265,7 +336,11 @@ def main(argv: list[str] | None = None) -> None:
             "| trace | bytes per turn (whole run) | bytes per turn (last 100 turns) | bytes per decision "
             "| runtime overhead per turn, median | median of the last 100 turns "
             "| load average (1 min) at start / end |")
-    text = f"""# Long runs: frames, report, trace bytes, runtime overhead
+    if linear:
+        cmd += f" --cuts {args.cuts}"
+        linear = ("\n\nFrames of the largest run cut at fewer turns (rows on demand, unchecked; best CPU of 2):\n\n"
+                  "| turns | CPU | per turn | wall | load |\n| ---: | ---: | ---: | ---: | ---: |\n" + linear)
+    text = f"""## `{cmd}`, {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}
 
 Command: `{cmd}`
 Date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}
@@ -276,10 +351,14 @@ tool call every 10th turn; a pin every 25 turns, unpinned 10 turns later).
 
 {head}
 | ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |
-{chr(10).join(rows)}
+{chr(10).join(rows)}{linear}
 """
+    # a new top section: the file keeps every earlier measurement below it
+    title = "# Long runs: frames, report, trace bytes, runtime overhead\n"
+    before = args.out.read_text() if args.out.exists() else title
+    rest = before[len(title):].lstrip("\n") if before.startswith(title) else before
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text)
+    args.out.write_text(f"{title}\n{text}\n{rest}")
     print(text)
 
 

@@ -9,13 +9,14 @@ here needs IPython; :func:`display_replay` is the only function that displays.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import operator
 import re
 import uuid
-from collections import Counter
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -24,9 +25,19 @@ from ..context.decisions import ContextDecision
 from ..context.rebuild import TurnVerifier, rebuild_turn
 from ..exceptions import ArcanaError, TraceError
 from ..runtime.bundle import bundle_from_events
-from ..schema.events import ContextDecisionMetadata, PromptSnapshot
-from ..trace.decision_delta import FRAME_KEYS
+from ..schema.events import (
+    METADATA_MODELS,
+    CognitivePrimitiveMetadata,
+    ContextDecisionMetadata,
+    ErrorMetadata,
+    LlmCallMetadata,
+    PromptSnapshot,
+    PromptSnapshotMetadata,
+    TurnEndMetadata,
+    UserMessageMetadata,
+)
 from ..trace.events import TraceEvent
+from ..trace.frames import Changes, FramePass, outcome_counts
 from ..trace.reader import DecisionRecord, PinTimeline, TraceReader
 from ..trace.recorded_prompt import PromptReplay
 from .whatif import changed_rows, row_state
@@ -62,10 +73,39 @@ def turn_diff(previous: Rows, current: Rows) -> tuple[list[dict[str, Any]], list
     same = bytes(map(operator.is_, before_rows[:shared], rows[:shared])) + b"\x00" * (len(rows) - shared)
     # the positions whose rows differ, found in C: a run of shared rows costs nothing here
     differ = [i for m in _DIFFER.finditer(same) for i in range(m.start(), m.end())]
+    return _diff_at(differ, before_rows, rows, len(before_rows), len(rows))
+
+
+def frame_diff(changes: Changes) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """:func:`turn_diff` of two decisions read by the frames' pass (:class:`~..trace.frames.FramePass`),
+    from their rows where they may differ: the same answer, in what the two decisions changed."""
+    return _diff_at([i for i in changes.positions if i < changes.n_after], changes.before, changes.after,
+                    changes.n_before, changes.n_after, _KEY_OF_FULL_ROW)
+
+
+_KEY_OF_FULL_ROW = operator.itemgetter("index", "source", "section")
+"""A row's source, index and section (what a row matched in place must keep), of a row that has all three
+keys (the pass's rows: read in C)."""
+
+
+def _key_of(row: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+    return row.get("index"), row.get("source"), row.get("section")
+
+
+def _diff_at(differ: Sequence[int], before_rows: Sequence[Mapping[str, Any]] | Mapping[int, Mapping[str, Any]],
+             rows: Sequence[Mapping[str, Any]] | Mapping[int, Mapping[str, Any]], n_before: int, n_after: int,
+             key_of: Callable[[Mapping[str, Any]], Any] = _key_of) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """:func:`turn_diff` given the positions (of ``rows``) where a row may differ from the one before at
+    the same position: any superset of them gives the same answer (a row equal to the one before at
+    its place is matched in place, and unchanged). ``before_rows`` and ``rows`` need hold only those
+    positions and, of ``before_rows``, the positions from ``n_after`` on."""
+    shared = min(n_before, n_after)
     # a row at the same position with the same key (source, index, section) as before is its own previous
     # state (the history keeps its positions): compared in place, only the others go through the keys
-    in_place = {i for i in differ if i < shared and _same_key(before_rows[i], rows[i])}
-    old_rows = [before_rows[i] for i in differ if i < shared and i not in in_place] + list(before_rows[shared:])
+    in_place = {i for i in differ if i < shared and key_of(before_rows[i]) == key_of(rows[i])}
+    tail = list(before_rows[shared:]) if isinstance(before_rows, list) else \
+        [before_rows[i] for i in range(shared, n_before)]
+    old_rows = [before_rows[i] for i in differ if i < shared and i not in in_place] + tail
     before = dict(zip(_keys(old_rows), old_rows, strict=True))
     changed: list[dict[str, Any]] = []
     new: list[dict[str, Any]] = []
@@ -91,11 +131,6 @@ def turn_diff(previous: Rows, current: Rows) -> tuple[list[dict[str, Any]], list
 
 
 _DIFFER = re.compile(b"\x00+")
-
-
-def _same_key(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    return a.get("index") == b.get("index") and a.get("source") == b.get("source") \
-        and a.get("section") == b.get("section")
 
 
 def _rows_of(decision: Rows) -> Sequence[Mapping[str, Any]]:
@@ -146,10 +181,11 @@ def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None
                  verify: Verify = True, rows: RowsWanted = True) -> list[dict[str, Any]]:
     """One frame per recorded turn of ``run_id`` (agent ``agent``, default ``main``), in one pass.
 
-    The decisions are read once, in file order, each resolved from the previous ones
-    (:meth:`TraceReader.decision_records`); the pins are folded as the walk goes
-    (:meth:`TraceReader.pin_timeline`); each turn's digest is checked by building only what it
-    covers (:class:`~arcana_jupyter.context.rebuild.TurnVerifier`). A frame costs what its turn
+    The decisions are read once, in file order (:class:`~..trace.frames.FramePass`): the seven columns
+    a frame reads of each decision's rows are patched by the decision's ops, and its outcome counts
+    and the changes against the previous turn are read from the same patches; the pins are folded as
+    the walk goes (:meth:`TraceReader.pin_timeline`); each turn's digest is checked by building only
+    what it covers (:class:`~arcana_jupyter.context.rebuild.TurnVerifier`). A frame costs what its turn
     changed, not the length of the history before it. ``progress(done, total)`` is called every few
     turns and at the end. ``verify=False`` leaves the digests unchecked (``digest_verified`` None, the
     prompt as recorded or not at all): what the frames cost apart from the builder's own builds; a
@@ -161,6 +197,28 @@ def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None
     outcome counts (``outcome_counts``), the changes against the previous turn (``diff``,
     ``new_messages``), the pins, the budget — and :func:`frame_rows` reads its rows on demand. A
     long run's frames then cost what each turn changed, not turns times history."""
+    with _collector_paused():
+        return _build_frames(trace_dir, run_id, agent=agent, reader=reader, progress=progress, verify=verify,
+                             rows=rows)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while frames are built: they parse and make millions of small
+    containers, none of them in a cycle, and the collector's full scans of the growing heap cost a third
+    of the frames' time at 1,000 turns (0.8 of 2.4 s of CPU, measured). Turned back on (if it was) at
+    the end, where it runs as usual."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None, reader: TraceReader | None,
+                  progress: Progress | None, verify: Verify, rows: RowsWanted) -> list[dict[str, Any]]:
     reader = reader or TraceReader(trace_dir)
     name = _agent(reader, run_id, agent)
     info = reader.run_info(run_id)
@@ -168,52 +226,133 @@ def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None
     if progress is not None:
         progress(0, len(turns))
     # actions before the first message (a pin set up front) have turn 0: they show in turn 1
-    by_turn: dict[int, list[DecisionRecord]] = {}
-    # frames without every row (rows on demand): chained decisions decoded in the columns a frame reads
-    # (FRAME_KEYS), the full rows read only for the frames that keep them
-    only = FRAME_KEYS if rows is not True else None
-    for record in reader.decision_records(run_id, name, last_step_rows=True, only=only):
-        if record.turn is not None:
-            by_turn.setdefault(record.turn, []).append(record)
+    checked = None if isinstance(verify, bool) else frozenset(verify)
+    # the whole metadata of the decisions whose turns are checked (the rebuild reads it); the others keep
+    # what the frame shows
+    whole = (lambda turn: True) if verify is True else (lambda turn: False) if verify is False else \
+        (lambda turn: turn in checked)  # type: ignore[operator]
+    by_turn, summaries = _read_decisions(reader, run_id, name, full_rows=rows is True, whole=whole)
     pins = reader.pin_timeline(run_id, name)
     verifier = TurnVerifier(reader, run_id, name) if verify is not False else None
-    checked = None if isinstance(verify, bool) else frozenset(verify)
     frames: list[dict[str, Any]] = []
-    previous: Sequence[Mapping[str, Any]] | None = None
+    previous: str | None = None  # the decision of the previous frame that has one
     every = max(1, len(turns) // 100)
     for done, turn in enumerate(turns, start=1):
         check = verifier if checked is None or turn in checked else None
-        frame, decided, partial = _frame(reader, run_id, name, turn, info.model or "", by_turn.get(turn, []),
-                                         pins, check)
-        if decided is not None:
-            if previous is not None:
-                frame["diff"], frame["new_messages"] = turn_diff(previous, decided)
-            previous = decided
-            frame["outcome_counts"] = outcome_counts(decided)
-            if rows is not True:
-                step = frame["step"]
-                if partial:  # rows of the frame keys only: never shown as the decision's rows
-                    step["decision"] = {**step["decision"], "decisions": None}
-                if rows is False or not rows(frame):
-                    step["decision"] = {**step["decision"], "decisions": None}
-                    frame["rows_omitted"] = True
-                elif partial:
-                    step["decision"]["decisions"] = reader.decision_of(run_id, frame["decision_event_id"])["decisions"]
+        records = by_turn.get(turn, [])
+        frame, record = _frame(reader, run_id, name, turn, info.model or "", records, pins, check)
+        if record is not None:
+            summary = summaries.get(record.event_id)
+            if summary is None or summary.previous != previous:  # not what the pass compared: read the rows
+                summary = _summary_of_rows(reader, run_id, previous, record)
+            if summary.counts is None:
+                raise TraceError(f"{reader.path_for(run_id)}:{record.line}: context_decision of turn {turn} step "
+                                 f"{record.step} does not match the decision model (no decision recorded)")
+            if summary.diff is not None:
+                frame["diff"], frame["new_messages"] = summary.diff
+            previous = record.event_id
+            frame["outcome_counts"] = summary.counts
+            step = frame["step"]
+            if rows is True:
+                held = summary.rows if summary.rows is not None else \
+                    reader.decision_of(run_id, record.event_id).get("decisions")
+                step["decision"] = {**step["decision"], "decisions": held}
+            elif rows is False or not rows(frame):
+                frame["rows_omitted"] = True
+            else:
+                step["decision"] = {**step["decision"],
+                                    "decisions": reader.decision_of(run_id, record.event_id)["decisions"]}
         frames.append(frame)
         if progress is not None and (done % every == 0 or done == len(turns)):
             progress(done, len(turns))
     return frames
 
 
-_GET_OUTCOME = operator.itemgetter("outcome")
+class _Summary(NamedTuple):
+    """What a frame shows of its decision's rows, read by the decisions' pass."""
+
+    previous: str | None
+    """The decision the changes are against (the previous frame's): None for the first frame."""
+    counts: dict[str, int] | None
+    """None: the decision has no rows."""
+    diff: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None
+    rows: list[dict[str, Any]] | None = None
+    """Every row, when the frames keep them (None: read them on demand)."""
 
 
-def outcome_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    """How many rows of a decision had each outcome (in order of first appearance)."""
-    try:
-        return dict(Counter(map(_GET_OUTCOME, rows)))
-    except KeyError:
-        return dict(Counter(str(r.get("outcome")) for r in rows))
+def _frame_record(records: Sequence[DecisionRecord]) -> DecisionRecord:
+    """The decision a turn's frame shows: its last step's (the last one recorded for that step)."""
+    return {r.step: r for r in records}[max(r.step for r in records)]
+
+
+def _read_decisions(reader: TraceReader, run_id: str, name: str, *, full_rows: bool,
+                    whole: Callable[[int | None], bool] | None = None
+                    ) -> tuple[dict[int, list[DecisionRecord]], dict[str, _Summary]]:
+    """Every decision of the agent, by turn, and the summary of each decision a frame shows (by event
+    id): its outcome counts and changes against the previous frame's, read as each turn ends — from
+    the frames' pass (:class:`FramePass`: what each decision changed), or with ``full_rows`` from every
+    row (:meth:`TraceReader.decision_records`, the frames keep them). Decisions whose turns do not come
+    in order in the file (a merged run) get no summary: their frames read their rows."""
+    decisions = None if full_rows else FramePass(reader, run_id, name, parts=_DECISION_PARTS, whole=whole)
+    records = decisions.records() if decisions is not None else \
+        reader.decision_records(run_id, name, last_step_rows=True)
+    by_turn: dict[int, list[DecisionRecord]] = {}
+    summaries: dict[str, _Summary] = {}
+    state: dict[str, Any] = {"previous": None, "rows": None, "turn": None, "ordered": True}
+
+    def finish(turn: int) -> None:
+        record = _frame_record(by_turn[turn])
+        previous = state["previous"]
+        if decisions is None:
+            rows = (record.metadata.get("decision") or {}).get("decisions")
+            summary = _summary_of_rows(reader, run_id, previous, record, rows if isinstance(rows, list) else None,
+                                       state["rows"])
+        elif decisions.has_rows(record.event_id) is False:
+            summary = _Summary(previous, None, None)
+        else:
+            counts = decisions.counts(record.event_id)
+            changes = decisions.changes(previous, record.event_id) if previous is not None else None
+            if counts is None or (previous is not None and changes is None):
+                summary = _summary_of_rows(reader, run_id, previous, record)  # no longer held: read the rows
+            else:
+                summary = _Summary(previous, counts, frame_diff(changes) if changes is not None else None)
+        summaries[record.event_id] = summary
+        if summary.counts is not None:
+            state["previous"], state["rows"] = record.event_id, summary.rows
+
+    for record in records:
+        turn = record.turn
+        if turn is None:
+            continue
+        if turn != state["turn"]:
+            if state["turn"] is not None and state["turn"] >= 1 and state["ordered"]:
+                finish(state["turn"])
+            if turn in by_turn or (state["turn"] is not None and turn < state["turn"]):
+                state["ordered"] = False
+                summaries.clear()
+            state["turn"] = turn
+        by_turn.setdefault(turn, []).append(record)
+    if state["turn"] is not None and state["turn"] >= 1 and state["ordered"]:
+        finish(state["turn"])
+    return by_turn, summaries
+
+
+def _summary_of_rows(reader: TraceReader, run_id: str, previous: str | None, record: DecisionRecord,
+                     rows: list[dict[str, Any]] | None = None,
+                     before: list[dict[str, Any]] | None = None) -> _Summary:
+    """The summary of a frame's decision from its rows and the previous frame's (read whole when not
+    given)."""
+    if rows is None:
+        rows = reader.decision_of(run_id, record.event_id).get("decisions")
+        if not isinstance(rows, list):
+            return _Summary(previous, None, None)
+    diff = None
+    if previous is not None:
+        if before is None:
+            got = reader.decision_of(run_id, previous).get("decisions")
+            before = got if isinstance(got, list) else []
+        diff = turn_diff(before, rows)
+    return _Summary(previous, outcome_counts(rows), diff, rows)
 
 
 def frame_rows(frame: Mapping[str, Any], reader: TraceReader) -> list[dict[str, Any]]:
@@ -240,23 +379,31 @@ def with_rows(frame: dict[str, Any], reader: TraceReader) -> dict[str, Any]:
     return {**frame, "step": step, "rows_omitted": False}
 
 
+_FRAME_EVENTS = frozenset(event_type for event_type, model in METADATA_MODELS.items() if issubclass(
+    model, (UserMessageMetadata, PromptSnapshotMetadata, LlmCallMetadata, CognitivePrimitiveMetadata, ErrorMetadata,
+            TurnEndMetadata)))
+"""The events of a turn a frame reads besides its decisions: through the bundle (runtime/bundle.py), its
+input (user_message), reply, status, usage and cost (turn_end), its last step's prompt and counting
+(prompt_snapshot, llm_call), its primitives and errors; the digest check reads the snapshot and the call.
+The bundle's other parts (tool calls, memories, state changes) are not in a frame: their events are
+not read."""
+
+_DECISION_PARTS = ("step", "decision", "report", "budget", "request_digest", "builder", "calibration")
+"""What the bundle reads of a decision for the step a frame shows (its inputs give the bundle's memories,
+which a frame does not hold)."""
+
+
 def _frame(reader: TraceReader, run_id: str, name: str, turn: int, model: str, records: list[DecisionRecord],
-           pins: PinTimeline, verifier: TurnVerifier | None
-           ) -> tuple[dict[str, Any], list[dict[str, Any]] | None, bool]:
-    """The turn's frame, its last step's decision rows (None: no decision) and whether those rows hold
-    only the frame keys (:attr:`DecisionRecord.partial`)."""
-    events = reader.positioned_events(run_id, turn=turn, agent=name, skip=("context_decision",))
+           pins: PinTimeline, verifier: TurnVerifier | None) -> tuple[dict[str, Any], DecisionRecord | None]:
+    """The turn's frame (without what its decision's rows say) and the decision it shows (None: none)."""
+    events = reader.positioned_events(run_id, turn=turn, agent=name, types=_FRAME_EVENTS)
     # each decision stands in the turn's events where it was written, its rows left out of the
     # bundle's validation (they are passed through as recorded, see bundle_from_events)
-    light = {r.position: _light_event(reader, run_id, name, r) for r in records}
+    light = {r.position: _light_event(run_id, name, r) for r in records}
     merged = sorted([*events, *light.items()], key=lambda pe: pe[0])
     bundle = bundle_from_events([e for _, e in merged], run_id=run_id, agent=name, turn=turn, model=model,
                                 trace_path=None)
     by_step = {r.step: r for r in records}
-    for step_dict in bundle.get("steps") or []:
-        record = by_step.get(int(step_dict.get("step") or 0))
-        if record is not None:
-            step_dict["decision"] = record.metadata.get("decision")
     steps = bundle.get("steps") or []
     step = dict(steps[-1]) if steps else {}
     frame: dict[str, Any] = {
@@ -268,23 +415,15 @@ def _frame(reader: TraceReader, run_id: str, name: str, turn: int, model: str, r
     }
     record = by_step.get(int(step.get("step") or 0)) if step else None
     if record is None:
-        return frame, None, False
-    decision = record.metadata.get("decision")
-    rows = decision.get("decisions") if isinstance(decision, dict) else None
-    if rows is None and isinstance(decision, dict) and "decisions" in decision:
-        # a step the reader left without rows (not its turn's last in the file): read them now
-        step["decision"] = decision = reader.decision_of(run_id, record.event_id)
-        rows = decision.get("decisions")
-    if not isinstance(rows, list):
-        raise TraceError(f"{reader.path_for(run_id)}:{record.line}: context_decision of turn {turn} step "
-                         f"{record.step} does not match the decision model (no decision recorded)")
+        return frame, None
+    step["decision"] = record.metadata.get("decision")
     frame["pins"] = [p.model_dump(mode="json") for p in pins.at(turn, record.position)]
     frame["decision_event_id"] = record.event_id
     if verifier is None:
         frame["digest_note"] = "not checked here (arcana report --verify checks every turn)"
         if step.get("messages"):
             frame["prompt_source"] = "snapshot"
-        return frame, rows, record.partial
+        return frame, record
     replay = _replay_of(reader, run_id, name, turn, record, records, [pe for pe in merged if pe[0] not in light])
     try:
         check = verifier.verify(replay)
@@ -304,11 +443,11 @@ def _frame(reader: TraceReader, run_id: str, name: str, turn: int, model: str, r
         elif messages:
             step["messages"] = messages
             frame["prompt_source"] = "rebuilt"
-    return frame, rows, record.partial
+    return frame, record
 
 
-def _light_event(reader: TraceReader, run_id: str, name: str, record: DecisionRecord) -> TraceEvent:
-    meta = dict(record.metadata)
+def _light_event(run_id: str, name: str, record: DecisionRecord) -> TraceEvent:
+    meta = {k: record.metadata[k] for k in _DECISION_PARTS if k in record.metadata}
     decision = meta.get("decision")
     if isinstance(decision, dict):
         meta["decision"] = {**decision, "decisions": []}

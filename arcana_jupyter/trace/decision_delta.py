@@ -1128,14 +1128,10 @@ FRAME_KEYS = ("index", "role", "source", "section", "outcome", "fidelity", "toke
 counts): what :class:`ChainResolver` decodes with ``only=FRAME_KEYS``."""
 
 
-def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: bool = True,
-                only: frozenset[str] | None = None) -> ChainedRows:
-    """``chain.rows`` against the previous decision's resolved rows (None for a keyframe); the row
-    dicts only with ``build_rows`` (the columns are what the next decision needs).
-
-    ``only``: decode only these columns (``prev`` decoded with the same ``only``): the rows then hold
-    just them. A column left out costs nothing but a look at its ops when a masked column refers to
-    it (the positions it did not copy); it is not checked — the full decode checks it."""
+def rows_spec(spec: Any, prev_length: int | None, where: str
+              ) -> tuple[int, list[str], dict[str, Any], list[list[int]]]:
+    """``chain.rows`` checked: its count, keys, columns (ops per key) and align (``prev_length``: the
+    previous decision's number of rows, None for a keyframe). Raises ``ValueError`` saying what is wrong."""
     if not isinstance(spec, dict):
         raise ValueError(f"{where}: chain.rows is not an object")
     count, keys, columns_ = spec.get("count"), spec.get("keys"), spec.get("columns")
@@ -1154,9 +1150,21 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
                 and seg[0] >= pos and seg[1] >= 0 and seg[2] >= 0 and seg[0] + seg[1] <= count):
             raise ValueError(f"{where}: chain.rows.align has {_short(seg)}, not [start, length, previous start] "
                              "in order")
-        if prev is None or seg[2] + seg[1] > prev.length:
+        if prev_length is None or seg[2] + seg[1] > prev_length:
             raise ValueError(f"{where}: chain.rows.align refers to previous rows that do not exist")
         pos = seg[0] + seg[1]
+    return count, keys, columns_, align
+
+
+def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: bool = True,
+                only: frozenset[str] | None = None) -> ChainedRows:
+    """``chain.rows`` against the previous decision's resolved rows (None for a keyframe); the row
+    dicts only with ``build_rows`` (the columns are what the next decision needs).
+
+    ``only``: decode only these columns (``prev`` decoded with the same ``only``): the rows then hold
+    just them. A column left out costs nothing but a look at its ops when a masked column refers to
+    it (the positions it did not copy); it is not checked — the full decode checks it."""
+    count, keys, columns_, align = rows_spec(spec, prev.length if prev is not None else None, where)
     holes: bytes | None = None  # 1 where a position has no aligned previous row
     if prev is not None and align:
         mask = bytearray(b"\x01") * count

@@ -559,6 +559,47 @@ class TraceReader:
 
     # -- loading events ---------------------------------------------------------------------------
 
+    def _raw_lines(self, idx: _FileIndex, positions: Sequence[int], *, span: int = 1 << 20
+                   ) -> Iterator[tuple[int, bytes]]:
+        """``(position, line)`` of the given entries, in file order, unparsed: read in spans of about
+        ``span`` bytes (entries close together read at once), so a caller parses one line at a time and
+        holds no more than that of the file."""
+        entries = idx.entries
+        ordered = sorted(positions, key=lambda p: entries[p].offset)
+        with idx.real.open("rb") as fh:
+            i = 0
+            while i < len(ordered):
+                first = entries[ordered[i]]
+                start, end = first.offset, first.offset + first.length
+                j = i + 1
+                while j < len(ordered):
+                    e = entries[ordered[j]]
+                    if e.offset - end > 4096 or e.offset + e.length - start > span:
+                        break
+                    end = max(end, e.offset + e.length)
+                    j += 1
+                fh.seek(start)
+                blob = fh.read(end - start)
+                self.stats.bytes_read += len(blob)
+                for k in range(i, j):
+                    e = entries[ordered[k]]
+                    yield ordered[k], blob[e.offset - start:e.offset - start + e.length]
+                self.stats.events_loaded += j - i
+                i = j
+
+    def _parse_line(self, idx: _FileIndex, position: int, raw: bytes) -> dict[str, Any]:
+        """One line read by :meth:`_raw_lines`, parsed (it was a valid object when indexed)."""
+        try:
+            obj = json.loads(raw)
+        except ValueError as exc:
+            raise TraceError(f"{idx.path}:{idx.entries[position].line}: the file changed under the reader ({exc}); "
+                             "read it again") from exc
+        self.stats.lines_parsed += 1
+        if not isinstance(obj, dict):
+            raise TraceError(f"{idx.path}:{idx.entries[position].line}: the file changed under the reader "
+                             "(not an object); read it again")
+        return obj
+
     def _read_raw(self, idx: _FileIndex, positions: Sequence[int]) -> list[dict[str, Any]]:
         """The parsed JSON objects of the given entries, in the order given (contiguous ranges merged)."""
         if not positions:
@@ -743,13 +784,15 @@ class TraceReader:
         idx = self._index(run_id)
         return self._load(idx, self._select(idx, event_types=event_types, turn=turn, agent=agent))
 
-    def positioned_events(self, run_id: str, *, turn: int, agent: str,
-                          skip: Iterable[str] = ()) -> list[tuple[int, TraceEvent]]:
+    def positioned_events(self, run_id: str, *, turn: int, agent: str, skip: Iterable[str] = (),
+                          types: Container[str] | None = None) -> list[tuple[int, TraceEvent]]:
         """The events of (``agent``, ``turn``) in file order with their entry numbers, leaving out the
-        types in ``skip`` (the frame builder reads the decisions through :meth:`decision_records`)."""
+        types in ``skip`` (the frame builder reads the decisions through its own pass), or only those of
+        ``types``."""
         idx = self._index(run_id)
         left_out = set(skip)
-        positions = [p for p in idx.by_turn.get((agent, turn), []) if idx.entries[p].event_type not in left_out]
+        positions = [p for p in idx.by_turn.get((agent, turn), []) if idx.entries[p].event_type not in left_out
+                     and (types is None or idx.entries[p].event_type in types)]
         return list(zip(positions, self._load(idx, positions), strict=True))
 
     def _select(
