@@ -32,6 +32,7 @@ import random
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 from arcana_jupyter.context import TokenBudget, WorkingSetBuilder
 from arcana_jupyter.messages import Message, ToolCall
@@ -190,11 +191,72 @@ def dict_warm(n: int = 1_000, window: int = 16_000, calls: int = 60) -> dict[str
     return {"median": statistics.median(cpu), "p95": _pct(cpu, 0.95)}
 
 
+KEPT = "<!-- sections below are kept when bench_builder rewrites this file -->"
+
+
+def session_calls(turns: int, last: int) -> list[tuple[WorkingSetBuilder, dict[str, Any]]]:
+    """The builder calls of the last ``last`` turns of a runtime session of ``turns`` turns (the one
+    ``benchmarks.bench_frames`` records: the default mode, an 8k window, an instant model, a tool
+    call every 10th turn, pins), with each call's history, arguments, budget and summariser."""
+    import asyncio
+    import tempfile
+
+    from benchmarks.bench_frames import record
+
+    calls: list[tuple[WorkingSetBuilder, dict[str, Any]]] = []
+    original = WorkingSetBuilder.abuild
+
+    async def spy(self: WorkingSetBuilder, history: Any, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("turn") is not None and kwargs["turn"] > turns - last:
+            calls.append((self, {"history": list(history), "args": args, "kwargs": dict(kwargs),
+                                 "budget": self.budget, "summarizer": self.summarizer}))
+        return await original(self, history, *args, **kwargs)
+
+    WorkingSetBuilder.abuild = spy  # type: ignore[method-assign]
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            asyncio.run(record(turns, Path(folder)))
+    finally:
+        WorkingSetBuilder.abuild = original  # type: ignore[method-assign]
+    return calls
+
+
+def session_replay(turns: int, last: int = 10, reps: int = 7) -> dict[str, float]:
+    """The builder calls of a session's last turns replayed in order on its builder, ``reps`` times:
+    per call its least CPU time (``time.thread_time``; the first call, which rebuilds the history
+    state, not counted), summed; per build and per turn."""
+    calls = session_calls(turns, last)
+    if len(calls) < 2:
+        raise ValueError(f"the session's last {last} turns made {len(calls)} builder call(s): too few to time")
+    builder = calls[0][0]
+    best = [float("inf")] * len(calls)
+    for _ in range(reps):
+        for k, (_, call) in enumerate(calls):
+            builder.budget, builder.summarizer = call["budget"], call["summarizer"]
+            start = time.thread_time()
+            builder.build(call["history"], *call["args"], **call["kwargs"])
+            best[k] = min(best[k], time.thread_time() - start)
+    total = sum(best[1:]) * 1000
+    return {"turns": turns, "last": last, "builds": len(calls), "history": len(calls[-1][1]["history"]),
+            "per_build": total / (len(calls) - 1), "per_turn": total / last}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, few repetitions (smoke check)")
     parser.add_argument("--out", default="benchmarks/results/builder.md")
+    parser.add_argument("--session", default=None, metavar="TURNS",
+                        help="instead: replay the builder calls of the last 10 turns of runtime sessions of these "
+                             "lengths (comma-separated, e.g. 400,1000; bench_frames' session) and print the "
+                             "least CPU per build (writes nothing)")
     args = parser.parse_args()
+    if args.session:
+        for turns in (int(t) for t in args.session.split(",")):
+            replay = session_replay(turns)
+            print(f"session of {turns:,} turns, last {replay['last']:.0f} turns: {replay['builds']:.0f} builds, "
+                  f"history {replay['history']:,.0f} messages: least CPU {replay['per_build']:.2f} ms per build, "
+                  f"{replay['per_turn']:.1f} ms per turn (load {os.getloadavg()[0]:.1f})", flush=True)
+        return
     sizes = (100, 1_000) if args.quick else SIZES
     load = os.getloadavg()[0]
     rows = []
@@ -261,6 +323,9 @@ def main() -> None:
                      f"{'met' if dw['median'] < 5 else 'NOT met'} |")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    kept = out.read_text().split(KEPT, 1) if out.exists() else []
+    if len(kept) == 2:  # hand-written sections (measurements of other commands) stay
+        lines += ["", KEPT + kept[1].rstrip("\n")]
     out.write_text("\n".join(lines) + "\n")
     print(f"wrote {out}")
 

@@ -60,6 +60,23 @@ class HistoryState:
     last_result: dict[Signature, int] = field(default_factory=dict)
     superseded: set[int] = field(default_factory=set)
     rel: RelevanceIndex = field(default_factory=RelevanceIndex)
+    rows: list[dict[str, Any] | None] = field(default_factory=list)
+    """Per message, the values of its decision when dropped, but for its relevance score and reason
+    (made by :meth:`row` when first asked for; a build copies it: a dict copy is cheaper than a new one)."""
+
+    def row(self, i: int) -> dict[str, Any]:
+        """The decision values of message ``i`` dropped (relevance score and reason to fill in): a
+        template to copy, never to change."""
+        row = self.rows[i]
+        if row is None:
+            info = self.infos[i]
+            row = self.rows[i] = {
+                "index": i, "role": info.msg.role, "outcome": "dropped", "fidelity": None, "relevance_score": None,
+                "token_count_before": info.tokens, "token_count_after": 0, "reason": "", "layer": "working",
+                "source": "history", "section": None, "pinned": False, "turn": self.turns[i], "position": None,
+                "recalled": False, "anchor_position": None,
+            }
+        return row
 
     def append(self, info: MessageInfo, *, index_text: bool = True) -> None:
         """Add the next message (``index_text=False`` for a current input that is not history)."""
@@ -67,6 +84,7 @@ class HistoryState:
         i = len(self.msgs)
         self.msgs.append(m)
         self.infos.append(info)
+        self.rows.append(None)
         if m.role == "user":
             self.users += 1
         self.turns.append(m.turn if m.turn is not None else (self.users or None))
@@ -106,7 +124,7 @@ class HistoryState:
             identity=self.identity, units=self.units[:-1] + last, unit_of=list(self.unit_of),
             unit_cost=list(self.unit_cost),
             open_ids=set(self.open_ids), calls=dict(self.calls), last_result=dict(self.last_result),
-            superseded=set(self.superseded), rel=self.rel,
+            superseded=set(self.superseded), rel=self.rel, rows=list(self.rows),
         )
 
     def stale(self) -> set[int]:

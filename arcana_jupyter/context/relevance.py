@@ -132,10 +132,46 @@ def static_score(role: str, error: bool) -> float:
     return W_ROLE * ROLE_WEIGHT.get(role, 0.5) + (W_ERROR if error else 0.0)
 
 
+def recency(age_turns: int) -> float:
+    """The recency part of the score, weighted: ``W_RECENCY / (1 + age / RECENCY_HALF_TURNS)``."""
+    return W_RECENCY / (1.0 + max(0, age_turns) / RECENCY_HALF_TURNS)
+
+
 def combined(bm25: float, age_turns: int, static: float) -> float:
     """The recorded relevance score (rounded to 4 decimals so JSON is stable)."""
-    recency = 1.0 / (1.0 + max(0, age_turns) / RECENCY_HALF_TURNS)
-    return round(W_BM25 * bm25 + W_RECENCY * recency + static, 4)
+    return round(W_BM25 * bm25 + recency(age_turns) + static, 4)
+
+
+class RecordedScores:
+    """The relevance score recorded for each history message of one build: :func:`combined` of its
+    match to the question (``match``, missing: 0), its age in turns before ``current_turn`` and its
+    ``static`` score. Called once per history message on every build: the recency of each turn is
+    computed once per build."""
+
+    __slots__ = ("_recency", "current", "infos", "match", "turns")
+
+    def __init__(self, match: dict[int, float], turns: list[int | None], infos: list[Any],
+                 current_turn: int | None) -> None:
+        self.match = match
+        self.turns = turns
+        self.infos = infos
+        self.current = current_turn
+        self._recency: dict[int | None, float] = {}
+
+    def recency_of(self, turn: int | None) -> float:
+        """:func:`recency` of a message of this turn (age 0 for no turn, or no current turn)."""
+        cur = self.current
+        age = cur - turn if (cur is not None and turn is not None and turn < cur) else 0
+        hit = self._recency[turn] = recency(age)
+        return hit
+
+    def __call__(self, i: int) -> float:
+        t = self.turns[i]
+        rec = self._recency.get(t)
+        if rec is None:
+            rec = self.recency_of(t)
+        # W_BM25 * 0.0 + rec is rec: a message the question does not match scores combined(0.0, ...)
+        return round(W_BM25 * self.match.get(i, 0.0) + rec + self.infos[i].static, 4)
 
 
 class RelevanceIndex:

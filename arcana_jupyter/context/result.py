@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from pydantic import BaseModel
 
 from ..messages import Message, ToolSpec, request_digest
 from ..schema.pins import Pin
@@ -26,20 +28,45 @@ from .decisions import (
 )
 from .sections import ContextSection
 
+if TYPE_CHECKING:
+    from .plan import Plan
+
 MSG_FIELDS = frozenset(MessageDecision.model_fields)
 
 
-def make_decision(**values: Any) -> MessageDecision:
-    """A MessageDecision from already-valid values, skipping validation (thousands per build).
+_new = MessageDecision.__new__
+_set = object.__setattr__
 
-    Callers pass every field; the objects dump and validate like any other.
-    """
-    obj = MessageDecision.__new__(MessageDecision)
-    object.__setattr__(obj, "__dict__", values)
-    object.__setattr__(obj, "__pydantic_fields_set__", MSG_FIELDS)
-    object.__setattr__(obj, "__pydantic_extra__", None)
-    object.__setattr__(obj, "__pydantic_private__", None)
+
+def _slot_setter(name: str) -> Callable[[Any, Any], None]:
+    """The setter of one of pydantic's instance slots (its descriptor's, a little faster than setattr)."""
+    desc = BaseModel.__dict__.get(name)
+    setter = getattr(desc, "__set__", None)
+    if setter is None:  # not a slot in this pydantic version: the generic way
+        return lambda obj, value: _set(obj, name, value)
+    return setter  # type: ignore[no-any-return]
+
+
+_set_fields_set = _slot_setter("__pydantic_fields_set__")
+_set_extra = _slot_setter("__pydantic_extra__")
+_set_private = _slot_setter("__pydantic_private__")
+
+
+def decision_from(values: dict[str, Any]) -> MessageDecision:
+    """A MessageDecision from a dict of already-valid values, every field given, skipping
+    validation (a build makes one per history message). The one place that sets pydantic's
+    instance slots by hand: the objects dump and validate like any other."""
+    obj = _new(MessageDecision)
+    _set(obj, "__dict__", values)
+    _set_fields_set(obj, MSG_FIELDS)
+    _set_extra(obj, None)
+    _set_private(obj, None)
     return obj
+
+
+def make_decision(**values: Any) -> MessageDecision:
+    """:func:`decision_from` with the fields as keywords."""
+    return decision_from(values)
 
 
 @dataclass(frozen=True)
@@ -94,7 +121,7 @@ class Assembly:
     task_tokens: int
     tools_tokens: int
     reply_priming: int
-    plan: dict[str, Any]
+    plan: Plan
 
 
 def _common_start(a: str, b: str) -> int:

@@ -101,7 +101,7 @@ def test_an_excerpt_never_repeats_a_sentence_the_prompt_already_holds() -> None:
         said = set()
         for m in build.messages:
             if m.name != EXCERPT_NAME:
-                said.update(b._sentences(m.content))
+                said.update(b._cache.sentences(m.content))
         for m in build.messages:
             if m.name == EXCERPT_NAME:
                 body = m.content.split(") ", 1)[1]

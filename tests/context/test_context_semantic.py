@@ -103,10 +103,10 @@ def test_dict_histories_are_recognised_by_content():
     history = [m.wire() | {"turn": m.turn} for m in conversation(200)]
     b = WorkingSetBuilder(budget=TokenBudget(total_window=2000))
     first = b.build(history, "corgi?")
-    state = b._state
+    state = b._cache.state
     grown = [dict(m) for m in history] + [{"role": "user", "content": "and the marathon?"}]
     second = b.build(grown)
-    assert b._state is state and len(state.msgs) == len(grown)  # extended, not rebuilt
+    assert b._cache.state is state and len(state.msgs) == len(grown)  # extended, not rebuilt
     assert second.budget.used <= second.budget.available and first.budget.used <= first.budget.available
 
 
@@ -184,7 +184,7 @@ def test_dict_history_edited_in_place_is_not_mistaken_for_the_old_one():
     again = b.build(history, "the corgi?")
     fresh = WorkingSetBuilder(budget=TokenBudget(total_window=1200)).build(history, "the corgi?")
     assert again.digest() == fresh.digest()
-    assert any("Smoke" in m.content for m in b._as_messages(history))
+    assert any("Smoke" in m.content for m in b._cache.messages(history))
 
 
 # ---- hostile pass, defects 17 and 18: the cache file is not trusted ---------------------------------
