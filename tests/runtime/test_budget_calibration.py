@@ -35,6 +35,12 @@ def events_of(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+def decisions_of(path: Path) -> list[dict[str, Any]]:
+    """The run's decisions as read back (a chained decision records its budget as a patch of the
+    previous one's: the raw line need not hold it)."""
+    return [r.metadata for r in TraceReader(path.parent).decision_records(path.stem)]
+
+
 def runtime_for(server: Any, tmp_path: Path, **config: Any) -> Runtime:
     settings: dict[str, Any] = {"model": "openai:gpt-4o-mini", "trace_dir": tmp_path, "context_engine": False,
                                 "total_window": 4000, "response_reserve": 1000, **config}
@@ -53,7 +59,7 @@ async def test_reported_prompt_tokens_calibrate_the_next_budget(fake_openai, tmp
         assert chat.counter.encoding_name == "o200k_base" and chat.counter.exact
     events = events_of(path)
     calls = [e["metadata"] for e in events if e["event_type"] == "llm_call"]
-    decisions = [e["metadata"] for e in events if e["event_type"] == "context_decision"]
+    decisions = decisions_of(path)
     assert calls[0]["counted_input_tokens"] == counted_first, "the builder's count is the whole prompt's"
     assert calls[0]["reported_input_tokens"] == math.ceil(counted_first * 1.5)
     ratio = calls[0]["calibration"]
@@ -94,7 +100,7 @@ async def test_a_length_refusal_shrinks_the_budget_and_retries_once(fake_openai,
     assert reply.status == "ok" and reply.text == "fits now"
     assert len(fake_openai.requests) == 2
     events = events_of(path)
-    decisions = [e for e in events if e["event_type"] == "context_decision"]
+    decisions = [{"metadata": d} for d in decisions_of(path)]
     errors = [e["metadata"] for e in events if e["event_type"] == "error"]
     assert [d["metadata"]["step"] for d in decisions] == [0, 0], "the retry is the same step, rebuilt"
     assert errors[0]["type"] == "ContextLengthError" and errors[0]["where"] == "provider"
