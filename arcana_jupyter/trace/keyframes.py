@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from operator import eq
 from typing import Any
 
+from .chain._json import Decision, JSONObject, Row
 from .chain.columns import _RUN, columns
 
 KEYFRAME_EVERY = 32
@@ -41,8 +42,8 @@ def _spans(new: Sequence[Any], base: Sequence[Any]) -> tuple[list[list[int]], li
     return same, values
 
 
-def encode(rows: Sequence[dict[str, Any]], base_rows: Sequence[dict[str, Any]] | None,
-           base_columns: dict[str, list[Any]] | None = None) -> dict[str, Any] | None:
+def encode(rows: Sequence[Row], base_rows: Sequence[Row] | None,
+           base_columns: dict[str, list[Any]] | None = None) -> JSONObject | None:
     """A column-wise delta of ``rows`` against ``base_rows``; ``None`` when it would not be smaller.
 
     Each column (``outcome``, ``relevance_score`` ...) is stored as the ranges equal to the base's
@@ -56,7 +57,7 @@ def encode(rows: Sequence[dict[str, Any]], base_rows: Sequence[dict[str, Any]] |
     new_cols = columns(rows)
     if set(new_cols) != set(base_cols):
         return None
-    out: dict[str, Any] = {}
+    out: JSONObject = {}
     stored = 0
     for key, col in new_cols.items():
         same, values = _spans(col, base_cols[key])
@@ -67,7 +68,7 @@ def encode(rows: Sequence[dict[str, Any]], base_rows: Sequence[dict[str, Any]] |
     return {"count": len(rows), "columns": out}
 
 
-def resolve_decision(decision: dict[str, Any], load_base: Callable[[str], dict[str, Any] | None]) -> dict[str, Any]:
+def resolve_decision(decision: Decision, load_base: Callable[[str], Decision | None]) -> Decision:
     """The decision with its full ``decisions`` list. ``load_base(event_id)`` returns that event's
     ``decision`` dict (a keyframe). A delta whose base cannot be loaded raises ``ValueError``."""
     delta = decision.get("decisions_delta")
@@ -106,10 +107,10 @@ class DeltaEncoder:
 
     def __init__(self, every: int = KEYFRAME_EVERY) -> None:
         self.every = every
-        self._base: tuple[str, list[dict[str, Any]], dict[str, list[Any]]] | None = None
+        self._base: tuple[str, list[Row], dict[str, list[Any]]] | None = None
         self._since = 0
 
-    def pack(self, decision: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    def pack(self, decision: Decision) -> tuple[Decision, bool]:
         """The ``decision`` dict to write and whether it is a keyframe (then call :meth:`keyframe_written`)."""
         rows = decision["decisions"]
         if self._base is not None and self._since < self.every:
@@ -123,13 +124,13 @@ class DeltaEncoder:
                 return packed, False
         return decision, True
 
-    def keyframe_written(self, event_id: str, decision: dict[str, Any]) -> None:
+    def keyframe_written(self, event_id: str, decision: Decision) -> None:
         rows = decision["decisions"]
         self._base = (event_id, rows, columns(rows))
         self._since = 0
 
 
-def _resolve_columns(delta: dict[str, Any], base_rows: Sequence[dict[str, Any]],
+def _resolve_columns(delta: JSONObject, base_rows: Sequence[Row],
                      base_cols: dict[str, list[Any]]) -> tuple[dict[str, list[Any]], list[list[int]]]:
     """The delta's columns resolved against the base (as :func:`resolve_decision` resolves them, with
     slices), and the ranges of positions where *every* column equals the base's (clamped to it)."""
@@ -191,13 +192,13 @@ class DecisionResolver:
     (a keyframe's rows and columns); callers must not mutate the rows they get.
     """
 
-    def __init__(self, load_base: Callable[[str], dict[str, Any] | None], keep: int = 4) -> None:
+    def __init__(self, load_base: Callable[[str], Decision | None], keep: int = 4) -> None:
         self._load = load_base
         self._keep = keep
         # event id -> (rows, columns, the rows' keys when every row has exactly those, in that order)
-        self._bases: dict[str, tuple[list[dict[str, Any]], dict[str, list[Any]], list[str] | None]] = {}
+        self._bases: dict[str, tuple[list[Row], dict[str, list[Any]], list[str] | None]] = {}
 
-    def remember(self, event_id: str, decision: dict[str, Any]) -> None:
+    def remember(self, event_id: str, decision: Decision) -> None:
         """A full decision just read (a keyframe): later deltas against it use its rows."""
         rows = decision.get("decisions")
         if isinstance(rows, list) and event_id not in self._bases:
@@ -211,7 +212,7 @@ class DecisionResolver:
             while len(self._bases) > self._keep:
                 self._bases.pop(next(iter(self._bases)))
 
-    def resolve(self, decision: dict[str, Any]) -> dict[str, Any]:
+    def resolve(self, decision: Decision) -> Decision:
         """``resolve_decision(decision)``, equal in value; raises ``ValueError`` as it does."""
         delta = decision.get("decisions_delta")
         if not delta:
@@ -231,7 +232,7 @@ class DecisionResolver:
         keys = list(cols)
         count = int(delta["count"])
         same_keys = uniform is not None and uniform == keys
-        rows: list[dict[str, Any]] = []
+        rows: list[Row] = []
         pos = 0
         for a, b in (common if same_keys else []):
             rows.extend({k: cols[k][i] for k in keys} for i in range(pos, a))

@@ -15,10 +15,10 @@ from itertools import repeat
 from operator import add, eq, is_, itemgetter, mul, sub, truediv
 from typing import Any
 
-from ._json import _short, _size
+from ._json import Row, _short, _size
 
 
-def columns(rows: Sequence[dict[str, Any]]) -> dict[str, list[Any]]:
+def columns(rows: Sequence[Row]) -> dict[str, list[Any]]:
     """Rows to columns (every row has the same keys: they are MessageDecision dumps)."""
     if not rows:
         return {}

@@ -10,6 +10,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ._json import JSONObject, Metadata, Row
 from .align import _unalign_changed, align_rows, aligned_base
 from .columns import _encode_masked, columns, encode_column
 from .metadata import CHAIN_VERSION, PATCH_KEYS, SAME_PATHS, _int_runs, _moved_runs, _shape_moved_only, encode_sections
@@ -31,12 +32,12 @@ class ChainEncoder:
         self.max_chain = max_chain
         self._prev_id: str | None = None
         self._prev_cols: dict[str, list[Any]] | None = None
-        self._prev_meta: dict[str, Any] | None = None
+        self._prev_meta: Metadata | None = None
         self._since = 0
         self._chain_bytes = 0
         self._keyframe_bytes = 0
 
-    def pack(self, metadata: dict[str, Any], rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def pack(self, metadata: Metadata, rows: Sequence[Row]) -> Metadata:
         """The metadata to write for a decision whose ``metadata["decision"]`` has no rows (``rows`` are
         its MessageDecision dumps); call :meth:`written` with the event id once it is written."""
         cols = columns(rows)
@@ -46,7 +47,7 @@ class ChainEncoder:
         keyframe = (prev is None or self._since >= self.max_chain
                     or (self._keyframe_bytes and self._chain_bytes >= KEYFRAME_RATIO * self._keyframe_bytes)
                     or list(prev) != keys)
-        spec: dict[str, Any] = {"count": count, "keys": keys}
+        spec: JSONObject = {"count": count, "keys": keys}
         if keyframe or prev is None:
             enc = {k: encode_column(v, None) for k, v in cols.items()}
             spec["align"] = []
@@ -62,7 +63,7 @@ class ChainEncoder:
             spec["align"] = align
         spec["columns"] = enc
         size = len(json.dumps(spec, separators=(",", ":"), default=str))  # what the row part weighs
-        chain: dict[str, Any] = {"v": CHAIN_VERSION, "prev": None if keyframe else self._prev_id}
+        chain: JSONObject = {"v": CHAIN_VERSION, "prev": None if keyframe else self._prev_id}
         out = dict(metadata)
         inputs = out.get("inputs")
         if isinstance(inputs, dict):

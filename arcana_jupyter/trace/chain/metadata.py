@@ -12,7 +12,7 @@ from itertools import repeat
 from typing import Any
 
 from ..prompt_sent import apply_line_edit, edit_ops
-from ._json import _short, _size
+from ._json import JSONObject, Metadata, _short, _size
 from .patch import _plain_text, apply_patch
 
 CHAIN_VERSION = 2
@@ -135,10 +135,10 @@ _META_ORDER = ("step", "decision", "report", "budget", "request_digest", "histor
 at its place, so a resolved decision reads (and prints, ``--json``) in the order it did unpatched."""
 
 
-def _in_written_order(out: dict[str, Any], patched: list[str]) -> dict[str, Any]:
+def _in_written_order(out: Metadata, patched: list[str]) -> Metadata:
     rank = {k: i for i, k in enumerate(_META_ORDER)}
     pending = sorted(patched, key=lambda k: rank.get(k, len(rank)))
-    result: dict[str, Any] = {}
+    result: Metadata = {}
     for k, v in out.items():
         if k in patched:
             continue
@@ -151,7 +151,7 @@ def _in_written_order(out: dict[str, Any], patched: list[str]) -> dict[str, Any]
     return result
 
 
-def resolve_chain_metadata(meta: dict[str, Any], prev_meta: dict[str, Any] | None, where: str) -> dict[str, Any]:
+def resolve_chain_metadata(meta: Metadata, prev_meta: Metadata | None, where: str) -> Metadata:
     """The metadata with what ``chain.same`` and ``chain.overflow`` stand for put back, ``chain`` removed
     (the decision's rows are left to :func:`decode_rows`). ``prev_meta``: the previous decision's, resolved."""
     chain = meta.get("chain")
@@ -208,7 +208,7 @@ def resolve_chain_metadata(meta: dict[str, Any], prev_meta: dict[str, Any] | Non
     return out
 
 
-def _moved_runs(moved: dict[str, Any]) -> list[list[Any]] | None:
+def _moved_runs(moved: JSONObject) -> list[list[Any]] | None:
     """``shape.moved`` (``{"4": ["kept", 2], "5": ["kept", 3], ...}``) as runs ``[first position, count,
     how, first index]`` (positions and indexes counting up by one) or ``[..., 0]`` (positions counting
     up, one index: merged messages), in its order; None when it is not of that shape."""

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from ..redact import ARG_CONTAINERS, NULLED_KEYS, redact_text
-from ._json import _short, _size
+from ._json import JSONObject, _short, _size
 
 
 def _plain_text(text: Any) -> bool:
@@ -26,7 +26,7 @@ _WHOLE_KEYS = NULLED_KEYS | ARG_CONTAINERS
 them by their name, which a patch's own keys (list positions) would not carry."""
 
 
-def make_patch(base: Any, new: Any) -> dict[str, Any] | None:
+def make_patch(base: Any, new: Any) -> JSONObject | None:
     """``new`` as a patch of ``base`` (both dicts, or lists of one length): ``{key: p}`` for each key
     whose value changed, ``p`` one of ``[value]`` (set), ``[]`` (removed), ``[a, text, b]`` (a string:
     the base's first ``a`` characters, ``text``, its last ``b``) or a patch (of a dict or a list of the
@@ -43,11 +43,11 @@ def make_patch(base: Any, new: Any) -> dict[str, Any] | None:
     return patch
 
 
-def _patch(base: Any, new: Any) -> dict[str, Any] | None:
+def _patch(base: Any, new: Any) -> JSONObject | None:
     if isinstance(base, dict) and isinstance(new, dict):
         if [k for k in new if k in base] != [k for k in base if k in new]:
             return None  # the keys moved: a patch keeps the base's order
-        out: dict[str, Any] = {k: [] for k in base if k not in new}
+        out: JSONObject = {k: [] for k in base if k not in new}
         for k, v in new.items():
             if k not in base:
                 out[k] = [v]

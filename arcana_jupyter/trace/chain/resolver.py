@@ -13,7 +13,7 @@ from itertools import compress, repeat
 from operator import eq, itemgetter
 from typing import Any, NamedTuple
 
-from ._json import _short
+from ._json import JSONObject, Metadata, Row, _short
 from .align import aligned_base
 from .columns import _copied_checked, _decode_masked, _same_flags, decode_column
 from .metadata import CHAIN_VERSION, is_chained, resolve_chain_metadata
@@ -24,7 +24,7 @@ class ChainedRows(NamedTuple):
     every column was copied), and its keys."""
 
     cols: dict[str, list[Any]]
-    rows: list[dict[str, Any]] | None
+    rows: list[Row] | None
     """None when not asked for (a decision only decoded on the way to another)."""
     length: int
     """The number of rows."""
@@ -36,7 +36,7 @@ counts): what :class:`ChainResolver` decodes with ``only=FRAME_KEYS``."""
 
 
 def rows_spec(spec: Any, prev_length: int | None, where: str
-              ) -> tuple[int, list[str], dict[str, Any], list[list[int]]]:
+              ) -> tuple[int, list[str], JSONObject, list[list[int]]]:
     """``chain.rows`` checked: its count, keys, columns (ops per key) and align (``prev_length``: the
     previous decision's number of rows, None for a keyframe). Raises ``ValueError`` saying what is wrong."""
     if not isinstance(spec, dict):
@@ -81,7 +81,7 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
     cols: dict[str, list[Any]] = {}
     plain: dict[str, list[list[int]]] = {}  # columns decoded from plain ops: the ranges they copied
     common_mask: bytearray | None = None
-    skipped: dict[str, Any] = {}  # columns left out (``only``): their ops, for a masked column's ref
+    skipped: JSONObject = {}  # columns left out (``only``): their ops, for a masked column's ref
     for key in keys:
         ops = columns_[key]
         masked = isinstance(ops, list) and len(ops) == 1 and isinstance(ops[0], list) and ops[0][:1] == ["m"]
@@ -123,7 +123,7 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
             and list(prev.cols) == keys and 1 in common_mask:
         # the previous rows at their new places (a copy never reaches a position without one), then a
         # new row at each position some column did not copy: the work is the changed rows, in C
-        rows: list[dict[str, Any]] = aligned_base(prev.rows, align, count)
+        rows: list[Row] = aligned_base(prev.rows, align, count)
         positions = list(compress(range(count), common_mask.translate(_FLIP)))
         for i, row in zip(positions, _rows_at(cols, keys, positions), strict=True):
             rows[i] = row
@@ -134,7 +134,7 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
 _FLIP = bytes.maketrans(b"\x00\x01", b"\x01\x00")
 
 
-def _rows_at(cols: dict[str, list[Any]], keys: list[str], positions: list[int]) -> list[dict[str, Any]]:
+def _rows_at(cols: dict[str, list[Any]], keys: list[str], positions: list[int]) -> list[Row]:
     """The rows at ``positions`` as dicts of ``keys`` (picked and built in C)."""
     if not positions:
         return []
@@ -149,7 +149,7 @@ def _rows_at(cols: dict[str, list[Any]], keys: list[str], positions: list[int]) 
 _ONES = re.compile(b"\x01+")
 
 
-def _row_dicts(cols: dict[str, list[Any]], keys: list[str], end: int, start: int = 0) -> list[dict[str, Any]]:
+def _row_dicts(cols: dict[str, list[Any]], keys: list[str], end: int, start: int = 0) -> list[Row]:
     """The rows ``start .. end-1`` as dicts of ``keys`` (built in C: this is every changed row of every decision)."""
     if end <= start:
         return []
@@ -173,23 +173,23 @@ class ChainResolver:
     ``only=()``: no column decoded at all, for a reader of the metadata alone (tools, model, digest);
     the rows are then None unless asked for, and hold no keys."""
 
-    def __init__(self, load: Callable[[str], dict[str, Any] | None], keep: int = 8,
+    def __init__(self, load: Callable[[str], Metadata | None], keep: int = 8,
                  only: Sequence[str] | None = None) -> None:
         self._load = load
         self._keep = keep
         self._only = frozenset(only) if only is not None else None
-        self._done: dict[str, tuple[dict[str, Any], ChainedRows]] = {}
-        self._last: tuple[dict[str, list[Any]], list[dict[str, Any]]] | None = None
+        self._done: dict[str, tuple[Metadata, ChainedRows]] = {}
+        self._last: tuple[dict[str, list[Any]], list[Row]] | None = None
         """The columns and rows of the decision resolved last with rows: a keyframe's rows equal to them
         at the same place are those objects, so sharing (and the frames' turn-to-turn shortcut) goes on
         across it."""
 
-    def _remember(self, event_id: str, value: tuple[dict[str, Any], ChainedRows]) -> None:
+    def _remember(self, event_id: str, value: tuple[Metadata, ChainedRows]) -> None:
         self._done[event_id] = value
         while len(self._done) > self._keep:
             self._done.pop(next(iter(self._done)))
 
-    def resolve(self, event_id: str, meta: dict[str, Any], rows: bool = True) -> dict[str, Any]:
+    def resolve(self, event_id: str, meta: Metadata, rows: bool = True) -> Metadata:
         """The full metadata; with ``rows=False`` its ``decision.decisions`` is None (the rows are
         decoded as columns all the same: the next decision is resolved from them)."""
         full, chained = self._resolve(event_id, meta, rows)
@@ -199,8 +199,8 @@ class ChainResolver:
                             "decisions": chained.rows if rows else None}
         return full
 
-    def _resolve(self, event_id: str, meta: dict[str, Any], rows: bool = True
-                 ) -> tuple[dict[str, Any], ChainedRows]:
+    def _resolve(self, event_id: str, meta: Metadata, rows: bool = True
+                 ) -> tuple[Metadata, ChainedRows]:
         done = self._done.get(event_id)
         if done is not None:
             if rows and done[1].rows is None:
@@ -209,9 +209,9 @@ class ChainResolver:
                 self._remember(event_id, done)
             return done
         # walk back to a keyframe or a decision already resolved, then forward
-        todo: list[tuple[str, dict[str, Any]]] = [(event_id, meta)]
+        todo: list[tuple[str, Metadata]] = [(event_id, meta)]
         seen = {event_id}
-        base: tuple[dict[str, Any], ChainedRows] | None = None
+        base: tuple[Metadata, ChainedRows] | None = None
         while True:
             chain = todo[-1][1].get("chain")
             prev_id = chain.get("prev") if isinstance(chain, dict) else None
@@ -259,8 +259,8 @@ class ChainResolver:
         return base
 
 
-def _share_by_columns(last_cols: dict[str, list[Any]], last_rows: list[dict[str, Any]],
-                      cols: dict[str, list[Any]], count: int) -> list[dict[str, Any]]:
+def _share_by_columns(last_cols: dict[str, list[Any]], last_rows: list[Row],
+                      cols: dict[str, list[Any]], count: int) -> list[Row]:
     """The rows of ``cols`` (``count`` of them): ``last_rows``' object at each position where every
     column equals ``last_cols``' in value and type (what :func:`_share_equal` finds by comparing the
     rows), a new row elsewhere — made only there, the comparisons column by column in C."""
@@ -281,11 +281,11 @@ def _share_by_columns(last_cols: dict[str, list[Any]], last_rows: list[dict[str,
     return rows
 
 
-def _share_equal(last: list[dict[str, Any]], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _share_equal(last: list[Row], rows: list[Row]) -> list[Row]:
     """``rows`` with each row equal to ``last``'s at the same position replaced by that object (the
     comparisons in C; runs of equal rows copied as slices)."""
     same = bytes(map(eq, last, rows))
-    out: list[dict[str, Any]] = []
+    out: list[Row] = []
     pos = 0
     for m in _ONES.finditer(same):
         out.extend(rows[pos:m.start()])
