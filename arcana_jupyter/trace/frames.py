@@ -31,25 +31,11 @@ from operator import itemgetter, methodcaller
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..exceptions import TraceError
-from .decision_delta import (
-    _FLIP,
-    CHAIN_VERSION,
-    FRAME_KEYS,
-    NO_ROW,
-    ChainedRows,
-    ChainResolver,
-    DecisionResolver,
-    _complement,
-    _copied_checked,
-    _moved_of,
-    _same_flags,
-    _short,
-    decode_column,
-    decode_rows,
-    is_chained,
-    resolve_chain_metadata,
-    rows_spec,
-)
+from .chain._json import _short
+from .chain.columns import NO_ROW, _complement, _copied_checked, _same_flags, decode_column
+from .chain.metadata import CHAIN_VERSION, _moved_of, is_chained, resolve_chain_metadata
+from .chain.resolver import _FLIP, FRAME_KEYS, ChainedRows, ChainResolver, decode_rows, rows_spec
+from .keyframes import DecisionResolver
 
 if TYPE_CHECKING:
     from .reader import DecisionRecord, TraceReader

@@ -22,7 +22,7 @@ from scripted_chat import Script, say
 from arcana_jupyter.context.decisions import recorded_scores
 from arcana_jupyter.providers.function import FunctionProvider
 from arcana_jupyter.runtime import Runtime, RuntimeConfig
-from arcana_jupyter.trace import decision_delta
+from arcana_jupyter.trace import keyframes
 from arcana_jupyter.trace.decision_delta import ChainEncoder, ChainResolver, DeltaEncoder, is_chained, resolve_decision
 from tests.browser.fixtures.generate import ANALYSIS_DELTA_AFTER, make_trace
 
@@ -217,10 +217,10 @@ def test_random_deltas_and_corruptions_resolve_like_the_python(compiled_trace: P
         packed, keyframe = enc.pack({"strategy": "x", "decisions": new})
         if keyframe:
             # Not smaller than the keyframe: the encoder would write it in full; force a delta anyway.
-            base_cols = decision_delta.columns(base)
+            base_cols = keyframes.columns(base)
             delta = {"count": len(new), "columns": {
-                k: dict(zip(("same", "values"), decision_delta._spans(col, base_cols.get(k, [])), strict=True))
-                for k, col in decision_delta.columns(new).items()}}
+                k: dict(zip(("same", "values"), keyframes._spans(col, base_cols.get(k, [])), strict=True))
+                for k, col in keyframes.columns(new).items()}}
             packed = {"strategy": "x", "decisions": None, "decisions_delta": {"base": base_id, **delta}}
         if rng.random() < 0.5:
             _mutate(rng, packed["decisions_delta"], [*ids[-6:], "e_missing"])

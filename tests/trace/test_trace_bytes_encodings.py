@@ -17,7 +17,9 @@ from test_decision_chain import _check_reads, _record
 from arcana_jupyter.messages import Message
 from arcana_jupyter.providers.shaping import MERGE_SEPARATOR
 from arcana_jupyter.runtime import session as session_module
-from arcana_jupyter.trace import decision_delta, prompt_sent
+from arcana_jupyter.trace import prompt_sent
+from arcana_jupyter.trace.chain import columns as chain_columns
+from arcana_jupyter.trace.chain import encoder as chain_encoder
 from arcana_jupyter.trace.decision_delta import (
     ChainEncoder,
     ChainResolver,
@@ -292,11 +294,11 @@ def test_joined_message_corruptions_raise() -> None:
 async def test_traces_without_the_new_encodings_still_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A trace as main wrote it before these encodings (no patch, sections, value tables, unaligned rows,
     joined messages) still reads on every path, replays and verifies."""
-    monkeypatch.setattr(decision_delta, "make_patch", lambda base, new: None)
-    monkeypatch.setattr(decision_delta, "encode_sections", lambda new, prev: None)
-    monkeypatch.setattr(decision_delta, "_table_op", lambda values: None)
-    monkeypatch.setattr(decision_delta, "_unalign_changed", lambda align, new, prev: None)
-    monkeypatch.setattr(decision_delta, "_shape_moved_only", lambda new, prev: None)
+    monkeypatch.setattr(chain_encoder, "make_patch", lambda base, new: None)
+    monkeypatch.setattr(chain_encoder, "encode_sections", lambda new, prev: None)
+    monkeypatch.setattr(chain_columns, "_table_op", lambda values: None)
+    monkeypatch.setattr(chain_encoder, "_unalign_changed", lambda align, new, prev: None)
+    monkeypatch.setattr(chain_encoder, "_shape_moved_only", lambda new, prev: None)
     monkeypatch.setattr(prompt_sent.PromptSentEncoder, "_joined", lambda self, wire: None)
     assert session_module.ChainEncoder is ChainEncoder
     run_id, path, live = await _record(tmp_path, 24)

@@ -1,0 +1,394 @@
+"""A chained decision's columns (``chain.rows.columns``): one column of row values as ops and back.
+
+A decision's rows (MessageDecision dumps) go column by column (:func:`columns`); each column is
+written against the previous decision's aligned values (:func:`~.align.aligned_base`) as a list of
+ops — copies, literals, runs, arithmetic runs, deltas of ints, value tables, four-decimal numbers —
+or masked on an earlier column's changes (``["m", ref, ops]``). :func:`encode_column` /
+:func:`decode_column` are the two directions; the op grammar is in the package docstring."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from itertools import repeat
+from operator import add, eq, is_, itemgetter, mul, sub, truediv
+from typing import Any
+
+from ._json import Row, _short, _size
+
+
+def columns(rows: Sequence[Row]) -> dict[str, list[Any]]:
+    """Rows to columns (every row has the same keys: they are MessageDecision dumps)."""
+    if not rows:
+        return {}
+    return {key: list(map(itemgetter(key), rows)) for key in rows[0]}
+
+
+_RUN = re.compile(b"\x01+")
+
+
+_MIN_RUN = 3
+_MIN_COPY = 3
+_Q = 10000
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<no aligned row>"
+
+
+NO_ROW: Any = _Missing()
+"""The aligned base value of a position that has no row in the previous decision."""
+
+
+def _ks(values: Sequence[Any]) -> list[int] | None:
+    """The ints k with ``value == k / 10000`` (0 <= k < 2**31), or None when a value is not one."""
+    # in C (maps): this runs over the relevance score of every history row on every call
+    if not values or set(map(type, values)) != {float}:
+        return None
+    ks = list(map(round, map(mul, values, repeat(float(_Q)))))
+    if min(ks) < 0 or max(ks) >= 1 << 31 or list(map(truediv, ks, repeat(_Q))) != list(values):
+        return None
+    return ks
+
+
+def _k_of(x: Any, where: str) -> int:
+    if type(x) is not float or not 0 <= x < 1 << 27:
+        raise ValueError(f"{where}: a \"qd\" op adds to a previous value that is not a four-decimal number")
+    k = round(x * _Q)
+    if abs(x * _Q - k) > 1e-6:
+        raise ValueError(f"{where}: a \"qd\" op adds to a previous value that is not a four-decimal number")
+    return k
+
+
+def _unpack_q(op: list[Any], base: list[Any] | None, pos: int, where: str) -> list[float]:
+    if len(op) != 2 or not isinstance(op[1], list) or not all(type(k) is int for k in op[1]):
+        raise ValueError(f"{where}: {_short(op)} is not [{op[0]!r}, [int, ...]]")
+    if op[0] == "q":
+        if any(k < 0 for k in op[1]):
+            raise ValueError(f"{where}: a \"q\" op holds a negative number")
+        return [k / _Q for k in op[1]]
+    n = len(op[1])
+    if base is None or pos + n > len(base):
+        raise ValueError(f"{where}: a \"qd\" op at {pos} has no previous values to add to")
+    piece = base[pos:pos + n]
+    # _k_of for every value, in C: this runs over every history row of every decision
+    if n and (set(map(type, piece)) != {float} or min(piece) < 0 or max(piece) >= 1 << 27):
+        _k_of(next(x for x in piece if type(x) is not float or not 0 <= x < 1 << 27), where)
+    scaled = list(map(mul, piece, repeat(float(_Q))))
+    ks = list(map(round, scaled))
+    if n and max(map(abs, map(sub, scaled, ks))) > 1e-6:
+        _k_of(next(x for x, k in zip(piece, ks, strict=True) if abs(x * _Q - k) > 1e-6), where)
+    out = list(map(truediv, map(add, ks, op[1]), repeat(_Q)))
+    if n and min(out) < 0:
+        raise ValueError(f"{where}: a \"qd\" op makes a negative number")
+    return out
+
+
+def _gap_ops(new: Sequence[Any], base: Sequence[Any], a: int, b: int, out: list[Any]) -> None:
+    """Ops for new[a:b] (no copy from the base here): runs where they pay, else literals."""
+    if b - a >= 8:
+        # runs of 8+ floats (relevance scores: dense and distinct) are packed, the rest goes below
+        floats = bytes(map(isinstance, new[a:b], repeat(float)))
+        based = bytes(map(isinstance, base[a:b], repeat(float)))
+        pos = a
+        for m in _FLOATS.finditer(floats):
+            seg = new[a + m.start():a + m.end()]
+            ks = _ks(seg) if len(set(seg)) > len(seg) // 2 else None
+            if ks is None:
+                continue
+            if a + m.start() > pos:
+                _plain_ops(new, base, pos, a + m.start(), out)
+            # within the run: against the previous values where they are numbers too, else as they are
+            cut = m.start()
+            for bm in _RUN.finditer(based, m.start(), m.end()):
+                if bm.start() > cut:
+                    out.append(["q", ks[cut - m.start():bm.start() - m.start()]])
+                mine = ks[bm.start() - m.start():bm.end() - m.start()]
+                bks = _ks(base[a + bm.start():a + bm.end()])
+                out.append(["qd", list(map(sub, mine, bks))] if bks is not None else ["q", mine])
+                cut = bm.end()
+            if m.end() > cut:
+                out.append(["q", ks[cut - m.start():]])
+            pos = a + m.end()
+        if pos < b:
+            _plain_ops(new, base, pos, b, out)
+        return
+    _plain_ops(new, base, a, b, out)
+
+
+_FLOATS = re.compile(b"\x01{8,}")
+
+
+def _plain_ops(new: Sequence[Any], base: Sequence[Any], a: int, b: int, out: list[Any]) -> None:
+    seg = new[a:b]
+    lit: list[Any] = []
+    i, n = 0, len(seg)
+    while i < n:
+        v = seg[i]
+        tv = type(v)
+        j = i + 1
+        while j < n and type(seg[j]) is tv and seg[j] == v:
+            j += 1
+        if j - i >= _MIN_RUN:
+            if lit:
+                out.append(_literal(lit))
+                lit = []
+            out.append(["r", j - i, v])
+            i = j
+            continue
+        if tv is int and i + 1 < n and type(seg[i + 1]) is int:
+            step = seg[i + 1] - v
+            j = i + 2
+            while j < n and type(seg[j]) is int and seg[j] - seg[j - 1] == step:
+                j += 1
+            if j - i >= _MIN_RUN:
+                if lit:
+                    out.append(_literal(lit))
+                    lit = []
+                out.append(["a", j - i, v, step])
+                i = j
+                continue
+            bv = base[a + i]
+            if type(bv) is int:
+                k = v - bv
+                j = i + 1
+                while j < n and type(seg[j]) is int and type(base[a + j]) is int and seg[j] - base[a + j] == k:
+                    j += 1
+                if j - i >= _MIN_RUN:
+                    if lit:
+                        out.append(_literal(lit))
+                        lit = []
+                    out.append(["d", j - i, k])
+                    i = j
+                    continue
+        lit.append(v)
+        i += 1
+    if lit:
+        out.append(_literal(lit))
+
+
+def _table_op(values: Sequence[Any]) -> list[Any] | None:
+    """``["k", table, [i, ...]]`` for a whole column of strings, booleans and nulls with few distinct
+    values (a keyframe's reasons, outcomes, flags: runs interleaved with single values cost more as
+    ops); None for any other column."""
+    kinds = set(map(type, values))
+    if not values or not kinds <= {str, bool, type(None)}:
+        return None
+    table = list(dict.fromkeys(values))
+    if len(table) > 64:
+        return None
+    where = {v: k for k, v in enumerate(table)}  # str, bool and None never hash equal to one another
+    return ["k", table, list(map(where.__getitem__, values))]
+
+
+def _literal(values: list[Any]) -> list[Any]:
+    """``["v", ...values]``, or ``["k", table, [index, ...]]`` for strings (and nulls) that repeat:
+    a keyframe's reasons and roles cost an index each, not their text."""
+    if len(values) >= 6 and all(type(v) is str or v is None for v in values):
+        table = list(dict.fromkeys(values))
+        if len(table) * 2 <= len(values):
+            where = {v: k for k, v in enumerate(table)}
+            return ["k", table, [where[v] for v in values]]
+    return ["v", *values]
+
+
+def _copied(ops: list[Any]) -> list[list[int]] | None:
+    """The ranges ``[start, end)`` a column's plain ops copy from the base (None for a masked column)."""
+    out: list[list[int]] = []
+    pos = 0
+    for op in ops:
+        if type(op) is int:
+            if op:
+                out.append([pos, pos + op])
+            pos += op
+            continue
+        kind = op[0]
+        if kind == "m":
+            return None
+        pos += (len(op) - 1 if kind == "v" else len(op[2]) if kind == "k" else len(op[1]) if kind in ("q", "qd")
+                else op[1])
+    return out
+
+
+def _complement(ranges: list[list[int]], count: int) -> list[int]:
+    """The positions of ``range(count)`` in none of ``ranges`` (sorted, disjoint)."""
+    out: list[int] = []
+    pos = 0
+    for a, b in ranges:
+        out.extend(range(pos, a))
+        pos = b
+    out.extend(range(pos, count))
+    return out
+
+
+def _encode_masked(cols: dict[str, list[Any]], bases: dict[str, list[Any]], count: int) -> dict[str, list[Any]]:
+    """Every column's ops; a column that changes only where an earlier one does (a recalled row changes
+    its outcome, reason, fidelity, position...) is written as ``[["m", that column, ops]]``: its values at
+    those positions only, the rest copied — when that is smaller."""
+    enc: dict[str, list[Any]] = {}
+    masks: list[tuple[str, list[int], bytes]] = []  # plain columns: name, changed positions, as flags
+    for key, new in cols.items():
+        base = bases[key]
+        ops = encode_column(new, base)
+        same = _same_flags(new, base)
+        for ref, positions, flags in sorted(masks, key=lambda m: len(m[1])):
+            # outside the mask every value must be its base's (then a copy): same | mask covers all
+            if (int.from_bytes(same, "little") | int.from_bytes(flags, "little")) != (1 << (8 * count)) // 255:
+                continue
+            pick = itemgetter(*positions) if len(positions) > 1 else None
+            sub_new = list(pick(new)) if pick else [new[i] for i in positions]
+            sub_base = list(pick(base)) if pick else [base[i] for i in positions]
+            masked = [["m", ref, encode_column(sub_new, sub_base)]]
+            if len(json.dumps(masked, separators=(",", ":"), default=str)) < \
+                    len(json.dumps(ops, separators=(",", ":"), default=str)):
+                ops = masked
+            break
+        enc[key] = ops
+        copied = _copied(ops)
+        if copied is not None and len(masks) < 6:
+            positions = _complement(copied, count)
+            if positions and len(positions) < count:
+                flags = bytearray(count)
+                for i in positions:
+                    flags[i] = 1
+                masks.append((key, positions, bytes(flags)))
+    return enc
+
+
+def _same_flags(new: Sequence[Any], base: Sequence[Any]) -> bytes:
+    """One byte per position: 1 where ``new`` equals ``base`` in value *and* type (``False == 0`` and
+    ``1 == 1.0`` are not copies: JSON tells them apart). Computed in C."""
+    values = bytes(map(eq, new, base))
+    kinds = set(map(type, new)) | set(map(type, base))
+    kinds.discard(type(None))
+    kinds.discard(_Missing)
+    if len(kinds) <= 1:  # one type (and None, which equals only None): equal values have equal types
+        return values
+    types = bytes(map(is_, map(type, new), map(type, base)))
+    return (int.from_bytes(values, "little") & int.from_bytes(types, "little")).to_bytes(len(values), "little")
+
+
+def encode_column(new: Sequence[Any], base: Sequence[Any] | None) -> list[Any]:
+    """The ops of one column (``base``: the previous decision's aligned values, :data:`NO_ROW` where
+    none; None for a keyframe). Copies are found in C (one byte per position and a regex)."""
+    out: list[Any] = []
+    if base is None:
+        _gap_ops(new, [NO_ROW] * len(new), 0, len(new), out)
+        table = _table_op(new)
+        return [table] if table is not None and _size(table) < _size(out) else out
+    flags = _same_flags(new, base)
+    pos = 0
+    for m in _RUN.finditer(flags):
+        s, e = m.start(), m.end()
+        if e - s < _MIN_COPY and e < len(new) and type(new[s]) is not str:
+            continue  # a short copy inside changed values costs more than the values (scores, flags)
+        if s - pos >= _MIN_RUN:
+            _gap_ops(new, base, pos, s, out)
+        elif s > pos:  # one or two changed values: no run to find
+            out.append(["v", *new[pos:s]])
+        out.append(e - s)
+        pos = e
+    if pos < len(new):
+        _gap_ops(new, base, pos, len(new), out)
+    return out
+
+
+def decode_column(ops: Any, base: list[Any] | None, count: int, where: str, holes: bytes | None = None
+                  ) -> tuple[list[Any], list[list[int]]]:
+    """One column's values from its ops, and the ranges ``[start, end)`` it copied from the base.
+
+    ``holes``: a byte per base position, 1 where the base has no aligned row (:data:`NO_ROW`) — what a
+    copy must not reach, checked with one ``memchr`` instead of comparing every value with NO_ROW."""
+    if not isinstance(ops, list):
+        raise ValueError(f"{where} is not a list of ops")
+    col: list[Any] = []
+    copied: list[list[int]] = []
+    for op in ops:
+        pos = len(col)
+        if type(op) is int:
+            if op < 0 or base is None or pos + op > len(base):
+                raise ValueError(f"{where}: a copy of {op} value(s) at {pos} has no previous rows to copy")
+            piece = base[pos:pos + op]
+            if (1 in holes[pos:pos + op]) if holes is not None else (NO_ROW in piece):
+                raise ValueError(f"{where}: a copy at {pos} reaches a row that has no aligned previous row")
+            col.extend(piece)
+            if copied and copied[-1][1] == pos:
+                copied[-1][1] = pos + op
+            elif op:
+                copied.append([pos, pos + op])
+            continue
+        if not isinstance(op, list) or not op or not isinstance(op[0], str):
+            raise ValueError(f"{where}: {_short(op)} is not an op")
+        kind = op[0]
+        if kind == "v":
+            col.extend(op[1:])
+        elif kind == "k":
+            if len(op) != 3 or not isinstance(op[1], list) or not isinstance(op[2], list) \
+                    or not all(type(k) is int and 0 <= k < len(op[1]) for k in op[2]):
+                raise ValueError(f"{where}: {_short(op)} is not [\"k\", [value, ...], [index, ...]]")
+            col.extend(map(op[1].__getitem__, op[2]))
+        elif kind in ("q", "qd"):
+            col.extend(_unpack_q(op, base, pos, where))
+        elif kind in ("r", "a", "d"):
+            want = {"r": 3, "a": 4, "d": 3}[kind]
+            if len(op) != want or type(op[1]) is not int or op[1] < 0 or pos + op[1] > count:
+                raise ValueError(f"{where}: {_short(op)} is not a valid {kind!r} op")
+            n = op[1]
+            if kind == "r":
+                col.extend([op[2]] * n)
+            elif kind == "a":
+                if type(op[2]) is not int or type(op[3]) is not int:
+                    raise ValueError(f"{where}: {_short(op)}: an arithmetic run needs int first and step")
+                col.extend(range(op[2], op[2] + op[3] * n, op[3]) if op[3] else [op[2]] * n)
+            else:
+                if type(op[2]) is not int or base is None or pos + n > len(base):
+                    raise ValueError(f"{where}: {_short(op)} has no previous ints to add to")
+                piece = base[pos:pos + n]
+                if piece and set(map(type, piece)) != {int}:  # in C: this runs over the rows after a change
+                    raise ValueError(f"{where}: {_short(op)} adds to previous values that are not ints")
+                col.extend(map(add, piece, repeat(op[2])))
+        else:
+            raise ValueError(f"{where}: unknown op {kind!r}")
+        if len(col) > count:
+            break
+    if len(col) != count:
+        raise ValueError(f"{where} resolves to {len(col)} values, expected {count}")
+    return col, copied
+
+
+def _decode_masked(op: list[Any], base: list[Any] | None, count: int, plain: dict[str, list[list[int]]],
+                   where: str, holes: bytes | None = None) -> tuple[list[Any], list[list[int]]]:
+    """``["m", ref, ops]``: the aligned previous values, except where the earlier column ``ref`` did not
+    copy — there the values ``ops`` decode to (against the previous values at those positions)."""
+    if len(op) != 3 or not isinstance(op[1], str) or op[1] not in plain:
+        raise ValueError(f"{where}: {_short(op)} is not [\"m\", an earlier column with plain ops, ops]")
+    copied = plain[op[1]]
+    positions = _complement(copied, count)
+    if base is None or len(base) != count:
+        raise ValueError(f"{where}: a masked column has no previous rows to copy")
+    sub, _ = decode_column(op[2], [base[i] for i in positions], len(positions), where)
+    col = list(base)
+    for i, v in zip(positions, sub, strict=True):
+        col[i] = v
+    # the base shows through where ``ref`` copied: no hole may be there
+    if any(1 in holes[a:b] for a, b in copied) if holes is not None else (NO_ROW in col):
+        raise ValueError(f"{where}: a masked column copies a row that has no aligned previous row")
+    return col, copied
+
+
+def _copied_checked(ops: Any, count: int, where: str) -> list[list[int]]:
+    """:func:`_copied` of a column not decoded (``decode_rows(only=...)``): the ranges it copies."""
+    try:
+        copied = _copied(ops) if isinstance(ops, list) else None
+        end = sum(op if type(op) is int else (len(op) - 1 if op[0] == "v" else len(op[2]) if op[0] == "k"
+                                                else len(op[1]) if op[0] in ("q", "qd") else int(op[1]))
+                  for op in ops)  # type: ignore[union-attr]
+    except (TypeError, IndexError, KeyError) as exc:
+        raise ValueError(f"{where}: its ops cannot be read ({exc})") from None
+    if copied is None or end != count:
+        raise ValueError(f"{where} resolves to {end} values, expected {count}")
+    return copied
