@@ -28,12 +28,14 @@ from pydantic import ValidationError
 from ..exceptions import CorruptTraceError, TraceError
 from ..messages import Message
 from ..schema.events import (
-    METADATA_MODELS,
+    EVENT_ADAPTER,
+    EVENT_MODELS,
     CognitivePrimitiveMetadata,
     MessageRecord,
     Record,
     RunStartMetadata,
     TurnEndMetadata,
+    read_event,
 )
 from ..schema.pins import PinChange
 from .decision_delta import ChainResolver
@@ -118,13 +120,38 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def first_problem(exc: ValidationError) -> str:
-    """A validation error in one line: how many problems, and the first with where it is."""
+def first_problem(exc: ValidationError, *, within: int = 0) -> str:
+    """A validation error in one line: how many problems, and the first with where it is. ``within``
+    leaves out the first parts of each location: 2 for an error of :data:`EVENT_ADAPTER` in the metadata
+    (``(event type, "metadata", ...)``), so it reads as the metadata model's own."""
     errors = exc.errors()
     if not errors:
         return str(exc).splitlines()[0]
     first = errors[0]
-    return f"{exc.error_count()} problem(s), first: {first['msg']} at {'.'.join(map(str, first['loc'])) or 'top level'}"
+    where = ".".join(map(str, first["loc"][within:])) or "top level"
+    return f"{exc.error_count()} problem(s), first: {first['msg']} at {where}"
+
+
+def parse_metadata(event_type: str, event_id: str, metadata: dict[str, Any]  # JSON edge: the metadata as written
+                   ) -> tuple[Record, ValidationError | None]:
+    """The metadata of an indexed line, parsed by the one parser (:data:`EVENT_ADAPTER`, strict) as the
+    line's typed event, and the error when it does not fit its model: the metadata is then read as
+    :func:`read_event` reads it (a field of the wrong type reads as unset).
+
+    Only the event type, id and metadata are handed to the parser: the envelope was checked already
+    (``_check``, whose problems are its own messages) and is not what this reports, so its errors'
+    locations are ``(event type, "metadata", ...)`` -- read with ``first_problem(exc, within=2)``. An
+    event type this version does not know has no typed event: its keys are kept on a plain
+    :class:`Record` (extra attributes)."""
+    if event_type not in EVENT_MODELS:
+        return Record.model_validate(metadata, strict=True), None
+    line = {"event_type": event_type, "event_id": event_id, "metadata": metadata}
+    try:
+        return EVENT_ADAPTER.validate_python(line, strict=True).metadata, None
+    except ValidationError as exc:
+        event = read_event(line)
+        assert event is not None  # a known event type: read_event always answers it
+        return event.metadata, exc
 
 
 def problems_of(idx: FileIndex) -> list[str]:
@@ -316,16 +343,13 @@ class FileIndexer:
             return
         meta: dict[str, Any] = obj.get("metadata") or {}
         etype: str = obj["event_type"]
-        model = METADATA_MODELS.get(etype, Record)
-        try:
-            typed = model.model_validate(meta, strict=True)
-        except ValidationError as exc:
-            problem = f"{etype} event {_short(obj['event_id'])}: {first_problem(exc)}"
+        typed, misfit = parse_metadata(etype, obj["event_id"], meta)
+        if misfit is not None:
+            problem = f"{etype} event {_short(obj['event_id'])}: {first_problem(misfit, within=2)}"
             if self.strict:
                 idx.lines -= 1
                 raise CorruptTraceError(str(idx.path), line_no, problem) from None
             idx.malformed.append(f"{idx.path}:{line_no}: {problem} (event kept; the field reads as unset)")
-            typed = model.read(meta)
         agent: str = obj.get("agent") or "main"
         turn = _as_int(obj.get("turn"))
         # an unknown event type keeps its keys as extra attributes: _as_int guards their type

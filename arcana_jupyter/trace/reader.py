@@ -32,7 +32,7 @@ from pydantic import BaseModel, Field, ValidationError
 from ..exceptions import TraceError
 from ..messages import Message, as_message
 from ..schema.decisions import BudgetSnapshot, ContextDecision, ContextReport
-from ..schema.events import ContextDecisionMetadata
+from ..schema.events import EVENT_ADAPTER, ContextDecisionEvent, ContextDecisionMetadata, Event, PromptSnapshotEvent
 from ..schema.pins import Pin, fold_pins
 from .decision_delta import ChainResolver, DecisionResolver, is_chained, resolve_decision
 from .events import TraceEvent
@@ -76,13 +76,35 @@ class RunInfo(BaseModel):
     warnings: int = 0
 
 
-__all__ = ["HISTORY_EVENTS", "SHARED_INDEXES", "DecisionRecord", "PinTimeline", "ReaderStats", "RunInfo",
-           "TRACE_DIR_SUFFIX", "TraceReader", "env_trace_dir", "notebook_trace_dir", "trace_dir_for_notebook"]
+__all__ = [
+    "HISTORY_EVENTS",
+    "SHARED_INDEXES",
+    "TRACE_DIR_SUFFIX",
+    "DecisionRecord",
+    "PinTimeline",
+    "ReaderStats",
+    "RunInfo",
+    "TraceReader",
+    "env_trace_dir",
+    "notebook_trace_dir",
+    "trace_dir_for_notebook",
+]
 
 
 def _within(turn: int | None, upto: int | None) -> bool:
     return upto is None or turn is None or turn <= upto
 
+
+
+def _parsed_for_replay(event: TraceEvent) -> Event:
+    """``event`` as its typed event, by the one parser (:data:`EVENT_ADAPTER`), as replay reads it: laxly
+    (as ``model_validate`` of its metadata always did) and raising :class:`ValidationError` when the
+    metadata does not fit -- replay reports that instead of reading a field as unset, which is why this
+    is not :meth:`TraceEvent.typed` (strict, and tolerant). Only the type, id and metadata are handed
+    over (the envelope was checked when indexed), so an error's location is ``(event type, "metadata",
+    ...)``: reported with ``first_problem(exc, within=2)``."""
+    return EVENT_ADAPTER.validate_python(
+        {"event_type": event.event_type, "event_id": event.event_id, "metadata": event.metadata})
 
 
 def _is_file(path: Path) -> bool:
@@ -522,12 +544,14 @@ class TraceReader:
         wanted += belonging("prompt_snapshot")[-1:] + belonging("llm_call")[:1]
         loaded = {e.event_type: e for e in self._load(idx, wanted)}
         try:
-            meta = ContextDecisionMetadata.model_validate(loaded["context_decision"].metadata)
+            parsed = _parsed_for_replay(loaded["context_decision"])
+            assert isinstance(parsed, ContextDecisionEvent)
+            meta = parsed.metadata
             if meta.decision is None or meta.decision.decisions is None:
                 raise ValueError("no decision recorded")
         except (ValidationError, ValueError) as exc:
             line = idx.entries[decisions[step]].line
-            why = first_problem(exc) if isinstance(exc, ValidationError) else str(exc)
+            why = first_problem(exc, within=2) if isinstance(exc, ValidationError) else str(exc)
             raise TraceError(
                 f"{idx.path}:{line}: context_decision of turn {turn} step {step} does not match the decision "
                 f"model ({why})"
@@ -539,12 +563,14 @@ class TraceReader:
         snapshot = None
         if "prompt_snapshot" in loaded:
             try:
-                snapshot = PromptSnapshot.model_validate(loaded["prompt_snapshot"].metadata)
+                parsed = _parsed_for_replay(loaded["prompt_snapshot"])
             except ValidationError as exc:
                 raise TraceError(
                     f"{idx.path}: prompt_snapshot of turn {turn} step {step} does not match the snapshot model "
-                    f"({first_problem(exc)})"
+                    f"({first_problem(exc, within=2)})"
                 ) from None
+            assert isinstance(parsed, PromptSnapshotEvent)
+            snapshot = parsed.metadata
             if budget is None and snapshot.budget_snapshot is not None:
                 budget = snapshot.budget_snapshot
         llm = loaded["llm_call"].metadata if "llm_call" in loaded else None
