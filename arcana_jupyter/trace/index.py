@@ -39,6 +39,7 @@ from ..schema.events import (
 )
 from ..schema.pins import PinChange
 from .decision_delta import ChainResolver
+from .prompt_sent import ResolvedPrompt
 
 HISTORY_EVENTS = ("user_message", "llm_call", "tool_call")
 _CHUNK = 1 << 20
@@ -58,6 +59,9 @@ class ReaderStats:
 
 
 class Entry(NamedTuple):
+    """One indexed event: where its line is (byte offset and length, line number) and the envelope and
+    metadata fields that find it."""
+
     offset: int
     length: int
     line: int
@@ -68,6 +72,14 @@ class Entry(NamedTuple):
     step: int | None
     hindex: int | None
     parent_id: str | None
+    ts: str
+
+
+class RunStartSeen(NamedTuple):
+    """What the index keeps of a run's first ``run_start``."""
+
+    model: str | None
+    provider: str | None
     ts: str
 
 
@@ -84,14 +96,14 @@ class FileIndex:
     by_type: dict[str, list[int]] = field(default_factory=dict)
     decision_at: dict[str, int] = field(default_factory=dict)  # context_decision event id -> entry (the first)
     prompt_at: dict[str, int] = field(default_factory=dict)  # prompt_sent event id -> entry (the first)
-    sent: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict)  # resolved prompt_sent (bounded)
+    sent: OrderedDict[str, ResolvedPrompt] = field(default_factory=OrderedDict)  # resolved prompt_sent (bounded)
     agents: dict[str, int] = field(default_factory=dict)
     history: dict[str, dict[int, int]] = field(default_factory=dict)
     history_dupes: list[str] = field(default_factory=list)
     pin_ops: dict[str, list[PinChange]] = field(default_factory=dict)
     pin_ops_unsorted: set[str] = field(default_factory=set)  # agents whose pin changes' turns ever go down
     run_id: str | None = None
-    run_start: dict[str, Any] | None = None
+    run_start: RunStartSeen | None = None  # the first run_start's
     system_prompts: dict[str, str | None] = field(default_factory=dict)  # per agent, from its first run_start
     run_end: bool = False
     first_ts: str | None = None
@@ -103,7 +115,8 @@ class FileIndex:
     tail_sig: bytes = b""  # the last bytes indexed: if they changed, the file was rewritten
     head_sig: bytes = b""  # the first bytes of the file: likewise
     chain: ChainResolver | None = None  # chained decisions (encoding 2) resolved for random reads
-    records: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)  # history message records
+    records: dict[str, dict[int, dict[str, Any]]] = field(  # JSON edge: history message records as written
+        default_factory=dict)
     messages: dict[str, dict[int, Message]] = field(default_factory=dict)  # ... validated on first use
 
 
@@ -341,7 +354,7 @@ class FileIndexer:
                 raise CorruptTraceError(str(idx.path), line_no, problem)
             idx.corrupt.append(f"{idx.path}:{line_no}: {problem} (line skipped)")
             return
-        meta: dict[str, Any] = obj.get("metadata") or {}
+        meta: dict[str, Any] = obj.get("metadata") or {}  # JSON edge: the metadata as written
         etype: str = obj["event_type"]
         typed, misfit = parse_metadata(etype, obj["event_id"], meta)
         if misfit is not None:
@@ -391,7 +404,7 @@ class FileIndexer:
             idx.messages.get(agent, {}).pop(hindex, None)
         if isinstance(typed, RunStartMetadata):
             if idx.run_start is None:
-                idx.run_start = {"model": typed.model, "provider": typed.provider, "_ts": ts}
+                idx.run_start = RunStartSeen(model=typed.model, provider=typed.provider, ts=ts)
             if agent not in idx.system_prompts:
                 idx.system_prompts[agent] = typed.system_prompt
                 if "system_prompt" in meta:
@@ -438,7 +451,7 @@ class FileIndexer:
                 self.stats.events_loaded += j - i
                 i = j
 
-    def parse_line(self, idx: FileIndex, position: int, raw: bytes) -> dict[str, Any]:
+    def parse_line(self, idx: FileIndex, position: int, raw: bytes) -> dict[str, Any]:  # JSON edge: a line
         """One line read by :meth:`raw_lines`, parsed (it was a valid object when indexed)."""
         try:
             obj = json.loads(raw)
@@ -451,13 +464,13 @@ class FileIndexer:
                              "(not an object); read it again")
         return obj
 
-    def read_raw(self, idx: FileIndex, positions: Sequence[int]) -> list[dict[str, Any]]:
+    def read_raw(self, idx: FileIndex, positions: Sequence[int]) -> list[dict[str, Any]]:  # JSON edge: lines
         """The parsed JSON objects of the given entries, in the order given (contiguous ranges merged)."""
         if not positions:
             return []
         entries = [idx.entries[p] for p in positions]
         order = sorted(range(len(entries)), key=lambda i: entries[i].offset)
-        out: list[dict[str, Any] | None] = [None] * len(entries)
+        out: list[dict[str, Any] | None] = [None] * len(entries)  # JSON edge: the lines as written
         with idx.real.open("rb") as fh:
             i = 0
             while i < len(order):
