@@ -33,7 +33,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from ..messages import Message, ToolSpec, as_message, canonical_json, request_digest
 
@@ -103,14 +103,14 @@ class PromptSentEncoder:
         self._prev_id: str | None = None
         self._prev_keys: list[str] = []
         self._prev_at: dict[str, int] = {}
-        self._prev_wire: list[dict[str, Any]] = []
+        self._prev_wire: list[dict[str, Any]] = []  # JSON edge: the previous prompt's wire messages
         self._chain = 0
         self._hist_keys: dict[str, int] = {}
         self._hist_seen: list[str] = []
         self._hist_text: dict[str, int] = {}
         """A history message's content -> its index (the last with that content): the parts of a joined message."""
         self._history: Sequence[Message] = ()
-        self._pending: tuple[list[str], bool, list[dict[str, Any]]] = ([], True, [])
+        self._pending: tuple[list[str], bool, list[dict[str, Any]]] = ([], True, [])  # JSON edge: wire messages
 
     def _history_index(self, history: Sequence[Message]) -> dict[str, int]:
         """content key -> history index (the last message with that key), kept up to date incrementally;
@@ -129,7 +129,7 @@ class PromptSentEncoder:
         return self._hist_keys
 
     def encode(self, *, step: int, digest: str | None, messages: Sequence[Message], history: Sequence[Message],
-               tokens: Sequence[int | None] | None = None) -> dict[str, Any]:
+               tokens: Sequence[int | None] | None = None) -> dict[str, Any]:  # JSON edge: the metadata written
         """The metadata of the ``prompt_sent`` event for ``messages`` (call :meth:`written` with its id)."""
         keys = [m.content_key() for m in messages]
         keyframe = self._prev_id is None or self._chain >= self.chain_max
@@ -140,7 +140,7 @@ class PromptSentEncoder:
                 keep += 1
         hist = self._history_index(history)
         seen = self._hist_seen
-        out: list[dict[str, Any]] = []
+        out: list[dict[str, Any]] = []  # JSON edge: the record's messages and references
         counts: list[int | None] = []
         run: list[Any] | None = None  # the open reference run: [kind, start, length]
         for i in range(keep, len(keys)):
@@ -167,14 +167,14 @@ class PromptSentEncoder:
                 counts.append(tokens[i])
         if run is not None:
             out.append({run[0]: run[1] if run[2] == 1 else [run[1], run[2]]})
-        meta: dict[str, Any] = {"step": step, "digest": digest, "prev": None if keyframe else self._prev_id,
-                                "keep": keep, "messages": out}
+        meta: dict[str, Any] = {  # JSON edge: the metadata written
+            "step": step, "digest": digest, "prev": None if keyframe else self._prev_id, "keep": keep, "messages": out}
         if tokens is not None:
             meta["tokens"] = counts
         self._pending = (keys, keyframe, [m.wire() for m in messages])
         return meta
 
-    def _inline(self, wire: dict[str, Any], i: int, keyframe: bool) -> dict[str, Any]:
+    def _inline(self, wire: dict[str, Any], i: int, keyframe: bool) -> dict[str, Any]:  # JSON edge: wire in, record out
         """A message that is neither in the history nor in the previous prompt: as history messages
         joined (the recalled messages merged into one, :meth:`_joined`), or as line edits of the previous
         prompt's message at its place (a section that changed a little: the checkpoint) when that is
@@ -194,7 +194,7 @@ class PromptSentEncoder:
         edit = {"e": [i, ops]}
         return edit if len(canonical_json(edit)) * 2 < len(canonical_json(wire)) else wire
 
-    def _joined(self, wire: dict[str, Any]) -> dict[str, Any] | None:
+    def _joined(self, wire: dict[str, Any]) -> dict[str, Any] | None:  # JSON edge: wire in, record out
         """``{"j": parts}`` for a message whose content is history messages' contents (and other text)
         joined with :data:`JOIN_SEPARATOR`, when that is smaller; None otherwise. The reader takes each
         history part from the recorded (redacted) transcript and the rest from this record (redacted by
@@ -236,13 +236,14 @@ class PromptSentEncoder:
 
 
 def standalone_prompt_sent(*, step: int, model: str, purpose: str, messages: Sequence[Message],
-                           tokens: Sequence[int | None] | None = None) -> dict[str, Any]:
+                           tokens: Sequence[int | None] | None = None) -> dict[str, Any]:  # JSON edge: metadata
     """The ``prompt_sent`` metadata of a call outside the turn's chain (the summariser's, ``step`` -1):
     a keyframe of its own, every message inline, that no other prompt continues — the agent's chain of
     turn prompts (:class:`PromptSentEncoder`) is left as it was. It has no ``context_decision``, so it
     names the ``model`` its request digest (no tools) is computed with."""
-    meta: dict[str, Any] = {"step": step, "digest": request_digest(messages, (), model), "prev": None, "keep": 0,
-                            "messages": [m.wire() for m in messages], "model": model, "purpose": purpose}
+    meta: dict[str, Any] = {  # JSON edge: the metadata written
+        "step": step, "digest": request_digest(messages, (), model), "prev": None, "keep": 0,
+        "messages": [m.wire() for m in messages], "model": model, "purpose": purpose}
     if tokens is not None:
         meta["tokens"] = list(tokens)
     return meta
@@ -258,8 +259,19 @@ def _run(value: Any) -> tuple[int, int] | None:
     return None
 
 
+class ResolvedPrompt(TypedDict):
+    """One ``prompt_sent`` record resolved (:func:`resolve_prompt_sent`): the prompt as the provider got it."""
+
+    messages: list[dict[str, Any]]  # JSON edge: wire messages (Message.wire())
+    tokens: list[int | None]
+    model: NotRequired[str]
+    """A standalone prompt (the summariser's) names the model its digest is computed with."""
+    digest: NotRequired[str | None]
+    """The request digest the record holds (set by the trace reader)."""
+
+
 def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | None,
-                        history: Callable[[int], Mapping[str, Any] | None]) -> dict[str, Any]:
+                        history: Callable[[int], Mapping[str, Any] | None]) -> ResolvedPrompt:
     """The full prompt of one ``prompt_sent`` record: ``{"messages": [wire...], "tokens": [...]}``.
 
     ``previous`` is the resolved previous prompt (required when ``meta["prev"]`` is set), ``history(i)``
@@ -268,7 +280,8 @@ def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | N
     keep = meta.get("keep") or 0
     if not isinstance(keep, int) or isinstance(keep, bool) or keep < 0:
         raise ValueError(f"keep must be a non-negative integer, not {keep!r}")
-    prev_msgs: list[dict[str, Any]] = list(previous["messages"]) if previous is not None else []
+    prev_msgs: list[dict[str, Any]] = (  # JSON edge: wire messages
+        list(previous["messages"]) if previous is not None else [])
     prev_tokens: list[Any] = list(previous.get("tokens") or []) if previous is not None else []
     prev_tokens += [None] * (len(prev_msgs) - len(prev_tokens))
     if meta.get("prev") is not None and previous is None:
@@ -329,19 +342,20 @@ def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | N
     if isinstance(toks, list) and len(toks) == len(own):
         for position, t in zip(own, toks, strict=True):
             tokens[position] = t if isinstance(t, int) and not isinstance(t, bool) else None
-    out: dict[str, Any] = {"messages": msgs, "tokens": tokens}
+    out: ResolvedPrompt = {"messages": msgs, "tokens": tokens}
     if isinstance(meta.get("model"), str):  # a standalone prompt (the summariser's): its digest's model
         out["model"] = meta["model"]
     return out
 
 
-def _joined_message(parts: Any, history: Callable[[int], Mapping[str, Any] | None], where: str) -> dict[str, Any]:
+def _joined_message(parts: Any, history: Callable[[int], Mapping[str, Any] | None],
+                    where: str) -> dict[str, Any]:  # JSON edge: a wire message
     """A ``{"j": parts}`` message: the parts' texts joined with :data:`JOIN_SEPARATOR`, the other fields
     those of the first history message referred to."""
     if not isinstance(parts, list) or not parts:
         raise ValueError(f"{where}: the joined message {str(parts)[:80]} is not a list of parts")
     texts: list[str] = []
-    first: dict[str, Any] | None = None
+    first: dict[str, Any] | None = None  # JSON edge: a wire message
     for part in parts:
         if isinstance(part, str):
             texts.append(part)
@@ -361,7 +375,7 @@ def _joined_message(parts: Any, history: Callable[[int], Mapping[str, Any] | Non
     return {**first, "content": JOIN_SEPARATOR.join(texts)}
 
 
-def wire_of_record(record: Mapping[str, Any]) -> dict[str, Any]:
+def wire_of_record(record: Mapping[str, Any]) -> dict[str, Any]:  # JSON edge: a wire message
     """A recorded history message (``Message.record()``) as it was sent (``Message.wire()``)."""
     data = dict(record)
     if data.get("content") is None:

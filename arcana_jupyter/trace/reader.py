@@ -1,10 +1,12 @@
-"""Reading traces: runs, turns, events, prompt replays, the transcript and active pins.
+"""Reading traces: the questions asked of a trace folder -- runs, turns, events, decision records,
+prompt replays and prompts as sent, the transcript and active pins.
 
 ``TraceReader(trace_dir)`` reads every ``<run_id>.jsonl`` in ``trace_dir`` (or one ``.jsonl``
-file passed directly). Each file is indexed once: every line is parsed and checked, and the index
-keeps, per event, its byte offset and length plus the few envelope fields needed to find it
-(type, agent, turn, step, history index), the pin/unpin calls, and the message records of the
-transcript (so :meth:`TraceReader.history` reads nothing). Later questions read only the byte
+file passed directly). Each file is indexed once (trace/index.py: every line parsed and checked,
+and per event its byte offset and length plus the few envelope fields needed to find it -- type,
+agent, turn, step, history index --, the pin/unpin calls, and the message records of the
+transcript, so :meth:`TraceReader.history` reads nothing; the prompt questions -- replay_prompt,
+prompt_sent, prompts_sent -- are answered in trace/prompt_queries.py). Later questions read only the byte
 ranges they need, and a file that grew since it was indexed (cached by ``(size, mtime)``; its
 first and last indexed bytes checked) is read from where the index stopped — reading turn N of a
 long run never rescans the file. :attr:`TraceReader.stats`
@@ -20,40 +22,22 @@ problem``.
 from __future__ import annotations
 
 import bisect
-import json
 import os
 import stat
-import threading
-from collections import OrderedDict
 from collections.abc import Container, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
-from ..exceptions import CorruptTraceError, TraceError
+from ..exceptions import TraceError
 from ..messages import Message, as_message
-from ..schema.decisions import BudgetSnapshot, ContextDecision, ContextReport
-from ..schema.events import (
-    METADATA_MODELS,
-    CognitivePrimitiveMetadata,
-    ContextDecisionMetadata,
-    MessageRecord,
-    Record,
-    RunStartMetadata,
-    TurnEndMetadata,
-)
-from ..schema.pins import Pin, PinChange, fold_pins
+from ..schema.pins import Pin, fold_pins
+from . import prompt_queries
 from .decision_delta import ChainResolver, DecisionResolver, is_chained, resolve_decision
 from .events import TraceEvent
-from .prompt_sent import masked_count, prompt_digest, resolve_prompt_sent
-from .recorded_prompt import PromptReplay, PromptSnapshot, SentPrompt
-
-HISTORY_EVENTS = ("user_message", "llm_call", "tool_call")
-_CHUNK = 1 << 20
-SHARED_INDEXES = 64
-"""How many file indexes the process-wide cache keeps (least recently used dropped first)."""
+from .index import HISTORY_EVENTS, SHARED_INDEXES, FileIndex, FileIndexer, ReaderStats, problems_of
+from .recorded_prompt import PromptReplay, SentPrompt
 
 
 class DecisionRecord(NamedTuple):
@@ -65,7 +49,7 @@ class DecisionRecord(NamedTuple):
     position: int
     """The entry number in its file (pin changes recorded before it have a lower ``position``)."""
     line: int
-    metadata: dict[str, Any]
+    metadata: dict[str, Any]  # JSON edge: the decision's metadata as written (rows resolved)
     partial: bool = False
     """``decision.decisions`` holds only the columns asked for (``decision_records(only=...)``): a chained
     decision read on the frames' fast path. :meth:`TraceReader.decision_of` reads its full rows."""
@@ -91,81 +75,24 @@ class RunInfo(BaseModel):
     warnings: int = 0
 
 
-@dataclass
-class ReaderStats:
-    """What the reader did, for tests and benchmarks."""
-
-    bytes_read: int = 0
-    lines_parsed: int = 0
-    events_loaded: int = 0
-    index_builds: int = 0
-    """Times a file was indexed from its first byte."""
-
-
-class _Entry(NamedTuple):
-    offset: int
-    length: int
-    line: int
-    event_type: str
-    turn: int | None
-    agent: str
-    event_id: str
-    step: int | None
-    hindex: int | None
-    parent_id: str | None
-    ts: str
-
-
-@dataclass
-class _FileIndex:
-    path: Path  # as first named (for messages)
-    real: Path  # absolute (for reading: the working directory may change)
-    stat_key: tuple[int, int] = (-1, -1)
-    size: int = 0  # bytes consumed (end of the last complete line)
-    lines: int = 0  # lines consumed
-    entries: list[_Entry] = field(default_factory=list)
-    by_turn: dict[tuple[str, int], list[int]] = field(default_factory=dict)
-    turn_agents: dict[int, set[str]] = field(default_factory=dict)
-    by_type: dict[str, list[int]] = field(default_factory=dict)
-    decision_at: dict[str, int] = field(default_factory=dict)  # context_decision event id -> entry (the first)
-    prompt_at: dict[str, int] = field(default_factory=dict)  # prompt_sent event id -> entry (the first)
-    sent: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict)  # resolved prompt_sent (bounded)
-    agents: dict[str, int] = field(default_factory=dict)
-    history: dict[str, dict[int, int]] = field(default_factory=dict)
-    history_dupes: list[str] = field(default_factory=list)
-    pin_ops: dict[str, list[PinChange]] = field(default_factory=dict)
-    pin_ops_unsorted: set[str] = field(default_factory=set)  # agents whose pin changes' turns ever go down
-    run_id: str | None = None
-    run_start: dict[str, Any] | None = None
-    system_prompts: dict[str, str | None] = field(default_factory=dict)  # per agent, from its first run_start
-    run_end: bool = False
-    first_ts: str | None = None
-    last_ts: str | None = None
-    errors: int = 0
-    corrupt: list[str] = field(default_factory=list)
-    malformed: list[str] = field(default_factory=list)  # valid lines whose metadata does not fit its model
-    torn: str | None = None
-    tail_sig: bytes = b""  # the last bytes indexed: if they changed, the file was rewritten
-    head_sig: bytes = b""  # the first bytes of the file: likewise
-    chain: ChainResolver | None = None  # chained decisions (encoding 2) resolved for random reads
-    records: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)  # history message records
-    messages: dict[str, dict[int, Message]] = field(default_factory=dict)  # ... validated on first use
-
-
-_SHARED_CACHE: OrderedDict[tuple[Path, bool], _FileIndex] = OrderedDict()
-_SHARED_LOCK = threading.RLock()
+__all__ = [
+    "HISTORY_EVENTS",
+    "SHARED_INDEXES",
+    "TRACE_DIR_SUFFIX",
+    "DecisionRecord",
+    "PinTimeline",
+    "ReaderStats",
+    "RunInfo",
+    "TraceReader",
+    "env_trace_dir",
+    "notebook_trace_dir",
+    "trace_dir_for_notebook",
+]
 
 
 def _within(turn: int | None, upto: int | None) -> bool:
     return upto is None or turn is None or turn <= upto
 
-
-def _as_int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _as_str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def _is_file(path: Path) -> bool:
@@ -174,19 +101,6 @@ def _is_file(path: Path) -> bool:
         return path.is_file()
     except (OSError, ValueError):
         return False
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _first_problem(exc: ValidationError) -> str:
-    errors = exc.errors()
-    if not errors:
-        return str(exc).splitlines()[0]
-    first = errors[0]
-    return f"{exc.error_count()} problem(s), first: {first['msg']} at {'.'.join(map(str, first['loc'])) or 'top level'}"
 
 
 class TraceReader:
@@ -204,23 +118,32 @@ class TraceReader:
     def __init__(self, trace_dir: Path | str, *, strict: bool = False, shared: bool = True,
                  follow_symlinks: bool = False) -> None:
         self.trace_dir = Path(trace_dir)
-        self.strict = strict
+        self._files_index = FileIndexer(strict=strict, shared=shared, stats=ReaderStats())
         self.follow_symlinks = follow_symlinks
         """Read a ``*.jsonl`` in the folder that is a symbolic link to a file outside it (default: refused,
         listed in :attr:`warnings`; a crafted folder cannot make the reader open other files)."""
         self._refused: dict[str, str] = {}
-        self.stats = ReaderStats()
-        self._indexes: OrderedDict[tuple[Path, bool], _FileIndex]
-        if shared:
-            self._indexes = _SHARED_CACHE
-            self._lock = _SHARED_LOCK
-        else:
-            self._indexes = OrderedDict()
-            self._lock = threading.RLock()
-        self._seen: set[tuple[Path, bool]] = set()
+        self._lock = self._files_index.lock
         self._counter: Any = None
         self._listing: tuple[tuple[int, int], dict[str, Path]] | None = None
-        self._resolved: dict[Path, Path] = {}
+
+    @property
+    def strict(self) -> bool:
+        """A corrupt line raises instead of being listed in :attr:`warnings` (and a history hole raises)."""
+        return self._files_index.strict
+
+    @strict.setter
+    def strict(self, value: bool) -> None:
+        self._files_index.strict = value
+
+    @property
+    def stats(self) -> ReaderStats:
+        """What the reader did (bytes read, lines parsed, events loaded, index builds)."""
+        return self._files_index.stats
+
+    @stats.setter
+    def stats(self, value: ReaderStats) -> None:
+        self._files_index.stats = value
 
     # -- runs -------------------------------------------------------------------------------------
 
@@ -298,15 +221,15 @@ class TraceReader:
         path = self.path_for(run_id)
         return self._run_info(self._run_id_of(path), self._index_path(path))
 
-    def _run_info(self, run_id: str, idx: _FileIndex) -> RunInfo:
+    def _run_info(self, run_id: str, idx: FileIndex) -> RunInfo:
         turns = {t for (_, t) in idx.by_turn if t >= 1}  # turn 0: what the user did before the first turn
         status = "complete" if idx.run_end else ("open" if idx.entries else "empty")
         return RunInfo(
             run_id=run_id,
             path=str(idx.path),
-            started=(idx.run_start or {}).get("_ts") or idx.first_ts,
+            started=(idx.run_start.ts if idx.run_start else None) or idx.first_ts,
             ended=idx.last_ts if idx.run_end else None,
-            model=(idx.run_start or {}).get("model"),
+            model=idx.run_start.model if idx.run_start else None,
             turns=len(turns),
             agents=sorted(idx.agents),
             status=status,
@@ -323,317 +246,33 @@ class TraceReader:
     @property
     def warnings(self) -> list[str]:
         """Problems found so far in every indexed file: corrupt lines, a torn last line, history gaps."""
-        out: list[str] = list(self._refused.values())
-        with self._lock:
-            for key in sorted(self._seen, key=str):
-                idx = self._indexes.get(key)
-                if idx is None:
-                    continue
-                out.extend(idx.corrupt)
-                out.extend(idx.malformed)
-                out.extend(idx.history_dupes)
-                if idx.torn:
-                    out.append(idx.torn)
-        return out
+        return [*self._refused.values(), *self._files_index.problems()]
 
     def warnings_for(self, run_id: str) -> list[str]:
         idx = self._index(run_id)
-        return [*idx.corrupt, *idx.malformed, *idx.history_dupes, *([idx.torn] if idx.torn else [])]
+        return problems_of(idx)
 
     # -- indexing ---------------------------------------------------------------------------------
 
-    def _index(self, run_id: str) -> _FileIndex:
-        return self._index_path(self.path_for(run_id))
+    def _index(self, run_id: str) -> FileIndex:
+        return self._files_index.index(self.path_for(run_id))
 
-    def _index_path(self, path: Path) -> _FileIndex:
-        with self._lock:
-            real = self._resolved.get(path)
-            if real is None:
-                real = self._resolved[path] = path.resolve()
-            cache_key = (real, self.strict)
-            self._seen.add(cache_key)
-            idx = self._indexes.get(cache_key)
-            if idx is not None:
-                self._indexes.move_to_end(cache_key)
-            try:
-                st = path.stat()
-            except FileNotFoundError as exc:
-                raise TraceError(f"trace file {path} disappeared; list the runs again (`arcana trace list`)") from exc
-            key = (st.st_size, st.st_mtime_ns)
-            if idx is not None and idx.stat_key == key:
-                return idx
-            if idx is None or not self._is_append(idx, path, st.st_size):
-                idx = _FileIndex(path=path, real=real)
-                self._indexes[cache_key] = idx
-                while len(self._indexes) > SHARED_INDEXES:
-                    self._indexes.popitem(last=False)
-                self.stats.index_builds += 1
-            self._extend(idx, st.st_size)
-            idx.stat_key = key
-            return idx
+    def _index_path(self, path: Path) -> FileIndex:
+        return self._files_index.index(path)
 
-    def _is_append(self, idx: _FileIndex, path: Path, size: int) -> bool:
-        """True when the file only grew since ``idx`` was built (so reading on from there is right)."""
-        if size < idx.size:
-            return False
-        if idx.size == 0:
-            return True
-        if size == idx.stat_key[0] and idx.torn is None:
-            return False  # same size, new mtime: rewritten in place
-        with idx.real.open("rb") as fh:
-            head = fh.read(len(idx.head_sig))
-            fh.seek(idx.size - len(idx.tail_sig))
-            tail = fh.read(len(idx.tail_sig))
-            self.stats.bytes_read += len(head) + len(tail)
-            return head == idx.head_sig and tail == idx.tail_sig
-
-    def _extend(self, idx: _FileIndex, size: int) -> None:
-        idx.torn = None
-        if size <= idx.size:
-            return
-        with idx.real.open("rb") as fh:
-            fh.seek(idx.size)
-            pending = b""
-            offset = idx.size
-            remaining = size - idx.size
-            while remaining > 0:
-                chunk = fh.read(min(_CHUNK, remaining))
-                if not chunk:
-                    break
-                remaining -= len(chunk)
-                self.stats.bytes_read += len(chunk)
-                data = pending + chunk if pending else chunk
-                start = 0
-                while True:
-                    nl = data.find(b"\n", start)
-                    if nl < 0:
-                        break
-                    self._add_line(idx, data[start:nl], offset + start)
-                    start = nl + 1
-                    idx.size = offset + start
-                pending = data[start:]
-                offset += start
-        if pending:
-            self._tail(idx, pending, offset)
-        if idx.size > 0:
-            with idx.real.open("rb") as fh:
-                if not idx.head_sig:
-                    idx.head_sig = fh.read(min(32, idx.size))
-                    self.stats.bytes_read += len(idx.head_sig)
-                fh.seek(max(0, idx.size - 32))
-                idx.tail_sig = fh.read(idx.size - max(0, idx.size - 32))
-                self.stats.bytes_read += len(idx.tail_sig)
-
-    def _tail(self, idx: _FileIndex, raw: bytes, offset: int) -> None:
-        """The last line has no newline yet: index it if it is a whole event, else report it torn."""
-        line_no = idx.lines + 1
-        try:
-            obj = json.loads(raw)
-            self.stats.lines_parsed += 1
-            problem = self._check(obj)
-        except ValueError:
-            problem = "incomplete JSON"
-        if problem is None:
-            self._add_line(idx, raw, offset)
-            idx.size = offset + len(raw)
-            return
-        idx.torn = (
-            f"{idx.path}:{line_no}: torn last line ({len(raw)} bytes, {problem}) ignored; "
-            f"the {len(idx.entries)} events before it are intact"
-        )
-
-    @staticmethod
-    def _check(obj: Any) -> str | None:
-        if not isinstance(obj, dict):
-            return f"not a JSON object but {type(obj).__name__}"
-        if not isinstance(obj.get("event_type"), str):
-            return "no 'event_type'"
-        if not isinstance(obj.get("event_id"), str):
-            return "no 'event_id'"
-        if "metadata" in obj and not isinstance(obj["metadata"], dict):
-            return "'metadata' is not an object"
-        turn = obj.get("turn")
-        if turn is not None and _as_int(turn) is None:
-            return f"'turn' is {turn!r}, not an integer"
-        agent = obj.get("agent", "main")
-        if not isinstance(agent, str):
-            return f"'agent' is {agent!r}, not a string"
-        for name in ("run_id", "ts", "parent_id"):
-            value = obj.get(name)
-            if value is not None and not isinstance(value, str):
-                return f"'{name}' is {_short(value)}, not a string"
-        version = obj.get("v", 1)
-        if _as_int(version) is None:
-            return f"'v' is {_short(version)}, not an integer"
-        return None
-
-    def _add_line(self, idx: _FileIndex, raw: bytes, offset: int) -> None:
-        idx.lines += 1
-        line_no = idx.lines
-        if not raw.strip():
-            return
-        try:
-            obj = json.loads(raw)
-            self.stats.lines_parsed += 1
-            problem = self._check(obj)
-        except ValueError as exc:
-            problem = f"invalid JSON ({exc})"
-        if problem is None and idx.run_id is not None and isinstance(obj.get("run_id"), str) \
-                and obj["run_id"] != idx.run_id:
-            problem = f"an event of another run ({_short(obj['run_id'])}) in the file of run {idx.run_id}"
-        if problem is not None:
-            if self.strict:
-                idx.lines -= 1
-                raise CorruptTraceError(str(idx.path), line_no, problem)
-            idx.corrupt.append(f"{idx.path}:{line_no}: {problem} (line skipped)")
-            return
-        meta: dict[str, Any] = obj.get("metadata") or {}
-        etype: str = obj["event_type"]
-        model = METADATA_MODELS.get(etype, Record)
-        try:
-            typed = model.model_validate(meta, strict=True)
-        except ValidationError as exc:
-            problem = f"{etype} event {_short(obj['event_id'])}: {_first_problem(exc)}"
-            if self.strict:
-                idx.lines -= 1
-                raise CorruptTraceError(str(idx.path), line_no, problem) from None
-            idx.malformed.append(f"{idx.path}:{line_no}: {problem} (event kept; the field reads as unset)")
-            typed = model.read(meta)
-        agent: str = obj.get("agent") or "main"
-        turn = _as_int(obj.get("turn"))
-        # an unknown event type keeps its keys as extra attributes: _as_int guards their type
-        step = _as_int(getattr(typed, "step", None))
-        message = getattr(typed, "message", None) if etype in HISTORY_EVENTS else None
-        hindex = _as_int(getattr(typed, "history_index", None)) if etype in HISTORY_EVENTS else None
-        ts = str(obj.get("ts") or "")
-        position = len(idx.entries)
-        entry = _Entry(offset, len(raw), line_no, etype, turn, agent, obj["event_id"], step, hindex,
-                       obj.get("parent_id"), ts)
-        idx.entries.append(entry)
-        idx.by_type.setdefault(etype, []).append(position)
-        if etype == "context_decision":
-            idx.decision_at.setdefault(obj["event_id"], position)
-        elif etype == "prompt_sent":
-            idx.prompt_at.setdefault(obj["event_id"], position)
-        idx.agents[agent] = idx.agents.get(agent, 0) + 1
-        if turn is not None:
-            idx.by_turn.setdefault((agent, turn), []).append(position)
-            idx.turn_agents.setdefault(turn, set()).add(agent)
-        if idx.run_id is None and isinstance(obj.get("run_id"), str):
-            idx.run_id = obj["run_id"]
-        if idx.first_ts is None:
-            idx.first_ts = ts
-        idx.last_ts = ts
-        if hindex is not None and isinstance(message, MessageRecord):
-            slots = idx.history.setdefault(agent, {})
-            if hindex in slots:
-                prev = idx.entries[slots[hindex]]
-                idx.history_dupes.append(
-                    f"{idx.path}:{line_no}: history_index {hindex} of agent {agent} recorded again "
-                    f"(first at line {prev.line}); the later message is used"
-                )
-            slots[hindex] = position
-            record = dict(meta["message"])  # the record as written: as_message() reads it back losslessly
-            if record.get("turn") is None and turn is not None:
-                record["turn"] = turn
-            idx.records.setdefault(agent, {})[hindex] = record
-            idx.messages.get(agent, {}).pop(hindex, None)
-        if isinstance(typed, RunStartMetadata):
-            if idx.run_start is None:
-                idx.run_start = {"model": typed.model, "provider": typed.provider, "_ts": ts}
-            if agent not in idx.system_prompts:
-                idx.system_prompts[agent] = typed.system_prompt
-                if "system_prompt" in meta:
-                    idx.messages.get(agent, {}).pop(0, None)
-        elif etype == "run_end":
-            idx.run_end = True
-        elif etype == "error" or (isinstance(typed, TurnEndMetadata) and typed.status == "error"):
-            idx.errors += 1
-        elif isinstance(typed, CognitivePrimitiveMetadata):
-            change = typed.pin_change(turn=turn, position=position, event_id=obj["event_id"])
-            if change is not None:
-                ops = idx.pin_ops.setdefault(agent, [])
-                if change.turn is None or (ops and (ops[-1].turn is None or ops[-1].turn > change.turn)):
-                    idx.pin_ops_unsorted.add(agent)
-                ops.append(change)
-
-    # -- loading events ---------------------------------------------------------------------------
-
-    def _raw_lines(self, idx: _FileIndex, positions: Sequence[int], *, span: int = 1 << 20
+    def _raw_lines(self, idx: FileIndex, positions: Sequence[int], *, span: int = 1 << 20
                    ) -> Iterator[tuple[int, bytes]]:
-        """``(position, line)`` of the given entries, in file order, unparsed: read in spans of about
-        ``span`` bytes (entries close together read at once), so a caller parses one line at a time and
-        holds no more than that of the file."""
-        entries = idx.entries
-        ordered = sorted(positions, key=lambda p: entries[p].offset)
-        with idx.real.open("rb") as fh:
-            i = 0
-            while i < len(ordered):
-                first = entries[ordered[i]]
-                start, end = first.offset, first.offset + first.length
-                j = i + 1
-                while j < len(ordered):
-                    e = entries[ordered[j]]
-                    if e.offset - end > 4096 or e.offset + e.length - start > span:
-                        break
-                    end = max(end, e.offset + e.length)
-                    j += 1
-                fh.seek(start)
-                blob = fh.read(end - start)
-                self.stats.bytes_read += len(blob)
-                for k in range(i, j):
-                    e = entries[ordered[k]]
-                    yield ordered[k], blob[e.offset - start:e.offset - start + e.length]
-                self.stats.events_loaded += j - i
-                i = j
+        """:meth:`FileIndexer.raw_lines <.index.FileIndexer.raw_lines>` (the frame builder's reads)."""
+        return self._files_index.raw_lines(idx, positions, span=span)
 
-    def _parse_line(self, idx: _FileIndex, position: int, raw: bytes) -> dict[str, Any]:
-        """One line read by :meth:`_raw_lines`, parsed (it was a valid object when indexed)."""
-        try:
-            obj = json.loads(raw)
-        except ValueError as exc:
-            raise TraceError(f"{idx.path}:{idx.entries[position].line}: the file changed under the reader ({exc}); "
-                             "read it again") from exc
-        self.stats.lines_parsed += 1
-        if not isinstance(obj, dict):
-            raise TraceError(f"{idx.path}:{idx.entries[position].line}: the file changed under the reader "
-                             "(not an object); read it again")
-        return obj
+    def _parse_line(self, idx: FileIndex, position: int, raw: bytes) -> dict[str, Any]:  # JSON edge: a line as written
+        return self._files_index.parse_line(idx, position, raw)
 
-    def _read_raw(self, idx: _FileIndex, positions: Sequence[int]) -> list[dict[str, Any]]:
-        """The parsed JSON objects of the given entries, in the order given (contiguous ranges merged)."""
-        if not positions:
-            return []
-        entries = [idx.entries[p] for p in positions]
-        order = sorted(range(len(entries)), key=lambda i: entries[i].offset)
-        out: list[dict[str, Any] | None] = [None] * len(entries)
-        with idx.real.open("rb") as fh:
-            i = 0
-            while i < len(order):
-                first = entries[order[i]]
-                span_start, span_end = first.offset, first.offset + first.length
-                j = i + 1
-                while j < len(order) and entries[order[j]].offset - span_end <= 4096:
-                    span_end = max(span_end, entries[order[j]].offset + entries[order[j]].length)
-                    j += 1
-                fh.seek(span_start)
-                blob = fh.read(span_end - span_start)
-                self.stats.bytes_read += len(blob)
-                for k in range(i, j):
-                    e = entries[order[k]]
-                    raw = blob[e.offset - span_start : e.offset - span_start + e.length]
-                    try:
-                        out[order[k]] = json.loads(raw)
-                    except ValueError as exc:
-                        raise TraceError(
-                            f"{idx.path}:{e.line}: the file changed under the reader ({exc}); read it again"
-                        ) from exc
-                    self.stats.lines_parsed += 1
-                i = j
-        self.stats.events_loaded += len(entries)
-        return [o for o in out if o is not None]
+    def _read_raw(self, idx: FileIndex, positions: Sequence[int]
+                  ) -> list[dict[str, Any]]:  # JSON edge: the lines as written
+        return self._files_index.read_raw(idx, positions)
 
-    def _load(self, idx: _FileIndex, positions: Sequence[int]) -> list[TraceEvent]:
+    def _load(self, idx: FileIndex, positions: Sequence[int]) -> list[TraceEvent]:
         events = []
         for obj in self._read_raw(idx, positions):
             obj.setdefault("agent", "main")
@@ -648,7 +287,7 @@ class TraceReader:
             events.append(TraceEvent.model_validate(obj))
         return events
 
-    def _resolve_chained(self, idx: _FileIndex, obj: dict[str, Any]) -> dict[str, Any]:
+    def _resolve_chained(self, idx: FileIndex, obj: dict[str, Any]) -> dict[str, Any]:  # JSON edge: line, metadata
         """The full metadata of a chained decision (encoding 2, trace/decision_delta.py): rows of its
         own (the resolver's cache is shared by later reads)."""
         with self._lock:
@@ -662,7 +301,7 @@ class TraceReader:
         decision = meta["decision"]
         return {**meta, "decision": {**decision, "decisions": [dict(r) for r in decision["decisions"]]}}
 
-    def _metadata_of(self, idx: _FileIndex, event_id: str) -> dict[str, Any] | None:
+    def _metadata_of(self, idx: FileIndex, event_id: str) -> dict[str, Any] | None:  # JSON edge: as written
         """The recorded metadata of the context_decision ``event_id`` (as written)."""
         p = idx.decision_at.get(event_id)
         if p is None:
@@ -671,7 +310,7 @@ class TraceReader:
         found = raw[0].get("metadata") if raw else None
         return found if isinstance(found, dict) else None
 
-    def _resolve_delta(self, idx: _FileIndex, obj: dict[str, Any]) -> None:
+    def _resolve_delta(self, idx: FileIndex, obj: dict[str, Any]) -> None:  # JSON edge: a line as written
         """Replace a decision delta (trace/decision_delta.py) by the full decision list, in place."""
         # works on the raw JSON lines (this one and its base), resolving the delta in place before anyone reads it
         decision = (obj.get("metadata") or {}).get("decision")
@@ -684,7 +323,7 @@ class TraceReader:
             raise TraceError(f"{idx.path}: event {obj.get('event_id')}: the decision delta cannot be resolved "
                              f"({type(exc).__name__}: {exc})") from None
 
-    def _decision_of(self, idx: _FileIndex, event_id: str) -> dict[str, Any] | None:
+    def _decision_of(self, idx: FileIndex, event_id: str) -> dict[str, Any] | None:  # JSON edge: as written
         """The recorded ``decision`` of the context_decision ``event_id`` (as written: maybe a delta)."""
         p = idx.decision_at.get(event_id)
         if p is None:
@@ -761,7 +400,7 @@ class TraceReader:
                 yield DecisionRecord(turn=entry.turn, step=entry.step or 0, event_id=entry.event_id, position=p,
                                      line=entry.line, metadata=meta)
 
-    def decision_of(self, run_id: str, event_id: str) -> dict[str, Any]:
+    def decision_of(self, run_id: str, event_id: str) -> dict[str, Any]:  # JSON edge: the decision's JSON
         """The full ``decision`` (rows resolved) of the context_decision ``event_id`` of ``run_id``."""
         idx = self._index(run_id)
         p = idx.decision_at.get(event_id)
@@ -797,7 +436,7 @@ class TraceReader:
 
     def _select(
         self,
-        idx: _FileIndex,
+        idx: FileIndex,
         *,
         event_types: Iterable[str] | None = None,
         turn: int | None = None,
@@ -845,12 +484,12 @@ class TraceReader:
             }
         )
 
-    def _check_agent(self, idx: _FileIndex, run_id: str, agent: str) -> None:
+    def _check_agent(self, idx: FileIndex, run_id: str, agent: str) -> None:
         if agent not in idx.agents:
             known = ", ".join(sorted(idx.agents)) or "none"
             raise TraceError(f"run {run_id} has no agent {agent!r}; agents: {known}")
 
-    def _resolve_agent(self, idx: _FileIndex, run_id: str, agent: str | None, turn: int | None = None) -> str:
+    def _resolve_agent(self, idx: FileIndex, run_id: str, agent: str | None, turn: int | None = None) -> str:
         if agent is not None:
             self._check_agent(idx, run_id, agent)
             return agent
@@ -871,124 +510,16 @@ class TraceReader:
     def replay_prompt(self, run_id: str, turn: int, agent: str | None = None, step: int = 0) -> PromptReplay | None:
         """Join the ``context_decision``, ``prompt_snapshot`` and ``llm_call`` of (turn, step).
 
-        ``None`` when that turn (or step) has no recorded decision.
+        ``None`` when that turn (or step) has no recorded decision (trace/prompt_queries.py).
         """
-        idx = self._index(run_id)
-        name = self._resolve_agent(idx, run_id, agent, turn)
-        positions = idx.by_turn.get((name, turn), [])
-        decisions = {
-            idx.entries[p].step or 0: p for p in positions if idx.entries[p].event_type == "context_decision"
-        }
-        if step not in decisions:
-            return None
-        wanted = [decisions[step]]
-        decision_id = idx.entries[decisions[step]].event_id
-
-        def belonging(event_type: str) -> list[int]:
-            """Events of that type for this step: children of the decision first, then same step."""
-            found = [p for p in positions if idx.entries[p].event_type == event_type]
-            children = [p for p in found if idx.entries[p].parent_id == decision_id]
-            return children or [p for p in found if (idx.entries[p].step or 0) == step]
-
-        wanted += belonging("prompt_snapshot")[-1:] + belonging("llm_call")[:1]
-        loaded = {e.event_type: e for e in self._load(idx, wanted)}
-        try:
-            meta = ContextDecisionMetadata.model_validate(loaded["context_decision"].metadata)
-            if meta.decision is None or meta.decision.decisions is None:
-                raise ValueError("no decision recorded")
-        except (ValidationError, ValueError) as exc:
-            line = idx.entries[decisions[step]].line
-            why = _first_problem(exc) if isinstance(exc, ValidationError) else str(exc)
-            raise TraceError(
-                f"{idx.path}:{line}: context_decision of turn {turn} step {step} does not match the decision "
-                f"model ({why})"
-            ) from None
-        decision = ContextDecision.model_construct(  # its fields were validated with the metadata
-            **{k: getattr(meta.decision, k) for k in ContextDecision.model_fields}
-        )
-        report, budget = meta.report, meta.budget
-        snapshot = None
-        if "prompt_snapshot" in loaded:
-            try:
-                snapshot = PromptSnapshot.model_validate(loaded["prompt_snapshot"].metadata)
-            except ValidationError as exc:
-                raise TraceError(
-                    f"{idx.path}: prompt_snapshot of turn {turn} step {step} does not match the snapshot model "
-                    f"({_first_problem(exc)})"
-                ) from None
-            if budget is None and snapshot.budget_snapshot is not None:
-                budget = snapshot.budget_snapshot
-        llm = loaded["llm_call"].metadata if "llm_call" in loaded else None
-        try:
-            return self._replay(idx, name, turn, step, sorted(decisions), decision, report, budget, snapshot, meta,
-                                llm, decision_id)
-        except ValidationError as exc:
-            line = idx.entries[decisions[step]].line
-            raise TraceError(f"{idx.path}:{line}: the recorded turn {turn} step {step} cannot be replayed: "
-                             f"{_first_problem(exc)}") from None
-
-    def _replay(self, idx: _FileIndex, name: str, turn: int, step: int, steps: list[int], decision: ContextDecision,
-                report: ContextReport | None, budget: BudgetSnapshot | None, snapshot: PromptSnapshot | None,
-                meta: ContextDecisionMetadata, llm: dict[str, Any] | None, decision_id: str) -> PromptReplay:
-        return PromptReplay(
-            run_id=self._run_id_of(idx.path),
-            agent=name,
-            turn=turn,
-            step=step,
-            steps=steps,
-            context_decision=decision,
-            context_report=report,
-            budget_snapshot=budget,
-            prompt_snapshot=snapshot,
-            request_digest=meta.request_digest,
-            history_len=meta.history_len,
-            inputs=meta.inputs.model_dump(mode="json", by_alias=True, exclude_unset=True) if meta.inputs else {},
-            builder=meta.builder.model_dump(mode="json", by_alias=True, exclude_unset=True) if meta.builder else {},
-            tools=meta.tools,
-            shape=meta.shape,
-            active_pins=self._active_pins(idx, name, turn, step),
-            llm_call=llm,
-            decision_event_id=decision_id,
-        )
+        return prompt_queries.replay_prompt(self, run_id, turn, agent, step)
 
     def prompt_sent(self, run_id: str, turn: int, step: int = 0, agent: str | None = None) -> SentPrompt | None:
         """The prompt of (turn, step) as the provider was given it: from its ``prompt_sent`` event
         (trace/prompt_sent.py), else its ``prompt_snapshot``; ``None`` when the trace holds neither
         (an older trace: ``context.rebuild.prompt_as_sent`` rebuilds it) or the call has no decision.
         ``verified`` says whether its request digest, recomputed, equals the one the call recorded."""
-        replay = self.replay_prompt(run_id, turn, agent, step=step)
-        if replay is None:
-            return None
-        idx = self._index(run_id)
-        positions = idx.by_turn.get((replay.agent, turn), [])
-        found = [p for p in positions if idx.entries[p].event_type == "prompt_sent"]
-        mine = [p for p in found if idx.entries[p].parent_id == replay.decision_event_id] \
-            or [p for p in found if (idx.entries[p].step or 0) == step]
-        recorded = None
-        if isinstance(replay.llm_call, dict) and isinstance(replay.llm_call.get("request_digest"), str):
-            recorded = replay.llm_call["request_digest"]
-        recorded = recorded or replay.request_digest
-        model = str(replay.builder.get("model") or (replay.prompt_snapshot.model if replay.prompt_snapshot else ""))
-        event_id = None
-        if mine:
-            event_id = idx.entries[mine[0]].event_id
-            resolved = self._resolve_sent(idx, replay.agent, event_id)
-            messages, tokens, source = resolved["messages"], resolved["tokens"], "prompt_sent"
-            recorded = recorded or resolved.get("digest")
-        elif replay.prompt_snapshot is not None and replay.prompt_snapshot.messages:
-            messages, tokens, source = list(replay.prompt_snapshot.messages), [], "snapshot"
-            model = model or replay.prompt_snapshot.model
-        else:
-            return None
-        try:
-            digest = prompt_digest(messages, replay.tools, model)
-        except (ValueError, TypeError, ValidationError):
-            digest = None
-        return SentPrompt(
-            run_id=replay.run_id, agent=replay.agent, turn=turn, step=step, source=source, messages=messages,
-            tokens=tokens or [None] * len(messages), recorded_digest=recorded, digest=digest,
-            verified=recorded is not None and digest == recorded, masked=masked_count(messages), event_id=event_id,
-        )
+        return prompt_queries.prompt_sent(self, run_id, turn, step, agent)
 
     def prompts_sent(self, run_id: str, agent: str | None = None, *,
                      turns: Container[int] | None = None) -> Iterator[SentPrompt]:
@@ -999,99 +530,8 @@ class TraceReader:
         ``turns``: only the calls of these turns (a long run's report shows the prompts of the turns it
         shows in full): the decisions are then read only up to the last of them, and only the wanted
         prompts are resolved and their digests recomputed."""
-        idx = self._index(run_id)
-        name = self._resolve_agent(idx, run_id, agent)
-        sent = [p for p in idx.by_type.get("prompt_sent", []) if idx.entries[p].agent == name
-                and (turns is None or (idx.entries[p].turn or 0) in turns)]
-        if not sent:
-            return
-        wanted = {idx.entries[p].parent_id for p in sent}
-        positions = [p for p in idx.by_type.get("context_decision", []) if idx.entries[p].agent == name]
-        if turns is not None:
-            last = max((p for p in positions if idx.entries[p].event_id in wanted), default=-1)
-            positions = [p for p in positions if p <= last]
-        # the metadata alone (tools, model, digest): no column of the rows decoded
-        chained = ChainResolver(lambda event_id: self._metadata_of(idx, event_id), keep=2, only=())
-        calls: dict[str, tuple[list[Any], str, str | None]] = {}
-        for start in range(0, len(positions), 64):
-            chunk = positions[start:start + 64]
-            for p, obj in zip(chunk, self._read_raw(idx, chunk), strict=True):
-                entry = idx.entries[p]
-                raw_meta = obj.get("metadata")
-                meta: dict[str, Any] = dict(raw_meta) if isinstance(raw_meta, dict) else {}
-                if is_chained(meta):
-                    try:
-                        meta = chained.resolve(entry.event_id, meta, rows=False)
-                    except (ValueError, KeyError, TypeError, AttributeError, IndexError):
-                        continue  # that call is shown unverified (replay_prompt reports the decision's problem)
-                if entry.event_id in wanted:
-                    builder = meta.get("builder")
-                    tools = meta.get("tools")
-                    recorded_digest = meta.get("request_digest")
-                    calls[entry.event_id] = (
-                        tools if isinstance(tools, list) else [],
-                        str(builder.get("model") or "") if isinstance(builder, dict) else "",
-                        recorded_digest if isinstance(recorded_digest, str) else None)
-        run = self._run_id_of(idx.path)
-        for p in sent:
-            entry = idx.entries[p]
-            resolved = self._resolve_sent(idx, name, entry.event_id)
-            tools, model, recorded = calls.get(entry.parent_id or "", ([], "", None))
-            model = model or str(resolved.get("model") or "")  # a standalone prompt (the summariser's) names it
-            recorded = recorded or resolved.get("digest")
-            messages = resolved["messages"]
-            try:
-                digest: str | None = prompt_digest(messages, tools, model)
-            except (ValueError, TypeError, ValidationError):
-                digest = None
-            yield SentPrompt(run_id=run, agent=name, turn=entry.turn or 0, step=entry.step or 0, source="prompt_sent",
-                             messages=messages, tokens=resolved["tokens"], recorded_digest=recorded, digest=digest,
-                             verified=recorded is not None and digest == recorded, masked=masked_count(messages),
-                             event_id=entry.event_id)
+        return prompt_queries.prompts_sent(self, run_id, agent, turns=turns)
 
-    def _resolve_sent(self, idx: _FileIndex, agent: str, event_id: str) -> dict[str, Any]:
-        """The resolved prompt of the ``prompt_sent`` ``event_id``: its chain walked back to a keyframe
-        (or a cached prompt), then resolved forward. Raises :class:`TraceError` when it cannot be."""
-        with self._lock:
-            chain: list[tuple[str, dict[str, Any]]] = []
-            current: str | None = event_id
-            base: dict[str, Any] | None = None
-            while current is not None:
-                if current in idx.sent:
-                    base = idx.sent[current]
-                    break
-                p = idx.prompt_at.get(current)
-                raw = self._read_raw(idx, [p]) if p is not None else []
-                meta = raw[0].get("metadata") if raw else None
-                if not isinstance(meta, dict):
-                    raise TraceError(f"{idx.path}: prompt_sent {event_id}: the prompt {current} it continues is not "
-                                     "in the trace")
-                chain.append((current, meta))
-                prev = meta.get("prev")
-                current = prev if isinstance(prev, str) else None
-                if len(chain) > 100_000:
-                    raise TraceError(f"{idx.path}: prompt_sent {event_id}: its chain does not end")
-            records = idx.records.get(agent, {})
-            system = idx.system_prompts.get(agent)
-
-            def history(h: int) -> dict[str, Any] | None:
-                if h in records:
-                    return records[h]
-                if h == 0 and system is not None:
-                    return {"role": "system", "content": system}
-                return None
-
-            for eid, meta in reversed(chain):
-                try:
-                    base = {**resolve_prompt_sent(meta, base, history), "digest": meta.get("digest")}
-                except ValueError as exc:
-                    raise TraceError(f"{idx.path}: prompt_sent {eid} cannot be resolved ({exc})") from None
-                idx.sent[eid] = base
-                while len(idx.sent) > 64:
-                    idx.sent.popitem(last=False)
-            assert base is not None
-            idx.sent.move_to_end(event_id)
-            return base
 
     # -- transcript -------------------------------------------------------------------------------
 
@@ -1164,7 +604,7 @@ class TraceReader:
         idx = self._index(run_id)
         return self._active_pins(idx, self._resolve_agent(idx, run_id, agent, turn), turn, step)
 
-    def _active_pins(self, idx: _FileIndex, name: str, turn: int, step: int | None) -> list[Pin]:
+    def _active_pins(self, idx: FileIndex, name: str, turn: int, step: int | None) -> list[Pin]:
         cutoff: int | None = None
         if step is not None:
             for p in idx.by_turn.get((name, turn), []):
@@ -1188,11 +628,11 @@ class TraceReader:
         name = self._resolve_agent(idx, run_id, agent)
         return PinTimeline(self, idx, name)
 
-    def _count(self, idx: _FileIndex, text: str) -> int:
+    def _count(self, idx: FileIndex, text: str) -> int:
         if self._counter is None:
             from ..tokens import TokenCounter
 
-            self._counter = TokenCounter((idx.run_start or {}).get("model"))
+            self._counter = TokenCounter(idx.run_start.model if idx.run_start else None)
         return int(self._counter.count_text(text))
 
     # -- misc -------------------------------------------------------------------------------------
@@ -1204,10 +644,7 @@ class TraceReader:
 
     def forget(self) -> None:
         """Drop the indexes of this reader's files (the next question re-reads them from their start)."""
-        with self._lock:
-            for key in self._seen:
-                self._indexes.pop(key, None)
-            self._seen.clear()
+        self._files_index.forget()
 
 
 class PinTimeline:
@@ -1218,7 +655,7 @@ class PinTimeline:
     down (a resumed or merged run) is answered by :meth:`TraceReader.active_pins`' own fold instead.
     """
 
-    def __init__(self, reader: TraceReader, idx: _FileIndex, agent: str) -> None:
+    def __init__(self, reader: TraceReader, idx: FileIndex, agent: str) -> None:
         self._reader, self._idx, self._agent = reader, idx, agent
         self._ops = list(idx.pin_ops.get(agent, []))
         self._ordered = agent not in idx.pin_ops_unsorted

@@ -34,13 +34,13 @@ class PromptReplay(BaseModel):
     """``None`` when prompt snapshots were off."""
     request_digest: str | None = None
     history_len: int | None = None
-    inputs: dict[str, Any] = Field(default_factory=dict)
-    builder: dict[str, Any] = Field(default_factory=dict)
-    tools: list[dict[str, Any]] = Field(default_factory=list)
-    shape: dict[str, Any] | None = None
+    inputs: dict[str, Any] = Field(default_factory=dict)  # JSON edge: DecisionInputs as the trace spells it
+    builder: dict[str, Any] = Field(default_factory=dict)  # JSON edge: BuilderSettings as the trace spells it
+    tools: list[dict[str, Any]] = Field(default_factory=list)  # JSON edge: ToolSpec dumps as recorded
+    shape: dict[str, Any] | None = None  # JSON edge: the recorded shaping
     """How the call's prompt was shaped for the model (providers/shaping.py); ``None``: unshaped."""
     active_pins: list[Pin] = Field(default_factory=list)
-    llm_call: dict[str, Any] | None = None
+    llm_call: dict[str, Any] | None = None  # JSON edge: the llm_call metadata as written
     """The metadata of the ``llm_call`` that sent this prompt (usage, finish reasons, response)."""
     decision_event_id: str | None = None
 
@@ -58,7 +58,7 @@ class SentPrompt(BaseModel):
     turn: int
     step: int = 0
     source: str = "prompt_sent"
-    messages: list[dict[str, Any]] = Field(default_factory=list)
+    messages: list[dict[str, Any]] = Field(default_factory=list)  # JSON edge: wire messages
     tokens: list[int | None] = Field(default_factory=list)
     recorded_digest: str | None = None
     digest: str | None = None
@@ -192,7 +192,7 @@ def format_decision_table(decisions: Sequence[MessageDecision]) -> list[str]:
     return lines
 
 
-def _message_preview(msg: dict[str, Any], width: int) -> str:
+def _message_preview(msg: dict[str, Any], width: int) -> str:  # JSON edge: a wire message
     content = msg.get("content")
     calls = msg.get("tool_calls") or []
     if isinstance(content, list):  # content parts
@@ -207,7 +207,8 @@ def _message_preview(msg: dict[str, Any], width: int) -> str:
     return text
 
 
-def format_prompt_preview(messages: Sequence[dict[str, Any]], tokens: int | None, width: int = 72) -> list[str]:
+def format_prompt_preview(messages: Sequence[dict[str, Any]],  # JSON edge: wire messages
+                          tokens: int | None, width: int = 72) -> list[str]:
     """``Prompt preview (N messages, T tokens):`` and one line per message."""
     head = f"Prompt preview ({len(messages)} messages" + (f", {tokens} tokens):" if tokens is not None else "):")
     lines = [head]
