@@ -1,10 +1,15 @@
-"""ChatSession: one agent's conversation — the turn loop, the tool loop, and everything it records.
+"""ChatSession: one agent's conversation — the turn loop, and the session people use.
 
 A turn: record the user's message; build the working set (context builder, with pins, adaptive
 sections and the memory digest); call the provider (streamed); run any tool calls (user tools or
 intercepted ones) and call again, until the model answers without tools or ``max_tool_steps`` is
 reached; record the turn's end. Every step is a trace event, emitted as it happens and passed to
 subscribers (the notebook's live inspector).
+
+The steps' parts live beside it, each a module of its own: the builder's setup and the overflow
+cover's room (working_set.py), shaping a prompt for the model (prompt_shaper.py), recording a call's
+decision and prompt (call_record.py), running a step's tool calls (tool_calls.py), the summariser
+(summarizer.py), and what a person does outside the model (user_actions.py).
 """
 
 from __future__ import annotations
@@ -19,7 +24,6 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from ..context.bands import OverflowCover, annotate_overflow, lost_turns
-from ..context.builder import WorkingSetBuilder
 from ..context.decisions import ContextDecision, TokenBudget, decision_record, recorded_scores
 from ..context.embeddings import EmbeddingsUnavailable, embedder_from_setting
 from ..context.rebuild import EMBEDDINGS_FOLDER
@@ -60,6 +64,7 @@ from .tool_calls import ToolResult as ToolResult  # re-exported: where the steps
 from .tool_calls import run_tool_calls
 from .tools import ToolRegistry
 from .user_actions import RecordedActions
+from .working_set import cover_room, session_builder
 
 if TYPE_CHECKING:
     from ..adaptive.engine import AdaptiveEngine
@@ -74,27 +79,6 @@ INEXACT_SLACK = 1.03
 
 TOOLS_MAX_SHARE = 0.5
 """Tools whose specs would take more than this share of the prompt budget are not offered."""
-OVERFLOW_SHARE = 0.2
-"""Most of the budget the sections standing in for turns that did not fit may take (engine mode)."""
-MIN_OVERFLOW_TOKENS = 64
-BLOCK_FRACTION = 0.35
-"""The default mode's drop: this part of the available tokens at a time (the builder's default is a
-quarter). A drop re-sends nearly the whole prompt, so larger drops, rarer, keep more of it cached:
-with the small block of excerpts the window holds between 65% and all of its room (measured on the dev
-split of benchmarks/retention/sessions.py at 4k, block of excerpts up to 8%: prefix reuse once full 80%
-at a quarter, 82% at 0.35, same facts found)."""
-EXCERPT_BLOCK_SHARE = 0.16
-"""The most of the conversation budget the default mode's block of relevant excerpts may take
-(``WorkingSetBuilder(block_excerpts=True)``); weak matches and look-alikes of an excerpt taken stay
-out (``EXCERPT_MATCHES["distinct"]`` in context/builder.py), so it is usually far smaller. Measured at
-4k on the dev split of benchmarks/retention/sessions.py and two more splits written the same way with
-other seeds: 16% finds at least classic mode's facts on all three with 82% prefix reuse once the
-window is full; 8% reuses a little more but finds fewer facts on one of them (the trade-off table in
-benchmarks/results/retention_sessions.md)."""
-EXCERPT_BLOCK_MIN = 64
-"""... and is used when that is at least this many tokens (two excerpts); below it, relevant turns,
-their neighbours and recent turns fill the room left (``block_recall_min``)."""
-
 TokenCallback = Callable[[str], None]
 EventCallback = Callable[[TraceEvent], None]
 
@@ -203,19 +187,8 @@ class ChatSession:
         self._embeddings_note: str | None = note
         """Which relevance the session uses and why: added to its first decision's notes."""
         embedding_cache = writer.path.parent / EMBEDDINGS_FOLDER if writer.path is not None else None
-        self.builder = WorkingSetBuilder(budget=self.calibration.budget(config.total_window, config.response_reserve),
-                                         strategy=config.strategy, counter=self.counter, summarizer=self._summarize,
-                                         embedder=embedder, embedding_cache=embedding_cache,
-                                         recall_share=config.recall_share,
-                                         # the default mode: the window gives way a block at a time, so
-                                         # the prompt's prefix survives the turns between drops, and the
-                                         # earlier turns relevant to the input come back as excerpts after
-                                         # it (a small block, even on small windows)
-                                         **(dict(drop_policy="blocks", block_excerpts=True,
-                                                 block_recall_min=EXCERPT_BLOCK_MIN,
-                                                 block_recall_share=EXCERPT_BLOCK_SHARE,
-                                                 block_fraction=BLOCK_FRACTION)
-                                            if config.context_engine else {"drop_policy": "bands"}))
+        self.builder = session_builder(config, self.calibration.budget(config.total_window, config.response_reserve),
+                                       self.counter, self._summarize, embedder, embedding_cache)
         self.pins = PinState(self.counter, config.total_window, config.pin_budget_fraction)
         self.history: list[Message] = [Message(role="system", content=config.system_prompt)]
         self.turn = 0
@@ -406,18 +379,9 @@ class ChatSession:
 
     def _overflow_cover(self, turn: int, turns: Sequence[int], decision: ContextDecision,
                         available: int) -> OverflowCover | None:
-        """The first capability's cover for ``turns`` (see :meth:`_build`), bounded: at most
-        ``OVERFLOW_SHARE`` of the budget, and at most half of what leaving those turns freed."""
-        wanted = set(turns)
-        if self.builder.drop_policy == "blocks":
-            # what those turns cost verbatim, whether or not some came back as relevant to this input:
-            # the cover (in the head) must not change with the question between the window's drops
-            freed = sum(d.token_count_before for d in decision.decisions
-                        if d.source == "history" and d.turn in wanted)
-        else:
-            freed = sum(d.token_count_before - d.token_count_after for d in decision.decisions
-                        if d.source == "history" and d.turn in wanted)
-        cap = max(MIN_OVERFLOW_TOKENS, min(int(available * OVERFLOW_SHARE), freed // 2))
+        """The first capability's cover for ``turns`` (see :meth:`_build`), in the room
+        :func:`~.working_set.cover_room` gives it."""
+        cap = cover_room(self.builder.drop_policy, turns, decision, available)
         for c in self.capabilities:
             cover = c.overflow_sections(self.context, turn, turns, cap)
             if cover is not None and cover.sections:
