@@ -8,9 +8,9 @@ from typing import Any
 from scripted_chat import events_of, say
 
 from arcana_jupyter.runtime import Capability
+from arcana_jupyter.runtime import session as session_module
 from arcana_jupyter.runtime.context import SessionContext
 from arcana_jupyter.runtime.guard import ToolLoopGuard
-from arcana_jupyter.runtime import session as session_module
 from arcana_jupyter.runtime.prompt_shaper import PromptShaper
 from arcana_jupyter.runtime.session import BuiltPrompt, ChatSession, ProviderCall, ToolResult
 from arcana_jupyter.runtime.tool_calls import run_tool_calls
