@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,20 +28,18 @@ from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode
 from .. import render
 from ..exceptions import ArcanaError, RunLockedError
 from ..providers.base import Provider
-from ..render import md as render_md
 from ..runtime.config import MAX_DEFAULT_RESERVE, RuntimeConfig, default_reserve
 from .bridge import MainThreadBridge
+from .cell_errors import cell_errors, track_errors
 from .display import TurnDisplay
 from .errors import TurnFailed, TurnInterrupted, explain, field_problem, usage_line
 from .notebook_path import NotebookLocation, locate_notebook
 from .options import CellOptions, ChatOptions, ExportOptions, ReplayOptions, TurnOptions, interpolate
+from .replay_plan import replay_configured, replay_plan
+from .reply_delivery import deliver
 from .tools import notebook_tools
 
 M = TypeVar("M", bound=BaseModel)
-
-REPLAY_ENV = "ARCANA_REPLAY_RUNS"
-"""JSON ``{"session name": "run id"}``: those sessions answer from the recorded run (``replay:<id>``)."""
-
 
 CELL_MAGICS = ("arcana",)
 
@@ -155,23 +152,9 @@ class ArcanaMagics(Magics):
         return location
 
     def _replay_runs(self) -> dict[str, str]:
-        """Session name -> the recorded run its next ``%arcana_chat`` replays.
-
-        Values (traitlet or ``$ARCANA_REPLAY_RUNS``) are a run id or a list of run ids: with a list,
-        the n-th session opened under that name replays the n-th run (``arcana report --verify``
-        checks every run of a notebook this way). ``.get(name)`` on the result takes that name's next run.
-        """
-        runs: dict[str, Any] = dict(self.replay_runs)
-        raw = os.environ.get(REPLAY_ENV)
-        if raw:
-            try:
-                loaded = json.loads(raw)
-                runs.update({str(k): [str(x) for x in v] if isinstance(v, list) else str(v) for k, v in loaded.items()})
-            except (ValueError, AttributeError):
-                raise UsageError(f"${REPLAY_ENV} must be a JSON object of session name -> run id (or list of run "
-                                 f"ids), got {raw!r}") from None
+        """Session name -> the recorded run its next ``%arcana_chat`` replays (replay_plan.py)."""
         cursor: dict[str, int] = self.__dict__.setdefault("_replay_cursor", {})
-        return _ReplayPlan(runs, cursor)
+        return replay_plan(self.replay_runs, cursor)
 
     def _provider_from_namespace(self, model: str) -> Provider | None:
         if not model.startswith("fn:"):
@@ -440,7 +423,7 @@ class ArcanaMagics(Magics):
         opts = self._parse(self.arcana, line, CellOptions)
         if not self.sessions and opts.session is None:  # no %arcana_chat yet: start one with the defaults
             failed = self._failed_chat
-            if failed or _replay_configured(self):
+            if failed or replay_configured(self.replay_runs):
                 # never paper over a failed %arcana_chat (or a replay) with a session of other settings
                 raise UsageError((failed + "\n" if failed else "") +
                                  "no session: run %arcana_chat (fixed) before sending a turn")
@@ -451,14 +434,14 @@ class ArcanaMagics(Magics):
                 return None
             self.current = entry.name
             self.show_banner(entry)  # an implicit session says what it is, like %arcana_chat
-        elif opts.session is not None and opts.session not in self.sessions and not _replay_configured(self):
+        elif opts.session is not None and opts.session not in self.sessions and not replay_configured(self.replay_runs):
             self._resume_named(opts.session)  # --session NAME after a restart: that session's run goes on
         entry = self.entry(opts.session)
         text = self._fill(cell)
         if not text.strip():
             raise UsageError("the cell is empty: write your message under %%arcana")
         reply = self.send(entry, text)
-        return _deliver(self.shell, reply, opts)
+        return deliver(self.shell, reply, opts)
 
     def _resume_named(self, name: str) -> None:
         """``%%arcana --session NAME`` with no such session in this kernel: continue the notebook's
@@ -652,120 +635,6 @@ class ArcanaMagics(Magics):
             f"{r['name']}: run {r['run_id']} · {r['model']} · {r['turns']} turns" for r in rows
         ) or "no sessions"
         display({"text/html": render.sessions_html(rows), "text/plain": plain}, raw=True)
-
-
-class _ReplayPlan(dict[str, Any]):
-    """Session name -> run id (or list of run ids, replayed one per session opened under the name)."""
-
-    def __init__(self, runs: dict[str, Any], cursor: dict[str, int]) -> None:
-        super().__init__(runs)
-        self.cursor = cursor
-
-    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
-        value = super().get(name)
-        if not isinstance(value, list):
-            return value if value is not None else default
-        if not value:
-            return default
-        index = self.cursor.get(name, 0)
-        self.cursor[name] = index + 1
-        return value[min(index, len(value) - 1)]  # more sessions than runs: the last again (it will diverge)
-
-
-def _replay_configured(magics: ArcanaMagics) -> bool:
-    """A replay is configured (traitlet or environment), without taking a run off the plan."""
-    return bool(magics.replay_runs) or bool(os.environ.get(REPLAY_ENV, "").strip() not in ("", "{}"))
-
-
-def code_blocks(text: str) -> list[str]:
-    """The fenced code blocks of a Markdown reply, in order (without their fences): CommonMark, linear
-    (:func:`arcana_jupyter.render.md.code_blocks`; a regex here was quadratic on unclosed fences)."""
-    return render_md.code_blocks(text)
-
-
-PYTHON_FENCES = ("", "python", "py", "python3", "py3", "ipython", "ipython3", "ipy")
-"""Fence languages ``%%arcana -f code`` copies into the new (Python) cell; an untagged fence counts."""
-
-
-def reply_code(text: str) -> str:
-    """What ``%%arcana -f code`` puts into the new cell: the reply's Python (or untagged) fenced code
-    blocks, joined by a blank line — never a ``bash``, ``json`` or other fence, which a Python cell
-    would not run as meant — else, a reply with no fence at all (bare code), the whole reply."""
-    fences = [(lang, code) for lang, code in render_md.code_fences(text) if code.strip()]
-    if fences:
-        return "\n\n".join(code for lang, code in fences if lang in PYTHON_FENCES)
-    return (text or "").strip()
-
-
-class ReplyText(str):
-    """``%%arcana -f text``: the reply as the cell's result, shown as plain text (not quoted)."""
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(str(self))
-
-
-class ReplyJSON(dict[str, Any]):
-    """``%%arcana -f json``: the reply and its turn as the cell's result (a JSON tree in JupyterLab)."""
-
-    def _repr_json_(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        return dict(self), {"expanded": True, "root": "reply"}
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(json.dumps(dict(self), indent=2, ensure_ascii=False, default=str))
-
-
-def _deliver(shell: Any, reply: Any, opts: CellOptions) -> Any:
-    """After the turn: ``--out`` stores the text; ``-f`` picks what the cell returns or adds."""
-    if reply is None:
-        return None
-    text = str(getattr(reply, "text", "") or "")
-    if opts.out is not None and shell is not None:
-        shell.user_ns[opts.out] = text
-    if opts.format == "code":
-        code = reply_code(text)
-        if getattr(reply, "status", "ok") == "ok" and code and shell is not None:
-            shell.set_next_input(code, replace=False)
-        return None
-    if opts.format == "text":
-        return ReplyText(text)
-    if opts.format == "json":
-        usage = getattr(reply, "usage", None)
-        error = getattr(reply, "error", None)
-        return ReplyJSON({
-            "text": text, "status": getattr(reply, "status", None), "run_id": getattr(reply, "run_id", None),
-            "agent": getattr(reply, "agent", None), "turn": getattr(reply, "turn", None),
-            "usage": getattr(usage, "model_dump", lambda: usage)(),
-            "cost_usd": getattr(reply, "cost_usd", None),
-            "error": None if error is None else f"{type(error).__name__}: {error}",
-            "code": code_blocks(text),
-        })
-    return None
-
-
-def cell_errors(shell: Any) -> dict[int, BaseException] | None:
-    """Execution count -> the error that cell raised (kept by :func:`track_errors`)."""
-    return getattr(shell, "_arcana_cell_errors", None) if shell is not None else None
-
-
-def track_errors(shell: Any) -> None:
-    """Keep each cell's error (``result.error_in_exec`` or ``error_before_exec``) for ``{Err[n]}``."""
-    if shell is None or getattr(shell, "_arcana_cell_errors", None) is not None:
-        return
-    errors: dict[int, BaseException] = {}
-    shell._arcana_cell_errors = errors
-
-    def post_run_cell(result: Any) -> None:
-        count = getattr(result, "execution_count", None)
-        error = getattr(result, "error_in_exec", None) or getattr(result, "error_before_exec", None)
-        if isinstance(count, int):
-            if isinstance(error, BaseException):
-                errors[count] = error
-                while len(errors) > 1000:  # bounded: the oldest go first
-                    errors.pop(next(iter(errors)))
-            else:
-                errors.pop(count, None)
-
-    shell.events.register("post_run_cell", post_run_cell)
 
 
 def withheld_line(names: list[str]) -> str:

@@ -1,16 +1,20 @@
-"""ChatSession: one agent's conversation — the turn loop, the tool loop, and everything it records.
+"""ChatSession: one agent's conversation — the turn loop, and the session people use.
 
 A turn: record the user's message; build the working set (context builder, with pins, adaptive
 sections and the memory digest); call the provider (streamed); run any tool calls (user tools or
 intercepted ones) and call again, until the model answers without tools or ``max_tool_steps`` is
 reached; record the turn's end. Every step is a trace event, emitted as it happens and passed to
 subscribers (the notebook's live inspector).
+
+The steps' parts live beside it, each a module of its own: the builder's setup and the overflow
+cover's room (working_set.py), shaping a prompt for the model (prompt_shaper.py), recording a call's
+decision and prompt (call_record.py), running a step's tool calls (tool_calls.py), the summariser
+(summarizer.py), and what a person does outside the model (user_actions.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -20,50 +24,47 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from ..context.bands import OverflowCover, annotate_overflow, lost_turns
-from ..context.builder import WorkingSetBuilder
 from ..context.decisions import ContextDecision, TokenBudget, decision_record, recorded_scores
 from ..context.embeddings import EmbeddingsUnavailable, embedder_from_setting
-from ..context.fidelity import fit_text
 from ..context.rebuild import EMBEDDINGS_FOLDER
-from ..context.result import BuildResult, prefix_reuse
+from ..context.result import BuildResult
 from ..context.sections import ContextSection, PinBlock
 from ..exceptions import ArcanaError, ConfigError, ContextLengthError, ProviderError
-from ..messages import Message, ToolCall, ToolSpec
+from ..messages import Message, ToolSpec
 from ..primitives.pin import PinState
 from ..providers.base import LLMRequest, LLMResponse, Provider, Usage
-from ..providers.shaping import PromptShape, ShapedPrompt, named_shape
-from ..providers.shaping import shape as shape_prompt
 from ..schema.events import (
-    CognitivePrimitiveMetadata,
-    ContextDecisionMetadata,
     ErrorMetadata,
-    PromptSentMetadata,
-    PromptSnapshotMetadata,
     Record,
     RunEndMetadata,
-    ToolCallMetadata,
     ToolLoopStop,
     TurnEndMetadata,
     TurnStartMetadata,
-    UserActionMetadata,
     UserMessageMetadata,
     event_type_of,
     llm_call_metadata,
 )
-from ..schema.tools import REPEATED_CALL, ToolOutcome
 from ..tokens import TokenCounter
-from ..trace.decision_delta import ChainEncoder, is_chained, resolve_chain_metadata
+from ..trace.decision_delta import ChainEncoder
 from ..trace.events import TraceEvent
-from ..trace.prompt_sent import PromptSentEncoder, standalone_prompt_sent
+from ..trace.prompt_sent import PromptSentEncoder
 from ..trace.writer import TraceWriter
+from . import user_actions
 from .builtin_tools import no_progress_steps
 from .calibration import Calibration
+from .call_record import CallRecorder
 from .capabilities import Capability, CapabilityFactory
 from .config import RuntimeConfig
 from .context import SessionContext
 from .guard import ToolLoopGuard, readable_reply
 from .intercept import AskUser, InterceptedTool
-from .tools import ArgumentsError, ToolRegistry, bound_text, parse_arguments
+from .prompt_shaper import PromptShaper
+from .summarizer import summarize
+from .tool_calls import ToolResult as ToolResult  # re-exported: where the steps' types were
+from .tool_calls import run_tool_calls
+from .tools import ToolRegistry
+from .user_actions import RecordedActions
+from .working_set import cover_room, session_builder
 
 if TYPE_CHECKING:
     from ..adaptive.engine import AdaptiveEngine
@@ -78,38 +79,8 @@ INEXACT_SLACK = 1.03
 
 TOOLS_MAX_SHARE = 0.5
 """Tools whose specs would take more than this share of the prompt budget are not offered."""
-SUMMARY_MAX_TOKENS = 512
-"""The longest summary ``llm_summarize`` asks the session's model for."""
-OVERFLOW_SHARE = 0.2
-"""Most of the budget the sections standing in for turns that did not fit may take (engine mode)."""
-MIN_OVERFLOW_TOKENS = 64
-BLOCK_FRACTION = 0.35
-"""The default mode's drop: this part of the available tokens at a time (the builder's default is a
-quarter). A drop re-sends nearly the whole prompt, so larger drops, rarer, keep more of it cached:
-with the small block of excerpts the window holds between 65% and all of its room (measured on the dev
-split of benchmarks/retention/sessions.py at 4k, block of excerpts up to 8%: prefix reuse once full 80%
-at a quarter, 82% at 0.35, same facts found)."""
-EXCERPT_BLOCK_SHARE = 0.16
-"""The most of the conversation budget the default mode's block of relevant excerpts may take
-(``WorkingSetBuilder(block_excerpts=True)``); weak matches and look-alikes of an excerpt taken stay
-out (``EXCERPT_MATCHES["distinct"]`` in context/builder.py), so it is usually far smaller. Measured at
-4k on the dev split of benchmarks/retention/sessions.py and two more splits written the same way with
-other seeds: 16% finds at least classic mode's facts on all three with 82% prefix reuse once the
-window is full; 8% reuses a little more but finds fewer facts on one of them (the trade-off table in
-benchmarks/results/retention_sessions.md)."""
-EXCERPT_BLOCK_MIN = 64
-"""... and is used when that is at least this many tokens (two excerpts); below it, relevant turns,
-their neighbours and recent turns fill the room left (``block_recall_min``)."""
-
 TokenCallback = Callable[[str], None]
 EventCallback = Callable[[TraceEvent], None]
-
-
-def _fit(counter: TokenCounter, text: str, tokens: int) -> str:
-    """``text`` in at most about ``tokens`` tokens: the builder's own compression (head and tail with
-    a marker, else the head), or — for a share too small for that — its first ``tokens`` tokens."""
-    fitted = fit_text(counter, text, counter.count_text(text), tokens)
-    return fitted[0] if fitted is not None else counter.truncate_text(text, tokens)
 
 
 class BuiltPrompt(NamedTuple):
@@ -122,14 +93,6 @@ class BuiltPrompt(NamedTuple):
     """The request digest (``context_decision.request_digest``)."""
     decision_event: TraceEvent
     """The ``context_decision`` written for it: the parent of the call's events."""
-
-
-class ToolResult(NamedTuple):
-    """One tool call's outcome as the tool loop guard weighs it."""
-
-    ok: bool
-    content: str
-    """The result text the model gets."""
 
 
 @dataclass
@@ -224,19 +187,8 @@ class ChatSession:
         self._embeddings_note: str | None = note
         """Which relevance the session uses and why: added to its first decision's notes."""
         embedding_cache = writer.path.parent / EMBEDDINGS_FOLDER if writer.path is not None else None
-        self.builder = WorkingSetBuilder(budget=self.calibration.budget(config.total_window, config.response_reserve),
-                                         strategy=config.strategy, counter=self.counter, summarizer=self._summarize,
-                                         embedder=embedder, embedding_cache=embedding_cache,
-                                         recall_share=config.recall_share,
-                                         # the default mode: the window gives way a block at a time, so
-                                         # the prompt's prefix survives the turns between drops, and the
-                                         # earlier turns relevant to the input come back as excerpts after
-                                         # it (a small block, even on small windows)
-                                         **(dict(drop_policy="blocks", block_excerpts=True,
-                                                 block_recall_min=EXCERPT_BLOCK_MIN,
-                                                 block_recall_share=EXCERPT_BLOCK_SHARE,
-                                                 block_fraction=BLOCK_FRACTION)
-                                            if config.context_engine else {"drop_policy": "bands"}))
+        self.builder = session_builder(config, self.calibration.budget(config.total_window, config.response_reserve),
+                                       self.counter, self._summarize, embedder, embedding_cache)
         self.pins = PinState(self.counter, config.total_window, config.pin_budget_fraction)
         self.history: list[Message] = [Message(role="system", content=config.system_prompt)]
         self.turn = 0
@@ -244,18 +196,17 @@ class ChatSession:
         self.cost_usd = 0.0
         self._subscribers: list[EventCallback] = []
         self._previous_build: BuildResult | None = None
-        self._previous_sent: list[Message] | None = None
-        self._shape_rules: PromptShape | None = None
-        self._decision_encoder = ChainEncoder()
+        self.shaper = PromptShaper(provider, provider_model, self.counter, config.prompt_shape)
+        """Shapes each prompt for the model and reports its prefix reuse (runtime/prompt_shaper.py)."""
         redactor = getattr(writer, "redactor", None)
-        self._prompt_encoder = PromptSentEncoder(redact=redactor.redact_text if redactor is not None else None)
-        self._live_previous: dict[str, Any] | None = None  # JSON edge: the last decision, as written
+        self.recorder = CallRecorder(
+            ChainEncoder(), PromptSentEncoder(redact=redactor.redact_text if redactor is not None else None))
+        """Writes each call's decision and prompt (runtime/call_record.py)."""
         self._turn_events: dict[int, list[TraceEvent]] = {}
         self.sent_messages: dict[tuple[int, int], list[Message]] = {}
         """The prompts of recent steps, by (turn, step), for the inspector's message text."""
-        self._replay_actions: dict[tuple[Any, ...], list[UserActionMetadata]] | None = None
-        """A replay's recorded user actions no cell re-runs, by the point they happened (see
-        :meth:`_apply_recorded_actions`); loaded at the first turn."""
+        self._recorded_actions = RecordedActions()
+        """A replay's recorded user actions no cell re-runs (runtime/user_actions.py)."""
         self.offered_tools: frozenset[str] = frozenset()
         """The tool names of the call being built (a capability's sections may name only these)."""
         self._lock = asyncio.Lock()
@@ -428,18 +379,9 @@ class ChatSession:
 
     def _overflow_cover(self, turn: int, turns: Sequence[int], decision: ContextDecision,
                         available: int) -> OverflowCover | None:
-        """The first capability's cover for ``turns`` (see :meth:`_build`), bounded: at most
-        ``OVERFLOW_SHARE`` of the budget, and at most half of what leaving those turns freed."""
-        wanted = set(turns)
-        if self.builder.drop_policy == "blocks":
-            # what those turns cost verbatim, whether or not some came back as relevant to this input:
-            # the cover (in the head) must not change with the question between the window's drops
-            freed = sum(d.token_count_before for d in decision.decisions
-                        if d.source == "history" and d.turn in wanted)
-        else:
-            freed = sum(d.token_count_before - d.token_count_after for d in decision.decisions
-                        if d.source == "history" and d.turn in wanted)
-        cap = max(MIN_OVERFLOW_TOKENS, min(int(available * OVERFLOW_SHARE), freed // 2))
+        """The first capability's cover for ``turns`` (see :meth:`_build`), in the room
+        :func:`~.working_set.cover_room` gives it."""
+        cap = cover_room(self.builder.drop_policy, turns, decision, available)
         for c in self.capabilities:
             cover = c.overflow_sections(self.context, turn, turns, cap)
             if cover is not None and cover.sections:
@@ -470,7 +412,7 @@ class ChatSession:
             return await self._send(text, on_token, raise_errors)
 
     async def _send(self, text: str, on_token: TokenCallback | None, raise_errors: bool) -> ChatReply:
-        self._apply_recorded_actions(("turn", self.turn + 1))
+        self._recorded_actions.apply(self, ("turn", self.turn + 1))
         self.turn += 1
         turn = self.turn
         started = time.perf_counter()
@@ -504,7 +446,7 @@ class ChatSession:
                     reply.text = readable_reply(response.message.content, reply.tool_calls,
                                                 guard.detail if guard.reason else None)
                     break
-                outcomes = await self._run_tool_calls(progress, step, response.message.tool_calls, guard)
+                outcomes = await run_tool_calls(self, progress, step, response.message.tool_calls, guard)
                 reason = guard.after_step(step, response.message.tool_calls, outcomes)
                 if reason is not None:
                     self.emit(ErrorMetadata.build(type=reason, where="runtime", recoverable=True,
@@ -619,7 +561,7 @@ class ChatSession:
         builder builds again with them, at most twice more (the cover takes room, so a few more
         turns may leave), and the decision marks each message of a covered turn with the section
         that carries it."""
-        self._apply_recorded_actions(("build", turn, step))
+        self._recorded_actions.apply(self, ("build", turn, step))
         self.offered_tools = frozenset(t.name for t in tools)
         budget = self.calibration.budget(self.config.total_window, self.config.response_reserve)
         if budget != self.builder.budget:
@@ -656,7 +598,7 @@ class ChatSession:
                 build.decision.notes.append(
                     f"engine mode: {marked} earlier message(s) that did not fit verbatim reach the prompt through "
                     f"the {names} section(s) (turns {covered[0]}–{covered[-1]})")
-        build, shaped = await self._shape(build, tools)
+        build, shaped = await self.shaper.shape(build, tools)
         shrink = 0
         for _ in range(3):
             excess = build.budget.used - budget.available
@@ -671,14 +613,14 @@ class ChatSession:
                 self.history, None, task=None, pins=pins, sections=sections, tools=tools,
                 turn=turn, step=step, previous=self._previous_build,
             )
-            build, shaped = await self._shape(build, tools)
+            build, shaped = await self.shaper.shape(build, tools)
         if shrink:
             build.decision.notes.append(
                 f"the shaped prompt counted more than the builder's estimate: rebuilt with the window shrunk by "
                 f"{shrink} token(s)")
         decision = build.decision
         self._previous_build = build
-        self._report_prefix(build)
+        self.shaper.report_prefix(build)
         self.sent_messages[(turn, step)] = shaped.original  # the builder's layout: what decision positions index
         while len(self.sent_messages) > 128:
             self.sent_messages.pop(next(iter(self.sent_messages)))
@@ -695,98 +637,10 @@ class ChatSession:
         decision_md = decision_record(decision)
         # scores only where they decided an outcome: the rest changed every call with no effect
         decision_md["decisions"] = recorded_scores(decision_md["decisions"])
-        metadata: dict[str, Any] = {  # JSON edge: the parts, dumped
-            "step": step,
-            "decision": {**decision_md, "decisions": None},  # the rows go in chain.rows (trace/decision_delta.py)
-            "report": build.report.model_dump(mode="json"),
-            "budget": build.budget.model_dump(mode="json"),
-            "request_digest": digest,
-            "history_len": len(self.history),
-            "inputs": {
-                "pins": [p.model_dump(mode="json") for p in pins],
-                "sections": [s.model_dump(mode="json", exclude_none=True) for s in sections],
-                "task": None,
-                "overflow": dict(cover.carries) if cover is not None else {},
-            },
-            "builder": {**self.builder.settings(), "model": self.provider_model},
-            "tools": [t.model_dump(mode="json") for t in tools],
-            "calibration": {**self.calibration.record(), "window": self.config.total_window,
-                            "response_reserve": self.config.response_reserve},
-        }
-        if tool_loop is not None:
-            metadata["tool_loop"] = tool_loop
-        if shaped.shape.shapes:
-            metadata["shape"] = shaped.record()
-        full = ContextDecisionMetadata.build(**metadata).wire()  # JSON edge: the chain encoder works on the trace form
-        packed = self._decision_encoder.pack(full, decision_md["decisions"])
-        decision_event = self.emit_json("context_decision", packed, live_metadata=self._live_decision(decision_md))
-        self._decision_encoder.written(decision_event.event_id)
-        if self.config.trace_include_prompt_snapshots:
-            self.emit(PromptSnapshotMetadata.build(
-                turn=turn, step=step, model=self.provider_model,
-                messages=[m.wire() for m in build.messages], tools=[t.wire() for t in tools],
-                response_format=None, budget_snapshot=build.budget.model_dump(mode="json"),
-            ), parent_id=decision_event.event_id)
-        if self.config.trace_prompt_sent and self.config.trace_content != "none":
-            sent = self._prompt_encoder.encode(
-                step=step, digest=digest, messages=build.messages, history=self.history,
-                tokens=[self.counter.count_message(m) for m in build.messages])
-            event = self.emit(PromptSentMetadata.build(**sent), parent_id=decision_event.event_id)
-            self._prompt_encoder.written(event.event_id)
+        decision_event = self.recorder.record(
+            self, turn=turn, step=step, build=build, decision_md=decision_md, digest=digest, pins=pins,
+            sections=sections, cover=cover, tools=tools, tool_loop=tool_loop, shaped=shaped)
         return BuiltPrompt(build, decision, digest, decision_event)
-
-    def _live_decision(self, decision_md: dict[str, Any]  # JSON edge: the decision as recorded
-                       ) -> Callable[[dict[str, Any]], dict[str, Any]]:  # JSON edge: written -> seen
-        """What subscribers see of a decision: the written (redacted) metadata resolved as a reader
-        resolves it — what ``chain.same`` stands for taken from the previous decision — with the rows."""
-
-        def live(written: dict[str, Any]) -> dict[str, Any]:  # JSON edge: as written
-            meta = written
-            if is_chained(written):
-                meta = resolve_chain_metadata(written, self._live_previous, "the decision just written")
-            self._live_previous = meta
-            return {**meta, "decision": {**meta["decision"], "decisions": decision_md["decisions"]}}
-
-        return live
-
-    def _report_prefix(self, build: BuildResult) -> None:
-        """Prefix reuse of the prompt about to be sent against the previous one sent, in tokens and
-        share, as a provider's prefix cache sees it (context/result.py ``prefix_reuse``)."""
-        previous, self._previous_sent = self._previous_sent, build.messages
-        if previous is None:
-            return
-        same, tokens, before = prefix_reuse(previous, build.messages, self.counter.count_text,
-                                            self.counter.count_message)
-        report = build.report
-        report.prefix_messages_reused = same
-        report.prefix_tokens_reused = tokens
-        report.prefix_share = round(tokens / before, 4) if before else None
-
-    async def _prompt_shape(self) -> PromptShape:
-        """The shape of this session's prompts, chosen once (config, a replay's recording, the
-        model's own template, its family, else portable)."""
-        if self._shape_rules is None:
-            if self.config.prompt_shape != "auto":
-                self._shape_rules = named_shape(self.config.prompt_shape)
-            else:
-                self._shape_rules = await self.provider.prompt_shape(self.provider_model)
-        return self._shape_rules
-
-    async def _shape(self, build: BuildResult, tools: list[ToolSpec]) -> tuple[BuildResult, ShapedPrompt]:
-        """The builder's messages shaped for the model (providers/shaping.py), counted exactly as
-        sent: ``build`` with the shaped messages and a budget whose ``used`` is the shaped prompt's."""
-        shaped = shape_prompt(build.messages, await self._prompt_shape())
-        if not shaped.shape.shapes:
-            return build, shaped
-        used = self.counter.count_prompt(shaped.messages, tools)
-        b = build.budget
-        budget = b.model_copy(update={
-            "used": used, "remaining": max(0, b.available - used),
-            "utilization": round(used / b.available, 4) if b.available > 0 else float(used),
-        })
-        if shaped.changed:
-            build.decision.notes.append(shaped.summary())
-        return dataclasses.replace(build, messages=shaped.messages, budget=budget), shaped
 
     def _max_tokens(self) -> int | None:
         """The reply's cap: the reserve (what the window keeps free for it), or less if configured."""
@@ -852,206 +706,41 @@ class ChatSession:
         return response
 
     async def _summarize(self, messages: list[Message]) -> str:
-        """The summariser ``llm_summarize`` calls: the session's own model, recorded like any call.
+        """The summariser ``llm_summarize`` calls (runtime/summarizer.py)."""
+        return await summarize(self, messages)
 
-        Its prompt is bounded by the window like any other (a pasted page in the folded turns is cut
-        to its head and tail), so summarising never asks the model for more than it can read."""
-        instruction = ("Summarise the conversation below in a few sentences. Keep names, numbers, decisions "
-                       "and open questions. Write only the summary.")
-        room = max(64, self.config.total_window - SUMMARY_MAX_TOKENS - self.counter.count_text(instruction) - 64)
-        parts = [f"[{m.role}] {m.content}" for m in messages if m.content]
-        if parts and self.counter.count_text("\n\n".join(parts)) > room:
-            share = max(16, room // len(parts) - 8)
-            parts = [_fit(self.counter, p, share) for p in parts]
-            while len(parts) > 1 and self.counter.count_text("\n\n".join(parts)) > room:
-                parts.pop(0)  # the oldest go first: the summary is of what there is room to read
-        prompt = [Message(role="system", content=instruction), Message(role="user", content="\n\n".join(parts))]
-        if self.config.trace_prompt_sent and self.config.trace_content != "none":  # its prompt, viewable too
-            self.emit(PromptSentMetadata.build(**standalone_prompt_sent(
-                step=-1, model=self.provider_model, purpose="summarize", messages=prompt,
-                tokens=[self.counter.count_message(m) for m in prompt])))
-        try:
-            response = await self.provider.complete(LLMRequest(model=self.provider_model, messages=prompt,
-                                                               max_tokens=SUMMARY_MAX_TOKENS, temperature=0))
-        except ProviderError as exc:  # no summary: the builder drops the folded turns instead, and says so
-            self.emit(ErrorMetadata.build(type=type(exc).__name__, where="provider", recoverable=True,
-                                          message=f"the summariser call failed: {exc}", status=exc.status))
-            return ""
-        self.emit(llm_call_metadata(
-            step=-1, purpose="summarize", system=self.provider.name, request_model=self.provider_model,
-            input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens,
-            request_digest=None, message=response.message.record(),
-        ))
-        return response.message.content
-
-    async def _run_tool_calls(
-        self, progress: TurnInProgress, step: int, calls: Sequence[ToolCall], guard: ToolLoopGuard | None = None,
-    ) -> list[ToolResult]:
-        """Run a step's tool calls in order; returns each call's outcome."""
-        turn, reply = progress.turn, progress.reply
-        outcomes: list[ToolResult] = []
-        for call in calls:
-            started = time.perf_counter()
-            intercepted = self.intercepted.get(call.name)
-            first = guard.repeated(call) if guard is not None else None
-            truncated = False
-            if first is not None:  # the same call again: answer from the loop guard, run nothing twice
-                note = (f"{call.name} was already called with these arguments at step {first}; its result is "
-                        "above. Answer the user with what you have.")
-                outcome = ToolOutcome.failure(REPEATED_CALL, note)
-                intercepted = None
-                content = outcome.content
-            elif intercepted is not None:
-                outcome = await intercepted.run(self.context, call.arguments)
-                content, _ = bound_text(outcome.content, self.counter, self.config.tool_output_max_tokens)
-            else:
-                outcome = await self.tools.execute(call.name, call.arguments)
-                content = outcome.content
-                for cap in self.capabilities:  # e.g. large outputs become artifacts
-                    content = cap.tool_result(self.context, call, content) or content
-                content, truncated = bound_text(content, self.counter, self.config.tool_output_max_tokens)
-            ok = outcome.ok
-            message = Message(role="tool", content=content, tool_call_id=call.id, name=call.name, turn=turn)
-            self.history.append(message)
-            try:
-                args: Any = parse_arguments(call.arguments)
-            except ArgumentsError:
-                args = call.arguments
-            outcomes.append(ToolResult(ok, content))
-            record = {"name": call.name, "arguments": args, "ok": ok, "result": content,
-                      "intercepted": intercepted is not None}
-            reply.tool_calls.append(record)
-            self.emit(ToolCallMetadata.build(
-                step=step, tool_call_id=call.id, name=call.name, arguments=args, ok=ok,
-                result=content, error=outcome.error_record(),
-                latency_ms=round((time.perf_counter() - started) * 1000, 3),
-                truncated=truncated, message=message.record(), history_index=len(self.history) - 1,
-                intercepted=intercepted is not None,
-            ))
-            if intercepted is not None and intercepted.primitive:
-                prim = {"primitive": intercepted.primitive, "tool_call_id": call.id, "args": args,
-                        "result": outcome.data}
-                reply.primitives.append(prim)
-                self.emit(CognitivePrimitiveMetadata.build(**prim))
-        return outcomes
-
-    # ---- actions from outside the model (the inspector, magics, Python), traced like the model's ------
-    def _user_action(self, action: str, via: str, *, target: str | None,
-                     args: dict[str, Any], ok: bool,  # JSON edge: the action's arguments as given
-                     message: str | None = None, replayed: bool = False) -> None:
-        """Record that a person (not the model) did ``action`` from ``via`` (schema ``user_action``)."""
-        record = UserActionMetadata.build(action=action, via=via, target=target, args=args, ok=ok)
-        if message:  # only when there is one: the trace keeps the keys given
-            record.message = message
-        if replayed:
-            record.replayed = True
-        self.emit(record)
-
+    # ---- actions from outside the model (the inspector, magics, Python): runtime/user_actions.py -----
     def unpin(self, pin_id: str, *, via: str = "python",
               replayed: bool = False) -> dict[str, Any]:  # JSON edge: the structured result
         """Unpin ``pin_id`` as the user (the inspector's button, ``%arcana_unpin``, Python)."""
-        result = self.pins.unpin({"pin_id": pin_id}, self.turn)
-        self.emit(CognitivePrimitiveMetadata.build(primitive="unpin", tool_call_id=None,
-                                                   args={"pin_id": pin_id}, result=result,
-                                                   source="user"))
-        ok = result.get("unpinned") is True
-        self._user_action("unpin", via, target=pin_id, args={"pin_id": pin_id}, ok=ok,
-                          message=None if ok else str(result.get("reason") or "failed"), replayed=replayed)
-        return result
+        return user_actions.unpin(self, pin_id, via, replayed)
 
     def pin(self, content: str, label: str | None = None, until_turn: int | None = None, *, via: str = "python",
             replayed: bool = False) -> dict[str, Any]:  # JSON edge: the structured result
         """Pin ``content`` as the user, through the same machinery as the model's ``pin`` tool."""
-        args = {"content": content, "label": label, "until_turn": until_turn}
-        result = self.pins.pin(args, max(self.turn, 1))
-        self.emit(CognitivePrimitiveMetadata.build(primitive="pin", tool_call_id=None,
-                                                   args=args, result=result, source="user"))
-        ok = result.get("pinned") is True
-        pin_id = result.get("pin_id")
-        self._user_action("pin", via, target=pin_id if isinstance(pin_id, str) else None, args=args, ok=ok,
-                          message=None if ok else str(result.get("reason") or "failed"), replayed=replayed)
-        return result
+        return user_actions.pin(self, content, label, until_turn, via, replayed)
 
     def hydrate(self, object_id: str, *, via: str = "python",
                 replayed: bool = False) -> dict[str, Any]:  # JSON edge: the structured result
         """Bring an adaptive object back in full (a widget's action): through the adaptive capability."""
-        return self._adaptive_action("hydrate", object_id, via, replayed)
+        return user_actions.adaptive_action(self, "hydrate", object_id, via, replayed)
 
     def retract(self, object_id: str, *, via: str = "python",
                 replayed: bool = False) -> dict[str, Any]:  # JSON edge: the structured result
         """Take an adaptive object out of the prompt (a widget's action): through the adaptive capability."""
-        return self._adaptive_action("retract", object_id, via, replayed)
-
-    def _adaptive_action(self, action: str, object_id: str, via: str,
-                         replayed: bool) -> dict[str, Any]:  # JSON edge: the structured result
-        adaptive: Any = self.capability("adaptive")
-        if adaptive is None:
-            from ..adaptive.tools import CLASSIC_MODE
-
-            result = dict(CLASSIC_MODE)
-        else:
-            result = adaptive.hydrate(object_id) if action == "hydrate" else adaptive.retract(object_id)
-        ok = result.get("ok") is not False
-        self._user_action(action, via, target=object_id, args={"id": object_id}, ok=ok,
-                          message=None if ok else str(result.get("message") or result.get("error") or "failed"),
-                          replayed=replayed)
-        return result
+        return user_actions.adaptive_action(self, "retract", object_id, via, replayed)
 
     def remember(self, kind: str, content: str, *, scope: str = "project",
                  via: str = "python") -> dict[str, Any]:  # JSON edge: the structured result
         """Store a memory as the user (``%arcana_memory add``): the same code path as ``arcana memory add``;
         the next call's digest holds it. Raises :class:`~arcana_jupyter.exceptions.MemoryStoreError`
         (bad kind, empty text, a store that fails) or :class:`ConfigError` when memory is off."""
-        from ..memory.manual import add_memory
-
-        cap = self._memory_capability()
-        entry, created = add_memory(cap.memory.store, kind, content, cap.memory.scope, level=scope)
-        cap.refresh_digest()
-        self._user_action("memory_add", via, target=entry.id, args={"kind": kind, "content": content, "scope": scope},
-                          ok=True, message=None if created else "already known: reinforced")
-        return {"ok": True, "id": entry.id, "kind": entry.kind, "scope": entry.level, "created": created,
-                "content": entry.content}
+        return user_actions.remember(self, kind, content, scope, via)
 
     def forget_memory(self, entry_id: str, *,
                       via: str = "python") -> dict[str, Any]:  # JSON edge: the structured result
         """Forget (tombstone) a memory as the user (``%arcana_memory forget``); the next digest leaves it out."""
-        from ..memory.manual import forget_memory
-
-        cap = self._memory_capability()
-        entry, already = forget_memory(cap.memory.store, entry_id)
-        cap.refresh_digest()
-        self._user_action("memory_forget", via, target=entry.id, args={"id": entry_id}, ok=True,
-                          message="already forgotten" if already else None)
-        return {"ok": True, "id": entry.id, "kind": entry.kind, "already_forgotten": already,
-                "content": entry.content}
-
-    def _memory_capability(self) -> Any:
-        found = self.capability("memory")
-        if found is None:
-            raise ConfigError("long-term memory is off in this session (start it with memory=True, "
-                              "%arcana_chat --memory)")
-        return found
-
-    def _apply_recorded_actions(self, point: tuple[Any, ...]) -> None:
-        """A replay (``report --verify``): apply the recorded user actions no cell re-runs (the
-        inspector's) that happened just before ``point`` — ``("turn", T)``: before turn T started,
-        ``("build", T, step)``: before that call was built — the way the person did."""
-        if self._replay_actions is None:
-            from ..providers.recorded import ReplayProvider
-
-            self._replay_actions = (self.provider.recorded_user_actions()
-                                    if isinstance(self.provider, ReplayProvider) else {})
-        for action in self._replay_actions.pop(point, []):
-            target, via = action.target or "", action.via or "inspector"
-            args = action.args or {}
-            if action.action == "unpin":
-                self.unpin(target, via=via, replayed=True)
-            elif action.action == "pin":
-                until = args.get("until_turn")
-                self.pin(str(args.get("content") or ""), args.get("label") if isinstance(args.get("label"), str)
-                         else None, until if isinstance(until, int) else None, via=via, replayed=True)
-            elif action.action in ("hydrate", "retract"):
-                self._adaptive_action(action.action, target, via, True)
+        return user_actions.forget_memory(self, entry_id, via)
 
     # ---- sync use (scripts, notebook magics) --------------------------------------------
     def send_sync(self, text: str, **kwargs: Any) -> ChatReply:

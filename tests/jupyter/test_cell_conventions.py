@@ -13,8 +13,8 @@ from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 from nbclient import NotebookClient
 
-from arcana_jupyter.jupyter.magics import ReplyJSON, ReplyText, code_blocks, reply_code
 from arcana_jupyter.jupyter.options import interpolate
+from arcana_jupyter.jupyter.reply_delivery import ReplyJSON, ReplyText, code_blocks, reply_code
 from tests.jupyter.conftest import MIME, echo, run_cell_magic, turn_outputs
 
 

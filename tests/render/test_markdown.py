@@ -157,7 +157,7 @@ def test_defect_15_primitive_summary_is_escaped_once() -> None:
 # ---- the one Markdown parser: `%%arcana -f code` takes the reply's fences from it too ----------
 
 def test_code_blocks_come_from_the_same_parser() -> None:
-    from arcana_jupyter.jupyter.magics import code_blocks
+    from arcana_jupyter.jupyter.reply_delivery import code_blocks
 
     assert code_blocks(RICH) == ['def growth(df):\n    return df.groupby("region")["sales"].pct_change()  # per region']
     assert code_blocks("- item\n\n  ```sh\n  ls\n  ```\n> ```\n> quoted\n> ```") == ["ls", "quoted"]

@@ -1,0 +1,135 @@
+"""What a person does outside the model — pin, unpin, hydrate, retract, remember, forget — traced like
+the model's own actions (``cognitive_primitive`` where it is one, then ``user_action``), and a replay
+applying the recorded actions no cell re-runs at the point they happened.
+
+:class:`~arcana_jupyter.runtime.session.ChatSession`'s methods of the same names are the way in."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..exceptions import ConfigError
+from ..schema.events import CognitivePrimitiveMetadata, UserActionMetadata
+
+if TYPE_CHECKING:
+    from .session import ChatSession
+
+
+def record_user_action(session: ChatSession, action: str, via: str, *, target: str | None,
+                       args: dict[str, Any], ok: bool,  # JSON edge: the action's arguments as given
+                       message: str | None = None, replayed: bool = False) -> None:
+    """Record that a person (not the model) did ``action`` from ``via`` (schema ``user_action``)."""
+    record = UserActionMetadata.build(action=action, via=via, target=target, args=args, ok=ok)
+    if message:  # only when there is one: the trace keeps the keys given
+        record.message = message
+    if replayed:
+        record.replayed = True
+    session.emit(record)
+
+
+def unpin(session: ChatSession, pin_id: str, via: str,
+          replayed: bool) -> dict[str, Any]:  # JSON edge: the structured result
+    """Unpin ``pin_id`` as the user."""
+    result = session.pins.unpin({"pin_id": pin_id}, session.turn)
+    session.emit(CognitivePrimitiveMetadata.build(primitive="unpin", tool_call_id=None,
+                                                  args={"pin_id": pin_id}, result=result, source="user"))
+    ok = result.get("unpinned") is True
+    record_user_action(session, "unpin", via, target=pin_id, args={"pin_id": pin_id}, ok=ok,
+                       message=None if ok else str(result.get("reason") or "failed"), replayed=replayed)
+    return result
+
+
+def pin(session: ChatSession, content: str, label: str | None, until_turn: int | None, via: str,
+        replayed: bool) -> dict[str, Any]:  # JSON edge: the structured result
+    """Pin ``content`` as the user, through the same machinery as the model's ``pin`` tool."""
+    args = {"content": content, "label": label, "until_turn": until_turn}
+    result = session.pins.pin(args, max(session.turn, 1))
+    session.emit(CognitivePrimitiveMetadata.build(primitive="pin", tool_call_id=None,
+                                                  args=args, result=result, source="user"))
+    ok = result.get("pinned") is True
+    pin_id = result.get("pin_id")
+    record_user_action(session, "pin", via, target=pin_id if isinstance(pin_id, str) else None, args=args, ok=ok,
+                       message=None if ok else str(result.get("reason") or "failed"), replayed=replayed)
+    return result
+
+
+def adaptive_action(session: ChatSession, action: str, object_id: str, via: str,
+                    replayed: bool) -> dict[str, Any]:  # JSON edge: the structured result
+    """``hydrate`` or ``retract`` ``object_id`` through the adaptive capability (classic mode: refused)."""
+    adaptive: Any = session.capability("adaptive")
+    if adaptive is None:
+        from ..adaptive.tools import CLASSIC_MODE
+
+        result = dict(CLASSIC_MODE)
+    else:
+        result = adaptive.hydrate(object_id) if action == "hydrate" else adaptive.retract(object_id)
+    ok = result.get("ok") is not False
+    record_user_action(session, action, via, target=object_id, args={"id": object_id}, ok=ok,
+                       message=None if ok else str(result.get("message") or result.get("error") or "failed"),
+                       replayed=replayed)
+    return result
+
+
+def _memory_capability(session: ChatSession) -> Any:
+    found = session.capability("memory")
+    if found is None:
+        raise ConfigError("long-term memory is off in this session (start it with memory=True, "
+                          "%arcana_chat --memory)")
+    return found
+
+
+def remember(session: ChatSession, kind: str, content: str, scope: str,
+             via: str) -> dict[str, Any]:  # JSON edge: the structured result
+    """Store a memory as the user: the same code path as ``arcana memory add``."""
+    from ..memory.manual import add_memory
+
+    cap = _memory_capability(session)
+    entry, created = add_memory(cap.memory.store, kind, content, cap.memory.scope, level=scope)
+    cap.refresh_digest()
+    record_user_action(session, "memory_add", via, target=entry.id,
+                       args={"kind": kind, "content": content, "scope": scope},
+                       ok=True, message=None if created else "already known: reinforced")
+    return {"ok": True, "id": entry.id, "kind": entry.kind, "scope": entry.level, "created": created,
+            "content": entry.content}
+
+
+def forget_memory(session: ChatSession, entry_id: str, via: str) -> dict[str, Any]:  # JSON edge: the result
+    """Forget (tombstone) a memory as the user."""
+    from ..memory.manual import forget_memory as forget
+
+    cap = _memory_capability(session)
+    entry, already = forget(cap.memory.store, entry_id)
+    cap.refresh_digest()
+    record_user_action(session, "memory_forget", via, target=entry.id, args={"id": entry_id}, ok=True,
+                       message="already forgotten" if already else None)
+    return {"ok": True, "id": entry.id, "kind": entry.kind, "already_forgotten": already,
+            "content": entry.content}
+
+
+class RecordedActions:
+    """A replay's (``report --verify``) recorded user actions no cell re-runs (the inspector's), by the
+    point they happened — ``("turn", T)``: before turn T started, ``("build", T, step)``: before that
+    call was built; loaded from the replay provider at the first point asked."""
+
+    def __init__(self) -> None:
+        self._pending: dict[tuple[Any, ...], list[UserActionMetadata]] | None = None
+
+    def apply(self, session: ChatSession, point: tuple[Any, ...]) -> None:
+        """Apply the actions recorded just before ``point``, the way the person did."""
+        if self._pending is None:
+            from ..providers.recorded import ReplayProvider
+
+            self._pending = (session.provider.recorded_user_actions()
+                             if isinstance(session.provider, ReplayProvider) else {})
+        for action in self._pending.pop(point, []):
+            target, via = action.target or "", action.via or "inspector"
+            args = action.args or {}
+            if action.action == "unpin":
+                session.unpin(target, via=via, replayed=True)
+            elif action.action == "pin":
+                until = args.get("until_turn")
+                session.pin(str(args.get("content") or ""),
+                            args.get("label") if isinstance(args.get("label"), str) else None,
+                            until if isinstance(until, int) else None, via=via, replayed=True)
+            elif action.action in ("hydrate", "retract"):
+                adaptive_action(session, action.action, target, via, True)
