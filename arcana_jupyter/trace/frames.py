@@ -31,7 +31,7 @@ from operator import itemgetter, methodcaller
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..exceptions import TraceError
-from .chain._json import _short
+from .chain._json import JSONObject, Metadata, Row, _short
 from .chain.columns import NO_ROW, _complement, _copied_checked, _same_flags, decode_column
 from .chain.metadata import CHAIN_VERSION, _moved_of, is_chained, resolve_chain_metadata
 from .chain.resolver import _FLIP, FRAME_KEYS, ChainedRows, ChainResolver, decode_rows, rows_spec
@@ -62,9 +62,9 @@ class Changes(NamedTuple):
     row of the other at the same position (and every position only one of them has), maybe more."""
 
     positions: list[int]
-    before: dict[int, dict[str, Any]]
+    before: dict[int, Row]
     """The earlier decision's rows (the frame keys) at those of the positions it has."""
-    after: dict[int, dict[str, Any]]
+    after: dict[int, Row]
     """The later decision's rows at those of the positions it has."""
     n_before: int
     n_after: int
@@ -92,7 +92,7 @@ class _Patch(NamedTuple):
 
 
 class _Held(NamedTuple):
-    meta: dict[str, Any] | None
+    meta: Metadata | None
     """A chained decision's metadata, resolved (what ``chain.same`` of a later one refers to) but for
     ``shape.moved``; None for an older encoding's."""
     patch: _Patch | None
@@ -155,7 +155,7 @@ class FramePass:
 
     # -- reading -----------------------------------------------------------------------------------
 
-    def _load(self, event_id: str) -> dict[str, Any] | None:
+    def _load(self, event_id: str) -> Metadata | None:
         return self._reader._metadata_of(self._idx, event_id)
 
     def records(self) -> Iterator[DecisionRecord]:
@@ -177,7 +177,7 @@ class FramePass:
             obj = reader._parse_line(idx, p, line)
             entry = idx.entries[p]
             raw = obj.get("metadata")
-            meta: dict[str, Any] = dict(raw) if isinstance(raw, dict) else {}
+            meta: Metadata = dict(raw) if isinstance(raw, dict) else {}
             chained = is_chained(meta)
             whole = self._parts is None or (self._whole is not None and self._whole(entry.turn))
             try:
@@ -192,7 +192,7 @@ class FramePass:
             yield DecisionRecord(turn=entry.turn, step=entry.step or 0, event_id=entry.event_id, position=p,
                                  line=entry.line, metadata=meta, partial=chained)
 
-    def _whole_decision(self, event_id: str, meta: dict[str, Any], resolver: DecisionResolver) -> dict[str, Any]:
+    def _whole_decision(self, event_id: str, meta: Metadata, resolver: DecisionResolver) -> Metadata:
         """An older encoding's decision (rows in full, or a delta against a keyframe)."""
         decision = meta.get("decision")
         rows = None
@@ -216,7 +216,7 @@ class FramePass:
         self._replace(event_id, None, cols, len(rows), _FRAME_SET, counts, first)
         return meta
 
-    def _chained(self, event_id: str, meta: dict[str, Any], whole: bool) -> dict[str, Any]:
+    def _chained(self, event_id: str, meta: Metadata, whole: bool) -> Metadata:
         """A chained decision's metadata resolved, its frame columns patched in; ``shape.moved`` (every
         sent row's place) only when ``whole``."""
         chain = meta["chain"]
@@ -251,7 +251,7 @@ class FramePass:
         decision = full.get("decision")
         return {**full, "decision": {**(decision if isinstance(decision, dict) else {}), "decisions": None}}
 
-    def _materialize(self, prev_id: str, where: str) -> dict[str, Any]:
+    def _materialize(self, prev_id: str, where: str) -> Metadata:
         """A ``prev`` not held: resolved from its keyframe, and held as a keyframe."""
         loaded = self._load(prev_id)
         if loaded is None or not is_chained(loaded):
@@ -271,7 +271,7 @@ class FramePass:
         while len(self._held) > self._keep:
             self._held.popitem(last=False)
 
-    def _replace(self, event_id: str, meta: dict[str, Any] | None, cols: dict[str, list[Any]], n: int,
+    def _replace(self, event_id: str, meta: Metadata | None, cols: dict[str, list[Any]], n: int,
                  keys: frozenset[str], counts: dict[str, int] | None = None,
                  first: dict[Any, int] | None = None, moved: Any = None) -> None:
         """A decision whose columns come whole (a keyframe, an older encoding's rows): its patch against
@@ -300,7 +300,7 @@ class FramePass:
         self._cols, self._n, self._keys, self._at, self._depth = new, n, keys, event_id, patch.depth
         self._hold(event_id, _Held(meta, patch, moved))
 
-    def _delta(self, event_id: str, meta: dict[str, Any], spec: Any, where: str, moved: Any) -> None:
+    def _delta(self, event_id: str, meta: Metadata, spec: Any, where: str, moved: Any) -> None:
         """A chained decision against the columns held (its ``prev``'s): patched where its ops write
         and where its rows are not aligned to the same position."""
         n_prev = self._n
@@ -317,7 +317,7 @@ class FramePass:
         elsewhere = set(_complement(ident, count))  # new rows, and rows that moved: every column's value is read
         vals: dict[str, dict[int, Any]] = {}
         plain: dict[str, list[list[int]]] = {}
-        skipped: dict[str, Any] = {}
+        skipped: JSONObject = {}
         for key in keys:
             ops = columns[key]
             masked = isinstance(ops, list) and len(ops) == 1 and isinstance(ops[0], list) and ops[0][:1] == ["m"]
@@ -439,7 +439,7 @@ class FramePass:
                        first.n, last.n)
 
 
-def _rows_at(held: dict[int, tuple[Any, ...]], positions: list[int]) -> dict[int, dict[str, Any]]:
+def _rows_at(held: dict[int, tuple[Any, ...]], positions: list[int]) -> dict[int, Row]:
     """The rows at ``positions`` as dicts of the frame keys (made in C)."""
     values = _pick(held, positions)
     return dict(zip(positions, map(dict, map(zip, repeat(FRAME_KEYS), values)), strict=True))
@@ -457,7 +457,7 @@ def _walk(held: dict[int, tuple[Any, ...]], up: list[_Patch], down: list[_Patch]
             held.pop(gone, None)
 
 
-def _check_version(chain: dict[str, Any], where: str) -> None:
+def _check_version(chain: JSONObject, where: str) -> None:
     if chain.get("v") != CHAIN_VERSION:
         raise ValueError(f"{where}: chain version {_short(chain.get('v'))} is not {CHAIN_VERSION}")
 
