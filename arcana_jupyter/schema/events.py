@@ -5,8 +5,8 @@ docs/TRACE_FORMAT.md describes each type in prose; these models are the same con
 with :meth:`Record.build` (validated, strict) and passes the model to ``emit`` (``TraceWriter``,
 ``ChatSession``, ``SessionContext``), which dumps it once, as it writes the line (:meth:`Record.wire`);
 tests/schema/test_written_events.py validates what a real session writes against these models.
-:class:`~arcana_jupyter.trace.TraceReader` validates the metadata of every line it indexes against
-:data:`METADATA_MODELS` (strict), reporting a misshapen event as ``file:line: problem``, and hands
+:class:`~arcana_jupyter.trace.TraceReader` parses the metadata of every line it indexes with
+:data:`EVENT_ADAPTER` (strict), reporting a misshapen event as ``file:line: problem``, and hands
 out lines with that metadata as written (:class:`TraceEvent`, the one envelope type beside the typed
 events). Code that reads what an event says (the span mapper, the replay provider, ``arcana trace``,
 resume, the turn bundle, ``report --verify``) turns such a line into its typed event once, with
