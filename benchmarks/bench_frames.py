@@ -121,7 +121,7 @@ def decision_bytes(path: Path) -> dict[str, Any]:
 def measure_reads(run: dict[str, Any], tmp: Path, *, frames: bool = True, full_checked: bool = True
                   ) -> dict[str, Any]:
     """Reading a recorded run: index, one pass, frames (three ways) and the report."""
-    from arcana_jupyter.jupyter.replay_view import build_frames
+    from arcana_jupyter.jupyter.replay_frames import build_frames
     from arcana_jupyter.report.build import write_report
     from arcana_jupyter.report.execute import read_notebook
     from arcana_jupyter.trace.reader import TraceReader
@@ -232,7 +232,7 @@ def frames_per_turn(path: Path, cuts: list[int], tries: int = 2) -> list[dict[st
     loaded first; the best CPU time of ``tries`` (``time.process_time``) and its wall time."""
     import json
 
-    from arcana_jupyter.jupyter.replay_view import build_frames
+    from arcana_jupyter.jupyter.replay_frames import build_frames
     from arcana_jupyter.tokens import TokenCounter
     from arcana_jupyter.trace.reader import TraceReader
 

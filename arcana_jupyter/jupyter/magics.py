@@ -527,7 +527,8 @@ class ArcanaMagics(Magics):
     def arcana_replay(self, line: str = "") -> None:
         """Scrub the turns of a run: decisions, prompt (digest-checked), pins, changes per turn."""
         opts = self._parse(self.arcana_replay, line, ReplayOptions)
-        from .replay_view import NotebookProgress, build_frames, display_replay, replay_checks
+        from .replay_frames import build_frames, replay_checks
+        from .replay_view import NotebookProgress, display_replay
 
         if opts.session or (opts.run_id is None and self.sessions):
             entry = self.entry(opts.session)
@@ -557,7 +558,7 @@ class ArcanaMagics(Magics):
 
     def _what_if(self, frames: list[dict[str, Any]], trace_dir: Path, opts: ReplayOptions) -> None:
         """``%arcana_replay --turn N --window W``: turn N rebuilt with W beside the recorded prompt."""
-        from .replay_view import counterfactual
+        from .replay_frames import counterfactual
 
         turn = opts.turn or max((int(f["turn"]) for f in frames), default=0)
         frame = next((f for f in reversed(frames) if int(f["turn"]) == turn), None)

@@ -223,7 +223,7 @@ def _replay_section(run: NotebookRun, reader: TraceReader, turns: list[int],
                     progress: ReportProgress | None) -> tuple[str | None, set[int] | None]:
     """The run's replay for the page (None: no turns): every frame for a short run, the long-run form
     (see :data:`LONG_RUN_TURNS`) for a long one; and the turns it shows in full (None: every turn)."""
-    from ..jupyter.replay_view import build_frames, with_rows
+    from ..jupyter.replay_frames import build_frames, with_rows
 
     assert run.path is not None
     uid = f"{run.agent}-{uuid.uuid4().hex[:6]}"

@@ -1,6 +1,6 @@
 """The replay frames' pass over a run's decisions: seven columns patched in place, decision by decision.
 
-What a replay frame reads from its turn's decision rows (``build_frames``, jupyter/replay_view.py) is
+What a replay frame reads from its turn's decision rows (``build_frames``, jupyter/replay_frames.py) is
 their outcome counts and the rows whose outcome or fidelity changed since the previous turn: seven
 columns (:data:`~.decision_delta.FRAME_KEYS`). A chained decision (encoding 2) records its rows as ops
 against an earlier decision; here one copy of those seven columns is kept and each decision's ops

@@ -106,7 +106,7 @@ class MessageDiff(BaseModel):
 
 def decision_key(d: MessageDecision) -> tuple[str, Any]:
     """What makes two decisions' entries the same message: the one matching rule of every decision diff
-    (:func:`diff_decisions` here, the replay view's turn-to-turn diff in ``jupyter/replay_view.py``).
+    (:func:`diff_decisions` here, the replay view's turn-to-turn diff in ``jupyter/replay_frames.py``).
 
     History messages match by index, and the current input with them (one turn's input is the next
     turn's history message at the same index; within one build the input's index is no history

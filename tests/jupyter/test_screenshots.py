@@ -15,7 +15,7 @@ from playwright.sync_api import Browser, sync_playwright
 
 from arcana_jupyter import render
 from arcana_jupyter.jupyter.display import relative_bundle
-from arcana_jupyter.jupyter.replay_view import build_frames
+from arcana_jupyter.jupyter.replay_frames import build_frames
 from tests.jupyter.conftest import magics, run_cell_magic, turn_outputs
 
 pytestmark = pytest.mark.browser

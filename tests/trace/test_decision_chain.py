@@ -19,7 +19,7 @@ from long_run_helpers import OldEncoder
 
 from arcana_jupyter.context.rebuild import rebuild_turn
 from arcana_jupyter.exceptions import TraceError
-from arcana_jupyter.jupyter.replay_view import build_frames
+from arcana_jupyter.jupyter.replay_frames import build_frames
 from arcana_jupyter.providers.function import FunctionProvider
 from arcana_jupyter.runtime import Runtime, RuntimeConfig
 from arcana_jupyter.runtime import session as session_module

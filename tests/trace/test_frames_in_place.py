@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from long_run_helpers import OldEncoder, answer, lookup
 
-from arcana_jupyter.jupyter.replay_view import build_frames, frame_diff, turn_diff, with_rows
+from arcana_jupyter.jupyter.replay_frames import build_frames, frame_diff, turn_diff, with_rows
 from arcana_jupyter.providers.function import FunctionProvider
 from arcana_jupyter.runtime import Runtime, RuntimeConfig
 from arcana_jupyter.runtime import session as session_module

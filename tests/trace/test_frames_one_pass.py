@@ -14,7 +14,7 @@ from long_run_helpers import answer, lookup
 
 from arcana_jupyter.context.bands import select_from_turn
 from arcana_jupyter.context.rebuild import _Band, rebuild_turn
-from arcana_jupyter.jupyter.replay_view import build_frames, turn_diff
+from arcana_jupyter.jupyter.replay_frames import build_frames, turn_diff
 from arcana_jupyter.messages import Message
 from arcana_jupyter.providers.function import FunctionProvider
 from arcana_jupyter.runtime import Runtime, RuntimeConfig

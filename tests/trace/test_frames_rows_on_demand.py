@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from long_run_helpers import OldEncoder, answer, lookup
 
 from arcana_jupyter.context.decisions import SCORE_RUNNERS_UP, recorded_scores
-from arcana_jupyter.jupyter.replay_view import build_frames, frame_rows, outcome_counts, with_rows
+from arcana_jupyter.jupyter.replay_frames import build_frames, frame_rows, outcome_counts, with_rows
 from arcana_jupyter.providers.function import FunctionProvider
 from arcana_jupyter.runtime import Runtime, RuntimeConfig
 from arcana_jupyter.runtime import session as session_module
@@ -183,7 +183,7 @@ async def test_the_report_of_a_long_run_is_compact_escaped_and_says_what_it_does
 
 def _reference_diff(prev: list[dict[str, Any]], cur: list[dict[str, Any]]) -> tuple[list[Any], list[Any]]:
     """turn_diff by its definition: every row matched by its key, no shortcut."""
-    from arcana_jupyter.jupyter.replay_view import _key
+    from arcana_jupyter.jupyter.replay_frames import _key
     from arcana_jupyter.jupyter.whatif import row_state as _state
 
     before = {_key(p): p for p in prev}
@@ -217,7 +217,7 @@ _row_st = st.fixed_dictionaries({
        st.permutations(list(range(10))))
 def test_the_turn_diff_shortcuts_give_the_diff_by_keys(prev: list[dict[str, Any]], cur: list[dict[str, Any]],
                                                        share: list[bool], order: list[int]) -> None:
-    from arcana_jupyter.jupyter.replay_view import _key, turn_diff
+    from arcana_jupyter.jupyter.replay_frames import _key, turn_diff
 
     prev = [{**r, "index": i} for i, r in enumerate(prev)]
     cur = [{**r, "index": order[i]} for i, r in enumerate(cur)]
