@@ -51,7 +51,11 @@ def check_tour_traces(folder: Path) -> None:
     calls = [e["metadata"] for e in events if e["event_type"] == "llm_call" and e["metadata"].get("purpose") is None]
     assert all(c["counted_input_tokens"] == c["reported_input_tokens"] for c in calls), "exact counts"
     assert not [e for e in events if e["event_type"] == "error"]
-    decisions = [e["metadata"] for e in events if e["event_type"] == "context_decision"]
+    from arcana_jupyter.trace.reader import TraceReader
+
+    # read back through the reader: a chained decision may record its budget as a patch of the last one's
+    decisions = [r.metadata for r in TraceReader(traces[0].parent).decision_records(traces[0].stem)]
+    assert len(decisions) == sum(e["event_type"] == "context_decision" for e in events)
     assert not any(d["budget"]["overflow"] for d in decisions)
     assert max(d["budget"]["used"] for d in decisions) <= 1024 - 256
     assert sum(d["budget"]["utilization"] > 0.6 for d in decisions) >= 4, "the window fills, turn after turn"
@@ -62,8 +66,6 @@ def check_tour_traces(folder: Path) -> None:
     actions = [e["metadata"] for e in events if e["event_type"] == "user_action"]
     assert [(a["action"], a["via"], a["ok"]) for a in actions] == [("memory_add", "magic", True),
                                                                     ("pin", "magic", True)]
-    from arcana_jupyter.trace.reader import TraceReader
-
     # through the reader: a chained decision leaves out the inputs that did not change
     resolved = TraceReader(traces[0].parent).events(traces[0].stem, event_types=("context_decision",))
     pinned = [e.turn for e in resolved
