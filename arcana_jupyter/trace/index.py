@@ -327,7 +327,9 @@ class FileIndexer:
             return f"'agent' is {agent!r}, not a string"
         for name in ("run_id", "ts", "parent_id"):
             value = obj.get(name)
-            if value is not None and not isinstance(value, str):
+            # parent_id may be null; run_id and ts, when the line holds them, are strings (a null one
+            # would pass here and fail when the event is read: the line is reported now instead)
+            if (value is not None or (name != "parent_id" and name in obj)) and not isinstance(value, str):
                 return f"'{name}' is {_short(value)}, not a string"
         version = obj.get("v", 1)
         if _as_int(version) is None:

@@ -51,3 +51,21 @@ def test_unknown_keys_and_event_types_are_not_problems(tmp_path: Path) -> None:
     reader = TraceReader(tmp_path, shared=False, strict=True)
     assert reader.warnings_for("r_2") == []
     assert [e.event_type for e in reader.events("r_2")] == ["run_start", "some_future_event"]
+
+
+def test_a_null_time_or_run_id_is_a_skipped_line_not_a_traceback_on_read(tmp_path: Path) -> None:
+    """A line whose ``ts`` or ``run_id`` is null passed the index and then raised pydantic's
+    ValidationError when the events were read; it is now a corrupt line, reported with file and line."""
+    with TraceWriter(tmp_path / "r_3.jsonl", "r_3") as writer:
+        writer.emit_json("run_start", {"model": "m"})
+    with (tmp_path / "r_3.jsonl").open("a") as fh:
+        for bad in ({"ts": None}, {"run_id": None}):
+            fh.write(json.dumps({"v": 1, "event_id": "e_x", "run_id": "r_3", "turn": 1, "ts": "t",
+                                 "event_type": "turn_end", "metadata": {"status": "ok"}, **bad}) + "\n")
+    reader = TraceReader(tmp_path, shared=False)
+    assert [e.event_type for e in reader.events("r_3")] == ["run_start"]
+    text = "\n".join(reader.warnings_for("r_3"))
+    assert "r_3.jsonl:2: 'ts' is None, not a string" in text and "r_3.jsonl:3: 'run_id' is None" in text, text
+    with pytest.raises(CorruptTraceError) as info:
+        TraceReader(tmp_path, shared=False, strict=True).events("r_3")
+    assert info.value.line == 2
