@@ -467,35 +467,9 @@ class FileIndexer:
         return obj
 
     def read_raw(self, idx: FileIndex, positions: Sequence[int]) -> list[dict[str, Any]]:  # JSON edge: lines
-        """The parsed JSON objects of the given entries, in the order given (contiguous ranges merged)."""
-        if not positions:
-            return []
-        entries = [idx.entries[p] for p in positions]
-        order = sorted(range(len(entries)), key=lambda i: entries[i].offset)
-        out: list[dict[str, Any] | None] = [None] * len(entries)  # JSON edge: the lines as written
-        with idx.real.open("rb") as fh:
-            i = 0
-            while i < len(order):
-                first = entries[order[i]]
-                span_start, span_end = first.offset, first.offset + first.length
-                j = i + 1
-                while j < len(order) and entries[order[j]].offset - span_end <= 4096:
-                    span_end = max(span_end, entries[order[j]].offset + entries[order[j]].length)
-                    j += 1
-                fh.seek(span_start)
-                blob = fh.read(span_end - span_start)
-                self.stats.bytes_read += len(blob)
-                for k in range(i, j):
-                    e = entries[order[k]]
-                    raw = blob[e.offset - span_start : e.offset - span_start + e.length]
-                    try:
-                        out[order[k]] = json.loads(raw)
-                    except ValueError as exc:
-                        raise TraceError(
-                            f"{idx.path}:{e.line}: the file changed under the reader ({exc}); read it again"
-                        ) from exc
-                    self.stats.lines_parsed += 1
-                i = j
-        self.stats.events_loaded += len(entries)
-        return [o for o in out if o is not None]
+        """The parsed JSON objects of the given entries, in the order given (read by :meth:`raw_lines`,
+        nearby entries at once, in one span however long)."""
+        parsed = {position: self.parse_line(idx, position, raw)
+                  for position, raw in self.raw_lines(idx, sorted(set(positions)), span=1 << 62)}
+        return [parsed[p] for p in positions]
 
