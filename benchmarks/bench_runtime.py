@@ -39,7 +39,10 @@ def lookup(key: str) -> str:
 def answer(request: LLMRequest) -> LLMResponse:
     last = request.messages[-1]
     usage = Usage(input_tokens=100, output_tokens=60)
-    if last.role == "user" and "lookup" in last.content:
+    # the newest request is the last line: shaping for strict chat templates merges recalled earlier
+    # requests into the same user message, before it (matching on the whole message called the tool on
+    # most turns after a lookup turn, not on every 10th as this workload says)
+    if last.role == "user" and "lookup" in last.content.rstrip().rsplit("\n", 1)[-1]:
         call = ToolCall(id=f"c{len(request.messages)}", name="lookup", arguments='{"key": "k"}')
         return LLMResponse(message=Message(role="assistant", tool_calls=(call,)), finish_reason="tool_calls",
                            usage=usage)
