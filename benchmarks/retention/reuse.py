@@ -12,12 +12,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
-import json
 import os
 import statistics
 import tempfile
 from pathlib import Path
 
+from arcana_jupyter.trace.reader import TraceReader
 from benchmarks.bench_runtime import session
 
 
@@ -25,13 +25,14 @@ def reuse(turns: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         asyncio.run(session(turns, False, Path(tmp)))
         rows = []
-        for f in Path(tmp).rglob("*.jsonl"):
-            for line in f.read_text().splitlines():
-                ev = json.loads(line)
-                if ev.get("event_type") == "context_decision":
-                    rep = ev["metadata"].get("report") or {}
-                    rows.append((ev["turn"], rep.get("total_after"), rep.get("prefix_tokens_reused"),
-                                 (ev["metadata"].get("budget") or {}).get("utilization")))
+        # through the reader: a chained decision (trace encoding 2) records its report and budget as
+        # patches of the previous decision's, so the raw lines do not hold them
+        reader = TraceReader(Path(tmp), shared=False)
+        for run_id in reader.run_ids():
+            for rec in reader.decision_records(run_id, only=()):
+                rep = rec.metadata.get("report") or {}
+                rows.append((rec.turn, rep.get("total_after"), rep.get("prefix_tokens_reused"),
+                             (rec.metadata.get("budget") or {}).get("utilization")))
     rows.sort(key=lambda r: r[0] or 0)
     shares = []
     for prev, cur in itertools.pairwise(rows):
