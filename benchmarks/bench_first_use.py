@@ -37,6 +37,7 @@ from arcana_jupyter.providers.local import LocalProvider
 from arcana_jupyter.runtime import Runtime, RuntimeConfig
 from arcana_jupyter.runtime.runtime import local_context
 from arcana_jupyter.tokens import TokenCounter
+from arcana_jupyter.trace.reader import TraceReader
 from benchmarks._machine import cpu_model
 
 TOUR = Path(__file__).resolve().parents[1] / "example-notebooks" / "tour.ipynb"
@@ -75,7 +76,9 @@ async def run(window: int, counting: str, rounds: int, trace_dir: Path) -> dict[
     assert path is not None
     events = [json.loads(line) for line in path.read_text().splitlines()]
     calls = [e["metadata"] for e in events if e["event_type"] == "llm_call" and e["metadata"].get("step", 0) >= 0]
-    decisions = [e["metadata"] for e in events if e["event_type"] == "context_decision"]
+    # through the reader: a chained decision leaves what did not change (calibration) to the previous one
+    reader = TraceReader(path.parent, shared=False)
+    decisions = [r.metadata for r in reader.decision_records(path.stem, only=())]
     refusals = [e for e in events if e["event_type"] == "error" and e["metadata"].get("type") == "ContextLengthError"]
     gaps = [c["reported_input_tokens"] - c["counted_input_tokens"] for c in calls]
     return {
