@@ -37,7 +37,7 @@ from typing import Any, NotRequired, TypedDict
 
 from ..messages import Message, ToolSpec, as_message, canonical_json, request_digest
 
-CHAIN_MAX = 32
+CHAIN_MAX = 64
 """A keyframe at least every this many prompts of one agent (the longest chain a random read walks)."""
 JOIN_SEPARATOR = "\n\n---\n\n"
 """What a ``{"j": parts}`` message puts between its parts: ``providers.shaping.MERGE_SEPARATOR`` (a
@@ -110,7 +110,12 @@ class PromptSentEncoder:
         self._hist_text: dict[str, int] = {}
         """A history message's content -> its index (the last with that content): the parts of a joined message."""
         self._history: Sequence[Message] = ()
-        self._pending: tuple[list[str], bool, list[dict[str, Any]]] = ([], True, [])  # JSON edge: wire messages
+        self._joined_base: list[str | int] = []
+        self._join_at: list[str | int] = []
+        """The parts (:func:`join_parts`) of the last joined message written since the keyframe: what a
+        ``{"J": ops}`` copies from."""
+        self._pending: tuple[list[str], bool, list[dict[str, Any]], list[str | int]] = (  # JSON edge: wire
+            [], True, [], [])
 
     def _history_index(self, history: Sequence[Message]) -> dict[str, int]:
         """content key -> history index (the last message with that key), kept up to date incrementally;
@@ -140,6 +145,7 @@ class PromptSentEncoder:
                 keep += 1
         hist = self._history_index(history)
         seen = self._hist_seen
+        self._join_at = [] if keyframe else self._joined_base  # the base of this prompt's next joined message
         out: list[dict[str, Any]] = []  # JSON edge: the record's messages and references
         counts: list[int | None] = []
         run: list[Any] | None = None  # the open reference run: [kind, start, length]
@@ -171,7 +177,7 @@ class PromptSentEncoder:
             "step": step, "digest": digest, "prev": None if keyframe else self._prev_id, "keep": keep, "messages": out}
         if tokens is not None:
             meta["tokens"] = counts
-        self._pending = (keys, keyframe, [m.wire() for m in messages])
+        self._pending = (keys, keyframe, [m.wire() for m in messages], self._join_at)
         return meta
 
     def _inline(self, wire: dict[str, Any], i: int, keyframe: bool) -> dict[str, Any]:  # JSON edge: wire in, record out
@@ -195,10 +201,13 @@ class PromptSentEncoder:
         return edit if len(canonical_json(edit)) * 2 < len(canonical_json(wire)) else wire
 
     def _joined(self, wire: dict[str, Any]) -> dict[str, Any] | None:  # JSON edge: wire in, record out
-        """``{"j": parts}`` for a message whose content is history messages' contents (and other text)
-        joined with :data:`JOIN_SEPARATOR`, when that is smaller; None otherwise. The reader takes each
-        history part from the recorded (redacted) transcript and the rest from this record (redacted by
-        the writer): used only when that makes the text the writer's redaction of the whole makes."""
+        """``{"J": ops}`` for a message whose content is history messages' contents (and other text)
+        joined with :data:`JOIN_SEPARATOR`, when that is smaller; None otherwise. Its parts (history
+        messages as gaps, :func:`join_parts`) are written against the last joined message's: the
+        recalled messages move on together from one call to the next, so their gaps repeat. The reader
+        takes each history part from the recorded (redacted) transcript and the rest from this record
+        (redacted by the writer): used only when that makes the text the writer's redaction of the
+        whole makes."""
         content = wire.get("content")
         if not isinstance(content, str) or JOIN_SEPARATOR not in content:
             return None
@@ -212,22 +221,17 @@ class PromptSentEncoder:
             return None
         if self.redact is not None and JOIN_SEPARATOR.join(map(self.redact, pieces)) != self.redact(content):
             return None  # the writer's redaction of the parts is not that of the whole
-        parts: list[Any] = []
-        for piece, h in zip(pieces, found, strict=True):
-            if h is None:
-                parts.append(piece)
-            elif parts and isinstance(parts[-1], list) and parts[-1][0] + parts[-1][1] == h:
-                parts[-1][1] += 1
-            elif parts and type(parts[-1]) is int and parts[-1] + 1 == h:
-                parts[-1] = [parts[-1], 2]
-            else:
-                parts.append(h)
-        out = {"j": parts}
-        return out if len(canonical_json(out)) < len(canonical_json(wire)) else None
+        parts = join_parts([piece if h is None else h for piece, h in zip(pieces, found, strict=True)])
+        out = {"J": copy_ops(parts, self._join_at)}
+        if len(canonical_json(out)) >= len(canonical_json(wire)):
+            return None
+        self._join_at = parts
+        return out
 
     def written(self, event_id: str) -> None:
         """The event just encoded was written with ``event_id``: it is the base of the next."""
-        keys, keyframe, wire = self._pending
+        keys, keyframe, wire, joined = self._pending
+        self._joined_base = joined
         self._prev_id = event_id
         self._prev_keys = keys
         self._prev_wire = wire
@@ -249,6 +253,36 @@ def standalone_prompt_sent(*, step: int, model: str, purpose: str, messages: Seq
     return meta
 
 
+def copy_ops(parts: Sequence[str | int], base: Sequence[str | int]) -> list[Any]:  # JSON edge: the ops
+    """``parts`` as the ops of a ``{"J": ops}`` message: ``[k, n]`` copies parts k .. k+n-1 of ``base``
+    (the last joined message's), a string or an int is a part as it is; a copy only where it is
+    shorter than the parts it stands for."""
+    ops: list[Any] = []
+    if not base:
+        return list(parts)
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, list(base), list(parts), autojunk=False).get_opcodes():
+        if tag == "equal" and len(canonical_json([i1, i2 - i1])) < len(canonical_json(list(parts[j1:j2]))):
+            ops.append([i1, i2 - i1])
+        else:
+            ops.extend(parts[j1:j2])
+    return ops
+
+
+def join_parts(indexes_and_texts: Sequence[str | int]) -> list[str | int]:
+    """A joined message's parts as a ``J`` holds them: a text as it is, history message ``h`` as its
+    gap ``h - end`` (``end``: one after the history message of the part before, 0 at the start), so
+    messages that move on together keep their parts."""
+    out: list[str | int] = []
+    end = 0
+    for part in indexes_and_texts:
+        if isinstance(part, str):
+            out.append(part)
+        else:
+            out.append(part - end)
+            end = part + 1
+    return out
+
+
 def _run(value: Any) -> tuple[int, int] | None:
     """A reference's ``i`` or ``[i, n]`` as (start, length); None when it is neither."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -268,6 +302,9 @@ class ResolvedPrompt(TypedDict):
     """A standalone prompt (the summariser's) names the model its digest is computed with."""
     digest: NotRequired[str | None]
     """The request digest the record holds (set by the trace reader)."""
+    joined: NotRequired[list[str | int]]
+    """The parts (:func:`join_parts`) of the last joined message of the chain up to this prompt (since
+    its keyframe): the base of the next record's ``{"J": ops}``."""
 
 
 def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | None,
@@ -293,6 +330,8 @@ def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | N
         raise ValueError("messages is not a list")
     msgs = prev_msgs[:keep]
     tokens: list[Any] = prev_tokens[:keep]
+    joined: list[str | int] = list(previous.get("joined") or []) if previous is not None and meta.get(
+        "prev") is not None else []
     own: list[int] = []  # positions whose count comes from meta["tokens"] (not copied from the previous prompt)
     for item in rest:
         at = len(msgs)
@@ -325,8 +364,10 @@ def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | N
             msgs.append({**base, "content": text})
             own.append(at)
             tokens.append(None)
-        elif "j" in item:
-            msgs.append(_joined_message(item["j"], history, f"message {at}"))
+        elif "j" in item or "J" in item:
+            where = f"message {at}"
+            joined = _absolute_parts(item["j"], where) if "j" in item else _copied_parts(item["J"], joined, where)
+            msgs.append(_joined_message(joined, history, where))
             own.append(at)
             tokens.append(None)
         elif "p" in item:
@@ -343,33 +384,67 @@ def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | N
         for position, t in zip(own, toks, strict=True):
             tokens[position] = t if isinstance(t, int) and not isinstance(t, bool) else None
     out: ResolvedPrompt = {"messages": msgs, "tokens": tokens}
+    if joined:
+        out["joined"] = joined
     if isinstance(meta.get("model"), str):  # a standalone prompt (the summariser's): its digest's model
         out["model"] = meta["model"]
     return out
 
 
-def _joined_message(parts: Any, history: Callable[[int], Mapping[str, Any] | None],
-                    where: str) -> dict[str, Any]:  # JSON edge: a wire message
-    """A ``{"j": parts}`` message: the parts' texts joined with :data:`JOIN_SEPARATOR`, the other fields
-    those of the first history message referred to."""
+def _absolute_parts(parts: Any, where: str) -> list[str | int]:  # JSON edge: a record's j parts
+    """A ``{"j": parts}`` message's parts (history references ``i`` / ``[i, n]`` and texts, as traces
+    before ``J`` hold them) as :func:`join_parts` parts."""
     if not isinstance(parts, list) or not parts:
         raise ValueError(f"{where}: the joined message {str(parts)[:80]} is not a list of parts")
-    texts: list[str] = []
-    first: dict[str, Any] | None = None  # JSON edge: a wire message
+    flat: list[str | int] = []
     for part in parts:
         if isinstance(part, str):
-            texts.append(part)
+            flat.append(part)
             continue
         ref = _run(part)
         if ref is None or ref[0] < 0 or ref[1] > 1_000_000:
             raise ValueError(f"{where}: the joined message's part {str(part)[:40]} is not text, i or [i, n]")
-        for h in range(ref[0], ref[0] + ref[1]):
-            record = history(h)
-            if record is None:
-                raise ValueError(f"{where} joins history message {h}, which is not recorded")
-            wire = wire_of_record(record)
-            first = first if first is not None else wire
-            texts.append(str(wire.get("content") or ""))
+        flat.extend(range(ref[0], ref[0] + ref[1]))
+    return join_parts(flat)
+
+
+def _copied_parts(ops: Any, base: Sequence[str | int], where: str) -> list[str | int]:  # JSON edge: J ops
+    """A ``{"J": ops}`` message's parts: a text or a gap as it is, ``[k, n]`` the parts k .. k+n-1 of
+    ``base`` (the last joined message's parts)."""
+    if not isinstance(ops, list) or not ops:
+        raise ValueError(f"{where}: the joined message {str(ops)[:80]} is not a list of parts")
+    parts: list[str | int] = []
+    for op in ops:
+        if isinstance(op, str) or (isinstance(op, int) and not isinstance(op, bool)):
+            parts.append(op)
+            continue
+        ref = _run(op) if isinstance(op, list) else None
+        if ref is None or ref[0] < 0 or ref[0] + ref[1] > len(base):
+            raise ValueError(f"{where}: the joined message's part {str(op)[:40]} is not text, a gap or [k, n] of "
+                             f"the last joined message's {len(base)} part(s)")
+        parts.extend(base[ref[0]:ref[0] + ref[1]])
+    return parts
+
+
+def _joined_message(parts: Sequence[str | int], history: Callable[[int], Mapping[str, Any] | None],
+                    where: str) -> dict[str, Any]:  # JSON edge: a wire message
+    """A joined message from its :func:`join_parts` parts: their texts joined with
+    :data:`JOIN_SEPARATOR`, the other fields those of the first history message referred to."""
+    texts: list[str] = []
+    first: dict[str, Any] | None = None  # JSON edge: a wire message
+    end = 0
+    for part in parts:
+        if isinstance(part, str):
+            texts.append(part)
+            continue
+        h = end + part
+        record = history(h) if h >= 0 else None
+        if record is None:
+            raise ValueError(f"{where} joins history message {h}, which is not recorded")
+        end = h + 1
+        wire = wire_of_record(record)
+        first = first if first is not None else wire
+        texts.append(str(wire.get("content") or ""))
     if first is None:
         raise ValueError(f"{where}: the joined message refers to no history message")
     return {**first, "content": JOIN_SEPARATOR.join(texts)}

@@ -1672,6 +1672,8 @@ interface ResolvedSent {
   messages: WireMessage[];
   tokens: Array<number | null>;
   digest: string | null;
+  /** The parts of the chain's last joined message (`joined` in Python): what a `{"J": ops}` copies. */
+  joined?: Array<string | number>;
 }
 
 /** What the viewer says of an older trace's prompt (the Python's `context.rebuild.NOT_RECORDED`). */
@@ -1744,16 +1746,19 @@ export function applyLineEdit(base: string | null, ops: unknown, where: string):
   return text.slice(0, -1);
 }
 
-/** A `{"j": parts}` message (`_joined_message` in Python): history messages' texts and strings joined. */
-function joinedMessage(parts: unknown, history: (h: number) => Record<string, any> | null, where: string): WireMessage {
+/**
+ * A `{"j": parts}` message's parts (history references `i` / `[i, n]` and texts, as traces before `J`
+ * hold them) as join parts: texts, and history messages as gaps (`_absolute_parts` in Python).
+ */
+function absoluteParts(parts: unknown, where: string): Array<string | number> {
   if (!Array.isArray(parts) || parts.length === 0) {
     throw new Error(`${where}: the joined message ${(JSON.stringify(parts) ?? '').slice(0, 80)} is not a list of parts`);
   }
-  const texts: string[] = [];
-  let first: WireMessage | null = null;
+  const out: Array<string | number> = [];
+  let end = 0;
   for (const part of parts) {
     if (typeof part === 'string') {
-      texts.push(part);
+      out.push(part);
       continue;
     }
     const ref = refRun(part);
@@ -1761,14 +1766,52 @@ function joinedMessage(parts: unknown, history: (h: number) => Record<string, an
       throw new Error(`${where}: the joined message's part ${(JSON.stringify(part) ?? '').slice(0, 40)} is not text, i or [i, n]`);
     }
     for (let h = ref[0]; h < ref[0] + ref[1]; h++) {
-      const rec = history(h);
-      if (rec === null) {
-        throw new Error(`${where} joins history message ${h}, which is not recorded`);
-      }
-      const wire = wireOfRecord(rec);
-      first = first ?? wire;
-      texts.push(typeof wire.content === 'string' ? wire.content : '');
+      out.push(h - end);
+      end = h + 1;
     }
+  }
+  return out;
+}
+
+/** A `{"J": ops}` message's parts (`_copied_parts` in Python): `[k, n]` copies parts of the last joined message's. */
+function copiedParts(ops: unknown, base: Array<string | number>, where: string): Array<string | number> {
+  if (!Array.isArray(ops) || ops.length === 0) {
+    throw new Error(`${where}: the joined message ${(JSON.stringify(ops) ?? '').slice(0, 80)} is not a list of parts`);
+  }
+  const out: Array<string | number> = [];
+  for (const op of ops) {
+    if (typeof op === 'string' || isInt(op)) {
+      out.push(op);
+      continue;
+    }
+    const ref = Array.isArray(op) ? refRun(op) : null;
+    if (ref === null || ref[0] < 0 || ref[0] + ref[1] > base.length) {
+      throw new Error(`${where}: the joined message's part ${(JSON.stringify(op) ?? '').slice(0, 40)} is not text, a gap or [k, n] of the last joined message's ${base.length} part(s)`);
+    }
+    out.push(...base.slice(ref[0], ref[0] + ref[1]));
+  }
+  return out;
+}
+
+/** A joined message from its parts (`_joined_message` in Python): texts and history messages (as gaps) joined. */
+function joinedMessage(parts: Array<string | number>, history: (h: number) => Record<string, any> | null, where: string): WireMessage {
+  const texts: string[] = [];
+  let first: WireMessage | null = null;
+  let end = 0;
+  for (const part of parts) {
+    if (typeof part === 'string') {
+      texts.push(part);
+      continue;
+    }
+    const h = end + part;
+    const rec = h >= 0 ? history(h) : null;
+    if (rec === null) {
+      throw new Error(`${where} joins history message ${h}, which is not recorded`);
+    }
+    end = h + 1;
+    const wire = wireOfRecord(rec);
+    first = first ?? wire;
+    texts.push(typeof wire.content === 'string' ? wire.content : '');
   }
   if (first === null) {
     throw new Error(`${where}: the joined message refers to no history message`);
@@ -1814,6 +1857,7 @@ export function resolvePromptSent(
   }
   const messages = prevMsgs.slice(0, keep);
   const tokens: Array<number | null> = prevTokens.slice(0, keep);
+  let joined: Array<string | number> = previous && meta.prev !== null && meta.prev !== undefined ? previous.joined ?? [] : [];
   const own: number[] = [];
   for (const item of rest) {
     const at = messages.length;
@@ -1851,9 +1895,11 @@ export function resolvePromptSent(
       own.push(at);
       messages.push({ ...base, content: text });
       tokens.push(null);
-    } else if ('j' in item) {
+    } else if ('j' in item || 'J' in item) {
+      const where = `message ${at}`;
+      joined = 'j' in item ? absoluteParts(item.j, where) : copiedParts(item.J, joined, where);
       own.push(at);
-      messages.push(joinedMessage(item.j, history, `message ${at}`));
+      messages.push(joinedMessage(joined, history, where));
       tokens.push(null);
     } else if ('p' in item) {
       const ref = refRun(item.p);
@@ -1874,7 +1920,11 @@ export function resolvePromptSent(
       tokens[position] = isInt(toks[k]) ? toks[k] : null;
     });
   }
-  return { messages, tokens, digest: typeof meta.digest === 'string' ? meta.digest : null };
+  const out: ResolvedSent = { messages, tokens, digest: typeof meta.digest === 'string' ? meta.digest : null };
+  if (joined.length) {
+    out.joined = joined;
+  }
+  return out;
 }
 
 interface SentCache {
