@@ -39,6 +39,9 @@ from ..messages import Message, ToolSpec, as_message, canonical_json, request_di
 
 CHAIN_MAX = 64
 """A keyframe at least every this many prompts of one agent (the longest chain a random read walks)."""
+RECENT_QUOTES = 400
+"""How many of the last history messages an edit's new text may quote by reference (the checkpoint
+quotes the requests of the last few dozen turns)."""
 JOIN_SEPARATOR = "\n\n---\n\n"
 """What a ``{"j": parts}`` message puts between its parts: ``providers.shaping.MERGE_SEPARATOR`` (a
 format constant here: what traces hold does not follow later changes of the shaping step)."""
@@ -69,10 +72,16 @@ def edit_ops(base: Mapping[str, Any], new: Mapping[str, Any]) -> list[Any] | Non
     return ops
 
 
-def apply_line_edit(base: str | None, ops: Any, where: str) -> str | None:
+def apply_line_edit(base: str | None, ops: Any, where: str,
+                    history: Callable[[int], Mapping[str, Any] | None] | None = None) -> str | None:
     """The text ``ops`` (see :func:`edit_ops`) make of ``base``: the one reader of a line edit (a
     ``prompt_sent`` message's ``e``, a chained decision's section). None when the base or a new text
-    is None (``trace_content="none"`` nulls texts). Raises ``ValueError`` on ops that do not apply."""
+    is None (``trace_content="none"`` nulls texts). Raises ``ValueError`` on ops that do not apply.
+
+    With ``history`` (a ``prompt_sent`` message's ``e``: :func:`sent_edit_ops`) two more ops read:
+    ``[k, a, text, b]`` (line k of the base with its middle changed: its first ``a`` characters,
+    ``text``, its last ``b`` characters and its newline) and ``{"h": i}`` (the content of history
+    message ``i`` as recorded)."""
     if not isinstance(ops, list):
         raise ValueError(f"{where}: the edit's ops are not a list")
     if base is None or any(op is None for op in ops):
@@ -83,6 +92,12 @@ def apply_line_edit(base: str | None, ops: Any, where: str) -> str | None:
         if isinstance(op, str):
             parts.append(op)
             continue
+        if history is not None and isinstance(op, list) and len(op) == 4:
+            parts.append(_line_middle(op, lines, where))
+            continue
+        if history is not None and isinstance(op, dict):
+            parts.append(_history_text(op, history, where))
+            continue
         run = _run(op) if isinstance(op, list) else None
         if run is None or run[0] < 0 or run[0] + run[1] > len(lines):
             raise ValueError(f"{where}: the edit copies lines {op!r} of a text of {len(lines)}")
@@ -91,6 +106,118 @@ def apply_line_edit(base: str | None, ops: Any, where: str) -> str | None:
     if not text.endswith("\n"):
         raise ValueError(f"{where}: the edit's text does not end with its line end")
     return text[:-1]
+
+
+def _line_middle(op: list[Any], lines: Sequence[str], where: str) -> str:  # JSON edge: an edit op
+    """``[k, a, text, b]``: line k of the base, its middle replaced by ``text`` (characters counted as
+    Python and the viewer's UTF-16 agree: the line holds none outside the BMP)."""
+    k, a, text, b = op
+    if not (all(isinstance(x, int) and not isinstance(x, bool) for x in (k, a, b)) and isinstance(text, str)
+            and 0 <= k < len(lines) and a >= 0 and b >= 0 and a + b <= len(lines[k]) - 1
+            and all(ord(c) <= 0xFFFF for c in lines[k])):
+        raise ValueError(f"{where}: the edit's line change {str(op)[:80]} does not apply to a text of "
+                         f"{len(lines)} line(s)")
+    line = lines[k][:-1]
+    return line[:a] + text + line[len(line) - b:] + "\n"
+
+
+def _history_text(op: Mapping[str, Any], history: Callable[[int], Mapping[str, Any] | None],
+                  where: str) -> str:  # JSON edge: an edit op
+    """``{"h": i}``: the content of history message i as the trace records it."""
+    h = op.get("h")
+    record = history(h) if isinstance(h, int) and not isinstance(h, bool) and h >= 0 and len(op) == 1 else None
+    if record is None:
+        raise ValueError(f"{where}: the edit's {str(op)[:40]} is not a recorded history message")
+    return str(wire_of_record(record).get("content") or "")
+
+
+def sent_edit_ops(base: str, new: str, redact: Callable[[str], str],
+                  recent: Callable[[], list[tuple[str, int]]]) -> list[Any]:  # JSON edge: the ops
+    """``new`` as the line edits of a ``prompt_sent`` message's ``e`` (:func:`apply_line_edit` with
+    ``history``): lines copied, a line whose middle changed (a turn number in a header) as
+    ``[k, a, text, b]``, and the contents of recent history messages quoted in the new text (the
+    checkpoint's request lines) as ``{"h": i}``. ``base`` and ``new`` are the texts as the trace holds
+    them; a changed middle or a text between quotes is written only where ``redact`` leaves it as it is
+    (so the writer's redaction of the record leaves it too); ``recent()``: (redacted content, index) of
+    the history messages worth quoting, longest first."""
+    a, b = lines_of(base), lines_of(new)
+    ops: list[Any] = []
+
+    def text(t: str) -> None:
+        if ops and isinstance(ops[-1], str):
+            ops[-1] += t
+        else:
+            ops.append(t)
+
+    quotes: list[tuple[str, int]] | None = None
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            ops.append([i1, i2 - i1])
+            continue
+        for k in range(j1, j2):
+            pair = i1 + k - j1 if tag == "replace" and i1 + k - j1 < i2 else None
+            middle = _middle_op(a[pair], b[k], pair, redact) if pair is not None else None
+            if middle is not None and len(b[k]) >= MIN_QUOTE:  # the line quoting a request may be smaller
+                quotes = recent() if quotes is None else quotes
+                if len(canonical_json(_quoted(b[k], quotes, redact))) <= len(canonical_json(middle)):
+                    middle = None
+            if middle is not None:
+                ops.append(middle)
+            else:
+                text(b[k])
+    out: list[Any] = []
+    for op in ops:
+        if isinstance(op, str) and len(op) >= MIN_QUOTE:
+            quotes = recent() if quotes is None else quotes
+            out.extend(_quoted(op, quotes, redact))
+        else:
+            out.append(op)
+    return out
+
+
+MIN_QUOTE = 24
+"""A history message's content is quoted by reference (``{"h": i}``) in an edit's new text from this
+many characters: shorter, the reference would not be smaller."""
+
+
+def _middle_op(old: str, new: str, k: int, redact: Callable[[str], str]) -> list[Any] | None:  # JSON edge
+    """``[k, a, text, b]`` for line ``new`` against line ``old`` when they share 20+ characters of
+    prefix and suffix; None otherwise."""
+    x, y = old[:-1], new[:-1]
+    n = min(len(x), len(y))
+    a = 0
+    while a < n and x[a] == y[a]:
+        a += 1
+    b = 0
+    while b < n - a and x[len(x) - 1 - b] == y[len(y) - 1 - b]:
+        b += 1
+    if a + b < 20 or any(ord(c) > 0xFFFF for c in x):
+        return None
+    mid = y[a:len(y) - b]
+    return [k, a, mid, b] if redact(mid) == mid else None
+
+
+def _quoted(text: str, quotes: list[tuple[str, int]], redact: Callable[[str], str]) -> list[Any]:  # JSON edge
+    """``text`` with the history contents it holds as ``{"h": i}`` (the longest first); ``[text]`` when
+    it holds none, or when a piece between them is not as the writer's redaction would leave it."""
+    pieces: list[Any] = [text]
+    for content, i in quotes:
+        if content not in text:
+            continue
+        nxt: list[Any] = []
+        for piece in pieces:
+            if isinstance(piece, str) and content in piece:
+                for m, part in enumerate(piece.split(content)):
+                    if m:
+                        nxt.append({"h": i})
+                    if part:
+                        nxt.append(part)
+            else:
+                nxt.append(piece)
+        pieces = nxt
+    if len(pieces) == 1 or any(isinstance(p, str) and redact(p) != p for p in pieces):
+        return [text]
+    return pieces
 
 
 class PromptSentEncoder:
@@ -112,6 +239,8 @@ class PromptSentEncoder:
         self._history: Sequence[Message] = ()
         self._joined_base: list[str | int] = []
         self._join_at: list[str | int] = []
+        self._quote_cache: dict[int, tuple[str, str]] = {}
+        """history index -> (its content, redacted): the texts an edit may quote (:meth:`_recent_quotes`)."""
         """The parts (:func:`join_parts`) of the last joined message written since the keyframe: what a
         ``{"J": ops}`` copies from."""
         self._pending: tuple[list[str], bool, list[dict[str, Any]], list[str | int]] = (  # JSON edge: wire
@@ -191,14 +320,30 @@ class PromptSentEncoder:
         if keyframe or i >= len(self._prev_wire) or len(str(wire.get("content") or "")) < 200:
             return wire
         base = self._prev_wire[i]
-        if self.redact is not None:
-            base = {**base, "content": self.redact(str(base.get("content") or ""))}
-            wire = {**wire, "content": self.redact(str(wire.get("content") or ""))}
-        ops = edit_ops(base, wire)
-        if ops is None:
+        if {k: v for k, v in base.items() if k != "content"} != {k: v for k, v in wire.items() if k != "content"}:
             return wire
+        redact = self.redact or _same
+        ops = sent_edit_ops(redact(str(base.get("content") or "")), redact(str(wire.get("content") or "")), redact,
+                            self._recent_quotes)
         edit = {"e": [i, ops]}
         return edit if len(canonical_json(edit)) * 2 < len(canonical_json(wire)) else wire
+
+    def _recent_quotes(self) -> list[tuple[str, int]]:
+        """(content as the trace holds it, index) of the last :data:`RECENT_QUOTES` history messages
+        with :data:`MIN_QUOTE`+ characters (the last of equal ones), longest first."""
+        history = self._history
+        found: dict[str, int] = {}
+        for i in range(max(0, len(history) - RECENT_QUOTES), len(history)):
+            content = history[i].content
+            if content and len(content) >= MIN_QUOTE:
+                cached = self._quote_cache.get(i)
+                if cached is None or cached[0] is not content:
+                    cached = (content, self.redact(content) if self.redact is not None else content)
+                    self._quote_cache[i] = cached
+                found[cached[1]] = i
+        for i in [i for i in self._quote_cache if i < len(history) - RECENT_QUOTES]:
+            del self._quote_cache[i]
+        return sorted(found.items(), key=lambda item: -len(item[0]))
 
     def _joined(self, wire: dict[str, Any]) -> dict[str, Any] | None:  # JSON edge: wire in, record out
         """``{"J": ops}`` for a message whose content is history messages' contents (and other text)
@@ -283,6 +428,10 @@ def join_parts(indexes_and_texts: Sequence[str | int]) -> list[str | int]:
     return out
 
 
+def _same(text: str) -> str:
+    return text
+
+
 def _run(value: Any) -> tuple[int, int] | None:
     """A reference's ``i`` or ``[i, n]`` as (start, length); None when it is neither."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -358,7 +507,7 @@ def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | N
                     and not isinstance(edit[0], bool) and 0 <= edit[0] < len(prev_msgs) and isinstance(edit[1], list)):
                 raise ValueError(f"message {at}: the edit {str(edit)[:80]} is not [index in the previous prompt, ops]")
             base = prev_msgs[edit[0]]
-            text = apply_line_edit(str(base.get("content") or ""), edit[1], f"message {at}")
+            text = apply_line_edit(str(base.get("content") or ""), edit[1], f"message {at}", history)
             if text is None:
                 raise ValueError(f"message {at}: the edit holds a null text")
             msgs.append({**base, "content": text})

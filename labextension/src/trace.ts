@@ -1717,9 +1717,13 @@ const JOIN_SEPARATOR = '\n\n---\n\n';
 /**
  * `apply_line_edit`: the text line-edit `ops` make of `base` (`[start, n]` copies lines of `base + "\n"`
  * cut after each newline, a string is new text, the last newline is dropped). Null when the base or a
- * new text is null (`trace_content="none"`). Throws where Python raises.
+ * new text is null (`trace_content="none"`). Throws where Python raises. With `history` (a prompt_sent
+ * message's `e`) two more ops read: `[k, a, text, b]` (line k with its middle changed) and `{"h": i}`
+ * (the content of history message i).
  */
-export function applyLineEdit(base: string | null, ops: unknown, where: string): string | null {
+export function applyLineEdit(
+  base: string | null, ops: unknown, where: string, history?: (h: number) => Record<string, any> | null
+): string | null {
   if (!Array.isArray(ops)) {
     throw new Error(`${where}: the edit's ops are not a list`);
   }
@@ -1733,6 +1737,14 @@ export function applyLineEdit(base: string | null, ops: unknown, where: string):
       parts.push(op);
       continue;
     }
+    if (history && Array.isArray(op) && op.length === 4) {
+      parts.push(lineMiddle(op, lines, where));
+      continue;
+    }
+    if (history && isPlainObject(op)) {
+      parts.push(historyText(op, history, where));
+      continue;
+    }
     const run = Array.isArray(op) ? refRun(op) : null;
     if (run === null || run[0] < 0 || run[0] + run[1] > lines.length) {
       throw new Error(`${where}: the edit copies lines ${JSON.stringify(op)} of a text of ${lines.length}`);
@@ -1744,6 +1756,28 @@ export function applyLineEdit(base: string | null, ops: unknown, where: string):
     throw new Error(`${where}: the edit's text does not end with its line end`);
   }
   return text.slice(0, -1);
+}
+
+/** `[k, a, text, b]` (`_line_middle` in Python): line k of the base with its middle replaced. */
+function lineMiddle(op: unknown[], lines: string[], where: string): string {
+  const [k, a, text, b] = op;
+  if (!(isInt(k) && isInt(a) && isInt(b) && typeof text === 'string' && k >= 0 && k < lines.length && a >= 0 && b >= 0 &&
+        a + b <= lines[k].length - 1 && !/[\uD800-\uDFFF]/.test(lines[k]))) {
+    throw new Error(`${where}: the edit's line change ${(JSON.stringify(op) ?? '').slice(0, 80)} does not apply to a text of ${lines.length} line(s)`);
+  }
+  const line = lines[k].slice(0, -1);
+  return line.slice(0, a) + text + line.slice(line.length - b) + '\n';
+}
+
+/** `{"h": i}` (`_history_text` in Python): the content of history message i as the trace records it. */
+function historyText(op: Record<string, unknown>, history: (h: number) => Record<string, any> | null, where: string): string {
+  const h = op.h;
+  const rec = isInt(h) && h >= 0 && Object.keys(op).length === 1 ? history(h) : null;
+  if (rec === null) {
+    throw new Error(`${where}: the edit's ${(JSON.stringify(op) ?? '').slice(0, 40)} is not a recorded history message`);
+  }
+  const content = wireOfRecord(rec).content;
+  return typeof content === 'string' ? content : '';
 }
 
 /**
@@ -1888,7 +1922,7 @@ export function resolvePromptSent(
         throw new Error(`message ${at}: the edit ${JSON.stringify(edit).slice(0, 80)} is not [index in the previous prompt, ops]`);
       }
       const base = prevMsgs[edit[0]];
-      const text = applyLineEdit(typeof base.content === 'string' ? base.content : '', edit[1], `message ${at}`);
+      const text = applyLineEdit(typeof base.content === 'string' ? base.content : '', edit[1], `message ${at}`, history);
       if (text === null) {
         throw new Error(`message ${at}: the edit holds a null text`);
       }
