@@ -42,6 +42,11 @@ CHAIN_MAX = 64
 RECENT_QUOTES = 400
 """How many of the last history messages an edit's new text may quote by reference (the checkpoint
 quotes the requests of the last few dozen turns)."""
+JOIN_BASES = 4
+"""A ``{"J": ops}`` copies the parts of one of the last this many joined messages (a tool turn's
+recalled messages follow another pattern than the others': the last but one may be the right base)."""
+GOOD_COPY = 48
+"""The encoder stops trying older bases once a ``J``'s ops are this small (characters)."""
 JOIN_SEPARATOR = "\n\n---\n\n"
 """What a ``{"j": parts}`` message puts between its parts: ``providers.shaping.MERGE_SEPARATOR`` (a
 format constant here: what traces hold does not follow later changes of the shaping step)."""
@@ -237,13 +242,13 @@ class PromptSentEncoder:
         self._hist_text: dict[str, int] = {}
         """A history message's content -> its index (the last with that content): the parts of a joined message."""
         self._history: Sequence[Message] = ()
-        self._joined_base: list[str | int] = []
-        self._join_at: list[str | int] = []
+        self._joined_base: list[list[str | int]] = []
+        self._join_at: list[list[str | int]] = []
         self._quote_cache: dict[int, tuple[str, str]] = {}
         """history index -> (its content, redacted): the texts an edit may quote (:meth:`_recent_quotes`)."""
-        """The parts (:func:`join_parts`) of the last joined message written since the keyframe: what a
-        ``{"J": ops}`` copies from."""
-        self._pending: tuple[list[str], bool, list[dict[str, Any]], list[str | int]] = (  # JSON edge: wire
+        """The parts (:func:`join_parts`) of the last :data:`JOIN_BASES` joined messages written since the
+        keyframe, the last last: what a ``{"J": ops}`` copies from."""
+        self._pending: tuple[list[str], bool, list[dict[str, Any]], list[list[str | int]]] = (  # JSON edge: wire
             [], True, [], [])
 
     def _history_index(self, history: Sequence[Message]) -> dict[str, int]:
@@ -367,10 +372,17 @@ class PromptSentEncoder:
         if self.redact is not None and JOIN_SEPARATOR.join(map(self.redact, pieces)) != self.redact(content):
             return None  # the writer's redaction of the parts is not that of the whole
         parts = join_parts([piece if h is None else h for piece, h in zip(pieces, found, strict=True)])
-        out = {"J": copy_ops(parts, self._join_at)}
+        out: dict[str, Any] = {"J": parts}  # JSON edge: the record's message
+        size = len(canonical_json(parts))
+        for back, prior in enumerate(reversed(self._join_at)):  # the last first; a small enough copy ends it
+            ops = copy_ops(parts, prior)
+            if len(canonical_json(ops)) + (6 if back else 0) < size:
+                out, size = ({"J": ops, "b": back} if back else {"J": ops}), len(canonical_json(ops))
+                if size <= GOOD_COPY:
+                    break
         if len(canonical_json(out)) >= len(canonical_json(wire)):
             return None
-        self._join_at = parts
+        self._join_at = [*self._join_at, parts][-JOIN_BASES:]
         return out
 
     def written(self, event_id: str) -> None:
@@ -451,9 +463,9 @@ class ResolvedPrompt(TypedDict):
     """A standalone prompt (the summariser's) names the model its digest is computed with."""
     digest: NotRequired[str | None]
     """The request digest the record holds (set by the trace reader)."""
-    joined: NotRequired[list[str | int]]
-    """The parts (:func:`join_parts`) of the last joined message of the chain up to this prompt (since
-    its keyframe): the base of the next record's ``{"J": ops}``."""
+    joined: NotRequired[list[list[str | int]]]
+    """The parts (:func:`join_parts`) of the last :data:`JOIN_BASES` joined messages of the chain up to
+    this prompt (since its keyframe), the last last: the bases of the next record's ``{"J": ops}``."""
 
 
 def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | None,
@@ -479,7 +491,7 @@ def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | N
         raise ValueError("messages is not a list")
     msgs = prev_msgs[:keep]
     tokens: list[Any] = prev_tokens[:keep]
-    joined: list[str | int] = list(previous.get("joined") or []) if previous is not None and meta.get(
+    joined: list[list[str | int]] = list(previous.get("joined") or []) if previous is not None and meta.get(
         "prev") is not None else []
     own: list[int] = []  # positions whose count comes from meta["tokens"] (not copied from the previous prompt)
     for item in rest:
@@ -515,8 +527,9 @@ def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | N
             tokens.append(None)
         elif "j" in item or "J" in item:
             where = f"message {at}"
-            joined = _absolute_parts(item["j"], where) if "j" in item else _copied_parts(item["J"], joined, where)
-            msgs.append(_joined_message(joined, history, where))
+            parts = _absolute_parts(item["j"], where) if "j" in item else _copied_parts(item, joined, where)
+            joined = [*joined, parts][-JOIN_BASES:]
+            msgs.append(_joined_message(parts, history, where))
             own.append(at)
             tokens.append(None)
         elif "p" in item:
@@ -557,9 +570,15 @@ def _absolute_parts(parts: Any, where: str) -> list[str | int]:  # JSON edge: a 
     return join_parts(flat)
 
 
-def _copied_parts(ops: Any, base: Sequence[str | int], where: str) -> list[str | int]:  # JSON edge: J ops
-    """A ``{"J": ops}`` message's parts: a text or a gap as it is, ``[k, n]`` the parts k .. k+n-1 of
-    ``base`` (the last joined message's parts)."""
+def _copied_parts(item: Mapping[str, Any], bases: Sequence[Sequence[str | int]],
+                  where: str) -> list[str | int]:  # JSON edge: a J message
+    """A ``{"J": ops, "b": back}`` message's parts: a text or a gap as it is, ``[k, n]`` the parts
+    k .. k+n-1 of its base, the joined message ``back`` (0 when left out) before the last of ``bases``."""
+    ops, back = item["J"], item.get("b", 0)
+    if not isinstance(back, int) or isinstance(back, bool) or back < 0 or (back and back >= len(bases)):
+        raise ValueError(f"{where}: the joined message's base {str(back)[:20]} is not one of the last "
+                         f"{len(bases)} joined message(s)")
+    base = bases[-1 - back] if bases else []
     if not isinstance(ops, list) or not ops:
         raise ValueError(f"{where}: the joined message {str(ops)[:80]} is not a list of parts")
     parts: list[str | int] = []

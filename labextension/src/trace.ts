@@ -1672,8 +1672,8 @@ interface ResolvedSent {
   messages: WireMessage[];
   tokens: Array<number | null>;
   digest: string | null;
-  /** The parts of the chain's last joined message (`joined` in Python): what a `{"J": ops}` copies. */
-  joined?: Array<string | number>;
+  /** The parts of the chain's last JOIN_BASES joined messages, the last last (`joined` in Python): what a `{"J": ops}` copies. */
+  joined?: Array<Array<string | number>>;
 }
 
 /** What the viewer says of an older trace's prompt (the Python's `context.rebuild.NOT_RECORDED`). */
@@ -1807,8 +1807,20 @@ function absoluteParts(parts: unknown, where: string): Array<string | number> {
   return out;
 }
 
-/** A `{"J": ops}` message's parts (`_copied_parts` in Python): `[k, n]` copies parts of the last joined message's. */
-function copiedParts(ops: unknown, base: Array<string | number>, where: string): Array<string | number> {
+/** How many joined messages a `{"J": ops, "b": back}` may copy from (`JOIN_BASES` in Python). */
+const JOIN_BASES = 4;
+
+/**
+ * A `{"J": ops, "b": back}` message's parts (`_copied_parts` in Python): `[k, n]` copies parts of its
+ * base, the joined message `back` (0 when left out) before the last of `bases`.
+ */
+function copiedParts(item: Record<string, any>, bases: Array<Array<string | number>>, where: string): Array<string | number> {
+  const ops: unknown = item.J;
+  const back: unknown = 'b' in item ? item.b : 0;
+  if (!isInt(back) || back < 0 || (back > 0 && back >= bases.length)) {
+    throw new Error(`${where}: the joined message's base ${String(back).slice(0, 20)} is not one of the last ${bases.length} joined message(s)`);
+  }
+  const base = bases.length ? bases[bases.length - 1 - back] : [];
   if (!Array.isArray(ops) || ops.length === 0) {
     throw new Error(`${where}: the joined message ${(JSON.stringify(ops) ?? '').slice(0, 80)} is not a list of parts`);
   }
@@ -1891,7 +1903,7 @@ export function resolvePromptSent(
   }
   const messages = prevMsgs.slice(0, keep);
   const tokens: Array<number | null> = prevTokens.slice(0, keep);
-  let joined: Array<string | number> = previous && meta.prev !== null && meta.prev !== undefined ? previous.joined ?? [] : [];
+  let joined: Array<Array<string | number>> = previous && meta.prev !== null && meta.prev !== undefined ? previous.joined ?? [] : [];
   const own: number[] = [];
   for (const item of rest) {
     const at = messages.length;
@@ -1931,9 +1943,10 @@ export function resolvePromptSent(
       tokens.push(null);
     } else if ('j' in item || 'J' in item) {
       const where = `message ${at}`;
-      joined = 'j' in item ? absoluteParts(item.j, where) : copiedParts(item.J, joined, where);
+      const parts = 'j' in item ? absoluteParts(item.j, where) : copiedParts(item, joined, where);
+      joined = [...joined, parts].slice(-JOIN_BASES);
       own.push(at);
-      messages.push(joinedMessage(joined, history, where));
+      messages.push(joinedMessage(parts, history, where));
       tokens.push(null);
     } else if ('p' in item) {
       const ref = refRun(item.p);

@@ -250,7 +250,7 @@ def _as_old_joined(path: Path) -> int:
             joined = one["joined"]
             absolute: list[Any] = []
             end = 0
-            for part in joined:
+            for part in joined[-1]:
                 absolute.append(part if isinstance(part, str) else end + part)
                 end = end if isinstance(part, str) else end + part + 1
             meta["messages"][k] = {"j": absolute}

@@ -147,16 +147,19 @@ def test_joined_prompt_messages_resolve_like_the_python(compiled_trace: Path, tm
         written = resolve_prompt_sent(meta, written, lambda h: hist.get(str(h)))
         if rng.random() < 0.1:  # a broken part: both readers refuse the record
             for m in meta["messages"]:
-                if "J" in m:
+                if "J" in m and rng.random() < 0.3:
+                    m["b"] = rng.choice([7, -1, True, "1"])
+                elif "J" in m:
                     m["J"].append(rng.choice([10_000, -5_000, [3, 0], [0, 999], True, None, 2.5]))
         elif rng.random() < 0.2 and sum("J" in m for m in meta["messages"]) == 1:
             # as traces before "J" hold it: absolute history indexes (both readers read it, and what follows)
             for m in meta["messages"]:
                 if "J" in m:
                     del m["J"]
-                    m["j"] = _absolute(written["joined"])
+                    m["j"] = _absolute(written["joined"][-1])
         records.append(meta)
     assert sum(any("J" in m for m in r["messages"]) for r in records) > 30
+    assert any("b" in m for r in records for m in r["messages"]), "a J copying an earlier joined message"
     assert any(any("j" in m for m in r["messages"]) for r in records)
     path = tmp_path / "sent.json"
     path.write_text(json.dumps({"records": records, "history": hist}), encoding="utf-8")

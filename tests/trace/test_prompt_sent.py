@@ -188,17 +188,19 @@ def test_edits_quote_history_messages_and_change_line_middles(content: TraceCont
     rng = random.Random(content)
     redactor = Redactor(content)
     history = [Message(role="system", content="You are helpful.")]
-    enc = PromptSentEncoder(chain_max=rng.choice([6, 64]), redact=redactor.redact_text)
+    enc = PromptSentEncoder(chain_max=40, redact=redactor.redact_text)
     resolved: dict[str, Any] = {}
     forms: set[str] = set()
     previous = None
     for turn in range(1, 90):
         extra = rng.choice(["", "", " my key is sk-proj-" + "Zx9" * 8, " call 555-123-4567-890 é😀"])
-        history.append(Message(role="user", content=f"turn {turn}: what changed in region {turn % 17} since last week?"
+        history.append(Message(role="user", content=f"turn {turn}: what changed in region {turn % 4} since last week?"
                                                     + extra))
         history.append(Message(role="assistant", content=f"The numbers moved in region {turn % 17} as expected."))
-        recalled = [m.content for m in history[:-2] if m.role == "user" and f"region {turn % 17} " in m.content]
-        merged = MERGE_SEPARATOR.join([*recalled[-rng.randrange(2, 9):], history[-2].content])
+        asked = [m.content for m in history[:-2] if m.role == "user"]
+        # the requests about the same region; every 7th call recalls another pattern (a tool turn's)
+        recalled = [c for c in asked if f"region {turn % 4} " in c] if turn % 7 else asked[-40::3]
+        merged = MERGE_SEPARATOR.join([*recalled[-rng.randrange(10, 16):], history[-2].content])
         system = Message(role="system", content="You are helpful.\n\n## checkpoint\n" + _checkpoint(turn, history))
         prompt = [system, *history[-6:-2], Message(role="user", content=merged) if len(recalled) > 1 else history[-2]]
         meta = json.loads(json.dumps(redactor.clean(enc.encode(step=0, digest=None, messages=prompt, history=history,
@@ -211,21 +213,22 @@ def test_edits_quote_history_messages_and_change_line_middles(content: TraceCont
         assert previous["tokens"] == [len(m.content) for m in prompt]
         resolved[eid] = previous
         for m in meta["messages"]:
-            forms.update(k for k in ("J", "e") if k in m)
+            forms.update(k for k in ("J", "e", "b") if k in m)
             ops = m["e"][1] if "e" in m else []
             forms.update("quote" for op in ops if isinstance(op, dict))
             forms.update("middle" for op in ops if isinstance(op, list) and len(op) == 4)
-    assert forms == {"J", "e", "quote", "middle"}, forms
+    assert forms == {"J", "e", "b", "quote", "middle"}, forms
 
 
 async def test_malformed_new_forms_raise_naming_the_event(fake_openai, tmp_path: Path) -> None:
     """A broken ``J`` or edit op makes the record unreadable: ValueError from the resolver, and the
     reader's TraceError names the event."""
     records = {1: {"role": "user", "content": "alpha"}, 2: {"role": "user", "content": "beta"}}
-    base = {"messages": [{"role": "system", "content": "line one\nline two"}], "tokens": [3], "joined": [1, 0]}
+    base = {"messages": [{"role": "system", "content": "line one\nline two"}], "tokens": [3], "joined": [[1, 0]]}
     for item, match in (({"J": [[0, 3]]}, "not text, a gap or"), ({"J": [True]}, "not text, a gap or"),
                         ({"J": [5]}, "not recorded"), ({"J": [-2]}, "not recorded"), ({"J": ["x"]}, "no history"),
-                        ({"J": []}, "not a list of parts"),
+                        ({"J": []}, "not a list of parts"), ({"J": [0], "b": 1}, "base 1 is not one of the last 1"),
+                        ({"J": [0], "b": True}, "base True is not"), ({"J": [0], "b": -1}, "base -1 is not"),
                         ({"e": [0, [[0, 1], [1, 5, "x", 5]]]}, "line change"),
                         ({"e": [0, [[0, 1], [2, 0, "x", 0]]]}, "line change"),
                         ({"e": [0, [[0, 1], [1, 1, 5, 1]]]}, "line change"),
