@@ -12,16 +12,25 @@ same agent so that a record costs what changed::
   recorded with ``history_index`` i .. i+n-1, as ``Message.record()`` -> wire) or ``{"p": i}`` /
   ``{"p": [i, n]}`` (messages i .. i+n-1 of the previous prompt), or ``{"e": [i, ops]}``: message ``i``
   of the previous prompt with its content rebuilt from line edits (``[start, n]`` copies lines of its
-  content plus a newline, cut after each newline; a string is new text; the last newline is dropped)
-  — a section that changed a little; or ``{"j": parts}``: a message made of history messages joined
-  with :data:`JOIN_SEPARATOR` (the shaping step's merge of adjacent same-role messages: the recalled
-  user messages and the input), each part a history reference ``i`` / ``[i, n]`` (those messages'
-  contents) or a string (that text), its other fields those of its first history reference;
+  content plus a newline, cut after each newline; a string is new text; ``[k, a, text, b]`` is line k
+  with its middle changed; ``{"h": i}`` quotes history message i's content; the last newline is
+  dropped) — a section that changed a little (:func:`sent_edit_ops`); or ``{"J": ops}`` /
+  ``{"J": ops, "b": back}``: a message made of history messages joined with :data:`JOIN_SEPARATOR`
+  (the shaping step's merge of adjacent same-role messages: the recalled user messages and the input),
+  its parts (:func:`join_parts`: texts, and history messages as gaps from the one before) given by ops
+  that copy runs of an earlier joined message's parts (:func:`copy_ops`: the recalled messages move on
+  together, so their gaps repeat from one call to the next), its other fields those of its first
+  history message; or ``{"j": parts}`` (traces before ``J``: parts as absolute references ``i`` /
+  ``[i, n]`` and strings);
 - ``tokens``: the counted tokens of the messages that are not ``p`` references, in order (kept and
   ``p`` messages keep the previous prompt's counts);
 - ``prev``: the event id of the previous prompt_sent of the agent, ``null`` for a keyframe (then
-  ``keep`` is 0 and no ``p`` reference occurs). A keyframe is written first and then every
-  :data:`CHAIN_MAX` prompts, so a random read resolves at most that many records.
+  ``keep`` is 0 and no ``p`` reference or ``J`` copy occurs). A keyframe is written first and then
+  every :data:`CHAIN_MAX` prompts, so a random read resolves at most that many records.
+
+A record's size follows what changed, not the history's length: references are runs, a joined
+message's parts are gaps copied from an earlier one's, and an edit quotes the history and changes a
+line's middle in place (issue 26: 762 -> ~500 bytes a turn at turn 1,000, docs/TRACE_FORMAT.md).
 
 The writer's redaction applies to the inline messages as to any metadata; a reference resolves to the
 recorded (equally redacted) transcript message, so the resolved prompt is the sent one with secrets
@@ -346,8 +355,9 @@ class PromptSentEncoder:
                     cached = (content, self.redact(content) if self.redact is not None else content)
                     self._quote_cache[i] = cached
                 found[cached[1]] = i
-        for i in [i for i in self._quote_cache if i < len(history) - RECENT_QUOTES]:
-            del self._quote_cache[i]
+        if len(self._quote_cache) > 2 * RECENT_QUOTES:
+            for i in [i for i in self._quote_cache if i < len(history) - RECENT_QUOTES]:
+                del self._quote_cache[i]
         return sorted(found.items(), key=lambda item: -len(item[0]))
 
     def _joined(self, wire: dict[str, Any]) -> dict[str, Any] | None:  # JSON edge: wire in, record out
@@ -412,17 +422,38 @@ def standalone_prompt_sent(*, step: int, model: str, purpose: str, messages: Seq
 
 def copy_ops(parts: Sequence[str | int], base: Sequence[str | int]) -> list[Any]:  # JSON edge: the ops
     """``parts`` as the ops of a ``{"J": ops}`` message: ``[k, n]`` copies parts k .. k+n-1 of ``base``
-    (the last joined message's), a string or an int is a part as it is; a copy only where it is
-    shorter than the parts it stands for."""
-    ops: list[Any] = []
+    (an earlier joined message's), a string or an int is a part as it is; a copy only where it is
+    shorter than the parts it stands for. Greedy, left to right: at each part the longest run of
+    ``base`` it continues (among the places its first two parts occur, the place the last copy ended
+    first) — linear in practice, where a general diff is quadratic."""
     if not base:
         return list(parts)
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, list(base), list(parts), autojunk=False).get_opcodes():
-        if tag == "equal" and len(canonical_json([i1, i2 - i1])) < len(canonical_json(list(parts[j1:j2]))):
-            ops.append([i1, i2 - i1])
+    at: dict[tuple[str | int, str | int], list[int]] = {}
+    for k in range(len(base) - 1):
+        at.setdefault((base[k], base[k + 1]), []).append(k)
+    ops: list[Any] = []
+    j, after = 0, -1
+    while j < len(parts):
+        best_k = best_n = 0
+        if j + 1 < len(parts):
+            places = at.get((parts[j], parts[j + 1]), ())
+            for k in ([after, *places[:MATCH_TRIES]] if after in places else places[:MATCH_TRIES]):
+                n = 2
+                while j + n < len(parts) and k + n < len(base) and parts[j + n] == base[k + n]:
+                    n += 1
+                if n > best_n:
+                    best_k, best_n = k, n
+        if best_n >= 2 and len(canonical_json([best_k, best_n])) < len(canonical_json(list(parts[j:j + best_n]))):
+            ops.append([best_k, best_n])
+            j, after = j + best_n, best_k + best_n
         else:
-            ops.extend(parts[j1:j2])
+            ops.append(parts[j])
+            j += 1
     return ops
+
+
+MATCH_TRIES = 8
+"""How many places of a pair of parts :func:`copy_ops` extends (beside where the last copy ended)."""
 
 
 def join_parts(indexes_and_texts: Sequence[str | int]) -> list[str | int]:
