@@ -57,8 +57,9 @@ recalled messages follow another pattern than the others': the last but one may 
 GOOD_COPY = 48
 """The encoder stops trying older bases once a ``J``'s ops are this small (characters)."""
 JOIN_SEPARATOR = "\n\n---\n\n"
-"""What a ``{"j": parts}`` message puts between its parts: ``providers.shaping.MERGE_SEPARATOR`` (a
-format constant here: what traces hold does not follow later changes of the shaping step)."""
+"""What a joined message (``{"J": ops}``, ``{"j": parts}``) puts between its parts:
+``providers.shaping.MERGE_SEPARATOR`` (a format constant here: what traces hold does not follow later
+changes of the shaping step)."""
 
 
 def lines_of(text: str) -> list[str]:
@@ -252,11 +253,12 @@ class PromptSentEncoder:
         """A history message's content -> its index (the last with that content): the parts of a joined message."""
         self._history: Sequence[Message] = ()
         self._joined_base: list[list[str | int]] = []
-        self._join_at: list[list[str | int]] = []
-        self._quote_cache: dict[int, tuple[str, str]] = {}
-        """history index -> (its content, redacted): the texts an edit may quote (:meth:`_recent_quotes`)."""
         """The parts (:func:`join_parts`) of the last :data:`JOIN_BASES` joined messages written since the
         keyframe, the last last: what a ``{"J": ops}`` copies from."""
+        self._join_at: list[list[str | int]] = []
+        """The same while a prompt is encoded (its own joined messages added): written with the prompt."""
+        self._quote_cache: dict[int, tuple[str, str]] = {}
+        """history index -> (its content, redacted): the texts an edit may quote (:meth:`_recent_quotes`)."""
         self._pending: tuple[list[str], bool, list[dict[str, Any]], list[list[str | int]]] = (  # JSON edge: wire
             [], True, [], [])
 
