@@ -12,16 +12,25 @@ same agent so that a record costs what changed::
   recorded with ``history_index`` i .. i+n-1, as ``Message.record()`` -> wire) or ``{"p": i}`` /
   ``{"p": [i, n]}`` (messages i .. i+n-1 of the previous prompt), or ``{"e": [i, ops]}``: message ``i``
   of the previous prompt with its content rebuilt from line edits (``[start, n]`` copies lines of its
-  content plus a newline, cut after each newline; a string is new text; the last newline is dropped)
-  — a section that changed a little; or ``{"j": parts}``: a message made of history messages joined
-  with :data:`JOIN_SEPARATOR` (the shaping step's merge of adjacent same-role messages: the recalled
-  user messages and the input), each part a history reference ``i`` / ``[i, n]`` (those messages'
-  contents) or a string (that text), its other fields those of its first history reference;
+  content plus a newline, cut after each newline; a string is new text; ``[k, a, text, b]`` is line k
+  with its middle changed; ``{"h": i}`` quotes history message i's content; the last newline is
+  dropped) — a section that changed a little (:func:`sent_edit_ops`); or ``{"J": ops}`` /
+  ``{"J": ops, "b": back}``: a message made of history messages joined with :data:`JOIN_SEPARATOR`
+  (the shaping step's merge of adjacent same-role messages: the recalled user messages and the input),
+  its parts (:func:`join_parts`: texts, and history messages as gaps from the one before) given by ops
+  that copy runs of an earlier joined message's parts (:func:`copy_ops`: the recalled messages move on
+  together, so their gaps repeat from one call to the next), its other fields those of its first
+  history message; or ``{"j": parts}`` (traces before ``J``: parts as absolute references ``i`` /
+  ``[i, n]`` and strings);
 - ``tokens``: the counted tokens of the messages that are not ``p`` references, in order (kept and
   ``p`` messages keep the previous prompt's counts);
 - ``prev``: the event id of the previous prompt_sent of the agent, ``null`` for a keyframe (then
-  ``keep`` is 0 and no ``p`` reference occurs). A keyframe is written first and then every
-  :data:`CHAIN_MAX` prompts, so a random read resolves at most that many records.
+  ``keep`` is 0 and no ``p`` reference or ``J`` copy occurs). A keyframe is written first and then
+  every :data:`CHAIN_MAX` prompts, so a random read resolves at most that many records.
+
+A record's size follows what changed, not the history's length: references are runs, a joined
+message's parts are gaps copied from an earlier one's, and an edit quotes the history and changes a
+line's middle in place (issue 26: 762 -> ~500 bytes a turn at turn 1,000, docs/TRACE_FORMAT.md).
 
 The writer's redaction applies to the inline messages as to any metadata; a reference resolves to the
 recorded (equally redacted) transcript message, so the resolved prompt is the sent one with secrets
@@ -37,11 +46,20 @@ from typing import Any, NotRequired, TypedDict
 
 from ..messages import Message, ToolSpec, as_message, canonical_json, request_digest
 
-CHAIN_MAX = 32
+CHAIN_MAX = 64
 """A keyframe at least every this many prompts of one agent (the longest chain a random read walks)."""
+RECENT_QUOTES = 400
+"""How many of the last history messages an edit's new text may quote by reference (the checkpoint
+quotes the requests of the last few dozen turns)."""
+JOIN_BASES = 4
+"""A ``{"J": ops}`` copies the parts of one of the last this many joined messages (a tool turn's
+recalled messages follow another pattern than the others': the last but one may be the right base)."""
+GOOD_COPY = 48
+"""The encoder stops trying older bases once a ``J``'s ops are this small (characters)."""
 JOIN_SEPARATOR = "\n\n---\n\n"
-"""What a ``{"j": parts}`` message puts between its parts: ``providers.shaping.MERGE_SEPARATOR`` (a
-format constant here: what traces hold does not follow later changes of the shaping step)."""
+"""What a joined message (``{"J": ops}``, ``{"j": parts}``) puts between its parts:
+``providers.shaping.MERGE_SEPARATOR`` (a format constant here: what traces hold does not follow later
+changes of the shaping step)."""
 
 
 def lines_of(text: str) -> list[str]:
@@ -69,10 +87,16 @@ def edit_ops(base: Mapping[str, Any], new: Mapping[str, Any]) -> list[Any] | Non
     return ops
 
 
-def apply_line_edit(base: str | None, ops: Any, where: str) -> str | None:
+def apply_line_edit(base: str | None, ops: Any, where: str,
+                    history: Callable[[int], Mapping[str, Any] | None] | None = None) -> str | None:
     """The text ``ops`` (see :func:`edit_ops`) make of ``base``: the one reader of a line edit (a
     ``prompt_sent`` message's ``e``, a chained decision's section). None when the base or a new text
-    is None (``trace_content="none"`` nulls texts). Raises ``ValueError`` on ops that do not apply."""
+    is None (``trace_content="none"`` nulls texts). Raises ``ValueError`` on ops that do not apply.
+
+    With ``history`` (a ``prompt_sent`` message's ``e``: :func:`sent_edit_ops`) two more ops read:
+    ``[k, a, text, b]`` (line k of the base with its middle changed: its first ``a`` characters,
+    ``text``, its last ``b`` characters and its newline) and ``{"h": i}`` (the content of history
+    message ``i`` as recorded)."""
     if not isinstance(ops, list):
         raise ValueError(f"{where}: the edit's ops are not a list")
     if base is None or any(op is None for op in ops):
@@ -83,6 +107,12 @@ def apply_line_edit(base: str | None, ops: Any, where: str) -> str | None:
         if isinstance(op, str):
             parts.append(op)
             continue
+        if history is not None and isinstance(op, list) and len(op) == 4:
+            parts.append(_line_middle(op, lines, where))
+            continue
+        if history is not None and isinstance(op, dict):
+            parts.append(_history_text(op, history, where))
+            continue
         run = _run(op) if isinstance(op, list) else None
         if run is None or run[0] < 0 or run[0] + run[1] > len(lines):
             raise ValueError(f"{where}: the edit copies lines {op!r} of a text of {len(lines)}")
@@ -91,6 +121,118 @@ def apply_line_edit(base: str | None, ops: Any, where: str) -> str | None:
     if not text.endswith("\n"):
         raise ValueError(f"{where}: the edit's text does not end with its line end")
     return text[:-1]
+
+
+def _line_middle(op: list[Any], lines: Sequence[str], where: str) -> str:  # JSON edge: an edit op
+    """``[k, a, text, b]``: line k of the base, its middle replaced by ``text`` (characters counted as
+    Python and the viewer's UTF-16 agree: the line holds none outside the BMP)."""
+    k, a, text, b = op
+    if not (all(isinstance(x, int) and not isinstance(x, bool) for x in (k, a, b)) and isinstance(text, str)
+            and 0 <= k < len(lines) and a >= 0 and b >= 0 and a + b <= len(lines[k]) - 1
+            and all(ord(c) <= 0xFFFF for c in lines[k])):
+        raise ValueError(f"{where}: the edit's line change {str(op)[:80]} does not apply to a text of "
+                         f"{len(lines)} line(s)")
+    line = lines[k][:-1]
+    return line[:a] + text + line[len(line) - b:] + "\n"
+
+
+def _history_text(op: Mapping[str, Any], history: Callable[[int], Mapping[str, Any] | None],
+                  where: str) -> str:  # JSON edge: an edit op
+    """``{"h": i}``: the content of history message i as the trace records it."""
+    h = op.get("h")
+    record = history(h) if isinstance(h, int) and not isinstance(h, bool) and h >= 0 and len(op) == 1 else None
+    if record is None:
+        raise ValueError(f"{where}: the edit's {str(op)[:40]} is not a recorded history message")
+    return str(wire_of_record(record).get("content") or "")
+
+
+def sent_edit_ops(base: str, new: str, redact: Callable[[str], str],
+                  recent: Callable[[], list[tuple[str, int]]]) -> list[Any]:  # JSON edge: the ops
+    """``new`` as the line edits of a ``prompt_sent`` message's ``e`` (:func:`apply_line_edit` with
+    ``history``): lines copied, a line whose middle changed (a turn number in a header) as
+    ``[k, a, text, b]``, and the contents of recent history messages quoted in the new text (the
+    checkpoint's request lines) as ``{"h": i}``. ``base`` and ``new`` are the texts as the trace holds
+    them; a changed middle or a text between quotes is written only where ``redact`` leaves it as it is
+    (so the writer's redaction of the record leaves it too); ``recent()``: (redacted content, index) of
+    the history messages worth quoting, longest first."""
+    a, b = lines_of(base), lines_of(new)
+    ops: list[Any] = []
+
+    def text(t: str) -> None:
+        if ops and isinstance(ops[-1], str):
+            ops[-1] += t
+        else:
+            ops.append(t)
+
+    quotes: list[tuple[str, int]] | None = None
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            ops.append([i1, i2 - i1])
+            continue
+        for k in range(j1, j2):
+            pair = i1 + k - j1 if tag == "replace" and i1 + k - j1 < i2 else None
+            middle = _middle_op(a[pair], b[k], pair, redact) if pair is not None else None
+            if middle is not None and len(b[k]) >= MIN_QUOTE:  # the line quoting a request may be smaller
+                quotes = recent() if quotes is None else quotes
+                if len(canonical_json(_quoted(b[k], quotes, redact))) <= len(canonical_json(middle)):
+                    middle = None
+            if middle is not None:
+                ops.append(middle)
+            else:
+                text(b[k])
+    out: list[Any] = []
+    for op in ops:
+        if isinstance(op, str) and len(op) >= MIN_QUOTE:
+            quotes = recent() if quotes is None else quotes
+            out.extend(_quoted(op, quotes, redact))
+        else:
+            out.append(op)
+    return out
+
+
+MIN_QUOTE = 24
+"""A history message's content is quoted by reference (``{"h": i}``) in an edit's new text from this
+many characters: shorter, the reference would not be smaller."""
+
+
+def _middle_op(old: str, new: str, k: int, redact: Callable[[str], str]) -> list[Any] | None:  # JSON edge
+    """``[k, a, text, b]`` for line ``new`` against line ``old`` when they share 20+ characters of
+    prefix and suffix; None otherwise."""
+    x, y = old[:-1], new[:-1]
+    n = min(len(x), len(y))
+    a = 0
+    while a < n and x[a] == y[a]:
+        a += 1
+    b = 0
+    while b < n - a and x[len(x) - 1 - b] == y[len(y) - 1 - b]:
+        b += 1
+    if a + b < 20 or any(ord(c) > 0xFFFF for c in x):
+        return None
+    mid = y[a:len(y) - b]
+    return [k, a, mid, b] if redact(mid) == mid else None
+
+
+def _quoted(text: str, quotes: list[tuple[str, int]], redact: Callable[[str], str]) -> list[Any]:  # JSON edge
+    """``text`` with the history contents it holds as ``{"h": i}`` (the longest first); ``[text]`` when
+    it holds none, or when a piece between them is not as the writer's redaction would leave it."""
+    pieces: list[Any] = [text]
+    for content, i in quotes:
+        if content not in text:
+            continue
+        nxt: list[Any] = []
+        for piece in pieces:
+            if isinstance(piece, str) and content in piece:
+                for m, part in enumerate(piece.split(content)):
+                    if m:
+                        nxt.append({"h": i})
+                    if part:
+                        nxt.append(part)
+            else:
+                nxt.append(piece)
+        pieces = nxt
+    if len(pieces) == 1 or any(isinstance(p, str) and redact(p) != p for p in pieces):
+        return [text]
+    return pieces
 
 
 class PromptSentEncoder:
@@ -110,7 +252,15 @@ class PromptSentEncoder:
         self._hist_text: dict[str, int] = {}
         """A history message's content -> its index (the last with that content): the parts of a joined message."""
         self._history: Sequence[Message] = ()
-        self._pending: tuple[list[str], bool, list[dict[str, Any]]] = ([], True, [])  # JSON edge: wire messages
+        self._joined_base: list[list[str | int]] = []
+        """The parts (:func:`join_parts`) of the last :data:`JOIN_BASES` joined messages written since the
+        keyframe, the last last: what a ``{"J": ops}`` copies from."""
+        self._join_at: list[list[str | int]] = []
+        """The same while a prompt is encoded (its own joined messages added): written with the prompt."""
+        self._quote_cache: dict[int, tuple[str, str]] = {}
+        """history index -> (its content, redacted): the texts an edit may quote (:meth:`_recent_quotes`)."""
+        self._pending: tuple[list[str], bool, list[dict[str, Any]], list[list[str | int]]] = (  # JSON edge: wire
+            [], True, [], [])
 
     def _history_index(self, history: Sequence[Message]) -> dict[str, int]:
         """content key -> history index (the last message with that key), kept up to date incrementally;
@@ -140,6 +290,7 @@ class PromptSentEncoder:
                 keep += 1
         hist = self._history_index(history)
         seen = self._hist_seen
+        self._join_at = [] if keyframe else self._joined_base  # the base of this prompt's next joined message
         out: list[dict[str, Any]] = []  # JSON edge: the record's messages and references
         counts: list[int | None] = []
         run: list[Any] | None = None  # the open reference run: [kind, start, length]
@@ -171,7 +322,7 @@ class PromptSentEncoder:
             "step": step, "digest": digest, "prev": None if keyframe else self._prev_id, "keep": keep, "messages": out}
         if tokens is not None:
             meta["tokens"] = counts
-        self._pending = (keys, keyframe, [m.wire() for m in messages])
+        self._pending = (keys, keyframe, [m.wire() for m in messages], self._join_at)
         return meta
 
     def _inline(self, wire: dict[str, Any], i: int, keyframe: bool) -> dict[str, Any]:  # JSON edge: wire in, record out
@@ -185,20 +336,40 @@ class PromptSentEncoder:
         if keyframe or i >= len(self._prev_wire) or len(str(wire.get("content") or "")) < 200:
             return wire
         base = self._prev_wire[i]
-        if self.redact is not None:
-            base = {**base, "content": self.redact(str(base.get("content") or ""))}
-            wire = {**wire, "content": self.redact(str(wire.get("content") or ""))}
-        ops = edit_ops(base, wire)
-        if ops is None:
+        if {k: v for k, v in base.items() if k != "content"} != {k: v for k, v in wire.items() if k != "content"}:
             return wire
+        redact = self.redact or _same
+        ops = sent_edit_ops(redact(str(base.get("content") or "")), redact(str(wire.get("content") or "")), redact,
+                            self._recent_quotes)
         edit = {"e": [i, ops]}
         return edit if len(canonical_json(edit)) * 2 < len(canonical_json(wire)) else wire
 
+    def _recent_quotes(self) -> list[tuple[str, int]]:
+        """(content as the trace holds it, index) of the last :data:`RECENT_QUOTES` history messages
+        with :data:`MIN_QUOTE`+ characters (the last of equal ones), longest first."""
+        history = self._history
+        found: dict[str, int] = {}
+        for i in range(max(0, len(history) - RECENT_QUOTES), len(history)):
+            content = history[i].content
+            if content and len(content) >= MIN_QUOTE:
+                cached = self._quote_cache.get(i)
+                if cached is None or cached[0] is not content:
+                    cached = (content, self.redact(content) if self.redact is not None else content)
+                    self._quote_cache[i] = cached
+                found[cached[1]] = i
+        if len(self._quote_cache) > 2 * RECENT_QUOTES:
+            for i in [i for i in self._quote_cache if i < len(history) - RECENT_QUOTES]:
+                del self._quote_cache[i]
+        return sorted(found.items(), key=lambda item: -len(item[0]))
+
     def _joined(self, wire: dict[str, Any]) -> dict[str, Any] | None:  # JSON edge: wire in, record out
-        """``{"j": parts}`` for a message whose content is history messages' contents (and other text)
-        joined with :data:`JOIN_SEPARATOR`, when that is smaller; None otherwise. The reader takes each
-        history part from the recorded (redacted) transcript and the rest from this record (redacted by
-        the writer): used only when that makes the text the writer's redaction of the whole makes."""
+        """``{"J": ops}`` for a message whose content is history messages' contents (and other text)
+        joined with :data:`JOIN_SEPARATOR`, when that is smaller; None otherwise. Its parts (history
+        messages as gaps, :func:`join_parts`) are written against the last joined message's: the
+        recalled messages move on together from one call to the next, so their gaps repeat. The reader
+        takes each history part from the recorded (redacted) transcript and the rest from this record
+        (redacted by the writer): used only when that makes the text the writer's redaction of the
+        whole makes."""
         content = wire.get("content")
         if not isinstance(content, str) or JOIN_SEPARATOR not in content:
             return None
@@ -212,22 +383,24 @@ class PromptSentEncoder:
             return None
         if self.redact is not None and JOIN_SEPARATOR.join(map(self.redact, pieces)) != self.redact(content):
             return None  # the writer's redaction of the parts is not that of the whole
-        parts: list[Any] = []
-        for piece, h in zip(pieces, found, strict=True):
-            if h is None:
-                parts.append(piece)
-            elif parts and isinstance(parts[-1], list) and parts[-1][0] + parts[-1][1] == h:
-                parts[-1][1] += 1
-            elif parts and type(parts[-1]) is int and parts[-1] + 1 == h:
-                parts[-1] = [parts[-1], 2]
-            else:
-                parts.append(h)
-        out = {"j": parts}
-        return out if len(canonical_json(out)) < len(canonical_json(wire)) else None
+        parts = join_parts([piece if h is None else h for piece, h in zip(pieces, found, strict=True)])
+        out: dict[str, Any] = {"J": parts}  # JSON edge: the record's message
+        size = len(canonical_json(parts))
+        for back, prior in enumerate(reversed(self._join_at)):  # the last first; a small enough copy ends it
+            ops = copy_ops(parts, prior)
+            if len(canonical_json(ops)) + (6 if back else 0) < size:
+                out, size = ({"J": ops, "b": back} if back else {"J": ops}), len(canonical_json(ops))
+                if size <= GOOD_COPY:
+                    break
+        if len(canonical_json(out)) >= len(canonical_json(wire)):
+            return None
+        self._join_at = [*self._join_at, parts][-JOIN_BASES:]
+        return out
 
     def written(self, event_id: str) -> None:
         """The event just encoded was written with ``event_id``: it is the base of the next."""
-        keys, keyframe, wire = self._pending
+        keys, keyframe, wire, joined = self._pending
+        self._joined_base = joined
         self._prev_id = event_id
         self._prev_keys = keys
         self._prev_wire = wire
@@ -249,6 +422,61 @@ def standalone_prompt_sent(*, step: int, model: str, purpose: str, messages: Seq
     return meta
 
 
+def copy_ops(parts: Sequence[str | int], base: Sequence[str | int]) -> list[Any]:  # JSON edge: the ops
+    """``parts`` as the ops of a ``{"J": ops}`` message: ``[k, n]`` copies parts k .. k+n-1 of ``base``
+    (an earlier joined message's), a string or an int is a part as it is; a copy only where it is
+    shorter than the parts it stands for. Greedy, left to right: at each part the longest run of
+    ``base`` it continues (among the places its first two parts occur, the place the last copy ended
+    first) — linear in practice, where a general diff is quadratic."""
+    if not base:
+        return list(parts)
+    at: dict[tuple[str | int, str | int], list[int]] = {}
+    for k in range(len(base) - 1):
+        at.setdefault((base[k], base[k + 1]), []).append(k)
+    ops: list[Any] = []
+    j, after = 0, -1
+    while j < len(parts):
+        best_k = best_n = 0
+        if j + 1 < len(parts):
+            places = at.get((parts[j], parts[j + 1]), ())
+            for k in ([after, *places[:MATCH_TRIES]] if after in places else places[:MATCH_TRIES]):
+                n = 2
+                while j + n < len(parts) and k + n < len(base) and parts[j + n] == base[k + n]:
+                    n += 1
+                if n > best_n:
+                    best_k, best_n = k, n
+        if best_n >= 2 and len(canonical_json([best_k, best_n])) < len(canonical_json(list(parts[j:j + best_n]))):
+            ops.append([best_k, best_n])
+            j, after = j + best_n, best_k + best_n
+        else:
+            ops.append(parts[j])
+            j += 1
+    return ops
+
+
+MATCH_TRIES = 8
+"""How many places of a pair of parts :func:`copy_ops` extends (beside where the last copy ended)."""
+
+
+def join_parts(indexes_and_texts: Sequence[str | int]) -> list[str | int]:
+    """A joined message's parts as a ``J`` holds them: a text as it is, history message ``h`` as its
+    gap ``h - end`` (``end``: one after the history message of the part before, 0 at the start), so
+    messages that move on together keep their parts."""
+    out: list[str | int] = []
+    end = 0
+    for part in indexes_and_texts:
+        if isinstance(part, str):
+            out.append(part)
+        else:
+            out.append(part - end)
+            end = part + 1
+    return out
+
+
+def _same(text: str) -> str:
+    return text
+
+
 def _run(value: Any) -> tuple[int, int] | None:
     """A reference's ``i`` or ``[i, n]`` as (start, length); None when it is neither."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -268,6 +496,9 @@ class ResolvedPrompt(TypedDict):
     """A standalone prompt (the summariser's) names the model its digest is computed with."""
     digest: NotRequired[str | None]
     """The request digest the record holds (set by the trace reader)."""
+    joined: NotRequired[list[list[str | int]]]
+    """The parts (:func:`join_parts`) of the last :data:`JOIN_BASES` joined messages of the chain up to
+    this prompt (since its keyframe), the last last: the bases of the next record's ``{"J": ops}``."""
 
 
 def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | None,
@@ -293,6 +524,8 @@ def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | N
         raise ValueError("messages is not a list")
     msgs = prev_msgs[:keep]
     tokens: list[Any] = prev_tokens[:keep]
+    joined: list[list[str | int]] = list(previous.get("joined") or []) if previous is not None and meta.get(
+        "prev") is not None else []
     own: list[int] = []  # positions whose count comes from meta["tokens"] (not copied from the previous prompt)
     for item in rest:
         at = len(msgs)
@@ -319,14 +552,17 @@ def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | N
                     and not isinstance(edit[0], bool) and 0 <= edit[0] < len(prev_msgs) and isinstance(edit[1], list)):
                 raise ValueError(f"message {at}: the edit {str(edit)[:80]} is not [index in the previous prompt, ops]")
             base = prev_msgs[edit[0]]
-            text = apply_line_edit(str(base.get("content") or ""), edit[1], f"message {at}")
+            text = apply_line_edit(str(base.get("content") or ""), edit[1], f"message {at}", history)
             if text is None:
                 raise ValueError(f"message {at}: the edit holds a null text")
             msgs.append({**base, "content": text})
             own.append(at)
             tokens.append(None)
-        elif "j" in item:
-            msgs.append(_joined_message(item["j"], history, f"message {at}"))
+        elif "j" in item or "J" in item:
+            where = f"message {at}"
+            parts = _absolute_parts(item["j"], where) if "j" in item else _copied_parts(item, joined, where)
+            joined = [*joined, parts][-JOIN_BASES:]
+            msgs.append(_joined_message(parts, history, where))
             own.append(at)
             tokens.append(None)
         elif "p" in item:
@@ -343,33 +579,73 @@ def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | N
         for position, t in zip(own, toks, strict=True):
             tokens[position] = t if isinstance(t, int) and not isinstance(t, bool) else None
     out: ResolvedPrompt = {"messages": msgs, "tokens": tokens}
+    if joined:
+        out["joined"] = joined
     if isinstance(meta.get("model"), str):  # a standalone prompt (the summariser's): its digest's model
         out["model"] = meta["model"]
     return out
 
 
-def _joined_message(parts: Any, history: Callable[[int], Mapping[str, Any] | None],
-                    where: str) -> dict[str, Any]:  # JSON edge: a wire message
-    """A ``{"j": parts}`` message: the parts' texts joined with :data:`JOIN_SEPARATOR`, the other fields
-    those of the first history message referred to."""
+def _absolute_parts(parts: Any, where: str) -> list[str | int]:  # JSON edge: a record's j parts
+    """A ``{"j": parts}`` message's parts (history references ``i`` / ``[i, n]`` and texts, as traces
+    before ``J`` hold them) as :func:`join_parts` parts."""
     if not isinstance(parts, list) or not parts:
         raise ValueError(f"{where}: the joined message {str(parts)[:80]} is not a list of parts")
-    texts: list[str] = []
-    first: dict[str, Any] | None = None  # JSON edge: a wire message
+    flat: list[str | int] = []
     for part in parts:
         if isinstance(part, str):
-            texts.append(part)
+            flat.append(part)
             continue
         ref = _run(part)
         if ref is None or ref[0] < 0 or ref[1] > 1_000_000:
             raise ValueError(f"{where}: the joined message's part {str(part)[:40]} is not text, i or [i, n]")
-        for h in range(ref[0], ref[0] + ref[1]):
-            record = history(h)
-            if record is None:
-                raise ValueError(f"{where} joins history message {h}, which is not recorded")
-            wire = wire_of_record(record)
-            first = first if first is not None else wire
-            texts.append(str(wire.get("content") or ""))
+        flat.extend(range(ref[0], ref[0] + ref[1]))
+    return join_parts(flat)
+
+
+def _copied_parts(item: Mapping[str, Any], bases: Sequence[Sequence[str | int]],
+                  where: str) -> list[str | int]:  # JSON edge: a J message
+    """A ``{"J": ops, "b": back}`` message's parts: a text or a gap as it is, ``[k, n]`` the parts
+    k .. k+n-1 of its base, the joined message ``back`` (0 when left out) before the last of ``bases``."""
+    ops, back = item["J"], item.get("b", 0)
+    if not isinstance(back, int) or isinstance(back, bool) or back < 0 or (back and back >= len(bases)):
+        raise ValueError(f"{where}: the joined message's base {str(back)[:20]} is not one of the last "
+                         f"{len(bases)} joined message(s)")
+    base = bases[-1 - back] if bases else []
+    if not isinstance(ops, list) or not ops:
+        raise ValueError(f"{where}: the joined message {str(ops)[:80]} is not a list of parts")
+    parts: list[str | int] = []
+    for op in ops:
+        if isinstance(op, str) or (isinstance(op, int) and not isinstance(op, bool)):
+            parts.append(op)
+            continue
+        ref = _run(op) if isinstance(op, list) else None
+        if ref is None or ref[0] < 0 or ref[0] + ref[1] > len(base):
+            raise ValueError(f"{where}: the joined message's part {str(op)[:40]} is not text, a gap or [k, n] of "
+                             f"the last joined message's {len(base)} part(s)")
+        parts.extend(base[ref[0]:ref[0] + ref[1]])
+    return parts
+
+
+def _joined_message(parts: Sequence[str | int], history: Callable[[int], Mapping[str, Any] | None],
+                    where: str) -> dict[str, Any]:  # JSON edge: a wire message
+    """A joined message from its :func:`join_parts` parts: their texts joined with
+    :data:`JOIN_SEPARATOR`, the other fields those of the first history message referred to."""
+    texts: list[str] = []
+    first: dict[str, Any] | None = None  # JSON edge: a wire message
+    end = 0
+    for part in parts:
+        if isinstance(part, str):
+            texts.append(part)
+            continue
+        h = end + part
+        record = history(h) if h >= 0 else None
+        if record is None:
+            raise ValueError(f"{where} joins history message {h}, which is not recorded")
+        end = h + 1
+        wire = wire_of_record(record)
+        first = first if first is not None else wire
+        texts.append(str(wire.get("content") or ""))
     if first is None:
         raise ValueError(f"{where}: the joined message refers to no history message")
     return {**first, "content": JOIN_SEPARATOR.join(texts)}

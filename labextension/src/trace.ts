@@ -1672,6 +1672,8 @@ interface ResolvedSent {
   messages: WireMessage[];
   tokens: Array<number | null>;
   digest: string | null;
+  /** The parts of the chain's last JOIN_BASES joined messages, the last last (`joined` in Python): what a `{"J": ops}` copies. */
+  joined?: Array<Array<string | number>>;
 }
 
 /** What the viewer says of an older trace's prompt (the Python's `context.rebuild.NOT_RECORDED`). */
@@ -1715,9 +1717,13 @@ const JOIN_SEPARATOR = '\n\n---\n\n';
 /**
  * `apply_line_edit`: the text line-edit `ops` make of `base` (`[start, n]` copies lines of `base + "\n"`
  * cut after each newline, a string is new text, the last newline is dropped). Null when the base or a
- * new text is null (`trace_content="none"`). Throws where Python raises.
+ * new text is null (`trace_content="none"`). Throws where Python raises. With `history` (a prompt_sent
+ * message's `e`) two more ops read: `[k, a, text, b]` (line k with its middle changed) and `{"h": i}`
+ * (the content of history message i).
  */
-export function applyLineEdit(base: string | null, ops: unknown, where: string): string | null {
+export function applyLineEdit(
+  base: string | null, ops: unknown, where: string, history?: (h: number) => Record<string, any> | null
+): string | null {
   if (!Array.isArray(ops)) {
     throw new Error(`${where}: the edit's ops are not a list`);
   }
@@ -1729,6 +1735,14 @@ export function applyLineEdit(base: string | null, ops: unknown, where: string):
   for (const op of ops) {
     if (typeof op === 'string') {
       parts.push(op);
+      continue;
+    }
+    if (history && Array.isArray(op) && op.length === 4) {
+      parts.push(lineMiddle(op, lines, where));
+      continue;
+    }
+    if (history && isPlainObject(op)) {
+      parts.push(historyText(op, history, where));
       continue;
     }
     const run = Array.isArray(op) ? refRun(op) : null;
@@ -1744,16 +1758,41 @@ export function applyLineEdit(base: string | null, ops: unknown, where: string):
   return text.slice(0, -1);
 }
 
-/** A `{"j": parts}` message (`_joined_message` in Python): history messages' texts and strings joined. */
-function joinedMessage(parts: unknown, history: (h: number) => Record<string, any> | null, where: string): WireMessage {
+/** `[k, a, text, b]` (`_line_middle` in Python): line k of the base with its middle replaced. */
+function lineMiddle(op: unknown[], lines: string[], where: string): string {
+  const [k, a, text, b] = op;
+  if (!(isInt(k) && isInt(a) && isInt(b) && typeof text === 'string' && k >= 0 && k < lines.length && a >= 0 && b >= 0 &&
+        a + b <= lines[k].length - 1 && !/[\uD800-\uDFFF]/.test(lines[k]))) {
+    throw new Error(`${where}: the edit's line change ${(JSON.stringify(op) ?? '').slice(0, 80)} does not apply to a text of ${lines.length} line(s)`);
+  }
+  const line = lines[k].slice(0, -1);
+  return line.slice(0, a) + text + line.slice(line.length - b) + '\n';
+}
+
+/** `{"h": i}` (`_history_text` in Python): the content of history message i as the trace records it. */
+function historyText(op: Record<string, unknown>, history: (h: number) => Record<string, any> | null, where: string): string {
+  const h = op.h;
+  const rec = isInt(h) && h >= 0 && Object.keys(op).length === 1 ? history(h) : null;
+  if (rec === null) {
+    throw new Error(`${where}: the edit's ${(JSON.stringify(op) ?? '').slice(0, 40)} is not a recorded history message`);
+  }
+  const content = wireOfRecord(rec).content;
+  return typeof content === 'string' ? content : '';
+}
+
+/**
+ * A `{"j": parts}` message's parts (history references `i` / `[i, n]` and texts, as traces before `J`
+ * hold them) as join parts: texts, and history messages as gaps (`_absolute_parts` in Python).
+ */
+function absoluteParts(parts: unknown, where: string): Array<string | number> {
   if (!Array.isArray(parts) || parts.length === 0) {
     throw new Error(`${where}: the joined message ${(JSON.stringify(parts) ?? '').slice(0, 80)} is not a list of parts`);
   }
-  const texts: string[] = [];
-  let first: WireMessage | null = null;
+  const out: Array<string | number> = [];
+  let end = 0;
   for (const part of parts) {
     if (typeof part === 'string') {
-      texts.push(part);
+      out.push(part);
       continue;
     }
     const ref = refRun(part);
@@ -1761,14 +1800,64 @@ function joinedMessage(parts: unknown, history: (h: number) => Record<string, an
       throw new Error(`${where}: the joined message's part ${(JSON.stringify(part) ?? '').slice(0, 40)} is not text, i or [i, n]`);
     }
     for (let h = ref[0]; h < ref[0] + ref[1]; h++) {
-      const rec = history(h);
-      if (rec === null) {
-        throw new Error(`${where} joins history message ${h}, which is not recorded`);
-      }
-      const wire = wireOfRecord(rec);
-      first = first ?? wire;
-      texts.push(typeof wire.content === 'string' ? wire.content : '');
+      out.push(h - end);
+      end = h + 1;
     }
+  }
+  return out;
+}
+
+/** How many joined messages a `{"J": ops, "b": back}` may copy from (`JOIN_BASES` in Python). */
+const JOIN_BASES = 4;
+
+/**
+ * A `{"J": ops, "b": back}` message's parts (`_copied_parts` in Python): `[k, n]` copies parts of its
+ * base, the joined message `back` (0 when left out) before the last of `bases`.
+ */
+function copiedParts(item: Record<string, any>, bases: Array<Array<string | number>>, where: string): Array<string | number> {
+  const ops: unknown = item.J;
+  const back: unknown = 'b' in item ? item.b : 0;
+  if (!isInt(back) || back < 0 || (back > 0 && back >= bases.length)) {
+    throw new Error(`${where}: the joined message's base ${String(back).slice(0, 20)} is not one of the last ${bases.length} joined message(s)`);
+  }
+  const base = bases.length ? bases[bases.length - 1 - back] : [];
+  if (!Array.isArray(ops) || ops.length === 0) {
+    throw new Error(`${where}: the joined message ${(JSON.stringify(ops) ?? '').slice(0, 80)} is not a list of parts`);
+  }
+  const out: Array<string | number> = [];
+  for (const op of ops) {
+    if (typeof op === 'string' || isInt(op)) {
+      out.push(op);
+      continue;
+    }
+    const ref = Array.isArray(op) ? refRun(op) : null;
+    if (ref === null || ref[0] < 0 || ref[0] + ref[1] > base.length) {
+      throw new Error(`${where}: the joined message's part ${(JSON.stringify(op) ?? '').slice(0, 40)} is not text, a gap or [k, n] of the last joined message's ${base.length} part(s)`);
+    }
+    out.push(...base.slice(ref[0], ref[0] + ref[1]));
+  }
+  return out;
+}
+
+/** A joined message from its parts (`_joined_message` in Python): texts and history messages (as gaps) joined. */
+function joinedMessage(parts: Array<string | number>, history: (h: number) => Record<string, any> | null, where: string): WireMessage {
+  const texts: string[] = [];
+  let first: WireMessage | null = null;
+  let end = 0;
+  for (const part of parts) {
+    if (typeof part === 'string') {
+      texts.push(part);
+      continue;
+    }
+    const h = end + part;
+    const rec = h >= 0 ? history(h) : null;
+    if (rec === null) {
+      throw new Error(`${where} joins history message ${h}, which is not recorded`);
+    }
+    end = h + 1;
+    const wire = wireOfRecord(rec);
+    first = first ?? wire;
+    texts.push(typeof wire.content === 'string' ? wire.content : '');
   }
   if (first === null) {
     throw new Error(`${where}: the joined message refers to no history message`);
@@ -1814,6 +1903,7 @@ export function resolvePromptSent(
   }
   const messages = prevMsgs.slice(0, keep);
   const tokens: Array<number | null> = prevTokens.slice(0, keep);
+  let joined: Array<Array<string | number>> = previous && meta.prev !== null && meta.prev !== undefined ? previous.joined ?? [] : [];
   const own: number[] = [];
   for (const item of rest) {
     const at = messages.length;
@@ -1844,16 +1934,19 @@ export function resolvePromptSent(
         throw new Error(`message ${at}: the edit ${JSON.stringify(edit).slice(0, 80)} is not [index in the previous prompt, ops]`);
       }
       const base = prevMsgs[edit[0]];
-      const text = applyLineEdit(typeof base.content === 'string' ? base.content : '', edit[1], `message ${at}`);
+      const text = applyLineEdit(typeof base.content === 'string' ? base.content : '', edit[1], `message ${at}`, history);
       if (text === null) {
         throw new Error(`message ${at}: the edit holds a null text`);
       }
       own.push(at);
       messages.push({ ...base, content: text });
       tokens.push(null);
-    } else if ('j' in item) {
+    } else if ('j' in item || 'J' in item) {
+      const where = `message ${at}`;
+      const parts = 'j' in item ? absoluteParts(item.j, where) : copiedParts(item, joined, where);
+      joined = [...joined, parts].slice(-JOIN_BASES);
       own.push(at);
-      messages.push(joinedMessage(item.j, history, `message ${at}`));
+      messages.push(joinedMessage(parts, history, where));
       tokens.push(null);
     } else if ('p' in item) {
       const ref = refRun(item.p);
@@ -1874,7 +1967,11 @@ export function resolvePromptSent(
       tokens[position] = isInt(toks[k]) ? toks[k] : null;
     });
   }
-  return { messages, tokens, digest: typeof meta.digest === 'string' ? meta.digest : null };
+  const out: ResolvedSent = { messages, tokens, digest: typeof meta.digest === 'string' ? meta.digest : null };
+  if (joined.length) {
+    out.joined = joined;
+  }
+  return out;
 }
 
 interface SentCache {

@@ -186,3 +186,107 @@ async def test_the_summarisers_prompt_is_recorded_and_verifies(compiled_trace: P
     shown = viewer[f"main/{turn}/-1"]
     assert shown["verified"] and shown["messages"] == first["messages"], shown
     assert all(v["verified"] for v in viewer.values() if v), {k: v and v["verified"] for k, v in viewer.items()}
+
+
+async def _long_session(folder: Path, content: Any, turns: int) -> Path:
+    """The benchmarks' default-mode workload (an 8k window, recalled requests merged into the input,
+    a checkpoint that moves on, pins) — with a secret and a long number in some requests."""
+    from benchmarks.bench_runtime import answer
+    from benchmarks.bench_runtime import lookup as bench_lookup
+
+    runtime = Runtime(config=RuntimeConfig(trace_dir=folder, total_window=8192, trace_content=content),
+                      tools=[bench_lookup], provider=FunctionProvider(answer))
+    async with runtime.chat() as chat:
+        for i in range(1, turns + 1):
+            if i % 25 == 5:
+                chat.pin(f"fact {i}: region {i % 17} targets {i * 3}", label=f"f{i}")
+            extra = {7: " my key is sk-proj-" + "Zx9" * 8, 13: " call 555-123-4567-890"}.get(i % 40, "")
+            await chat.send((f"turn {i}: please lookup the figures for region {i % 17}" if i % 10 == 0
+                             else f"turn {i}: what changed in region {i % 17} since last week?") + extra)
+        assert chat.trace_path is not None
+        return Path(chat.trace_path)
+
+
+def _python_prompts(path: Path) -> dict[str, Any]:
+    reader = TraceReader(path.parent, shared=False)
+    return {f"main/{p.turn}/{p.step}": {"messages": p.messages, "tokens": p.tokens, "recorded": p.recorded_digest,
+                                         "digest": p.digest, "verified": p.verified, "masked": p.masked,
+                                         "source": p.source}
+            for p in reader.prompts_sent(path.stem)}
+
+
+def _viewer_prompts(compiled: Path, path: Path) -> dict[str, Any]:
+    proc = subprocess.run(["node", "-e", NODE_SCRIPT, str(compiled), str(path)], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return {k: v for k, v in json.loads(proc.stdout).items() if v is not None}
+
+
+def _as_old_joined(path: Path) -> int:
+    """Rewrite every ``{"J": ops}`` of the trace as the ``{"j": parts}`` written before it (absolute
+    history indexes, from the resolved parts): what an older trace holds. Returns how many."""
+    from arcana_jupyter.trace.prompt_sent import resolve_prompt_sent
+
+    lines = path.read_text(encoding="utf-8").splitlines()
+    events = [json.loads(line) for line in lines]
+    records = {e["metadata"]["history_index"]: e["metadata"]["message"] for e in events
+               if isinstance(e.get("metadata"), dict) and isinstance(e["metadata"].get("history_index"), int)
+               and isinstance(e["metadata"].get("message"), dict)}
+    system = next(e["metadata"]["system_prompt"] for e in events if e["event_type"] == "run_start")
+    records.setdefault(0, {"role": "system", "content": system})
+    resolved: dict[str, Any] = {}
+    changed = 0
+    for n, e in enumerate(events):
+        if e["event_type"] != "prompt_sent":
+            continue
+        meta = e["metadata"]
+        base = resolved.get(meta["prev"]) if meta.get("prev") else None
+        joined = list(base.get("joined") or []) if base else []
+        for k, item in enumerate(meta["messages"]):
+            if "J" not in item:
+                continue
+            one = resolve_prompt_sent({"prev": "x", "keep": 0, "messages": [item]},
+                                      {"messages": [], "tokens": [], "joined": joined}, records.get)
+            joined = one["joined"]
+            absolute: list[Any] = []
+            end = 0
+            for part in joined[-1]:
+                absolute.append(part if isinstance(part, str) else end + part)
+                end = end if isinstance(part, str) else end + part + 1
+            meta["messages"][k] = {"j": absolute}
+            changed += 1
+        resolved[e["event_id"]] = resolve_prompt_sent(meta, base, records.get)
+        lines[n] = json.dumps(e)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return changed
+
+
+@pytest.mark.parametrize("content", ["full", "redacted", "none"])
+async def test_a_long_sessions_prompts_resolve_like_the_python(compiled_trace: Path, tmp_path: Path,
+                                                               content: str) -> None:
+    """A recorded default-mode session past its first keyframes, in each content mode: joined recalled
+    requests as ``J`` ops, checkpoint edits quoting history messages and changing line middles — the
+    viewer resolves every prompt as the Python does, every prompt verifies but those that held a
+    masked secret, and the same trace with its ``J`` written as older traces' ``j`` reads the same."""
+    path = await _long_session(tmp_path / "traces", content, 80)
+    text = path.read_text(encoding="utf-8")
+    if content == "none":  # no message text: no prompt_sent (nothing to resolve in either reader)
+        assert '"event_type":"prompt_sent"' not in text
+        assert _viewer_prompts(compiled_trace, path) == {} == _python_prompts(path)
+        return
+    for form in ('{"J":[', '{"h":', '{"e":[0,[[0,'):
+        assert form in text, form
+    assert any(len(op) == 4 for line in text.splitlines() if '"event_type":"prompt_sent"' in line
+               for m in json.loads(line)["metadata"]["messages"] if "e" in m for op in m["e"][1]
+               if isinstance(op, list)), "a line's middle changed in place"
+    python = _python_prompts(path)
+    assert len(python) > 80
+    assert _viewer_prompts(compiled_trace, path) == python
+    masked = {k for k, v in python.items() if v["masked"]}
+    assert masked and all(not python[k]["verified"] for k in masked)
+    assert all(v["verified"] for k, v in python.items() if k not in masked), [k for k, v in python.items()
+                                                                             if not v["verified"]]
+    assert _as_old_joined(path) >= 3
+    assert '{"J":' not in path.read_text(encoding="utf-8")
+    assert _python_prompts(path) == python
+    assert _viewer_prompts(compiled_trace, path) == python

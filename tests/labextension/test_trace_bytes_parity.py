@@ -91,6 +91,19 @@ def test_random_chained_metadata_resolves_like_the_python(compiled_trace: Path, 
     assert seq / 3 < resolved < seq, (resolved, seq)
 
 
+def _absolute(parts: list[Any]) -> list[Any]:
+    """Join parts (texts, history messages as gaps) as a ``{"j": parts}`` holds them: absolute indexes."""
+    out: list[Any] = []
+    end = 0
+    for part in parts:
+        if isinstance(part, str):
+            out.append(part)
+        else:
+            out.append(end + part)
+            end = end + part + 1
+    return out
+
+
 NODE_SENT = r"""
 const fs = require('fs');
 const trace = require(process.argv[1]);
@@ -119,7 +132,9 @@ def test_joined_prompt_messages_resolve_like_the_python(compiled_trace: Path, tm
         history.append(Message(role="assistant", content=f"answer {t}"))
     redactor = Redactor("full")
     enc = PromptSentEncoder(redact=redactor.redact_text)
+    hist = {str(i): redactor.clean(m.record()) for i, m in enumerate(history)}
     records: list[dict[str, Any]] = []
+    written: Any = None
     for turn in range(1, 60):
         region = turn % 17
         parts = [m.content for m in history if f"region {region}?" in m.content][-rng.randrange(2, 12):]
@@ -129,13 +144,23 @@ def test_joined_prompt_messages_resolve_like_the_python(compiled_trace: Path, tm
         meta = json.loads(json.dumps(redactor.clean(enc.encode(step=0, digest=None, messages=messages,
                                                                 history=history))))
         enc.written(f"e_{turn}")
+        written = resolve_prompt_sent(meta, written, lambda h: hist.get(str(h)))
         if rng.random() < 0.1:  # a broken part: both readers refuse the record
             for m in meta["messages"]:
-                if "j" in m:
-                    m["j"].append(rng.choice([10_000, [3, 0], True, None]))
+                if "J" in m and rng.random() < 0.3:
+                    m["b"] = rng.choice([7, -1, True, "1"])
+                elif "J" in m:
+                    m["J"].append(rng.choice([10_000, -5_000, [3, 0], [0, 999], True, None, 2.5]))
+        elif rng.random() < 0.2 and sum("J" in m for m in meta["messages"]) == 1:
+            # as traces before "J" hold it: absolute history indexes (both readers read it, and what follows)
+            for m in meta["messages"]:
+                if "J" in m:
+                    del m["J"]
+                    m["j"] = _absolute(written["joined"][-1])
         records.append(meta)
-    assert sum(any("j" in m for m in r["messages"]) for r in records) > 40
-    hist = {str(i): redactor.clean(m.record()) for i, m in enumerate(history)}
+    assert sum(any("J" in m for m in r["messages"]) for r in records) > 30
+    assert any("b" in m for r in records for m in r["messages"]), "a J copying an earlier joined message"
+    assert any(any("j" in m for m in r["messages"]) for r in records)
     path = tmp_path / "sent.json"
     path.write_text(json.dumps({"records": records, "history": hist}), encoding="utf-8")
     proc = subprocess.run(["node", "-e", NODE_SENT, str(compiled_trace), str(path)], capture_output=True, text=True,

@@ -12,14 +12,19 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
 from servers import fake_openai as oa
 from servers.scripted import Reply
 
 from arcana_jupyter.context.rebuild import NOT_RECORDED, prompt_as_sent
+from arcana_jupyter.exceptions import TraceError
 from arcana_jupyter.messages import Message
+from arcana_jupyter.providers.shaping import MERGE_SEPARATOR
 from arcana_jupyter.runtime import Runtime, RuntimeConfig
+from arcana_jupyter.trace.events import TraceContent
 from arcana_jupyter.trace.prompt_sent import PromptSentEncoder, resolve_prompt_sent
 from arcana_jupyter.trace.reader import TraceReader
+from arcana_jupyter.trace.redact import Redactor
 
 KEY = "sk-test-promptsent-0000"
 
@@ -161,3 +166,93 @@ async def test_the_cli_replay_shows_the_prompt_as_sent_without_snapshots(fake_op
     assert cli_main(["trace", "replay", path.stem, "--dir", str(path.parent), "--turn", "3", "--prompt-only"]) == 0
     out = capsys.readouterr().out
     assert "rebuilt from the transcript; verified (digest" in out and NOT_RECORDED in out
+
+
+def _checkpoint(turn: int, history: list[Message]) -> str:
+    """A checkpoint-like section: a header that names the turn, the last requests quoted verbatim."""
+    requests = [m.content for m in history if m.role == "user"][-8:]
+    return "\n".join([f"Session checkpoint (reconciled after turn {turn}; written from turn digests, not by a model)",
+                      f"Active request (turn {turn}): {requests[-1]}",
+                      f"  ({max(0, turn - 8)} earlier turn(s) not shown; search_turn_events(query) finds them)",
+                      *(f"  T{turn - 7 + k}: {r}" for k, r in enumerate(requests)),
+                      "Pinned facts stay as they were, line after line, from one call to the next."])
+
+
+@pytest.mark.parametrize("content", ["full", "redacted"])
+def test_edits_quote_history_messages_and_change_line_middles(content: TraceContent) -> None:
+    """A section that moves on by a turn (the checkpoint) is written as line edits whose new lines
+    quote the recent requests by reference (``{"h": i}``) and change a header's turn number in place
+    (``[k, a, text, b]``); with a secret and a long number in some requests it still resolves to the
+    prompt as the trace would hold it inline (the writer's redaction), and the joined recalled messages
+    are ``J`` ops copying the last joined message's gaps."""
+    rng = random.Random(content)
+    redactor = Redactor(content)
+    history = [Message(role="system", content="You are helpful.")]
+    enc = PromptSentEncoder(chain_max=40, redact=redactor.redact_text)
+    resolved: dict[str, Any] = {}
+    forms: set[str] = set()
+    previous = None
+    for turn in range(1, 90):
+        extra = rng.choice(["", "", " my key is sk-proj-" + "Zx9" * 8, " call 555-123-4567-890 é😀"])
+        history.append(Message(role="user", content=f"turn {turn}: what changed in region {turn % 4} since last week?"
+                                                    + extra))
+        history.append(Message(role="assistant", content=f"The numbers moved in region {turn % 17} as expected."))
+        asked = [m.content for m in history[:-2] if m.role == "user"]
+        # the requests about the same region; every 7th call recalls another pattern (a tool turn's)
+        recalled = [c for c in asked if f"region {turn % 4} " in c] if turn % 7 else asked[-40::3]
+        merged = MERGE_SEPARATOR.join([*recalled[-rng.randrange(10, 16):], history[-2].content])
+        system = Message(role="system", content="You are helpful.\n\n## checkpoint\n" + _checkpoint(turn, history))
+        prompt = [system, *history[-6:-2], Message(role="user", content=merged) if len(recalled) > 1 else history[-2]]
+        meta = json.loads(json.dumps(redactor.clean(enc.encode(step=0, digest=None, messages=prompt, history=history,
+                                                               tokens=[len(m.content) for m in prompt]))))
+        eid = f"e_{turn:06d}"
+        enc.written(eid)
+        records = {i: redactor.clean(m.record()) for i, m in enumerate(history)}
+        previous = resolve_prompt_sent(meta, resolved.get(meta["prev"]) if meta["prev"] else None, records.get)
+        assert previous["messages"] == [redactor.clean(m.wire()) for m in prompt], turn
+        assert previous["tokens"] == [len(m.content) for m in prompt]
+        resolved[eid] = previous
+        for m in meta["messages"]:
+            forms.update(k for k in ("J", "e", "b") if k in m)
+            ops = m["e"][1] if "e" in m else []
+            forms.update("quote" for op in ops if isinstance(op, dict))
+            forms.update("middle" for op in ops if isinstance(op, list) and len(op) == 4)
+    assert forms == {"J", "e", "b", "quote", "middle"}, forms
+
+
+async def test_malformed_new_forms_raise_naming_the_event(fake_openai, tmp_path: Path) -> None:
+    """A broken ``J`` or edit op makes the record unreadable: ValueError from the resolver, and the
+    reader's TraceError names the event."""
+    records = {1: {"role": "user", "content": "alpha"}, 2: {"role": "user", "content": "beta"}}
+    base = {"messages": [{"role": "system", "content": "line one\nline two"}], "tokens": [3], "joined": [[1, 0]]}
+    for item, match in (({"J": [[0, 3]]}, "not text, a gap or"), ({"J": [True]}, "not text, a gap or"),
+                        ({"J": [5]}, "not recorded"), ({"J": [-2]}, "not recorded"), ({"J": ["x"]}, "no history"),
+                        ({"J": []}, "not a list of parts"), ({"J": [0], "b": 1}, "base 1 is not one of the last 1"),
+                        ({"J": [0], "b": True}, "base True is not"), ({"J": [0], "b": -1}, "base -1 is not"),
+                        ({"e": [0, [[0, 1], [1, 5, "x", 5]]]}, "line change"),
+                        ({"e": [0, [[0, 1], [2, 0, "x", 0]]]}, "line change"),
+                        ({"e": [0, [[0, 1], [1, 1, 5, 1]]]}, "line change"),
+                        ({"e": [0, [[0, 1], {"h": 9}, "\n"]]}, "not a recorded history message"),
+                        ({"e": [0, [[0, 1], {"h": 1, "x": 2}, "\n"]]}, "not a recorded history message")):
+        with pytest.raises(ValueError, match=match):
+            resolve_prompt_sent({"prev": "e_1", "keep": 0, "messages": [item]}, base, records.get)
+    # the same ops resolve where they are right: the base's parts copied, a line's middle changed, a quote
+    got = resolve_prompt_sent({"prev": "e_1", "keep": 0, "messages": [
+        {"J": [[0, 2], "text"]}, {"e": [0, [[1, 5, "ONE", 0], [1, 0, "-", 3], {"h": 2}, "\n"]]}]}, base, records.get)
+    assert got["messages"] == [{"role": "user", "content": "alpha\n\n---\n\nbeta\n\n---\n\ntext"},
+                               {"role": "system", "content": "line ONE\n-two\nbeta"}]
+    # a chained decision's section edit does not read the prompt-only ops
+    from arcana_jupyter.trace.prompt_sent import apply_line_edit
+    with pytest.raises(ValueError, match="copies lines"):
+        apply_line_edit("a\nb", [[0, 0, "x", 1]], "section 0")
+    # in a trace: the reader names the record
+    path = await run_turns(fake_openai, tmp_path, QUESTIONS[:3])
+    lines = path.read_text().splitlines()
+    at = max(i for i, line in enumerate(lines) if '"event_type":"prompt_sent"' in line)
+    event = json.loads(lines[at])
+    event["metadata"]["messages"].append({"J": [[0, 99]]})
+    lines[at] = json.dumps(event)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(TraceError, match=rf"prompt_sent {event['event_id']} cannot be resolved \(message \d+: the "
+                                         r"joined message's part \[0, 99\] is not text, a gap or \[k, n\]"):
+        TraceReader(path.parent, shared=False).prompt_sent(path.stem, 3)

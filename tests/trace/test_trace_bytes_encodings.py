@@ -276,7 +276,7 @@ def test_joined_messages_round_trip(secret: bool) -> None:
         messages = [history[0], *history[-4:-1], Message(role="user", content=MERGE_SEPARATOR.join(parts))]
         meta = redactor.clean(enc.encode(step=0, digest=None, messages=messages, history=history))
         enc.written(f"e_{turn}")
-        joined += sum("j" in m for m in meta["messages"])
+        joined += sum("J" in m for m in meta["messages"])
         got = resolve_prompt_sent(json.loads(json.dumps(meta)), previous, records.get)
         assert got["messages"] == [redactor.clean(m.wire()) for m in messages], turn
         previous = got
@@ -303,7 +303,7 @@ async def test_traces_without_the_new_encodings_still_read(tmp_path: Path, monke
     assert session_module.ChainEncoder is ChainEncoder
     run_id, path, live = await _record(tmp_path, 24)
     text = path.read_text()
-    assert '"patch"' not in text and '"sections":[{"p"' not in text and '{"j":' not in text
+    assert '"patch"' not in text and '"sections":[{"p"' not in text and '{"J":' not in text
     _check_reads(run_id, path, live)
 
 
