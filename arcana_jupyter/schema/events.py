@@ -296,8 +296,9 @@ class PromptSentMetadata(Record):
     keep: int = 0
     """How many leading messages are the previous prompt's."""
     messages: list[dict[str, Any]] = Field(default_factory=list)  # JSON edge: messages, as sent or encoded
-    """The messages after the kept ones: a wire dict, ``{"h": history_index}`` or ``{"p": index in the
-    previous prompt}``."""
+    """The messages after the kept ones: a wire dict, a history reference ``{"h": ...}``, a previous-prompt
+    reference ``{"p": ...}``, a line edit ``{"e": ...}`` or a joined message ``{"J": ...}`` (``{"j": ...}``
+    in older traces): the grammar is trace/prompt_sent.py's docstring (docs/TRACE_FORMAT.md)."""
     tokens: list[int | None] | None = None
     """The counted tokens of each message in ``messages``."""
     model: str | None = None
