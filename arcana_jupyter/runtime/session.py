@@ -49,7 +49,7 @@ from ..trace.decision_delta import ChainEncoder
 from ..trace.events import TraceEvent
 from ..trace.prompt_sent import PromptSentEncoder
 from ..trace.writer import TraceWriter
-from . import user_actions
+from . import gc_policy, user_actions
 from .builtin_tools import no_progress_steps
 from .calibration import Calibration
 from .call_record import CallRecorder
@@ -409,7 +409,10 @@ class ChatSession:
         if not isinstance(text, str) or not text.strip():
             raise ValueError("send() needs a non-empty message")
         async with self._lock:
-            return await self._send(text, on_token, raise_errors)
+            try:
+                return await self._send(text, on_token, raise_errors)
+            finally:
+                gc_policy.after_turn()  # the heap that outlives the turn is frozen (runtime/gc_policy.py)
 
     async def _send(self, text: str, on_token: TokenCallback | None, raise_errors: bool) -> ChatReply:
         self._recorded_actions.apply(self, ("turn", self.turn + 1))
@@ -571,9 +574,12 @@ class ChatSession:
             # (``auto`` then truncates above twice the budget instead of summarising)
             self.builder.summarizer = None
         pins, sections = self._pin_blocks(), self._sections(turn)
+        # engine mode: the first build only says which turns do not fit (a probe: the rows of what it
+        # drops are templates, no relevance scored; the same turns lost, the same room for the cover)
+        probe = self._overflow_capable()
         build = await self.builder.abuild(
             self.history, None, task=None, pins=pins, sections=sections, tools=tools,
-            turn=turn, step=step, previous=self._previous_build,
+            turn=turn, step=step, previous=self._previous_build, probe=probe,
         )
         cover: OverflowCover | None = None
         covered: list[int] = []
@@ -588,6 +594,11 @@ class ChatSession:
             cover, covered = found, wanted
             build = await self.builder.abuild(
                 self.history, None, task=None, pins=pins, sections=[*sections, *cover.sections], tools=tools,
+                turn=turn, step=step, previous=self._previous_build,
+            )
+        if build.probe:  # no cover after all: the build the probe stood for
+            build = await self.builder.abuild(
+                self.history, None, task=None, pins=pins, sections=sections, tools=tools,
                 turn=turn, step=step, previous=self._previous_build,
             )
         if cover is not None:
