@@ -412,7 +412,7 @@ class ChatSession:
             try:
                 return await self._send(text, on_token, raise_errors)
             finally:
-                gc_policy.after_turn()  # the heap that outlives the turn is frozen (runtime/gc_policy.py)
+                gc_policy.after_turn(self.turn)  # a long session's heap is frozen (runtime/gc_policy.py)
 
     async def _send(self, text: str, on_token: TokenCallback | None, raise_errors: bool) -> ChatReply:
         self._recorded_actions.apply(self, ("turn", self.turn + 1))
@@ -645,9 +645,12 @@ class ChatSession:
                 f"the provider refused the previous prompt as too long ({refused.prompt_tokens or '?'} tokens by its "
                 f"count); rebuilt with the budget shrunk by {self.calibration.ratio:.3f} and retried once")
         digest = build.digest(self.provider_model)
-        decision_md = decision_record(decision)
-        # scores only where they decided an outcome: the rest changed every call with no effect
-        decision_md["decisions"] = recorded_scores(decision_md["decisions"])
+        # the trace form (decision_record's) with one copy of each row: scores only where they decided an
+        # outcome, the rest changed every call with no effect (recorded_scores copies the rows it changes)
+        live = [row.__dict__ for row in decision.decisions]
+        decision_md = decision_record(decision.model_copy(update={"decisions": []}))
+        decision_md["decisions"] = [row.copy() if row is src else row
+                                    for row, src in zip(recorded_scores(live), live, strict=True)]
         decision_event = self.recorder.record(
             self, turn=turn, step=step, build=build, decision_md=decision_md, digest=digest, pins=pins,
             sections=sections, cover=cover, tools=tools, tool_loop=tool_loop, shaped=shaped)
@@ -780,6 +783,7 @@ class ChatSession:
             self.emit(RunEndMetadata.build(turns=self.turn, usage=self.usage.model_dump(),
                                            cost_usd=self.cost_usd, **self.run_end_metadata), turn=None)
             self.writer.close()
+        gc_policy.release()
 
     def close(self) -> None:
         self.runtime.loop.run(self.aclose())
