@@ -1,4 +1,4 @@
-"""Garbage collection in long sessions: the heap that outlives a turn is frozen, so a collection does not walk the history.
+"""Garbage collection in long sessions: the heap that outlives a turn is frozen (a collection skips the history).
 
 CPython's collector walks every tracked object of the oldest generation on a full collection, and runs
 one whenever the objects promoted since the last one exceed a quarter of that generation. A turn
