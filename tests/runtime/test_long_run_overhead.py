@@ -199,3 +199,28 @@ def test_a_closing_session_thaws_and_the_next_frozen_turn_collects_in_full(fresh
     fresh_policy.after_turn(turn + 1)  # another long session's turn: a full collection before freezing again
     assert ref() is None
     assert gc.get_freeze_count() > 0
+
+
+async def test_turn_messages_are_the_turns_own_after_tool_steps_and_a_resume(tmp_path: Path) -> None:
+    """``SessionContext.turn_messages`` scans back from the transcript's end: every turn's messages, as a
+    filter over the whole transcript finds them, in a live session and in one resumed from its trace."""
+    config = RuntimeConfig(trace_dir=tmp_path, total_window=8192, embeddings="off")
+    runtime = Runtime(config=config, tools=[lookup], provider=FunctionProvider(answer))
+
+    def check(chat: Any) -> None:
+        for t in range(0, chat.turn + 2):
+            assert chat.context.turn_messages(t) == [m for m in chat.history if m.turn == t]
+        assert chat.context.turn_messages() == [m for m in chat.history if m.turn == chat.turn]
+
+    async with runtime.chat() as chat:
+        for i in range(1, 8):
+            await chat.send(f"turn {i}: please lookup region {i}" if i % 3 == 0 else f"turn {i}: what changed?")
+            check(chat)
+        assert [m.role for m in chat.context.turn_messages(6)] == ["user", "assistant", "tool", "assistant"]
+        run_id = chat.run_id
+    async with runtime.chat(resume=run_id) as again:
+        assert again.turn == 7
+        check(again)
+        await again.send("turn 8: please lookup region 8")
+        check(again)
+        assert len(again.context.turn_messages()) == 4
