@@ -278,10 +278,12 @@ class WorkingSetBuilder:
         step: int = 0,
         previous: BuildResult | None = None,
         summary_override: str | None = None,
+        probe: bool = False,
     ) -> BuildResult:
-        """Build the working set (see the class docstring). Uses a sync summariser, if any."""
+        """Build the working set (see the class docstring). Uses a sync summariser, if any.
+        ``probe``: see :meth:`abuild`."""
         steps = self._steps(Build(self, self._cache, history, current_input, task, pins, sections, tools, turn,
-                                  step, previous, summary_override))
+                                  step, previous, summary_override, probe))
         folded = next(steps)
         if folded is None:
             return _result(steps, None)

@@ -224,3 +224,11 @@ async def test_turn_messages_are_the_turns_own_after_tool_steps_and_a_resume(tmp
         await again.send("turn 8: please lookup region 8")
         check(again)
         assert len(again.context.turn_messages()) == 4
+
+
+def test_the_sync_build_probes_as_abuild_does() -> None:
+    b = builder()
+    hist = history(60)
+    probe = b.build(hist, None, turn=60, probe=True)
+    full = b.build(hist, None, turn=60)
+    assert probe.probe and not full.probe and lost_view(probe) == lost_view(full)
