@@ -80,6 +80,7 @@ def assemble(build: Build, ctx: Assembly, summary_text: str | None) -> BuildResu
         sections=list(build.sections), pins=list(build.pins), task=build.task, n_history=build.n_messages,
         identity=build.identity, conversation=(build.n_messages - (build.identity is not None),
                                                sum(build.state.unit_cost)),
+        probe=build.probed > 0,
     )
 
 
@@ -231,6 +232,10 @@ def _decide_conversation(build: Build, strategy: str, plan: Plan, prompt: _Promp
                     "reason": S.SUMMARIZED, "layer": "working", "source": "history", "section": None,
                     "pinned": False, "turn": turns[i], "position": None, "recalled": False, "anchor_position": None,
                 })
+        elif u < dropped_until and build.probe:  # what lost_turns reads is the template's (see abuild)
+            for i in unit:
+                decisions[i] = decision_from(rows[i] or row(i))
+            build.probed += len(unit)
         elif u < dropped_until:  # the hot loop of long histories: the message's own row, copied
             for i in unit:
                 values = (rows[i] or row(i)).copy()

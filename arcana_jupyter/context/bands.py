@@ -44,8 +44,8 @@ def lost_turns(decision: ContextDecision) -> list[int]:
     lost: set[int] = set()
     for d in decision.decisions:
         t = d.turn
-        if t is None or d.source != "history" or t in lost or (current is not None and t >= current):
-            continue
+        if t is None or t in lost or d.source != "history" or (current is not None and t >= current):
+            continue  # (a lost turn's other rows first: most rows of a long history)
         if d.outcome != "kept" or d.fidelity != "L0" or d.recalled:
             lost.add(t)
     return sorted(lost)

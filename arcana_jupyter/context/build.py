@@ -60,6 +60,7 @@ class Build:
         step: int,
         previous: BuildResult | None,
         summary_override: str | None,
+        probe: bool = False,
     ) -> None:
         self.builder = builder
         self.cache = cache
@@ -74,6 +75,10 @@ class Build:
         self.step = step
         self.previous = previous
         self.summary_override = summary_override
+        self.probe = probe
+        """Rows of messages dropped before the window are shared templates (``WorkingSetBuilder.abuild``)."""
+        self.probed = 0
+        """How many rows a probe left as templates (none: the probe is the full build)."""
         self.notes: list[str] = []
         self.said: set[str] = set()
         """Sentences the prompt already holds (set before the small block's excerpts are chosen)."""

@@ -278,10 +278,12 @@ class WorkingSetBuilder:
         step: int = 0,
         previous: BuildResult | None = None,
         summary_override: str | None = None,
+        probe: bool = False,
     ) -> BuildResult:
-        """Build the working set (see the class docstring). Uses a sync summariser, if any."""
+        """Build the working set (see the class docstring). Uses a sync summariser, if any.
+        ``probe``: see :meth:`abuild`."""
         steps = self._steps(Build(self, self._cache, history, current_input, task, pins, sections, tools, turn,
-                                  step, previous, summary_override))
+                                  step, previous, summary_override, probe))
         folded = next(steps)
         if folded is None:
             return _result(steps, None)
@@ -309,10 +311,17 @@ class WorkingSetBuilder:
         step: int = 0,
         previous: BuildResult | None = None,
         summary_override: str | None = None,
+        probe: bool = False,
     ) -> BuildResult:
-        """:meth:`build` with an async (or sync) summariser."""
+        """:meth:`build` with an async (or sync) summariser.
+
+        ``probe``: a build made only to see which turns do not fit (the session's first build in engine
+        mode, :func:`~.bands.lost_turns`): the rows of the messages dropped before the window are the
+        history's shared templates, with no relevance score or reason — the outcomes, fidelities,
+        turns and token counts every row holds are the full build's. Such a result says so
+        (``BuildResult.probe``) and is never to be sent or recorded: build again without ``probe``."""
         steps = self._steps(Build(self, self._cache, history, current_input, task, pins, sections, tools, turn,
-                                  step, previous, summary_override))
+                                  step, previous, summary_override, probe))
         folded = next(steps)
         if folded is None:
             return _result(steps, None)

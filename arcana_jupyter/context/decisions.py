@@ -70,5 +70,8 @@ def recorded_scores(rows: Sequence[dict[str, Any]], runners_up: int = SCORE_RUNN
     if len(others) <= runners_up:
         return list(rows)
     keep = {-i for _, i in heapq.nlargest(runners_up, others)}
-    drop = {-i for _, i in others} - keep
-    return [{**row, "relevance_score": None} if i in drop else row for i, row in enumerate(rows)]
+    out = list(rows)
+    for _, j in others:  # (most rows of a long history: one copy each, no pass over the others)
+        if -j not in keep:
+            out[-j] = {**rows[-j], "relevance_score": None}
+    return out

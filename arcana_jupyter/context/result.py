@@ -81,6 +81,8 @@ class BuildResult:
     sections: list[ContextSection] = field(default_factory=list)
     pins: list[Pin] = field(default_factory=list)
     task: str | None = None
+    probe: bool = False
+    """A probe's result (``WorkingSetBuilder.abuild(probe=True)``) with template rows: never sent or recorded."""
 
     def digest(self, model: str = "") -> str:
         """The request digest of ``(model, messages, tools)`` (:func:`messages.request_digest`)."""
@@ -177,6 +179,7 @@ def compose(
     n_history: int,
     identity: int | None,
     conversation: tuple[int, int],
+    probe: bool = False,
 ) -> BuildResult:
     """Positions, accounting per layer, prefix reuse, budget snapshot: the finished build.
 
@@ -257,4 +260,4 @@ def compose(
         summary=summary,
     )
     return BuildResult(messages=messages, decision=decision, report=report, budget=snapshot, tools=tools,
-                       sections=sections, pins=pins, task=task)
+                       sections=sections, pins=pins, task=task, probe=probe)

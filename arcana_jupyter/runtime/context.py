@@ -56,9 +56,23 @@ class SessionContext:
         return tuple(self._session.history)
 
     def turn_messages(self, turn: int | None = None) -> list[Message]:
-        """The messages of ``turn`` (default: the one in progress)."""
+        """The messages of ``turn`` (default: the one in progress).
+
+        The transcript is in turn order (the loop appends each turn's messages; a resumed session reads
+        them back in order), so this scans back from its end to the first message of an earlier turn:
+        the turn in progress costs its own messages, not the history (called at every turn's end)."""
         t = self.turn if turn is None else turn
-        return [m for m in self._session.history if m.turn == t]
+        history = self._session.history
+        found: list[Message] = []
+        for k in range(len(history) - 1, -1, -1):
+            m = history[k]
+            mt = m.turn
+            if mt == t:
+                found.append(m)
+            elif mt is not None and mt < t:
+                break
+        found.reverse()
+        return found
 
     @property
     def config(self) -> RuntimeConfig:

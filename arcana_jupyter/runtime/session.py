@@ -49,7 +49,7 @@ from ..trace.decision_delta import ChainEncoder
 from ..trace.events import TraceEvent
 from ..trace.prompt_sent import PromptSentEncoder
 from ..trace.writer import TraceWriter
-from . import user_actions
+from . import gc_policy, user_actions
 from .builtin_tools import no_progress_steps
 from .calibration import Calibration
 from .call_record import CallRecorder
@@ -409,7 +409,10 @@ class ChatSession:
         if not isinstance(text, str) or not text.strip():
             raise ValueError("send() needs a non-empty message")
         async with self._lock:
-            return await self._send(text, on_token, raise_errors)
+            try:
+                return await self._send(text, on_token, raise_errors)
+            finally:
+                gc_policy.after_turn(self.turn)  # a long session's heap is frozen (runtime/gc_policy.py)
 
     async def _send(self, text: str, on_token: TokenCallback | None, raise_errors: bool) -> ChatReply:
         self._recorded_actions.apply(self, ("turn", self.turn + 1))
@@ -571,9 +574,12 @@ class ChatSession:
             # (``auto`` then truncates above twice the budget instead of summarising)
             self.builder.summarizer = None
         pins, sections = self._pin_blocks(), self._sections(turn)
+        # engine mode: the first build only says which turns do not fit (a probe: the rows of what it
+        # drops are templates, no relevance scored; the same turns lost, the same room for the cover)
+        probe = self._overflow_capable()
         build = await self.builder.abuild(
             self.history, None, task=None, pins=pins, sections=sections, tools=tools,
-            turn=turn, step=step, previous=self._previous_build,
+            turn=turn, step=step, previous=self._previous_build, probe=probe,
         )
         cover: OverflowCover | None = None
         covered: list[int] = []
@@ -588,6 +594,11 @@ class ChatSession:
             cover, covered = found, wanted
             build = await self.builder.abuild(
                 self.history, None, task=None, pins=pins, sections=[*sections, *cover.sections], tools=tools,
+                turn=turn, step=step, previous=self._previous_build,
+            )
+        if build.probe:  # no cover after all: the build the probe stood for
+            build = await self.builder.abuild(
+                self.history, None, task=None, pins=pins, sections=sections, tools=tools,
                 turn=turn, step=step, previous=self._previous_build,
             )
         if cover is not None:
@@ -634,9 +645,12 @@ class ChatSession:
                 f"the provider refused the previous prompt as too long ({refused.prompt_tokens or '?'} tokens by its "
                 f"count); rebuilt with the budget shrunk by {self.calibration.ratio:.3f} and retried once")
         digest = build.digest(self.provider_model)
-        decision_md = decision_record(decision)
-        # scores only where they decided an outcome: the rest changed every call with no effect
-        decision_md["decisions"] = recorded_scores(decision_md["decisions"])
+        # the trace form (decision_record's) with one copy of each row: scores only where they decided an
+        # outcome, the rest changed every call with no effect (recorded_scores copies the rows it changes)
+        live = [row.__dict__ for row in decision.decisions]
+        decision_md = decision_record(decision.model_copy(update={"decisions": []}))
+        decision_md["decisions"] = [row.copy() if row is src else row
+                                    for row, src in zip(recorded_scores(live), live, strict=True)]
         decision_event = self.recorder.record(
             self, turn=turn, step=step, build=build, decision_md=decision_md, digest=digest, pins=pins,
             sections=sections, cover=cover, tools=tools, tool_loop=tool_loop, shaped=shaped)
@@ -769,6 +783,7 @@ class ChatSession:
             self.emit(RunEndMetadata.build(turns=self.turn, usage=self.usage.model_dump(),
                                            cost_usd=self.cost_usd, **self.run_end_metadata), turn=None)
             self.writer.close()
+        gc_policy.release()
 
     def close(self) -> None:
         self.runtime.loop.run(self.aclose())
