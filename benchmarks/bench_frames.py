@@ -46,7 +46,7 @@ from benchmarks.bench_runtime import answer, lookup  # the same instant model an
 
 async def record(turns: int, folder: Path) -> dict[str, Any]:
     runtime = Runtime(config=RuntimeConfig(trace_dir=folder, total_window=8192), tools=[lookup],
-                      provider=FunctionProvider(answer))
+                      provider=FunctionProvider(answer, keep_requests=1))
     times: list[float] = []
     cpu: list[float] = []  # the same turns in CPU time (time.process_time): comparable across loads
     size_at: dict[int, int] = {}

@@ -58,7 +58,7 @@ async def run(turns: int, windows: list[tuple[int, int]], folder: Path) -> dict[
     out: dict[str, dict[str, list[float]]] = {}
     try:
         runtime = Runtime(config=RuntimeConfig(trace_dir=folder, total_window=8192), tools=[lookup],
-                          provider=FunctionProvider(answer))
+                          provider=FunctionProvider(answer, keep_requests=1))
         async with runtime.chat() as chat:
             pinned: dict[int, str] = {}
             for i in range(1, turns + 1):

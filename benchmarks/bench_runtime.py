@@ -51,7 +51,7 @@ def answer(request: LLMRequest) -> LLMResponse:
 
 async def session(turns: int, engine: bool, trace_dir: Path) -> dict[str, float]:
     config = RuntimeConfig(trace_dir=trace_dir, context_engine=engine, total_window=16000, response_reserve=1000)
-    runtime = Runtime(config=config, tools=[lookup], provider=FunctionProvider(answer))
+    runtime = Runtime(config=config, tools=[lookup], provider=FunctionProvider(answer, keep_requests=1))
     times: list[float] = []
     mem_at: dict[int, int] = {}
     async with runtime.chat() as chat:

@@ -44,17 +44,24 @@ class FunctionProvider(Provider):
         fn: called with each request; returns an :data:`Answer` (or an awaitable of one).
         model_name: reported as the response's model.
         name: the provider name (traces show it as ``gen_ai.system``).
+        keep_requests: how many of the latest requests :attr:`requests` holds (None: every one, what a test
+            inspects; a long scripted run or a benchmark keeps a few — each request holds its prompt, so
+            keeping all of them grows the heap with the run, which a real provider does not).
     """
 
     count_margin = 1.0
     """Usage is counted with the session's own counter: exact by construction."""
 
-    def __init__(self, fn: AnswerFunction, *, model_name: str = "function", name: str = "function") -> None:
+    def __init__(self, fn: AnswerFunction, *, model_name: str = "function", name: str = "function",
+                 keep_requests: int | None = None) -> None:
+        if keep_requests is not None and keep_requests < 0:
+            raise ValueError(f"keep_requests must be None or >= 0, not {keep_requests}")
         self.fn = fn
+        self.keep_requests = keep_requests
         self.model_name = model_name
         self.name = name
         self.requests: list[LLMRequest] = []
-        """Every request received, in order."""
+        """The requests received, in order (the latest ``keep_requests`` when that is set)."""
         self._counter: TokenCounter | None = None
 
     def __repr__(self) -> str:
@@ -62,6 +69,8 @@ class FunctionProvider(Provider):
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         self.requests.append(request)
+        if self.keep_requests is not None and len(self.requests) > self.keep_requests:
+            del self.requests[:len(self.requests) - self.keep_requests]
         answer = self.fn(request)
         if inspect.isawaitable(answer):
             answer = await answer
