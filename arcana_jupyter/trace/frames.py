@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..exceptions import TraceError
 from .chain._json import JSONObject, Metadata, Row, _short
-from .chain.columns import NO_ROW, _complement, _copied_checked, _same_flags, decode_column
+from .chain.columns import NO_ROW, _complement, _copied_checked, _same_flags, decode_column, sparse_positions
 from .chain.metadata import CHAIN_VERSION, _moved_of, is_chained, resolve_chain_metadata
 from .chain.resolver import _FLIP, FRAME_KEYS, ChainedRows, ChainResolver, decode_rows, rows_spec
 from .keyframes import DecisionResolver
@@ -89,6 +89,9 @@ class _Patch(NamedTuple):
     counts: dict[str, int]
     first: dict[Any, int] | None
     """Where each outcome first appears (None: the counts are not of plain outcome values)."""
+    names: tuple[str, ...] | None = None
+    """Every column of its rows (``chain.rows.keys``, the ones not patched here too): a delta without
+    ``keys`` has its prev's (None: an older encoding's decision)."""
 
 
 class _Held(NamedTuple):
@@ -146,6 +149,8 @@ class FramePass:
         self._cols: dict[str, list[Any]] = {k: [] for k in FRAME_KEYS}
         self._n = 0
         self._keys: frozenset[str] = frozenset()
+        self._names: tuple[str, ...] | None = None
+        """Every column name of the decision held (see :attr:`_Patch.names`)."""
         self._at: str | None = None
         """The decision whose columns ``_cols`` holds (None: none yet)."""
         self._depth = 0
@@ -229,7 +234,8 @@ class FramePass:
             full = resolve_chain_metadata(meta, None, where)
             _check_version(chain, where)
             decoded = decode_rows(chain.get("rows"), None, where, build_rows=False, only=_FRAME_SET)
-            self._replace(event_id, full, decoded.cols, decoded.length, frozenset(decoded.cols), moved=moved)
+            self._replace(event_id, full, decoded.cols, decoded.length, frozenset(decoded.cols), moved=moved,
+                          names=decoded.keys)
         else:
             if not isinstance(prev_id, str):
                 raise ValueError(f"{where}: chain.prev is not an event id")
@@ -260,7 +266,7 @@ class FramePass:
             self._resolver = ChainResolver(self._load, keep=2, only=FRAME_KEYS)
         full, decoded = self._resolver._resolve(prev_id, loaded, rows=False)
         self._replace(prev_id, full, {k: list(v) for k, v in decoded.cols.items()}, decoded.length,
-                      frozenset(decoded.cols))
+                      frozenset(decoded.cols), names=decoded.keys)
         return full
 
     # -- the columns -------------------------------------------------------------------------------
@@ -273,7 +279,7 @@ class FramePass:
 
     def _replace(self, event_id: str, meta: Metadata | None, cols: dict[str, list[Any]], n: int,
                  keys: frozenset[str], counts: dict[str, int] | None = None,
-                 first: dict[Any, int] | None = None, moved: Any = None) -> None:
+                 first: dict[Any, int] | None = None, moved: Any = None, names: tuple[str, ...] | None = None) -> None:
         """A decision whose columns come whole (a keyframe, an older encoding's rows): its patch against
         the columns held, found by comparing them (in C); then they are its columns."""
         new: dict[str, list[Any]] = {k: (cols[k] if k in cols else [None] * n) for k in FRAME_KEYS}
@@ -296,21 +302,22 @@ class FramePass:
                 counts, first = ({"None": n} if n else {}), None
         patch = _Patch(self._at, self._depth + 1, n_old, n, positions,
                        {k: _pick(old[k], below_old) for k in FRAME_KEYS},
-                       {k: _pick(new[k], below_new) for k in FRAME_KEYS}, keys, counts, first)
+                       {k: _pick(new[k], below_new) for k in FRAME_KEYS}, keys, counts, first, names)
         self._cols, self._n, self._keys, self._at, self._depth = new, n, keys, event_id, patch.depth
+        self._names = names
         self._hold(event_id, _Held(meta, patch, moved))
 
     def _delta(self, event_id: str, meta: Metadata, spec: Any, where: str, moved: Any) -> None:
         """A chained decision against the columns held (its ``prev``'s): patched where its ops write
         and where its rows are not aligned to the same position."""
         n_prev = self._n
-        count, keys, columns, align = rows_spec(spec, n_prev, where)
+        count, keys, columns, align = rows_spec(spec, n_prev, where, self._names)
         if frozenset(k for k in keys if k in _FRAME_SET) != self._keys:
             # not the frame keys of its prev (an encoder makes a keyframe then): decoded whole against them
-            prev = ChainedRows({k: self._cols[k] for k in self._keys}, None, n_prev)
+            prev = ChainedRows({k: self._cols[k] for k in self._keys}, None, n_prev, self._names)
             decoded = decode_rows(spec, prev, where, build_rows=False, only=_FRAME_SET)
             self._replace(event_id, meta, {k: list(v) for k, v in decoded.cols.items()}, decoded.length,
-                          frozenset(decoded.cols), moved=moved)
+                          frozenset(decoded.cols), moved=moved, names=decoded.keys)
             return
         segs = _Align(align)
         ident = [[s, s + n] for s, n, p in segs.segs if s == p]
@@ -352,8 +359,9 @@ class FramePass:
         _apply(self._cols, n_prev, count, positions, after)
         counts, first = _counts_after(parent, self._keys, below_old, before["outcome"], below_new, after["outcome"],
                                       self._cols["outcome"], count)
-        patch = _Patch(self._at, self._depth + 1, n_prev, count, positions, before, after, self._keys, counts, first)
-        self._n, self._at, self._depth = count, event_id, patch.depth
+        patch = _Patch(self._at, self._depth + 1, n_prev, count, positions, before, after, self._keys, counts, first,
+                       tuple(keys))
+        self._n, self._at, self._depth, self._names = count, event_id, patch.depth, patch.names
         self._hold(event_id, _Held(meta, patch, moved))
 
     def _patch(self, event_id: str | None) -> _Patch | None:
@@ -402,7 +410,7 @@ class FramePass:
             self._n = p.n
         goal = self._patch(target)
         assert goal is not None
-        self._keys, self._at, self._depth = goal.keys, target, goal.depth
+        self._keys, self._at, self._depth, self._names = goal.keys, target, goal.depth, goal.names
         return True
 
     # -- answers -----------------------------------------------------------------------------------
@@ -524,7 +532,7 @@ def _op_length(op: Any) -> int:
             return len(op) - 1
         if kind == "k":
             return len(op[2]) if len(op) == 3 and isinstance(op[2], list) else 0
-        if kind in ("q", "qd"):
+        if kind in ("q", "qd", "qn"):
             return len(op[1]) if len(op) == 2 and isinstance(op[1], list) else 0
     except (TypeError, IndexError):
         return 0
@@ -634,10 +642,29 @@ def _plain_values(ops: Any, col: list[Any] | None, count: int, segs: _Align, whe
             else:
                 base = _aligned(col, segs, pos, pos + n) if col is not None else None
                 values, _ = decode_column([op], base, n, where)
-        elif kind in ("k", "q", "qd"):
+        elif kind in ("k", "q", "qd", "qn"):
             n = _op_length(op)
-            base = _aligned(col, segs, pos, pos + n) if kind == "qd" and col is not None else None
+            base = _aligned(col, segs, pos, pos + n) if kind in ("qd", "qn") and col is not None else None
             values, _ = decode_column([op], base, n, where)
+        elif kind == "s":
+            # scattered changes: the values where it writes, the copies between them as any copy
+            positions = sparse_positions(op, pos, count, where)
+            if any(op[1]) and col is None:
+                raise ValueError(f"{where}: a sparse op at {pos} has no previous rows to copy")
+            sub, _ = decode_column(op[2], _aligned_at(col, segs, positions) if col is not None else None,
+                                   len(positions), f"{where}: a sparse op's values")
+            out.update(zip(positions, sub, strict=True))
+            for gap, p in zip(op[1], positions, strict=True):
+                if gap:
+                    if p > prefix:
+                        _copy(col, segs, p - gap, p, out, f"{where}: a sparse op copies a row at {p - gap} that "  # type: ignore[arg-type]
+                                                          "has no aligned previous row")
+                    if copied and copied[-1][1] == p - gap:
+                        copied[-1][1] = p
+                    else:
+                        copied.append([p - gap, p])
+            pos += len(positions) + sum(op[1])
+            continue
         else:
             raise ValueError(f"{where}: unknown op {kind!r}")
         out.update(zip(range(pos, pos + len(values)), values, strict=True))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from itertools import repeat
+from itertools import accumulate, compress, repeat
 from operator import add, eq, is_, itemgetter, mul, sub, truediv
 from typing import Any
 
@@ -55,12 +55,14 @@ def _ks(values: Sequence[Any]) -> list[int] | None:
     return ks
 
 
-def _k_of(x: Any, where: str) -> int:
-    if type(x) is not float or not 0 <= x < 1 << 27:
-        raise ValueError(f"{where}: a \"qd\" op adds to a previous value that is not a four-decimal number")
+def _k_of(x: Any, where: str, kind: str = "qd") -> int:
+    if not _is_number(x) if kind == "qn" else type(x) is not float or not 0 <= x < 1 << 27:
+        raise ValueError(f"{where}: a \"{kind}\" op adds to a previous value that is not a four-decimal number")
+    if not 0 <= x < 1 << 27:
+        raise ValueError(f"{where}: a \"{kind}\" op adds to a previous value that is not a four-decimal number")
     k = round(x * _Q)
     if abs(x * _Q - k) > 1e-6:
-        raise ValueError(f"{where}: a \"qd\" op adds to a previous value that is not a four-decimal number")
+        raise ValueError(f"{where}: a \"{kind}\" op adds to a previous value that is not a four-decimal number")
     return k
 
 
@@ -85,6 +87,78 @@ def _unpack_q(op: list[Any], base: list[Any] | None, pos: int, where: str) -> li
     out = list(map(truediv, map(add, ks, op[1]), repeat(_Q)))
     if n and min(out) < 0:
         raise ValueError(f"{where}: a \"qd\" op makes a negative number")
+    return out
+
+
+def sparse_positions(op: Any, pos: int, count: int, where: str) -> list[int]:
+    """The positions a ``["s", [gap, ...], ops]`` op at ``pos`` writes (each after ``gap`` copied values),
+    checked: it must fit in ``count`` values."""
+    if not (type(op) is list and len(op) == 3 and type(op[1]) is list and type(op[2]) is list
+            and all(type(g) is int and g >= 0 for g in op[1])):
+        raise ValueError(f"{where}: {_short(op)} is not [\"s\", [gap, ...], ops]")
+    gaps = op[1]
+    if pos + sum(gaps) + len(gaps) > count:
+        raise ValueError(f"{where}: a sparse op at {pos} reaches past the {count} values")
+    return [pos - 1 + p for p in accumulate(map(add, gaps, repeat(1)))]
+
+
+def _unpack_sparse(op: Any, base: list[Any] | None, pos: int, count: int, where: str
+                   ) -> tuple[list[Any], list[int]]:
+    """``["s", gaps, ops]`` at ``pos``: the values ``ops`` decode to (against the previous values at the
+    positions written) and the gaps (copies before each)."""
+    positions = sparse_positions(op, pos, count, where)
+    gaps = op[1]
+    if any(gaps) and base is None:
+        raise ValueError(f"{where}: a sparse op at {pos} has no previous rows to copy")
+    sub_base = (list(itemgetter(*positions)(base)) if len(positions) > 1 else [base[p] for p in positions]) \
+        if base is not None else None
+    values, _ = decode_column(op[2], sub_base, len(positions), f"{where}: a sparse op's values")
+    return values, gaps
+
+
+def _is_number(x: Any) -> bool:
+    return type(x) is float or type(x) is int  # JSON numbers (a bool is not one)
+
+
+def _qn_op(new: Sequence[Any], base: Sequence[Any]) -> list[Any] | None:
+    """``["qn", [e, ...]]`` for values that are nulls and four-decimal numbers (relevance scores that come,
+    go and drift): each number as the change of the previous number there, or whole where there was
+    none; None when a value is not one of these (or a previous number is not four-decimal)."""
+    out: list[Any] = []
+    for v, b in zip(new, base, strict=True):
+        if v is None:
+            out.append(None)
+            continue
+        if type(v) is not float or not 0 <= v < 1 << 27:
+            return None
+        k = round(v * _Q)
+        if k / _Q != v:
+            return None
+        if _is_number(b):
+            if not 0 <= b < 1 << 27 or abs(b * _Q - round(b * _Q)) > 1e-6:
+                return None
+            k -= round(b * _Q)
+        out.append(k)
+    return ["qn", out]
+
+
+def _unpack_qn(op: list[Any], base: list[Any] | None, pos: int, where: str) -> list[float | None]:
+    """``["qn", [e, ...]]``: null for a null; for an int, the previous value there plus e/10000 when that
+    is a number (it must be a four-decimal one), else e/10000."""
+    if len(op) != 2 or type(op[1]) is not list or not all(e is None or type(e) is int for e in op[1]):
+        raise ValueError(f"{where}: {_short(op)} is not [\"qn\", [int or null, ...]]")
+    if base is not None and pos + len(op[1]) > len(base):
+        raise ValueError(f"{where}: a \"qn\" op at {pos} reaches past the previous values")
+    out: list[float | None] = []
+    for j, e in enumerate(op[1]):
+        if e is None:
+            out.append(None)
+            continue
+        b = base[pos + j] if base is not None else None
+        k = e + (_k_of(b, where, "qn") if _is_number(b) else 0)
+        if k < 0:
+            raise ValueError(f"{where}: a \"qn\" op makes a negative number")
+        out.append(k / _Q)
     return out
 
 
@@ -171,12 +245,13 @@ def _plain_ops(new: Sequence[Any], base: Sequence[Any], a: int, b: int, out: lis
         out.append(_literal(lit))
 
 
-def _table_op(values: Sequence[Any]) -> list[Any] | None:
+def _table_op(values: Sequence[Any], ints: bool = False) -> list[Any] | None:
     """``["k", table, [i, ...]]`` for a whole column of strings, booleans and nulls with few distinct
     values (a keyframe's reasons, outcomes, flags: runs interleaved with single values cost more as
-    ops); None for any other column."""
+    ops) — with ``ints``, of strings, ints and nulls too (a sparse op's token counts); None for any
+    other column."""
     kinds = set(map(type, values))
-    if not values or not kinds <= {str, bool, type(None)}:
+    if not values or not (kinds <= {str, bool, type(None)} or (ints and kinds <= {str, int, type(None)})):
         return None
     table = list(dict.fromkeys(values))
     if len(table) > 64:
@@ -209,7 +284,16 @@ def _copied(ops: list[Any]) -> list[list[int]] | None:
         kind = op[0]
         if kind == "m":
             return None
-        pos += (len(op) - 1 if kind == "v" else len(op[2]) if kind == "k" else len(op[1]) if kind in ("q", "qd")
+        if kind == "s":
+            for gap in op[1]:
+                if gap:
+                    if out and out[-1][1] == pos:
+                        out[-1][1] = pos + gap
+                    else:
+                        out.append([pos, pos + gap])
+                pos += gap + 1
+            continue
+        pos += (len(op) - 1 if kind == "v" else len(op[2]) if kind == "k" else len(op[1]) if kind in ("q", "qd", "qn")
                 else op[1])
     return out
 
@@ -281,6 +365,41 @@ def encode_column(new: Sequence[Any], base: Sequence[Any] | None) -> list[Any]:
         table = _table_op(new)
         return [table] if table is not None and _size(table) < _size(out) else out
     flags = _same_flags(new, base)
+    dense = _dense_ops(new, base, flags)
+    if 1 not in flags:  # nothing copied (a sparse op's or a masked column's values): maybe a value table
+        best = dense
+        for op in (_table_op(new, ints=True), _qn_op(new, base)):
+            if op is not None and _size([op]) < _size(best):
+                best = [op]
+        return best
+    sparse = _sparse_ops(new, base, flags)
+    return sparse if sparse is not None and _size(sparse) < _size(dense) else dense
+
+
+_FLIP = bytes.maketrans(b"\x00\x01", b"\x01\x00")
+
+
+def _sparse_ops(new: Sequence[Any], base: Sequence[Any], flags: bytes) -> list[Any] | None:
+    """The column as one ``["s", gaps, ops]`` (then a copy of what follows its last change): every changed
+    value at the cost of its gap and its value in ``ops`` — for changes scattered among copies. None when
+    nothing or everything changed."""
+    n = len(new)
+    changed = list(compress(range(n), flags.translate(_FLIP)))
+    if not changed or len(changed) == n:
+        return None
+    gaps = list(map(sub, changed, [-1, *changed[:-1]]))
+    gaps = [g - 1 for g in gaps]
+    pick = itemgetter(*changed) if len(changed) > 1 else None
+    sub_new = list(pick(new)) if pick else [new[changed[0]]]
+    sub_base = list(pick(base)) if pick else [base[changed[0]]]
+    out: list[Any] = [["s", gaps, encode_column(sub_new, sub_base)]]
+    if changed[-1] + 1 < n:
+        out.append(n - 1 - changed[-1])
+    return out
+
+
+def _dense_ops(new: Sequence[Any], base: Sequence[Any], flags: bytes) -> list[Any]:
+    out: list[Any] = []
     pos = 0
     for m in _RUN.finditer(flags):
         s, e = m.start(), m.end()
@@ -333,6 +452,22 @@ def decode_column(ops: Any, base: list[Any] | None, count: int, where: str, hole
             col.extend(map(op[1].__getitem__, op[2]))
         elif kind in ("q", "qd"):
             col.extend(_unpack_q(op, base, pos, where))
+        elif kind == "qn":
+            col.extend(_unpack_qn(op, base, pos, where))
+        elif kind == "s":
+            values, gaps = _unpack_sparse(op, base, pos, count, where)
+            for gap, v in zip(gaps, values, strict=True):
+                if gap:
+                    end = len(col) + gap
+                    if (1 in holes[len(col):end]) if holes is not None else (NO_ROW in base[len(col):end]):  # type: ignore[index]
+                        raise ValueError(f"{where}: a sparse op copies a row at {len(col)} that has no aligned "
+                                         "previous row")
+                    col.extend(base[len(col):end])  # type: ignore[index]
+                    if copied and copied[-1][1] == end - gap:
+                        copied[-1][1] = end
+                    else:
+                        copied.append([end - gap, end])
+                col.append(v)
         elif kind in ("r", "a", "d"):
             want = {"r": 3, "a": 4, "d": 3}[kind]
             if len(op) != want or type(op[1]) is not int or op[1] < 0 or pos + op[1] > count:
@@ -385,7 +520,8 @@ def _copied_checked(ops: Any, count: int, where: str) -> list[list[int]]:
     try:
         copied = _copied(ops) if isinstance(ops, list) else None
         end = sum(op if type(op) is int else (len(op) - 1 if op[0] == "v" else len(op[2]) if op[0] == "k"
-                                                else len(op[1]) if op[0] in ("q", "qd") else int(op[1]))
+                                                else len(op[1]) if op[0] in ("q", "qd", "qn")
+                                                else sum(op[1]) + len(op[1]) if op[0] == "s" else int(op[1]))
                   for op in ops)  # type: ignore[union-attr]
     except (TypeError, IndexError, KeyError) as exc:
         raise ValueError(f"{where}: its ops cannot be read ({exc})") from None
