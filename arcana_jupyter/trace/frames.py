@@ -26,13 +26,21 @@ from __future__ import annotations
 import bisect
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from itertools import compress, repeat
+from itertools import accumulate, compress, repeat
 from operator import itemgetter, methodcaller
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..exceptions import TraceError
 from .chain._json import JSONObject, Metadata, Row, _short
-from .chain.columns import NO_ROW, _complement, _copied_checked, _same_flags, decode_column, sparse_positions
+from .chain.columns import (
+    NO_ROW,
+    _complement,
+    _copied_checked,
+    _same_flags,
+    decode_column,
+    map_ranges,
+    sparse_positions,
+)
 from .chain.metadata import CHAIN_VERSION, _moved_of, is_chained, resolve_chain_metadata
 from .chain.resolver import _FLIP, FRAME_KEYS, ChainedRows, ChainResolver, decode_rows, rows_spec
 from .keyframes import DecisionResolver
@@ -593,10 +601,41 @@ def _aligned_at(col: list[Any], segs: _Align, positions: list[int]) -> list[Any]
     return out
 
 
-def _plain_values(ops: Any, col: list[Any] | None, count: int, segs: _Align, where: str
+class _At:
+    """Where the values of ops numbered from 0 go: the same positions (``within`` None), or the positions
+    of ``within``'s ranges in order (a masked column's ``rest``: the positions its ``ref`` copied)."""
+
+    __slots__ = ("starts", "within")
+
+    def __init__(self, within: list[list[int]] | None = None) -> None:
+        self.within = within
+        self.starts: list[int] = list(accumulate((b - a for a, b in within), initial=0)) if within else []
+
+    def pos(self, j: int) -> int:
+        if self.within is None:
+            return j
+        k = bisect.bisect_right(self.starts, j) - 1
+        return self.within[k][0] + j - self.starts[k]
+
+    def ranges(self, a: int, b: int) -> list[list[int]]:
+        return [[a, b]] if self.within is None else map_ranges([[a, b]], self.within)
+
+    def many(self, a: int, b: int) -> Sequence[int]:
+        return range(a, b) if self.within is None else [p for x, y in self.ranges(a, b) for p in range(x, y)]
+
+    def aligned(self, col: list[Any], segs: _Align, a: int, b: int) -> list[Any]:
+        return _aligned(col, segs, a, b) if self.within is None else _aligned_at(col, segs, list(self.many(a, b)))
+
+
+_IDENTITY = _At()
+
+
+def _plain_values(ops: Any, col: list[Any] | None, count: int, segs: _Align, where: str, at: _At | None = None
                   ) -> tuple[dict[int, Any], list[list[int]]]:
     """A column's values where its ops write them or copy them from another position, and the ranges it
-    copies (as :func:`~.decision_delta.decode_column` decodes them, with its checks)."""
+    copies (as :func:`~.decision_delta.decode_column` decodes them, with its checks). With ``at``, the
+    ops are of ``count`` values that go where ``at`` says (the ranges copied are numbered as the ops)."""
+    at = at or _IDENTITY
     if not isinstance(ops, list):
         raise ValueError(f"{where} is not a list of ops")
     out: dict[int, Any] = {}
@@ -609,8 +648,9 @@ def _plain_values(ops: Any, col: list[Any] | None, count: int, segs: _Align, whe
                 raise ValueError(f"{where}: a copy of {op} value(s) at {pos} has no previous rows to copy")
             if op:
                 end = pos + op
-                if end > prefix:  # within the prefix: nothing moves, nothing to read
-                    _copy(col, segs, pos, end, out, f"{where}: a copy at {pos} reaches a row that has no aligned "
+                for a, b in at.ranges(pos, end):
+                    if b > prefix:  # within the prefix: nothing moves, nothing to read
+                        _copy(col, segs, a, b, out, f"{where}: a copy at {pos} reaches a row that has no aligned "
                                                     "previous row")
                 if copied and copied[-1][1] == pos:
                     copied[-1][1] = end
@@ -619,7 +659,7 @@ def _plain_values(ops: Any, col: list[Any] | None, count: int, segs: _Align, whe
                 pos = end
             continue
         if type(op) is list and len(op) == 2 and op[0] == "v":  # one value: what a changed row mostly is
-            out[pos] = op[1]
+            out[at.pos(pos)] = op[1]
             pos += 1
             continue
         if not isinstance(op, list) or not op or not isinstance(op[0], str):
@@ -640,25 +680,27 @@ def _plain_values(ops: Any, col: list[Any] | None, count: int, segs: _Align, whe
                     raise ValueError(f"{where}: {_short(op)}: an arithmetic run needs int first and step")
                 values = range(op[2], op[2] + op[3] * n, op[3]) if op[3] else [op[2]] * n
             else:
-                base = _aligned(col, segs, pos, pos + n) if col is not None else None
+                base = at.aligned(col, segs, pos, pos + n) if col is not None else None
                 values, _ = decode_column([op], base, n, where)
         elif kind in ("k", "q", "qd", "qn"):
             n = _op_length(op)
-            base = _aligned(col, segs, pos, pos + n) if kind in ("qd", "qn") and col is not None else None
+            base = at.aligned(col, segs, pos, pos + n) if kind in ("qd", "qn") and col is not None else None
             values, _ = decode_column([op], base, n, where)
         elif kind == "s":
             # scattered changes: the values where it writes, the copies between them as any copy
             positions = sparse_positions(op, pos, count, where)
             if any(op[1]) and col is None:
                 raise ValueError(f"{where}: a sparse op at {pos} has no previous rows to copy")
-            sub, _ = decode_column(op[2], _aligned_at(col, segs, positions) if col is not None else None,
+            places = positions if at.within is None else list(map(at.pos, positions))
+            sub, _ = decode_column(op[2], _aligned_at(col, segs, places) if col is not None else None,
                                    len(positions), f"{where}: a sparse op's values")
-            out.update(zip(positions, sub, strict=True))
+            out.update(zip(places, sub, strict=True))
             for gap, p in zip(op[1], positions, strict=True):
                 if gap:
-                    if p > prefix:
-                        _copy(col, segs, p - gap, p, out, f"{where}: a sparse op copies a row at {p - gap} that "  # type: ignore[arg-type]
-                                                          "has no aligned previous row")
+                    for a, b in at.ranges(p - gap, p):
+                        if b > prefix:
+                            _copy(col, segs, a, b, out, f"{where}: a sparse op copies a row at {p - gap} that "  # type: ignore[arg-type]
+                                                        "has no aligned previous row")
                     if copied and copied[-1][1] == p - gap:
                         copied[-1][1] = p
                     else:
@@ -667,10 +709,11 @@ def _plain_values(ops: Any, col: list[Any] | None, count: int, segs: _Align, whe
             continue
         else:
             raise ValueError(f"{where}: unknown op {kind!r}")
-        out.update(zip(range(pos, pos + len(values)), values, strict=True))
-        pos += len(values)
-        if pos > count:
+        if pos + len(values) > count:
+            pos += len(values)
             break
+        out.update(zip(at.many(pos, pos + len(values)), values, strict=True))
+        pos += len(values)
     if pos != count:
         raise ValueError(f"{where} resolves to {pos} values, expected {count}")
     return out, copied
@@ -678,16 +721,21 @@ def _plain_values(ops: Any, col: list[Any] | None, count: int, segs: _Align, whe
 
 def _masked_values(op: list[Any], col: list[Any] | None, count: int, plain: dict[str, list[list[int]]],
                    segs: _Align, where: str) -> dict[int, Any]:
-    """``["m", ref, ops]``'s values where ``ref`` did not copy, and where it copied from another position
-    (as :func:`~.decision_delta._decode_masked` decodes it, with its checks)."""
-    if len(op) != 3 or not isinstance(op[1], str) or op[1] not in plain:
-        raise ValueError(f"{where}: {_short(op)} is not [\"m\", an earlier column with plain ops, ops]")
+    """``["m", ref, ops(, rest)]``'s values where ``ref`` did not copy, and where it copied from another
+    position or ``rest`` writes (as :func:`~.decision_delta._decode_masked` decodes it, with its checks)."""
+    if len(op) not in (3, 4) or not isinstance(op[1], str) or op[1] not in plain:
+        raise ValueError(f"{where}: {_short(op)} is not [\"m\", an earlier column with plain ops, ops(, rest)]")
     copied = plain[op[1]]
     if col is None:
         raise ValueError(f"{where}: a masked column has no previous rows to copy")
     positions = _complement(copied, count)
     sub, _ = decode_column(op[2], _aligned_at(col, segs, positions), len(positions), where)
     out = dict(zip(positions, sub, strict=True))
+    if len(op) == 4:
+        n = sum(b - a for a, b in copied)
+        rest, _ = _plain_values(op[3], col, n, segs, f"{where}: its other positions", _At(copied))
+        out.update(rest)
+        return out
     for a, b in copied:
         if b > segs.prefix:
             _copy(col, segs, a, b, out, f"{where}: a masked column copies a row that has no aligned previous row")

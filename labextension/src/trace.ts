@@ -1341,11 +1341,14 @@ function decodeColumn(ops: unknown, base: unknown[] | null, count: number, where
   return col;
 }
 
-/** `_decode_masked`: `["m", ref, ops]` — the previous values, except where the earlier column `ref` did not copy. */
+/**
+ * `_decode_masked`: `["m", ref, ops]` — the previous values, except where the earlier column `ref` did not
+ * copy; `["m", ref, ops, rest]` — and where it copied, the values `rest` decodes to.
+ */
 function decodeMasked(op: unknown[], base: unknown[] | null, count: number,
   plain: Map<string, Array<[number, number]>>, where: string): unknown[] {
-  if (op.length !== 3 || typeof op[1] !== 'string' || !plain.has(op[1])) {
-    throw new Error(`${where}: ${excerptOf(JSON.stringify(op))} is not ["m", an earlier column with plain ops, ops]`);
+  if ((op.length !== 3 && op.length !== 4) || typeof op[1] !== 'string' || !plain.has(op[1])) {
+    throw new Error(`${where}: ${excerptOf(JSON.stringify(op))} is not ["m", an earlier column with plain ops, ops(, rest)]`);
   }
   const positions: number[] = [];
   let pos = 0;
@@ -1366,6 +1369,19 @@ function decodeMasked(op: unknown[], base: unknown[] | null, count: number,
   positions.forEach((i, k) => {
     col[i] = sub[k];
   });
+  if (op.length === 4) {
+    const rest: number[] = [];
+    for (const [a, b] of plain.get(op[1])!) {
+      for (let i = a; i < b; i++) {
+        rest.push(i);
+      }
+    }
+    const values = decodeColumn(op[3], rest.map(i => base[i]), rest.length, `${where}: its other positions`);
+    rest.forEach((i, k) => {
+      col[i] = values[k];
+    });
+    return col;
+  }
   if (col.includes(NO_ROW)) {
     throw new Error(`${where}: a masked column copies a row that has no aligned previous row`);
   }

@@ -8,10 +8,10 @@ or masked on an earlier column's changes (``["m", ref, ops]``). :func:`encode_co
 
 from __future__ import annotations
 
-import json
 import re
+from collections import deque
 from collections.abc import Sequence
-from itertools import accumulate, compress, repeat
+from itertools import accumulate, chain, compress, repeat
 from operator import add, eq, is_, itemgetter, mul, sub, truediv
 from typing import Any
 
@@ -310,37 +310,53 @@ def _complement(ranges: list[list[int]], count: int) -> list[int]:
 
 
 def _encode_masked(cols: dict[str, list[Any]], bases: dict[str, list[Any]], count: int) -> dict[str, list[Any]]:
-    """Every column's ops; a column that changes only where an earlier one does (a recalled row changes
-    its outcome, reason, fidelity, position...) is written as ``[["m", that column, ops]]``: its values at
-    those positions only, the rest copied — when that is smaller."""
+    """Every column's ops; a column that changes mostly where an earlier one does (a recalled row changes
+    its outcome, reason, fidelity, score, position...) is written as ``[["m", that column, ops]]``: its
+    values at those positions only, the rest copied — or ``[["m", that column, ops, rest]]``, ``rest``
+    the ops of the other positions (a score that drifts elsewhere too) — when that is smaller."""
     enc: dict[str, list[Any]] = {}
-    masks: list[tuple[str, list[int], bytes]] = []  # plain columns: name, changed positions, as flags
+    masks: list[tuple[str, list[int], int]] = []  # plain columns: name, changed positions, as flags (an int)
+    full = (1 << (8 * count)) // 255
     for key, new in cols.items():
         base = bases[key]
         ops = encode_column(new, base)
-        same = _same_flags(new, base)
+        size = _size(ops)
+        same = int.from_bytes(_same_flags(new, base), "little")
+        changed = full & ~same
         for ref, positions, flags in sorted(masks, key=lambda m: len(m[1])):
-            # outside the mask every value must be its base's (then a copy): same | mask covers all
-            if (int.from_bytes(same, "little") | int.from_bytes(flags, "little")) != (1 << (8 * count)) // 255:
-                continue
+            inside, outside = changed & flags, changed & ~flags
+            if not inside or (outside and outside.bit_count() * 2 > inside.bit_count()):
+                continue  # mostly elsewhere: not worth the look
             pick = itemgetter(*positions) if len(positions) > 1 else None
             sub_new = list(pick(new)) if pick else [new[i] for i in positions]
             sub_base = list(pick(base)) if pick else [base[i] for i in positions]
-            masked = [["m", ref, encode_column(sub_new, sub_base)]]
-            if len(json.dumps(masked, separators=(",", ":"), default=str)) < \
-                    len(json.dumps(ops, separators=(",", ":"), default=str)):
-                ops = masked
-            break
+            masked: list[Any] = ["m", ref, encode_column(sub_new, sub_base)]
+            if outside:  # the other positions' ops too
+                rest = _complement_of(positions, count)
+                masked.append(encode_column(itemgetter(*rest)(new) if len(rest) > 1 else [new[rest[0]]],
+                                            itemgetter(*rest)(base) if len(rest) > 1 else [base[rest[0]]]))
+            if _size([masked]) < size:
+                ops, size = [masked], _size([masked])
+            if not outside:
+                break
         enc[key] = ops
         copied = _copied(ops)
         if copied is not None and len(masks) < 6:
             positions = _complement(copied, count)
             if positions and len(positions) < count:
-                flags = bytearray(count)
+                mark = bytearray(count)
                 for i in positions:
-                    flags[i] = 1
-                masks.append((key, positions, bytes(flags)))
+                    mark[i] = 1
+                masks.append((key, positions, int.from_bytes(mark, "little")))
     return enc
+
+
+def _complement_of(positions: list[int], count: int) -> list[int]:
+    """The positions of ``range(count)`` not in the sorted ``positions``."""
+    flags = bytearray(b"\x01") * count
+    for i in positions:
+        flags[i] = 0
+    return list(compress(range(count), flags))
 
 
 def _same_flags(new: Sequence[Any], base: Sequence[Any]) -> bytes:
@@ -498,9 +514,11 @@ def decode_column(ops: Any, base: list[Any] | None, count: int, where: str, hole
 def _decode_masked(op: list[Any], base: list[Any] | None, count: int, plain: dict[str, list[list[int]]],
                    where: str, holes: bytes | None = None) -> tuple[list[Any], list[list[int]]]:
     """``["m", ref, ops]``: the aligned previous values, except where the earlier column ``ref`` did not
-    copy — there the values ``ops`` decode to (against the previous values at those positions)."""
-    if len(op) != 3 or not isinstance(op[1], str) or op[1] not in plain:
-        raise ValueError(f"{where}: {_short(op)} is not [\"m\", an earlier column with plain ops, ops]")
+    copy — there the values ``ops`` decode to (against the previous values at those positions);
+    ``["m", ref, ops, rest]``: and where ``ref`` copied, the values ``rest`` decodes to (the same way).
+    Returns the values and the ranges copied from the previous values (those ``rest`` copied)."""
+    if len(op) not in (3, 4) or not isinstance(op[1], str) or op[1] not in plain:
+        raise ValueError(f"{where}: {_short(op)} is not [\"m\", an earlier column with plain ops, ops(, rest)]")
     copied = plain[op[1]]
     positions = _complement(copied, count)
     if base is None or len(base) != count:
@@ -509,10 +527,43 @@ def _decode_masked(op: list[Any], base: list[Any] | None, count: int, plain: dic
     col = list(base)
     for i, v in zip(positions, sub, strict=True):
         col[i] = v
+    if len(op) == 4:
+        rest = list(chain.from_iterable(range(a, b) for a, b in copied))
+        pick = itemgetter(*rest) if len(rest) > 1 else None
+        values, local = decode_column(op[3], (list(pick(base)) if pick else [base[i] for i in rest]), len(rest),
+                                      f"{where}: its other positions")
+        _set_all(col, rest, values)
+        return col, map_ranges(local, copied)
     # the base shows through where ``ref`` copied: no hole may be there
     if any(1 in holes[a:b] for a, b in copied) if holes is not None else (NO_ROW in col):
         raise ValueError(f"{where}: a masked column copies a row that has no aligned previous row")
     return col, copied
+
+
+def _set_all(col: list[Any], positions: list[int], values: list[Any]) -> None:
+    deque(map(col.__setitem__, positions, values), maxlen=0)  # in C
+
+
+def map_ranges(local: list[list[int]], within: list[list[int]]) -> list[list[int]]:
+    """Ranges ``[start, end)`` of the positions numbered within ``within`` (sorted disjoint ranges, their
+    positions counted from 0 in order) as ranges of the positions themselves."""
+    out: list[list[int]] = []
+    k, offset = 0, 0  # within[k] starts at ``offset`` in local numbering
+    for a, b in local:
+        while a < b:
+            while k < len(within) and offset + within[k][1] - within[k][0] <= a:
+                offset += within[k][1] - within[k][0]
+                k += 1
+            if k == len(within):
+                raise ValueError("a range reaches past the positions it is numbered within")
+            start = within[k][0] + a - offset
+            end = min(within[k][1], within[k][0] + b - offset)
+            if out and out[-1][1] == start:
+                out[-1][1] = end
+            else:
+                out.append([start, end])
+            a += end - start
+    return out
 
 
 def _copied_checked(ops: Any, count: int, where: str) -> list[list[int]]:
