@@ -332,9 +332,10 @@ def _encode_masked(cols: dict[str, list[Any]], bases: dict[str, list[Any]], coun
             sub_base = list(pick(base)) if pick else [base[i] for i in positions]
             masked: list[Any] = ["m", ref, encode_column(sub_new, sub_base)]
             if outside:  # the other positions' ops too
-                rest = _complement_of(positions, count)
-                masked.append(encode_column(itemgetter(*rest)(new) if len(rest) > 1 else [new[rest[0]]],
-                                            itemgetter(*rest)(base) if len(rest) > 1 else [base[rest[0]]]))
+                rest = _rest_ops(new, base, positions, count)
+                if rest is None:
+                    continue
+                masked.append(rest)
             if _size([masked]) < size:
                 ops, size = [masked], _size([masked])
             if not outside:
@@ -351,12 +352,17 @@ def _encode_masked(cols: dict[str, list[Any]], bases: dict[str, list[Any]], coun
     return enc
 
 
-def _complement_of(positions: list[int], count: int) -> list[int]:
-    """The positions of ``range(count)`` not in the sorted ``positions``."""
+def _rest_ops(new: Sequence[Any], base: Sequence[Any], positions: list[int], count: int) -> list[Any] | None:
+    """A masked column's ``rest``: the ops of the positions of ``range(count)`` not in the sorted
+    ``positions`` (those its ref copied)."""
     flags = bytearray(b"\x01") * count
     for i in positions:
         flags[i] = 0
-    return list(compress(range(count), flags))
+    rest = list(compress(range(count), flags))
+    if not rest:
+        return None
+    pick = itemgetter(*rest) if len(rest) > 1 else None
+    return encode_column(list(pick(new)) if pick else [new[rest[0]]], list(pick(base)) if pick else [base[rest[0]]])
 
 
 def _same_flags(new: Sequence[Any], base: Sequence[Any]) -> bytes:
