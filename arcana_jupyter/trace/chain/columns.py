@@ -319,9 +319,10 @@ def _encode_masked(cols: dict[str, list[Any]], bases: dict[str, list[Any]], coun
     full = (1 << (8 * count)) // 255
     for key, new in cols.items():
         base = bases[key]
-        ops = encode_column(new, base)
+        same_flags = _same_flags(new, base)
+        ops = encode_column(new, base, same_flags)
         size = _size(ops)
-        same = int.from_bytes(_same_flags(new, base), "little")
+        same = int.from_bytes(same_flags, "little")
         changed = full & ~same
         for ref, positions, flags in sorted(masks, key=lambda m: len(m[1])):
             inside, outside = changed & flags, changed & ~flags
@@ -332,7 +333,7 @@ def _encode_masked(cols: dict[str, list[Any]], bases: dict[str, list[Any]], coun
             sub_base = list(pick(base)) if pick else [base[i] for i in positions]
             masked: list[Any] = ["m", ref, encode_column(sub_new, sub_base)]
             if outside:  # the other positions' ops too
-                rest = _rest_ops(new, base, positions, count)
+                rest = _rest_ops(new, base, flags, count, same_flags)
                 if rest is None:
                     continue
                 masked.append(rest)
@@ -352,17 +353,13 @@ def _encode_masked(cols: dict[str, list[Any]], bases: dict[str, list[Any]], coun
     return enc
 
 
-def _rest_ops(new: Sequence[Any], base: Sequence[Any], positions: list[int], count: int) -> list[Any] | None:
-    """A masked column's ``rest``: the ops of the positions of ``range(count)`` not in the sorted
-    ``positions`` (those its ref copied)."""
-    flags = bytearray(b"\x01") * count
-    for i in positions:
-        flags[i] = 0
-    rest = list(compress(range(count), flags))
-    if not rest:
+def _rest_ops(new: Sequence[Any], base: Sequence[Any], mask: int, count: int, same: bytes) -> list[Any] | None:
+    """A masked column's ``rest``: the ops of the positions outside ``mask`` (a byte per position, as an
+    int: those its ref did not copy), in order; ``same`` is the column's :func:`_same_flags`."""
+    rest = (((1 << (8 * count)) // 255) & ~mask).to_bytes(count, "little")
+    if 1 not in rest:
         return None
-    pick = itemgetter(*rest) if len(rest) > 1 else None
-    return encode_column(list(pick(new)) if pick else [new[rest[0]]], list(pick(base)) if pick else [base[rest[0]]])
+    return encode_column(list(compress(new, rest)), list(compress(base, rest)), bytes(compress(same, rest)))
 
 
 def _same_flags(new: Sequence[Any], base: Sequence[Any]) -> bytes:
@@ -378,15 +375,17 @@ def _same_flags(new: Sequence[Any], base: Sequence[Any]) -> bytes:
     return (int.from_bytes(values, "little") & int.from_bytes(types, "little")).to_bytes(len(values), "little")
 
 
-def encode_column(new: Sequence[Any], base: Sequence[Any] | None) -> list[Any]:
+def encode_column(new: Sequence[Any], base: Sequence[Any] | None, flags: bytes | None = None) -> list[Any]:
     """The ops of one column (``base``: the previous decision's aligned values, :data:`NO_ROW` where
-    none; None for a keyframe). Copies are found in C (one byte per position and a regex)."""
+    none; None for a keyframe; ``flags``: its :func:`_same_flags`, when known). Copies are found in C
+    (one byte per position and a regex)."""
     out: list[Any] = []
     if base is None:
         _gap_ops(new, [NO_ROW] * len(new), 0, len(new), out)
         table = _table_op(new)
         return [table] if table is not None and _size(table) < _size(out) else out
-    flags = _same_flags(new, base)
+    if flags is None:
+        flags = _same_flags(new, base)
     dense = _dense_ops(new, base, flags)
     if 1 not in flags:  # nothing copied (a sparse op's or a masked column's values): maybe a value table
         best = dense
@@ -394,6 +393,8 @@ def encode_column(new: Sequence[Any], base: Sequence[Any] | None) -> list[Any]:
             if op is not None and _size([op]) < _size(best):
                 best = [op]
         return best
+    if len(dense) <= 3:  # a copy, a change, a copy (most columns of a delta): nothing to scatter
+        return dense
     sparse = _sparse_ops(new, base, flags)
     return sparse if sparse is not None and _size(sparse) < _size(dense) else dense
 
