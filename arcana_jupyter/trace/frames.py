@@ -539,7 +539,7 @@ def _op_length(op: Any) -> int:
         if kind == "v":
             return len(op) - 1
         if kind == "k":
-            return len(op[2]) if len(op) == 3 and isinstance(op[2], list) else 0
+            return len(op[2]) if len(op) == 3 and isinstance(op[2], (list, str)) else 0
         if kind in ("q", "qd", "qn"):
             return len(op[1]) if len(op) == 2 and isinstance(op[1], list) else 0
     except (TypeError, IndexError):

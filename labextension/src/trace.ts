@@ -1223,12 +1223,21 @@ function decodeColumn(ops: unknown, base: unknown[] | null, count: number, where
       }
     } else if (kind === 'k') {
       const table = op[1];
-      if (op.length !== 3 || !Array.isArray(table) || !Array.isArray(op[2]) ||
+      if (op.length === 3 && Array.isArray(table) && typeof op[2] === 'string') { // indexes as digits
+        const digits = op[2];
+        if (!/^[0-9]*$/.test(digits) || [...digits].some(c => Number(c) >= table.length)) {
+          throw new Error(`${where}: ${excerptOf(JSON.stringify(op))} is not ["k", [value, ...], "digits"]`);
+        }
+        for (const c of digits) {
+          col.push(table[Number(c)]);
+        }
+      } else if (op.length !== 3 || !Array.isArray(table) || !Array.isArray(op[2]) ||
         !op[2].every((k: unknown) => isPyInt(k) && k >= 0 && k < table.length)) {
         throw new Error(`${where}: ${excerptOf(JSON.stringify(op))} is not ["k", [value, ...], [index, ...]]`);
-      }
-      for (const k of op[2] as number[]) {
-        col.push(table[k]);
+      } else {
+        for (const k of op[2] as number[]) {
+          col.push(table[k]);
+        }
       }
     } else if (kind === 'q' || kind === 'qd') {
       if (op.length !== 2 || !Array.isArray(op[1]) || !op[1].every(isPyInt)) {

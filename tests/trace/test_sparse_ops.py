@@ -1,8 +1,8 @@
 """The ops for scattered changes (trace/chain/columns.py): a sparse op ``["s", gaps, ops]``, ``["qn", ...]``
 (scores that come, go and drift), a masked column with the ops of its other positions
-(``["m", ref, ops, rest]``) and a delta without ``keys``: they round-trip through every reader (the
-resolver, the frames' pass), a malformed one is an error naming it, and traces written without them
-still read."""
+(``["m", ref, ops, rest]``), a value table's indexes as digits and a delta without ``keys``: they
+round-trip through every reader (the resolver, the frames' pass), a malformed one is an error naming
+it, and traces written without them still read."""
 
 from __future__ import annotations
 
@@ -24,11 +24,12 @@ from arcana_jupyter.trace.reader import TraceReader
 
 
 def without_sparse_ops(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The encoder as it was before these ops: no sparse op, no ``qn``, no masked column with a rest, and
-    every delta with its keys (what traces written before them hold)."""
+    """The encoder as it was before these ops: no sparse op, no ``qn``, no masked column with a rest, value
+    tables' indexes as lists, and every delta with its keys (what traces written before them hold)."""
     monkeypatch.setattr(chain_columns, "_sparse_ops", lambda new, base, flags: None)
     monkeypatch.setattr(chain_columns, "_qn_op", lambda new, base: None)
-    monkeypatch.setattr(chain_columns, "_rest_ops", lambda new, base, positions, count: None)
+    monkeypatch.setattr(chain_columns, "_rest_ops", lambda new, base, mask, count, same: None)
+    monkeypatch.setattr(chain_columns, "_indexes", lambda indexes, size: indexes)
     pack = ChainEncoder.pack
 
     def with_keys(self: ChainEncoder, metadata: dict[str, Any], rows: Any) -> dict[str, Any]:
@@ -91,6 +92,16 @@ def test_a_sparse_op_is_written_for_scattered_changes_and_qn_for_scores() -> Non
     assert _ops(ops, "s") and _ops(ops, "qn"), ops
     assert len(json.dumps(ops)) < 900  # a few bytes a change, not a copy count and a literal each
     assert decode_column(json.loads(json.dumps(ops)), base, 2000, "t")[0] == new
+
+
+def test_value_table_indexes_as_digits() -> None:
+    ops = encode_column(["a", "b", "a", None, "b", "a"] * 3, None)
+    assert ops == [["k", ["a", "b", None], "010210" * 3]]
+    assert decode_column(ops, None, 18, "t")[0] == ["a", "b", "a", None, "b", "a"] * 3
+    assert decode_column([["k", [], ""]], None, 0, "t")[0] == []
+    for bad in ("013", "0x", "٣", "1.0"):
+        with pytest.raises(ValueError, match="digits"):
+            decode_column([["k", ["a", "b"], bad]], None, len(bad), "t")
 
 
 def test_map_ranges() -> None:

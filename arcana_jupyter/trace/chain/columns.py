@@ -257,7 +257,18 @@ def _table_op(values: Sequence[Any], ints: bool = False) -> list[Any] | None:
     if len(table) > 64:
         return None
     where = {v: k for k, v in enumerate(table)}  # str, bool and None never hash equal to one another
-    return ["k", table, list(map(where.__getitem__, values))]
+    return ["k", table, _indexes(list(map(where.__getitem__, values)), len(table))]
+
+
+def _digits_below(text: str, n: int) -> bool:
+    """Whether ``text`` is ASCII digits each below ``n`` (a value table's indexes as a string)."""
+    return not text or (text.isascii() and text.isdigit() and int(max(text)) < n)
+
+
+def _indexes(indexes: list[int], size: int) -> list[int] | str:
+    """A value table's indexes: as a string of digits when the table has at most ten values (a byte each,
+    not two)."""
+    return "".join(map(str, indexes)) if size <= 10 else indexes
 
 
 def _literal(values: list[Any]) -> list[Any]:
@@ -267,7 +278,7 @@ def _literal(values: list[Any]) -> list[Any]:
         table = list(dict.fromkeys(values))
         if len(table) * 2 <= len(values):
             where = {v: k for k, v in enumerate(table)}
-            return ["k", table, [where[v] for v in values]]
+            return ["k", table, _indexes([where[v] for v in values], len(table))]
     return ["v", *values]
 
 
@@ -469,10 +480,15 @@ def decode_column(ops: Any, base: list[Any] | None, count: int, where: str, hole
         if kind == "v":
             col.extend(op[1:])
         elif kind == "k":
-            if len(op) != 3 or not isinstance(op[1], list) or not isinstance(op[2], list) \
+            if len(op) == 3 and isinstance(op[1], list) and type(op[2]) is str:  # indexes as digits
+                if not _digits_below(op[2], len(op[1])):
+                    raise ValueError(f"{where}: {_short(op)} is not [\"k\", [value, ...], \"digits\"]")
+                col.extend(map(op[1].__getitem__, map(int, op[2])))
+            elif len(op) != 3 or not isinstance(op[1], list) or not isinstance(op[2], list) \
                     or not all(type(k) is int and 0 <= k < len(op[1]) for k in op[2]):
                 raise ValueError(f"{where}: {_short(op)} is not [\"k\", [value, ...], [index, ...]]")
-            col.extend(map(op[1].__getitem__, op[2]))
+            else:
+                col.extend(map(op[1].__getitem__, op[2]))
         elif kind in ("q", "qd"):
             col.extend(_unpack_q(op, base, pos, where))
         elif kind == "qn":
