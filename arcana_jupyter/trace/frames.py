@@ -542,6 +542,8 @@ def _op_length(op: Any) -> int:
             return len(op[2]) if len(op) == 3 and isinstance(op[2], (list, str)) else 0
         if kind in ("q", "qd", "qn"):
             return len(op[1]) if len(op) == 2 and isinstance(op[1], list) else 0
+        if kind == "n":
+            return len(op[1]) if len(op) == 3 and isinstance(op[1], str) else 0
     except (TypeError, IndexError):
         return 0
     return 0
@@ -682,9 +684,10 @@ def _plain_values(ops: Any, col: list[Any] | None, count: int, segs: _Align, whe
             else:
                 base = at.aligned(col, segs, pos, pos + n) if col is not None else None
                 values, _ = decode_column([op], base, n, where)
-        elif kind in ("k", "q", "qd", "qn"):
+        elif kind in ("k", "q", "qd", "qn", "n"):
             n = _op_length(op)
-            base = at.aligned(col, segs, pos, pos + n) if kind in ("qd", "qn") and col is not None else None
+            base = at.aligned(col, segs, pos, min(pos + n, count)) if kind in ("qd", "qn", "n") and col is not None \
+                else None
             values, _ = decode_column([op], base, n, where)
         elif kind == "s":
             # scattered changes: the values where it writes, the copies between them as any copy

@@ -1281,6 +1281,26 @@ function decodeColumn(ops: unknown, base: unknown[] | null, count: number, where
         }
         col.push(k / Q);
       });
+    } else if (kind === 'n') {
+      if (op.length !== 3 || typeof op[1] !== 'string' || !Array.isArray(op[2]) || !/^[01]*$/.test(op[1])) {
+        throw new Error(`${where}: ${excerptOf(JSON.stringify(op))} is not ["n", "0 or 1 per value", ops]`);
+      }
+      const mask = op[1];
+      if (base !== null && pos + mask.length > base.length) {
+        throw new Error(`${where}: an "n" op at ${pos} reaches past the previous values`);
+      }
+      const ones: number[] = [];
+      for (let i = 0; i < mask.length; i++) {
+        if (mask[i] === '1') {
+          ones.push(pos + i);
+        }
+      }
+      const values = decodeColumn(op[2], base === null ? null : ones.map(p => base[p]), ones.length,
+        `${where}: an "n" op's values`);
+      let j = 0;
+      for (let i = 0; i < mask.length; i++) {
+        col.push(mask[i] === '1' ? values[j++] : null);
+      }
     } else if (kind === 's') {
       const positions = sparsePositions(op, pos, count, where);
       const gaps = op[1] as number[];

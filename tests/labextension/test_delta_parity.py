@@ -450,9 +450,13 @@ def _sparse_chain() -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
     ("relevance_score", [["qn", [1, "x"]], 298]),
     ("relevance_score", [["qn", [-100000]], 299]),
     ("reason", [["qn", [1]], 299]),  # where the previous value is no number, a whole number
+    ("reason", [["n", "0" * 299 + "2", []]]),
+    ("reason", [["n", "0" * 298 + "11", [["v", "x"]]]]),
+    ("reason", [["n", "0" * 301, []]]),
     ("reason", [["k", ["a", "b"], "0" * 299 + "2"]]),
     ("reason", [["k", ["a", "b"], "0" * 299 + "\u0663"]]),
     ("reason", [["k", ["a", "b"], "0" * 298 + "1"]]),
+    ("reason", [["n", "0" * 299 + "1", [2]]]),
     ("reason", [["m", "outcome", [["r", 13, "q"]], [1]]]),
     ("reason", [["m", "outcome", [["r", 13, "q"]], "x"]]),
     ("reason", [["m", "nope", [["r", 13, "q"]], [287]]]),

@@ -142,6 +142,37 @@ def _qn_op(new: Sequence[Any], base: Sequence[Any]) -> list[Any] | None:
     return ["qn", out]
 
 
+def _unpack_nulls(op: Any, base: list[Any] | None, pos: int, where: str) -> list[Any]:
+    """``["n", "0110…", ops]`` at ``pos``: null for each 0, for each 1 the next of the values ``ops``
+    decode to (against the previous values at those positions)."""
+    if not (type(op) is list and len(op) == 3 and type(op[1]) is str and type(op[2]) is list
+            and not op[1].strip("01")):
+        raise ValueError(f"{where}: {_short(op)} is not [\"n\", \"0 or 1 per value\", ops]")
+    mask = op[1]
+    if base is not None and pos + len(mask) > len(base):
+        raise ValueError(f"{where}: an \"n\" op at {pos} reaches past the previous values")
+    ones = [pos + i for i, c in enumerate(mask) if c == "1"]
+    values, _ = decode_column(op[2], [base[p] for p in ones] if base is not None else None, len(ones),
+                              f"{where}: an \"n\" op's values")
+    out: list[Any] = [None] * len(mask)
+    for p, v in zip(ones, values, strict=True):
+        out[p - pos] = v
+    return out
+
+
+def _nulls_op(new: Sequence[Any], base: Sequence[Any]) -> list[Any] | None:
+    """``["n", mask, ops]`` for values of which some (not all) are null: the nulls a byte each, the others
+    as ops of their own (a score or position that comes and goes with a row)."""
+    flags = bytes(v is not None for v in new)
+    if 1 not in flags or 0 not in flags:
+        return None
+    return ["n", flags.translate(_DIGIT).decode(), encode_column(list(compress(new, flags)),
+                                                                 list(compress(base, flags)))]
+
+
+_DIGIT = bytes.maketrans(b"\x00\x01", b"01")
+
+
 def _unpack_qn(op: list[Any], base: list[Any] | None, pos: int, where: str) -> list[float | None]:
     """``["qn", [e, ...]]``: null for a null; for an int, the previous value there plus e/10000 when that
     is a number (it must be a four-decimal one), else e/10000."""
@@ -304,8 +335,8 @@ def _copied(ops: list[Any]) -> list[list[int]] | None:
                         out.append([pos, pos + gap])
                 pos += gap + 1
             continue
-        pos += (len(op) - 1 if kind == "v" else len(op[2]) if kind == "k" else len(op[1]) if kind in ("q", "qd", "qn")
-                else op[1])
+        pos += (len(op) - 1 if kind == "v" else len(op[2]) if kind == "k"
+                else len(op[1]) if kind in ("q", "qd", "qn", "n") else op[1])
     return out
 
 
@@ -400,7 +431,7 @@ def encode_column(new: Sequence[Any], base: Sequence[Any] | None, flags: bytes |
     dense = _dense_ops(new, base, flags)
     if 1 not in flags:  # nothing copied (a sparse op's or a masked column's values): maybe a value table
         best = dense
-        for op in (_table_op(new, ints=True), _qn_op(new, base)):
+        for op in (_table_op(new, ints=True), _qn_op(new, base), _nulls_op(new, base)):
             if op is not None and _size([op]) < _size(best):
                 best = [op]
         return best
@@ -493,6 +524,8 @@ def decode_column(ops: Any, base: list[Any] | None, count: int, where: str, hole
             col.extend(_unpack_q(op, base, pos, where))
         elif kind == "qn":
             col.extend(_unpack_qn(op, base, pos, where))
+        elif kind == "n":
+            col.extend(_unpack_nulls(op, base, pos, where))
         elif kind == "s":
             values, gaps = _unpack_sparse(op, base, pos, count, where)
             for gap, v in zip(gaps, values, strict=True):
@@ -594,7 +627,7 @@ def _copied_checked(ops: Any, count: int, where: str) -> list[list[int]]:
     try:
         copied = _copied(ops) if isinstance(ops, list) else None
         end = sum(op if type(op) is int else (len(op) - 1 if op[0] == "v" else len(op[2]) if op[0] == "k"
-                                                else len(op[1]) if op[0] in ("q", "qd", "qn")
+                                                else len(op[1]) if op[0] in ("q", "qd", "qn", "n")
                                                 else sum(op[1]) + len(op[1]) if op[0] == "s" else int(op[1]))
                   for op in ops)  # type: ignore[union-attr]
     except (TypeError, IndexError, KeyError) as exc:
