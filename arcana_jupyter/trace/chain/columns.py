@@ -2,9 +2,11 @@
 
 A decision's rows (MessageDecision dumps) go column by column (:func:`columns`); each column is
 written against the previous decision's aligned values (:func:`~.align.aligned_base`) as a list of
-ops — copies, literals, runs, arithmetic runs, deltas of ints, value tables, four-decimal numbers —
-or masked on an earlier column's changes (``["m", ref, ops]``). :func:`encode_column` /
-:func:`decode_column` are the two directions; the op grammar is in the package docstring."""
+ops — copies, literals, runs, arithmetic runs, deltas of ints, value tables, four-decimal numbers,
+scattered changes (``["s", gaps, ops]``), nulls as a mask (``["n", "0110", ops]``) — or masked on an
+earlier column's changes (``["m", ref, ops]``, and the other positions' ops: ``["m", ref, ops, rest]``).
+:func:`encode_column` / :func:`decode_column` are the two directions; the op grammar is in the package
+docstring."""
 
 from __future__ import annotations
 
