@@ -38,7 +38,6 @@ from .chain.columns import (
     _copied_checked,
     _same_flags,
     decode_column,
-    map_ranges,
     sparse_positions,
 )
 from .chain.metadata import CHAIN_VERSION, _moved_of, is_chained, resolve_chain_metadata
@@ -620,7 +619,22 @@ class _At:
         return self.within[k][0] + j - self.starts[k]
 
     def ranges(self, a: int, b: int) -> list[list[int]]:
-        return [[a, b]] if self.within is None else map_ranges([[a, b]], self.within)
+        """Where the values ``a .. b-1`` go, as ranges (found by bisection: a decision's ops look up many)."""
+        within = self.within
+        if within is None:
+            return [[a, b]]
+        out: list[list[int]] = []
+        k = bisect.bisect_right(self.starts, a) - 1
+        while a < b:
+            if k >= len(within):
+                raise ValueError("a range reaches past the positions it is numbered within")
+            x, y = within[k]
+            start = x + a - self.starts[k]
+            end = min(y, x + b - self.starts[k])
+            out.append([start, end])
+            a += end - start
+            k += 1
+        return out
 
     def many(self, a: int, b: int) -> Sequence[int]:
         return range(a, b) if self.within is None else [p for x, y in self.ranges(a, b) for p in range(x, y)]
