@@ -342,7 +342,7 @@ class FramePass:
             col = self._cols[key] if align else None
             at = f"{where}: column {key!r}"
             if masked:
-                ref = ops[0][1] if len(ops[0]) == 3 else None
+                ref = ops[0][1] if len(ops[0]) in (3, 4) else None
                 if isinstance(ref, str) and ref in skipped and ref not in plain:
                     plain[ref] = _copied_checked(skipped[ref], count, f"{where}: column {ref!r}")
                 vals[key] = _masked_values(ops[0], col, count, plain, segs, at)

@@ -246,3 +246,35 @@ def test_keys_left_out_of_a_keyframe_are_an_error() -> None:
     del metas[0]["chain"]["rows"]["keys"]
     with pytest.raises(ValueError, match=r"chain\.rows\.keys is missing"):
         ChainResolver({f"e_{i + 1:06d}": m for i, m in enumerate(metas)}.get).resolve("e_000002", metas[1])
+
+
+def test_a_masked_column_with_a_rest_on_a_column_the_frames_skip(tmp_path: Path) -> None:
+    """``fidelity`` (a frame column) masked, with a rest, on ``reason`` (one the frames do not decode): the
+    frames' pass and the resolver's fast path read the ranges ``reason`` copied from its ops alone."""
+    first = [{"index": i, "source": "history", "reason": "r", "outcome": "kept", "fidelity": "L0"} for i in range(30)]
+    second = [dict(r) for r in first]
+    second[5].update(reason="x", fidelity="L1")
+    second[10].update(reason="x", fidelity="L2")
+    second[20].update(fidelity="L3")
+    enc = ChainEncoder()
+    metas = []
+    for n, rows in enumerate((first, second)):
+        metas.append(json.loads(json.dumps(enc.pack({"step": 0, "decision": {"strategy": "x", "decisions": None}},
+                                                    rows))))
+        enc.written(f"e_{n + 1:06d}")
+    cols = metas[1]["chain"]["rows"]["columns"]
+    cols["reason"] = [["s", [5, 4], [["r", 2, "x"]]], 19]
+    cols["fidelity"] = [["m", "reason", [["v", "L1", "L2"]], [["s", [18], [["v", "L3"]]], 9]]]
+    want = [{k: r[k] for k in ("index", "source", "outcome", "fidelity")} for r in second]
+    resolver = ChainResolver({f"e_{i + 1:06d}": m for i, m in enumerate(metas)}.get, only=FRAME_KEYS)
+    got = resolver.resolve("e_000002", metas[1])["decision"]["decisions"]
+    assert [{k: r[k] for k in want[0]} for r in got] == want
+    assert ChainResolver({f"e_{i + 1:06d}": m for i, m in enumerate(metas)}.get).resolve(
+        "e_000002", metas[1])["decision"]["decisions"] == second
+    path = _trace(tmp_path, metas)
+    frames = FramePass(TraceReader(tmp_path, shared=False), path.stem, "main")
+    ids = [r.event_id for r in frames.records()]
+    changes = frames.changes(ids[0], ids[1])
+    assert changes is not None
+    assert {p: changes.after[p]["fidelity"] for p in changes.positions if changes.after[p] != changes.before[p]} == \
+        {5: "L1", 10: "L2", 20: "L3"}

@@ -104,7 +104,7 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
             pcol = prev.cols.get(key)
             base = aligned_base(pcol, align, count) if pcol is not None else None
         if masked:
-            ref = ops[0][1] if len(ops[0]) == 3 else None
+            ref = ops[0][1] if len(ops[0]) in (3, 4) else None
             if isinstance(ref, str) and ref in skipped and ref not in plain:
                 plain[ref] = _copied_checked(skipped[ref], count, f"{where}: column {ref!r}")
             col, copied = _decode_masked(ops[0], base, count, plain, f"{where}: column {key!r}", holes)
