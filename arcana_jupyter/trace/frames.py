@@ -26,13 +26,20 @@ from __future__ import annotations
 import bisect
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from itertools import compress, repeat
+from itertools import accumulate, compress, repeat
 from operator import itemgetter, methodcaller
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..exceptions import TraceError
 from .chain._json import JSONObject, Metadata, Row, _short
-from .chain.columns import NO_ROW, _complement, _copied_checked, _same_flags, decode_column
+from .chain.columns import (
+    NO_ROW,
+    _complement,
+    _copied_checked,
+    _same_flags,
+    decode_column,
+    sparse_positions,
+)
 from .chain.metadata import CHAIN_VERSION, _moved_of, is_chained, resolve_chain_metadata
 from .chain.resolver import _FLIP, FRAME_KEYS, ChainedRows, ChainResolver, decode_rows, rows_spec
 from .keyframes import DecisionResolver
@@ -89,6 +96,9 @@ class _Patch(NamedTuple):
     counts: dict[str, int]
     first: dict[Any, int] | None
     """Where each outcome first appears (None: the counts are not of plain outcome values)."""
+    names: tuple[str, ...] | None = None
+    """Every column of its rows (``chain.rows.keys``, the ones not patched here too): a delta without
+    ``keys`` has its prev's (None: an older encoding's decision)."""
 
 
 class _Held(NamedTuple):
@@ -146,6 +156,8 @@ class FramePass:
         self._cols: dict[str, list[Any]] = {k: [] for k in FRAME_KEYS}
         self._n = 0
         self._keys: frozenset[str] = frozenset()
+        self._names: tuple[str, ...] | None = None
+        """Every column name of the decision held (see :attr:`_Patch.names`)."""
         self._at: str | None = None
         """The decision whose columns ``_cols`` holds (None: none yet)."""
         self._depth = 0
@@ -229,7 +241,8 @@ class FramePass:
             full = resolve_chain_metadata(meta, None, where)
             _check_version(chain, where)
             decoded = decode_rows(chain.get("rows"), None, where, build_rows=False, only=_FRAME_SET)
-            self._replace(event_id, full, decoded.cols, decoded.length, frozenset(decoded.cols), moved=moved)
+            self._replace(event_id, full, decoded.cols, decoded.length, frozenset(decoded.cols), moved=moved,
+                          names=decoded.keys)
         else:
             if not isinstance(prev_id, str):
                 raise ValueError(f"{where}: chain.prev is not an event id")
@@ -260,7 +273,7 @@ class FramePass:
             self._resolver = ChainResolver(self._load, keep=2, only=FRAME_KEYS)
         full, decoded = self._resolver._resolve(prev_id, loaded, rows=False)
         self._replace(prev_id, full, {k: list(v) for k, v in decoded.cols.items()}, decoded.length,
-                      frozenset(decoded.cols))
+                      frozenset(decoded.cols), names=decoded.keys)
         return full
 
     # -- the columns -------------------------------------------------------------------------------
@@ -273,7 +286,7 @@ class FramePass:
 
     def _replace(self, event_id: str, meta: Metadata | None, cols: dict[str, list[Any]], n: int,
                  keys: frozenset[str], counts: dict[str, int] | None = None,
-                 first: dict[Any, int] | None = None, moved: Any = None) -> None:
+                 first: dict[Any, int] | None = None, moved: Any = None, names: tuple[str, ...] | None = None) -> None:
         """A decision whose columns come whole (a keyframe, an older encoding's rows): its patch against
         the columns held, found by comparing them (in C); then they are its columns."""
         new: dict[str, list[Any]] = {k: (cols[k] if k in cols else [None] * n) for k in FRAME_KEYS}
@@ -296,21 +309,22 @@ class FramePass:
                 counts, first = ({"None": n} if n else {}), None
         patch = _Patch(self._at, self._depth + 1, n_old, n, positions,
                        {k: _pick(old[k], below_old) for k in FRAME_KEYS},
-                       {k: _pick(new[k], below_new) for k in FRAME_KEYS}, keys, counts, first)
+                       {k: _pick(new[k], below_new) for k in FRAME_KEYS}, keys, counts, first, names)
         self._cols, self._n, self._keys, self._at, self._depth = new, n, keys, event_id, patch.depth
+        self._names = names
         self._hold(event_id, _Held(meta, patch, moved))
 
     def _delta(self, event_id: str, meta: Metadata, spec: Any, where: str, moved: Any) -> None:
         """A chained decision against the columns held (its ``prev``'s): patched where its ops write
         and where its rows are not aligned to the same position."""
         n_prev = self._n
-        count, keys, columns, align = rows_spec(spec, n_prev, where)
+        count, keys, columns, align = rows_spec(spec, n_prev, where, self._names)
         if frozenset(k for k in keys if k in _FRAME_SET) != self._keys:
             # not the frame keys of its prev (an encoder makes a keyframe then): decoded whole against them
-            prev = ChainedRows({k: self._cols[k] for k in self._keys}, None, n_prev)
+            prev = ChainedRows({k: self._cols[k] for k in self._keys}, None, n_prev, self._names)
             decoded = decode_rows(spec, prev, where, build_rows=False, only=_FRAME_SET)
             self._replace(event_id, meta, {k: list(v) for k, v in decoded.cols.items()}, decoded.length,
-                          frozenset(decoded.cols), moved=moved)
+                          frozenset(decoded.cols), moved=moved, names=decoded.keys)
             return
         segs = _Align(align)
         ident = [[s, s + n] for s, n, p in segs.segs if s == p]
@@ -328,7 +342,7 @@ class FramePass:
             col = self._cols[key] if align else None
             at = f"{where}: column {key!r}"
             if masked:
-                ref = ops[0][1] if len(ops[0]) == 3 else None
+                ref = ops[0][1] if len(ops[0]) in (3, 4) else None
                 if isinstance(ref, str) and ref in skipped and ref not in plain:
                     plain[ref] = _copied_checked(skipped[ref], count, f"{where}: column {ref!r}")
                 vals[key] = _masked_values(ops[0], col, count, plain, segs, at)
@@ -352,8 +366,9 @@ class FramePass:
         _apply(self._cols, n_prev, count, positions, after)
         counts, first = _counts_after(parent, self._keys, below_old, before["outcome"], below_new, after["outcome"],
                                       self._cols["outcome"], count)
-        patch = _Patch(self._at, self._depth + 1, n_prev, count, positions, before, after, self._keys, counts, first)
-        self._n, self._at, self._depth = count, event_id, patch.depth
+        patch = _Patch(self._at, self._depth + 1, n_prev, count, positions, before, after, self._keys, counts, first,
+                       tuple(keys))
+        self._n, self._at, self._depth, self._names = count, event_id, patch.depth, patch.names
         self._hold(event_id, _Held(meta, patch, moved))
 
     def _patch(self, event_id: str | None) -> _Patch | None:
@@ -402,7 +417,7 @@ class FramePass:
             self._n = p.n
         goal = self._patch(target)
         assert goal is not None
-        self._keys, self._at, self._depth = goal.keys, target, goal.depth
+        self._keys, self._at, self._depth, self._names = goal.keys, target, goal.depth, goal.names
         return True
 
     # -- answers -----------------------------------------------------------------------------------
@@ -523,9 +538,11 @@ def _op_length(op: Any) -> int:
         if kind == "v":
             return len(op) - 1
         if kind == "k":
-            return len(op[2]) if len(op) == 3 and isinstance(op[2], list) else 0
-        if kind in ("q", "qd"):
+            return len(op[2]) if len(op) == 3 and isinstance(op[2], (list, str)) else 0
+        if kind in ("q", "qd", "qn"):
             return len(op[1]) if len(op) == 2 and isinstance(op[1], list) else 0
+        if kind == "n":
+            return len(op[1]) if len(op) == 3 and isinstance(op[1], str) else 0
     except (TypeError, IndexError):
         return 0
     return 0
@@ -585,10 +602,56 @@ def _aligned_at(col: list[Any], segs: _Align, positions: list[int]) -> list[Any]
     return out
 
 
-def _plain_values(ops: Any, col: list[Any] | None, count: int, segs: _Align, where: str
+class _At:
+    """Where the values of ops numbered from 0 go: the same positions (``within`` None), or the positions
+    of ``within``'s ranges in order (a masked column's ``rest``: the positions its ``ref`` copied)."""
+
+    __slots__ = ("starts", "within")
+
+    def __init__(self, within: list[list[int]] | None = None) -> None:
+        self.within = within
+        self.starts: list[int] = list(accumulate((b - a for a, b in within), initial=0)) if within else []
+
+    def pos(self, j: int) -> int:
+        if self.within is None:
+            return j
+        k = bisect.bisect_right(self.starts, j) - 1
+        return self.within[k][0] + j - self.starts[k]
+
+    def ranges(self, a: int, b: int) -> list[list[int]]:
+        """Where the values ``a .. b-1`` go, as ranges (found by bisection: a decision's ops look up many)."""
+        within = self.within
+        if within is None:
+            return [[a, b]]
+        out: list[list[int]] = []
+        k = bisect.bisect_right(self.starts, a) - 1
+        while a < b:
+            if k >= len(within):
+                raise ValueError("a range reaches past the positions it is numbered within")
+            x, y = within[k]
+            start = x + a - self.starts[k]
+            end = min(y, x + b - self.starts[k])
+            out.append([start, end])
+            a += end - start
+            k += 1
+        return out
+
+    def many(self, a: int, b: int) -> Sequence[int]:
+        return range(a, b) if self.within is None else [p for x, y in self.ranges(a, b) for p in range(x, y)]
+
+    def aligned(self, col: list[Any], segs: _Align, a: int, b: int) -> list[Any]:
+        return _aligned(col, segs, a, b) if self.within is None else _aligned_at(col, segs, list(self.many(a, b)))
+
+
+_IDENTITY = _At()
+
+
+def _plain_values(ops: Any, col: list[Any] | None, count: int, segs: _Align, where: str, at: _At | None = None
                   ) -> tuple[dict[int, Any], list[list[int]]]:
     """A column's values where its ops write them or copy them from another position, and the ranges it
-    copies (as :func:`~.decision_delta.decode_column` decodes them, with its checks)."""
+    copies (as :func:`~.decision_delta.decode_column` decodes them, with its checks). With ``at``, the
+    ops are of ``count`` values that go where ``at`` says (the ranges copied are numbered as the ops)."""
+    at = at or _IDENTITY
     if not isinstance(ops, list):
         raise ValueError(f"{where} is not a list of ops")
     out: dict[int, Any] = {}
@@ -601,8 +664,9 @@ def _plain_values(ops: Any, col: list[Any] | None, count: int, segs: _Align, whe
                 raise ValueError(f"{where}: a copy of {op} value(s) at {pos} has no previous rows to copy")
             if op:
                 end = pos + op
-                if end > prefix:  # within the prefix: nothing moves, nothing to read
-                    _copy(col, segs, pos, end, out, f"{where}: a copy at {pos} reaches a row that has no aligned "
+                for a, b in at.ranges(pos, end):
+                    if b > prefix:  # within the prefix: nothing moves, nothing to read
+                        _copy(col, segs, a, b, out, f"{where}: a copy at {pos} reaches a row that has no aligned "
                                                     "previous row")
                 if copied and copied[-1][1] == pos:
                     copied[-1][1] = end
@@ -611,7 +675,7 @@ def _plain_values(ops: Any, col: list[Any] | None, count: int, segs: _Align, whe
                 pos = end
             continue
         if type(op) is list and len(op) == 2 and op[0] == "v":  # one value: what a changed row mostly is
-            out[pos] = op[1]
+            out[at.pos(pos)] = op[1]
             pos += 1
             continue
         if not isinstance(op, list) or not op or not isinstance(op[0], str):
@@ -632,18 +696,41 @@ def _plain_values(ops: Any, col: list[Any] | None, count: int, segs: _Align, whe
                     raise ValueError(f"{where}: {_short(op)}: an arithmetic run needs int first and step")
                 values = range(op[2], op[2] + op[3] * n, op[3]) if op[3] else [op[2]] * n
             else:
-                base = _aligned(col, segs, pos, pos + n) if col is not None else None
+                base = at.aligned(col, segs, pos, pos + n) if col is not None else None
                 values, _ = decode_column([op], base, n, where)
-        elif kind in ("k", "q", "qd"):
+        elif kind in ("k", "q", "qd", "qn", "n"):
             n = _op_length(op)
-            base = _aligned(col, segs, pos, pos + n) if kind == "qd" and col is not None else None
+            base = at.aligned(col, segs, pos, min(pos + n, count)) if kind in ("qd", "qn", "n") and col is not None \
+                else None
             values, _ = decode_column([op], base, n, where)
+        elif kind == "s":
+            # scattered changes: the values where it writes, the copies between them as any copy
+            positions = sparse_positions(op, pos, count, where)
+            if any(op[1]) and col is None:
+                raise ValueError(f"{where}: a sparse op at {pos} has no previous rows to copy")
+            places = positions if at.within is None else list(map(at.pos, positions))
+            sub, _ = decode_column(op[2], _aligned_at(col, segs, places) if col is not None else None,
+                                   len(positions), f"{where}: a sparse op's values")
+            out.update(zip(places, sub, strict=True))
+            for gap, p in zip(op[1], positions, strict=True):
+                if gap:
+                    for a, b in at.ranges(p - gap, p):
+                        if b > prefix:
+                            _copy(col, segs, a, b, out, f"{where}: a sparse op copies a row at {p - gap} that "  # type: ignore[arg-type]
+                                                        "has no aligned previous row")
+                    if copied and copied[-1][1] == p - gap:
+                        copied[-1][1] = p
+                    else:
+                        copied.append([p - gap, p])
+            pos += len(positions) + sum(op[1])
+            continue
         else:
             raise ValueError(f"{where}: unknown op {kind!r}")
-        out.update(zip(range(pos, pos + len(values)), values, strict=True))
-        pos += len(values)
-        if pos > count:
+        if pos + len(values) > count:
+            pos += len(values)
             break
+        out.update(zip(at.many(pos, pos + len(values)), values, strict=True))
+        pos += len(values)
     if pos != count:
         raise ValueError(f"{where} resolves to {pos} values, expected {count}")
     return out, copied
@@ -651,16 +738,21 @@ def _plain_values(ops: Any, col: list[Any] | None, count: int, segs: _Align, whe
 
 def _masked_values(op: list[Any], col: list[Any] | None, count: int, plain: dict[str, list[list[int]]],
                    segs: _Align, where: str) -> dict[int, Any]:
-    """``["m", ref, ops]``'s values where ``ref`` did not copy, and where it copied from another position
-    (as :func:`~.decision_delta._decode_masked` decodes it, with its checks)."""
-    if len(op) != 3 or not isinstance(op[1], str) or op[1] not in plain:
-        raise ValueError(f"{where}: {_short(op)} is not [\"m\", an earlier column with plain ops, ops]")
+    """``["m", ref, ops(, rest)]``'s values where ``ref`` did not copy, and where it copied from another
+    position or ``rest`` writes (as :func:`~.decision_delta._decode_masked` decodes it, with its checks)."""
+    if len(op) not in (3, 4) or not isinstance(op[1], str) or op[1] not in plain:
+        raise ValueError(f"{where}: {_short(op)} is not [\"m\", an earlier column with plain ops, ops(, rest)]")
     copied = plain[op[1]]
     if col is None:
         raise ValueError(f"{where}: a masked column has no previous rows to copy")
     positions = _complement(copied, count)
     sub, _ = decode_column(op[2], _aligned_at(col, segs, positions), len(positions), where)
     out = dict(zip(positions, sub, strict=True))
+    if len(op) == 4:
+        n = sum(b - a for a, b in copied)
+        rest, _ = _plain_values(op[3], col, n, segs, f"{where}: its other positions", _At(copied))
+        out.update(rest)
+        return out
     for a, b in copied:
         if b > segs.prefix:
             _copy(col, segs, a, b, out, f"{where}: a masked column copies a row that has no aligned previous row")

@@ -738,6 +738,8 @@ const Q = 10000;
 export interface ChainLink {
   chain: Record<string, any>;
   prev: TraceEvent | null;
+  /** Its rows' column names: `chain.rows.keys`, or the previous decision's when a delta leaves them out. */
+  keys: string[];
 }
 
 /** A chained decision's rows, decoded: one array per column. */
@@ -1091,9 +1093,10 @@ function linkChain(ev: TraceEvent, byId: Map<string, TraceEvent>, chained: Map<T
       if (meta.chain.v !== CHAIN_VERSION) {
         throw new Error(`${where}: chain version ${JSON.stringify(meta.chain.v)} is not ${CHAIN_VERSION}`);
       }
-      checkRowsSpec(meta.chain.rows, where);
+      const keys = checkRowsSpec(meta.chain.rows, where,
+        prevEv && prevId !== null && prevId !== undefined ? chained.get(prevEv)?.keys ?? null : null);
       e.metadata = resolved;
-      chained.set(e, { chain: meta.chain, prev: prevEv });
+      chained.set(e, { chain: meta.chain, prev: prevEv, keys });
     } catch (err) {
       const why = String((err as Error).message);
       for (let j = i; j >= 0; j--) {
@@ -1105,14 +1108,24 @@ function linkChain(ev: TraceEvent, byId: Map<string, TraceEvent>, chained: Map<T
   return null;
 }
 
-/** The cheap checks of `chain.rows` (decode_rows' own, before any column is decoded). */
-function checkRowsSpec(spec: unknown, where: string): void {
+/**
+ * The cheap checks of `chain.rows` (decode_rows' own, before any column is decoded); returns its keys
+ * (`prevKeys`, the previous decision's, when a delta leaves them out).
+ */
+function checkRowsSpec(spec: unknown, where: string, prevKeys: string[] | null): string[] {
   if (!isPlainObject(spec)) {
     throw new Error(`${where}: chain.rows is not an object`);
   }
-  const { count, keys, columns } = spec;
+  const { count, columns } = spec;
+  let keys = spec.keys;
   if (!isPyInt(count) || count < 0) {
     throw new Error(`${where}: chain.rows.count is not a non-negative int`);
+  }
+  if (!('keys' in spec)) {
+    if (prevKeys === null) {
+      throw new Error(`${where}: chain.rows.keys is missing, and there is no previous decision to take them from`);
+    }
+    keys = prevKeys;
   }
   if (!Array.isArray(keys) || !keys.every(k => typeof k === 'string') || new Set(keys).size !== keys.length) {
     throw new Error(`${where}: chain.rows.keys is not a list of distinct names`);
@@ -1125,6 +1138,7 @@ function checkRowsSpec(spec: unknown, where: string): void {
   if (!Array.isArray(align)) {
     throw new Error(`${where}: chain.rows.align is not a list`);
   }
+  return keys as string[];
 }
 
 function alignedBase(col: unknown[], align: number[][], count: number): unknown[] {
@@ -1138,15 +1152,38 @@ function alignedBase(col: unknown[], align: number[][], count: number): unknown[
   return out;
 }
 
-function kOf(x: unknown, where: string): number {
+function kOf(x: unknown, where: string, kind = 'qd'): number {
   if (typeof x !== 'number' || !(x >= 0 && x < 2 ** 27)) {
-    throw new Error(`${where}: a "qd" op adds to a previous value that is not a four-decimal number`);
+    throw new Error(`${where}: a "${kind}" op adds to a previous value that is not a four-decimal number`);
   }
   const k = Math.round(x * Q);
   if (Math.abs(x * Q - k) > 1e-6) {
-    throw new Error(`${where}: a "qd" op adds to a previous value that is not a four-decimal number`);
+    throw new Error(`${where}: a "${kind}" op adds to a previous value that is not a four-decimal number`);
   }
   return k;
+}
+
+/** `sparse_positions`: the positions a `["s", [gap, ...], ops]` op at `pos` writes, checked. */
+function sparsePositions(op: unknown[], pos: number, count: number, where: string): number[] {
+  if (op.length !== 3 || !Array.isArray(op[1]) || !Array.isArray(op[2]) ||
+    !op[1].every((g: unknown) => isPyInt(g) && g >= 0)) {
+    throw new Error(`${where}: ${excerptOf(JSON.stringify(op))} is not ["s", [gap, ...], ops]`);
+  }
+  const gaps = op[1] as number[];
+  let end = pos + gaps.length;
+  for (const g of gaps) {
+    end += g;
+  }
+  if (end > count) {
+    throw new Error(`${where}: a sparse op at ${pos} reaches past the ${count} values`);
+  }
+  const out: number[] = [];
+  let p = pos - 1;
+  for (const g of gaps) {
+    p += g + 1;
+    out.push(p);
+  }
+  return out;
 }
 
 /** `decode_column`: one column's values from its ops (throws where Python raises); `copied` gets the ranges copied. */
@@ -1186,12 +1223,21 @@ function decodeColumn(ops: unknown, base: unknown[] | null, count: number, where
       }
     } else if (kind === 'k') {
       const table = op[1];
-      if (op.length !== 3 || !Array.isArray(table) || !Array.isArray(op[2]) ||
+      if (op.length === 3 && Array.isArray(table) && typeof op[2] === 'string') { // indexes as digits
+        const digits = op[2];
+        if (!/^[0-9]*$/.test(digits) || [...digits].some(c => Number(c) >= table.length)) {
+          throw new Error(`${where}: ${excerptOf(JSON.stringify(op))} is not ["k", [value, ...], "digits"]`);
+        }
+        for (const c of digits) {
+          col.push(table[Number(c)]);
+        }
+      } else if (op.length !== 3 || !Array.isArray(table) || !Array.isArray(op[2]) ||
         !op[2].every((k: unknown) => isPyInt(k) && k >= 0 && k < table.length)) {
         throw new Error(`${where}: ${excerptOf(JSON.stringify(op))} is not ["k", [value, ...], [index, ...]]`);
-      }
-      for (const k of op[2] as number[]) {
-        col.push(table[k]);
+      } else {
+        for (const k of op[2] as number[]) {
+          col.push(table[k]);
+        }
       }
     } else if (kind === 'q' || kind === 'qd') {
       if (op.length !== 2 || !Array.isArray(op[1]) || !op[1].every(isPyInt)) {
@@ -1215,6 +1261,71 @@ function decodeColumn(ops: unknown, base: unknown[] | null, count: number, where
         }
         col.push(...vals);
       }
+    } else if (kind === 'qn') {
+      if (op.length !== 2 || !Array.isArray(op[1]) || !op[1].every((e: unknown) => e === null || isPyInt(e))) {
+        throw new Error(`${where}: ${excerptOf(JSON.stringify(op))} is not ["qn", [int or null, ...]]`);
+      }
+      const es = op[1] as Array<number | null>;
+      if (base !== null && pos + es.length > base.length) {
+        throw new Error(`${where}: a "qn" op at ${pos} reaches past the previous values`);
+      }
+      es.forEach((e, j) => {
+        if (e === null) {
+          col.push(null);
+          return;
+        }
+        const b = base !== null ? base[pos + j] : null;
+        const k = e + (typeof b === 'number' ? kOf(b, where, 'qn') : 0);
+        if (k < 0) {
+          throw new Error(`${where}: a "qn" op makes a negative number`);
+        }
+        col.push(k / Q);
+      });
+    } else if (kind === 'n') {
+      if (op.length !== 3 || typeof op[1] !== 'string' || !Array.isArray(op[2]) || !/^[01]*$/.test(op[1])) {
+        throw new Error(`${where}: ${excerptOf(JSON.stringify(op))} is not ["n", "0 or 1 per value", ops]`);
+      }
+      const mask = op[1];
+      if (base !== null && pos + mask.length > base.length) {
+        throw new Error(`${where}: an "n" op at ${pos} reaches past the previous values`);
+      }
+      const ones: number[] = [];
+      for (let i = 0; i < mask.length; i++) {
+        if (mask[i] === '1') {
+          ones.push(pos + i);
+        }
+      }
+      const values = decodeColumn(op[2], base === null ? null : ones.map(p => base[p]), ones.length,
+        `${where}: an "n" op's values`);
+      let j = 0;
+      for (let i = 0; i < mask.length; i++) {
+        col.push(mask[i] === '1' ? values[j++] : null);
+      }
+    } else if (kind === 's') {
+      const positions = sparsePositions(op, pos, count, where);
+      const gaps = op[1] as number[];
+      if (base === null && gaps.some(g => g > 0)) {
+        throw new Error(`${where}: a sparse op at ${pos} has no previous rows to copy`);
+      }
+      const values = decodeColumn(op[2], base === null ? null : positions.map(p => base[p]), positions.length,
+        `${where}: a sparse op's values`);
+      gaps.forEach((g, j) => {
+        if (g) {
+          const start = col.length;
+          for (let k = start; k < start + g; k++) {
+            if (base![k] === NO_ROW) {
+              throw new Error(`${where}: a sparse op copies a row at ${start} that has no aligned previous row`);
+            }
+            col.push(base![k]);
+          }
+          if (copied.length && copied[copied.length - 1][1] === start) {
+            copied[copied.length - 1][1] = start + g;
+          } else {
+            copied.push([start, start + g]);
+          }
+        }
+        col.push(values[j]);
+      });
     } else if (kind === 'r' || kind === 'a' || kind === 'd') {
       const want = kind === 'a' ? 4 : 3;
       if (op.length !== want || !isPyInt(op[1]) || op[1] < 0 || pos + op[1] > count) {
@@ -1259,11 +1370,14 @@ function decodeColumn(ops: unknown, base: unknown[] | null, count: number, where
   return col;
 }
 
-/** `_decode_masked`: `["m", ref, ops]` — the previous values, except where the earlier column `ref` did not copy. */
+/**
+ * `_decode_masked`: `["m", ref, ops]` — the previous values, except where the earlier column `ref` did not
+ * copy; `["m", ref, ops, rest]` — and where it copied, the values `rest` decodes to.
+ */
 function decodeMasked(op: unknown[], base: unknown[] | null, count: number,
   plain: Map<string, Array<[number, number]>>, where: string): unknown[] {
-  if (op.length !== 3 || typeof op[1] !== 'string' || !plain.has(op[1])) {
-    throw new Error(`${where}: ${excerptOf(JSON.stringify(op))} is not ["m", an earlier column with plain ops, ops]`);
+  if ((op.length !== 3 && op.length !== 4) || typeof op[1] !== 'string' || !plain.has(op[1])) {
+    throw new Error(`${where}: ${excerptOf(JSON.stringify(op))} is not ["m", an earlier column with plain ops, ops(, rest)]`);
   }
   const positions: number[] = [];
   let pos = 0;
@@ -1284,6 +1398,19 @@ function decodeMasked(op: unknown[], base: unknown[] | null, count: number,
   positions.forEach((i, k) => {
     col[i] = sub[k];
   });
+  if (op.length === 4) {
+    const rest: number[] = [];
+    for (const [a, b] of plain.get(op[1])!) {
+      for (let i = a; i < b; i++) {
+        rest.push(i);
+      }
+    }
+    const values = decodeColumn(op[3], rest.map(i => base[i]), rest.length, `${where}: its other positions`);
+    rest.forEach((i, k) => {
+      col[i] = values[k];
+    });
+    return col;
+  }
   if (col.includes(NO_ROW)) {
     throw new Error(`${where}: a masked column copies a row that has no aligned previous row`);
   }
@@ -1291,10 +1418,10 @@ function decodeMasked(op: unknown[], base: unknown[] | null, count: number,
 }
 
 /** `decode_rows`: `chain.rows` against the previous decision's decoded columns (null for a keyframe). */
-function decodeRows(spec: Record<string, any>, prev: ChainColumns | null, where: string): ChainColumns {
-  checkRowsSpec(spec, where);
+function decodeRows(spec: Record<string, any>, prev: ChainColumns | null, where: string,
+  prevKeys: string[] | null): ChainColumns {
+  const keys = checkRowsSpec(spec, where, prevKeys);
   const count = spec.count as number;
-  const keys = spec.keys as string[];
   const align = ('align' in spec ? spec.align : []) as unknown[];
   let pos = 0;
   for (const seg of align) {
@@ -1367,7 +1494,8 @@ function chainedDecision(trace: ParsedTrace, ev: TraceEvent): ContextDecision | 
     const e = todo[i];
     const link = trace.chained.get(e)!;
     try {
-      cols = decodeRows(link.chain.rows, link.prev === null ? null : cols, `decision ${e.event_id}`);
+      cols = decodeRows(link.chain.rows, link.prev === null ? null : cols, `decision ${e.event_id}`,
+        link.prev === null ? null : trace.chained.get(link.prev)?.keys ?? null);
     } catch (err) {
       for (let j = i; j >= 0; j--) {
         trace.decisionProblems.set(todo[j], String((err as Error).message));

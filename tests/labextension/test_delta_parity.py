@@ -261,9 +261,12 @@ async def test_an_engine_mode_runtime_trace_resolves_like_the_python(compiled_tr
                if '"event_type":"context_decision"' in line]
     assert any(c.get("same") for c in chained) and any("overflow" in c for c in chained)
     assert any("moved" in c for c in chained) and sum(c["prev"] is None for c in chained) < len(chained) / 2
-    ops = {op[0] for c in chained for col in c["rows"]["columns"].values() for op in col if isinstance(op, list)}
-    # scores as q or qd (unaligned changed rows write theirs as q; the random chains below cover qd)
-    assert {"v", "r", "k", "m"} <= ops and ops & {"q", "qd"}, ops
+    ops = {op[0] for c in chained for col in c["rows"]["columns"].values() for kind in ("q", "qd", "qn", "s", "m", "v",
+                                                                                        "r", "k")
+           for op in _ops_of(col, kind)}
+    # scores as q, qd or qn (unaligned changed rows write theirs as q; the random chains below cover qd),
+    # scattered changes as sparse ops
+    assert {"v", "r", "k", "m", "s"} <= ops and ops & {"q", "qd", "qn"}, ops
     got = check_same(compiled_trace, tmp_path, text)
     assert got["problems"] == []
     by_step = {}
@@ -302,7 +305,9 @@ def _mutate_chain(rng: random.Random, meta: dict[str, Any], ids: list[str]) -> N
     rows = chain["rows"]
     cols = rows["columns"]
     key = rng.choice(sorted(cols)) if cols else None
-    kind = rng.randrange(16)
+    kind = rng.randrange(21)
+    if kind >= 16 and _mutate_new_op(rng, rows, kind):
+        return
     if kind == 0:
         rows["count"] += rng.choice([-1, 1])
     elif kind == 1 and key and cols[key]:
@@ -327,7 +332,7 @@ def _mutate_chain(rng: random.Random, meta: dict[str, Any], ids: list[str]) -> N
                 op[1].append(-3 if rng.random() < 0.5 else 7)
                 break
     elif kind == 10:
-        rows["keys"] = list(reversed(rows["keys"]))
+        rows["keys"] = list(reversed(rows.get("keys", sorted(cols))))
     elif kind == 11 and key:
         cols[key] = [rows["count"]]  # a copy of everything: resolves only where every row is aligned
     elif kind == 12:
@@ -338,6 +343,43 @@ def _mutate_chain(rng: random.Random, meta: dict[str, Any], ids: list[str]) -> N
         cols[key] = [["a", rows["count"], 0, 1]]
     else:
         rows["count"] = str(rows["count"])
+
+
+def _ops_of(value: Any, kind: str) -> list[list[Any]]:
+    """Every op of ``kind`` in a column's ops, nested ones too (a sparse op's values, a masked column's)."""
+    found: list[list[Any]] = []
+    if isinstance(value, list):
+        if value and value[0] == kind:
+            found.append(value)
+        for v in value:
+            found.extend(_ops_of(v, kind))
+    return found
+
+
+def _mutate_new_op(rng: random.Random, rows: dict[str, Any], kind: int) -> bool:
+    """A corruption of the sparse, ``qn`` and masked-with-rest ops, or a keyframe without keys (False: none
+    to corrupt here)."""
+    if kind == 19:
+        if "keys" not in rows:
+            return False
+        del rows["keys"]
+        return True
+    ops = _ops_of(rows["columns"], {16: "s", 17: "qn", 18: "m", 20: "s"}[kind])
+    if not ops:
+        return False
+    op = rng.choice(ops)
+    if kind == 16:
+        op[1].append(rng.choice([-1, 0, 3, 10_000, "x", None]))
+    elif kind == 17:
+        op[1].append(rng.choice([-100_000, "x", 1.5, None, 3]))
+    elif kind == 18:
+        if len(op) == 4:
+            op[3] = rng.choice([[], [1], op[3][:-1], [*op[3], 1], "x"])
+        else:
+            op.append(rng.choice([[], [1], [10_000]]))
+    else:
+        op[2] = rng.choice([[], "x", [["v", 1]], [*op[2], ["v", None]], [1_000]])
+    return True
 
 
 def test_random_chains_and_corruptions_resolve_like_the_python(compiled_trace: Path, tmp_path: Path) -> None:
@@ -368,6 +410,103 @@ def test_random_chains_and_corruptions_resolve_like_the_python(compiled_trace: P
                                      "turn": chain_no * 20 + step, "ts": "", "event_type": "context_decision",
                                      "parent_id": None, "metadata": packed}))
             ids.append(eid)
-    got = check_same(compiled_trace, tmp_path, "\n".join(lines) + "\n")
+    text = "\n".join(lines) + "\n"
+    assert '["s", [' in text and '["qn", [' in text, "the sparse ops are there to corrupt"
+    got = check_same(compiled_trace, tmp_path, text)
     resolved = sum(1 for v in got["decisions"].values() if v["problem"] is None)
     assert len(ids) / 3 < resolved < len(ids), (resolved, len(ids))
+
+
+def _sparse_chain() -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
+    """A keyframe and a delta whose scattered changes the encoder writes with the new ops: a sparse op
+    (outcome), a masked column with a rest and ``qn`` values (scores that flip and drift)."""
+    first = [{"index": i, "source": "history", "outcome": "kept" if i % 7 else "dropped",
+              "relevance_score": None if i % 7 == 0 else round(0.3 + i / 1e4, 4), "reason": "r",
+              "token_count_after": 5 if i % 7 else 0} for i in range(300)]
+    second = [dict(r) for r in first]
+    for i in range(3, 280, 23):  # scattered flips: the score comes or goes with the outcome
+        flip = second[i]["outcome"] == "kept"
+        second[i].update(outcome="dropped" if flip else "kept", relevance_score=None if flip else 0.5,
+                         token_count_after=0 if flip else 5)
+    for i in (285, 290, 295):  # scores drifting elsewhere
+        if second[i]["relevance_score"] is not None:
+            second[i]["relevance_score"] = round(second[i]["relevance_score"] + 1e-4, 4)
+    enc = ChainEncoder()
+    out = []
+    for n, rows in enumerate((first, second)):
+        meta = {"step": 0, "decision": {"strategy": "x", "decisions": None}, "builder": {"total_window": 8192}}
+        packed = json.loads(json.dumps(enc.pack(meta, rows)))
+        enc.written(f"e_{n + 1:06d}")
+        out.append(packed)
+    return out, [first, second]
+
+
+@pytest.mark.parametrize("column, ops", [
+    ("outcome", [["s", [-1], [["v", "kept"]]], 299]),
+    ("outcome", [["s", [700], [["v", "kept"]]]]),
+    ("outcome", [["s", [2, 3], "x"]]),
+    ("outcome", [["s", [2, 3], [["v", "kept"]]], 294]),
+    ("outcome", [["s", [2.5], [["v", "kept"]]], 297]),
+    ("relevance_score", [["qn", [1, "x"]], 298]),
+    ("relevance_score", [["qn", [-100000]], 299]),
+    ("reason", [["qn", [1]], 299]),  # where the previous value is no number, a whole number
+    ("reason", [["n", "0" * 299 + "2", []]]),
+    ("reason", [["n", "0" * 298 + "11", [["v", "x"]]]]),
+    ("reason", [["n", "0" * 301, []]]),
+    ("reason", [["k", ["a", "b"], "0" * 299 + "2"]]),
+    ("reason", [["k", ["a", "b"], "0" * 299 + "\u0663"]]),
+    ("reason", [["k", ["a", "b"], "0" * 298 + "1"]]),
+    ("reason", [["n", "0" * 299 + "1", [2]]]),
+    ("reason", [["m", "outcome", [["r", 13, "q"]], [1]]]),
+    ("reason", [["m", "outcome", [["r", 13, "q"]], "x"]]),
+    ("reason", [["m", "nope", [["r", 13, "q"]], [287]]]),
+    ("reason", [["m", "outcome", [["r", 13, "q"]], [287], 1]]),
+])
+def test_malformed_new_ops_fail_as_in_the_python(compiled_trace: Path, tmp_path: Path, column: str,
+                                                 ops: list[Any]) -> None:
+    """A malformed sparse, ``qn`` or masked-with-rest op is a problem of its decision, with the message
+    the Python raises (both name the op); the keyframe before it still reads."""
+    metas, rows = _sparse_chain()
+    assert {"s", "qn"} <= {op[0] for ops_ in metas[1]["chain"]["rows"]["columns"].values()
+                           for op in _ops_of(ops_, "s") + _ops_of(ops_, "qn")}
+    assert any(len(op) == 4 for ops_ in metas[1]["chain"]["rows"]["columns"].values() for op in _ops_of(ops_, "m"))
+    assert "keys" not in metas[1]["chain"]["rows"]
+    metas[1]["chain"]["rows"]["columns"][column] = ops
+    lines = [json.dumps({"v": 1, "event_id": f"e_{n + 1:06d}", "run_id": "r_x", "agent": "main", "turn": n + 1,
+                         "ts": "", "event_type": "context_decision", "parent_id": None, "metadata": m})
+             for n, m in enumerate(metas)]
+    got = check_same(compiled_trace, tmp_path, "\n".join(lines) + "\n")
+    want = python_read("\n".join(lines))
+    assert want["e_000001"] == rows[0]
+    try:
+        ChainResolver({f"e_{n + 1:06d}": m for n, m in enumerate(metas)}.get).resolve("e_000002", metas[1])
+        message = None
+    except ValueError as exc:
+        message = str(exc)
+    problem = got["decisions"]["e_000002"]["problem"]
+    if column == "reason" and ops[0][0] == "qn":
+        assert message is None and problem is None  # "r" is no number: 1 is a whole 0.0001
+        assert want["e_000002"] is not None and want["e_000002"][0]["reason"] == 0.0001
+        return
+    assert message is not None and problem is not None
+    # the same message (an op quoted as Python's repr there, as JSON here)
+    assert _plain(problem) == _plain(message)
+    assert any(word in message for word in (f'"{ops[0][0]}"', "sparse", "masked", "other positions", "'m'",
+                                            "resolves to"))
+
+
+def _plain(message: str) -> str:
+    """A message without its quoted op when it says what the op is not (each side shortens it its way)."""
+    if " is not " in message:
+        head, _, tail = message.rpartition(" is not ")
+        message = head.split(": [")[0] + " is not " + tail
+    return message.replace(" ", "").replace("'", '"').replace("None", "null").replace("True", "true")
+
+
+def test_unchanged_sparse_chain_resolves_like_the_python(compiled_trace: Path, tmp_path: Path) -> None:
+    metas, rows = _sparse_chain()
+    lines = [json.dumps({"v": 1, "event_id": f"e_{n + 1:06d}", "run_id": "r_x", "agent": "main", "turn": n + 1,
+                         "ts": "", "event_type": "context_decision", "parent_id": None, "metadata": m})
+             for n, m in enumerate(metas)]
+    check_same(compiled_trace, tmp_path, "\n".join(lines) + "\n")
+    assert python_read("\n".join(lines)) == {"e_000001": rows[0], "e_000002": rows[1]}

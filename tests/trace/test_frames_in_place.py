@@ -103,6 +103,9 @@ def _check(folder: Path, run_id: str) -> list[dict[str, Any]]:
 async def test_frames_of_recorded_runs_are_the_straightforward_frames(tmp_path: Path, turns: int) -> None:
     run_id = await record(tmp_path, turns)
     _check(tmp_path, run_id)
+    if turns == 75:  # the recall churn of a long run: scattered changes, written with the sparse ops
+        text = (tmp_path / f"{run_id}.jsonl").read_text()
+        assert '["s",[' in text and '["n","' in text and '["qn",[' in text, "the frames read the sparse ops"
 
 
 async def test_frames_of_an_old_encoding_trace_are_the_straightforward_frames(

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from test_decision_chain import _check_reads, _record
+from test_sparse_ops import without_sparse_ops as _without_sparse_ops
 
 from arcana_jupyter.messages import Message
 from arcana_jupyter.providers.shaping import MERGE_SEPARATOR
@@ -296,7 +297,8 @@ async def test_traces_without_the_new_encodings_still_read(tmp_path: Path, monke
     joined messages) still reads on every path, replays and verifies."""
     monkeypatch.setattr(chain_encoder, "make_patch", lambda base, new: None)
     monkeypatch.setattr(chain_encoder, "encode_sections", lambda new, prev: None)
-    monkeypatch.setattr(chain_columns, "_table_op", lambda values: None)
+    monkeypatch.setattr(chain_columns, "_table_op", lambda values, ints=False: None)
+    _without_sparse_ops(monkeypatch)
     monkeypatch.setattr(chain_encoder, "_unalign_changed", lambda align, new, prev: None)
     monkeypatch.setattr(chain_encoder, "_shape_moved_only", lambda new, prev: None)
     monkeypatch.setattr(prompt_sent.PromptSentEncoder, "_joined", lambda self, wire: None)

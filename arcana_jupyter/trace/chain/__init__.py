@@ -12,17 +12,25 @@ Encoding 2 chains each decision to the previous one of its agent::
               "patch": {"budget": {"used": [6868]}, ...},        # decision/report/budget patched (make_patch)
               "sections": [{"e": 0, "content": [[0, 3], "…\\n"]}, {"p": [1, 2]}],  # encode_sections
               "moved": [[1, 3, "system", 0], ...],               # shape.moved as runs
-              "rows": {"count": 573, "keys": ["index", "role", ...],
+              "rows": {"count": 573, "keys": ["index", "role", ...],      # keys: in keyframes only
                        "align": [[0, 567, 0], [569, 4, 567]],     # [start, length, start in the previous]
-                       "columns": {"outcome": [530, ["v", "kept", "dropped"], 41], ...}}}
+                       "columns": {"outcome": [["s", [33, 7, 480], [["k", ["kept", "dropped"], "010"]]], 41],
+                                   ...}}}
 
 A column is a list of ops, in order: an int ``n`` copies n values from the previous decision's
 aligned rows; ``["v", x, ...]`` literal values; ``["r", n, x]`` x repeated; ``["a", n, first, step]``
 an arithmetic run of ints; ``["d", n, k]`` the aligned previous values plus k (ints); ``["k", table,
-[i, ...]]`` the values table[i] (strings that repeat); ``["q", [k, ...]]``
+[i, ...]]`` the values table[i] (strings that repeat; the indexes a string of digits for a table of
+at most ten values); ``["q", [k, ...]]``
 the numbers k/10000 (relevance scores, rounded to four decimals); ``["qd", [d, ...]]`` the numbers
-(k + d)/10000 where k/10000 is the aligned previous value. A column may instead be ``[["m", ref, ops]]``:
-the previous values, except where the earlier column ``ref`` did not copy (there: ``ops``' values).
+(k + d)/10000 where k/10000 is the aligned previous value; ``["qn", [e, ...]]`` null for null, else
+the aligned previous value plus e/10000 where it is a number, e/10000 where it is not; ``["n", "0110",
+ops]`` null for each 0, for each 1 the next of ``ops``' values; ``["s", [gap,
+...], ops]`` a sparse op: per gap, gap values copied then one value, the values those ``ops`` decode to
+(against the previous values at the positions written). A column may instead be ``[["m", ref, ops]]``:
+the previous values, except where the earlier column ``ref`` did not copy (there: ``ops``' values), or
+``[["m", ref, ops, rest]]``: and where ``ref`` copied, ``rest``'s values (ops of those positions, in
+order). A delta's ``keys`` are its previous decision's: left out.
 ``prev`` null is a keyframe (no copies, no aligned rows): written when the chain since the last one
 holds three times a keyframe's bytes, so keyframes cost at most a third of what the deltas between
 them cost. ``prev`` is always the previous decision of the agent (the one-pass readers keep only the

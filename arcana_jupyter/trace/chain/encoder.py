@@ -47,7 +47,8 @@ class ChainEncoder:
         keyframe = (prev is None or self._since >= self.max_chain
                     or (self._keyframe_bytes and self._chain_bytes >= KEYFRAME_RATIO * self._keyframe_bytes)
                     or list(prev) != keys)
-        spec: JSONObject = {"count": count, "keys": keys}
+        # a delta's keys are its previous decision's (other keys make a keyframe): not written again
+        spec: JSONObject = {"count": count, "keys": keys} if keyframe or prev is None else {"count": count}
         if keyframe or prev is None:
             enc = {k: encode_column(v, None) for k, v in cols.items()}
             spec["align"] = []

@@ -28,6 +28,8 @@ class ChainedRows(NamedTuple):
     """None when not asked for (a decision only decoded on the way to another)."""
     length: int
     """The number of rows."""
+    keys: tuple[str, ...] | None = None
+    """Every column's name, in order (also those not decoded): what a delta without ``keys`` has."""
 
 
 FRAME_KEYS = ("index", "role", "source", "section", "outcome", "fidelity", "token_count_after")
@@ -35,13 +37,19 @@ FRAME_KEYS = ("index", "role", "source", "section", "outcome", "fidelity", "toke
 counts): what :class:`ChainResolver` decodes with ``only=FRAME_KEYS``."""
 
 
-def rows_spec(spec: Any, prev_length: int | None, where: str
+def rows_spec(spec: Any, prev_length: int | None, where: str, prev_keys: Sequence[str] | None = None
               ) -> tuple[int, list[str], JSONObject, list[list[int]]]:
     """``chain.rows`` checked: its count, keys, columns (ops per key) and align (``prev_length``: the
-    previous decision's number of rows, None for a keyframe). Raises ``ValueError`` saying what is wrong."""
+    previous decision's number of rows, None for a keyframe; ``prev_keys``: its keys, what a delta
+    without ``keys`` has). Raises ``ValueError`` saying what is wrong."""
     if not isinstance(spec, dict):
         raise ValueError(f"{where}: chain.rows is not an object")
     count, keys, columns_ = spec.get("count"), spec.get("keys"), spec.get("columns")
+    if "keys" not in spec:
+        if prev_length is None or prev_keys is None:
+            raise ValueError(f"{where}: chain.rows.keys is missing, and there is no previous decision to take "
+                             "them from")
+        keys = list(prev_keys)
     if type(count) is not int or count < 0:
         raise ValueError(f"{where}: chain.rows.count is not a non-negative int")
     if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys) or len(set(keys)) != len(keys):
@@ -71,7 +79,9 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
     ``only``: decode only these columns (``prev`` decoded with the same ``only``): the rows then hold
     just them. A column left out costs nothing but a look at its ops when a masked column refers to
     it (the positions it did not copy); it is not checked — the full decode checks it."""
-    count, keys, columns_, align = rows_spec(spec, prev.length if prev is not None else None, where)
+    count, keys, columns_, align = rows_spec(spec, prev.length if prev is not None else None, where,
+                                             prev.keys if prev is not None else None)
+    all_keys = tuple(keys)
     holes: bytes | None = None  # 1 where a position has no aligned previous row
     if prev is not None and align:
         mask = bytearray(b"\x01") * count
@@ -94,7 +104,7 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
             pcol = prev.cols.get(key)
             base = aligned_base(pcol, align, count) if pcol is not None else None
         if masked:
-            ref = ops[0][1] if len(ops[0]) == 3 else None
+            ref = ops[0][1] if len(ops[0]) in (3, 4) else None
             if isinstance(ref, str) and ref in skipped and ref not in plain:
                 plain[ref] = _copied_checked(skipped[ref], count, f"{where}: column {ref!r}")
             col, copied = _decode_masked(ops[0], base, count, plain, f"{where}: column {key!r}", holes)
@@ -116,7 +126,7 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
             if pos < count:
                 common_mask[pos:count] = bytes(count - pos)
     if not build_rows:
-        return ChainedRows(cols, None, count)
+        return ChainedRows(cols, None, count, all_keys)
     if only is not None:
         keys = [k for k in keys if k in only]
     if prev is not None and prev.rows is not None and common_mask is not None and align \
@@ -127,8 +137,8 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
         positions = list(compress(range(count), common_mask.translate(_FLIP)))
         for i, row in zip(positions, _rows_at(cols, keys, positions), strict=True):
             rows[i] = row
-        return ChainedRows(cols, rows, count)
-    return ChainedRows(cols, _row_dicts(cols, keys, count), count)
+        return ChainedRows(cols, rows, count, all_keys)
+    return ChainedRows(cols, _row_dicts(cols, keys, count), count, all_keys)
 
 
 _FLIP = bytes.maketrans(b"\x00\x01", b"\x01\x00")
@@ -205,7 +215,7 @@ class ChainResolver:
         if done is not None:
             if rows and done[1].rows is None:
                 cols, count = done[1].cols, done[1].length
-                done = (done[0], ChainedRows(cols, _row_dicts(cols, list(cols), count), count))
+                done = (done[0], done[1]._replace(rows=_row_dicts(cols, list(cols), count)))
                 self._remember(event_id, done)
             return done
         # walk back to a keyframe or a decision already resolved, then forward
