@@ -39,12 +39,12 @@ masked. It verifies (its request digest recomputed equals the recorded one) when
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NotRequired, TypedDict
 
 from ..messages import Message, ToolSpec, as_message, canonical_json, request_digest
+from .line_edits import MIN_QUOTE, apply_line_edit, sent_edit_ops
 
 CHAIN_MAX = 64
 """A keyframe at least every this many prompts of one agent (the longest chain a random read walks)."""
@@ -60,179 +60,6 @@ JOIN_SEPARATOR = "\n\n---\n\n"
 """What a joined message (``{"J": ops}``, ``{"j": parts}``) puts between its parts:
 ``providers.shaping.MERGE_SEPARATOR`` (a format constant here: what traces hold does not follow later
 changes of the shaping step)."""
-
-
-def lines_of(text: str) -> list[str]:
-    """The lines an edit copies: ``text + "\\n"`` cut after each newline (so every line ends with one;
-    the last, added newline is dropped again when the edit is applied). The viewer cuts the same way."""
-    return [line + "\n" for line in text.split("\n")]
-
-
-def edit_ops(base: Mapping[str, Any], new: Mapping[str, Any]) -> list[Any] | None:
-    """``new`` as line edits of ``base`` (same message but for its content): ``[start, n]`` copies lines
-    start .. start+n-1 of the base's content, a string is new text. None when the rest differs."""
-    if {k: v for k, v in base.items() if k != "content"} != {k: v for k, v in new.items() if k != "content"}:
-        return None
-    a, b = lines_of(str(base.get("content") or "")), lines_of(str(new.get("content") or ""))
-    ops: list[Any] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            ops.append([i1, i2 - i1])
-        elif j2 > j1:
-            text = "".join(b[j1:j2])
-            if ops and isinstance(ops[-1], str):
-                ops[-1] += text
-            else:
-                ops.append(text)
-    return ops
-
-
-def apply_line_edit(base: str | None, ops: Any, where: str,
-                    history: Callable[[int], Mapping[str, Any] | None] | None = None) -> str | None:
-    """The text ``ops`` (see :func:`edit_ops`) make of ``base``: the one reader of a line edit (a
-    ``prompt_sent`` message's ``e``, a chained decision's section). None when the base or a new text
-    is None (``trace_content="none"`` nulls texts). Raises ``ValueError`` on ops that do not apply.
-
-    With ``history`` (a ``prompt_sent`` message's ``e``: :func:`sent_edit_ops`) two more ops read:
-    ``[k, a, text, b]`` (line k of the base with its middle changed: its first ``a`` characters,
-    ``text``, its last ``b`` characters and its newline) and ``{"h": i}`` (the content of history
-    message ``i`` as recorded)."""
-    if not isinstance(ops, list):
-        raise ValueError(f"{where}: the edit's ops are not a list")
-    if base is None or any(op is None for op in ops):
-        return None
-    lines = lines_of(str(base))
-    parts: list[str] = []
-    for op in ops:
-        if isinstance(op, str):
-            parts.append(op)
-            continue
-        if history is not None and isinstance(op, list) and len(op) == 4:
-            parts.append(_line_middle(op, lines, where))
-            continue
-        if history is not None and isinstance(op, dict):
-            parts.append(_history_text(op, history, where))
-            continue
-        run = _run(op) if isinstance(op, list) else None
-        if run is None or run[0] < 0 or run[0] + run[1] > len(lines):
-            raise ValueError(f"{where}: the edit copies lines {op!r} of a text of {len(lines)}")
-        parts.extend(lines[run[0]:run[0] + run[1]])
-    text = "".join(parts)
-    if not text.endswith("\n"):
-        raise ValueError(f"{where}: the edit's text does not end with its line end")
-    return text[:-1]
-
-
-def _line_middle(op: list[Any], lines: Sequence[str], where: str) -> str:  # JSON edge: an edit op
-    """``[k, a, text, b]``: line k of the base, its middle replaced by ``text`` (characters counted as
-    Python and the viewer's UTF-16 agree: the line holds none outside the BMP)."""
-    k, a, text, b = op
-    if not (all(isinstance(x, int) and not isinstance(x, bool) for x in (k, a, b)) and isinstance(text, str)
-            and 0 <= k < len(lines) and a >= 0 and b >= 0 and a + b <= len(lines[k]) - 1
-            and all(ord(c) <= 0xFFFF for c in lines[k])):
-        raise ValueError(f"{where}: the edit's line change {str(op)[:80]} does not apply to a text of "
-                         f"{len(lines)} line(s)")
-    line = lines[k][:-1]
-    return line[:a] + text + line[len(line) - b:] + "\n"
-
-
-def _history_text(op: Mapping[str, Any], history: Callable[[int], Mapping[str, Any] | None],
-                  where: str) -> str:  # JSON edge: an edit op
-    """``{"h": i}``: the content of history message i as the trace records it."""
-    h = op.get("h")
-    record = history(h) if isinstance(h, int) and not isinstance(h, bool) and h >= 0 and len(op) == 1 else None
-    if record is None:
-        raise ValueError(f"{where}: the edit's {str(op)[:40]} is not a recorded history message")
-    return str(wire_of_record(record).get("content") or "")
-
-
-def sent_edit_ops(base: str, new: str, redact: Callable[[str], str],
-                  recent: Callable[[], list[tuple[str, int]]]) -> list[Any]:  # JSON edge: the ops
-    """``new`` as the line edits of a ``prompt_sent`` message's ``e`` (:func:`apply_line_edit` with
-    ``history``): lines copied, a line whose middle changed (a turn number in a header) as
-    ``[k, a, text, b]``, and the contents of recent history messages quoted in the new text (the
-    checkpoint's request lines) as ``{"h": i}``. ``base`` and ``new`` are the texts as the trace holds
-    them; a changed middle or a text between quotes is written only where ``redact`` leaves it as it is
-    (so the writer's redaction of the record leaves it too); ``recent()``: (redacted content, index) of
-    the history messages worth quoting, longest first."""
-    a, b = lines_of(base), lines_of(new)
-    ops: list[Any] = []
-
-    def text(t: str) -> None:
-        if ops and isinstance(ops[-1], str):
-            ops[-1] += t
-        else:
-            ops.append(t)
-
-    quotes: list[tuple[str, int]] | None = None
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            ops.append([i1, i2 - i1])
-            continue
-        for k in range(j1, j2):
-            pair = i1 + k - j1 if tag == "replace" and i1 + k - j1 < i2 else None
-            middle = _middle_op(a[pair], b[k], pair, redact) if pair is not None else None
-            if middle is not None and len(b[k]) >= MIN_QUOTE:  # the line quoting a request may be smaller
-                quotes = recent() if quotes is None else quotes
-                if len(canonical_json(_quoted(b[k], quotes, redact))) <= len(canonical_json(middle)):
-                    middle = None
-            if middle is not None:
-                ops.append(middle)
-            else:
-                text(b[k])
-    out: list[Any] = []
-    for op in ops:
-        if isinstance(op, str) and len(op) >= MIN_QUOTE:
-            quotes = recent() if quotes is None else quotes
-            out.extend(_quoted(op, quotes, redact))
-        else:
-            out.append(op)
-    return out
-
-
-MIN_QUOTE = 24
-"""A history message's content is quoted by reference (``{"h": i}``) in an edit's new text from this
-many characters: shorter, the reference would not be smaller."""
-
-
-def _middle_op(old: str, new: str, k: int, redact: Callable[[str], str]) -> list[Any] | None:  # JSON edge
-    """``[k, a, text, b]`` for line ``new`` against line ``old`` when they share 20+ characters of
-    prefix and suffix; None otherwise."""
-    x, y = old[:-1], new[:-1]
-    n = min(len(x), len(y))
-    a = 0
-    while a < n and x[a] == y[a]:
-        a += 1
-    b = 0
-    while b < n - a and x[len(x) - 1 - b] == y[len(y) - 1 - b]:
-        b += 1
-    if a + b < 20 or any(ord(c) > 0xFFFF for c in x):
-        return None
-    mid = y[a:len(y) - b]
-    return [k, a, mid, b] if redact(mid) == mid else None
-
-
-def _quoted(text: str, quotes: list[tuple[str, int]], redact: Callable[[str], str]) -> list[Any]:  # JSON edge
-    """``text`` with the history contents it holds as ``{"h": i}`` (the longest first); ``[text]`` when
-    it holds none, or when a piece between them is not as the writer's redaction would leave it."""
-    pieces: list[Any] = [text]
-    for content, i in quotes:
-        if content not in text:
-            continue
-        nxt: list[Any] = []
-        for piece in pieces:
-            if isinstance(piece, str) and content in piece:
-                for m, part in enumerate(piece.split(content)):
-                    if m:
-                        nxt.append({"h": i})
-                    if part:
-                        nxt.append(part)
-            else:
-                nxt.append(piece)
-        pieces = nxt
-    if len(pieces) == 1 or any(isinstance(p, str) and redact(p) != p for p in pieces):
-        return [text]
-    return pieces
 
 
 class PromptSentEncoder:
@@ -508,6 +335,10 @@ def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | N
     ``previous`` is the resolved previous prompt (required when ``meta["prev"]`` is set), ``history(i)``
     the recorded history message ``i`` (a ``Message.record()`` dict) or None. Raises ``ValueError`` on
     a record that cannot be resolved."""
+    def quoted(i: int) -> str | None:  # an edit's {"h": i}: the history message's content as sent
+        record = history(i)
+        return None if record is None else str(wire_of_record(record).get("content") or "")
+
     keep = meta.get("keep") or 0
     if not isinstance(keep, int) or isinstance(keep, bool) or keep < 0:
         raise ValueError(f"keep must be a non-negative integer, not {keep!r}")
@@ -552,7 +383,7 @@ def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | N
                     and not isinstance(edit[0], bool) and 0 <= edit[0] < len(prev_msgs) and isinstance(edit[1], list)):
                 raise ValueError(f"message {at}: the edit {str(edit)[:80]} is not [index in the previous prompt, ops]")
             base = prev_msgs[edit[0]]
-            text = apply_line_edit(str(base.get("content") or ""), edit[1], f"message {at}", history)
+            text = apply_line_edit(str(base.get("content") or ""), edit[1], f"message {at}", quoted)
             if text is None:
                 raise ValueError(f"message {at}: the edit holds a null text")
             msgs.append({**base, "content": text})

@@ -242,7 +242,7 @@ async def test_malformed_new_forms_raise_naming_the_event(fake_openai, tmp_path:
     assert got["messages"] == [{"role": "user", "content": "alpha\n\n---\n\nbeta\n\n---\n\ntext"},
                                {"role": "system", "content": "line ONE\n-two\nbeta"}]
     # a chained decision's section edit does not read the prompt-only ops
-    from arcana_jupyter.trace.prompt_sent import apply_line_edit
+    from arcana_jupyter.trace.line_edits import apply_line_edit
     with pytest.raises(ValueError, match="copies lines"):
         apply_line_edit("a\nb", [[0, 0, "x", 1]], "section 0")
     # in a trace: the reader names the record

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from itertools import repeat
 from typing import Any
 
-from ..prompt_sent import apply_line_edit, edit_ops
+from ..line_edits import apply_line_edit, edit_ops
 from ._json import JSONObject, Metadata, _short, _size
 from .patch import _plain_text, apply_patch
 
