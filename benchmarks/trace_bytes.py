@@ -20,46 +20,53 @@ def _size(value: Any) -> int:
     return len(json.dumps(value, separators=(",", ":")))
 
 
+def _parts(obj: dict[str, Any], size: int) -> list[tuple[str, str, int]]:
+    """(table, key, bytes) of one trace line: its event type, its decision / prompt fields, its columns."""
+    kind = str(obj.get("event_type"))
+    out = [("events", kind, size)]
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    if kind == "context_decision":
+        chain = meta.get("chain")
+        if isinstance(chain, dict):  # chained decisions: the keyframes' share (whole lines)
+            out.append(("fields", "(context_decision lines: keyframes)" if chain.get("prev") is None
+                        else "(context_decision lines: deltas)", size))
+        for k, v in meta.items():
+            if k == "chain" and isinstance(v, dict):
+                for ck, cv in v.items():
+                    if ck == "rows" and isinstance(cv, dict):
+                        for rk, rv in cv.items():
+                            if rk == "columns" and isinstance(rv, dict):
+                                out.extend(("cols", col, _size(ops)) for col, ops in rv.items())
+                            else:
+                                out.append(("fields", f"chain.rows.{rk}", _size(rv)))
+                    else:
+                        out.append(("fields", f"chain.{ck}", _size(cv)))
+            elif k == "decision" and isinstance(v, dict):
+                out.extend(("fields", f"decision.{dk}", _size(dv)) for dk, dv in v.items())
+            else:
+                out.append(("fields", k, _size(v)))
+    elif kind == "prompt_sent":
+        out.extend(("fields", f"prompt_sent.{k}", _size(v)) for k, v in meta.items())
+    return out
+
+
 def measure(path: Path, windows: list[tuple[int, int]]) -> tuple[Table, Table, Table]:
-    events: Table = defaultdict(lambda: defaultdict(int))
-    fields: Table = defaultdict(lambda: defaultdict(int))
-    cols: Table = defaultdict(lambda: defaultdict(int))
+    """Bytes per event type, field and column in each window (windows may overlap: a line counts in each
+    window holding its turn); the event table also has an "(all events)" row."""
+    tables: dict[str, Table] = {name: defaultdict(lambda: defaultdict(int)) for name in ("events", "fields", "cols")}
     with path.open("rb") as fh:
         for line in fh:
             obj = json.loads(line)
             turn = obj.get("turn") or 0
-            w = next((w for w in windows if w[0] <= turn <= w[1]), None)
-            if w is None:
+            holding = [w for w in windows if w[0] <= turn <= w[1]]
+            if not holding:
                 continue
-            kind = str(obj.get("event_type"))
-            events[w][kind] += len(line)
-            meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-            if kind == "context_decision":
-                chain = meta.get("chain")
-                if isinstance(chain, dict):  # chained decisions: the keyframes' share (whole lines)
-                    fields[w]["(context_decision lines: keyframes)" if chain.get("prev") is None
-                              else "(context_decision lines: deltas)"] += len(line)
-                for k, v in meta.items():
-                    if k == "chain" and isinstance(v, dict):
-                        for ck, cv in v.items():
-                            if ck == "rows" and isinstance(cv, dict):
-                                for rk, rv in cv.items():
-                                    if rk == "columns" and isinstance(rv, dict):
-                                        for col, ops in rv.items():
-                                            cols[w][col] += _size(ops)
-                                    else:
-                                        fields[w][f"chain.rows.{rk}"] += _size(rv)
-                            else:
-                                fields[w][f"chain.{ck}"] += _size(cv)
-                    elif k == "decision" and isinstance(v, dict):
-                        for dk, dv in v.items():
-                            fields[w][f"decision.{dk}"] += _size(dv)
-                    else:
-                        fields[w][k] += _size(v)
-            elif kind == "prompt_sent":
-                for k, v in meta.items():
-                    fields[w][f"prompt_sent.{k}"] += _size(v)
-    return events, fields, cols
+            parts = _parts(obj, len(line))
+            for w in holding:
+                tables["events"][w]["(all events)"] += len(line)
+                for name, key, size in parts:
+                    tables[name][w][key] += size
+    return tables["events"], tables["fields"], tables["cols"]
 
 
 def table(title: str, data: Table, windows: list[tuple[int, int]], floor: float = 20.0) -> str:

@@ -296,10 +296,12 @@ async def test_trace_bytes_accounts_for_every_line_of_its_windows(tmp_path: Path
 
     run_id = await record(tmp_path, 12)
     path = tmp_path / f"{run_id}.jsonl"
-    events, fields, cols = measure(path, [(1, 6), (7, 12)])
+    windows = [(1, 6), (7, 12), (5, 12)]  # overlapping windows: a line counts in each one holding its turn
+    events, fields, cols = measure(path, windows)
     lines = path.read_bytes().splitlines(keepends=True)
-    for a, b in ((1, 6), (7, 12)):
+    for a, b in windows:
         want = sum(len(line) for line in lines if a <= (json.loads(line).get("turn") or 0) <= b)
-        assert sum(events[(a, b)].values()) == want
+        by_type = {k: v for k, v in events[(a, b)].items() if k != "(all events)"}
+        assert sum(by_type.values()) == events[(a, b)]["(all events)"] == want
     assert cols[(7, 12)]["outcome"] > 0 and fields[(7, 12)]["prompt_sent.messages"] > 0
     assert "| context_decision |" in table("event type", events, [(1, 6), (7, 12)])
