@@ -17,8 +17,8 @@ async def test_keep_requests_holds_the_latest_ones() -> None:
     every, latest = FunctionProvider(lambda r: "ok"), FunctionProvider(lambda r: "ok", keep_requests=2)
     for i in range(5):
         await every.complete(request(f"q{i}"))
-        async for _ in latest.stream(request(f"q{i}")):
-            pass
+        chunks = [chunk async for chunk in latest.stream(request(f"q{i}"))]
+        assert chunks[-1].response is not None  # the stream ran to its end
     assert [r.messages[-1].content for r in every.requests] == [f"q{i}" for i in range(5)]
     assert [r.messages[-1].content for r in latest.requests] == ["q3", "q4"]
 
