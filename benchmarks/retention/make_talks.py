@@ -145,12 +145,12 @@ def _month(d: dt.date, delta: int) -> tuple[dt.date, dt.date]:
 
 def past_expressions(d: dt.date, prev: dt.date) -> list[tuple[str, str, int]]:
     """(expression, resolved date or range, weight) of the past relative expressions that fall after ``prev``
-    (the previous session's date: the news is new)."""
+    (the previous session's date: the news is new; a range may start on that day)."""
     out: list[tuple[str, str, int]] = []
     mon = d - dt.timedelta(days=d.weekday())
 
     def add(expr: str, a: dt.date, b: dt.date, w: int) -> None:
-        if b > prev:
+        if (a > prev) if a == b else (a >= prev):
             out.append((expr, _span(a, b), w))
 
     one = d - dt.timedelta(days=1)
