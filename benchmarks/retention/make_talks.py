@@ -608,6 +608,15 @@ THREADS: list[dict[str, Any]] = [
            "{D}, that's perfect for you."],
           ["It's eight weeks, every Tuesday.", "The teacher is apparently quite strict.",
            "I'm nervous I'll be the worst one there."], t="future"),
+        E(["Small change: the {d2} class was full, so I've switched to {d} instead, starting {when}.",
+           "I'm not doing {d2} after all, I swapped to {d}, which begins {when}.",
+           "The {d2} group got cancelled, so {when} I start {d} instead.",
+           "Update on the classes: {d} instead of {d2}, first one is {when}."],
+          "@2", ["What sort of art lessons is {n} taking in the end?",
+          "Which kind of art course is {n} doing after all?"],
+          None, "When does {n}'s {d} class start?",
+          ["Honestly {d} sounds even better.", "Ooh, {d}! Good swap."], ["The teacher for this one is lovely."],
+          t="future", opt=0.5, upd=2),
     ], multi=[(["What has {n} painted?", "Which paintings of {n}'s have come up?"], (0, 1))],
         open_=[(["Would {n} enjoy an afternoon at a gallery?", "Would {n} like a museum visit full of landscapes?"],
                 (0, 1), "Likely yes: {n} paints ({d0}) and has even sold a piece ({d1}).")],
@@ -640,7 +649,7 @@ THREADS: list[dict[str, Any]] = [
           D(["24 minutes 10 seconds", "26 minutes 45 seconds", "25 minutes flat", "24 minutes 40 seconds"],
             ["25 minutes 5 seconds", "27 minutes 20 seconds", "26 minutes 30 seconds", "28 minutes flat"]),
           ["How quick was {n}'s fastest timed jog?", "What's {n}'s record over five kilometres?"],
-          "What was {n}'s new parkrun personal best?", "When did {n} set a new parkrun personal best?",
+          "What was {n}'s new parkrun personal best?", "When did {n} set the {d} parkrun personal best?",
           ["That's so fast! I'd be walking by the second kilometre.", "A personal best, get in!",
            "You've been training hard, it shows."],
           ["I nearly threw up at the end, but worth it.", "The trick was not starting too fast.",
@@ -718,6 +727,15 @@ THREADS: list[dict[str, Any]] = [
           ["You passed! Never doubted it.", "All that studying, it paid off!", "Certified! That calls for cake."],
           ["I got the highest mark in my group, which shocked me.",
            "I'm framing the certificate, I don't care if that's cheesy."]),
+        E(["The {d1} got shelved {when}, so now I'm leading the {d} instead.",
+           "Work news: {when} they moved me off the {d1} and onto the {d}.",
+           "{When} my boss scrapped the {d1}, and I've been handed the {d} instead.",
+           "So the {d1} is dead, and {when} I started running the {d}."],
+          "@1", ["What has {n} been asked to head up at work now?",
+          "Which work initiative is {n} responsible for now?"],
+          None, "When did {n} switch to leading the {d}?",
+          ["The {d}? Their loss on the other one.", "All change! Are you okay with it?"],
+          ["Honestly the {d1} was a mess anyway.", "New project, new spreadsheet."], opt=0.5, upd=1),
     ], multi=[(["What has changed in {n}'s working life?", "What's new in {n}'s career?"], (0, 1)),
               (["What has {n} achieved at work?", "What work milestones has {n} reached?"], (1, 2))],
         open_=[(["Is {n} ambitious about {pos} career?", "Is {n} likely to go for a promotion soon?"], (0, 1, 2),
@@ -736,8 +754,8 @@ THREADS: list[dict[str, Any]] = [
            "{When} we camped by the water at {d}, and {partner} caught a fish!"],
           D(["Big Sur", "Lake Tahoe", "Yosemite", "the Blue Ridge Mountains"],
             ["the Lake District", "Snowdonia", "the Cairngorms", "Loch Lomond"]),
-          ["Where did {n} sleep outdoors recently?", "Where did {n} go under canvas lately?"],
-          "Where did {n} go camping?", "When did {n} go camping at {d}?",
+          ["Where did {n} first sleep outdoors?", "Where did {n} go under canvas earliest?"],
+          "Where did {n} go camping first?", "When did {n} go camping at {d}?",
           ["{D}! I've always wanted to go there.", "Camping in this weather? Brave.",
            "Marshmallows and stars, that sounds perfect."],
           ["We forgot the tent pegs and had to use rocks.", "{partner} snored so loudly I think the owls left.",
@@ -808,6 +826,15 @@ THREADS: list[dict[str, Any]] = [
           ["The {d}! Is {kid_pr} any good?", "Aw, that's so sweet.", "That'll tire {kid_obj} out nicely."],
           ["The coach says {kid_pr} has real potential, though maybe they say that to everyone.",
            "{Kid_pr} practises in the living room every night."]),
+        E(["{kid} quit the {d2} {when} and joined the {d} instead.",
+           "{When} {kid} swapped the {d2} for the {d}, no looking back.",
+           "{kid} has had enough of the {d2}, so {when} {kid_pr} started the {d} instead.",
+           "No more {d2} for {kid}, {kid_pr} switched to the {d} {when}."],
+          "@2", ["What after-school activity does {n}'s {kid_rel} do now?",
+                 "Which hobby has {n}'s {kid_rel} moved on to?"],
+          None, "When did {n}'s {kid_rel} switch to the {d}?",
+          ["Kids change their minds so fast.", "The {d}, that sounds more fun anyway."],
+          ["{Kid_pr}'s much happier, so that's what matters."], opt=0.5, upd=2),
     ], multi=[(["What has {n}'s {kid_rel} been up to?", "What's been going on with {n}'s {kid_rel}?"], (0, 1, 2)),
               (["What has {n}'s {kid_rel} achieved or joined?", "What has {n}'s {kid_rel} won or signed up for?"],
                (1, 2))],
@@ -896,6 +923,13 @@ THREADS: list[dict[str, Any]] = [
            "Was there a video? Please say there's a video."],
           ["I forgot the second verse and just hummed.", "The barman gave me a free drink afterwards.",
            "I'm already thinking about next month's."]),
+        E(["I've given up on the {d0}, {when} I switched to {d} lessons instead.",
+           "{When} I swapped the {d0} for the {d}, my teacher says it suits me better.",
+           "Confession: the {d0} wasn't for me, so {when} I started on the {d}.",
+           "{When} I sold the {d0} and started {d} lessons, much happier now."],
+          "@0", ["Which instrument is {n} learning to play now?", "What is {n} being taught to play these days?"],
+          None, "When did {n} switch to the {d}?",
+          ["The {d}? That's a big switch.", "Honestly, good call."], ["My fingers are relieved."], opt=0.5, upd=0),
     ], multi=[(["What has {n} done with music lately?", "What musical things has {n} been up to?"], (0, 1, 2)),
               (["Which live music has {n} seen or played?", "What live music has {n} been part of?"], (1, 2))],
         open_=[(["Would {n} like a ticket to a jazz festival?", "Would {n} enjoy a weekend of live bands?"], (0, 1),
@@ -1080,6 +1114,15 @@ THREADS: list[dict[str, Any]] = [
           "Which audiobook is {n} listening to?", "When did {n} start the audiobook of {d}?",
           ["Audiobooks are a lifesaver.", "{D} on audio sounds perfect."],
           ["I've started walking the long way just to listen more.", "I keep missing my stop."]),
+        E(["The book club changed its mind {when}, we're doing {d} instead of {d1}.",
+           "{When} the club ditched {d1} for {d}, half of us hadn't started anyway.",
+           "Book club drama: {when} we swapped {d1} for {d}.",
+           "{When} somebody vetoed {d1}, so the club's reading {d} now."],
+          "@0", ["Which title is {n}'s reading group tackling in the end?",
+                 "Which title will {n}'s reading circle discuss after all?"],
+          None, "When did {n}'s book club switch to {d}?",
+          ["Book club politics, I love it.", "{D} is a better pick anyway."], ["I'd already bought the other one."],
+          opt=0.5, upd=1),
     ], multi=[(["Which books has {n} been reading or listening to?", "What books have come up in {n}'s life lately?"],
                (0, 1, 2)),
               (["Which books has {n} finished or picked for the club?", "What books has {n} read or chosen to read?"],
@@ -1138,8 +1181,8 @@ THREADS: list[dict[str, Any]] = [
            "{When} I had a go at {d}, so much harder than it looks."],
           D(["rock climbing", "yoga", "paddleboarding", "kickboxing", "archery"],
             ["fencing", "pilates", "kayaking", "squash", "bouldering"]),
-          ["What new sport did {n} test out?", "What physical activity did {n} sample recently?"],
-          "What did {n} try for the first time?", "When did {n} first try {d}?",
+          ["Which new sport did {n} take up earliest?", "What was the first of {n}'s new physical activities?"],
+          "Which sport did {n} try first?", "When did {n} first try {d}?",
           ["{D}! You're braver than me.", "Sore in new places, that's the sign of a good workout.",
            "Are you going back?"],
           ["I've booked a second session already.", "The instructor made it look effortless.",
@@ -1186,6 +1229,15 @@ THREADS: list[dict[str, Any]] = [
           "Where is {sib} moving to?", "When did {sib} announce the move to {d}?",
           ["{D}! That's so far.", "You'll have a free place to stay there now."],
           ["I'm going to miss {sib} a lot.", "It's a great opportunity though."]),
+        E(["{sib}'s transfer changed {when}, it's {d} now, not {d1}.",
+           "{When} {sib} found out the job is in {d} after all, not {d1}.",
+           "Plot twist: {when} {sib}'s company switched the move to {d}.",
+           "{sib} isn't going to {d1} any more, {when} it got changed to {d}."],
+          "@1", ["Where is {n}'s {sib_rel} heading to live in the end?",
+                 "Which city will {n}'s {sib_rel} call home after all?"],
+          None, "When did {sib}'s move change to {d}?",
+          ["{D}! Is that better or worse?", "Poor {sib}, what a rollercoaster."], ["At least it's decided now."],
+          opt=0.5, upd=1),
     ], multi=[(["What's new with {n}'s {sib_rel}?", "What has been happening in {n}'s {sib_rel}'s life?"], (0, 1))],
         near=[("x", 0, "My cousin just called her baby {o}, it's everywhere this year."),
               ("a", 1, "{fr}'s brother moved to {o} last year.")],
@@ -1350,6 +1402,10 @@ THREADS: list[dict[str, Any]] = [
           D(["The Velvet Kettles", "Static Orchard", "Paper Lanterns"], []),
           ["What do {n} and the others perform as?"], "What is {n}'s band called?", "When did {n}'s band pick a name?",
           ["{D}, that's brilliant.", "Very indie, I approve."], ["It took three weeks of arguing."]),
+        E(["We renamed the band {when}, we're {d} now.",
+           "{When} we changed the band name to {d}, the old one was taken."],
+          "@1", ["What do {n} and the others perform as now?"], None, "When did {n}'s band change its name?",
+          ["{D} is better, honestly.", "A rebrand!"], ["We had to reprint all the stickers."], opt=0.6, upd=1),
         E(["Our first gig was at {d} {when}, about forty people came!", "{When} we played our first show at {d}."],
           D(["the Rusty Anchor pub", "the student union bar", "a wedding in the park"], []),
           ["Where did {n}'s group debut?"], "Where was the band's first gig?", "When was {n}'s first gig?",
@@ -1498,6 +1554,10 @@ THREADS: list[dict[str, Any]] = [
           D([], ["Lady Macbeth", "the wicked stepmother", "Mr Darcy's aunt", "the ghost"]),
           ["Which character will {n} portray?"], "Who is {n} playing in the play?", "When was {n} cast in the play?",
           ["{D}! Perfect casting.", "A lead role!"], ["I have so many lines to learn."]),
+        E(["{When} the director recast me, I'm playing {d} now instead of {d0}.",
+           "Change of part: {when} I got moved to {d}."],
+          "@0", ["Which character will {n} portray in the end?"], None, "When was {n} recast as {d}?",
+          ["{D}! Even better.", "Recast? Drama within the drama."], ["Fewer lines, more singing."], opt=0.6, upd=0),
         E(["The play is {d} and we open {when}.", "{When} is opening night of {d}, I'm terrified."],
           D([], ["The Importance of Being Earnest", "Blithe Spirit", "Our Town"]),
           ["Which production is {n} appearing in?"], "What play is {n} in?", "When does {n}'s play open?",
@@ -1593,41 +1653,53 @@ THREADS: list[dict[str, Any]] = [
         cb=["Seen any good birds?", "How's the birdwatching?"]),
 ]
 
+CLASH = [{"sports", "running", "hiking", "cycling", "dance", "sailing"}, {"painting", "crafts"}, {"cooking", "bakery"},
+         {"music", "band"}, {"move", "home"}, {"camping", "van"}, {"garden", "bees"}]
+"""Threads a friend owns at most one of: their questions would overlap (``What sports has Maya tried?`` while she
+also runs races)."""
+
 TRAITS: dict[str, list[dict[str, Any]]] = {
     "dev": [
         {"s": "I can't stand big crowds, honestly, I'd rather have a quiet night in with a few friends.",
          "q": "Would {n} enjoy a packed stadium concert?",
-         "a": "Probably not: {n} dislikes crowds and prefers quiet nights in."},
+         "a": "Probably not: {n} dislikes crowds and prefers quiet nights in.", "not": ("music", "band", "running")},
         {"s": "I get seasick just looking at boats, it's ridiculous.",
-         "q": "Would {n} like a week-long cruise?", "a": "Probably not: {n} gets seasick."},
+         "q": "Would {n} like a week-long cruise?", "a": "Probably not: {n} gets seasick.", "not": ("sailing",)},
         {"s": "Ladders make my palms sweat, I've never been good with heights.",
-         "q": "Would {n} enjoy a hot-air balloon ride?", "a": "Probably not: {n} is afraid of heights."},
+         "q": "Would {n} enjoy a hot-air balloon ride?", "a": "Probably not: {n} is afraid of heights.",
+         "not": ("sports", "hiking")},
         {"s": "I've been vegetarian since college, so barbecues are mostly corn for me.",
-         "q": "Would {n} appreciate a voucher for a steakhouse?", "a": "No: {n} is vegetarian."},
+         "q": "Would {n} appreciate a voucher for a steakhouse?", "a": "No: {n} is vegetarian.", "not": ("cooking",
+         "bakery")},
         {"s": "I'm up at five most days, I love the house when it's still quiet.",
          "q": "Is {n} more of a lark or a night owl?", "a": "A lark: {n} gets up at five most days."},
         {"s": "I'm allergic to cats, I sneezed for two days after staying at my aunt's.",
-         "q": "Would {n} be comfortable minding a kitten for a week?", "a": "Probably not: {n} is allergic to cats."},
+         "q": "Would {n} be comfortable minding a kitten for a week?", "a": "Probably not: {n} is allergic to cats.",
+         "not": ("kittens",)},
         {"s": "I grew up two streets from the beach, I basically lived in the water as a kid.",
          "q": "Is {n} a confident swimmer?", "a": "Likely yes: {n} grew up by the beach, always in the water."},
         {"s": "Speaking in front of people terrifies me, my voice goes all shaky.",
          "q": "Would {n} volunteer to give the toast at a wedding?",
-         "a": "Probably not: {n} is terrified of public speaking."},
+         "a": "Probably not: {n} is terrified of public speaking.", "not": ("music", "band", "podcast", "wedding",
+         "theatre")},
         {"s": "I put hot sauce on everything, the spicier the better.",
          "q": "Would {n} enjoy a Sichuan restaurant?", "a": "Likely yes: {n} loves spicy food."},
         {"s": "I never learned to drive, I take the bus everywhere.",
-         "q": "Could {n} give someone a lift to the airport?", "a": "Probably not: {n} doesn't drive."},
+         "q": "Could {n} give someone a lift to the airport?", "a": "Probably not: {n} doesn't drive.",
+         "not": ("camping", "van", "cycling")},
         {"s": "I gave up coffee in January and honestly I sleep so much better.",
          "q": "Would {n} want an espresso machine as a present?", "a": "Probably not: {n} quit coffee."},
         {"s": "I hate the cold, anything under fifteen degrees and I'm wearing three jumpers.",
-         "q": "Would {n} enjoy a winter holiday in Lapland?", "a": "Probably not: {n} hates the cold."},
+         "q": "Would {n} enjoy a winter holiday in Lapland?", "a": "Probably not: {n} hates the cold.",
+         "not": ("camping", "hiking")},
     ],
     "test": [
         {"s": "I do my best thinking after midnight, mornings are not my thing.",
-         "q": "Would {n} enjoy a six o'clock yoga session?", "a": "Probably not: {n} is a night owl."},
+         "q": "Would {n} enjoy a six o'clock yoga session?", "a": "Probably not: {n} is a night owl.",
+         "not": ("running",)},
         {"s": "Big dogs make me nervous ever since one knocked me over as a kid.",
          "q": "Would {n} feel relaxed looking after a friend's Great Dane?",
-         "a": "Probably not: {n} is nervous around big dogs."},
+         "a": "Probably not: {n} is nervous around big dogs.", "not": ("pet",)},
         {"s": "Lifts freak me out, I always take the stairs, even to the ninth floor.",
          "q": "Would {n} enjoy a guided cave tour?", "a": "Probably not: {n} is claustrophobic (avoids lifts)."},
         {"s": "I have the worst sweet tooth, there's always chocolate in my desk drawer.",
@@ -1636,9 +1708,10 @@ TRAITS: dict[str, list[dict[str, Any]]] = {
          "q": "Could {n} help translate a letter from Brazil?", "a": "Likely yes: {n} speaks Portuguese."},
         {"s": "I get so anxious on planes that I take the train whenever I can.",
          "q": "Would {n} pick a holiday that needs a long-haul flight?",
-         "a": "Probably not: {n} is anxious about flying."},
+         "a": "Probably not: {n} is anxious about flying.", "not": ("travel",)},
         {"s": "I found out I'm coeliac last year, so bread is off the menu.",
-         "q": "Would {n} enjoy a pizza-making evening?", "a": "Probably not as is: {n} is coeliac and avoids gluten."},
+         "q": "Would {n} enjoy a pizza-making evening?", "a": "Probably not as is: {n} is coeliac and avoids gluten.",
+         "not": ("cooking", "bakery")},
         {"s": "I label everything, even the shelves in the fridge have labels.",
          "q": "Is {n} a tidy, organised person?", "a": "Yes: {n} labels everything."},
         {"s": "I read before bed every night, I get grumpy if I skip it.",
@@ -1647,12 +1720,14 @@ TRAITS: dict[str, list[dict[str, Any]]] = {
          "q": "Would {n} like an evening at a tabletop café?", "a": "Likely yes: {n} loves strategy games."},
         {"s": "My hay fever is brutal, from May to July I can barely go outside.",
          "q": "Would {n} enjoy a picnic in a meadow in June?",
-         "a": "Probably not: {n} has bad hay fever in early summer."},
+         "a": "Probably not: {n} has bad hay fever in early summer.", "not": ("garden", "camping", "bees", "birds")},
         {"s": "I never learned to swim, pools make me a bit nervous.",
-         "q": "Would {n} enjoy a snorkelling trip?", "a": "Probably not: {n} can't swim."},
+         "q": "Would {n} enjoy a snorkelling trip?", "a": "Probably not: {n} can't swim.", "not": ("sailing",
+         "sports")},
     ],
 }
-"""One-message facts about a person (no date), each asked as an open question worded apart."""
+"""One-message facts about a person (no date), each asked as an open question worded apart; ``not``: threads
+whose owner cannot have the trait (a friend who is scared of heights does not go rock climbing)."""
 TRAIT_REACT = ["Really? I had no idea.", "Ha, that explains a lot.", "Same, honestly.",
                "Oh, I'm the complete opposite.",
                "Fair enough!", "I'll remember that.", "That's so you.", "No way, since when?"]
@@ -1759,6 +1834,7 @@ class Talk:
         pool = [th for th in THREADS if th["split"] in ("both", split)]
         rng.shuffle(pool)
         kid_roles = [r for r in "AB" if "kid" in self.people[r]]
+        groups: Counter[tuple[str, int]] = Counter()
         chosen: list[tuple[dict[str, Any], str]] = []
         turn = rng.choice("AB")
         n_threads = rng.randint(14, 16)
@@ -1770,6 +1846,12 @@ class Talk:
                 if not kid_roles:
                     continue
                 owner = turn if turn in kid_roles else kid_roles[0]
+            clash = [g for g, keys in enumerate(CLASH) if th["key"] in keys]
+            if any(groups[(owner, g)] for g in clash):
+                owner = _other(owner)
+                if any(groups[(owner, g)] for g in clash) or (th["needs"] == "kid" and owner not in kid_roles):
+                    continue
+            groups.update((owner, g) for g in clash)
             chosen.append((th, owner))
             turn = _other(owner)
         self.facts: list[dict[str, Any]] = []
@@ -1817,7 +1899,9 @@ class Talk:
                     self.units[rng.randrange(first, S)].append(("talk", (th, owner)))
         self.traits: list[dict[str, Any]] = []
         for role in "AB":
-            for tr in rng.sample(TRAITS[split], 3):
+            mine = {th["key"] for th, owner in chosen if owner == role}
+            fits = [tr for tr in TRAITS[split] if not mine & set(tr.get("not", ()))]
+            for tr in rng.sample(fits, 3):
                 k = rng.randrange(0, two3)
                 t = {"tr": tr, "owner": role, "k": k, "avoid": set()}
                 self.traits.append(t)
@@ -1871,12 +1955,13 @@ class Talk:
     def _fill(self, template: str, role: str, **extra: str) -> str:
         return template.format_map(self._slot_map(role, **extra))
 
-    def _dvals(self, th: dict[str, Any]) -> dict[str, str]:
-        """``d0``, ``d1``, ... of a thread: each event's detail, the latest value where one was updated."""
+    def _dvals(self, th: dict[str, Any], before: int | None = None) -> dict[str, str]:
+        """``d0``, ``d1``, ... of a thread: each event's detail, the latest value where one was updated (only by
+        events before event ``before``, if given: what was true when it was told)."""
         mine = self.by_thread[th["key"]]
         out = {f"d{i}": f["d"] for i, f in mine.items()}
-        for f in mine.values():
-            if f["ev"]["upd"] is not None:
+        for i, f in sorted(mine.items()):
+            if f["ev"]["upd"] is not None and (before is None or i < before):
                 out[f"d{f['ev']['upd']}"] = f["d"]
         return out
 
@@ -1955,6 +2040,7 @@ class Talk:
                 return w * c["prio"] * 4
 
             keyed = sorted(cands[kind], key=lambda c: -(rng.random() ** (1.0 / weight(c))))
+            keyed.sort(key=lambda c: not c.get("updated"))  # every update is asked
             chosen[kind] = keyed[:want[kind]]
             for c in chosen[kind]:
                 for f in c["facts"]:
@@ -2285,8 +2371,7 @@ class Talk:
             self.say(y, [*self.extras(y, 0.35), prompt])
         expr, ans, rel = self._when(f, k)
         f.update(expr=expr, date=ans, rel=rel)
-        dv = self._dvals(th)
-        dv.pop(f"d{f['i']}", None)
+        dv = self._dvals(th, before=f["i"])
         dv[f"d{f['i']}"] = f["d"]
         fill = self._slot_map(x, d=f["d"], D=cap(f["d"]), when=expr, When=cap(expr), **{k2: v2 for k2, v2 in dv.items()
                                                                                         if k2 != "d"})
@@ -2341,7 +2426,7 @@ class Talk:
             follow = self.fresh(make_follow, must=False)
         self.say(y, [first, follow])
         if rng.random() < 0.85:
-            opts = [self._fill(m, x) for m in ev["m"]]
+            opts = [self._fill(m, x, **dv) for m in ev["m"]]
             more = self.fresh(lambda: rng.choice(opts), must=False) if opts else None
             if more is None:
                 more = self.say_report(x)[0]
@@ -2420,7 +2505,9 @@ class Talk:
                     f["tid"], f["session"] = tid, k + 1
         by_id = {t["id"]: t["content"] for t in turns}
         questions: list[dict[str, Any]] = []
+        position = {t["id"]: i for i, t in enumerate(turns)}
         for n, q in enumerate(self.questions):
+            q["facts"] = sorted(q["facts"], key=lambda f: position[f["tid"]])
             ev_ids = [f["tid"] for f in q["facts"]]
             item: dict[str, Any] = {"id": f"c{c}_q{n}", "kind": q["kind"], "question": q["question"],
                                     "evidence": ev_ids}
@@ -2472,6 +2559,8 @@ def check(convs: list[dict[str, Any]]) -> dict[str, Any]:
     spans = [0, 0]
     early = [0, 0]
     fmts: Counter[str] = Counter()
+    position: Counter[str] = Counter()
+    updated = 0
     for conv in convs:
         turns = conv["turns"]
         by_id = {t["id"]: t for t in turns}
@@ -2511,6 +2600,12 @@ def check(convs: list[dict[str, Any]]) -> dict[str, Any]:
                 for piece in q["answer"].split("; "):
                     if not any(piece in t for t in texts):
                         problems.append(f"{q['id']}: answer {piece!r} is not in its evidence")
+            updated += bool(q.get("updated"))
+            if q["kind"] == "single" and len(texts) == 1:
+                ss = sentences(body(texts[0]))
+                at = next(i for i, x in enumerate(ss) if q["answer"] in x)
+                position["alone" if len(ss) == 1 else "start" if at == 0 else "end" if at == len(ss) - 1
+                         else "middle"] += 1
             if q["kind"] == "multi":
                 ss = q["session"]
                 spans[0] += 1
@@ -2524,7 +2619,7 @@ def check(convs: list[dict[str, Any]]) -> dict[str, Any]:
                     problems.append(f"{q['id']}: date answer {q['answer']!r}")
             early[0] += len(q["session"])
             early[1] += sum(s <= (2 * last_session) // 3 for s in q["session"])
-            if sorted(q["evidence"], key=index.__getitem__) != q["evidence"] and q["kind"] != "open":
+            if sorted(q["evidence"], key=index.__getitem__) != q["evidence"]:
                 problems.append(f"{q['id']}: evidence out of order")
     single_para = para["single"][1] / max(1, para["single"][0])
     if single_para < 0.6:
@@ -2537,6 +2632,8 @@ def check(convs: list[dict[str, Any]]) -> dict[str, Any]:
             "paraphrased": {k: round(v[1] / max(1, v[0]), 2) for k, v in para.items()},
             "date_relative": round(rel[1] / max(1, rel[0]), 2), "multi_10_apart": round(spans[1] / max(1, spans[0]), 2),
             "evidence_in_first_two_thirds": round(early[1] / max(1, early[0]), 2), "max_sentence_repeats": max_rep,
+            "updated": updated, "fact_position": {k: round(v / max(1, sum(position.values())), 2)
+                                                   for k, v in sorted(position.items())},
             "problems": problems}
 
 
@@ -2560,6 +2657,8 @@ def main() -> None:
         print(f"  paraphrased (no content word in common with the evidence): {r['paraphrased']}")
         print(f"  date questions needing a relative expression: {r['date_relative']:.0%}; multi 10+ sessions apart: "
               f"{r['multi_10_apart']:.0%}; evidence in the first two thirds: {r['evidence_in_first_two_thirds']:.0%}")
+        print(f"  updated facts asked (single, evidence old and new): {r['updated']}; where a single fact sits in its "
+              f"message: {r['fact_position']}")
         print(f"  max repetitions of a sentence in a conversation: {r['max_sentence_repeats']}")
         print(f"  evidence ids exist, single/multi answers in their evidence, formats: "
               f"{'ok' if not r['problems'] else '; '.join(r['problems'][:10])}")
