@@ -1,52 +1,56 @@
 """Writes ``data/talks_dev.json`` and ``data/talks_test.json``: long dated chats of two friends, asked in other words.
 
 Run: ``python -m benchmarks.retention.make_talks``. Deterministic (seeded): the files in the repo are what this
-script writes (``tests/benchmarks/test_make_talks.py`` regenerates them and compares). No model is involved.
+script writes (``tests/benchmarks/test_make_talks.py`` regenerates them and compares bytes). No model is involved.
+It ends with a self-check (:func:`check`), printed.
 
-The hardest of the retention sets, shaped like the real held-out conversations (LoCoMo-like): two friends
-catch up over 20-30 dated sessions spread over several months, about 300 exchanges and 22-30k cl100k tokens
-per conversation, every message formatted like ``[1:56 pm on 8 May, 2023] Maya: text`` (``date_format:
-"message"``). In a quarter of the conversations only the first message of a session carries the date and the
-others are just ``Maya: text`` (``date_format: "session"``): the date of a fact has to be found elsewhere.
-Speaker A has the ``user`` role, speaker B the ``assistant`` role; both have lives: each owns some of the
-conversation's 14-16 life threads (a new job, running, the garden, a sister's wedding, ...), whose events are
-planted in different sessions, a fact stated inside a message of one to five sentences — at its start, in its
-middle or at its end about equally often. How it is hard:
+The hardest of the retention sets, shaped like the real held-out conversations (LoCoMo-like): two friends catch up
+over 22-28 dated sessions spread over four to nine months, about 300 exchanges (a ``user`` turn, speaker A, and an
+``assistant`` turn, speaker B) and 23-28k cl100k tokens per conversation. Every message starts like
+``[1:56 pm on 8 May, 2023] Maya: `` (``"date_format": "message"``); in a quarter of the conversations only the first
+message of a session carries the date and the others start ``Maya: `` (``"date_format": "session"``, messages
+longer to keep the size): the date of a fact has to be found at the start of its session. Both friends have lives:
+each owns some of the conversation's 14-16 life threads (a new job, running, the garden, a sister's wedding, a
+podcast, ...; 18 threads are shared by the splits with different details, wordings and questions, 8 are dev-only
+and 8 test-only) and three traits ("I get seasick just looking at boats"). A thread's events are planted in
+different sessions, mostly in the first two thirds of the conversation, each fact inside a message of one to five
+sentences: at its start, in its middle or at its end about equally often. How it is hard:
 
-- the small talk is generated combinatorially from many parts and no sentence occurs more than twice in a
-  conversation (a checked invariant), so no stock sentence marks a turn as chatter;
-- the other friend reacts to the news reusing its words without its fact (``The Harbour Half? In this
-  weather?``), asks about it in later sessions (``How's the running going?``) and the owner talks about the
-  topic without facts: lexical distractors;
-- near misses: the other friend's similar event with other details, a plan that did not happen, the same
-  kind of event at another time, a friend's news;
-- facts are updated: a later session changes a value (``the wedding got moved to June``) and the question
-  asks the latest one, its evidence both turns;
-- dates are relative: ``yesterday``, ``last Friday``, ``last weekend``, ``two weeks ago``, ``next month``,
-  to be resolved against the message's (or, in ``session`` conversations, the session's) date.
+- small talk is put together from many parts (a mishap, a show, an errand, a neighbour's news, advice, a shared
+  memory, ...); no sentence occurs more than twice in a conversation and no part more than three times (four in
+  ``session`` conversations) while others are left, so no stock sentence marks a turn as chatter;
+- the other friend reacts to news reusing its words without its fact (``The Harbour Half Marathon? In this
+  weather?``), asks about it in later sessions (``How's the running going?``), and the owner talks about the topic
+  without facts: lexical distractors;
+- near misses: the other friend's similar event with other details (``I did the Maple Leaf 5k years ago and walked
+  most of it``), a plan that did not happen (``We wanted to go to Yosemite but every campsite was booked``), the
+  same kind of event at another time, a friend's news (``Jenna just moved to Seattle``);
+- facts are updated (about three per conversation): a later session changes a value (``Becca's wedding got pushed
+  to October``); the question asks the latest one and its evidence is both turns;
+- dates are relative: ``yesterday``, ``on Friday``, ``last weekend``, ``two weeks ago``, ``this Saturday``,
+  ``next month``, to be resolved against the message's (or its session's) date.
 
-About 50-70 questions per conversation, asked after its last turn, about facts mostly in its first two thirds:
+50-70 questions per conversation, asked after its last turn:
 
-- ``single`` (~35%): one fact (updates included: ``"updated": true``, evidence the old and the new value), at
-  least 60% asked in other words — no stemmed content word in common with the evidence turn(s) but the
-  speakers' names (``What role did Maya land?`` for ``they called to offer me the job as a junior
-  architect``);
-- ``date`` (~25%, the temporal "when did ..." kind): the answer is the resolved date, ``YYYY-MM-DD``, or
-  ``YYYY-MM-DD/YYYY-MM-DD`` for a range (a weekend, a week, a month); ``relative`` gives the expression the
-  evidence used (about half need one resolved) or null when the event was on the message's date;
-- ``multi`` (~25%): two or three facts from different sessions, most at least 10 sessions apart, combined
-  (``Which books has Theo read lately?``); ``answer`` joins the parts with ``"; "``;
-- ``open`` (~15%): an inference (``Would Maya enjoy a week-long cruise?`` for ``I get seasick just looking at
-  boats``), its evidence the one to three turns that support it, worded apart; ``answer`` is a short reasoned
-  answer.
+- ``single`` (~35%): one fact, updates included (``"updated": true``); at least 60% (in fact ~85-90%) asked in other
+  words, no stemmed content word in common with the evidence turn(s) but the speakers' names (``What new role did
+  Grant land?`` for ``Yesterday they called to offer me the job as a counsellor at the youth centre``);
+- ``date`` (~25%, the temporal "when did ..." kind, named as in :mod:`.make_chats`): ``answer`` is the resolved date
+  ``YYYY-MM-DD`` or a range ``YYYY-MM-DD/YYYY-MM-DD`` (a weekend, a week, a month); ``relative`` is the expression
+  the evidence used (half of them) or null when the event was on the message's date (``this morning``, ``tonight``);
+- ``multi`` (~25%): two or three facts of a thread, told in different sessions, most 10 or more sessions apart
+  (``What sports has Celeste tried?``, ``Where did Maya travel and what did Maya bring back?``); ``answer`` joins
+  the parts with ``"; "`` (the latest value of an updated one);
+- ``open`` (~15%): an inference (``Would Grant want an espresso machine as a present?`` for ``I gave up coffee in
+  January``), its evidence the one to three turns that support it, worded apart; ``answer`` a short reasoned one.
 
 Every ``single`` answer and every ``"; "``-separated part of a ``multi`` answer occurs literally in one of its
-evidence turns. ``lexical_overlap`` says whether the question shares a content word (stemmed, stop words out,
-the speakers' names aside) with its evidence, as in :mod:`.make_chats`; ``session`` gives each evidence turn's
-session (1-based) and the conversation's ``sessions`` their dates and first turns.
+evidence turns. ``lexical_overlap`` says whether the question shares a content word (stemmed, stop words out, the
+speakers' names aside) with its evidence, as in :mod:`.make_chats`; ``session`` gives each evidence turn's session
+(1-based) and a conversation's ``sessions`` their dates and first turns.
 
-Dev and test use different seeds, names, places and details, partly different life threads, traits and
-wordings, and different halves of the small-talk vocabulary: tune on dev, report on test.
+Dev and test use different seeds, people, places and details, partly different life threads, traits and wordings,
+and the bigger small-talk lists are halved between them: tune on dev, report on test.
 """
 
 from __future__ import annotations
@@ -1889,7 +1893,10 @@ class Talk:
                         home = int(src[1:])
                     left = [v for v in self._pool(th, home) if v not in values.get(home, [])]
                     if left:
-                        k = rng.randrange(S)
+                        # the owner's own near miss ("we almost went for a spaniel, but Biscuit picked us") comes
+                        # after the event it refers to
+                        after = mine[i]["k"] if who == "o" and i in mine else -1
+                        k = rng.randrange(min(after + 1, S - 1), S)
                         self.units[k].append(("near", (th, owner, who, tmpl, rng.choice(left))))
             for f in mine.values():
                 if th["cb"] and rng.random() < 0.5 and f["k"] < S - 1:
