@@ -1110,7 +1110,7 @@ THREADS: list[dict[str, Any]] = [
           "Which book did {n}'s book club pick?", "When did {n}'s book club choose {d}?",
           ["{D}! Good choice.", "Book club drama, I love it.", "Let me know if it's any good."],
           ["The meeting is at a wine bar, so that's the real draw.", "Half the club never finishes the book anyway."]),
-        E(["I've started {d} as an audiobook {when}, perfect for the commute.",
+        E(["I started {d} as an audiobook {when}, perfect for the commute.",
            "{When} I downloaded {d} on audio and I'm hooked.",
            "I'm listening to {d} on my commute now, I started it {when}.",
            "{When} I began {d} as an audiobook, the narrator is brilliant."],
