@@ -139,15 +139,17 @@ export interface ReplayBundle {
   totals?: SessionUsage | null;
 }
 
-// ---- the trace (docs/TRACE_FORMAT.md) ------------------------------------------------------
+// ---- the trace as the viewer gets it: resolved in Python (./source, arcana_jupyter/schema/trace_view.py) ----
 
-/**
- * A parsed trace line: the TraceEvent model with what parseTrace (trace.ts) fills in when a line
- * leaves it out: `agent` ('main'), `turn` (null) and `metadata` ({}). The metadata keys of each event
- * type are in docs/TRACE_FORMAT.md; the viewer reads them loosely.
- */
-export interface TraceEvent extends Without<gen.TraceEvent, 'agent' | 'turn' | 'metadata'> {
-  agent: string;
-  turn: number | null;
-  metadata: Record<string, any>;
-}
+export type {
+  DiffRowView,
+  ErrorView,
+  PinView,
+  RunView,
+  SentView,
+  StepView,
+  TraceProblem,
+  TraceReply,
+  TurnDiffView,
+  TurnView
+} from './schema.gen';
