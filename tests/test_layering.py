@@ -23,7 +23,8 @@ NOTEBOOK_PARTS = ("jupyter", "report", "server")
 
 # ground < cognition < runtime < face: a module may import only its own layer and those below.
 LAYERS = {
-    "version": 0, "messages": 0, "tokens": 0, "text": 0, "exceptions": 0, "schema": 0, "trace": 0, "providers": 0,
+    "version": 0, "compat": 0, "messages": 0, "tokens": 0, "text": 0, "exceptions": 0, "schema": 0, "trace": 0,
+    "providers": 0,
     "context": 1, "primitives": 1, "adaptive": 1, "memory": 1,
     "runtime": 2,
     "jupyter": 3, "render": 3, "cli": 3, "report": 3, "demo": 3, "server": 3,
