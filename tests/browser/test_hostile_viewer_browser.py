@@ -33,6 +33,7 @@ def test_hostile_traces_show_a_problem_and_the_viewer_lives(page, lab_root: Path
     label = viewer.locator(".arcana-turn-label")
     expect(label).to_contain_text("Turn 5 (5 of 5)", timeout=60_000)
     host = viewer.locator(".arcana-turn-host")
+    assert page.request.get(f"{page.base_url}/api/kernels").json() == []  # read by the server: no kernel
 
     # Turns 5 and 4: the decision of 200 million rows (turn 5's continues it).
     expect(host.locator(PROBLEM).first).to_be_visible(timeout=SLOW)
