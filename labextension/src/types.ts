@@ -50,10 +50,10 @@ export const LAYERS: Layer[] = ['identity', 'task', 'working', 'external'];
 // ---- messages ------------------------------------------------------------------------------
 
 /**
- * A message in Message.record() or wire form (hand-written: two dict forms of the Message model, not
- * its dump; `content` is null in a trace that keeps no text).
+ * A message in Message.record() or wire form (the MessageRecord model, its `tool_calls` given their
+ * shape; `content` is null in a trace that keeps no text).
  */
-export interface MessageRecord {
+export interface MessageRecord extends Without<gen.MessageRecord, 'role' | 'content' | 'tool_calls'> {
   role: Role | string;
   content: string | null;
   tool_calls?: Array<{
@@ -62,9 +62,6 @@ export interface MessageRecord {
     arguments?: string;
     function?: { name?: string; arguments?: string };
   }>;
-  tool_call_id?: string | null;
-  name?: string | null;
-  turn?: number | null;
 }
 
 // ---- the turn bundle (docs/TURN_BUNDLE.md) -------------------------------------------------
