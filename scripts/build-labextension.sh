@@ -108,4 +108,13 @@ if [ $link = 1 ]; then
     ln -s "$OUT" "$DEST"
     say "linked $DEST -> arcana_jupyter/labextension"
   fi
+  # The server extension (the trace viewer's endpoint), enabled as the wheel's shared data enables it.
+  SERVER_CONF=$PREFIX/etc/jupyter/jupyter_server_config.d/arcana_jupyter.json
+  SERVER_SRC=$ROOT/arcana_jupyter/server/config/arcana_jupyter.json
+  if [ "$(readlink "$SERVER_CONF" 2>/dev/null)" != "$SERVER_SRC" ]; then
+    mkdir -p "$(dirname "$SERVER_CONF")"
+    rm -f "$SERVER_CONF"
+    ln -s "$SERVER_SRC" "$SERVER_CONF"
+    say "linked $SERVER_CONF -> arcana_jupyter/server/config/arcana_jupyter.json"
+  fi
 fi

@@ -44,7 +44,7 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: import this chec
 
 from arcana_jupyter import messages  # noqa: E402
 from arcana_jupyter.adaptive import state  # noqa: E402
-from arcana_jupyter.schema import bundle, decisions, frontend  # noqa: E402
+from arcana_jupyter.schema import bundle, decisions, frontend, trace_view  # noqa: E402
 from arcana_jupyter.trace.events import TraceEvent  # noqa: E402
 
 OUT = ROOT / "labextension" / "src" / "schema.gen.ts"
@@ -71,6 +71,10 @@ MODELS: list[type[BaseModel]] = [
     frontend.WhatIfReply,
     frontend.PathReply,
     frontend.ErrorReply,
+    # what the trace viewer, the runs sidebar and the inspector's detail render (trace/views.py)
+    trace_view.RunView,
+    trace_view.TurnView,
+    trace_view.TurnDiffView,
 ]
 """The models whose schema is generated; the models they refer to come along as ``$defs``."""
 
@@ -85,6 +89,8 @@ LITERALS: dict[str, Any] = {
     "Kind": state.Kind,
     "TaskStatus": state.TaskStatus,
     "LiveAction": frontend.LiveAction,
+    "TraceWhat": trace_view.TraceWhat,
+    "DiffChange": trace_view.DiffChange,
 }
 """Named ``Literal`` types: exported as unions, and used by name where a field's enum has their values."""
 

@@ -1,7 +1,7 @@
 """How the package's parts may import each other.
 
-- The core runs in a script or a CLI: only arcana_jupyter.jupyter and arcana_jupyter.report (the
-  parts whose job is a notebook) import Jupyter.
+- The core runs in a script or a CLI: only arcana_jupyter.jupyter, arcana_jupyter.report (the parts
+  whose job is a notebook) and arcana_jupyter.server (the Jupyter server extension) import Jupyter.
 - Layers point downwards: ground < cognition < runtime < face.
 - Nothing imports from the package root (``from .. import __version__``): the root imports the
   runtime, so every such import runs upwards. ``from .. import render`` names a subpackage and is
@@ -17,15 +17,17 @@ import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "arcana_jupyter"
-JUPYTER_MODULES = ("IPython", "ipywidgets", "nbformat", "nbclient", "nbconvert", "ipykernel", "traitlets")
-NOTEBOOK_PARTS = ("jupyter", "report")
+JUPYTER_MODULES = ("IPython", "ipywidgets", "nbformat", "nbclient", "nbconvert", "ipykernel", "traitlets",
+                   "jupyter_server", "tornado")
+NOTEBOOK_PARTS = ("jupyter", "report", "server")
 
 # ground < cognition < runtime < face: a module may import only its own layer and those below.
 LAYERS = {
-    "version": 0, "messages": 0, "tokens": 0, "text": 0, "exceptions": 0, "schema": 0, "trace": 0, "providers": 0,
+    "version": 0, "compat": 0, "messages": 0, "tokens": 0, "text": 0, "exceptions": 0, "schema": 0, "trace": 0,
+    "providers": 0,
     "context": 1, "primitives": 1, "adaptive": 1, "memory": 1,
     "runtime": 2,
-    "jupyter": 3, "render": 3, "cli": 3, "report": 3, "demo": 3,
+    "jupyter": 3, "render": 3, "cli": 3, "report": 3, "demo": 3, "server": 3,
 }
 
 

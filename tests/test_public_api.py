@@ -4,6 +4,7 @@ docs/ARCHITECTURE.md's "The public surface" names), and each resolves."""
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import subprocess
 import sys
@@ -93,3 +94,77 @@ def test_the_docs_name_every_public_name() -> None:
     assert sorted(rows) == sorted(SUBPACKAGES)
     for sub, names in SUBPACKAGES.items():
         assert sorted(set(re.findall(r"`(\w+)`", rows[sub])) & set(names)) == sorted(names), sub
+
+
+# ---- the snapshot: every exported name and its kind, and the deprecated aliases ---------------
+
+SNAPSHOT = Path(__file__).resolve().parent / "public_api.json"
+UPDATE = "ARCANA_UPDATE_API_SNAPSHOT"
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, type):
+        return "class"
+    if callable(value):
+        return "function"
+    return type(value).__name__
+
+
+def api_snapshot() -> dict[str, dict[str, object]]:
+    """Per package (the root and each subpackage with ``__all__``): each exported name's kind (class, function
+    or the type of a constant), and the names still answered as deprecated aliases with the module each
+    points at (arcana_jupyter/compat.py)."""
+    import warnings
+
+    out: dict[str, dict[str, object]] = {}
+    for package in ["", *sorted(SUBPACKAGES)]:
+        module = importlib.import_module(f"arcana_jupyter.{package}" if package else "arcana_jupyter")
+        exported = {}
+        for name in module.__all__:
+            exported[name] = _kind(getattr(module, name))
+        moved = dict(sorted(getattr(module, "_MOVED", {}).items()))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            for name in moved:
+                getattr(module, name)  # each alias resolves
+        out[module.__name__] = {"exports": exported, "deprecated": moved}
+    return out
+
+
+def test_the_public_api_is_the_snapshot() -> None:
+    """The names the package exports change only on purpose: rerun with ARCANA_UPDATE_API_SNAPSHOT=1 to write
+    tests/public_api.json, and say in CHANGELOG.md what went (a deprecated alias first) or came."""
+    import json
+
+    now = api_snapshot()
+    text = json.dumps(now, indent=1, sort_keys=True) + "\n"
+    if os.environ.get(UPDATE) == "1":
+        SNAPSHOT.write_text(text, encoding="utf-8")
+    recorded = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
+    changed = sorted(f"{pkg}: {sorted(set(now[pkg]['exports']) ^ set(recorded.get(pkg, {}).get('exports', {})))}"
+                     for pkg in set(now) | set(recorded)
+                     if now.get(pkg) != recorded.get(pkg))
+    assert now == recorded, (f"the public API changed ({'; '.join(changed)}); if on purpose, rerun with {UPDATE}=1 "
+                             "and say so in CHANGELOG.md")
+
+
+def test_names_removed_last_round_are_deprecated_aliases() -> None:
+    """``from arcana_jupyter.providers import tool_call`` and ``from arcana_jupyter.context import LayerReport``
+    (and the other names the 0.1 surface dropped) work for one more release, with a warning naming their home."""
+    with pytest.warns(DeprecationWarning, match=r"import it from arcana_jupyter\.providers\.function"):
+        from arcana_jupyter.providers import tool_call
+    from arcana_jupyter.providers.function import tool_call as home
+
+    assert tool_call is home
+    with pytest.warns(DeprecationWarning, match=r"arcana_jupyter\.context\.LayerReport .*arcana_jupyter\.context\."
+                                                r"decisions"):
+        from arcana_jupyter.context import LayerReport
+    from arcana_jupyter.schema.decisions import LayerReport as model
+
+    assert LayerReport is model
+    with pytest.raises(AttributeError):
+        importlib.import_module("arcana_jupyter.context").NotAName  # noqa: B018
+    for package in SUBPACKAGES:
+        module = importlib.import_module(f"arcana_jupyter.{package}")
+        assert not set(getattr(module, "_MOVED", {})) & set(module.__all__), package
+        assert not set(getattr(module, "_MOVED", {})) & set(dir(module)) - set(vars(module)), package

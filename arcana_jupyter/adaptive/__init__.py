@@ -11,9 +11,30 @@ the user's switch for it (``RuntimeConfig.context_engine``, ``%arcana_chat --eng
 name. The public names are the ones below; everything else is imported from its module.
 """
 
+from ..compat import moved as _moved
 from .config import AdaptiveConfig
 from .engine import AdaptiveEngine
 from .state import StateObject
 from .tools import AdaptiveTool
 
 __all__ = ["AdaptiveConfig", "AdaptiveEngine", "AdaptiveTool", "StateObject"]
+
+
+# Names exported before 0.1's public surface (issue 25), answered for one more release with a warning.
+_MOVED = {
+    "ADAPTIVE_TOOL_NAMES": "arcana_jupyter.adaptive.engine",
+    "Artifact": "arcana_jupyter.adaptive.artifacts",
+    "ArtifactStore": "arcana_jupyter.adaptive.artifacts",
+    "Distilled": "arcana_jupyter.adaptive.distillers",
+    "Promotion": "arcana_jupyter.adaptive.promotion",
+    "SECTION_NAMES": "arcana_jupyter.adaptive.engine",
+    "SessionCheckpoint": "arcana_jupyter.adaptive.checkpoint",
+    "TurnSummary": "arcana_jupyter.adaptive.turn_summary",
+    "adaptive_tools": "arcana_jupyter.adaptive.tools",
+    "distill": "arcana_jupyter.adaptive.distillers",
+    "engine_or_none": "arcana_jupyter.adaptive.engine",
+    "handle": "arcana_jupyter.adaptive.tools",
+    "summarise_turn": "arcana_jupyter.adaptive.turn_summary",
+    "tool_specs": "arcana_jupyter.adaptive.tools",
+}
+__getattr__ = _moved("arcana_jupyter.adaptive", _MOVED)

@@ -23,9 +23,10 @@ From the front end:
   with ``via: "inspector"`` (no cell holds it, so ``report --verify`` applies it again at the same
   point). Answer ``{"type": "action",
   "ok", "message", ...state}``.
-- ``{"type": "trace", "run_id", "agent"}``: the text of that run's trace, for a front end that cannot
-  read it beside the notebook (the turn widget, :mod:`.widget`); only a run open in this kernel, at
-  most :data:`MAX_TRACE_BYTES`. Answer ``{"type": "trace", "ok", "path", "text"}``.
+- ``{"type": "trace", "what": "run" | "turn" | "diff", "run_id", "agent", "turn"?, "a"?, "b"?}``: that
+  run's trace as the viewer shows it, resolved here (:mod:`.trace_reply`), for a front end that cannot
+  ask the Jupyter server (the turn widget, :mod:`.widget`); only a run open in this kernel, at most
+  :data:`MAX_TRACE_BYTES`. Answer ``{"type": "trace", "ok", "path", "run" | "turn_view" | "diff"}``.
 
 Nothing a reader needs later goes over the comm: the notebook and the trace hold it all.
 
@@ -44,7 +45,7 @@ import os
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .limits import MAX_TARGET_CHARS, MAX_TRACE_BYTES, clip, valid_text
+from .limits import MAX_TARGET_CHARS, clip, valid_text
 from .notebook_path import FRONTEND, NotebookLocation, locate_notebook, report_notebook_path
 from .whatif import what_if_answer
 
@@ -167,7 +168,7 @@ class ArcanaComm:
             elif kind == "whatif":
                 reply = {"type": "whatif", **self.what_if(data)}
             elif kind == "trace":
-                reply = {"type": "trace", **self.trace(data.get("run_id"), data.get("agent"))}
+                reply = {"type": "trace", **self.trace(data)}
             else:
                 return None
         except Exception as exc:  # a message must never take the kernel's cell down
@@ -295,18 +296,17 @@ class ArcanaComm:
         return {"live": True, "session": entry.name, "turn": int(chat.turn),
                 "pins": [p.summary() for p in chat.pins.active(turn)], "tiers": tiers}
 
-    def trace(self, run_id: Any, agent: Any) -> dict[str, Any]:
-        """The text of the trace of a run open in this kernel (never a path the front end names)."""
-        entry = self._entry(run_id, agent)
+    def trace(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The trace of a run open in this kernel as the viewer shows it (never a path the front end names)."""
+        from .trace_reply import trace_answer
+
+        entry = self._entry(data.get("run_id"), data.get("agent"))
         path = getattr(entry.chat, "trace_path", None) if entry is not None else None
         if entry is None or path is None:
             return {"ok": False, "message": "this run is not open in the kernel: its trace is beside the notebook"}
-        size = Path(path).stat().st_size
-        if size > MAX_TRACE_BYTES:
-            return {"ok": False, "message": f"the trace is {size:,} bytes (more than {MAX_TRACE_BYTES:,}): open "
-                                            f"{entry.location.relative(path)} in the trace viewer"}
-        return {"ok": True, "path": entry.location.relative(path),
-                "text": Path(path).read_text(encoding="utf-8", errors="replace")}
+        reply = trace_answer(Path(path), entry.location.relative(path), data)
+        reply.pop("type", None)
+        return reply
 
     def action(self, data: dict[str, Any]) -> dict[str, Any]:
         name, target = data.get("action"), data.get("target")

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-MAX_TRACE_BYTES = 16 * 1024 * 1024
-"""The largest trace a ``trace`` request sends (a longer one: ``ok: false``, read it beside the notebook)."""
+MAX_TRACE_BYTES = 64 * 1024 * 1024
+"""The largest trace the kernel reads for a ``trace`` request (a longer one: ``ok: false``, open it in the
+trace viewer, which the Jupyter server reads)."""
 MAX_ECHO_CHARS = 80
 """How much of a user field an answer repeats."""
 

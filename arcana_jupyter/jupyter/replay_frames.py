@@ -37,6 +37,7 @@ from ..schema.events import (
     TurnEndMetadata,
     UserMessageMetadata,
 )
+from ..trace.decision_json import parts_of
 from ..trace.events import TraceEvent
 from ..trace.frames import Changes, FramePass, outcome_counts
 from ..trace.reader import DecisionRecord, PinTimeline, TraceReader
@@ -255,14 +256,12 @@ def _build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None, read
             frame["outcome_counts"] = summary.counts
             step = frame["step"]
             if rows is True:
-                held = summary.rows if summary.rows is not None else \
-                    reader.decision_of(run_id, record.event_id).get("decisions")
+                held = summary.rows if summary.rows is not None else reader.decision_rows(run_id, record.event_id)
                 step["decision"] = {**step["decision"], "decisions": held}
             elif rows is False or not rows(frame):
                 frame["rows_omitted"] = True
             else:
-                step["decision"] = {**step["decision"],
-                                    "decisions": reader.decision_of(run_id, record.event_id)["decisions"]}
+                step["decision"] = {**step["decision"], "decisions": reader.decision_rows(run_id, record.event_id)}
         frames.append(frame)
         if progress is not None and (done % every == 0 or done == len(turns)):
             progress(done, len(turns))
@@ -305,9 +304,7 @@ def _read_decisions(reader: TraceReader, run_id: str, name: str, *, full_rows: b
         record = _frame_record(by_turn[turn])
         previous = state["previous"]
         if decisions is None:
-            rows = (record.metadata.get("decision") or {}).get("decisions")
-            summary = _summary_of_rows(reader, run_id, previous, record, rows if isinstance(rows, list) else None,
-                                       state["rows"])
+            summary = _summary_of_rows(reader, run_id, previous, record, record.rows, state["rows"])
         elif decisions.has_rows(record.event_id) is False:
             summary = _Summary(previous, None, None)
         else:
@@ -344,13 +341,13 @@ def _summary_of_rows(reader: TraceReader, run_id: str, previous: str | None, rec
     """The summary of a frame's decision from its rows and the previous frame's (read whole when not
     given)."""
     if rows is None:
-        rows = reader.decision_of(run_id, record.event_id).get("decisions")
+        rows = reader.decision_rows(run_id, record.event_id)
         if not isinstance(rows, list):
             return _Summary(previous, None, None)
     diff = None
     if previous is not None:
         if before is None:
-            got = reader.decision_of(run_id, previous).get("decisions")
+            got = reader.decision_rows(run_id, previous)
             before = got if isinstance(got, list) else []
         diff = turn_diff(before, rows)
     return _Summary(previous, outcome_counts(rows), diff, rows)
@@ -367,7 +364,7 @@ def frame_rows(frame: Mapping[str, Any], reader: TraceReader) -> list[dict[str, 
     event_id = frame.get("decision_event_id")
     if not event_id:
         return []
-    rows = reader.decision_of(str(frame["run_id"]), str(event_id)).get("decisions")
+    rows = reader.decision_rows(str(frame["run_id"]), str(event_id))
     return list(rows) if isinstance(rows, list) else []
 
 
@@ -417,7 +414,7 @@ def _frame(reader: TraceReader, run_id: str, name: str, turn: int, model: str, r
     record = by_step.get(int(step.get("step") or 0)) if step else None
     if record is None:
         return frame, None
-    step["decision"] = record.metadata.get("decision")
+    step["decision"] = record.decision
     frame["pins"] = [p.model_dump(mode="json") for p in pins.at(turn, record.position)]
     frame["decision_event_id"] = record.event_id
     if verifier is None:
@@ -448,10 +445,7 @@ def _frame(reader: TraceReader, run_id: str, name: str, turn: int, model: str, r
 
 
 def _light_event(run_id: str, name: str, record: DecisionRecord) -> TraceEvent:
-    meta = {k: record.metadata[k] for k in _DECISION_PARTS if k in record.metadata}
-    decision = meta.get("decision")
-    if isinstance(decision, dict):
-        meta["decision"] = {**decision, "decisions": []}
+    meta = parts_of(record.without_rows(), _DECISION_PARTS)
     return TraceEvent.model_construct(event_id=record.event_id, run_id=run_id, agent=name, turn=record.turn, ts="",
                                       event_type="context_decision", parent_id=None, metadata=meta)
 
@@ -460,11 +454,8 @@ def _replay_of(reader: TraceReader, run_id: str, name: str, turn: int, record: D
                records: list[DecisionRecord], events: list[tuple[int, TraceEvent]]) -> PromptReplay:
     """What :meth:`TraceReader.replay_prompt` returns for the record's (turn, step), without its rows:
     enough to rebuild the prompt and check its digest."""
-    meta = dict(record.metadata)
-    decision = meta.get("decision")
-    meta["decision"] = {**decision, "decisions": []} if isinstance(decision, dict) else decision
     try:
-        md = ContextDecisionMetadata.model_validate(meta)
+        md = ContextDecisionMetadata.model_validate(record.without_rows())
     except ValidationError as exc:
         raise TraceError(f"{reader.path_for(run_id)}:{record.line}: context_decision of turn {turn} step "
                          f"{record.step} does not match the decision model ({exc.error_count()} problem(s))") from None
@@ -474,7 +465,7 @@ def _replay_of(reader: TraceReader, run_id: str, name: str, turn: int, record: D
     def belonging(event_type: str) -> list[TraceEvent]:
         found = [e for _, e in events if e.event_type == event_type]
         children = [e for e in found if e.parent_id == record.event_id]
-        return children or [e for e in found if int(e.metadata.get("step") or 0) == record.step]
+        return children or [e for e in found if _step_of(e) == record.step]
 
     snapshots, calls = belonging("prompt_snapshot")[-1:], belonging("llm_call")[:1]
     snapshot = PromptSnapshot.read(snapshots[0].metadata) if snapshots else None
@@ -488,6 +479,13 @@ def _replay_of(reader: TraceReader, run_id: str, name: str, turn: int, record: D
         tools=md.tools, shape=md.shape, active_pins=[], llm_call=calls[0].metadata if calls else None,
         decision_event_id=record.event_id,
     )
+
+
+def _step_of(event: TraceEvent) -> int:
+    """The step of a prompt_snapshot or llm_call (0 when it records none), parsed as its model."""
+    typed = event.typed()
+    step = getattr(typed.metadata, "step", None) if typed is not None else None
+    return step if isinstance(step, int) else 0
 
 
 VERIFY_ALL_UPTO = 200

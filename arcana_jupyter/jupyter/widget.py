@@ -8,8 +8,9 @@ the same code as the JupyterLab MIME renderer. Why anywidget: one ES module rend
 Notebook 7, VS Code, Colab and marimo, with no extension to build per front end.
 
 - The synced trait ``bundle`` is the compact bundle the MIME output carries (updated live).
-- The live actions (``state``, ``unpin``, ``hydrate``, ``retract``) and the trace's text (the
-  prompt texts the notebook keeps only in the trace) come as the widget's custom messages and are
+- The live actions (``state``, ``unpin``, ``hydrate``, ``retract``) and the trace as the viewer shows it
+  (the prompt texts the notebook keeps only in the trace, resolved by the kernel) come as the widget's
+  custom messages and are
   answered by the ``arcana`` comm's own handler (:meth:`.comm.ArcanaComm.handle`): one path,
   traced the same way (``source: user``). The messages are the models of
   :mod:`arcana_jupyter.schema.frontend`; the TypeScript types are generated from them.
@@ -18,7 +19,7 @@ Notebook 7, VS Code, Colab and marimo, with no extension to build per front end.
   where our extension runs, its renderer ranks ahead of the widget view and is the one shown.
 
 ``%arcana_replay`` shows :class:`ReplayWidget` the same way (the same ES module draws the trace viewer;
-the widget answers ``trace`` requests with its own run's file, which the kernel read for the replay).
+the widget answers ``trace`` requests about its own run's file, which the kernel reads for the replay).
 
 When (``%config ArcanaMagics.frontend``): ``"mime"`` never, ``"widget"`` always (when anywidget and
 the built module are there), ``"auto"`` (default) in VS Code, in Colab, and in a kernel started by a
@@ -109,9 +110,11 @@ REPLAY_MESSAGES = ("trace", "whatif")
 
 
 def replay_answer(trace_file: Path, shown_as: str, content: Any, run_id: str | None = None) -> dict[str, Any]:
-    """The replay widget's answer: the text of its own run's trace (``trace``), or one of its turns
-    rebuilt with other settings (``whatif``, :func:`.whatif.what_if_answer` on its own run only)."""
-    from .limits import MAX_TRACE_BYTES, clip
+    """The replay widget's answer: its own run's trace as the viewer shows it (``trace``,
+    :func:`.trace_reply.trace_answer`), or one of its turns rebuilt with other settings (``whatif``,
+    :func:`.whatif.what_if_answer` on its own run only)."""
+    from .limits import clip
+    from .trace_reply import trace_answer
 
     if not isinstance(content, dict) or content.get("type") not in REPLAY_MESSAGES:
         return _refusal(content, REPLAY_MESSAGES, "replay")
@@ -127,15 +130,7 @@ def replay_answer(trace_file: Path, shown_as: str, content: Any, run_id: str | N
         else:
             reply = {"type": "whatif", **what_if_answer(trace_file.parent, content)}
         return _with_request_id(reply, content)
-    if not trace_file.is_file():
-        reply = {"type": "trace", "ok": False, "message": f"the trace {shown_as} is not there any more"}
-    elif trace_file.stat().st_size > MAX_TRACE_BYTES:
-        reply = {"type": "trace", "ok": False, "message": f"the trace {shown_as} is larger than {MAX_TRACE_BYTES:,} "
-                                                          "bytes: open it in the trace viewer"}
-    else:
-        reply = {"type": "trace", "ok": True, "path": shown_as,
-                 "text": trace_file.read_text(encoding="utf-8", errors="replace")}
-    return _with_request_id(reply, content)
+    return _with_request_id(trace_answer(trace_file, shown_as, content), content)
 
 
 @functools.cache

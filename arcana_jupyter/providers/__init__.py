@@ -24,6 +24,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from ..compat import moved as _moved_names
+
 _EXPORTS = {
     "AnthropicProvider": "arcana_jupyter.providers.anthropic",
     "FunctionProvider": "arcana_jupyter.providers.function",
@@ -45,10 +47,24 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
+# Names exported before 0.1's public surface (issue 25), answered for one more release with a warning.
+_MOVED = {
+    "Divergence": "arcana_jupyter.providers.recorded",
+    "PRESETS": "arcana_jupyter.providers.registry",
+    "Price": "arcana_jupyter.providers.pricing",
+    "RetryPolicy": "arcana_jupyter.providers.connection",
+    "default_model_path": "arcana_jupyter.providers.local",
+    "parse_model_string": "arcana_jupyter.providers.registry",
+    "resolve_auto": "arcana_jupyter.providers.registry",
+    "tool_call": "arcana_jupyter.providers.function",
+}
+_deprecated = _moved_names("arcana_jupyter.providers", _MOVED)
+
+
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
-        raise AttributeError(f"module 'arcana_jupyter.providers' has no attribute {name!r}")
+        return _deprecated(name)  # a deprecated alias, or AttributeError
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -11,6 +11,7 @@
 This package imports nothing of arcana_jupyter but :mod:`arcana_jupyter.messages`.
 """
 
+from ..compat import moved as _moved
 from .decisions import BudgetSnapshot, ContextDecision, ContextReport, MessageDecision, TokenBudget
 from .events import EVENT_ADAPTER, Envelope, Event, Record
 from .pins import Pin, PinChange, fold_pins
@@ -29,3 +30,17 @@ __all__ = [
     "TokenBudget",
     "fold_pins",
 ]
+
+
+# Names exported before 0.1's public surface (issue 25), answered for one more release with a warning.
+_MOVED = {
+    "EVENT_MODELS": "arcana_jupyter.schema.events",
+    "EVENT_TYPES": "arcana_jupyter.schema.events",
+    "EventType": "arcana_jupyter.schema.events",
+    "LayerReport": "arcana_jupyter.schema.decisions",
+    "METADATA_MODELS": "arcana_jupyter.schema.events",
+    "TRACE_FORMAT_VERSION": "arcana_jupyter.schema.events",
+    "decision_record": "arcana_jupyter.schema.decisions",
+    "read_event": "arcana_jupyter.schema.events",
+}
+__getattr__ = _moved("arcana_jupyter.schema", _MOVED)

@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from .trace_view import RunView, TraceWhat, TurnDiffView, TurnView
+
 LiveAction = Literal["unpin", "hydrate", "retract"]
 """What a person can do from the inspector (the same runtime calls the model's tools use)."""
 
@@ -47,13 +49,23 @@ class ActionRequest(BaseModel):
 
 
 class TraceRequest(BaseModel):
-    """The text of a live run's trace (the turn widget: it cannot read the file beside the notebook)."""
+    """A run's trace as a viewer shows it, resolved in Python (``trace/views.py``): its overview, one turn,
+    or two turns compared. Asked of the kernel for a run open there (the turn widget, the replay widget),
+    and of the Jupyter server extension (``GET /arcana/trace?path=...&what=...``, no kernel needed)."""
 
     model_config = ConfigDict(extra="ignore")
 
-    type: Literal["trace"]
+    type: Literal["trace"] = "trace"
+    what: TraceWhat = "run"
     run_id: str | None = None
     agent: str | None = None
+    """``None``: ``main`` when it has turns, else the first agent that has some."""
+    turn: int | None = None
+    """The turn of a ``turn`` request."""
+    a: int | None = None
+    """The first turn of a ``diff`` request."""
+    b: int | None = None
+    """The second turn of a ``diff`` request."""
     request_id: RequestId = None
 
 
@@ -126,14 +138,20 @@ class ActionReply(BaseModel):
 
 
 class TraceReply(BaseModel):
-    """The answer to a ``trace`` request: the JSON-lines text (its last line may be torn while a turn runs)."""
+    """The answer to a ``trace`` request: the part of the trace it asked for, resolved (``ok: false`` and
+    the reader's message when the trace cannot be read: the same errors as ``arcana trace``)."""
 
     type: Literal["trace"] = "trace"
     ok: bool
     message: str | None = None
     path: str | None = None
-    """The trace file, relative to the notebook's folder."""
-    text: str | None = None
+    """The trace file, relative to the notebook's folder (the comm) or the server's root (the server)."""
+    what: TraceWhat | None = None
+    version: str | None = None
+    """The file's version (size and modification time) the answer was read from."""
+    run: RunView | None = None
+    turn_view: TurnView | None = None
+    diff: TurnDiffView | None = None
     request_id: RequestId = None
 
 

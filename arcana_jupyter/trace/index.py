@@ -75,6 +75,25 @@ class Entry(NamedTuple):
     ts: str
 
 
+class Damage(NamedTuple):
+    """A line the index could not use as it is, for a viewer: where, why, and how it starts."""
+
+    line: int
+    problem: str
+    excerpt: str
+    """The start of the line as written (at most :data:`EXCERPT_CHARS` characters)."""
+    kept: bool = False
+    """The event was kept (its metadata does not fit its model: that field reads as unset)."""
+
+
+EXCERPT_CHARS = 160
+
+
+def _excerpt(raw: bytes) -> str:
+    text = raw[: EXCERPT_CHARS * 4].decode("utf-8", errors="replace")
+    return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "…"
+
+
 class RunStartSeen(NamedTuple):
     """What the index keeps of a run's first ``run_start``."""
 
@@ -112,6 +131,8 @@ class FileIndex:
     corrupt: list[str] = field(default_factory=list)
     malformed: list[str] = field(default_factory=list)  # valid lines whose metadata does not fit its model
     torn: str | None = None
+    damage: list[Damage] = field(default_factory=list)  # the corrupt and malformed lines, for a viewer
+    torn_damage: Damage | None = None  # the torn last line, for a viewer
     tail_sig: bytes = b""  # the last bytes indexed: if they changed, the file was rewritten
     head_sig: bytes = b""  # the first bytes of the file: likewise
     chain: ChainResolver | None = None  # chained decisions (encoding 2) resolved for random reads
@@ -256,6 +277,7 @@ class FileIndexer:
 
     def _extend(self, idx: FileIndex, size: int) -> None:
         idx.torn = None
+        idx.torn_damage = None
         if size <= idx.size:
             return
         with idx.real.open("rb") as fh:
@@ -308,6 +330,8 @@ class FileIndexer:
             f"{idx.path}:{line_no}: torn last line ({len(raw)} bytes, {problem}) ignored; "
             f"the {len(idx.entries)} events before it are intact"
         )
+        idx.torn_damage = Damage(line_no, f"torn last line (the trace is probably still being written): {problem}",
+                                 _excerpt(raw))
 
     @staticmethod
     def _check(obj: Any) -> str | None:
@@ -355,6 +379,7 @@ class FileIndexer:
                 idx.lines -= 1
                 raise CorruptTraceError(str(idx.path), line_no, problem)
             idx.corrupt.append(f"{idx.path}:{line_no}: {problem} (line skipped)")
+            idx.damage.append(Damage(line_no, problem, _excerpt(raw)))
             return
         meta: dict[str, Any] = obj.get("metadata") or {}  # JSON edge: the metadata as written
         etype: str = obj["event_type"]
@@ -365,6 +390,7 @@ class FileIndexer:
                 idx.lines -= 1
                 raise CorruptTraceError(str(idx.path), line_no, problem) from None
             idx.malformed.append(f"{idx.path}:{line_no}: {problem} (event kept; the field reads as unset)")
+            idx.damage.append(Damage(line_no, f"{problem} (event kept; the field reads as unset)", _excerpt(raw), True))
         agent: str = obj.get("agent") or "main"
         turn = _as_int(obj.get("turn"))
         # an unknown event type keeps its keys as extra attributes: _as_int guards their type

@@ -212,6 +212,19 @@ class DecisionResolver:
             while len(self._bases) > self._keep:
                 self._bases.pop(next(iter(self._bases)))
 
+    def next(self, event_id: str, decision: Decision, previous: list[Row] | None) -> Decision:
+        """The next decision of the trace in file order, resolved: a delta against its keyframe, or a
+        keyframe whose rows equal to ``previous``'s (the decision before it) at the same place are those
+        row objects, so sharing (and the turn-to-turn diff's shortcut) goes on. Raises as :meth:`resolve`."""
+        if decision.get("decisions_delta"):
+            return self.resolve(decision)
+        rows = decision.get("decisions")
+        if isinstance(rows, list) and previous:
+            merged = [old if old == row else row for old, row in zip(previous, rows, strict=False)]
+            decision = {**decision, "decisions": merged + rows[len(merged):]}
+        self.remember(event_id, decision)
+        return decision
+
     def resolve(self, decision: Decision) -> Decision:
         """``resolve_decision(decision)``, equal in value; raises ``ValueError`` as it does."""
         delta = decision.get("decisions_delta")

@@ -16,8 +16,16 @@ from pydantic import ValidationError
 
 from ..exceptions import TraceError
 from ..schema.decisions import BudgetSnapshot, ContextDecision, ContextReport
-from ..schema.events import EVENT_ADAPTER, ContextDecisionEvent, ContextDecisionMetadata, Event, PromptSnapshotEvent
+from ..schema.events import (
+    EVENT_ADAPTER,
+    ContextDecisionEvent,
+    ContextDecisionMetadata,
+    Event,
+    PromptSentMetadata,
+    PromptSnapshotEvent,
+)
 from .decision_delta import ChainResolver, is_chained
+from .decision_json import with_rows
 from .events import TraceEvent
 from .index import FileIndex, first_problem
 from .prompt_sent import ResolvedPrompt, masked_count, prompt_digest, resolve_prompt_sent
@@ -206,13 +214,9 @@ def prompts_sent(reader: TraceReader, run_id: str, agent: str | None = None, *,
                 except (ValueError, KeyError, TypeError, AttributeError, IndexError):
                     continue  # that call is shown unverified (replay_prompt reports the decision's problem)
             if entry.event_id in wanted:
-                builder = meta.get("builder")
-                tools = meta.get("tools")
-                recorded_digest = meta.get("request_digest")
-                calls[entry.event_id] = (
-                    tools if isinstance(tools, list) else [],
-                    str(builder.get("model") or "") if isinstance(builder, dict) else "",
-                    recorded_digest if isinstance(recorded_digest, str) else None)
+                md = ContextDecisionMetadata.read(with_rows(meta, None))  # typed, the rows left out
+                calls[entry.event_id] = (md.tools, (md.builder.model if md.builder else None) or "",
+                                         md.request_digest)
     run = reader._run_id_of(idx.path)
     for p in sent:
         entry = idx.entries[p]
@@ -249,8 +253,7 @@ def resolve_sent(reader: TraceReader, idx: FileIndex, agent: str, event_id: str)
                 raise TraceError(f"{idx.path}: prompt_sent {event_id}: the prompt {current} it continues is not "
                                  "in the trace")
             chain.append((current, meta))
-            prev = meta.get("prev")
-            current = prev if isinstance(prev, str) else None
+            current = PromptSentMetadata.read(meta).prev
             if len(chain) > 100_000:
                 raise TraceError(f"{idx.path}: prompt_sent {event_id}: its chain does not end")
         records = idx.records.get(agent, {})
@@ -266,7 +269,7 @@ def resolve_sent(reader: TraceReader, idx: FileIndex, agent: str, event_id: str)
         for eid, meta in reversed(chain):
             try:
                 base = resolve_prompt_sent(meta, base, history)
-                base["digest"] = meta.get("digest")
+                base["digest"] = PromptSentMetadata.read(meta).digest
             except ValueError as exc:
                 raise TraceError(f"{idx.path}: prompt_sent {eid} cannot be resolved ({exc})") from None
             idx.sent[eid] = base

@@ -35,6 +35,7 @@ from ..messages import Message, as_message
 from ..schema.pins import Pin, fold_pins
 from . import prompt_queries
 from .decision_delta import ChainResolver, DecisionResolver, is_chained, resolve_decision
+from .decision_json import Decision, Metadata, Row, decision_of, rows_in, rows_of, with_rows
 from .events import TraceEvent
 from .index import HISTORY_EVENTS, SHARED_INDEXES, FileIndex, FileIndexer, ReaderStats, problems_of
 from .recorded_prompt import PromptReplay, SentPrompt
@@ -53,6 +54,20 @@ class DecisionRecord(NamedTuple):
     partial: bool = False
     """``decision.decisions`` holds only the columns asked for (``decision_records(only=...)``): a chained
     decision read on the frames' fast path. :meth:`TraceReader.decision_of` reads its full rows."""
+
+    @property
+    def decision(self) -> Decision | None:
+        """The recorded ``decision`` (a ContextDecision dump, its rows resolved or None)."""
+        return decision_of(self.metadata)
+
+    @property
+    def rows(self) -> list[Row] | None:
+        """The decision's rows (shared with the records before it where unchanged: read-only), or None."""
+        return rows_of(self.metadata)
+
+    def without_rows(self) -> Metadata:
+        """The metadata with the decision's rows left out (an empty list): what is validated for a replay."""
+        return with_rows(self.metadata, []) if self.decision is not None else dict(self.metadata)
 
 
 class RunInfo(BaseModel):
@@ -298,8 +313,7 @@ class TraceReader:
             except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
                 raise TraceError(f"{idx.path}: event {obj.get('event_id')}: the chained decision cannot be "
                                  f"resolved ({type(exc).__name__}: {exc})") from None
-        decision = meta["decision"]
-        return {**meta, "decision": {**decision, "decisions": [dict(r) for r in decision["decisions"]]}}
+        return with_rows(meta, [dict(r) for r in rows_of(meta) or []])
 
     def _metadata_of(self, idx: FileIndex, event_id: str) -> dict[str, Any] | None:  # JSON edge: as written
         """The recorded metadata of the context_decision ``event_id`` (as written)."""
@@ -313,12 +327,13 @@ class TraceReader:
     def _resolve_delta(self, idx: FileIndex, obj: dict[str, Any]) -> None:  # JSON edge: a line as written
         """Replace a decision delta (trace/decision_delta.py) by the full decision list, in place."""
         # works on the raw JSON lines (this one and its base), resolving the delta in place before anyone reads it
-        decision = (obj.get("metadata") or {}).get("decision")
-        if not isinstance(decision, dict) or not decision.get("decisions_delta"):
+        decision = decision_of(obj["metadata"])
+        if decision is None or not decision.get("decisions_delta"):  # JSON edge: encoding 1's mark
             return
 
         try:
-            obj["metadata"]["decision"] = resolve_decision(decision, lambda event_id: self._decision_of(idx, event_id))
+            full = resolve_decision(decision, lambda event_id: self._decision_of(idx, event_id))
+            obj["metadata"] = {**obj["metadata"], "decision": full}  # JSON edge: the resolved decision in its place
         except (ValueError, KeyError, TypeError, AttributeError, IndexError, StopIteration) as exc:
             raise TraceError(f"{idx.path}: event {obj.get('event_id')}: the decision delta cannot be resolved "
                              f"({type(exc).__name__}: {exc})") from None
@@ -328,9 +343,8 @@ class TraceReader:
         p = idx.decision_at.get(event_id)
         if p is None:
             return None
-        raw = self._read_raw(idx, [p])
-        found = (raw[0].get("metadata") or {}).get("decision") if raw else None
-        return found if isinstance(found, dict) else None
+        meta = self._metadata_of(idx, event_id)
+        return decision_of(meta) if meta is not None else None
 
     def decision_records(self, run_id: str, agent: str | None = None, *,
                          last_step_rows: bool = False, only: Sequence[str] | None = None
@@ -373,32 +387,29 @@ class TraceReader:
                     except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
                         raise TraceError(f"{idx.path}:{entry.line}: event {entry.event_id}: the chained decision "
                                          f"cannot be resolved ({type(exc).__name__}: {exc})") from None
-                    if meta["decision"]["decisions"] is not None and only is None:
-                        previous = meta["decision"]["decisions"]
+                    rows = rows_of(meta)
+                    if rows is not None and only is None:
+                        previous = rows
                     yield DecisionRecord(turn=entry.turn, step=entry.step or 0, event_id=entry.event_id, position=p,
                                          line=entry.line, metadata=meta, partial=only is not None)
                     continue
-                decision = meta.get("decision")
-                if isinstance(decision, dict):
+                decision = decision_of(meta)
+                if decision is not None:
                     try:
-                        if decision.get("decisions_delta"):
-                            meta["decision"] = decision = resolver.resolve(decision)
-                        elif isinstance(decision.get("decisions"), list) and previous:
-                            # a keyframe: its rows equal to the previous decision's at the same place are
-                            # those objects, so sharing (and the turn-to-turn diff's shortcut) goes on
-                            rows = decision["decisions"]
-                            merged = [old if old == row else row for old, row in zip(previous, rows, strict=False)]
-                            meta["decision"] = decision = {**decision, "decisions": merged + rows[len(merged):]}
-                            resolver.remember(entry.event_id, decision)
-                        else:
-                            resolver.remember(entry.event_id, decision)
-                        if isinstance(decision.get("decisions"), list):
-                            previous = decision["decisions"]
+                        decision = resolver.next(entry.event_id, decision, previous)
                     except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
                         raise TraceError(f"{idx.path}:{entry.line}: event {entry.event_id}: the decision delta "
                                          f"cannot be resolved ({type(exc).__name__}: {exc})") from None
+                    meta = {**meta, "decision": decision}  # JSON edge: the resolved decision in its place
+                    rows = rows_of(meta)
+                    if rows is not None:
+                        previous = rows
                 yield DecisionRecord(turn=entry.turn, step=entry.step or 0, event_id=entry.event_id, position=p,
                                      line=entry.line, metadata=meta)
+
+    def decision_rows(self, run_id: str, event_id: str) -> list[Row] | None:
+        """The rows of the context_decision ``event_id`` of ``run_id`` (None when it records none)."""
+        return rows_in(self.decision_of(run_id, event_id))
 
     def decision_of(self, run_id: str, event_id: str) -> dict[str, Any]:  # JSON edge: the decision's JSON
         """The full ``decision`` (rows resolved) of the context_decision ``event_id`` of ``run_id``."""
@@ -406,8 +417,8 @@ class TraceReader:
         p = idx.decision_at.get(event_id)
         if p is None:
             raise TraceError(f"run {run_id} has no context_decision {event_id}")
-        decision = self._load(idx, [p])[0].metadata.get("decision")
-        if not isinstance(decision, dict):
+        decision = decision_of(self._load(idx, [p])[0].metadata)
+        if decision is None:
             raise TraceError(f"{idx.path}:{idx.entries[p].line}: context_decision {event_id} records no decision")
         return decision
 

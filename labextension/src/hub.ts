@@ -1,7 +1,8 @@
 /**
- * What the renderers, the sidebar and the notebooks share: the contents API (reading traces,
- * listing folders without 404s), the `arcana` comm of each notebook's kernel, and the notebook
- * renames that move `<old>.arcana/` to `<new>.arcana/`.
+ * What the renderers, the sidebar and the notebooks share: the traces as Python reads them (the
+ * server extension's `GET /arcana/trace`, no kernel needed), the contents API (listing folders
+ * without 404s), the `arcana` comm of each notebook's kernel, and the notebook renames that move
+ * `<old>.arcana/` to `<new>.arcana/`.
  *
  * The MIME renderers are created by JupyterLab's rendermime, not by our plugin, so the plugin
  * publishes one `Hub` on `globalThis` and the renderers look it up there. Without it (a page
@@ -9,11 +10,13 @@
  */
 
 import { JupyterFrontEnd } from '@jupyterlab/application';
-import { PageConfig, PathExt } from '@jupyterlab/coreutils';
+import { PageConfig, PathExt, URLExt } from '@jupyterlab/coreutils';
 import { Contents, Kernel, KernelMessage, ServerConnection } from '@jupyterlab/services';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { ParsedTrace, parseTrace } from './trace';
+import type { TurnDetail } from './inspector';
+import type { TraceReply } from './schema.gen';
+import { TraceQuery, TraceSource } from './source';
 
 export const COMM_TARGET = 'arcana';
 const HUB_KEY = Symbol.for('arcana-jupyter.hub');
@@ -201,16 +204,15 @@ export class KernelLink {
   }
 }
 
-interface CachedTrace {
-  key: string;
-  trace: ParsedTrace;
-}
+/** The server extension's endpoint (arcana_jupyter/server/handlers.py). */
+export const TRACE_ROUTE = 'arcana/trace';
 
 export class Hub {
   readonly links = new Map<string, KernelLink>();
   private readonly linksChanged_ = new Signal<this, void>(this);
   private readonly renamed_ = new Signal<this, { oldPath: string; newPath: string }>(this);
-  private readonly traces = new Map<string, Promise<CachedTrace | null>>();
+  /** One source per trace file (from the server's root), shared by every view of it. */
+  private readonly sources = new Map<string, TraceSource>();
 
   constructor(readonly app: JupyterFrontEnd) {}
 
@@ -291,23 +293,58 @@ export class Hub {
     return items?.find(m => m.name === PathExt.basename(path) && m.type !== 'directory') ?? null;
   }
 
-  /** The raw text of a file (no JSON wrapping). */
-  async readRaw(path: string): Promise<string> {
+  /**
+   * Ask the server extension about the trace at `path` (from the server's root). Every answer is a
+   * `TraceReply`; one that is not (no extension, a proxy's error page) becomes `ok: false` saying so.
+   */
+  async askServer(path: string, query: TraceQuery): Promise<TraceReply> {
     const settings = this.app.serviceManager.serverSettings;
-    const url = await this.contents.getDownloadUrl(path);
-    const resp = await ServerConnection.makeRequest(url, { cache: 'no-store' }, settings);
-    if (!resp.ok) {
-      throw new Error(`HTTP ${resp.status} ${resp.statusText}`);
+    const params = new URLSearchParams({ path });
+    for (const [k, v] of Object.entries(query)) {
+      if (v !== undefined && v !== null) {
+        params.set(k, String(v));
+      }
     }
-    return resp.text();
+    const url = URLExt.join(settings.baseUrl, TRACE_ROUTE) + '?' + params.toString();
+    let resp: Response;
+    try {
+      resp = await ServerConnection.makeRequest(url, { cache: 'no-store' }, settings);
+    } catch (err) {
+      return { ok: false, message: `the server could not be reached (${String((err as Error)?.message ?? err)})` };
+    }
+    let body: unknown = null;
+    try {
+      body = await resp.json();
+    } catch {
+      body = null;
+    }
+    if (body && typeof body === 'object' && typeof (body as TraceReply).ok === 'boolean') {
+      return body as TraceReply;
+    }
+    return {
+      ok: false,
+      message: resp.status === 404
+        ? 'the arcana server extension is not running in this Jupyter server (pip install arcana-jupyter there, then restart it)'
+        : `HTTP ${resp.status} ${resp.statusText}`
+    };
+  }
+
+  /** The source of the trace at `path` (from the server's root): one per file, shared by its views. */
+  source(path: string): TraceSource {
+    let s = this.sources.get(path);
+    if (!s) {
+      s = new TraceSource(q => this.askServer(path, q));
+      this.sources.set(path, s);
+    }
+    return s;
   }
 
   /**
-   * The parsed trace of a turn or a replay: `trace_path` (relative to the notebook) when it is
-   * there, else `<notebook>.arcana/<run_id>.jsonl`. Parsed once per file version (size and
-   * modification time), shared by every output of the notebook. Null when no file is found.
+   * The trace of a turn, as its inspector's detail: `trace_path` (relative to the notebook) when it
+   * is there, else `<notebook>.arcana/<run_id>.jsonl`, that turn read by Python. Null when no file is found.
    */
-  async trace(notebookPath: string, tracePath: string | null | undefined, runId: string | null | undefined): Promise<{ path: string; trace: ParsedTrace } | null> {
+  async turnDetail(notebookPath: string, tracePath: string | null | undefined, runId: string | null | undefined,
+    agent: string, turn: number): Promise<TurnDetail | null> {
     const candidates: string[] = [];
     if (tracePath) {
       candidates.push(besideNotebook(notebookPath, tracePath));
@@ -316,29 +353,12 @@ export class Hub {
       candidates.push(`${traceDirFor(notebookPath)}/${runId}.jsonl`);
     }
     for (const path of [...new Set(candidates)]) {
-      const info = await this.fileInfo(path);
-      if (!info) {
+      if (!(await this.fileInfo(path))) {
         continue;
       }
-      const got = await this.parsed(path, info);
-      if (got) {
-        return { path, trace: got };
-      }
+      return { path, turn: await this.source(path).turn(agent, turn) };
     }
     return null;
-  }
-
-  /** The parsed trace at `path` (listed as `info`), parsed once per file version; null if unreadable. */
-  async parsed(path: string, info: Contents.IModel): Promise<ParsedTrace | null> {
-    const key = `${path}|${info.size}|${info.last_modified}`;
-    let entry = this.traces.get(path);
-    const cached = entry ? await entry : null;
-    if (!cached || cached.key !== key) {
-      entry = this.readRaw(path).then(text => ({ key, trace: parseTrace(text) }), () => null);
-      this.traces.set(path, entry);
-    }
-    const got = await entry!;
-    return got ? got.trace : null;
   }
 
   /**
@@ -350,23 +370,22 @@ export class Hub {
     if (!info.size) {
       return null;
     }
-    const trace = await this.parsed(path, info);
-    if (!trace || !trace.events.length) {
+    let run;
+    try {
+      run = await this.source(path).run();
+    } catch {
       return null;
     }
-    const turns = new Set<number>();
-    for (const list of trace.turnsByAgent.values()) {
-      list.forEach(t => turns.add(t));
+    if (!run.events) {
+      return null;
     }
-    const starts = trace.events.filter(e => e.event_type === 'run_start');
-    const last = trace.events[trace.events.length - 1];
     return {
-      agents: trace.agents,
-      turns: turns.size,
-      started: String((trace.runStart ?? trace.events[0]).ts ?? '') || null,
-      resumed: Math.max(0, starts.length - 1),
-      ended: last.event_type === 'run_end',
-      errors: trace.errors.length
+      agents: run.agents ?? [],
+      turns: run.turn_count ?? 0,
+      started: run.started ?? null,
+      resumed: run.resumed ?? 0,
+      ended: !!run.last_event_is_end,
+      errors: run.error_count ?? 0
     };
   }
 
@@ -400,7 +419,7 @@ export class Hub {
     }
     if (moved) {
       this.rewriteTracePaths(link, PathExt.basename(oldDir), PathExt.basename(newDir));
-      this.traces.clear();
+      this.sources.clear();
     }
     this.renamed_.emit({ oldPath, newPath });
     await link.request(link.pathMessage(oldPath));

@@ -54,7 +54,7 @@ class TraceWidgetFactory extends ABCWidgetFactory<IDocumentWidget<TraceViewer>> 
   }
 
   protected createNewWidget(context: DocumentRegistry.Context): IDocumentWidget<TraceViewer> {
-    const content = new TraceViewer({ path: context.path, load: () => this.hub.readRaw(context.path) });
+    const content = new TraceViewer({ path: context.path, source: this.hub.source(context.path) });
     const widget = new DocumentWidget({ content, context, reveal: context.ready.then(() => content.refresh()) });
     widget.title.icon = arcanaIcon;
     widget.addClass('arcana-trace-document');

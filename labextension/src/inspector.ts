@@ -9,15 +9,21 @@ import { budgetBars, decisionTable, list, outcomeSummary } from './decisionview'
 import { clear, collapsible, h, pre, uid } from './dom';
 import { fmtCost, fmtCounting, fmtInt, fmtMs, fmtPct, fmtScore, preview, valueText } from './format';
 import type { ActionRequest, KernelReply, LiveAction, StateRequest, WhatIfRequest } from './schema.gen';
-import { messageFor, ParsedTrace, promptOf } from './trace';
-import { MessageRecord, Pin, StateObject, TurnBundle, TurnStep } from './types';
+import type { TurnView } from './schema.gen';
+import { stepOf } from './source';
+import { MessageDecision, MessageRecord, Pin, StateObject, TurnBundle, TurnStep } from './types';
 import { sentPromptSection } from './sentview';
 import { whatIfSection } from './whatif';
 
-/** The trace of the turn, read when the inspector opens (the notebook keeps a summary). */
+/** The turn as Python read it from the trace, when the inspector opens (the notebook keeps a summary). */
 export interface TurnDetail {
   path: string;
-  trace: ParsedTrace;
+  turn: TurnView;
+}
+
+/** A row's identity within one build (its source, index and section): how a bundle row finds the trace's. */
+function rowKey(d: MessageDecision): string {
+  return `${d.source ?? 'history'}\u0000${d.index}\u0000${d.section ?? ''}`;
 }
 
 /**
@@ -103,7 +109,10 @@ function stepView(b: TurnBundle, step: TurnStep, detail: TurnDetail | null, live
   const decisions = asArray(step.decision?.decisions);
   const pins = asArray(b.pins);
   const msgs = asArray(step.messages);
-  const snapshot = detail ? promptOf(detail.trace, b.agent || 'main', b.turn, step.step) : null;
+  const traced = stepOf(detail?.turn, step.step);
+  const snapshot = (traced?.sent?.messages ?? null) as MessageRecord[] | null;
+  const originals = new Map<string, MessageRecord | null>();
+  (traced?.decision?.decisions ?? []).forEach((d, i) => originals.set(rowKey(d), (traced?.originals?.[i] ?? null) as MessageRecord | null));
   const at = (pos: number | null | undefined): MessageRecord | null => {
     if (typeof pos !== 'number' || pos < 0) {
       return null;
@@ -115,7 +124,7 @@ function stepView(b: TurnBundle, step: TurnStep, detail: TurnDetail | null, live
     return m && (m as any).in_trace ? null : m;
   };
   const table = decisionTable(`Context decisions, step ${step.step}`, d => {
-    const fromTrace = detail ? messageFor(detail.trace, b.agent || 'main', b.turn, d, step.step) : null;
+    const fromTrace = originals.get(rowKey(d)) ?? null;
     // Kept at L0, what was sent is the original; the notebook keeps only the compressed texts.
     const same = d.outcome === 'kept' && (d.fidelity === 'L0' || !d.fidelity) && !d.recalled;
     let sent = at(d.position);
@@ -158,7 +167,7 @@ function stepView(b: TurnBundle, step: TurnStep, detail: TurnDetail | null, live
     dec?.summary ? collapsible('Summary written by the summariser', () => pre(dec.summary)) : null,
     // The prompt as sent: from the trace beside the notebook (prompt_sent events), no kernel needed.
     detail
-      ? sentPromptSection(detail.trace, b.agent || 'main', b.turn, step.step, false, live
+      ? sentPromptSection(traced, b.run_id, b.turn, false, live
         ? () => live.request({ type: 'whatif', run_id: String(b.run_id), agent: b.agent ?? null, turn: Number(b.turn), step: step.step,
           window: null, reserve: null, strategy: null, mode: null, relevance: null })
         : undefined)

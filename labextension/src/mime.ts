@@ -3,8 +3,8 @@
  * `application/vnd.arcana.replay+json` (the replay scrubber of `%arcana_replay`).
  *
  * A saved notebook reopened without a kernel shows both: the turn's summary is in the notebook,
- * its detail (the prompt texts) and every turn of a replay are read from the trace beside the
- * notebook through the contents API. When the notebook's kernel runs arcana, the inspector of the
+ * its detail (the prompt texts) and every turn of a replay come from the trace beside the notebook,
+ * read by Python in the Jupyter server (the server extension's `/arcana/trace`, ./hub). When the notebook's kernel runs arcana, the inspector of the
  * session's latest turn also offers the live actions over the `arcana` comm (./hub).
  *
  * The reply is Markdown and is rendered by JupyterLab itself: a `RenderedMarkdown` widget made with
@@ -109,7 +109,7 @@ export class TurnRenderer extends Panel implements IRenderMime.IRenderer {
     const notebook = notebookOf(this.options);
     const ctx: TurnContext = { replyShown: true };
     if (hub && notebook && b && typeof b === 'object') {
-      ctx.loadDetail = () => hub.trace(notebook, b.trace_path, b.run_id);
+      ctx.loadDetail = () => hub.turnDetail(notebook, b.trace_path, b.run_id, b.agent || 'main', Number(b.turn));
     }
     const link = this.link;
     if (link?.connected) {
@@ -199,7 +199,7 @@ export class ReplayRenderer extends Panel implements IRenderMime.IRenderer {
       this.link = hub.linkFor(notebook) ?? null;
       this.connected = !!this.link?.connected;
       this.viewer = new TraceViewer({
-        path: where, load: () => hub.readRaw(where), focusOnAttach: false, selectTurn: r.selected_turn ?? null,
+        path: where, source: hub.source(where), focusOnAttach: false, selectTurn: r.selected_turn ?? null,
         whatIf: () => this.live()
       });
       this.viewer.addClass('arcana-viewer-inline');

@@ -15,6 +15,8 @@ export type Tier = 'active' | 'soft' | 'hard';
 export type Kind = 'task' | 'decision' | 'constraint' | 'note';
 export type TaskStatus = 'open' | 'done';
 export type LiveAction = 'unpin' | 'hydrate' | 'retract';
+export type TraceWhat = 'run' | 'turn' | 'diff';
+export type DiffChange = 'added' | 'removed' | 'outcome' | 'fidelity' | 'tokens';
 // ---- Unions of models ------------------------------------------------------------------------
 export type KernelRequest = StateRequest | ActionRequest | TraceRequest | WhatIfRequest | PathRequest;
 export type KernelReply = LiveState | ActionReply | TraceReply | WhatIfReply | PathReply | ErrorReply;
@@ -134,6 +136,19 @@ export interface ContextReport {
   free_reason?: string | null;
 }
 
+// ---- arcana_jupyter.schema.trace_view.DiffRowView -------------------------------------------------
+/** @pydantic DiffRowView: A message that changed between two turns' first builds (or is in only one of them). */
+export interface DiffRowView {
+  key: string;
+  role: string;
+  source: string;
+  label: string;
+  /** The row at turn A (None: the message is new at turn B). */
+  a?: MessageDecision | null;
+  b?: MessageDecision | null;
+  changes: DiffChange[];
+}
+
 // ---- arcana_jupyter.schema.frontend.ErrorReply ----------------------------------------------------
 /** @pydantic ErrorReply: A request that could not be answered (not a JSON object, or it failed): nothing changed. */
 export interface ErrorReply {
@@ -141,6 +156,17 @@ export interface ErrorReply {
   ok?: false;
   message: string;
   request_id?: string | number | null;
+}
+
+// ---- arcana_jupyter.schema.trace_view.ErrorView ---------------------------------------------------
+/** @pydantic ErrorView: One ``error`` event. */
+export interface ErrorView {
+  agent?: string;
+  turn?: number | null;
+  type?: string | null;
+  where?: string | null;
+  message?: string;
+  recoverable?: boolean;
 }
 
 // ---- arcana_jupyter.schema.decisions.LayerReport --------------------------------------------------
@@ -201,6 +227,17 @@ export interface MessageDecision {
   anchor_position?: number | null;
 }
 
+// ---- arcana_jupyter.schema.events.MessageRecord ---------------------------------------------------
+/** @pydantic MessageRecord: ``Message.record()``: a history message as the trace holds it. */
+export interface MessageRecord {
+  role: string;
+  content?: string | null;
+  tool_calls?: Record<string, unknown>[] | null;
+  tool_call_id?: string | null;
+  name?: string | null;
+  turn?: number | null;
+}
+
 // ---- arcana_jupyter.schema.frontend.PathReply -----------------------------------------------------
 /** @pydantic PathReply: The answer to a ``path`` request. */
 export interface PathReply {
@@ -228,12 +265,79 @@ export interface PathRequest {
   request_id?: string | number | null;
 }
 
+// ---- arcana_jupyter.schema.trace_view.PinView -----------------------------------------------------
+/** @pydantic PinView: A pin as the viewer shows it at a build. */
+export interface PinView {
+  pin_id: string;
+  label?: string | null;
+  content?: string | null;
+  until_turn?: number | null;
+  created_turn?: number | null;
+}
+
 // ---- arcana_jupyter.schema.bundle.PrimitiveCall ---------------------------------------------------
 /** @pydantic PrimitiveCall */
 export interface PrimitiveCall {
   primitive?: string | null;
   args?: unknown;
   result?: unknown;
+}
+
+// ---- arcana_jupyter.schema.trace_view.PrimitiveView -----------------------------------------------
+/** @pydantic PrimitiveView */
+export interface PrimitiveView {
+  primitive?: string | null;
+  args?: unknown;
+  result?: unknown;
+}
+
+// ---- arcana_jupyter.schema.trace_view.RunView -----------------------------------------------------
+/**
+ * @pydantic RunView: A run file's overview: what the viewer's header, scrubber, problems and errors show, and the
+ * runs sidebar's line.
+ */
+export interface RunView {
+  /** The file as the request named it. */
+  path: string;
+  /** Changes when the file does (its size and modification time): answers of one version agree. */
+  version: string;
+  run_id?: string | null;
+  model?: string | null;
+  arcana_version?: string | null;
+  events?: number;
+  bytes?: number;
+  /** A ``run_end`` was recorded. */
+  ended?: boolean;
+  /** The last event is ``run_end``: the session was closed (the sidebar's "ended"). */
+  last_event_is_end?: boolean;
+  /** The first ``run_start``'s time (else the first event's), UTC ISO-8601. */
+  started?: string | null;
+  /** How many times the run was resumed (its later ``run_start`` events). */
+  resumed?: number;
+  /** Every agent with an event, in order of appearance. */
+  agents?: string[];
+  /** Per agent, its turns (1 and up) in ascending order; agents without a turn are left out. */
+  turns?: Record<string, number[]>;
+  /** Distinct turns over all agents. */
+  turn_count?: number;
+  problems?: TraceProblem[];
+  /** The run's first :data:`~arcana_jupyter.trace.views.MAX_ERRORS` errors. */
+  errors?: ErrorView[];
+  error_count?: number;
+}
+
+// ---- arcana_jupyter.schema.trace_view.SentView ----------------------------------------------------
+/** @pydantic SentView: One call's prompt as the provider was given it, checked against the recorded request digest. */
+export interface SentView {
+  /** ``prompt_sent`` or ``snapshot``. */
+  source: string;
+  messages?: Record<string, unknown>[];
+  tokens?: (number | null)[];
+  verified?: boolean;
+  digest?: string | null;
+  recorded_digest?: string | null;
+  /** One line: where the prompt comes from and whether it verified (``SentPrompt.status()``). */
+  status: string;
 }
 
 // ---- arcana_jupyter.schema.bundle.SessionUsage ----------------------------------------------------
@@ -294,11 +398,42 @@ export interface StepCounting {
   cached?: number | null;
 }
 
+// ---- arcana_jupyter.schema.trace_view.StepView ----------------------------------------------------
+/** @pydantic StepView: One LLM call (step) of a turn: its decisions, the texts they are about, its prompt and pins. */
+export interface StepView {
+  step: number;
+  decision?: ContextDecision | null;
+  /** Why the decision recorded for this step cannot be read (a damaged or hostile chain). */
+  problem?: string | null;
+  budget?: BudgetSnapshot | null;
+  report?: ContextReport | null;
+  request_digest?: string | null;
+  /**
+   * The message each decision row is about, as recorded (the transcript, the input, a pin's or a
+   * section's content), row for row; None where the trace holds none.
+   */
+  originals?: (MessageRecord | null)[];
+  /** None: no ``prompt_sent`` and no snapshot for this call (see ``sent_problem``). */
+  sent?: SentView | null;
+  /** Why the prompt as sent cannot be read, when it cannot. */
+  sent_problem?: string | null;
+  pins?: PinView[];
+}
+
 // ---- arcana_jupyter.schema.decisions.TokenBudget --------------------------------------------------
 /** @pydantic TokenBudget: The model's context window and how much of it is kept free for the reply. */
 export interface TokenBudget {
   total_window: number;
   response_reserve?: number;
+}
+
+// ---- arcana_jupyter.schema.trace_view.ToolCallView ------------------------------------------------
+/** @pydantic ToolCallView */
+export interface ToolCallView {
+  name?: string | null;
+  ok?: boolean;
+  arguments?: unknown;
+  result?: unknown;
 }
 
 // ---- arcana_jupyter.schema.events.TraceEvent ------------------------------------------------------
@@ -322,30 +457,62 @@ export interface TraceEvent {
   metadata?: Record<string, unknown>;
 }
 
+// ---- arcana_jupyter.schema.trace_view.TraceProblem ------------------------------------------------
+/**
+ * @pydantic TraceProblem: A line that could not be read (``kind: line``; a torn last line, a trace still being written,
+ * is a
+ * warning), or an event that was read but whose content cannot be used (``kind: event``).
+ */
+export interface TraceProblem {
+  line?: number | null;
+  problem: string;
+  torn?: boolean;
+  /** The start of the line as written (at most 160 characters). */
+  excerpt?: string;
+  kind?: 'line' | 'event';
+  event_id?: string | null;
+}
+
 // ---- arcana_jupyter.schema.frontend.TraceReply ----------------------------------------------------
 /**
- * @pydantic TraceReply: The answer to a ``trace`` request: the JSON-lines text (its last line may be torn while a turn
- * runs).
+ * @pydantic TraceReply: The answer to a ``trace`` request: the part of the trace it asked for, resolved (``ok: false``
+ * and
+ * the reader's message when the trace cannot be read: the same errors as ``arcana trace``).
  */
 export interface TraceReply {
   type?: 'trace';
   ok: boolean;
   message?: string | null;
-  /** The trace file, relative to the notebook's folder. */
+  /** The trace file, relative to the notebook's folder (the comm) or the server's root (the server). */
   path?: string | null;
-  text?: string | null;
+  what?: TraceWhat | null;
+  /** The file's version (size and modification time) the answer was read from. */
+  version?: string | null;
+  run?: RunView | null;
+  turn_view?: TurnView | null;
+  diff?: TurnDiffView | null;
   request_id?: string | number | null;
 }
 
 // ---- arcana_jupyter.schema.frontend.TraceRequest --------------------------------------------------
 /**
- * @pydantic TraceRequest: The text of a live run's trace (the turn widget: it cannot read the file beside the
- * notebook).
+ * @pydantic TraceRequest: A run's trace as a viewer shows it, resolved in Python (``trace/views.py``): its overview,
+ * one turn,
+ * or two turns compared. Asked of the kernel for a run open there (the turn widget, the replay widget),
+ * and of the Jupyter server extension (``GET /arcana/trace?path=...&what=...``, no kernel needed).
  */
 export interface TraceRequest {
-  type: 'trace';
+  type?: 'trace';
+  what?: TraceWhat;
   run_id?: string | null;
+  /** ``None``: ``main`` when it has turns, else the first agent that has some. */
   agent?: string | null;
+  /** The turn of a ``turn`` request. */
+  turn?: number | null;
+  /** The first turn of a ``diff`` request. */
+  a?: number | null;
+  /** The second turn of a ``diff`` request. */
+  b?: number | null;
   request_id?: string | number | null;
 }
 
@@ -384,6 +551,26 @@ export interface TurnBundle {
   progress?: string | null;
 }
 
+// ---- arcana_jupyter.schema.trace_view.TurnDiffView ------------------------------------------------
+/**
+ * @pydantic TurnDiffView: Which messages changed between the first builds of two turns; rows in turn B's order, then
+ * the
+ * removed ones.
+ */
+export interface TurnDiffView {
+  agent: string;
+  turn_a: number;
+  turn_b: number;
+  rows?: DiffRowView[];
+  unchanged?: number;
+  tokens_a?: number;
+  tokens_b?: number;
+  counts_a?: Record<string, number>;
+  counts_b?: Record<string, number>;
+  /** Why the two turns cannot be compared (a decision that cannot be read, a turn not in the run). */
+  problem?: string | null;
+}
+
 // ---- arcana_jupyter.schema.bundle.TurnError -------------------------------------------------------
 /** @pydantic TurnError */
 export interface TurnError {
@@ -409,6 +596,33 @@ export interface TurnStep {
    * what came back, and why room stayed free (runtime/bundle.py ``explain_step``).
    */
   explain?: string[] | null;
+}
+
+// ---- arcana_jupyter.schema.trace_view.TurnView ----------------------------------------------------
+/** @pydantic TurnView: One turn of one agent: what the viewer shows under the scrubber and the inspector's detail. */
+export interface TurnView {
+  agent: string;
+  turn: number;
+  /** A ``turn_end`` was recorded. */
+  ended?: boolean;
+  status?: string | null;
+  has_input?: boolean;
+  /** The user's text (None: not recorded, or no user message: see ``has_input``). */
+  input?: string | null;
+  /** The user message's place in the transcript (how the input row is matched across turns). */
+  input_index?: number | null;
+  reply?: string | null;
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cost_usd?: number | null;
+  latency_ms?: number | null;
+  /** Every step with an event of this turn, ascending (a summariser call has a negative step). */
+  steps?: StepView[];
+  /** The step shown first: the first with a decision. */
+  first_step?: number;
+  errors?: ErrorView[];
+  primitives?: PrimitiveView[];
+  tool_calls?: ToolCallView[];
 }
 
 // ---- arcana_jupyter.schema.events.UsageRecord -----------------------------------------------------

@@ -1,14 +1,18 @@
 /**
- * The "Prompt as sent" panel: one call's prompt, message by message (role, text, tokens), from the
- * trace's prompt_sent events (or a prompt snapshot), marked verified when its recomputed request
- * digest equals the recorded one. Used by the trace viewer / replay and by the turn inspector; it
- * reads only the parsed trace, so it works without a kernel.
+ * The "Prompt as sent" panel: one call's prompt, message by message (role, text, tokens), as Python
+ * resolved it from the trace's prompt_sent events (or a prompt snapshot) and checked against the
+ * recorded request digest (`SentView`, arcana_jupyter/trace/views.py). Used by the trace viewer /
+ * replay and by the turn inspector; it needs no kernel (the server extension sends it).
  */
 
 import { clear, collapsible, h, pre } from './dom';
 import { fmtInt } from './format';
-import type { KernelReply } from './schema.gen';
-import { ParsedTrace, PROMPT_NOT_RECORDED, SentPrompt, sentPromptOf, sentStatus } from './trace';
+import type { KernelReply, SentView, StepView } from './schema.gen';
+import { PROMPT_NOT_RECORDED } from './source';
+import type { MessageRecord } from './types';
+
+/** What the panel shows of one call: its prompt, why it cannot be read, or nothing recorded (null). */
+export type SentPrompt = SentView;
 
 /** Asks a live kernel to rebuild the call's prompt from the transcript (the `whatif` message, as recorded). */
 export type Rebuild = () => Promise<KernelReply | null>;
@@ -31,9 +35,10 @@ function rebuiltBody(reply: KernelReply | null): HTMLElement {
 }
 
 function messageList(p: SentPrompt): HTMLElement {
+  const tokensOf = p.tokens ?? [];
   return h('ol', { class: 'arcana-prompt arcana-sent-list', start: 0 } as any,
-    ...p.messages.map((m, i) => {
-      const tokens = p.tokens[i];
+    ...((p.messages ?? []) as unknown as MessageRecord[]).map((m, i) => {
+      const tokens = tokensOf[i];
       return h('li', { class: `arcana-prompt-msg arcana-role-${String(m.role).replace(/[^a-z]/g, '')}` },
         h('div', { class: 'arcana-msg-head' }, `${m.role}${m.name ? ' (' + m.name + ')' : ''}`,
           typeof tokens === 'number' ? h('span', { class: 'arcana-muted' }, ` · ${fmtInt(tokens)} tokens`) : null),
@@ -51,9 +56,10 @@ export function sentTitle(p: SentPrompt | string | null): string {
   if (typeof p === 'string') {
     return 'Prompt as sent (cannot be read)';
   }
-  const known = p.tokens.filter((t): t is number => typeof t === 'number');
-  const tokens = known.length === p.tokens.length && known.length ? `, ${fmtInt(known.reduce((a, b) => a + b, 0))} tokens` : '';
-  return `Prompt as sent (${p.messages.length} messages${tokens}) · ${p.verified ? 'verified' : 'not verified'}`;
+  const all = p.tokens ?? [];
+  const known = all.filter((t): t is number => typeof t === 'number');
+  const tokens = known.length === all.length && known.length ? `, ${fmtInt(known.reduce((a, b) => a + b, 0))} tokens` : '';
+  return `Prompt as sent (${(p.messages ?? []).length} messages${tokens}) · ${p.verified ? 'verified' : 'not verified'}`;
 }
 
 /** The body: the status line (verified, digest) and the messages; or why there is nothing to show. */
@@ -83,17 +89,29 @@ export function sentBody(p: SentPrompt | string | null, runHint = '', rebuild?: 
     return h('div', { class: 'arcana-warn arcana-sent-missing' }, p);
   }
   return h('div', { class: 'arcana-sent-prompt' },
-    h('div', { class: p.verified ? 'arcana-ok arcana-sent-status' : 'arcana-warn arcana-sent-status' }, sentStatus(p)),
+    h('div', { class: p.verified ? 'arcana-ok arcana-sent-status' : 'arcana-warn arcana-sent-status' }, p.status),
     messageList(p));
 }
 
+/** The step's prompt as the panel takes it: the prompt, why it cannot be read (a string), or null. */
+export function sentOf(step: StepView | null | undefined): SentPrompt | string | null {
+  if (!step) {
+    return null;
+  }
+  if (step.sent_problem) {
+    return step.sent_problem;
+  }
+  return step.sent ?? null;
+}
+
 /**
- * A collapsed "Prompt as sent" section for (turn, step) of the parsed trace. `rebuild` (a live kernel):
- * an older trace without prompt_sent offers to rebuild the prompt in Python.
+ * A collapsed "Prompt as sent" section for one step of a turn as Python sent it. `rebuild` (a live
+ * kernel): an older trace without prompt_sent offers to rebuild the prompt in Python.
  */
-export function sentPromptSection(trace: ParsedTrace, agent: string, turn: number, step = 0, open = false,
-  rebuild?: Rebuild): HTMLElement {
-  const p = sentPromptOf(trace, agent, turn, step);
-  const hint = trace.runId ? `${trace.runId} --turn ${turn}${step ? ' --step ' + step : ''}` : '';
+export function sentPromptSection(step: StepView | null | undefined, runId: string | null | undefined, turn: number,
+  open = false, rebuild?: Rebuild): HTMLElement {
+  const p = sentOf(step);
+  const n = step?.step ?? 0;
+  const hint = runId ? `${runId} --turn ${turn}${n ? ' --step ' + n : ''}` : '';
   return collapsible(sentTitle(p), () => sentBody(p, hint, rebuild), open, 'arcana-prompt-section arcana-sent-section');
 }

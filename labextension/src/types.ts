@@ -50,10 +50,10 @@ export const LAYERS: Layer[] = ['identity', 'task', 'working', 'external'];
 // ---- messages ------------------------------------------------------------------------------
 
 /**
- * A message in Message.record() or wire form (hand-written: two dict forms of the Message model, not
- * its dump; `content` is null in a trace that keeps no text).
+ * A message in Message.record() or wire form (the MessageRecord model, its `tool_calls` given their
+ * shape; `content` is null in a trace that keeps no text).
  */
-export interface MessageRecord {
+export interface MessageRecord extends Without<gen.MessageRecord, 'role' | 'content' | 'tool_calls'> {
   role: Role | string;
   content: string | null;
   tool_calls?: Array<{
@@ -62,9 +62,6 @@ export interface MessageRecord {
     arguments?: string;
     function?: { name?: string; arguments?: string };
   }>;
-  tool_call_id?: string | null;
-  name?: string | null;
-  turn?: number | null;
 }
 
 // ---- the turn bundle (docs/TURN_BUNDLE.md) -------------------------------------------------
@@ -139,15 +136,17 @@ export interface ReplayBundle {
   totals?: SessionUsage | null;
 }
 
-// ---- the trace (docs/TRACE_FORMAT.md) ------------------------------------------------------
+// ---- the trace as the viewer gets it: resolved in Python (./source, arcana_jupyter/schema/trace_view.py) ----
 
-/**
- * A parsed trace line: the TraceEvent model with what parseTrace (trace.ts) fills in when a line
- * leaves it out: `agent` ('main'), `turn` (null) and `metadata` ({}). The metadata keys of each event
- * type are in docs/TRACE_FORMAT.md; the viewer reads them loosely.
- */
-export interface TraceEvent extends Without<gen.TraceEvent, 'agent' | 'turn' | 'metadata'> {
-  agent: string;
-  turn: number | null;
-  metadata: Record<string, any>;
-}
+export type {
+  DiffRowView,
+  ErrorView,
+  PinView,
+  RunView,
+  SentView,
+  StepView,
+  TraceProblem,
+  TraceReply,
+  TurnDiffView,
+  TurnView
+} from './schema.gen';

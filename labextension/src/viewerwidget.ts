@@ -22,11 +22,6 @@ export class TraceViewer extends Widget {
     return this.view.refresh();
   }
 
-  /** Parse `text` and render it (the tests and the benchmark). */
-  setText(text: string): void {
-    this.view.setText(text);
-  }
-
   /** Turns of the selected agent in the file as last read. */
   get turnCount(): number {
     return this.view.turnCount;

@@ -12,15 +12,15 @@
  *   the messages are typed by ./schema.gen (generated from `arcana_jupyter/schema/frontend.py`);
  * - the reply is shown as text (no JupyterLab Markdown renderer here);
  * - the prompt texts that the notebook keeps only in the trace come from the kernel (a `trace`
- *   request, for a run open there) instead of the contents API; without a kernel the inspector says
- *   they are in the run's trace.
+ *   request, for a run open there: the turn as Python reads it, as the server extension sends it in
+ *   JupyterLab); without a kernel the inspector says they are in the run's trace.
  */
 
 import { clear, h } from './dom';
 import { LiveSession, renderTurn, TurnContext, TurnDetail } from './inspector';
 import { replaySummary, replayTitle } from './replay';
-import type { ActionRequest, KernelReply, StateRequest, TraceRequest, WhatIfRequest } from './schema.gen';
-import { parseTrace } from './trace';
+import type { ActionRequest, KernelReply, StateRequest, TraceReply, TraceRequest, WhatIfRequest } from './schema.gen';
+import { Ask, TraceSource } from './source';
 import type { ReplayBundle, TurnBundle } from './types';
 import { TraceView } from './viewer';
 
@@ -73,25 +73,27 @@ export class WidgetLink implements LiveSession {
     });
   }
 
-  /** The trace's text, read by the kernel; throws with the kernel's reason when it cannot. */
-  async traceText(runId: string | null | undefined, agent: string | null | undefined): Promise<string> {
-    const r = await this.request({ type: 'trace', run_id: runId ?? null, agent: agent ?? null });
-    if (!r) {
-      throw new Error('no answer from the kernel (reopened without it?)');
-    }
-    if (r.type !== 'trace' || !r.ok || typeof r.text !== 'string') {
-      throw new Error(String(('message' in r && r.message) || 'the kernel could not read it'));
-    }
-    return r.text;
+  /** Questions about run `runId`'s trace, answered by the kernel (a failure: `ok: false` with its reason). */
+  asker(runId: string | null | undefined): Ask {
+    return async query => {
+      const r = await this.request({ type: 'trace', run_id: runId ?? null, ...query });
+      if (!r) {
+        return { ok: false, message: 'no answer from the kernel (reopened without it?)' };
+      }
+      if (r.type !== 'trace') {
+        return { ok: false, message: String(('message' in r && r.message) || 'the kernel could not read it') };
+      }
+      return r as TraceReply;
+    };
   }
 
-  /** The run's trace, read by the kernel (null: not open there, too large, or no answer). */
-  async detail(runId: string | null | undefined, agent: string | null | undefined): Promise<TurnDetail | null> {
-    const r = await this.request({ type: 'trace', run_id: runId ?? null, agent: agent ?? null });
-    if (!r || r.type !== 'trace' || !r.ok || typeof r.text !== 'string') {
+  /** The turn as the kernel reads it from the run's trace (null: not open there, too large, or no answer). */
+  async detail(runId: string | null | undefined, agent: string | null | undefined, turn: number): Promise<TurnDetail | null> {
+    const r = await this.asker(runId)({ what: 'turn', agent: agent ?? null, turn });
+    if (!r.ok || !r.turn_view) {
       return null;
     }
-    return { path: r.path ?? 'the trace', trace: parseTrace(r.text) };
+    return { path: r.path ?? 'the trace', turn: r.turn_view };
   }
 
   dispose(): void {
@@ -120,7 +122,7 @@ export function renderWidget(model: WidgetModel, el: HTMLElement): () => void {
     const ctx: TurnContext = { replyShown: false };
     if (b && typeof b === 'object' && b.status !== 'running') {
       ctx.live = link;
-      ctx.loadDetail = () => link.detail(b.run_id, b.agent);
+      ctx.loadDetail = () => link.detail(b.run_id, b.agent, Number(b.turn));
     }
     renderTurn(host, b, open, ctx);
     host.querySelector('.arcana-summary')?.addEventListener('click', () => {
@@ -154,16 +156,16 @@ export function renderReplayWidget(model: WidgetModel, el: HTMLElement): () => v
   head.appendChild(status);
   const link = new WidgetLink(model);
   let failed = false;
+  const ask = link.asker(r.run_id);
   const view = new TraceView({
     path: r.trace_path,
-    load: async () => {
-      try {
-        return await link.traceText(r.run_id, r.agent);
-      } catch (err) {
+    source: new TraceSource(async query => {
+      const reply = await ask(query);
+      if (query.what === 'run' && !reply.ok) {
         failed = true;
-        throw err;
       }
-    },
+      return reply;
+    }),
     focusOnAttach: false,
     selectTurn: r.selected_turn ?? null,
     // The replay widget's kernel answers `whatif` for its own run (jupyter/widget.py replay_answer).

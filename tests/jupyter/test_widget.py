@@ -136,7 +136,11 @@ def test_a_replay_is_a_widget_too_and_reads_only_its_own_trace(shell: Any, tmp_p
     trace_file = Path(str(chat.trace_path))
     got = TraceReply.model_validate(replay_answer(trace_file, "analysis.arcana/x.jsonl",
                                                   {"type": "trace", "request_id": "w1", "path": "/etc/passwd"}))
-    assert got.ok and got.text == trace_file.read_text() and got.request_id == "w1"  # its own file, whatever is asked
+    assert got.ok and got.run is not None and got.request_id == "w1"  # its own file, whatever is asked
+    assert got.run.run_id == chat.run_id and got.run.turns == {"main": [1, 2]} and got.path == "analysis.arcana/x.jsonl"
+    second = TraceReply.model_validate(replay_answer(trace_file, "x", {"type": "trace", "what": "turn", "turn": 2}))
+    assert second.ok and second.turn_view is not None and second.turn_view.input == "two"  # resolved by the kernel
+    assert second.turn_view.steps[0].sent is not None and second.turn_view.steps[0].sent.verified
     gone = TraceReply.model_validate(replay_answer(tmp_path / "missing.jsonl", "m.jsonl", {"type": "trace"}))
     assert gone.ok is False and "m.jsonl" in (gone.message or "")
     assert replay_answer(trace_file, "x", {"type": "action", "action": "unpin", "target": "p"})["ok"] is False
@@ -179,9 +183,16 @@ def test_every_answer_matches_its_model(shell: Any) -> None:
     assert isinstance(REQUEST_ADAPTER.validate_python(ask), TraceRequest)
     trace = parse_reply(answer(link, ask))
     assert isinstance(trace, TraceReply) and trace.ok and trace.path == f"analysis.arcana/{chat.run_id}.jsonl"
-    assert trace.text == (Path(str(chat.trace_path))).read_text()  # the run's own file, as it is now
+    assert trace.run is not None and trace.run.run_id == chat.run_id  # the run's own file, as it is now
+    turn = parse_reply(answer(link, {**ask, "what": "turn", "turn": 1}))
+    assert isinstance(turn, TraceReply) and turn.turn_view is not None and turn.turn_view.input == "when?"
+    assert [p.label for p in turn.turn_view.steps[0].pins] == ["deadline"]
+    diff = parse_reply(answer(link, {**ask, "what": "diff", "a": 1, "b": 1}))
+    assert isinstance(diff, TraceReply) and diff.diff is not None and diff.diff.rows == []
+    missing = parse_reply(answer(link, {**ask, "what": "turn", "turn": 9}))
+    assert isinstance(missing, TraceReply) and missing.ok is False and "no turn 9" in (missing.message or "")
     other = parse_reply(answer(link, {**ask, "run_id": "r_not_here", "path": "/etc/passwd"}))
-    assert isinstance(other, TraceReply) and other.ok is False and other.text is None  # never a named path
+    assert isinstance(other, TraceReply) and other.ok is False and other.run is None  # never a named path
     assert isinstance(parse_reply(link.handle({"type": "path", "path": "../x.ipynb"})), PathReply)
     bad = parse_reply(link.handle(["not", "an", "object"]))
     assert isinstance(bad, ErrorReply) and "JSON object" in bad.message
@@ -266,11 +277,11 @@ def test_the_widget_answers_a_front_end_over_a_real_kernel(tmp_path: Path) -> No
                                                                  "run_id": run_id, "agent": "main",
                                                                  "request_id": "w2"}))
         assert done.ok and done.pins == [] and "done" in done.message
-        trace_reply = TraceReply.model_validate(_custom(kc, comm_id, {"type": "trace", "run_id": run_id,
-                                                                       "agent": "main", "request_id": "w4"}))
-        assert trace_reply.ok and trace_reply.text
-        recorded = [json.loads(line) for line in trace_reply.text.splitlines()]
-        assert any(e["metadata"].get("primitive") == "unpin" for e in recorded)  # the unpin just made
+        trace_reply = TraceReply.model_validate(_custom(kc, comm_id, {"type": "trace", "what": "turn", "turn": 1,
+                                                                       "run_id": run_id, "agent": "main",
+                                                                       "request_id": "w4"}))
+        assert trace_reply.ok and trace_reply.turn_view is not None
+        assert any(p.primitive == "unpin" for p in trace_reply.turn_view.primitives)  # the unpin just made
         bad = _custom(kc, comm_id, {"type": "action", "action": "unpin", "target": "x" * 500, "run_id": run_id,
                                     "agent": "main", "request_id": "w3"})
         assert parse_reply(bad).ok is False  # type: ignore[union-attr]

@@ -17,10 +17,36 @@ def test_typescript_unit_tests_pass(node_packages: Path) -> None:
     failed = re.search(r"^# fail (\d+)$", out, re.M)
     assert passed and failed, out[-3000:]
     assert int(failed.group(1)) == 0, out[-6000:]
-    # The suite covers torn lines, corrupt lines, the turn index, pins and diffs: at least 13 tests.
-    assert int(passed.group(1)) >= 13, out[-3000:]
-    for name in ("torn last line", "corrupt middle line", "5,000 turns", "active pins", "turn diff"):
+    # The suite covers the trace source (a turn per file version, Python's refusals, diffs, the kernel's
+    # answers), the widget link and the row labels: at least 8 tests (the extension decodes no trace).
+    assert int(passed.group(1)) >= 8, out[-3000:]
+    for name in ("a turn is asked once per file version", "refusal is an error", "a diff names its two turns",
+                 "the widget asks the kernel the same questions", "widget link"):
         assert name in out, f"TypeScript test about {name!r} did not run"
+
+
+def test_the_extension_decodes_no_trace() -> None:
+    """Issue 37: labextension/src holds no decoder of the trace's grammar -- chained decisions (``chain``,
+    ``rows``, ``columns``, ops), deltas (``decisions_delta``), ``prompt_sent`` records (``prev``, ``keep``,
+    ``{"h"}``, ``{"J"}``, line edits), Python's JSON and truthiness imitated, a SHA-256 of its own, a file's text fetched: it
+    renders what Python sends (src/source.ts). Only comments may name them."""
+    from .conftest import EXT
+
+    grammar = re.compile(r"decisions_delta|\.chain\b|['\"]chain['\"]|rows\.columns|\bkeyframe|\.prev\b|['\"]keep['\"]|"
+                         r"['\"][hJjpe]['\"]\s*in\b|applyLineEdit|pyTruthy|pyInt|pySlice|pyRepr|PyFloat|sha256|"
+                         r"JSON\.parse|parseTrace|readRaw|getDownloadUrl")
+    found = []
+    for path in sorted((EXT / "src").glob("*.ts")):
+        if path.name == "schema.gen.ts":
+            continue  # generated types: documentation only
+        for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            code = line.split("//", 1)[0]
+            if code.lstrip().startswith(("*", "/*")):
+                continue
+            if grammar.search(code):
+                found.append(f"{path.name}:{no}: {line.strip()}")
+    assert found == [], "\n".join(found)
+    assert not (EXT / "src" / "trace.ts").exists() and not (EXT / "src" / "sha256.ts").exists()
 
 
 def test_sources_never_turn_text_into_html() -> None:

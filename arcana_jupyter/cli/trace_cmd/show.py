@@ -31,6 +31,7 @@ from ...schema.events import (
     TurnStart,
     UserMessage,
 )
+from ...trace.decision_json import decision_of
 from ...trace.events import TraceEvent
 from ...trace.reader import TraceReader
 from ...trace.recorded_prompt import format_context_decisions, one_line
@@ -232,7 +233,7 @@ def _print_context(ev: TraceEvent, with_agent: bool) -> None:
     who = f"  (agent {ev.agent})" if with_agent else ""
     try:
         # JSON edge: validated on its own (not through md) so the message names the decision's own problem
-        decision = ContextDecision.model_validate(ev.metadata.get("decision") or {})
+        decision = ContextDecision.model_validate(decision_of(ev.metadata) or {})
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(map(str, first["loc"])) or "decision"

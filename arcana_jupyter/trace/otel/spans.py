@@ -39,6 +39,7 @@ from ...schema.events import (
     TurnStart,
     UserMessage,
 )
+from ..decision_json import rows_of, with_rows
 from ..events import TraceEvent
 from ..redact import mask_secrets
 from .settings import CONTENT_LIMIT, FLUSH_TIMEOUT_S, RUN_ATTR, log
@@ -226,10 +227,9 @@ def _read(event: TraceEvent) -> tuple[Event | None, list[Any] | None]:
     validating each row as a ``MessageDecision`` made the mapper twice as slow."""
     if event.event_type != "context_decision":
         return event.typed(), None
-    decision = event.metadata.get("decision")  # JSON edge: the one key read before the parse
-    rows = decision.get("decisions") if isinstance(decision, dict) else None
-    if isinstance(decision, dict) and isinstance(rows, list):
-        return event.typed(event.metadata | {"decision": decision | {"decisions": None}}), rows
+    rows = rows_of(event.metadata)  # the one part read before the parse
+    if rows is not None:
+        return event.typed(with_rows(event.metadata, None)), rows
     return event.typed(), None
 
 
