@@ -27,6 +27,7 @@ tuples and sets to lists, anything else with ``str()`` (then redacted like any s
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import threading
@@ -35,6 +36,7 @@ from functools import lru_cache
 from typing import Any
 
 from .events import TraceContent
+from .limits import WRITE_DEPTH
 
 _PLAIN_NUMBERS = frozenset({int, float, bool, type(None)})
 REDACTED = "[REDACTED]"
@@ -192,12 +194,19 @@ class Redactor:
 
     def clean(self, value: Any) -> Any:
         """A JSON-safe copy of ``value`` with the rules of this redactor's mode applied."""
-        return self._walk(value, None, False)
+        return self._walk(value, None, False, 1)
 
     # -- internals ------------------------------------------------------------------------------
 
-    def _walk(self, value: Any, key: str | None, in_args: bool) -> Any:
+    def _walk(self, value: Any, key: str | None, in_args: bool, depth: int = 1) -> Any:
         cls = type(value)
+        if depth > WRITE_DEPTH and (cls is dict or cls is list or isinstance(value, Mapping | list | tuple)):
+            # deeper than any reader accepts a line (trace/limits.py): the value as its JSON text
+            try:
+                text = json.dumps(value, ensure_ascii=False, default=str)
+            except (RecursionError, ValueError, TypeError):
+                text = f"<a value nested deeper than {WRITE_DEPTH} levels>"
+            return self._walk(text, key, in_args, depth)
         if cls is str:
             if self.content == "none" and key is not None:
                 if in_args and key not in ARG_KEYS_KEPT:
@@ -213,7 +222,7 @@ class Redactor:
             out: dict[str, Any] = {}  # JSON edge: cleaning JSON values
             for k, v in value.items():
                 name = k if isinstance(k, str) else str(k)
-                out[self.redact_text(name)] = self._walk(v, name, in_args or name in ARG_CONTAINERS)
+                out[self.redact_text(name)] = self._walk(v, name, in_args or name in ARG_CONTAINERS, depth + 1)
             return out
         if isinstance(value, str):  # a str subclass
             return self._walk(str(value), key, in_args)
@@ -227,11 +236,11 @@ class Redactor:
         if isinstance(value, list | tuple | set | frozenset):
             items = sorted(value, key=repr) if isinstance(value, set | frozenset) else value
             # list items inherit the key of their container (``messages`` items are dicts anyway)
-            return [self._walk(v, key, in_args) for v in items]
+            return [self._walk(v, key, in_args, depth + 1) for v in items]
         dump = getattr(value, "model_dump", None)
         if callable(dump):
             try:
-                return self._walk(dump(mode="json"), key, in_args)
+                return self._walk(dump(mode="json"), key, in_args, depth)
             except Exception:  # a broken model: fall back to its text
                 pass
         if isinstance(value, bytes | bytearray):
