@@ -24,6 +24,7 @@ class PromptShaper:
         self.setting = setting
         """``config.prompt_shape``: a shape's name, or ``auto``."""
         self._rules: PromptShape | None = None
+        self._problem_said = False
         self._previous_sent: list[Message] | None = None
 
     async def rules(self) -> PromptShape:
@@ -39,7 +40,12 @@ class PromptShaper:
     async def shape(self, build: BuildResult, tools: list[ToolSpec]) -> tuple[BuildResult, ShapedPrompt]:
         """The builder's messages shaped for the model, counted exactly as sent: ``build`` with the
         shaped messages and a budget whose ``used`` is the shaped prompt's."""
-        shaped = shape_prompt(build.messages, await self.rules())
+        rules = await self.rules()
+        if rules.problem is not None and not self._problem_said:  # said once, in the session's first decision
+            self._problem_said = True
+            build.decision.notes.append(f"the model's chat template could not say how to shape the prompt: "
+                                        f"{rules.problem}; the {rules.name} shape is used ({rules.source})")
+        shaped = shape_prompt(build.messages, rules)
         if not shaped.shape.shapes:
             return build, shaped
         used = self.counter.count_prompt(shaped.messages, tools)
