@@ -52,7 +52,7 @@ from ..trace.writer import TraceWriter
 from . import gc_policy, user_actions
 from .builtin_tools import no_progress_steps
 from .calibration import Calibration
-from .call_record import CallRecorder
+from .call_record import CallRecorder, recorded_decision
 from .capabilities import Capability, CapabilityFactory
 from .config import RuntimeConfig
 from .context import SessionContext
@@ -654,7 +654,7 @@ class ChatSession:
         decision_event = self.recorder.record(
             self, turn=turn, step=step, build=build, decision_md=decision_md, digest=digest, pins=pins,
             sections=sections, cover=cover, tools=tools, tool_loop=tool_loop, shaped=shaped)
-        return BuiltPrompt(build, decision, digest, decision_event)
+        return BuiltPrompt(build, recorded_decision(decision, decision_md["decisions"]), digest, decision_event)
 
     def _max_tokens(self) -> int | None:
         """The reply's cap: the reserve (what the window keeps free for it), or less if configured."""
