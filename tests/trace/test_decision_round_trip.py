@@ -30,7 +30,7 @@ from arcana_jupyter.providers.base import LLMRequest, LLMResponse, Usage
 from arcana_jupyter.providers.function import FunctionProvider
 from arcana_jupyter.runtime import Runtime, RuntimeConfig
 from arcana_jupyter.runtime import session as session_module
-from arcana_jupyter.trace.decision_delta import ChainEncoder, FRAME_KEYS
+from arcana_jupyter.trace.decision_delta import FRAME_KEYS, ChainEncoder
 from arcana_jupyter.trace.reader import TraceReader
 
 ANSWER = ("The answer covers revenue growth in the northern region, seasonal effects, currency conversion "
