@@ -2,7 +2,8 @@
 
 :func:`render_template` renders ``messages`` through a Jinja chat template as vLLM and llama.cpp do
 (Jinja2's ``ImmutableSandboxedEnvironment`` with a ``raise_exception`` global, ``trim_blocks`` /
-``lstrip_blocks``). :func:`probe_rules` renders a few small probe conversations and watches what
+``lstrip_blocks``, the ``loopcontrols`` extension and a plain-JSON ``tojson`` filter, as transformers'
+``apply_chat_template`` sets it up). :func:`probe_rules` renders a few small probe conversations and watches what
 happens: does the template refuse a system message, a tool role, a tool-call id that is not 9
 alphanumerics, two calls in one message? Does it silently drop a message's text (each probe message
 carries a marker that is searched for in the rendering)? The answers are the rules of a
@@ -49,6 +50,15 @@ def _power(left: Any, right: Any) -> Any:
     return left ** right
 
 
+def _tojson(value: Any, ensure_ascii: bool = False, indent: int | None = None, separators: Any = None,
+            sort_keys: bool = False) -> str:
+    """``tojson`` as transformers' ``apply_chat_template`` (vLLM, TGI) and llama.cpp define it: plain
+    ``json.dumps``. Jinja2's own filter returns markup with ``<``, ``>``, ``&``, ``'`` escaped as
+    ``\u003c`` ..., and ``'<|tool_response|>' + (content | tojson)`` then HTML-escapes the marker too:
+    Phi-4-mini's tool results came out as ``&lt;|tool_response|&gt;"{\"label\": \"A \u0026 B\"}"``."""
+    return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+
 @lru_cache(maxsize=32)
 def _compiled(template: str) -> Any:
     from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -61,7 +71,8 @@ def _compiled(template: str) -> Any:
                 return _power(left, right)
             return super().call_binop(context, operator, left, right)
 
-    env = _Environment(trim_blocks=True, lstrip_blocks=True)
+    env = _Environment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
+    env.filters["tojson"] = _tojson
     env.globals["raise_exception"] = _raise
     env.globals["strftime_now"] = lambda fmt: date(2025, 1, 1).strftime(fmt)
     return env.from_string(template)
