@@ -47,7 +47,9 @@ from ..exceptions import (
     RateLimitError,
     ServerError,
     StreamError,
+    TemplateRefusedError,
     looks_like_context_length,
+    looks_like_template_refusal,
 )
 from ..trace.redact import mask_secrets, register_secret
 
@@ -588,6 +590,9 @@ class HTTPConnection:
                 status=status, prompt_tokens=max(numbers) if numbers else None,
                 limit=min(numbers) if len(numbers) > 1 else None,
             )
+        elif status in (400, 422) and looks_like_template_refusal(said):
+            error = TemplateRefusedError(f"{where}: the model's chat template refused the prompt{said}.",
+                                         provider=self.provider, status=status)
         elif status in (400, 413, 422):
             error = BadRequestError(f"{where}: the request was rejected{said}.", provider=self.provider, status=status)
         else:

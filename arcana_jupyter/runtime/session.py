@@ -29,7 +29,7 @@ from ..context.embeddings import EmbeddingsUnavailable, embedder_from_setting
 from ..context.rebuild import EMBEDDINGS_FOLDER
 from ..context.result import BuildResult
 from ..context.sections import ContextSection, PinBlock
-from ..exceptions import ArcanaError, ConfigError, ContextLengthError, ProviderError
+from ..exceptions import ArcanaError, ConfigError, ContextLengthError, ProviderError, TemplateRefusedError
 from ..messages import Message, ToolSpec
 from ..primitives.pin import PinState
 from ..providers.base import LLMRequest, LLMResponse, Provider, Usage
@@ -550,6 +550,13 @@ class ChatSession:
                           parent_id=prompt.decision_event.event_id)
                 needed = exc.prompt_tokens / counted if exc.prompt_tokens and counted else self.calibration.ratio * 1.25
                 self.calibration.require(max(needed, self.calibration.ratio) * 1.02)
+            except TemplateRefusedError as exc:  # the server's template refused the shape: reshape, once
+                if attempt or progress.partial or self.shaper.reshape(exc) is None:
+                    raise
+                self.emit(ErrorMetadata.build(type=type(exc).__name__, where="provider", recoverable=True,
+                                              message=str(exc), status=exc.status, received="",
+                                              request_digest=prompt.digest),
+                          parent_id=prompt.decision_event.event_id)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _build(
