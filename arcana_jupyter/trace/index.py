@@ -476,9 +476,9 @@ class FileIndexer:
 
     def parse_line(self, idx: FileIndex, position: int, raw: bytes) -> dict[str, Any]:  # JSON edge: a line
         """One line read by :meth:`raw_lines`, parsed (it was a valid object when indexed)."""
-        try:
-            obj = _parse(raw)
-        except ValueError as exc:
+        try:  # checked when indexed (its nesting too): a line read again is parsed, not checked again
+            obj = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
             raise TraceError(f"{idx.path}:{idx.entries[position].line}: the file changed under the reader ({exc}); "
                              "read it again") from None
         self.stats.lines_parsed += 1

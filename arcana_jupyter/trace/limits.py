@@ -112,20 +112,22 @@ def check_rows(count: int, limits: FileLimits | None, where: str, what: str = "r
                        "(docs/SECURITY.md, limits of a trace); refused")
 
 
-_STRINGS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_KEEP = bytes(b for b in range(256) if b not in b'[]{}"')
+_STRINGS = re.compile(rb'"[^"]*"')
 _PAIRS = re.compile(rb"\[\]|\{\}")
 
 
 def too_deep(raw: bytes, limit: int = MAX_DEPTH) -> bool:
     """True when the JSON text ``raw`` nests arrays and objects deeper than ``limit``.
 
-    Cheap where it can be: a line with no more than ``limit`` brackets cannot; otherwise the strings are
-    cut out and the innermost bracket pairs removed, a level per pass (in C), at most ``limit`` passes.
-    Meant for text that is valid JSON (or about to be parsed as such)."""
+    Cheap where it can be: a line with no more than ``limit`` brackets cannot; otherwise (in C) the escaped
+    backslashes and quotes are dropped (so every quote left opens or closes a string), everything but
+    brackets and quotes, then the strings, and the innermost bracket pairs are removed a level per pass,
+    at most ``limit`` passes. Meant for text that is valid JSON (or about to be parsed as such)."""
     if raw.count(b"[") + raw.count(b"{") <= limit:
         return False
-    brackets = _STRINGS.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    marks = raw.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _KEEP)
+    brackets = _STRINGS.sub(b"", marks)
     for _ in range(limit):
         if not brackets:
             return False
