@@ -6,7 +6,8 @@
     │   ├── AuthenticationError    401 / 403
     │   ├── NotFoundError          404 (unknown model or endpoint)
     │   ├── BadRequestError        400 / 422
-    │   │   └── ContextLengthError     the prompt is longer than the model's context window
+    │   │   ├── ContextLengthError     the prompt is longer than the model's context window
+    │   │   └── TemplateRefusedError   the server's chat template refused the prompt's shape
     │   ├── RateLimitError         429 after all retries
     │   ├── ServerError            5xx after all retries
     │   ├── ConnectionFailed       could not connect / connection dropped after retries
@@ -92,6 +93,27 @@ def looks_like_context_length(message: str) -> bool:
     """True when a provider's 400 message says the prompt does not fit (OpenAI, Anthropic, llama.cpp, vLLM)."""
     low = message.lower()
     return any(p in low for p in _CONTEXT_PATTERNS)
+
+
+class TemplateRefusedError(BadRequestError):
+    """The server rendered the prompt through the model's chat template and the template refused it
+    (vLLM, TGI, LM Studio answer 400 with the template's own message: "System role not supported",
+    "Conversation roles must alternate ..."). The runtime reshapes the prompt (the ``strict`` shape:
+    the system text folded into the first user turn, roles alternating, tool calls and results as text),
+    retries once and keeps that shape for the session; the trace records both."""
+
+
+_TEMPLATE_PATTERNS = (
+    "roles must alternate", "role not supported", "system role", "only user and assistant roles",
+    "conversation roles", "chat template", "chat_template", "template error", "jinja", "tool role",
+    "raise_exception", "tool call ids", "after the optional system message", "unexpected role",
+)
+
+
+def looks_like_template_refusal(message: str) -> bool:
+    """True when a server's 400/422 message is its chat template refusing the prompt's roles or layout."""
+    low = message.lower()
+    return any(p in low for p in _TEMPLATE_PATTERNS)
 
 
 class RateLimitError(ProviderError):

@@ -57,6 +57,19 @@ def _bad_relative(path: str) -> bool:
     return any(part in ("", ".", "..") for part in parts)
 
 
+def _wrong_typed_path_fields(data: dict[str, Any]) -> str | None:
+    """Why a ``path`` message's optional fields are refused (``old_path`` and ``root`` strings or absent,
+    ``old_paths`` a list of strings), or None; the path itself is checked by ``notebook_path``."""
+    for name in ("old_path", "root"):
+        value = data.get(name)
+        if value is not None and not isinstance(value, str):
+            return f"path: {name} must be a path (text), not {clip(value)}; nothing moved"
+    old_paths = data.get("old_paths")
+    if old_paths is not None and not (isinstance(old_paths, list) and all(isinstance(p, str) for p in old_paths)):
+        return f"path: old_paths must be a list of paths (text), not {clip(old_paths)}; nothing moved"
+    return None
+
+
 def _kernel_running() -> bool:
     try:
         from ipykernel.kernelbase import Kernel
@@ -158,9 +171,12 @@ class ArcanaComm:
         try:
             if kind == "path" and data.get("path"):
                 self.answered = True
-                old_paths = [str(p) for p in data.get("old_paths") or [] if isinstance(p, str)]
-                reply = {"type": "path",
-                         **self.notebook_path(data["path"], data.get("old_path"), data.get("root"), old_paths)}
+                wrong = _wrong_typed_path_fields(data)
+                if wrong is not None:
+                    reply = {"type": "path", "ok": False, "message": wrong}
+                else:
+                    reply = {"type": "path", **self.notebook_path(data["path"], data.get("old_path"), data.get("root"),
+                                                                  list(data.get("old_paths") or []))}
             elif kind == "state":
                 reply = {"type": "state", **self.state(data.get("run_id"), data.get("agent"))}
             elif kind == "action":

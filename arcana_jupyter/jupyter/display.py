@@ -26,6 +26,7 @@ from typing import Any
 from IPython.display import DisplayHandle, display
 
 from .. import render
+from ..cli import printable
 from ..runtime.bundle import compact_bundle
 from ..schema.bundle import MIME_TYPE
 from ..schema.events import LlmCall, ToolCallEvent
@@ -59,7 +60,7 @@ def bundle_output(bundle: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, 
     data = {
         MIME_TYPE: dict(bundle),
         "text/html": render.turn_html(bundle),
-        "text/plain": render.turn_plain(bundle),
+        "text/plain": printable(render.turn_plain(bundle)),  # a terminal front end prints it
     }
     metadata = {
         "arcana": {
@@ -137,7 +138,7 @@ class TurnDisplay:
     def _running_output(self, partial: str, note: str) -> dict[str, Any]:
         data: dict[str, Any] = {
             "text/html": render.streaming_html(partial, note=note),
-            "text/plain": partial or note,
+            "text/plain": printable(partial or note),
         }
         # Always our MIME type, from the first token on: in JupyterLab the extension renders the reply
         # with JupyterLab's own Markdown renderer while it streams (docs/TURN_BUNDLE.md).

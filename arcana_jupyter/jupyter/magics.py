@@ -26,6 +26,7 @@ from pydantic import BaseModel, ValidationError
 from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode
 
 from .. import render
+from ..cli import printable
 from ..exceptions import ArcanaError, RunLockedError
 from ..providers.base import Provider
 from ..runtime.config import MAX_DEFAULT_RESERVE, RuntimeConfig, default_reserve
@@ -591,9 +592,9 @@ class ArcanaMagics(Magics):
         chat = entry.chat
         pins = [p.summary() for p in chat.pins.active(max(chat.turn, 1))]
         html = render.style_block() + '<div class="arcana">' + render.pins_html(pins) + "</div>"
-        plain = "\n".join(
+        plain = printable("\n".join(
             f"{p.get('pin_id')}: {p.get('label') or ''} ({p.get('tokens')} tokens)" for p in pins
-        ) or "no active pins"
+        ) or "no active pins")
         display({"text/html": html, "text/plain": plain}, raw=True)
 
     # ---- %arcana_memory, %arcana_pin, %arcana_unpin: user_magics.py (registered in load) ---------

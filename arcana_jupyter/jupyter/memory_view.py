@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import render
+from ..cli import printable
 from ..render.fragments import esc, fmt_score, pill, table
 from ..schema.events import MemoryEntryBrief, MemoryRead, MemoryWrite
 
@@ -36,7 +37,7 @@ def memory_html(chat: Any, query: str | None = None) -> tuple[str, str]:
             if rows
             else '<div class="arcana-empty">No match.</div>'
         )
-        plain = "\n".join(f"{h['id']} [{h['kind']}] {h['content']}" for h in hits) or "no match"
+        plain = printable("\n".join(f"{h['id']} [{h['kind']}] {h['content']}" for h in hits) or "no match")
         return (
             render.style_block()
             + f'<div class="arcana"><h4 class="arcana-h">Memory search: {esc(query)}</h4>{body}</div>',

@@ -31,6 +31,7 @@ from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.display import display
 
 from .. import render
+from ..cli import printable
 from ..exceptions import ArcanaError
 from ..render.fragments import esc, fmt_score, pill, table
 from .memory_view import KIND_HINT, STORE_HINT
@@ -81,7 +82,7 @@ def _text(words: list[str]) -> str:
 
 
 def _notice(message: str) -> None:
-    display({"text/html": render.notice_html(message), "text/plain": message}, raw=True)
+    display({"text/html": render.notice_html(message), "text/plain": printable(message)}, raw=True)
 
 
 def _short(exc: BaseException) -> str:
@@ -280,8 +281,9 @@ class UserActions:
                  "pinned" if e.pinned else "", esc(e.content)] for e in entries[0]]
         body = (table(["id", "kind", "scope", "", "content"], rows) if rows
                 else f'<div class="arcana-empty">No memories yet: {esc(STORE_HINT)}.</div>')
-        plain = ("\n".join(f"{e.id} [{e.kind}, {e.level}] {e.content}" for e in entries[0])
-                 or f"no memories yet: {STORE_HINT}")
+        # text a terminal front end prints: control characters shown as escapes, as the CLI shows them
+        plain = printable("\n".join(f"{e.id} [{e.kind}, {e.level}] {e.content}" for e in entries[0])
+                          or f"no memories yet: {STORE_HINT}")
         html = (render.style_block() + f'<div class="arcana"><h4 class="arcana-h">Memories (this project and global, '
                 f'{esc(entries[1])})</h4>{body}</div>')
         display({"text/html": html, "text/plain": plain}, raw=True)
@@ -296,7 +298,7 @@ class UserActions:
                  (fmt_score(h.get("score")), "num"), esc(h.get("content"))] for h in hits]
         body = (table(["id", "kind", "scope", "score", "content"], rows) if rows
                 else '<div class="arcana-empty">No match.</div>')
-        plain = "\n".join(f"{h['id']} [{h['kind']}] {h['content']}" for h in hits) or "no match"
+        plain = printable("\n".join(f"{h['id']} [{h['kind']}] {h['content']}" for h in hits) or "no match")
         display({"text/html": render.style_block()
                  + f'<div class="arcana"><h4 class="arcana-h">Memory search: {esc(query)}</h4>{body}</div>',
                  "text/plain": plain}, raw=True)

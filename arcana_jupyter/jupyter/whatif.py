@@ -97,8 +97,16 @@ def what_if_answer(trace_dir: Path, data: dict[str, Any]) -> dict[str, Any]:
         return {"ok": False, "message": "what-if: which turn? (turn is missing)"}
     if window is not None and reserve is not None and reserve >= window:
         return {"ok": False, "message": f"what-if: a reserve of {reserve:,} leaves no room in a window of {window:,}"}
+    reader = TraceReader(trace_dir)
     try:
-        result = rebuild_turn(TraceReader(trace_dir), str(run_id), turn, agent=agent, step=step, strategy=strategy,
+        if str(run_id) not in reader.run_ids():  # a run id of this folder, never a path, a prefix or "latest"
+            return {"ok": False, "message": f"what-if: {clip(run_id)} is not a run of this notebook (a run id, "
+                                            "as the inspector shows it)"}
+        if window is not None or reserve is not None:
+            refused = _reserve_refused(reader, str(run_id), turn, agent, step, window, reserve)
+            if refused is not None:
+                return {"ok": False, "message": f"what-if: {refused}"}
+        result = rebuild_turn(reader, str(run_id), turn, agent=agent, step=step, strategy=strategy,
                               total_window=window, response_reserve=reserve, mode=mode, relevance=relevance)
     except ArcanaError as exc:
         return {"ok": False, "message": f"what-if: {clip(str(exc), 400)}"}
@@ -121,6 +129,24 @@ def what_if_answer(trace_dir: Path, data: dict[str, Any]) -> dict[str, Any]:
                     f"{result.mode} mode, {result.relevance} relevance: {len(changes)} "
                     f"row(s) changed"),
     }
+
+
+def _reserve_refused(reader: Any, run_id: str, turn: int, agent: str | None, step: int, window: int | None,
+                     reserve: int | None) -> str | None:
+    """Why a window or reserve given alone leaves no room beside the recorded other (a window of 256 on a
+    run recorded with a reserve of 512 dropped every message, ``ok: true``); None when it fits."""
+    replay = reader.replay_prompt(run_id, turn, agent, step=step)
+    builder = replay.builder if replay is not None else {}
+    recorded_window, recorded_reserve = builder.get("total_window"), builder.get("response_reserve")
+    window = window if window is not None else recorded_window if type(recorded_window) is int else None
+    reserve = reserve if reserve is not None else recorded_reserve if type(recorded_reserve) is int else None
+    if window is None or reserve is None or reserve < window:
+        return None
+    if reserve is recorded_reserve:
+        return (f"the reserve recorded for this turn ({reserve:,} tokens) leaves no room in a window of {window:,}: "
+                f"give a reserve below {window:,} too")
+    return (f"a reserve of {reserve:,} leaves no room in the window recorded for this turn ({window:,} tokens): "
+            "give a window above it too")
 
 
 def clip_text(text: str, limit: int) -> str:

@@ -1,12 +1,16 @@
-"""What a model's chat template needs, found out by asking the template itself.
+"""What a model's chat template needs, found out by asking the template itself — out of process.
 
-:func:`detect_shape` renders a few small probe conversations through a real Jinja chat template
-the way vLLM and llama.cpp render them (Jinja2's ``ImmutableSandboxedEnvironment`` with a
-``raise_exception`` global, ``trim_blocks`` / ``lstrip_blocks``) and watches what happens: does it
-refuse a system message, a second system message, two user messages in a row, a tool role, a
-tool-call id that is not 9 alphanumerics, two calls in one message? Does it silently drop a
-message's text (each probe message carries a marker that is searched for in the rendering)? The
-answers become a :class:`~.shaping.PromptShape`, cached per template hash.
+:func:`detect_shape` probes a real Jinja chat template (:mod:`.template_probe`: a few small probe
+conversations rendered as vLLM and llama.cpp render them, each message's text searched for in the
+rendering) and turns the answers into a :class:`~.shaping.PromptShape`, cached per template hash.
+
+A template comes from a model hub or a server, and it is code: two nested ``range(100000)`` loops,
+``lipsum(n=10**8)``, ``7 ** 1000000000`` (one C call holding the GIL). So the probe runs in a process of
+its own (``python -m arcana_jupyter.providers.template_probe``), bounded in memory and CPU time by
+itself and in wall-clock time by :data:`PROBE_SECONDS` here (docs/SECURITY.md). Past a bound — and for
+a template that is not text (a lone surrogate), too long (:data:`MAX_TEMPLATE_CHARS`) or renders no
+conversation at all — the shape is the ``fallback`` (the model family's), and its ``source`` says why in
+one line.
 
 Where no template can be read (a hosted API, Ollama's Go templates), :func:`shape_for_model`
 maps the model's name to its family's shape; anything unknown gets the portable shape.
@@ -15,111 +19,106 @@ maps the model's name to its family's shape; anything unknown gets the portable 
 from __future__ import annotations
 
 import hashlib
-from datetime import date
-from functools import lru_cache
-from typing import Any
+import json
+import os
+import subprocess
+import sys
+import threading
+from dataclasses import replace
+from typing import NamedTuple
 
 from .shaping import SHAPES, PromptShape
+from .template_probe import TemplateRefused, render_template
 
-_MARK = "ZQX"
-
-
-class TemplateRefused(Exception):
-    """The template called ``raise_exception`` (or failed to render) for a conversation."""
+__all__ = ["PROBE_SECONDS", "TemplateRefused", "detect_shape", "probe_template", "render_template",
+           "shape_for_model", "template_hash"]
 
 
-def _raise(message: str) -> None:
-    raise TemplateRefused(message)
-
-
-@lru_cache(maxsize=32)
-def _compiled(template: str) -> Any:
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-    env.globals["raise_exception"] = _raise
-    env.globals["strftime_now"] = lambda fmt: date(2025, 1, 1).strftime(fmt)
-    return env.from_string(template)
-
-
-def render_template(template: str, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None,
-                    bos_token: str = "<s>", eos_token: str = "</s>", add_generation_prompt: bool = True) -> str:
-    """``messages`` rendered through ``template`` as servers render them; :class:`TemplateRefused` if refused."""
-    kwargs: dict[str, Any] = {"messages": messages, "bos_token": bos_token, "eos_token": eos_token,
-                              "add_generation_prompt": add_generation_prompt}
-    if tools:
-        kwargs["tools"] = tools
+def _seconds_setting() -> float:
+    raw = os.environ.get("ARCANA_TEMPLATE_PROBE_SECONDS", "").strip()
     try:
-        return str(_compiled(template).render(**kwargs))
-    except TemplateRefused:
-        raise
-    except Exception as exc:  # a template error on this input is a refusal too (TypeError, UndefinedError ...)
-        raise TemplateRefused(f"{type(exc).__name__}: {exc}") from None
+        return max(0.5, float(raw)) if raw else 10.0
+    except ValueError:
+        return 10.0
+
+
+PROBE_SECONDS = _seconds_setting()
+"""Wall-clock bound of one template probe, process start included (``ARCANA_TEMPLATE_PROBE_SECONDS``,
+read at import; the probe itself takes ~0.1 s of CPU for a real template, starting Python the rest)."""
+MAX_TEMPLATE_CHARS = 1 << 20
+"""A longer chat template is not probed (real ones are a few KB)."""
 
 
 def template_hash(template: str) -> str:
-    return hashlib.sha256(template.encode()).hexdigest()[:12]
+    return hashlib.sha256(template.encode("utf-8", errors="surrogatepass")).hexdigest()[:12]
 
 
-_TOOL = {"type": "function", "function": {"name": "probe", "description": "a probe",
-                                          "parameters": {"type": "object", "properties": {}}}}
+class Probe(NamedTuple):
+    """What probing one template found: its rules, or why there are none."""
+
+    rules: dict[str, object] | None
+    problem: str | None = None
 
 
-def _call(cid: str, n: int = 1) -> dict[str, Any]:
-    return {"id": cid, "type": "function", "function": {"name": "probe", "arguments": f'{{"n": {n}}}'}}
+_probes: dict[str, Probe] = {}
+_probes_lock = threading.Lock()
 
 
-def _accepts(template: str, messages: list[dict[str, Any]], marks: list[str], tools: bool = False) -> bool:
-    """True when the template renders ``messages`` and every marker is in the rendering."""
+def probe_template(template: str) -> Probe:
+    """The rules ``template`` needs, probed out of process within :data:`PROBE_SECONDS` (cached per hash)."""
+    key = template_hash(template)
+    with _probes_lock:
+        found = _probes.get(key)
+    if found is None:
+        found = _probe(template)
+        with _probes_lock:
+            _probes[key] = found
+            while len(_probes) > 64:
+                _probes.pop(next(iter(_probes)))
+    return found
+
+
+def _probe(template: str) -> Probe:
+    if len(template) > MAX_TEMPLATE_CHARS:
+        return Probe(None, f"the chat template is {len(template):,} characters long (more than "
+                           f"{MAX_TEMPLATE_CHARS:,}): not probed")
     try:
-        text = render_template(template, messages, tools=[_TOOL] if tools else None)
-    except TemplateRefused:
-        return False
-    return all(m in text for m in marks)
+        template.encode("utf-8")
+    except UnicodeEncodeError:
+        return Probe(None, "the chat template is not valid Unicode text (a lone surrogate): not probed")
+    try:
+        done = subprocess.run([sys.executable, "-P", "-m", "arcana_jupyter.providers.template_probe"],
+                              input=json.dumps({"template": template}).encode(), capture_output=True,
+                              timeout=PROBE_SECONDS, check=False)
+    except subprocess.TimeoutExpired:
+        return Probe(None, f"the chat template probe did not finish within {PROBE_SECONDS:g} s")
+    except OSError as exc:
+        return Probe(None, f"the chat template probe could not start ({exc})")
+    try:
+        answer = json.loads(done.stdout[:65536] or b"null")
+    except ValueError:
+        answer = None
+    if isinstance(answer, dict) and isinstance(answer.get("rules"), dict):
+        return Probe(answer["rules"])
+    if isinstance(answer, dict) and isinstance(answer.get("error"), str):
+        return Probe(None, f"the chat template could not be probed: {answer['error']}")
+    if done.returncode < 0:  # killed: SIGXCPU (the CPU bound), SIGKILL (out of memory) ...
+        return Probe(None, f"the chat template probe was stopped by signal {-done.returncode} (its time or "
+                           "memory bound)")
+    return Probe(None, f"the chat template probe failed (exit {done.returncode})")
 
 
-@lru_cache(maxsize=32)
-def detect_shape(template: str) -> PromptShape:
-    """The shape ``template`` needs, found by rendering probe conversations (cached per template)."""
-    m = _MARK
-    sys_ok = _accepts(template, [{"role": "system", "content": f"{m}s1"}, {"role": "user", "content": f"{m}u1"}],
-                      [f"{m}s1", f"{m}u1"])
-    head = [{"role": "system", "content": f"{m}s1"}] if sys_ok else []
-    user = {"role": "user", "content": f"{m}u1"}
-    tool_role, ids, single, drops = True, "any", False, False
-    long_id, short_id = "call_1", "abcDEF123"
-
-    def exchange(cid: str, content: str = "", calls: int = 1) -> list[dict[str, Any]]:
-        msgs: list[dict[str, Any]] = [*head, user, {"role": "assistant", "content": content,
-                              "tool_calls": [_call(f"{cid}{k}" if calls > 1 else cid, k) for k in range(calls)]}]
-        msgs += [{"role": "tool", "tool_call_id": f"{cid}{k}" if calls > 1 else cid, "content": f"{m}t{k}"}
-                 for k in range(calls)]
-        return msgs
-
-    if not _accepts(template, exchange(long_id), [f"{m}t0"], tools=True):  # any id works: keep "any"
-        if _accepts(template, exchange(short_id), [f"{m}t0"], tools=True):
-            ids = "alnum9"
-        else:
-            tool_role = False
-    cid = long_id if ids == "any" else short_id
-    if tool_role:
-        drops = not _accepts(template, exchange(cid, content=f"{m}a1"), [f"{m}a1", f"{m}t0"], tools=True)
-        two = exchange(cid[:-1] if ids == "alnum9" else cid, calls=2)  # ids end in 0, 1
-        single = not _accepts(template, two, [f"{m}t0", f"{m}t1"], tools=True)
-    system = "leading" if sys_ok else "fold"
-    if system == "fold" and not tool_role:
-        name = "strict"
-    elif not tool_role:
-        name = "text_tools"
-    elif ids == "alnum9":
-        name = "mistral"
-    elif single:
-        name = "llama3"
-    else:
-        name = "portable"
-    return PromptShape(name=name, system=system, tool_role=tool_role, tool_ids=ids,  # type: ignore[arg-type]
-                       single_tool_call=single, calls_drop_content=drops,
-                       source=f"template {template_hash(template)}")
+def detect_shape(template: str, fallback: PromptShape | None = None) -> PromptShape:
+    """The shape ``template`` needs, found by probing it (cached per template). Past the probe's bounds
+    (or for a template that cannot be probed), ``fallback`` (default: the portable shape) with a
+    ``source`` that says why."""
+    found = probe_template(template)
+    if found.rules is not None:
+        known = set(PromptShape.__dataclass_fields__) - {"source"}
+        rules = {k: v for k, v in found.rules.items() if k in known}
+        return PromptShape(**rules, source=f"template {template_hash(template)}")  # type: ignore[arg-type]
+    base = fallback if fallback is not None else SHAPES["portable"].with_source("default")
+    return replace(base, source=f"{base.source} (template not probed)", problem=found.problem)
 
 
 _FAMILIES: tuple[tuple[tuple[str, ...], str, str], ...] = (

@@ -47,7 +47,9 @@ from ..exceptions import (
     RateLimitError,
     ServerError,
     StreamError,
+    TemplateRefusedError,
     looks_like_context_length,
+    looks_like_template_refusal,
 )
 from ..trace.redact import mask_secrets, register_secret
 
@@ -57,6 +59,10 @@ _MAX_QUOTE = 600
 _MAX_ERROR_BODY = 64 * 1024
 """Bytes of an error answer (4xx/5xx) read to quote its message; the rest is not read."""
 
+PROBE_SECONDS = 5.0
+"""A side question's answer (llama.cpp's ``/props``, Ollama's ``/api/show``) in all, headers to last byte."""
+PROBE_MAX_BYTES = 4 * 1024 * 1024
+"""... and its size (a chat template is a few KB; ``/props`` with one is ~10 KB)."""
 DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_LINE_BYTES = 1024 * 1024
 DEFAULT_MAX_STREAM_SECONDS = 600.0
@@ -312,19 +318,33 @@ class HTTPConnection:
 
     # -- requests ---------------------------------------------------------------------------------
 
-    async def probe_json(self, url: str, body: Mapping[str, Any] | None = None, *, timeout: float = 5.0) -> Any:
+    async def probe_json(self, url: str, body: Mapping[str, Any] | None = None, *, timeout: float | None = None,
+                         max_bytes: int = PROBE_MAX_BYTES) -> Any:
         """One best-effort request (``GET``, or ``POST`` of ``body``) to an absolute ``url`` with
         this connection's headers and transport, no retries: the parsed JSON of a 200 answer, else
-        ``None`` — never an exception (a server that does not know the endpoint, is down, or answers
-        garbage just has nothing to say). For side questions such as llama.cpp's ``/props``."""
+        ``None`` — never an exception (a server that does not know the endpoint, is down, answers
+        garbage, more than ``max_bytes`` or slower than ``timeout`` seconds *in all* — headers, then a
+        byte every two seconds — just has nothing to say). For side questions such as llama.cpp's
+        ``/props``. ``timeout`` defaults to :data:`PROBE_SECONDS`."""
         try:
-            client = self._current_client()
-            if body is None:
-                response = await client.get(url, timeout=timeout)
-            else:
-                response = await client.post(url, json=dict(body), timeout=timeout)
-            return response.json() if response.status_code == 200 else None
-        except (httpx.HTTPError, ValueError):
+            # a total deadline: httpx's timeout is per read
+            async with asyncio.timeout(PROBE_SECONDS if timeout is None else timeout):
+                client = self._current_client()
+                request = client.build_request("GET", url) if body is None else client.build_request(
+                    "POST", url, json=dict(body))
+                response = await client.send(request, stream=True)
+                try:
+                    if response.status_code != 200:
+                        return None
+                    data = bytearray()
+                    async for chunk in response.aiter_bytes():
+                        data += chunk
+                        if len(data) > max_bytes:
+                            return None
+                finally:
+                    await response.aclose()
+            return json.loads(_decode(response, bytes(data)))
+        except (httpx.HTTPError, ValueError, TimeoutError, RecursionError):
             return None
 
     async def post_json(self, path: str, body: Mapping[str, Any]) -> tuple[Any, int]:
@@ -570,6 +590,9 @@ class HTTPConnection:
                 status=status, prompt_tokens=max(numbers) if numbers else None,
                 limit=min(numbers) if len(numbers) > 1 else None,
             )
+        elif status in (400, 422) and looks_like_template_refusal(said):
+            error = TemplateRefusedError(f"{where}: the model's chat template refused the prompt{said}.",
+                                         provider=self.provider, status=status)
         elif status in (400, 413, 422):
             error = BadRequestError(f"{where}: the request was rejected{said}.", provider=self.provider, status=status)
         else:

@@ -33,7 +33,7 @@ from ..exceptions import ConfigError, ContextLengthError, ProviderError
 from ..messages import Message, ToolCall, ToolSpec, canonical_json
 from ..tokens import TOKENS_PER_MESSAGE, TokenCounter
 from .base import LLMRequest, LLMResponse, Provider, StreamChunk, Usage
-from .chat_templates import detect_shape, shape_for_model
+from .chat_templates import detect_shape, probe_template, shape_for_model
 from .openai_compat import count, map_finish_reason
 from .shaping import PromptShape, tool_call_text, tool_result_text
 
@@ -122,6 +122,8 @@ def load_model(path: Path, n_ctx: int, *, n_threads: int | None = None) -> _Load
         kwargs: dict[str, Any] = {"model_path": str(path), "n_ctx": n_ctx, "seed": 0, "verbose": False}
         if n_threads is not None:
             kwargs["n_threads"] = n_threads
+        if _unsafe_template_in(path):
+            kwargs["chat_format"] = "chatml"  # its own template is not rendered in this process
         try:
             llama = llama_cpp.Llama(**kwargs)
         except (ValueError, RuntimeError) as exc:
@@ -132,6 +134,13 @@ def load_model(path: Path, n_ctx: int, *, n_threads: int | None = None) -> _Load
         return loaded
 
 
+def _unsafe_template_in(path: Path) -> bool:
+    """The GGUF at ``path`` has a chat template that is not safe to render in this process
+    (:func:`_safe_template`): llama-cpp-python then formats its chats as ChatML instead."""
+    vocab = _vocab(path)
+    return bool(vocab.metadata.get("tokenizer.chat_template")) and _safe_template(vocab) is None
+
+
 BUNDLED_ENCODING = f"gguf:bundled/{DEFAULT_MODEL_FILE}"
 """The encoding name of the bundled model's tokenizer, as recorded in traces (portable)."""
 
@@ -139,9 +148,20 @@ _vocabs: dict[str, Any] = {}
 _vocabs_lock = threading.Lock()
 
 
-def _chat_formatter(llama: Any) -> Any:
-    """The model's own chat template (llama-cpp-python's Jinja2 formatter), or ``None``."""
+def _safe_template(llama: Any) -> str | None:
+    """The GGUF's own chat template when it may be rendered in this process: its probe (out of process,
+    bounded in time and memory: chat_templates.py) finished. A template past those bounds (nested
+    ``range(100000)`` loops, ``7 ** 1000000000``) is never rendered here: ``None``."""
     template = llama.metadata.get("tokenizer.chat_template")
+    if not template or probe_template(template).rules is None:
+        return None
+    return str(template)
+
+
+def _chat_formatter(llama: Any) -> Any:
+    """The model's own chat template (llama-cpp-python's Jinja2 formatter), or ``None`` (no template, or
+    one that is not safe to render: :func:`_safe_template`)."""
+    template = _safe_template(llama)
     if not template:
         return None
     chat_format = _import_llama().llama_chat_format
@@ -417,7 +437,8 @@ class LocalProvider(Provider):
         exchanges always as text: llama-cpp-python's text path renders no tool role."""
         counter = await asyncio.to_thread(self.token_counter)
         template = getattr(counter, "chat_template", None)
-        detected = await asyncio.to_thread(detect_shape, template) if template else shape_for_model(self.model_name)
+        family = shape_for_model(self.model_name)
+        detected = await asyncio.to_thread(detect_shape, template, family) if template else family
         return replace(detected, tool_role=False, calls_drop_content=False, tool_ids="any",
                        single_tool_call=False)
 

@@ -182,7 +182,8 @@ class OpenAICompatProvider(Provider):
             props = await self._http.probe_json(f"{root}/props")
             template = props.get("chat_template") if isinstance(props, dict) else None
             if isinstance(template, str) and template.strip():
-                return await asyncio.to_thread(detect_shape, template)
+                # probed out of process, bounded in time and memory; past the bounds: the family's shape
+                return await asyncio.to_thread(detect_shape, template, fallback)
         else:
             data = await self._http.probe_json(f"{root}/api/show", {"model": model})
             details = data.get("details") if isinstance(data, dict) else None

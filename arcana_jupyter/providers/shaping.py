@@ -76,7 +76,11 @@ class PromptShape:
     is written as text."""
     source: str = "default"
     """How the shape was chosen (``default``, ``config``, ``model family gemma-3``,
-    ``template <hash>``, ``recorded``): for the decision's notes, not part of the rules."""
+    ``template <hash>``, ``recorded``, ``refused by the server``): for the decision's notes, not part
+    of the rules."""
+    problem: str | None = field(default=None, compare=False)
+    """Why the model's own template could not say (its probe's time or memory bound, a template that
+    is not text ...): one line for the session's first decision, not recorded with the rules."""
 
     @property
     def shapes(self) -> bool:

@@ -75,6 +75,13 @@ Setting: ``ARCANA_MARKDOWN_MAX_HIGHLIGHT_CHARS``."""
 HIGHLIGHT_SECONDS = _setting("ARCANA_MARKDOWN_HIGHLIGHT_MS", 250, 1) / 1000
 """Wall-clock budget for highlighting the fences of one reply, in seconds; past it, fences are escaped text.
 Setting: ``ARCANA_MARKDOWN_HIGHLIGHT_MS`` (milliseconds)."""
+CHARS_PER_TABLE_CELL = _setting("ARCANA_MARKDOWN_CHARS_PER_TABLE_CELL", 3, 1)
+"""A reply's tables may make at most one cell per this many of its characters (beyond
+:data:`MIN_TABLE_CELLS`); more, and the reply is shown as escaped text. A cell costs ~20 µs to parse and
+render, and GFM fills short rows with empty cells: a 4-column header over 25,000 one-character rows made
+100,000 cells of 50,000 characters (84 µs a character). Setting: ``ARCANA_MARKDOWN_CHARS_PER_TABLE_CELL``."""
+MIN_TABLE_CELLS = _setting("ARCANA_MARKDOWN_MIN_TABLE_CELLS", 2_000, 0)
+"""Table cells any reply may make, however short."""
 MAX_UNTIMED_HIGHLIGHT_CHARS = _setting("ARCANA_MARKDOWN_MAX_UNTIMED_HIGHLIGHT_CHARS", 1_000, 0)
 """Where a slow regular expression cannot be interrupted (off the main thread, or ``SIGALRM`` in use),
 longer fences are escaped without highlighting. Setting: ``ARCANA_MARKDOWN_MAX_UNTIMED_HIGHLIGHT_CHARS``."""
@@ -232,10 +239,40 @@ def _formatter() -> HtmlFormatter:
     return HtmlFormatter(style=HIGHLIGHT_STYLE, nowrap=True)
 
 
+class _TooManyCells(Exception):
+    """A reply's tables would make more cells than its length allows (:data:`CHARS_PER_TABLE_CELL`)."""
+
+
+def _bounded_table(table: Any) -> Any:
+    """markdown-it's GFM table rule, bounded: before a table is parsed, its cells are counted from its
+    lines (columns of the delimiter row times the rows up to the next blank line: an upper bound) and
+    taken from the reply's allowance (``env["arcana_table_cells"]``); past it, :class:`_TooManyCells`."""
+
+    def rule(state: Any, start: int, end: int, silent: bool) -> bool:
+        if silent or not table(state, start, end, True):  # not a table here (cheap): nothing to count
+            return bool(table(state, start, end, silent)) if silent else False
+        left = state.env.get("arcana_table_cells")
+        if left is not None:
+            delimiter = state.src[state.bMarks[start + 1] + state.tShift[start + 1]:state.eMarks[start + 1]]
+            columns = delimiter.strip().strip("|").count("|") + 1
+            line = start + 2
+            while line < end and not state.isEmpty(line):
+                line += 1
+            cells = columns * (line - start)
+            if cells > left:
+                raise _TooManyCells(cells)
+            state.env["arcana_table_cells"] = left - cells
+        return bool(table(state, start, end, False))
+
+    return rule
+
+
 @lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False, "maxNesting": MAX_NESTING})
     md.enable(["table", "strikethrough"])
+    md.block.ruler.at("table", _bounded_table(md.block.ruler.__rules__[md.block.ruler.__find__("table")].fn),
+                      {"alt": ["paragraph", "reference"]})
     md.use(dollarmath_plugin, allow_space=True, allow_digits=False, double_inline=True)
     rules = md.add_render_rule
     rules("link_open", _render_link_open)
@@ -269,8 +306,13 @@ def markdown_to_html(text: str | None, *, limit: int | None = None) -> str:
     if len(text) > limit:
         return _as_text(text, f"Shown as text: {len(text):,} characters, more than the {limit:,} rendered as Markdown.")
     md = _parser()
-    env: dict[str, Any] = {}
-    tokens = md.parse(text, env)
+    cells = max(MIN_TABLE_CELLS, len(text) // CHARS_PER_TABLE_CELL)
+    env: dict[str, Any] = {"arcana_table_cells": cells}
+    try:
+        tokens = md.parse(text, env)
+    except _TooManyCells:
+        return _as_text(text, f"Shown as text: its tables would make more than {cells:,} cells "
+                              f"(one per {CHARS_PER_TABLE_CELL} characters).")
     if tokens and max(t.level for t in tokens) >= MAX_NESTING - 1:
         return _as_text(text, f"Shown as text: nested more than {MAX_NESTING} levels deep.")
     return str(md.renderer.render(tokens, md.options, env))

@@ -6,10 +6,11 @@ One :class:`CallRecorder` per session: both encoders keep what they last wrote."
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..context.bands import OverflowCover
+from ..context.decisions import ContextDecision
 from ..context.result import BuildResult
 from ..context.sections import ContextSection, PinBlock
 from ..messages import ToolSpec
@@ -21,6 +22,20 @@ from ..trace.prompt_sent import PromptSentEncoder
 
 if TYPE_CHECKING:
     from .session import ChatSession
+
+
+def recorded_decision(decision: ContextDecision, rows: Sequence[Mapping[str, Any]]) -> ContextDecision:
+    """``decision`` as the trace records it — the one the session reports (``ChatReply.decision``): each
+    row with the ``relevance_score`` its recorded row holds (``rows``, :func:`~..context.decisions.
+    recorded_scores`: a score only where it decided an outcome, else None). So the decision a reader gets
+    back from the trace (the inspector, replay, the report) is the decision the session handed out; the
+    builder keeps its own, with every score. Rows whose score is kept are the builder's objects."""
+    out = list(decision.decisions)
+    for i, (row, src) in enumerate(zip(rows, decision.decisions, strict=True)):
+        score = row.get("relevance_score")
+        if score != src.relevance_score:
+            out[i] = type(src).model_construct(**{**src.__dict__, "relevance_score": score})
+    return decision.model_copy(update={"decisions": out})
 
 
 class CallRecorder:

@@ -5,11 +5,13 @@ cache reuses). One per session: the shape is chosen once, the previous prompt is
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 
 from ..context.result import BuildResult, prefix_reuse
+from ..exceptions import TemplateRefusedError
 from ..messages import Message, ToolSpec
 from ..providers.base import Provider
-from ..providers.shaping import PromptShape, ShapedPrompt, named_shape
+from ..providers.shaping import SHAPES, PromptShape, ShapedPrompt, named_shape
 from ..providers.shaping import shape as shape_prompt
 from ..tokens import TokenCounter
 
@@ -24,8 +26,33 @@ class PromptShaper:
         self.setting = setting
         """``config.prompt_shape``: a shape's name, or ``auto``."""
         self._rules: PromptShape | None = None
+        self._problem_said = False
+        self._reshaped_note: str | None = None
         self._previous_sent: list[Message] | None = None
         self._previous_tools: list[ToolSpec] = []
+
+    def reshape(self, refusal: TemplateRefusedError) -> PromptShape | None:
+        """The server's chat template refused the prompt: the shape to retry with — ``strict`` (the system
+        text folded into the first user turn, roles alternating, tool calls and results as text) — kept for
+        the rest of the session and said in the next decision's notes. None when there is nothing stricter
+        to try (already strict) or the shape was configured (``prompt_shape`` is not ``auto``)."""
+        current = self._rules
+        if self.setting != "auto" or current is None or current.name == "strict":
+            return None
+        said = _quoted(str(refusal))
+        self._rules = replace(SHAPES["strict"], source=f"refused by the server: {said}")
+        self._reshaped_note = (f"the server's chat template refused the {current.name} shape ({said}): the prompt "
+                               "was reshaped (strict: the system text folded into the first user turn, roles "
+                               "alternating, tools as text) and sent again; this session keeps that shape")
+        return self._rules
+
+    def resume_refused(self, message: str) -> None:
+        """A resumed session whose run was reshaped after a refusal (its recorded error) starts strict."""
+        if self.setting == "auto":
+            said = _quoted(message)
+            self._rules = replace(SHAPES["strict"], source=f"refused by the server: {said}")
+            self._reshaped_note = (f"the server's chat template refused this run's prompt shape before the restart "
+                                   f"({said}): the session goes on with the strict shape")
 
     async def rules(self) -> PromptShape:
         """The shape of this session's prompts, chosen once (config, a replay's recording, the
@@ -40,7 +67,15 @@ class PromptShaper:
     async def shape(self, build: BuildResult, tools: list[ToolSpec]) -> tuple[BuildResult, ShapedPrompt]:
         """The builder's messages shaped for the model, counted exactly as sent: ``build`` with the
         shaped messages and a budget whose ``used`` is the shaped prompt's."""
-        shaped = shape_prompt(build.messages, await self.rules())
+        rules = await self.rules()
+        if self._reshaped_note is not None:
+            build.decision.notes.append(self._reshaped_note)
+            self._reshaped_note = None
+        if rules.problem is not None and not self._problem_said:  # said once, in the session's first decision
+            self._problem_said = True
+            build.decision.notes.append(f"the model's chat template could not say how to shape the prompt: "
+                                        f"{rules.problem}; the {rules.name} shape is used ({rules.source})")
+        shaped = shape_prompt(build.messages, rules)
         if not shaped.shape.shapes:
             return build, shaped
         used = self.counter.count_prompt(shaped.messages, tools)
@@ -72,3 +107,12 @@ class PromptShaper:
         report.prefix_share = round(tokens / before, 4) if before else None
         tools = report.tools_tokens if build.tools and previous_tools == build.tools else 0
         report.uncached_tokens = max(0, used - tokens - tools)
+
+
+def _quoted(message: str) -> str:
+    """The template's own words from a refusal's message (what follows the last ": "), on one line, short."""
+    text = " ".join(message.split())
+    if "template refused the prompt: " in text:
+        text = text.split("template refused the prompt: ", 1)[1]
+    text = text.rstrip(".")
+    return text if len(text) <= 160 else text[:159] + "…"

@@ -86,6 +86,10 @@ def resume_session(runtime: Runtime, run_id: str, cfg: RuntimeConfig, trace_dir:
                     session.usage = session.usage + Usage.model_validate(end.usage.model_dump())
                 session.cost_usd += end.cost_usd or 0.0
         restore_calibration(session, events)
+        refusals = [typed.metadata.message or "" for e in events if e.event_type == "error"
+                    and isinstance(typed := e.typed(), ErrorEvent) and typed.metadata.type == "TemplateRefusedError"]
+        if refusals:  # the server refused the run's first shape: go on with the one it accepted
+            session.shaper.resume_refused(refusals[-1])
         if session.engine is not None:
             session.engine.load_events(events)
 

@@ -29,7 +29,7 @@ from ..context.embeddings import EmbeddingsUnavailable, embedder_from_setting
 from ..context.rebuild import EMBEDDINGS_FOLDER
 from ..context.result import BuildResult
 from ..context.sections import ContextSection, PinBlock
-from ..exceptions import ArcanaError, ConfigError, ContextLengthError, ProviderError
+from ..exceptions import ArcanaError, ConfigError, ContextLengthError, ProviderError, TemplateRefusedError
 from ..messages import Message, ToolSpec, digest
 from ..primitives.pin import PinState
 from ..providers.base import LLMRequest, LLMResponse, Provider, Usage
@@ -52,7 +52,7 @@ from ..trace.writer import TraceWriter
 from . import gc_policy, user_actions
 from .builtin_tools import no_progress_steps
 from .calibration import Calibration
-from .call_record import CallRecorder
+from .call_record import CallRecorder, recorded_decision
 from .capabilities import Capability, CapabilityFactory
 from .config import RuntimeConfig
 from .context import SessionContext
@@ -585,6 +585,13 @@ class ChatSession:
                           parent_id=prompt.decision_event.event_id)
                 needed = exc.prompt_tokens / counted if exc.prompt_tokens and counted else self.calibration.ratio * 1.25
                 self.calibration.require(max(needed, self.calibration.ratio) * 1.02)
+            except TemplateRefusedError as exc:  # the server's template refused the shape: reshape, once
+                if attempt or progress.partial or self.shaper.reshape(exc) is None:
+                    raise
+                self.emit(ErrorMetadata.build(type=type(exc).__name__, where="provider", recoverable=True,
+                                              message=str(exc), status=exc.status, received="",
+                                              request_digest=prompt.digest),
+                          parent_id=prompt.decision_event.event_id)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _build(
@@ -695,7 +702,7 @@ class ChatSession:
         decision_event = self.recorder.record(
             self, turn=turn, step=step, build=build, decision_md=decision_md, digest=digest, pins=pins,
             sections=sections, cover=cover, tools=tools, tool_loop=tool_loop, shaped=shaped)
-        return BuiltPrompt(build, decision, digest, decision_event)
+        return BuiltPrompt(build, recorded_decision(decision, decision_md["decisions"]), digest, decision_event)
 
     def _max_tokens(self) -> int | None:
         """The reply's cap: the reserve (what the window keeps free for it), or less if configured."""

@@ -43,6 +43,7 @@ from .chain.columns import (
 from .chain.metadata import CHAIN_VERSION, _moved_of, is_chained, resolve_chain_metadata
 from .chain.resolver import _FLIP, FRAME_KEYS, ChainedRows, ChainResolver, decode_rows, rows_spec
 from .keyframes import DecisionResolver
+from .limits import FileLimits
 
 if TYPE_CHECKING:
     from .reader import DecisionRecord, TraceReader
@@ -151,6 +152,8 @@ class FramePass:
         self._whole = whole
         self._reader = reader
         self._idx = reader._index(run_id)
+        self._limits = FileLimits.of(self._idx.size)
+        """What one decision may resolve to (trace/limits.py)."""
         self._agent = agent
         self._keep = max(2, keep)
         self._cols: dict[str, list[Any]] = {k: [] for k in FRAME_KEYS}
@@ -184,7 +187,7 @@ class FramePass:
 
         reader, idx = self._reader, self._idx
         positions = [p for p in idx.by_type.get("context_decision", []) if idx.entries[p].agent == self._agent]
-        resolver = DecisionResolver(lambda event_id: reader._decision_of(idx, event_id))
+        resolver = DecisionResolver(lambda event_id: reader._decision_of(idx, event_id), limits=self._limits)
         for p, line in reader._raw_lines(idx, positions):  # parsed one by one: one decision held at a time
             obj = reader._parse_line(idx, p, line)
             entry = idx.entries[p]
@@ -238,9 +241,10 @@ class FramePass:
         if "moved" in chain:  # left to the end: a frame does not read it
             meta = {**meta, "chain": {k: v for k, v in chain.items() if k != "moved"}}
         if prev_id is None:
-            full = resolve_chain_metadata(meta, None, where)
+            full = resolve_chain_metadata(meta, None, where, self._limits)
             _check_version(chain, where)
-            decoded = decode_rows(chain.get("rows"), None, where, build_rows=False, only=_FRAME_SET)
+            decoded = decode_rows(chain.get("rows"), None, where, build_rows=False, only=_FRAME_SET,
+                                  limits=self._limits)
             self._replace(event_id, full, decoded.cols, decoded.length, frozenset(decoded.cols), moved=moved,
                           names=decoded.keys)
         else:
@@ -251,7 +255,7 @@ class FramePass:
                 prev_meta, prev_moved = held.meta, held.moved
             else:
                 prev_meta, prev_moved = self._materialize(prev_id, where), None
-            full = resolve_chain_metadata(meta, prev_meta, where)
+            full = resolve_chain_metadata(meta, prev_meta, where, self._limits)
             _check_version(chain, where)
             if moved is None and "shape" in (chain.get("same") or ()):
                 moved = prev_moved  # its shape is its prev's: so is where the rows went
@@ -260,7 +264,7 @@ class FramePass:
             shape = full.get("shape")
             if not isinstance(shape, dict):
                 raise ValueError(f"{where}: chain.moved without a shape")
-            full = {**full, "shape": {**shape, "moved": _moved_of(moved, where)}}
+            full = {**full, "shape": {**shape, "moved": _moved_of(moved, where, self._limits)}}
         decision = full.get("decision")
         return {**full, "decision": {**(decision if isinstance(decision, dict) else {}), "decisions": None}}
 
@@ -270,7 +274,7 @@ class FramePass:
         if loaded is None or not is_chained(loaded):
             raise ValueError(f"{where}: chain.prev {prev_id} is not a chained decision of this agent in this trace")
         if self._resolver is None:
-            self._resolver = ChainResolver(self._load, keep=2, only=FRAME_KEYS)
+            self._resolver = ChainResolver(self._load, keep=2, only=FRAME_KEYS, limits=self._limits)
         full, decoded = self._resolver._resolve(prev_id, loaded, rows=False)
         self._replace(prev_id, full, {k: list(v) for k, v in decoded.cols.items()}, decoded.length,
                       frozenset(decoded.cols), names=decoded.keys)
@@ -318,11 +322,11 @@ class FramePass:
         """A chained decision against the columns held (its ``prev``'s): patched where its ops write
         and where its rows are not aligned to the same position."""
         n_prev = self._n
-        count, keys, columns, align = rows_spec(spec, n_prev, where, self._names)
+        count, keys, columns, align = rows_spec(spec, n_prev, where, self._names, self._limits)
         if frozenset(k for k in keys if k in _FRAME_SET) != self._keys:
             # not the frame keys of its prev (an encoder makes a keyframe then): decoded whole against them
             prev = ChainedRows({k: self._cols[k] for k in self._keys}, None, n_prev, self._names)
-            decoded = decode_rows(spec, prev, where, build_rows=False, only=_FRAME_SET)
+            decoded = decode_rows(spec, prev, where, build_rows=False, only=_FRAME_SET, limits=self._limits)
             self._replace(event_id, meta, {k: list(v) for k, v in decoded.cols.items()}, decoded.length,
                           frozenset(decoded.cols), moved=moved, names=decoded.keys)
             return

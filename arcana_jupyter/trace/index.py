@@ -39,6 +39,7 @@ from ..schema.events import (
 )
 from ..schema.pins import PinChange
 from .decision_delta import ChainResolver
+from .limits import MAX_DEPTH, too_deep
 from .prompt_sent import ResolvedPrompt
 
 HISTORY_EVENTS = ("user_message", "llm_call", "tool_call")
@@ -143,6 +144,22 @@ class FileIndex:
 
 _SHARED_CACHE: OrderedDict[tuple[Path, bool], FileIndex] = OrderedDict()
 _SHARED_LOCK = threading.RLock()
+
+
+class _TooDeep(ValueError):
+    """A line nested deeper than :data:`~.limits.MAX_DEPTH`: not an event."""
+
+
+def _parse(raw: bytes) -> Any:
+    """One line's JSON, refused (:class:`_TooDeep`, a ``ValueError``) when it nests deeper than
+    :data:`~.limits.MAX_DEPTH`: json's own limit would raise ``RecursionError`` (100,000 nested lists),
+    and every later walk of the value recurses (docs/SECURITY.md, limits of a trace)."""
+    if too_deep(raw):
+        raise _TooDeep(f"nested deeper than {MAX_DEPTH} levels")
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise _TooDeep(f"nested deeper than {MAX_DEPTH} levels") from None
 
 
 def _as_int(value: Any) -> int | None:
@@ -317,9 +334,11 @@ class FileIndexer:
         """The last line has no newline yet: index it if it is a whole event, else report it torn."""
         line_no = idx.lines + 1
         try:
-            obj = json.loads(raw)
+            obj = _parse(raw)
             self.stats.lines_parsed += 1
             problem = self._check(obj)
+        except _TooDeep as exc:
+            problem = str(exc)
         except ValueError:
             problem = "incomplete JSON"
         if problem is None:
@@ -366,9 +385,11 @@ class FileIndexer:
         if not raw.strip():
             return
         try:
-            obj = json.loads(raw)
+            obj = _parse(raw)
             self.stats.lines_parsed += 1
             problem = self._check(obj)
+        except _TooDeep as exc:
+            problem = str(exc)
         except ValueError as exc:
             problem = f"invalid JSON ({exc})"
         if problem is None and idx.run_id is not None and isinstance(obj.get("run_id"), str) \
@@ -481,11 +502,11 @@ class FileIndexer:
 
     def parse_line(self, idx: FileIndex, position: int, raw: bytes) -> dict[str, Any]:  # JSON edge: a line
         """One line read by :meth:`raw_lines`, parsed (it was a valid object when indexed)."""
-        try:
+        try:  # checked when indexed (its nesting too): a line read again is parsed, not checked again
             obj = json.loads(raw)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise TraceError(f"{idx.path}:{idx.entries[position].line}: the file changed under the reader ({exc}); "
-                             "read it again") from exc
+                             "read it again") from None
         self.stats.lines_parsed += 1
         if not isinstance(obj, dict):
             raise TraceError(f"{idx.path}:{idx.entries[position].line}: the file changed under the reader "

@@ -18,8 +18,9 @@ from collections.abc import Callable, Sequence
 from operator import eq
 from typing import Any
 
-from .chain._json import Decision, JSONObject, Row
+from .chain._json import Decision, JSONObject, Row, _short
 from .chain.columns import _RUN, columns
+from .limits import FileLimits, check_rows
 
 KEYFRAME_EVERY = 32
 """A keyframe at least this often (per agent), so any delta's base is close and cheap to load."""
@@ -68,9 +69,11 @@ def encode(rows: Sequence[Row], base_rows: Sequence[Row] | None,
     return {"count": len(rows), "columns": out}
 
 
-def resolve_decision(decision: Decision, load_base: Callable[[str], Decision | None]) -> Decision:
+def resolve_decision(decision: Decision, load_base: Callable[[str], Decision | None],
+                     limits: FileLimits | None = None) -> Decision:
     """The decision with its full ``decisions`` list. ``load_base(event_id)`` returns that event's
-    ``decision`` dict (a keyframe). A delta whose base cannot be loaded raises ``ValueError``."""
+    ``decision`` dict (a keyframe). A delta whose base cannot be loaded raises ``ValueError``; one of
+    more rows than ``limits`` allow (trace/limits.py), :class:`~.limits.TooLarge`."""
     delta = decision.get("decisions_delta")
     if not delta:
         return decision
@@ -78,7 +81,7 @@ def resolve_decision(decision: Decision, load_base: Callable[[str], Decision | N
     if base is None or base.get("decisions") is None:
         raise ValueError(f"decision delta refers to {delta['base']}, which is not a full decision in this trace")
     base_cols = columns(base["decisions"])
-    count = int(delta["count"])
+    count = _count(delta, limits)
     cols: dict[str, list[Any]] = {}
     for key, spec in delta["columns"].items():
         base_col = base_cols.get(key, [])
@@ -91,6 +94,8 @@ def resolve_decision(decision: Decision, load_base: Callable[[str], Decision | N
                 pos += 1
             col.extend(base_col[a:b])
             pos = b
+            if len(col) > count:  # overlapping ranges: stop before they copy the base again and again
+                break
         col.extend(values)
         if len(col) != count:
             raise ValueError(f"decision delta against {delta['base']}: column {key!r} resolves to {len(col)} "
@@ -130,11 +135,20 @@ class DeltaEncoder:
         self._since = 0
 
 
-def _resolve_columns(delta: JSONObject, base_rows: Sequence[Row],
-                     base_cols: dict[str, list[Any]]) -> tuple[dict[str, list[Any]], list[list[int]]]:
+def _count(delta: JSONObject, limits: FileLimits | None) -> int:
+    """A delta's ``count``: an int within ``limits`` (trace/limits.py), else ``ValueError``."""
+    count = delta["count"]
+    if type(count) is not int or count < 0:
+        raise ValueError(f"decision delta against {_short(delta.get('base'))}: count is not a non-negative int")
+    check_rows(count, limits, f"decision delta against {_short(delta.get('base'))}")
+    return count
+
+
+def _resolve_columns(delta: JSONObject, base_rows: Sequence[Row], base_cols: dict[str, list[Any]],
+                     limits: FileLimits | None = None) -> tuple[dict[str, list[Any]], list[list[int]]]:
     """The delta's columns resolved against the base (as :func:`resolve_decision` resolves them, with
     slices), and the ranges of positions where *every* column equals the base's (clamped to it)."""
-    count = int(delta["count"])
+    count = _count(delta, limits)
     base_id = delta.get("base")
     cols: dict[str, list[Any]] = {}
     common: list[list[int]] | None = None
@@ -157,6 +171,8 @@ def _resolve_columns(delta: JSONObject, base_rows: Sequence[Row],
                 ranges.append([start, start + len(piece), a])
             col.extend(piece)
             pos = b
+            if len(col) > count:  # overlapping ranges copy the base again and again: stop as soon as it shows
+                break
         col.extend(values[vi:])
         if len(col) != count:
             raise ValueError(f"decision delta against {base_id}: column {key!r} resolves to {len(col)} "
@@ -192,9 +208,11 @@ class DecisionResolver:
     (a keyframe's rows and columns); callers must not mutate the rows they get.
     """
 
-    def __init__(self, load_base: Callable[[str], Decision | None], keep: int = 4) -> None:
+    def __init__(self, load_base: Callable[[str], Decision | None], keep: int = 4,
+                 limits: FileLimits | None = None) -> None:
         self._load = load_base
         self._keep = keep
+        self.limits = limits
         # event id -> (rows, columns, the rows' keys when every row has exactly those, in that order)
         self._bases: dict[str, tuple[list[Row], dict[str, list[Any]], list[str] | None]] = {}
 
@@ -239,11 +257,11 @@ class DecisionResolver:
             self.remember(base_id, loaded)
             base = self._bases.get(base_id)
             if base is None:
-                return resolve_decision(decision, lambda _id: loaded)
+                return resolve_decision(decision, lambda _id: loaded, self.limits)
         base_rows, base_cols, uniform = base
-        cols, common = _resolve_columns(delta, base_rows, base_cols)
+        cols, common = _resolve_columns(delta, base_rows, base_cols, self.limits)
         keys = list(cols)
-        count = int(delta["count"])
+        count = _count(delta, self.limits)
         same_keys = uniform is not None and uniform == keys
         rows: list[Row] = []
         pos = 0

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Mapping, Sequence
+from itertools import accumulate
 from typing import Any
 
 from ..messages import canonical_json
+from .limits import Budget, max_chars
 
 
 def lines_of(text: str) -> list[str]:
@@ -42,7 +44,7 @@ def edit_ops(base: Mapping[str, Any], new: Mapping[str, Any]) -> list[Any] | Non
 
 
 def apply_line_edit(base: str | None, ops: Any, where: str,
-                    history: Callable[[int], str | None] | None = None) -> str | None:
+                    history: Callable[[int], str | None] | None = None, *, budget: Budget | None = None) -> str | None:
     """The text ``ops`` (see :func:`edit_ops`) make of ``base``: the one reader of a line edit (a
     ``prompt_sent`` message's ``e``, a chained decision's section). None when the base or a new text
     is None (``trace_content="none"`` nulls texts). Raises ``ValueError`` on ops that do not apply.
@@ -50,27 +52,39 @@ def apply_line_edit(base: str | None, ops: Any, where: str,
     With ``history`` (a ``prompt_sent`` message's ``e``: :func:`sent_edit_ops`) two more ops read:
     ``[k, a, text, b]`` (line k of the base with its middle changed: its first ``a`` characters,
     ``text``, its last ``b`` characters and its newline) and ``{"h": i}`` (``history(i)``: the content
-    of history message ``i`` as sent, None when there is no such message)."""
+    of history message ``i`` as sent, None when there is no such message).
+
+    ``budget`` (trace/limits.py): the characters the text may still have, counted op by op before they
+    are copied — copies of copies (each record's text twice the last's) are refused as they grow, with
+    :class:`~.limits.TooLarge`. Without one, the text may have :func:`~.limits.max_chars` ``(None)``."""
     if not isinstance(ops, list):
         raise ValueError(f"{where}: the edit's ops are not a list")
     if base is None or any(op is None for op in ops):
         return None
+    budget = budget if budget is not None else Budget(max_chars(None), "characters")
     lines = lines_of(str(base))
+    ends: list[int] | None = None  # the lines' end offsets (for what a copy of a run costs), when one is copied
     parts: list[str] = []
     for op in ops:
         if isinstance(op, str):
+            budget.take(len(op), where)
             parts.append(op)
             continue
         if history is not None and isinstance(op, list) and len(op) == 4:
             parts.append(_line_middle(op, lines, where))
+            budget.take(len(parts[-1]), where)
             continue
         if history is not None and isinstance(op, dict):
             parts.append(_history_text(op, history, where))
+            budget.take(len(parts[-1]), where)
             continue
         run = (op[0], op[1]) if (isinstance(op, list) and len(op) == 2 and all(
             isinstance(x, int) and not isinstance(x, bool) for x in op) and op[1] >= 1) else None
         if run is None or run[0] < 0 or run[0] + run[1] > len(lines):
             raise ValueError(f"{where}: the edit copies lines {op!r} of a text of {len(lines)}")
+        if ends is None:
+            ends = [0, *accumulate(map(len, lines))]
+        budget.take(ends[run[0] + run[1]] - ends[run[0]], where)
         parts.extend(lines[run[0]:run[0] + run[1]])
     text = "".join(parts)
     if not text.endswith("\n"):

@@ -28,6 +28,7 @@ from .decision_delta import ChainResolver, is_chained
 from .decision_json import with_rows
 from .events import TraceEvent
 from .index import FileIndex, first_problem
+from .limits import FileLimits, max_chars
 from .prompt_sent import ResolvedPrompt, masked_count, prompt_digest, resolve_prompt_sent
 from .recorded_prompt import PromptReplay, PromptSnapshot, SentPrompt
 
@@ -200,7 +201,8 @@ def prompts_sent(reader: TraceReader, run_id: str, agent: str | None = None, *,
         last = max((p for p in positions if idx.entries[p].event_id in wanted), default=-1)
         positions = [p for p in positions if p <= last]
     # the metadata alone (tools, model, digest): no column of the rows decoded
-    chained = ChainResolver(lambda event_id: reader._metadata_of(idx, event_id), keep=2, only=())
+    chained = ChainResolver(lambda event_id: reader._metadata_of(idx, event_id), keep=2, only=(),
+                            limits=FileLimits.of(idx.size))
     calls: dict[str, tuple[list[Any], str, str | None]] = {}
     for start in range(0, len(positions), 64):
         chunk = positions[start:start + 64]
@@ -242,17 +244,23 @@ def resolve_sent(reader: TraceReader, idx: FileIndex, agent: str, event_id: str)
         chain: list[tuple[str, dict[str, Any]]] = []  # JSON edge: prompt_sent metadata as written
         current: str | None = event_id
         base: ResolvedPrompt | None = None
+        after: int | None = None  # the position of the record that continues ``current``
         while current is not None:
             if current in idx.sent:
                 base = idx.sent[current]
                 break
             p = idx.prompt_at.get(current)
+            if p is not None and after is not None and p >= after:
+                # a prompt continues one written before it: a ``prev`` that is itself or later is a loop
+                raise TraceError(f"{idx.path}: prompt_sent {chain[-1][0]} continues {current}, which is not an "
+                                 "earlier prompt: its chain loops; refused")
             raw = reader._read_raw(idx, [p]) if p is not None else []
             meta = raw[0].get("metadata") if raw else None
             if not isinstance(meta, dict):
                 raise TraceError(f"{idx.path}: prompt_sent {event_id}: the prompt {current} it continues is not "
                                  "in the trace")
             chain.append((current, meta))
+            after = p
             current = PromptSentMetadata.read(meta).prev
             if len(chain) > 100_000:
                 raise TraceError(f"{idx.path}: prompt_sent {event_id}: its chain does not end")
@@ -266,9 +274,10 @@ def resolve_sent(reader: TraceReader, idx: FileIndex, agent: str, event_id: str)
                 return {"role": "system", "content": system}
             return None
 
+        limit = max_chars(idx.size)
         for eid, meta in reversed(chain):
             try:
-                base = resolve_prompt_sent(meta, base, history)
+                base = resolve_prompt_sent(meta, base, history, limit)
                 base["digest"] = PromptSentMetadata.read(meta).digest
             except ValueError as exc:
                 raise TraceError(f"{idx.path}: prompt_sent {eid} cannot be resolved ({exc})") from None

@@ -44,6 +44,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NotRequired, TypedDict
 
 from ..messages import Message, ToolSpec, as_message, canonical_json, request_digest
+from .limits import MESSAGE_CHARS, Budget
+from .limits import max_chars as limit_chars
 from .line_edits import MIN_QUOTE, apply_line_edit, sent_edit_ops
 
 CHAIN_MAX = 64
@@ -326,18 +328,45 @@ class ResolvedPrompt(TypedDict):
     joined: NotRequired[list[list[str | int]]]
     """The parts (:func:`join_parts`) of the last :data:`JOIN_BASES` joined messages of the chain up to
     this prompt (since its keyframe), the last last: the bases of the next record's ``{"J": ops}``."""
+    units: NotRequired[list[int]]
+    """What each message counts against the resolution's limit (:func:`message_units`): kept for the
+    next record, whose ``keep`` and ``p`` references count them again."""
+
+
+def message_units(message: Mapping[str, Any]) -> int:  # JSON edge: a wire message
+    """What one resolved message counts against a prompt's limit (trace/limits.py :func:`max_chars`): its
+    text, its other fields' text, and :data:`~.limits.MESSAGE_CHARS` (an empty message counts too)."""
+    total = MESSAGE_CHARS
+    for value in message.values():
+        total += len(value) if type(value) is str else len(str(value)) if value is not None else 0
+    return total
 
 
 def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | None,
-                        history: Callable[[int], Mapping[str, Any] | None]) -> ResolvedPrompt:
+                        history: Callable[[int], Mapping[str, Any] | None],
+                        max_chars: int | None = None) -> ResolvedPrompt:
     """The full prompt of one ``prompt_sent`` record: ``{"messages": [wire...], "tokens": [...]}``.
 
     ``previous`` is the resolved previous prompt (required when ``meta["prev"]`` is set), ``history(i)``
     the recorded history message ``i`` (a ``Message.record()`` dict) or None. Raises ``ValueError`` on
-    a record that cannot be resolved."""
+    a record that cannot be resolved, and :class:`~.limits.TooLarge` (one) on a record that resolves to
+    more than ``max_chars`` (:func:`~.limits.max_chars` of its file; None: of a file of 16 MiB), counted
+    as it is resolved (:func:`message_units`): a trace bomb costs its limit, never more."""
+    budget = Budget(max_chars if max_chars is not None else limit_chars(None), "characters")
+    wires: dict[int, tuple[dict[str, Any], int]] = {}  # JSON edge: history index -> (its wire message, units)
+
+    def wire_of(h: int) -> tuple[dict[str, Any], int] | None:  # JSON edge: a history message as sent
+        if h not in wires:
+            record = history(h)
+            if record is None:
+                return None
+            wire = wire_of_record(record)
+            wires[h] = (wire, message_units(wire))
+        return wires[h]
+
     def quoted(i: int) -> str | None:  # an edit's {"h": i}: the history message's content as sent
-        record = history(i)
-        return None if record is None else str(wire_of_record(record).get("content") or "")
+        found = wire_of(i)
+        return None if found is None else str(found[0].get("content") or "")
 
     keep = meta.get("keep") or 0
     if not isinstance(keep, int) or isinstance(keep, bool) or keep < 0:
@@ -346,6 +375,9 @@ def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | N
         list(previous["messages"]) if previous is not None else [])
     prev_tokens: list[Any] = list(previous.get("tokens") or []) if previous is not None else []
     prev_tokens += [None] * (len(prev_msgs) - len(prev_tokens))
+    prev_units: list[int] = list(previous.get("units") or []) if previous is not None else []
+    if len(prev_units) != len(prev_msgs):
+        prev_units = [message_units(m) for m in prev_msgs]
     if meta.get("prev") is not None and previous is None:
         raise ValueError(f"the previous prompt {meta.get('prev')} is not in the trace")
     if keep > len(prev_msgs):
@@ -355,6 +387,9 @@ def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | N
         raise ValueError("messages is not a list")
     msgs = prev_msgs[:keep]
     tokens: list[Any] = prev_tokens[:keep]
+    units: list[int] = prev_units[:keep]
+    where = "the prompt"
+    budget.take(sum(units), where)
     joined: list[list[str | int]] = list(previous.get("joined") or []) if previous is not None and meta.get(
         "prev") is not None else []
     own: list[int] = []  # positions whose count comes from meta["tokens"] (not copied from the previous prompt)
@@ -362,54 +397,64 @@ def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | N
         at = len(msgs)
         if not isinstance(item, dict):
             raise ValueError(f"message {at} is not an object")
+        where = f"message {at}"
         if "role" in item:
             msgs.append(dict(item))
             own.append(at)
             tokens.append(None)
+            units.append(message_units(item))
+            budget.take(units[-1], where)
         elif "h" in item:
             ref = _run(item["h"])
             if ref is None:
                 raise ValueError(f"message {at}: the history reference {item['h']!r} is not i or [i, n]")
             for h in range(ref[0], ref[0] + ref[1]):
-                record = history(h)
-                if record is None:
+                found = wire_of(h)
+                if found is None:
                     raise ValueError(f"message {len(msgs)} refers to history message {h}, which is not recorded")
+                budget.take(found[1], f"message {len(msgs)}")
                 own.append(len(msgs))
-                msgs.append(wire_of_record(record))
+                msgs.append(dict(found[0]))
                 tokens.append(None)
+                units.append(found[1])
         elif "e" in item:
             edit = item["e"]
             if not (isinstance(edit, list) and len(edit) == 2 and isinstance(edit[0], int)
                     and not isinstance(edit[0], bool) and 0 <= edit[0] < len(prev_msgs) and isinstance(edit[1], list)):
                 raise ValueError(f"message {at}: the edit {str(edit)[:80]} is not [index in the previous prompt, ops]")
             base = prev_msgs[edit[0]]
-            text = apply_line_edit(str(base.get("content") or ""), edit[1], f"message {at}", quoted)
+            text = apply_line_edit(str(base.get("content") or ""), edit[1], where, quoted, budget=budget)
             if text is None:
                 raise ValueError(f"message {at}: the edit holds a null text")
             msgs.append({**base, "content": text})
             own.append(at)
             tokens.append(None)
+            units.append(message_units(msgs[-1]))
+            budget.take(units[-1] - len(text), where)  # the text was counted as the edit made it
         elif "j" in item or "J" in item:
-            where = f"message {at}"
-            parts = _absolute_parts(item["j"], where) if "j" in item else _copied_parts(item, joined, where)
+            parts = _absolute_parts(item["j"], where, budget) if "j" in item else _copied_parts(
+                item, joined, where, budget)
             joined = [*joined, parts][-JOIN_BASES:]
-            msgs.append(_joined_message(parts, history, where))
+            msgs.append(_joined_message(parts, wire_of, where, budget))
             own.append(at)
             tokens.append(None)
+            units.append(message_units(msgs[-1]))
         elif "p" in item:
             ref = _run(item["p"])
             if ref is None or ref[0] < 0 or ref[0] + ref[1] > len(prev_msgs):
                 raise ValueError(f"message {at} refers to messages {item['p']!r} of the previous prompt, which has "
                                  f"{len(prev_msgs)}")
+            budget.take(sum(prev_units[ref[0]:ref[0] + ref[1]]), where)
             msgs.extend(dict(m) for m in prev_msgs[ref[0]:ref[0] + ref[1]])
             tokens.extend(prev_tokens[ref[0]:ref[0] + ref[1]])
+            units.extend(prev_units[ref[0]:ref[0] + ref[1]])
         else:
             raise ValueError(f"message {at} is neither a message nor a reference")
     toks = meta.get("tokens")
     if isinstance(toks, list) and len(toks) == len(own):
         for position, t in zip(own, toks, strict=True):
             tokens[position] = t if isinstance(t, int) and not isinstance(t, bool) else None
-    out: ResolvedPrompt = {"messages": msgs, "tokens": tokens}
+    out: ResolvedPrompt = {"messages": msgs, "tokens": tokens, "units": units}
     if joined:
         out["joined"] = joined
     if isinstance(meta.get("model"), str):  # a standalone prompt (the summariser's): its digest's model
@@ -417,7 +462,11 @@ def resolve_prompt_sent(meta: Mapping[str, Any], previous: Mapping[str, Any] | N
     return out
 
 
-def _absolute_parts(parts: Any, where: str) -> list[str | int]:  # JSON edge: a record's j parts
+PART_CHARS = len(JOIN_SEPARATOR)
+"""What one part of a joined message counts against a prompt's limit besides its text (its separator)."""
+
+
+def _absolute_parts(parts: Any, where: str, budget: Budget) -> list[str | int]:  # JSON edge: a record's j parts
     """A ``{"j": parts}`` message's parts (history references ``i`` / ``[i, n]`` and texts, as traces
     before ``J`` hold them) as :func:`join_parts` parts."""
     if not isinstance(parts, list) or not parts:
@@ -430,12 +479,13 @@ def _absolute_parts(parts: Any, where: str) -> list[str | int]:  # JSON edge: a 
         ref = _run(part)
         if ref is None or ref[0] < 0 or ref[1] > 1_000_000:
             raise ValueError(f"{where}: the joined message's part {str(part)[:40]} is not text, i or [i, n]")
+        budget.take(ref[1] * PART_CHARS, where)
         flat.extend(range(ref[0], ref[0] + ref[1]))
     return join_parts(flat)
 
 
 def _copied_parts(item: Mapping[str, Any], bases: Sequence[Sequence[str | int]],
-                  where: str) -> list[str | int]:  # JSON edge: a J message
+                  where: str, budget: Budget) -> list[str | int]:  # JSON edge: a J message
     """A ``{"J": ops, "b": back}`` message's parts: a text or a gap as it is, ``[k, n]`` the parts
     k .. k+n-1 of its base, the joined message ``back`` (0 when left out) before the last of ``bases``."""
     ops, back = item["J"], item.get("b", 0)
@@ -454,29 +504,35 @@ def _copied_parts(item: Mapping[str, Any], bases: Sequence[Sequence[str | int]],
         if ref is None or ref[0] < 0 or ref[0] + ref[1] > len(base):
             raise ValueError(f"{where}: the joined message's part {str(op)[:40]} is not text, a gap or [k, n] of "
                              f"the last joined message's {len(base)} part(s)")
+        budget.take(ref[1] * PART_CHARS, where)
         parts.extend(base[ref[0]:ref[0] + ref[1]])
     return parts
 
 
-def _joined_message(parts: Sequence[str | int], history: Callable[[int], Mapping[str, Any] | None],
-                    where: str) -> dict[str, Any]:  # JSON edge: a wire message
+def _joined_message(parts: Sequence[str | int],
+                    history: Callable[[int], tuple[dict[str, Any], int] | None],  # JSON edge: a wire message
+                    where: str, budget: Budget) -> dict[str, Any]:  # JSON edge: a wire message
     """A joined message from its :func:`join_parts` parts: their texts joined with
-    :data:`JOIN_SEPARATOR`, the other fields those of the first history message referred to."""
+    :data:`JOIN_SEPARATOR`, the other fields those of the first history message referred to
+    (``history(h)``: its wire message and units)."""
     texts: list[str] = []
     first: dict[str, Any] | None = None  # JSON edge: a wire message
     end = 0
     for part in parts:
         if isinstance(part, str):
+            budget.take(len(part) + PART_CHARS, where)
             texts.append(part)
             continue
         h = end + part
-        record = history(h) if h >= 0 else None
-        if record is None:
+        found = history(h) if h >= 0 else None
+        if found is None:
             raise ValueError(f"{where} joins history message {h}, which is not recorded")
         end = h + 1
-        wire = wire_of_record(record)
+        wire = found[0]
         first = first if first is not None else wire
-        texts.append(str(wire.get("content") or ""))
+        text = str(wire.get("content") or "")
+        budget.take(len(text) + PART_CHARS, where)
+        texts.append(text)
     if first is None:
         raise ValueError(f"{where}: the joined message refers to no history message")
     return {**first, "content": JOIN_SEPARATOR.join(texts)}

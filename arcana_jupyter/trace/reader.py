@@ -38,6 +38,7 @@ from .decision_delta import ChainResolver, DecisionResolver, is_chained, resolve
 from .decision_json import Decision, Metadata, Row, decision_of, rows_in, rows_of, with_rows
 from .events import TraceEvent
 from .index import HISTORY_EVENTS, SHARED_INDEXES, FileIndex, FileIndexer, ReaderStats, problems_of
+from .limits import FileLimits
 from .recorded_prompt import PromptReplay, SentPrompt
 
 
@@ -308,6 +309,7 @@ class TraceReader:
         with self._lock:
             if idx.chain is None:
                 idx.chain = ChainResolver(lambda event_id: self._metadata_of(idx, event_id))
+            idx.chain.limits = FileLimits.of(idx.size)  # the file may have grown since
             try:
                 meta = idx.chain.resolve(str(obj.get("event_id")), obj["metadata"])
             except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
@@ -332,7 +334,8 @@ class TraceReader:
             return
 
         try:
-            full = resolve_decision(decision, lambda event_id: self._decision_of(idx, event_id))
+            full = resolve_decision(decision, lambda event_id: self._decision_of(idx, event_id),
+                                    FileLimits.of(idx.size))
             obj["metadata"] = {**obj["metadata"], "decision": full}  # JSON edge: the resolved decision in its place
         except (ValueError, KeyError, TypeError, AttributeError, IndexError, StopIteration) as exc:
             raise TraceError(f"{idx.path}: event {obj.get('event_id')}: the decision delta cannot be resolved "
@@ -371,8 +374,9 @@ class TraceReader:
         positions = [p for p in idx.by_type.get("context_decision", []) if idx.entries[p].agent == name]
         last_of_turn = {idx.entries[p].turn: p for p in positions}
         wanted = set(last_of_turn.values()) if last_step_rows else None
-        resolver = DecisionResolver(lambda event_id: self._decision_of(idx, event_id))
-        chained = ChainResolver(lambda event_id: self._metadata_of(idx, event_id), keep=2, only=only)
+        limits = FileLimits.of(idx.size)
+        resolver = DecisionResolver(lambda event_id: self._decision_of(idx, event_id), limits=limits)
+        chained = ChainResolver(lambda event_id: self._metadata_of(idx, event_id), keep=2, only=only, limits=limits)
         previous: list[Any] | None = None
         for start in range(0, len(positions), 64):  # read in batches: contiguous ranges are merged
             chunk = positions[start:start + 64]

@@ -27,6 +27,7 @@ tuples and sets to lists, anything else with ``str()`` (then redacted like any s
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import threading
@@ -35,6 +36,7 @@ from functools import lru_cache
 from typing import Any
 
 from .events import TraceContent
+from .limits import WRITE_DEPTH
 
 _PLAIN_NUMBERS = frozenset({int, float, bool, type(None)})
 REDACTED = "[REDACTED]"
@@ -192,12 +194,24 @@ class Redactor:
 
     def clean(self, value: Any) -> Any:
         """A JSON-safe copy of ``value`` with the rules of this redactor's mode applied."""
-        return self._walk(value, None, False)
+        return self._walk(value, None, False, 1)
 
     # -- internals ------------------------------------------------------------------------------
 
-    def _walk(self, value: Any, key: str | None, in_args: bool) -> Any:
+    def _walk(self, value: Any, key: str | None, in_args: bool, depth: int = 1, fmt: bool = False) -> Any:
+        """``fmt``: inside a chained decision's rows (``chain.rows``), the format's own data — op names,
+        value tables and their digit strings, ``n`` masks: secrets are masked there as everywhere, the
+        personal rules (9+ digits, e-mail) are not (a keyframe's ``"0120120…"`` masked unreadable)."""
         cls = type(value)
+        if depth > WRITE_DEPTH and (cls is dict or cls is list or isinstance(value, Mapping | list | tuple)):
+            # deeper than any reader accepts a line (trace/limits.py): the value as its JSON text
+            try:
+                text = json.dumps(value, ensure_ascii=False, default=str)
+            except (RecursionError, ValueError, TypeError):
+                text = f"<a value nested deeper than {WRITE_DEPTH} levels>"
+            return self._walk(text, key, in_args, depth, fmt)
+        if cls is str and fmt:
+            return self.redact_text(value, personal=False)
         if cls is str:
             if self.content == "none" and key is not None:
                 if in_args and key not in ARG_KEYS_KEPT:
@@ -213,10 +227,12 @@ class Redactor:
             out: dict[str, Any] = {}  # JSON edge: cleaning JSON values
             for k, v in value.items():
                 name = k if isinstance(k, str) else str(k)
-                out[self.redact_text(name)] = self._walk(v, name, in_args or name in ARG_CONTAINERS)
+                inner = fmt or (key == "chain" and name == "rows")
+                out[self.redact_text(name)] = self._walk(v, name, in_args or name in ARG_CONTAINERS, depth + 1,
+                                                         inner)
             return out
         if isinstance(value, str):  # a str subclass
-            return self._walk(str(value), key, in_args)
+            return self._walk(str(value), key, in_args, depth, fmt)
         if isinstance(value, bool | int):
             return int(value) if not isinstance(value, bool) else bool(value)
         if isinstance(value, float):
@@ -227,21 +243,21 @@ class Redactor:
         if isinstance(value, list | tuple | set | frozenset):
             items = sorted(value, key=repr) if isinstance(value, set | frozenset) else value
             # list items inherit the key of their container (``messages`` items are dicts anyway)
-            return [self._walk(v, key, in_args) for v in items]
+            return [self._walk(v, key, in_args, depth + 1, fmt) for v in items]
         dump = getattr(value, "model_dump", None)
         if callable(dump):
             try:
-                return self._walk(dump(mode="json"), key, in_args)
+                return self._walk(dump(mode="json"), key, in_args, depth, fmt)
             except Exception:  # a broken model: fall back to its text
                 pass
         if isinstance(value, bytes | bytearray):
             value = bytes(value).decode("utf-8", errors="replace")
-            return self._walk(value, key, in_args)
+            return self._walk(value, key, in_args, depth, fmt)
         try:
             text = str(value)
         except Exception as exc:  # pragma: no cover - __str__ raising is pathological
             text = f"<unprintable {type(value).__name__}: {type(exc).__name__}>"
-        return self._walk(text, key, in_args)
+        return self._walk(text, key, in_args, depth, fmt)
 
 
 def redact_text(text: str, secrets: Iterable[str] = (), content: TraceContent = "full") -> str:

@@ -70,8 +70,8 @@ def _last_sequence(path: Path) -> int:
                     obj = json.loads(raw)
                     event_id = obj["event_id"]
                     return int(str(event_id).rsplit("_", 1)[-1])
-                except (ValueError, KeyError, TypeError):
-                    continue  # torn or foreign line: keep looking further back
+                except (ValueError, KeyError, TypeError, RecursionError):
+                    continue  # torn, foreign or absurdly nested line: keep looking further back
     return 0
 
 

@@ -195,3 +195,55 @@ def test_held_a_rename_during_a_turn_keeps_every_event(shell: Any, tmp_path: Pat
     assert "llm_call" in kinds and events[-1]["metadata"]["reply"] == "answered while renamed"
     assert out.metadata["arcana"]["trace_path"] == f"tour.arcana/{chat.run_id}.jsonl"
     del shell.user_ns["renaming"]
+
+
+# ---- issue 35: a run id that is a path, a window without room, a wrong-typed old_path ---------------
+
+def test_issue35_12_a_whatif_run_id_that_is_a_path_is_refused_as_not_a_run_id(shell: Any, tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """An absolute ``.jsonl`` path outside the notebook's folder was opened, indexed and named in the
+    answer (SECURITY.md: run ids are looked up among the notebook's runs, never as a path)."""
+    outside = tmp_path / "elsewhere" / "private.jsonl"
+    with TraceWriter(outside, "r_private") as writer:
+        writer.emit_json("run_start", {"model": "m", "system_prompt": "secret plans"})
+        writer.emit_json("user_message", {"message": {"role": "user", "content": "secret"}, "history_index": 1},
+                         turn=1)
+    monkeypatch.setenv("ARCANA_NOTEBOOK", str(tmp_path / "nb" / "a.ipynb"))
+    chat = open_chat(shell)
+    link = ArcanaComm(magics(shell))
+    for run_id in (str(outside), "../elsewhere/private.jsonl", "latest", chat.run_id[:8]):
+        answer = link.handle({"type": "whatif", "run_id": run_id, "turn": 1})
+        assert answer is not None and answer["ok"] is False, (run_id, answer)
+        assert "is not a run of this notebook" in answer["message"]
+        assert "private" not in json.dumps({k: v for k, v in answer.items() if k != "message"})
+        assert "secret" not in json.dumps(answer)
+    good = link.handle({"type": "whatif", "run_id": chat.run_id, "turn": 1})
+    assert good is not None and good["ok"] is True, good
+
+
+def test_issue35_13_a_whatif_window_below_the_recorded_reserve_is_refused(shell: Any) -> None:
+    """``window`` 256 with no ``reserve`` on a run recorded with a reserve of 512 answered ``ok: true``
+    with every message dropped."""
+    chat = open_chat(shell, "--window 4000 --reserve 512 --no-tools")
+    link = ArcanaComm(magics(shell))
+    answer = link.handle({"type": "whatif", "run_id": chat.run_id, "turn": 1, "window": 256})
+    assert answer is not None and answer["ok"] is False, answer
+    assert "reserve recorded for this turn (512 tokens) leaves no room in a window of 256" in answer["message"]
+    fits = link.handle({"type": "whatif", "run_id": chat.run_id, "turn": 1, "window": 256, "reserve": 64})
+    assert fits is not None and fits["ok"] is True, fits
+    recorded_window = fits["recorded_settings"]["total_window"]
+    too_big = link.handle({"type": "whatif", "run_id": chat.run_id, "turn": 1, "reserve": recorded_window + 5})
+    assert too_big is not None and too_big["ok"] is False and "window recorded for this turn" in too_big["message"]
+
+
+@pytest.mark.parametrize("field, value", [("old_path", 3), ("old_path", ["a.ipynb"]), ("root", 7),
+                                          ("old_paths", "a.ipynb"), ("old_paths", [1, 2])])
+def test_issue35_14_a_wrong_typed_path_field_is_refused(shell: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        field: str, value: Any) -> None:
+    monkeypatch.setenv("ARCANA_NOTEBOOK", str(tmp_path / "a.ipynb"))
+    chat = open_chat(shell)
+    before = chat.trace_path
+    answer = ArcanaComm(magics(shell)).handle({"type": "path", "path": "b.ipynb", field: value, "request_id": 3})
+    assert answer is not None and answer["ok"] is False and answer["request_id"] == 3, answer
+    assert field in answer["message"] and "nothing moved" in answer["message"]
+    assert chat.trace_path == before

@@ -218,3 +218,29 @@ def test_a_run_whose_recorded_settings_are_no_longer_valid_starts_fresh(shell: A
     again, outputs = turn(shell, "still there?")
     assert again["run_id"] != first["run_id"] and again["turn"] == 1
     assert f"run {first['run_id']} could not be continued (its recorded settings are not valid now" in banner(outputs)
+
+
+def test_issue35_9_a_line_nested_100000_deep_in_the_notebooks_trace_is_skipped(shell: Any, seen: list[Any],
+                                                                             tmp_path: Path) -> None:
+    """One line of 100,000 nested lists in the notebook's trace folder: ``%arcana_chat`` and ``%%arcana``
+    failed with a RecursionError traceback in that notebook; the line is skipped and listed, the run
+    resumes."""
+    first, _ = turn(shell, "The code word is pelican.")
+    run_id = first["run_id"]
+    restart(shell)
+    path = tmp_path / "analysis.arcana" / f"{run_id}.jsonl"
+    lines = path.read_text().splitlines()
+    deep = '{"v":1,"event_id":"e_900000","run_id":"' + run_id + '","event_type":"note","metadata":{"x":' + \
+        "[" * 100_000 + "]" * 100_000 + "}}"
+    path.write_text("\n".join([*lines[:3], deep, *lines[3:]]) + "\n")
+    with capture_output() as captured:
+        shell.run_line_magic("arcana_chat", "--resume latest")
+    assert "Traceback" not in captured.stdout + captured.stderr and "RecursionError" not in captured.stdout
+    assert f"resumed run {run_id}" in banner(captured.outputs)
+    second, outputs = turn(shell, "What was the code word?")
+    assert "Traceback" not in "".join(o.data.get("text/plain", "") for o in outputs)
+    assert (second["run_id"], second["turn"]) == (run_id, 2)
+    assert "pelican" in "\n".join(str(m.content) for m in seen[-1].messages)
+    reader = TraceReader(tmp_path / "analysis.arcana", shared=False)
+    assert [r.run_id for r in reader.list_runs()] == [run_id]
+    assert any(":4: nested deeper than 64 levels (line skipped)" in w for w in reader.warnings), reader.warnings

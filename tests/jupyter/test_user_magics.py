@@ -87,6 +87,32 @@ def test_memory_without_a_session_uses_the_notebooks_store(shell: Any, store_pat
     assert plain(line(shell, "arcana_memory", f"forget {entry_id}")) == f"{entry_id} was already forgotten"
 
 
+CONTROLS = "\x1b\x07\u202e\x9b"
+
+
+def test_issue35_16_memory_text_reaches_terminal_front_ends_escaped(shell: Any, store_path: Path,
+                                                                    tmp_path: Path) -> None:
+    """A memory holding ESC, BEL and U+202E: ``%arcana_memory list`` (and search) printed them raw into
+    ``text/plain``, what terminal front ends (jupyter console) show; the CLI escapes them."""
+    from arcana_jupyter.memory import MemoryStore, Scope
+
+    with MemoryStore(store_path) as store:
+        store.remember("fact", "Report \x1b]0;owned\x07due \u202eyadirf\x1b[2J", Scope.for_project(tmp_path))
+    for words in ("list", "search report"):
+        shown = plain(line(shell, "arcana_memory", words))
+        assert "Report" in shown and not any(c in shown for c in CONTROLS), repr(shown)
+        assert "\\x1b]0;owned\\x07due \\u202eyadirf" in shown
+    added = plain(line(shell, "arcana_memory", "add fact Rings \x07 the bell"))
+    assert "\x07" not in added
+    # a turn's own text/plain too: the model's reply (here it repeats the input)
+    from tests.jupyter.conftest import echo
+
+    shell.user_ns["echo"] = echo
+    line(shell, "arcana_chat", "--model fn:echo")
+    turn = turn_outputs(run_cell_magic(shell, "", "paint it \x1b[31mred\x1b[0m \u202e"))[-1]
+    assert "red" in turn.data["text/plain"] and not any(c in turn.data["text/plain"] for c in CONTROLS)
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     ("add facts The report is due.", "%arcana_memory add: unknown kind 'facts': one of fact, preference, decision, "
                                      "pattern, mistake, constraint"),

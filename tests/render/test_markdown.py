@@ -114,6 +114,35 @@ def test_defect_2_brackets_render_in_linear_time() -> None:
     assert time.perf_counter() - start < 5 and big.count("[") == 16_000 * 21
 
 
+# ---- issue 35, row 15: a table whose short rows GFM fills with cells ------------------------------
+
+@pytest.mark.parametrize("header, row", [
+    ("| a | b | c | d |\n|---|---|---|---|\n", "|\n"),  # the issue's: 4 columns, one-cell rows
+    ("a|b|c|d|e|f|g|h\n-|-|-|-|-|-|-|-\n", "x\n"),     # rows without a pipe continue the table too
+    ("|a|b|c|d|\n|-|-|-|-|\n", "|||\n"),               # cells written, not filled in
+    ("> |a|b|c|d|\n> |-|-|-|-|\n", "> |\n"),          # inside a quote
+])
+def test_issue35_a_reply_whose_tables_make_more_cells_than_characters_allow_is_text(header: str, row: str) -> None:
+    """A 4-column header over ~25,000 one-character rows (49,990 characters) made 100,000 cells: 4.2 s,
+    84 µs a character, where the documented worst is ~12. Its cells are counted before the table is
+    parsed: more than one per :data:`md.CHARS_PER_TABLE_CELL` characters and the reply is escaped text."""
+    text = header + row * ((49_990 - len(header)) // len(row))
+    assert len(text) < md.MAX_MARKDOWN_CHARS
+    html = md.markdown_to_html(text)
+    assert "Shown as text: its tables would make more than" in html and "<table>" not in html
+    assert html.count("|") == text.count("|")  # every character is still there, escaped
+
+
+def test_issue35_real_tables_of_a_long_reply_are_still_tables() -> None:
+    header = "| region | Q1 | Q2 | growth |\n|---|---:|---:|---:|\n"
+    text = header + "".join(f"| north-{i} | {i * 7} | {i * 9} | {i % 13}% |\n" for i in range(1_400))
+    assert 40_000 < len(text) < md.MAX_MARKDOWN_CHARS
+    html = md.markdown_to_html(text + "\n" + header + "| one | 1 | 2 | 3% |\n")  # two tables share the allowance
+    assert html.count("<table>") == 2 and html.count("<tr>") == 1_400 + 3
+    short = "|a|b|\n|-|-|\n" + "|\n" * 600  # a short reply may fill cells: under MIN_TABLE_CELLS
+    assert "<table>" in md.markdown_to_html(short)
+
+
 # ---- issue 13, defect 3: RecursionError ------------------------------------------------------
 
 @pytest.mark.timeout(30)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from itertools import repeat
 from typing import Any
 
+from ..limits import Budget, FileLimits
 from ..line_edits import apply_line_edit, edit_ops
 from ._json import JSONObject, Metadata, _short, _size
 from .patch import _plain_text, apply_patch
@@ -34,15 +35,16 @@ def _int_runs(values: Sequence[Any]) -> list[list[int]] | None:
     return out
 
 
-def _expand_runs(runs: Any, where: str) -> list[int]:
+def _expand_runs(runs: Any, where: str, budget: Budget) -> list[int]:
+    """Inclusive runs ``[first, last]`` expanded, each counted against ``budget`` before it is (the turns of
+    a decision's overflow: 400 runs of 10M each would pass a check of one run)."""
     if not isinstance(runs, list):
         raise ValueError(f"{where} is not a list of runs")
     out: list[int] = []
     for r in runs:
         if not (isinstance(r, list) and len(r) == 2 and all(type(x) is int for x in r) and r[0] <= r[1]):
             raise ValueError(f"{where}: {_short(r)} is not a run [first, last]")
-        if r[1] - r[0] > 10_000_000:
-            raise ValueError(f"{where}: the run {r} is implausibly long")
+        budget.take(r[1] - r[0] + 1, where)
         out.extend(range(r[0], r[1] + 1))
     return out
 
@@ -94,10 +96,14 @@ def encode_sections(new: Any, prev: Any) -> list[Any] | None:
     return items if _size(items) < _size(new) else None
 
 
-def resolve_sections(items: Any, prev: Any, where: str) -> list[Any]:
-    """``chain.sections`` (:func:`encode_sections`) against the previous decision's resolved sections."""
+def resolve_sections(items: Any, prev: Any, where: str, limits: FileLimits | None = None) -> list[Any]:
+    """``chain.sections`` (:func:`encode_sections`) against the previous decision's resolved sections:
+    at most ``limits.rows`` sections of at most ``limits.chars`` characters each (a section's text edited
+    from the previous one's, decision after decision, may not double its way to a bomb)."""
     if not isinstance(items, list):
         raise ValueError(f"{where}: chain.sections is not a list")
+    limits = limits or FileLimits.of(None)
+    count = Budget(limits.rows, "sections")
     out: list[Any] = []
     for item in items:
         if not isinstance(item, dict):
@@ -109,6 +115,7 @@ def resolve_sections(items: Any, prev: Any, where: str) -> list[Any]:
             if not isinstance(prev, list) or start < 0 or n < 1 or start + n > len(prev):
                 raise ValueError(f"{where}: chain.sections refers to previous sections {_short(ref)}, which do "
                                  "not exist")
+            count.take(n, f"{where}: chain.sections")
             out.extend(prev[start:start + n])
         elif "e" in item and set(item) == {"e", "content"}:
             j = item["e"]
@@ -118,9 +125,11 @@ def resolve_sections(items: Any, prev: Any, where: str) -> list[Any]:
             base = prev[j]
             content = base.get("content")
             text = apply_line_edit(content if isinstance(content, str) else None, item["content"],
-                                   f"{where}: chain.sections[{len(out)}]")
+                                   f"{where}: chain.sections[{len(out)}]", budget=Budget(limits.chars, "characters"))
+            count.take(1, f"{where}: chain.sections")
             out.append({**base, "content": text})
         else:
+            count.take(1, f"{where}: chain.sections")
             out.append(item)
     return out
 
@@ -151,9 +160,12 @@ def _in_written_order(out: Metadata, patched: list[str]) -> Metadata:
     return result
 
 
-def resolve_chain_metadata(meta: Metadata, prev_meta: Metadata | None, where: str) -> Metadata:
+def resolve_chain_metadata(meta: Metadata, prev_meta: Metadata | None, where: str,
+                           limits: FileLimits | None = None) -> Metadata:
     """The metadata with what ``chain.same`` and ``chain.overflow`` stand for put back, ``chain`` removed
-    (the decision's rows are left to :func:`decode_rows`). ``prev_meta``: the previous decision's, resolved."""
+    (the decision's rows are left to :func:`decode_rows`). ``prev_meta``: the previous decision's, resolved.
+    ``limits`` (trace/limits.py; None: those of a 16 MiB file): the overflow's turns, the moved positions
+    and the sections are counted as they expand; past them, :class:`~..limits.TooLarge`."""
     chain = meta.get("chain")
     if not isinstance(chain, dict):
         raise ValueError(f"{where}: chain is not an object")
@@ -190,7 +202,7 @@ def resolve_chain_metadata(meta: Metadata, prev_meta: Metadata | None, where: st
     if "sections" in chain:
         prev_inputs = prev_meta.get("inputs") if isinstance(prev_meta, dict) else None
         sections = resolve_sections(chain["sections"], prev_inputs.get("sections") if isinstance(prev_inputs, dict)
-                                    else None, where)
+                                    else None, where, limits)
         if not isinstance(inputs, dict):
             inputs = {}
         inputs = out["inputs"] = {**inputs, "sections": sections}
@@ -198,13 +210,14 @@ def resolve_chain_metadata(meta: Metadata, prev_meta: Metadata | None, where: st
         shape = out.get("shape")
         if not isinstance(shape, dict):
             raise ValueError(f"{where}: chain.moved without a shape")
-        out["shape"] = {**shape, "moved": _moved_of(chain["moved"], where)}
+        out["shape"] = {**shape, "moved": _moved_of(chain["moved"], where, limits)}
     if overflow is not None:
         if not isinstance(overflow, dict):
             raise ValueError(f"{where}: chain.overflow is not an object")
         if not isinstance(inputs, dict):
             inputs = out["inputs"] = {}
-        inputs["overflow"] = {k: _expand_runs(v, f"{where}: chain.overflow[{k!r}]") for k, v in overflow.items()}
+        turns = Budget((limits or FileLimits.of(None)).rows, "overflow turns")
+        inputs["overflow"] = {k: _expand_runs(v, f"{where}: chain.overflow[{k!r}]", turns) for k, v in overflow.items()}
     return out
 
 
@@ -230,9 +243,12 @@ def _moved_runs(moved: JSONObject) -> list[list[Any]] | None:
     return out
 
 
-def _moved_of(runs: Any, where: str) -> dict[str, list[Any]]:
+def _moved_of(runs: Any, where: str, limits: FileLimits | None = None) -> dict[str, list[Any]]:
+    """``chain.moved``'s runs expanded (at most ``limits.rows`` positions in all: 300 runs of 1M each would
+    pass a check of one run)."""
     if not isinstance(runs, list):
         raise ValueError(f"{where}: chain.moved is not a list of runs")
+    positions = Budget((limits or FileLimits.of(None)).rows, "moved positions")
     out: dict[str, list[Any]] = {}
     for r in runs:
         if not (isinstance(r, list) and len(r) in (4, 5) and type(r[0]) is int and type(r[1]) is int and r[0] >= 0
@@ -240,6 +256,7 @@ def _moved_of(runs: Any, where: str) -> dict[str, list[Any]]:
                 and (len(r) == 4 or (r[4] in (0, 1) and type(r[4]) is int))):
             raise ValueError(f"{where}: chain.moved has {_short(r)}, not [position, count, how, index(, step)]")
         n, first = r[1], r[3]
+        positions.take(n, f"{where}: chain.moved")
         indexes = range(first, first + n) if len(r) == 4 or r[4] == 1 else repeat(first, n)
         # in C: a decision's moved blocks are every sent row's
         out.update(zip(map(str, range(r[0], r[0] + n)), map(list, zip(repeat(r[2], n), indexes))))  # noqa: B905

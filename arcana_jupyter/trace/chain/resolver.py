@@ -13,6 +13,7 @@ from itertools import compress, repeat
 from operator import eq, itemgetter
 from typing import Any, NamedTuple
 
+from ..limits import ROW_FIELDS, FileLimits, check_rows
 from ._json import JSONObject, Metadata, Row, _short
 from .align import aligned_base
 from .columns import _copied_checked, _decode_masked, _same_flags, decode_column
@@ -37,11 +38,13 @@ FRAME_KEYS = ("index", "role", "source", "section", "outcome", "fidelity", "toke
 counts): what :class:`ChainResolver` decodes with ``only=FRAME_KEYS``."""
 
 
-def rows_spec(spec: Any, prev_length: int | None, where: str, prev_keys: Sequence[str] | None = None
-              ) -> tuple[int, list[str], JSONObject, list[list[int]]]:
+def rows_spec(spec: Any, prev_length: int | None, where: str, prev_keys: Sequence[str] | None = None,
+              limits: FileLimits | None = None) -> tuple[int, list[str], JSONObject, list[list[int]]]:
     """``chain.rows`` checked: its count, keys, columns (ops per key) and align (``prev_length``: the
     previous decision's number of rows, None for a keyframe; ``prev_keys``: its keys, what a delta
-    without ``keys`` has). Raises ``ValueError`` saying what is wrong."""
+    without ``keys`` has). Raises ``ValueError`` saying what is wrong, :class:`~..limits.TooLarge` for
+    more rows (or values) than ``limits`` allow (trace/limits.py: a decision of 2e8 rows is refused here,
+    before a column is decoded)."""
     if not isinstance(spec, dict):
         raise ValueError(f"{where}: chain.rows is not an object")
     count, keys, columns_ = spec.get("count"), spec.get("keys"), spec.get("columns")
@@ -54,6 +57,8 @@ def rows_spec(spec: Any, prev_length: int | None, where: str, prev_keys: Sequenc
         raise ValueError(f"{where}: chain.rows.count is not a non-negative int")
     if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys) or len(set(keys)) != len(keys):
         raise ValueError(f"{where}: chain.rows.keys is not a list of distinct names")
+    check_rows(count, limits, f"{where}: chain.rows.count")
+    check_rows(count * len(keys), limits, f"{where}: chain.rows", "values", per_row=ROW_FIELDS)
     if not isinstance(columns_, dict) or set(columns_) != set(keys):
         raise ValueError(f"{where}: chain.rows.columns does not hold exactly the columns of chain.rows.keys")
     align = spec.get("align", [])
@@ -72,7 +77,7 @@ def rows_spec(spec: Any, prev_length: int | None, where: str, prev_keys: Sequenc
 
 
 def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: bool = True,
-                only: frozenset[str] | None = None) -> ChainedRows:
+                only: frozenset[str] | None = None, limits: FileLimits | None = None) -> ChainedRows:
     """``chain.rows`` against the previous decision's resolved rows (None for a keyframe); the row
     dicts only with ``build_rows`` (the columns are what the next decision needs).
 
@@ -80,7 +85,7 @@ def decode_rows(spec: Any, prev: ChainedRows | None, where: str, build_rows: boo
     just them. A column left out costs nothing but a look at its ops when a masked column refers to
     it (the positions it did not copy); it is not checked — the full decode checks it."""
     count, keys, columns_, align = rows_spec(spec, prev.length if prev is not None else None, where,
-                                             prev.keys if prev is not None else None)
+                                             prev.keys if prev is not None else None, limits)
     all_keys = tuple(keys)
     holes: bytes | None = None  # 1 where a position has no aligned previous row
     if prev is not None and align:
@@ -184,8 +189,10 @@ class ChainResolver:
     the rows are then None unless asked for, and hold no keys."""
 
     def __init__(self, load: Callable[[str], Metadata | None], keep: int = 8,
-                 only: Sequence[str] | None = None) -> None:
+                 only: Sequence[str] | None = None, limits: FileLimits | None = None) -> None:
         self._load = load
+        self.limits = limits
+        """What one decision may resolve to (trace/limits.py: of the file read; None: of a 16 MiB file)."""
         self._keep = keep
         self._only = frozenset(only) if only is not None else None
         self._done: dict[str, tuple[Metadata, ChainedRows]] = {}
@@ -242,7 +249,7 @@ class ChainResolver:
             todo.append((prev_id, loaded))
         for eid, m in reversed(todo):
             where = f"decision {eid}"
-            full = resolve_chain_metadata(m, base[0] if base else None, where)
+            full = resolve_chain_metadata(m, base[0] if base else None, where, self.limits)
             chain = m["chain"]
             if chain.get("v") != CHAIN_VERSION:
                 raise ValueError(f"{where}: chain version {_short(chain.get('v'))} is not {CHAIN_VERSION}")
@@ -254,7 +261,8 @@ class ChainResolver:
             # column differs from the last rows' only (the others are those objects), not all then compared
             by_columns = light and unshared and last is not None and last[1] is not None
             decoded = decode_rows(chain.get("rows"), base[1] if base and chain.get("prev") is not None else None,
-                                  where, build_rows=want_rows and not by_columns, only=self._only)
+                                  where, build_rows=want_rows and not by_columns, only=self._only,
+                                  limits=self.limits)
             if by_columns and last is not None and last[1] is not None:
                 decoded = decoded._replace(rows=_share_by_columns(last[0], last[1], decoded.cols, decoded.length))
             elif decoded.rows is not None and unshared and last is not None and last[1]:

@@ -1,0 +1,274 @@
+"""Trace bombs: records whose compact encodings stand for far more than the file holds (line edits of
+line edits, references repeated, rows, runs and positions by the hundred million), loops, and lines
+nested beyond any parser's depth. Each is refused with a ``TraceError`` naming the record (or, for a
+line that is not an event, skipped and listed), through the reader, the CLI, the replay frames and a
+notebook's magics — never ``MemoryError``, ``RecursionError`` or a reader that never ends
+(docs/SECURITY.md, "Limits on what a trace can make us hold").
+
+The bombs are written into the file of a real recorded run; the test process runs with its address
+space capped (``RLIMIT_AS``), so a bomb that got through fails here with ``MemoryError`` instead of
+taking the machine's memory."""
+
+from __future__ import annotations
+
+import json
+import resource
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scripted_chat import say
+
+from arcana_jupyter.cli import main
+from arcana_jupyter.exceptions import TraceError
+from arcana_jupyter.jupyter.replay_frames import build_frames
+from arcana_jupyter.trace import TraceReader
+from arcana_jupyter.trace.limits import too_deep
+
+CAP = 3 << 30
+"""The address space this module's tests run in (the venv's libraries take ~1 GB of it)."""
+
+
+@pytest.fixture(autouse=True)
+def _capped_memory() -> Iterator[None]:
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (CAP if hard == resource.RLIM_INFINITY else min(CAP, hard), hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+@pytest.fixture
+def recorded(make_runtime: Any, tmp_path: Path) -> tuple[str, list[dict[str, Any]]]:
+    """A real three-turn run (classic mode, prompts as sent recorded): its run id and events."""
+    runtime, _ = make_runtime(say("one " * 30), say("two " * 30), say("three " * 30), cognitive_primitives=["pin"])
+    with runtime.chat() as chat:
+        for text in ("first question", "second question", "third question"):
+            chat.send_sync(text)
+        path = chat.trace_path
+        run_id = chat.run_id
+    assert path is not None
+    return run_id, [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _write(folder: Path, run_id: str, events: list[dict[str, Any]]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{run_id}.jsonl"
+    path.write_text("".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events))
+    return path
+
+
+def _event(run_id: str, event_id: str, event_type: str, turn: int | None, metadata: dict[str, Any],
+           parent_id: str | None = None, step: int | None = None) -> dict[str, Any]:
+    if step is not None:
+        metadata = {"step": step, **metadata}
+    return {"v": 1, "event_id": event_id, "run_id": run_id, "agent": "main", "turn": turn,
+            "ts": "2026-12-01T00:00:00.000000Z", "event_type": event_type, "parent_id": parent_id,
+            "metadata": metadata}
+
+
+def _decision_of(events: list[dict[str, Any]], turn: int) -> dict[str, Any]:
+    return next(e for e in events if e["event_type"] == "context_decision" and e["turn"] == turn)
+
+
+def _sent_of(events: list[dict[str, Any]], turn: int) -> int:
+    return next(i for i, e in enumerate(events) if e["event_type"] == "prompt_sent" and e["turn"] == turn)
+
+
+def _refused_everywhere(folder: Path, run_id: str, turn: int, capsys: pytest.CaptureFixture[str], *,
+                        match: str, frames: bool = False) -> None:
+    """The reader's prompt (or decision) of ``turn`` is a TraceError naming the record; ``arcana trace
+    replay`` says it in one error line (exit 1); the frames, when asked, raise TraceError too."""
+    reader = TraceReader(folder, shared=False)
+    with pytest.raises(TraceError, match=match):
+        reader.prompt_sent(run_id, turn) if not frames else reader.replay_prompt(run_id, turn)
+    code = main(["trace", "replay", run_id, "--turn", str(turn), "--dir", str(folder)])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert "this is a bug" not in err and "Traceback" not in err and "MemoryError" not in err, err
+    assert [line for line in err.splitlines() if line.startswith("arcana: error:")], err
+    if frames:
+        with pytest.raises(TraceError, match=match):
+            build_frames(folder, run_id, reader=TraceReader(folder, shared=False))
+
+
+# -- row 4: line edits of line edits ----------------------------------------------------------------
+
+
+def test_line_edits_each_copying_the_last_text_twice_are_refused(recorded: tuple[str, list[dict[str, Any]]],
+                                                                 tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    run_id, events = recorded
+    at = _sent_of(events, 3)
+    decision_id = _decision_of(events, 3)["event_id"]
+    lines = 8
+    chain = [_event(run_id, "e_900000", "prompt_sent", 3, {
+        "digest": None, "prev": None, "keep": 0,
+        "messages": [{"role": "user", "content": "\n".join(["abcdefghijklmnopqrstuvwxyz"] * lines)}]}, step=7)]
+    for k in range(1, 41):  # 40 records of a few dozen bytes: 2**40 times the text
+        chain.append(_event(run_id, f"e_9{k:05d}", "prompt_sent", 3, {
+            "digest": None, "prev": chain[-1]["event_id"], "keep": 0,
+            "messages": [{"e": [0, [[0, lines], [0, lines]]]}]},
+            parent_id=decision_id if k == 40 else None, step=0 if k == 40 else 7))
+        lines *= 2
+    bomb = [*events[:at], *chain, *events[at + 1:]]
+    folder = tmp_path / "bomb"
+    path = _write(folder, run_id, bomb)
+    assert path.stat().st_size < len(json.dumps(events)) + 16_000  # the bomb is small
+    _refused_everywhere(folder, run_id, 3, capsys, match=r"prompt_sent e_9000\d\d cannot be resolved.*more than")
+
+
+# -- row 5: one message referenced 100,000 times -----------------------------------------------------
+
+
+def test_a_hundred_thousand_references_to_one_large_message_are_refused(recorded: tuple[str, list[dict[str, Any]]],
+                                                                        tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    run_id, events = recorded
+    at = _sent_of(events, 3)
+    big = _event(run_id, "e_900000", "user_message", 3,
+                 {"message": {"role": "user", "content": "x" * 100_000}, "history_index": 999})
+    sent = dict(events[at])
+    sent["metadata"] = {**sent["metadata"], "prev": None, "keep": 0, "messages": [{"h": 999}] * 100_000}
+    sent.pop("tokens", None)
+    folder = tmp_path / "bomb"
+    _write(folder, run_id, [*events[:at], big, sent, *events[at + 1:]])
+    _refused_everywhere(folder, run_id, 3, capsys,
+                        match=rf"prompt_sent {sent['event_id']} cannot be resolved.*more than")
+    # the report's prompts as sent: the same error, not MemoryError
+    with pytest.raises(TraceError, match="more than"):
+        list(TraceReader(folder, shared=False).prompts_sent(run_id))
+
+
+# -- rows 6 and 7: chained decisions that expand past the file ---------------------------------------
+
+
+@pytest.mark.parametrize("bomb", ["rows", "overflow", "moved"])
+def test_chained_decisions_that_expand_past_their_file_are_refused(recorded: tuple[str, list[dict[str, Any]]],
+                                                                   tmp_path: Path, bomb: str,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """``rows.count`` 2e8; 400 overflow runs of 10M turns; 300 moved runs of 1M positions — each run
+    within what a single check allowed. The reader, ``arcana trace replay`` and the replay frames
+    (``%arcana_replay``, the report) refuse them with a TraceError naming the decision."""
+    run_id, events = recorded
+    decision = _decision_of(events, 1)  # the keyframe: every later decision continues it
+    chain = decision["metadata"]["chain"]
+    assert chain["prev"] is None
+    if bomb == "rows":  # every column a run of 2e8 values: each op within the count it claims
+        chain["rows"]["count"] = 200_000_000
+        chain["rows"]["columns"] = {k: [["r", 200_000_000, 0]] for k in chain["rows"]["columns"]}
+    elif bomb == "overflow":
+        chain["overflow"] = {"checkpoint": [[1, 10_000_000]] * 400}
+    else:
+        decision["metadata"].setdefault("shape", {"name": "portable"})
+        chain["moved"] = [[0, 1_000_000, "kept", 0]] * 300
+    folder = tmp_path / bomb
+    _write(folder, run_id, events)
+    _refused_everywhere(folder, run_id, 2, capsys, match=rf"{decision['event_id']}.*(more than|refused)",
+                        frames=True)
+
+
+def test_a_delta_of_the_older_encoding_that_copies_its_base_again_and_again_is_refused(
+        recorded: tuple[str, list[dict[str, Any]]], tmp_path: Path) -> None:
+    run_id, events = recorded
+    first = _decision_of(events, 1)
+    rows = TraceReader(_write(tmp_path / "plain", run_id, events).parent, shared=False).replay_prompt(
+        run_id, 1).context_decision.decisions
+    keyframe = dict(first)
+    keyframe["metadata"] = {k: v for k, v in first["metadata"].items() if k != "chain"}
+    keyframe["metadata"]["decision"] = {**keyframe["metadata"].get("decision", {}),
+                                       "decisions": [r.model_dump(mode="json") for r in rows]}
+    second = _decision_of(events, 2)
+    delta = dict(second)
+    n = len(rows)
+    delta["metadata"] = {k: v for k, v in keyframe["metadata"].items()}
+    delta["metadata"]["decision"] = {**keyframe["metadata"]["decision"], "decisions": None, "decisions_delta": {
+        "base": first["event_id"], "count": 10 ** 12,
+        "columns": {k: {"same": [[0, n]] * 100_000, "values": []} for k in rows[0].model_dump()}}}
+    out = [keyframe if e is first else delta if e is second else e for e in events]
+    folder = tmp_path / "old"
+    _write(folder, run_id, out)
+    with pytest.raises(TraceError, match="decision delta"):
+        TraceReader(folder, shared=False).replay_prompt(run_id, 2)
+    delta["metadata"]["decision"]["decisions_delta"]["count"] = n  # a plausible count: the copies overrun it
+    _write(folder, run_id, out)
+    with pytest.raises(TraceError, match="resolves to"):
+        TraceReader(folder, shared=False).replay_prompt(run_id, 2)
+    with pytest.raises(TraceError):
+        build_frames(folder, run_id, reader=TraceReader(folder, shared=False))
+
+
+# -- row 8: a prompt that continues itself -------------------------------------------------------------
+
+
+def test_a_prompt_that_continues_itself_is_refused_at_once(recorded: tuple[str, list[dict[str, Any]]],
+                                                           tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_id, events = recorded
+    at = _sent_of(events, 2)
+    sent = events[at]
+    sent["metadata"]["prev"] = sent["event_id"]
+    folder = tmp_path / "loop"
+    _write(folder, run_id, events)
+    reader = TraceReader(folder, shared=False)
+    with pytest.raises(TraceError, match=rf"{sent['event_id']} continues {sent['event_id']}.*loops"):
+        reader.prompt_sent(run_id, 2)
+    assert reader.stats.events_loaded < 10  # refused at once, not after 100,000 re-reads
+    later = _sent_of(events, 3)
+    sent["metadata"]["prev"] = events[later]["event_id"]  # a later prompt: a loop too
+    _write(folder, run_id, events)
+    with pytest.raises(TraceError, match="not an earlier prompt"):
+        TraceReader(folder, shared=False).prompt_sent(run_id, 2)
+    _refused_everywhere(folder, run_id, 2, capsys, match="loops")
+
+
+# -- row 9: a line nested 100,000 deep --------------------------------------------------------------
+
+
+def test_a_line_nested_a_hundred_thousand_deep_is_skipped_and_listed(recorded: tuple[str, list[dict[str, Any]]],
+                                                                     tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    run_id, events = recorded
+    folder = tmp_path / "deep"
+    path = _write(folder, run_id, events)
+    lines = path.read_text().splitlines()
+    head = '{"v":1,"event_id":"e_99999%d","run_id":"' + run_id + '","event_type":"note","metadata":{"x":'
+    deep = head % 9 + "[" * 100_000 + "]" * 100_000 + "}}"
+    lines.insert(5, deep)
+    shallow = head % 8 + "[" * 80 + "1" + "]" * 80 + "}}"  # parses, but deeper than any walk of a value should go
+    lines.insert(6, shallow)
+    path.write_text("\n".join(lines) + "\n")
+    reader = TraceReader(folder, shared=False)
+    assert [r.run_id for r in reader.list_runs()] == [run_id]
+    problems = reader.warnings
+    assert any(":6: nested deeper than 64 levels (line skipped)" in p for p in problems), problems
+    assert any(":7: nested deeper than 64 levels (line skipped)" in p for p in problems), problems
+    assert reader.prompt_sent(run_id, 3) is not None and reader.prompt_sent(run_id, 3).verified
+    for argv in (["trace", "list"], ["trace", "show", run_id], ["trace", "replay", run_id, "--turn", "2"]):
+        assert main([*argv, "--dir", str(folder)]) == 0, argv
+        err = capsys.readouterr().err
+        assert "this is a bug" not in err and "Traceback" not in err, err
+    assert all(f["digest_verified"] for f in build_frames(folder, run_id, reader=TraceReader(folder, shared=False)))
+    # a deep line at the end: a writer resuming the run continues the numbering after it
+    path.write_text(path.read_text() + deep + "\n")
+    from arcana_jupyter.trace import TraceWriter
+
+    with TraceWriter(path, run_id) as writer:
+        event = writer.emit_json("turn_start", {"input_tokens": 1}, turn=4)
+    assert int(event.event_id[2:]) == max(int(e["event_id"][2:]) for e in events) + 1
+
+
+def test_the_writer_writes_values_nested_past_the_readers_depth_as_text(tmp_path: Path) -> None:
+    from arcana_jupyter.trace import TraceWriter
+
+    value: Any = "leaf"
+    for _ in range(200):  # 400 levels: what a model's tool arguments could be, parsed
+        value = {"a": [value]}
+    with TraceWriter(tmp_path / "r_1.jsonl", "r_1") as writer:
+        writer.emit_json("tool_call", {"name": "f", "arguments": value, "ok": True}, turn=1)
+    reader = TraceReader(tmp_path, shared=False)
+    assert reader.warnings == []
+    [event] = reader.events("r_1", event_types=["tool_call"])
+    assert not too_deep((tmp_path / "r_1.jsonl").read_bytes())
+    assert "leaf" in json.dumps(event.metadata)  # kept, as the JSON text of what was too deep
