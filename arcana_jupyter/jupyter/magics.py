@@ -12,6 +12,7 @@ the session lives on.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import os
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ from .display import TurnDisplay
 from .errors import TurnFailed, TurnInterrupted, explain, field_problem, usage_line
 from .notebook_path import NotebookLocation, locate_notebook
 from .options import CellOptions, ChatOptions, ExportOptions, ReplayOptions, TurnOptions, interpolate
-from .replay_plan import replay_configured, replay_plan
+from .replay_plan import ReplayPlan, replay_configured, replay_lenient, replay_plan
 from .reply_delivery import deliver
 from .tools import notebook_tools
 
@@ -151,7 +152,7 @@ class ArcanaMagics(Magics):
             display({"text/html": render.notice_html(location.describe()), "text/plain": location.describe()}, raw=True)
         return location
 
-    def _replay_runs(self) -> dict[str, str]:
+    def _replay_runs(self) -> ReplayPlan:
         """Session name -> the recorded run its next ``%arcana_chat`` replays (replay_plan.py)."""
         cursor: dict[str, int] = self.__dict__.setdefault("_replay_cursor", {})
         return replay_plan(self.replay_runs, cursor)
@@ -272,8 +273,11 @@ class ArcanaMagics(Magics):
         """
         from ..runtime.runtime import Runtime
 
+        if opts.resume and not opts.new and replay_configured(self.replay_runs):
+            return self._resume_replayed(opts)
         location = self.location()
-        replay = self._replay_runs().get(opts.name)
+        plan = self._replay_runs()
+        replay = plan.peek(opts.name)  # taken off the plan once the session opens: a failed line started no run
         resume, recorded, recorded_model, note = self._resume_choice(opts, location, implicit=implicit,
                                                                      replaying=bool(replay))
         model = opts.model or recorded_model or self.default_model
@@ -341,7 +345,8 @@ class ArcanaMagics(Magics):
                 self.shell, allow_run_code=self.allow_run_code, ask=self.bridge.ask, run_in_main=self.bridge.call
             )
         old = self.sessions.get(opts.name)
-        runtime = Runtime(config=config, tools=tools, provider=provider,
+        lenient = {"replay": {"strict": False}} if replay and replay_lenient() else None
+        runtime = Runtime(lenient, config=config, tools=tools, provider=provider,
                           ask_user=self.bridge.ask_user if use_tools else None)
         notebook = str(location.notebook) if location.notebook else None
         try:
@@ -362,7 +367,25 @@ class ArcanaMagics(Magics):
         entry = SessionEntry(opts.name, runtime, chat, location, chat.model_string,
                              resumed=resume is not None, note=note)
         self.sessions[opts.name] = entry
+        if replay:
+            plan.take(opts.name)
         return entry
+
+    def _resume_replayed(self, opts: ChatOptions) -> SessionEntry:
+        """``%arcana_chat --resume`` in a replay (``report --verify``): the notebook runs in one kernel,
+        so the run the recording resumed after its restart is the one this kernel's session of that
+        name replays; it goes on. Any other run cannot be replayed from here: one line says why."""
+        from ..providers.recorded import ReplayProvider
+
+        entry = self.sessions.get(opts.name)
+        replaying = entry.chat.provider if entry is not None else None
+        if entry is not None and isinstance(replaying, ReplayProvider) and opts.resume in ("latest", replaying.run_id):
+            entry.resumed = True
+            entry.note = f"replaying: the run this session replays ({replaying.run_id}) goes on"
+            return entry
+        raise UsageError(usage_line("arcana_chat", (
+            f"--resume {opts.resume}: cannot be replayed here: no session {opts.name!r} of this notebook's "
+            "earlier cells replays that run (the recording continued a run these cells did not start)")))
 
     def _resume_choice(self, opts: ChatOptions, location: NotebookLocation, *, implicit: bool,
                        replaying: bool) -> tuple[str | None, dict[str, Any], str | None, str]:
@@ -423,8 +446,10 @@ class ArcanaMagics(Magics):
         opts = self._parse(self.arcana, line, CellOptions)
         if not self.sessions and opts.session is None:  # no %arcana_chat yet: start one with the defaults
             failed = self._failed_chat
-            if failed or replay_configured(self.replay_runs):
-                # never paper over a failed %arcana_chat (or a replay) with a session of other settings
+            unplanned = replay_configured(self.replay_runs) and not self._replay_runs().peek(ChatOptions().name)
+            if failed or unplanned:
+                # never paper over a failed %arcana_chat with a session of other settings; a replay
+                # (``report --verify``) replays the run this cell started itself, and never calls a model
                 raise UsageError((failed + "\n" if failed else "") +
                                  "no session: run %arcana_chat (fixed) before sending a turn")
             try:
@@ -488,8 +513,11 @@ class ArcanaMagics(Magics):
         )
         try:
             reply = self.bridge.run_until(future, view.tick)
-        except KeyboardInterrupt:
-            future.cancel()
+        except (KeyboardInterrupt, concurrent.futures.CancelledError) as exc:
+            # Ctrl-C / the stop button; or a replay of a turn the user interrupted (the replay provider
+            # cancels it where the recording was cancelled): the same line either way
+            if isinstance(exc, KeyboardInterrupt):
+                future.cancel()
             _wait_for_turn_end(view)  # the runtime records the cancellation and the partial reply
             unsubscribe()
             view.finish()

@@ -291,6 +291,8 @@ def _verify(notebook: Path, runs: list[NotebookRun], *, timeout: int, kernel_nam
         env = dict(os.environ)
         env["ARCANA_NOTEBOOK"] = str(copy_nb)
         env["ARCANA_REPLAY_RUNS"] = json.dumps(plan)
+        # a turn that differs is answered as recorded, so the turns after it are still checked
+        env["ARCANA_REPLAY_LENIENT"] = "1"
         env["ARCANA_MEMORY_SANDBOX"] = str(box)
         env.pop("JPY_SESSION_NAME", None)
         client = NotebookClient(

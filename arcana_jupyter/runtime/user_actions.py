@@ -109,18 +109,22 @@ def forget_memory(session: ChatSession, entry_id: str, via: str) -> dict[str, An
 class RecordedActions:
     """A replay's (``report --verify``) recorded user actions no cell re-runs (the inspector's), by the
     point they happened — ``("turn", T)``: before turn T started, ``("build", T, step)``: before that
-    call was built; loaded from the replay provider at the first point asked."""
+    call was built; loaded from the replay provider at the first point asked. At each turn's start
+    it also tells the replay provider which turn to answer (``ReplayProvider.begin_turn``)."""
 
     def __init__(self) -> None:
         self._pending: dict[tuple[Any, ...], list[UserActionMetadata]] | None = None
 
     def apply(self, session: ChatSession, point: tuple[Any, ...]) -> None:
-        """Apply the actions recorded just before ``point``, the way the person did."""
-        if self._pending is None:
-            from ..providers.recorded import ReplayProvider
+        """Apply the actions recorded just before ``point``, the way the person did; at a turn's
+        start the replay provider goes to that turn's recorded calls."""
+        from ..providers.recorded import ReplayProvider
 
-            self._pending = (session.provider.recorded_user_actions()
-                             if isinstance(session.provider, ReplayProvider) else {})
+        replay = session.provider if isinstance(session.provider, ReplayProvider) else None
+        if self._pending is None:
+            self._pending = replay.recorded_user_actions() if replay is not None else {}
+        if replay is not None and point[0] == "turn":
+            replay.begin_turn(int(point[1]))
         for action in self._pending.pop(point, []):
             target, via = action.target or "", action.via or "inspector"
             args = action.args or {}

@@ -508,6 +508,11 @@ class TurnEndMetadata(Record):
     cost_usd: float | None = None
     latency_ms: float | None = None
     steps: int | None = None
+    message: MessageRecord | None = None
+    """A cancelled turn: the assistant message that closes it in the history (the partial reply and
+    :data:`~arcana_jupyter.messages.INTERRUPTED_NOTE`), so the next turn's prompt says the turn was
+    interrupted instead of running its question into the next one."""
+    history_index: int | None = None
 
 
 class OtelExportRecord(Record):

@@ -279,7 +279,9 @@ export function indexTrace(
         break;
     }
     if (
-      (ev.event_type === 'user_message' || ev.event_type === 'llm_call' || ev.event_type === 'tool_call') &&
+      // turn_end: a cancelled turn's closing message (the partial reply and the interruption note)
+      (ev.event_type === 'user_message' || ev.event_type === 'llm_call' || ev.event_type === 'tool_call' ||
+        ev.event_type === 'turn_end') &&
       typeof md.history_index === 'number' &&
       md.message &&
       typeof md.message === 'object'
