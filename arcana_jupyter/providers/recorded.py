@@ -28,7 +28,9 @@ A call the user interrupted (a turn that ended ``cancelled`` while its call stre
 ``context_decision`` with no ``llm_call`` after it) is cancelled again at the same position:
 the partial reply the recording received is streamed, then ``asyncio.CancelledError`` is raised,
 so the session ends the turn as cancelled with the same partial reply and the same closing
-message in its history, and the turns after it are built as they were.
+message in its history, and the turns after it are built as they were. A turn interrupted before a
+call's prompt was built (before its first call, or while a tool ran) is cancelled by the session at
+that point (:meth:`ReplayProvider.cancelled_before_build`, asked through ``RecordedActions``).
 
 A session that calls :meth:`ReplayProvider.begin_turn` (``ChatSession`` does, before each turn)
 is answered turn by turn: each turn starts at the recording's first call of that turn, so a turn
@@ -56,11 +58,13 @@ from ..schema.events import (
     ContextDecisionMetadata,
     ErrorEvent,
     LlmCall,
+    ToolCallEvent,
     TurnEnd,
     TurnStart,
     UserAction,
     UserActionMetadata,
 )
+from ..schema.tools import INTERRUPTED
 from ..tokens import TokenCounter
 from ..trace.reader import TraceReader
 from .base import LLMRequest, LLMResponse, Provider, StreamChunk, Usage
@@ -144,17 +148,28 @@ class ReplayProvider(Provider):
         self.turn: int | None = None
         """The turn being answered (:meth:`begin_turn`), or ``None``: answer in recorded order."""
         try:
-            recorded = self.reader.events(run_id, event_types=["context_decision", "llm_call", "error", "turn_end"],
-                                          agent=agent)
+            recorded = self.reader.events(
+                run_id, event_types=["context_decision", "llm_call", "error", "turn_end", "tool_call"], agent=agent)
         except (TraceError, FileNotFoundError, KeyError) as exc:
             raise ConfigError(
                 f"cannot replay run {run_id!r}: {exc}. Check the run id and the trace directory."
             ) from exc
-        self.script: list[ScriptItem] = recorded_script([e.typed() for e in recorded])  # each parsed once
+        typed = [e.typed() for e in recorded]  # each parsed once
+        self.script: list[ScriptItem] = recorded_script(typed)
         """What the recording's calls did, in order: answered (``llm_call``), failed (``error``) or
         interrupted (:class:`CancelledCall`)."""
         self.calls: list[LlmCall] = [e for e in self.script if isinstance(e, LlmCall)]
-        if not self.script:
+        self.cancelled_builds: dict[int, set[int]] = {}
+        """Turns the user interrupted -> the steps whose prompt the recording built before that."""
+        for event in typed:
+            if isinstance(event, TurnEnd) and event.metadata.status == "cancelled" and event.turn is not None:
+                self.cancelled_builds[event.turn] = {
+                    e.metadata.step for e in typed if isinstance(e, ContextDecisionEvent) and e.turn == event.turn}
+        self.interrupted_tools: set[tuple[int | None, str | None]] = {
+            (e.turn, e.metadata.tool_call_id) for e in typed if isinstance(e, ToolCallEvent)
+            and e.metadata.error is not None and e.metadata.error.type == INTERRUPTED}
+        """(turn, tool call id) of the tool calls the user interrupted."""
+        if not self.script and not self.cancelled_builds:
             raise ConfigError(
                 f"run {run_id!r} has no recorded LLM calls for agent {agent!r}; nothing to replay "
                 f"(agents in the run: {', '.join(self.reader.agents(run_id)) or 'none'})"
@@ -230,6 +245,17 @@ class ReplayProvider(Provider):
             if at is None or at >= turn:
                 break
             self.position += 1
+
+    def interrupted_tool(self, turn: int, tool_call_id: str | None) -> bool:
+        """The user interrupted ``turn`` while this tool call ran (or before it): the replay is
+        cancelled before it runs."""
+        return (turn, tool_call_id) in self.interrupted_tools
+
+    def cancelled_before_build(self, turn: int, step: int) -> bool:
+        """The user interrupted ``turn`` before the recording built the prompt of ``step`` (before its
+        first call, or while a tool ran): the replay is cancelled at the same point."""
+        built = self.cancelled_builds.get(turn)
+        return built is not None and step not in built
 
     def _next(self, request: LLMRequest) -> ScriptItem:
         item = self.script[self.position] if self.position < len(self.script) else None

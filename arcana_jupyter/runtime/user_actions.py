@@ -125,6 +125,10 @@ class RecordedActions:
             self._pending = replay.recorded_user_actions() if replay is not None else {}
         if replay is not None and point[0] == "turn":
             replay.begin_turn(int(point[1]))
+        if replay is not None and point[0] == "build" and replay.cancelled_before_build(int(point[1]), int(point[2])):
+            import asyncio
+
+            raise asyncio.CancelledError(f"replayed: the user interrupted turn {point[1]} before this call was built")
         for action in self._pending.pop(point, []):
             target, via = action.target or "", action.via or "inspector"
             args = action.args or {}
