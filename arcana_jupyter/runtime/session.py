@@ -750,6 +750,13 @@ class ChatSession:
         """Pin ``content`` as the user, through the same machinery as the model's ``pin`` tool."""
         return user_actions.pin(self, content, label, until_turn, via, replayed)
 
+    def add_context(self, kind: str, text: str, detail: str | None = None, *, via: str = "python",
+                    ) -> dict[str, Any]:  # JSON edge: the engine's answer
+        """Add a constraint, task, decision or note to the adaptive context as the user
+        (``%arcana_context add``): ``detail`` is its rationale (constraint, decision), description
+        (task) or title (note). Raises :class:`ConfigError` in classic mode or for a bad kind or text."""
+        return user_actions.add_context(self, kind, text, detail, via)
+
     def hydrate(self, object_id: str, *, via: str = "python",
                 replayed: bool = False) -> dict[str, Any]:  # JSON edge: the structured result
         """Bring an adaptive object back in full (a widget's action): through the adaptive capability."""

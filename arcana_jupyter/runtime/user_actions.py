@@ -1,6 +1,7 @@
-"""What a person does outside the model — pin, unpin, hydrate, retract, remember, forget — traced like
-the model's own actions (``cognitive_primitive`` where it is one, then ``user_action``), and a replay
-applying the recorded actions no cell re-runs at the point they happened.
+"""What a person does outside the model — pin, unpin, add to the adaptive context, hydrate, retract,
+remember, forget — traced like the model's own actions (``cognitive_primitive`` or ``context_action``
+where it is one, then ``user_action``), and a replay applying the recorded actions no cell re-runs at
+the point they happened.
 
 :class:`~arcana_jupyter.runtime.session.ChatSession`'s methods of the same names are the way in."""
 
@@ -68,6 +69,42 @@ def adaptive_action(session: ChatSession, action: str, object_id: str, via: str,
                        message=None if ok else str(result.get("message") or result.get("error") or "failed"),
                        replayed=replayed)
     return result
+
+
+CONTEXT_KINDS = ("constraint", "task", "decision", "note")
+"""What a person adds to the adaptive context (``%arcana_context add KIND TEXT``)."""
+
+
+def add_context(session: ChatSession, kind: str, text: str, detail: str | None,
+                via: str) -> dict[str, Any]:  # JSON edge: the engine's answer
+    """Add a working-memory object as the user, through the engine's own action (the one the model's
+    ``add_constraint`` / ``create_task`` / ``decide`` / ``note`` tools take): ``detail`` is a
+    constraint's or decision's rationale, a task's description, a note's title. In the prompt from
+    the next call on, active until idle; recorded as ``context_action`` (``source: "user"``) and
+    ``user_action`` (``context_add``)."""
+    engine = session.engine
+    if engine is None:
+        why = f" ({session.engine_note})" if session.engine_note else ""
+        raise ConfigError("classic mode has no adaptive context: start the session in engine mode "
+                          f"(%arcana_chat without --classic){why}")
+    if kind not in CONTEXT_KINDS:
+        raise ConfigError(f"unknown kind {kind!r}: one of {', '.join(CONTEXT_KINDS)}")
+    if not text.strip():
+        raise ConfigError(f"the {kind}'s text is empty")
+    turn = session.turn + 1  # the first turn whose prompt holds it (idle turns count from there)
+    if kind == "constraint":
+        result = engine.add_constraint(text, detail, turn=turn, source="user")
+    elif kind == "decision":
+        result = engine.decide(text, detail, turn=turn, source="user")
+    elif kind == "task":
+        result = engine.create_task(text, detail, turn=turn, source="user")
+    else:
+        result = engine.note(text, detail, turn=turn, source="user")
+    ok = result.get("ok") is not False
+    record_user_action(session, "context_add", via, target=str(result.get("id")) if ok else None,
+                       args={"kind": kind, "text": text, "detail": detail}, ok=ok,
+                       message=None if ok else str(result.get("message") or result.get("error") or "failed"))
+    return dict(result)
 
 
 def _memory_capability(session: ChatSession) -> Any:

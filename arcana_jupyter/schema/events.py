@@ -472,7 +472,7 @@ class UserActionMetadata(Record):
     so a re-execution (``report --verify``) can apply an action no cell holds at the same point."""
 
     action: str | None = None
-    """``pin``, ``unpin``, ``hydrate``, ``retract``, ``memory_add``, ``memory_forget``."""
+    """``pin``, ``unpin``, ``context_add``, ``hydrate``, ``retract``, ``memory_add``, ``memory_forget``."""
     via: str | None = None
     """``magic``, ``inspector`` or ``python`` (see :data:`VIAS`)."""
     target: str | None = None
