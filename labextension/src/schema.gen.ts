@@ -426,8 +426,15 @@ export interface WhatIfReply {
   recorded_settings?: Record<string, unknown> | null;
   /** ``strategy``, ``total_window``, ``response_reserve``, ``mode``, ``relevance`` of the rebuild. */
   settings?: Record<string, unknown> | null;
+  /** The prompt's tokens as sent (the recorded ``budget.used``). */
   recorded_tokens?: number | null;
+  /** The rebuilt prompt's, counted the same way (shaped for the model, counted exactly). */
   tokens?: number | null;
+  /**
+   * Both, and where the difference went: ``652 tokens sent → 1,154 rebuilt (+502: the 5 rows
+   * changed +501, the prompt's framing (roles, the context block) +1)``.
+   */
+  tokens_line?: string | null;
   changes?: WhatIfChange[];
   /** The rebuilt prompt, ``{role, content}``, each content clipped. */
   messages?: Record<string, string>[];
