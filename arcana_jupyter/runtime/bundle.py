@@ -19,6 +19,7 @@ from ..schema.events import (
     TurnEnd,
     UserMessage,
 )
+from ..schema.labels import is_change
 from ..trace.events import TraceEvent
 
 if TYPE_CHECKING:
@@ -73,7 +74,9 @@ def bundle_from_events(events: list[TraceEvent], *, run_id: str, agent: str, tur
                     bundle["memories"].extend({**r.model_dump(exclude_unset=True), "via": "recalled"}
                                               for r in md.results)
             case StateChange() | ContextAction():
-                bundle["state_changes"].append({"event_type": ev.event_type, **ev.metadata})
+                change = {"event_type": ev.event_type, **ev.metadata}
+                if is_change(change):  # not the engine's per-turn checkpoint bookkeeping, nor a read
+                    bundle["state_changes"].append(change)
             case ErrorEvent(metadata=md):
                 bundle["errors"].append({"type": md.type, "message": md.message, "where": md.where})
             case TurnEnd(metadata=md):

@@ -8,6 +8,7 @@
 import { budgetBars, decisionTable, list, outcomeSummary } from './decisionview';
 import { clear, collapsible, h, pre, uid } from './dom';
 import { fmtCost, fmtCounting, fmtInt, fmtMs, fmtPct, fmtScore, preview, valueText } from './format';
+import { changeLabel, isChange } from './labels';
 import type { ActionRequest, KernelReply, LiveAction, StateRequest, WhatIfRequest } from './schema.gen';
 import { messageFor, ParsedTrace, promptOf } from './trace';
 import { MessageRecord, Pin, StateObject, TurnBundle, TurnStep } from './types';
@@ -240,14 +241,9 @@ function body(b: TurnBundle, detail: TurnDetail | null, note: string, live: Live
             ...asArray(tiers[t]).map(stateObject)))))
   );
 
-  const changes = asArray(b.state_changes);
+  const changes = asArray(b.state_changes).filter(isChange);
   if (changes.length) {
-    out.appendChild(
-      collapsible(`Adaptive-context changes (${changes.length})`, () =>
-        list(changes, c => c.event_type === 'context_action'
-          ? `${c.action ?? 'action'} ${c.object_id ?? ''} ${c.kind ?? ''}`.trim()
-          : `${c.object_id ?? '?'} (${c.kind ?? '?'}): ${c.from_tier ?? '—'} → ${c.to_tier ?? '—'}${c.cause ? ' · ' + c.cause : ''}`, ''))
-    );
+    out.appendChild(collapsible(`Adaptive-context changes (${changes.length})`, () => list(changes, changeLabel, '')));
   }
 
   const mems = asArray(b.memories);
