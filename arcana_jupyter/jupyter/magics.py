@@ -243,6 +243,9 @@ class ArcanaMagics(Magics):
                    f"(reply reserve {chat.config.response_reserve}), {mode} context, trace {trace}")
         if entry.location.notebook is not None:
             message += f" (notebook {entry.location.notebook.name})"
+        memory = memory_line(chat)
+        if memory:
+            message += "\n" + memory
         if entry.note:
             message += "\n" + entry.note
         withheld = withheld_line(chat.withheld_tools)
@@ -664,6 +667,25 @@ class ArcanaMagics(Magics):
             f"{r['name']}: run {r['run_id']} · {r['model']} · {r['turns']} turns" for r in rows
         ) or "no sessions"
         display({"text/html": render.sessions_html(rows), "text/plain": plain}, raw=True)
+
+
+def memory_line(chat: Any) -> str:
+    """The banner's line about long-term memory when it is on: which store, and what the digest holds."""
+    memory = chat.memory
+    if memory is None:
+        return ""
+    from ..memory.backend import masked
+
+    store = memory.store
+    where = masked(str(store.path))
+    home = os.path.expanduser("~")
+    if where.startswith(home + os.sep):
+        where = "~" + where[len(home):]
+    entries = len(memory.digest.items) if memory.digest is not None else 0
+    held = (f"{entries} memor{'y' if entries == 1 else 'ies'} in the prompt's digest" if entries
+            else "nothing in the digest yet")
+    return (f"memory on: {'PostgreSQL' if store.backend == 'postgresql' else 'SQLite'} store {where} "
+            f"({held}; %arcana_memory list shows the store)")
 
 
 def withheld_line(names: list[str]) -> str:

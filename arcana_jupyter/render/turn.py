@@ -153,11 +153,21 @@ def _meta(bundle: Bundle) -> list[tuple[str, Any]]:
     items = [
         ("run", bundle.get("run_id")),
         ("model", bundle.get("model")),
-        ("latency", ms_text(bundle.get("latency_ms")) if bundle.get("latency_ms") is not None else None),
+        ("latency", latency_text(bundle)),
         ("cost", cost_text(bundle.get("cost_usd")) if bundle.get("cost_usd") is not None else None),
         ("trace", bundle.get("trace_path")),
     ]
     return [(k, v) for k, v in items if v not in (None, "")]
+
+
+def latency_text(bundle: Bundle) -> str | None:
+    """The turn's latency and how it splits: ``1,234 ms (model 1,100 ms, runtime 134 ms)``."""
+    total, model = bundle.get("latency_ms"), bundle.get("model_latency_ms")
+    if not isinstance(total, int | float):
+        return None
+    if not isinstance(model, int | float):
+        return ms_text(total)
+    return f"{ms_text(total)} (model {ms_text(model)}, runtime {ms_text(max(0.0, total - model))})"
 
 
 def _int(value: Any) -> int:

@@ -348,7 +348,13 @@ export interface TurnBundle {
   memories?: Record<string, unknown>[];
   usage?: UsageRecord | null;
   cost_usd?: number | null;
+  /** The whole turn, from its start to its end. */
   latency_ms?: number | null;
+  /**
+   * The model's share of it: the turn's LLM calls' ``latency_ms`` summed (``None``: no call answered).
+   * The rest is the runtime's: building and recording each prompt, the tools, the hooks.
+   */
+  model_latency_ms?: number | null;
   errors?: TurnError[];
   /** The turn's ``state_change`` and ``context_action`` metadata, each with its ``event_type``. */
   state_changes?: Record<string, unknown>[];

@@ -10,7 +10,7 @@
 import { budgetBars, decisionTable, list, outcomeSummary } from './decisionview';
 import { clear, collapsible, h, pre } from './dom';
 import { sentPromptSection } from './sentview';
-import { fmtCost, fmtInt, fmtMs, fmtPct, preview, valueText } from './format';
+import { fmtCost, fmtInt, fmtLatency, fmtPct, preview, valueText } from './format';
 import { VirtualTable } from './table';
 import {
   contentText,
@@ -23,7 +23,8 @@ import {
   ParsedTrace,
   parseTrace,
   pinsOfBuild,
-  promptOf
+  promptOf,
+  TurnInfo
 } from './trace';
 import { MessageDecision, MessageRecord } from './types';
 import { Requester, whatIfFor } from './whatif';
@@ -41,6 +42,12 @@ export interface TraceViewerOptions {
    * it, or null when no kernel can (the form says so). Absent: no form (the trace document).
    */
   whatIf?: () => Requester | null;
+}
+
+/** The model's share of a turn's latency: its LLM calls' latency_ms summed (null: no call answered). */
+function modelMs(info: TurnInfo): number | null {
+  const times = info.steps.map(s => s.llmCall?.metadata?.latency_ms).filter((x): x is number => typeof x === 'number');
+  return times.length ? times.reduce((a, b) => a + b, 0) : null;
 }
 
 function fmtDecision(d: MessageDecision | null): string {
@@ -386,7 +393,7 @@ export class TraceView {
       ` · ${end.status ?? (info.turnEnd ? '?' : 'in progress')}`,
       decision ? ` · ${decision.strategy} · ${outcomeSummary(decisions)}` : problem ? ' · context decision unreadable' : ' · no context decision',
       md.budget ? ` · ${fmtInt(md.budget.used)} / ${fmtInt(md.budget.available)} tokens (${fmtPct(md.budget.utilization)})` : '',
-      info.turnEnd ? ` · ${fmtInt(usage.input_tokens ?? usage['gen_ai.usage.input_tokens'])} in / ${fmtInt(usage.output_tokens ?? usage['gen_ai.usage.output_tokens'])} out · ${fmtCost(end.cost_usd)} · ${fmtMs(end.latency_ms)}` : '',
+      info.turnEnd ? ` · ${fmtInt(usage.input_tokens ?? usage['gen_ai.usage.input_tokens'])} in / ${fmtInt(usage.output_tokens ?? usage['gen_ai.usage.output_tokens'])} out · ${fmtCost(end.cost_usd)} · ${fmtLatency(end.latency_ms, modelMs(info))}` : '',
       stepSel ? ' · ' : '', stepSel);
     this.turnHost.appendChild(summary);
     if (problem) {

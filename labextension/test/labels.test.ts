@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
+import { fmtLatency } from '../src/format';
 import { changeLabel, isChange, outcomeLabel, rowFlag, sourceLabel } from '../src/labels';
 import { MessageDecision } from '../src/types';
 
@@ -34,4 +35,11 @@ test('adaptive-context changes: the checkpoint and reads are not changes, the ki
     assert.equal(isChange(c.c), c.change, JSON.stringify(c.c));
     assert.equal(changeLabel(c.c), c.label, JSON.stringify(c.c));
   }
+});
+
+test('latency: the turn, then the model and the runtime', () => {
+  assert.equal(fmtLatency(1500, 1200), '1.50 s (model 1.20 s, runtime 300 ms)');
+  assert.equal(fmtLatency(80, null), '80 ms');
+  assert.equal(fmtLatency(null, 5), '—');
+  assert.equal(fmtLatency(100, 120), '100 ms (model 120 ms, runtime 0 ms)');
 });

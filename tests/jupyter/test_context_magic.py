@@ -170,3 +170,18 @@ def test_a_notebook_using_the_context_magic_verifies(tmp_path: Path) -> None:
     result = verify_notebook(path)
     assert result.ok, (result.summary(), result.errors, [c.note for c in result.checks])
     assert len(result.checks) == 3
+
+
+def test_the_banner_says_memory_is_on_and_which_store(shell: Any, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    store = tmp_path / "mem.sqlite3"
+    monkeypatch.setenv("ARCANA_MEMORY_PATH", str(store))
+    shell.user_ns["rec"] = Recorder()
+    with capture_output() as captured:
+        shell.run_line_magic("arcana_memory", "add preference Answer in two sentences.")
+        shell.run_line_magic("arcana_chat", "--model fn:rec --memory --window 4000 --reserve 400")
+        shell.run_line_magic("arcana_chat", "--model fn:rec --window 4000 --reserve 400 --name plain")
+    banners = [o.data["text/plain"] for o in captured.outputs if "arcana session" in o.data.get("text/plain", "")]
+    assert (f"memory on: SQLite store {store} (1 memory in the prompt's digest; %arcana_memory list shows the "
+            "store)") in banners[0].splitlines()
+    assert "memory on" not in banners[1]

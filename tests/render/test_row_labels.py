@@ -80,3 +80,30 @@ def test_static_html_is_kept_away_from_mathjax() -> None:
 
     html = notice_html("this turn: 10 in / 2 out tokens, $0 · session: 1 turn, $0")
     assert 'class="arcana tex2jax_ignore mathjax_ignore"' in html
+
+
+def test_the_latency_says_the_models_time_and_the_runtimes(tmp_path: Path) -> None:
+    """The trace has each call's latency and the turn's: the bundle sums the calls (the model's time)
+    and the inspector says both."""
+    import time
+
+    from arcana_jupyter.providers.function import FunctionProvider
+    from arcana_jupyter.render.turn import latency_text, turn_html
+    from arcana_jupyter.runtime import Runtime, RuntimeConfig
+
+    def slow(request: object) -> str:
+        time.sleep(0.05)
+        return "ok"
+
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path), provider=FunctionProvider(slow))
+    with runtime.chat() as chat:
+        chat.send_sync("hello")
+        bundle = chat.turn_bundle(1)
+        calls = [e.metadata["latency_ms"] for e in chat.turn_events(1) if e.event_type == "llm_call"]
+    runtime.close()
+    assert bundle["model_latency_ms"] == round(sum(calls), 3) >= 50
+    assert bundle["latency_ms"] >= bundle["model_latency_ms"]
+    line = latency_text(bundle)
+    assert line is not None and line.startswith(f"{bundle['latency_ms']:,.0f} ms (model ")
+    assert ", runtime " in line and line in turn_html(bundle)
+    assert latency_text({"latency_ms": 12.0}) == "12 ms"  # an older bundle: one number
