@@ -283,6 +283,16 @@ class ArcanaMagics(Magics):
         replay = plan.peek(opts.name)  # taken off the plan once the session opens: a failed line started no run
         resume, recorded, recorded_model, note = self._resume_choice(opts, location, implicit=implicit,
                                                                      replaying=bool(replay))
+        same = self.sessions.get(opts.name)
+        if resume is not None and same is not None and same.chat.run_id == resume and not same.chat.closed:
+            # --resume of the run this kernel's session already writes (after a restart the first
+            # %%arcana continued it): that session goes on; with other settings it is reopened
+            if all(v is None for v in opts.model_dump(exclude={"resume", "name", "new"}).values()):
+                same.resumed = True
+                same.note = f"run {resume} is this session's own: it goes on"
+                return same
+            self._close(same)
+            del self.sessions[opts.name]
         model = opts.model or recorded_model or self.default_model
         if replay:
             model = f"replay:{replay}@{opts.name}"  # the recorded calls of this session's own agent

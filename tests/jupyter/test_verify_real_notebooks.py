@@ -196,4 +196,6 @@ def test_a_restart_in_the_middle_verifies(tmp_path: Path) -> None:
     assert [m["turn"] for m in meta] == [1, 2, 3, 4, 1]
     assert len({m["run_id"] for m in meta[:4]}) == 1 and meta[4]["run_id"] != meta[0]["run_id"]
     assert not errors_shown(nb)
+    said = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in nb.cells[6].outputs)
+    assert "is this session's own: it goes on" in said and "UsageError" not in said, said
     assert_verified(path, turns=5, runs=2)
