@@ -143,12 +143,13 @@ def errors_shown(nb: Any) -> dict[int, str]:
             if o.get("output_type") == "error"}
 
 
-def assert_verified(path: Path, turns: int, runs: int) -> None:
+def assert_verified(path: Path, turns: int, runs: int) -> Any:
     result = verify_notebook(path)
     assert result.ok, (result.summary(), result.errors, [(c.turn, c.note, c.difference) for c in result.checks])
     assert len(result.checks) == turns and result.runs == runs
     assert result.summary() == (f"reproduced: {turns} of {turns} turn(s) in {runs} run(s) had the same prompt "
                                 "digest and reply")
+    return result
 
 
 @pytest.mark.slow
@@ -183,7 +184,9 @@ def test_an_interrupted_turn_is_replayed_as_cancelled_and_the_turns_after_it_ver
     assert partial.startswith("The North region") and len(partial) < len("The North region grew fastest, " * 6)
     # the next turn answered its own input, not the interrupted one
     assert ends[2]["reply"].strip() == "A short answer to: Thanks, that's enough."
-    assert_verified(path, turns=4, runs=1)
+    checks = assert_verified(path, turns=4, runs=1).checks
+    assert checks[1].note == (f"interrupted by the user in the recording; replayed as interrupted, with its partial "
+                              f"reply ({len(partial)} characters)")
 
 
 @pytest.mark.slow
