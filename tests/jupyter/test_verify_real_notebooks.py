@@ -202,3 +202,29 @@ def test_a_restart_in_the_middle_verifies(tmp_path: Path) -> None:
     said = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in nb.cells[6].outputs)
     assert "is this session's own: it goes on" in said and "UsageError" not in said, said
     assert_verified(path, turns=5, runs=2)
+
+
+def test_a_turn_that_no_longer_reproduces_says_why_and_the_later_turns_are_still_checked(tmp_path: Path) -> None:
+    """A cell edited after it ran: its turn is not reproduced, in one line that says what changed; the
+    replay answers it as recorded, so the turns whose prompts no longer hold it reproduce (a strict
+    replay failed that turn, and every later turn's history differed: 1 of 6)."""
+    filler = " ".join(["lorem"] * 60)
+    cells = [("code", "%load_ext arcana_jupyter"),
+             ("code", "def model(request):\n    return 'noted ' + ' '.join(['ipsum'] * 40)"),
+             ("code", "%arcana_chat --model fn:model --classic --window 400 --reserve 80 "
+                      "--strategy aggressive_truncate")]
+    cells += [("code", f"%%arcana\nTopic {word}: {filler}") for word in ("apple", "banana", "cherry", "damson",
+                                                                          "elder", "fig")]
+    path = write(tmp_path, "edited.ipynb", cells)
+    execute(path)
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[4].source = nb.cells[4].source.replace("banana", "bonobo")
+    nbformat.write(nb, path)
+    result = verify_notebook(path)
+    assert [c.turn for c in result.checks] == [1, 2, 3, 4, 5, 6]
+    edited = result.checks[1]
+    assert not edited.ok and "\n" not in edited.why()
+    assert edited.difference.startswith("call 1 of the turn, message 3 (user): content changed (- recorded, + "
+                                        "re-executed): -Topic banana: lorem")
+    assert result.checks[0].ok and result.checks[4].ok and result.checks[5].ok
+    assert not result.errors  # no cell failed: the edited turn was answered as recorded
