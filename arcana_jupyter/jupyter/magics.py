@@ -295,6 +295,7 @@ class ArcanaMagics(Magics):
             del self.sessions[opts.name]
         model = opts.model or recorded_model or self.default_model
         if replay:
+            self._check_replayed_model(opts, location, replay)
             model = f"replay:{replay}@{opts.name}"  # the recorded calls of this session's own agent
         provider = self._provider_from_namespace(model)
         settings: dict[str, Any] = {
@@ -383,6 +384,21 @@ class ArcanaMagics(Magics):
         if replay:
             plan.take(opts.name)
         return entry
+
+    @staticmethod
+    def _check_replayed_model(opts: ChatOptions, location: NotebookLocation, replay: str) -> None:
+        """A replay: a line that names another model than the run it would replay ran on started no
+        run when it was recorded (no API key, a model that would not load): it fails again, and the
+        run stays for the line that started it."""
+        if not opts.model:
+            return
+        from ..exceptions import ConfigError
+        from .resuming import recorded_settings
+
+        _, ran_on = recorded_settings(location.trace_dir, replay)
+        if ran_on and not same_model(opts.model, ran_on):
+            raise ConfigError(f"replaying: the next recorded run of session {opts.name!r} ({replay}) ran on {ran_on}, "
+                              f"not {opts.model}: this line started no run when the notebook was recorded")
 
     def _resume_replayed(self, opts: ChatOptions) -> SessionEntry:
         """``%arcana_chat --resume`` in a replay (``report --verify``): the notebook runs in one kernel,
@@ -677,6 +693,16 @@ class ArcanaMagics(Magics):
             f"{r['name']}: run {r['run_id']} · {r['model']} · {r['turns']} turns" for r in rows
         ) or "no sessions"
         display({"text/html": render.sessions_html(rows), "text/plain": plain}, raw=True)
+
+
+def same_model(line: str, recorded: str) -> bool:
+    """Whether ``--model line`` names the model a run recorded as ``recorded`` (its model string:
+    ``function:NAME`` for ``fn:NAME``, ``local:FILE`` for ``local`` and ``auto``)."""
+    if line in (recorded, "auto"):
+        return True
+    if line.startswith("fn:"):
+        return recorded == "function:" + line[3:]
+    return line == "local" and recorded.startswith("local")
 
 
 def memory_line(chat: Any) -> str:

@@ -228,3 +228,21 @@ def test_a_turn_that_no_longer_reproduces_says_why_and_the_later_turns_are_still
                                         "re-executed): -Topic banana: lorem")
     assert result.checks[0].ok and result.checks[4].ok and result.checks[5].ok
     assert not result.errors  # no cell failed: the edited turn was answered as recorded
+
+
+def test_a_chat_line_that_failed_for_want_of_a_key_starts_no_replayed_run(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """``%arcana_chat --model openai:…`` with no key failed when recorded: in the replay it must fail
+    again, not take the run the next line started (the replay would not even need the key)."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    path = write(tmp_path, "keys.ipynb", [
+        ("code", "%load_ext arcana_jupyter"),
+        ("code", "def model(request):\n    return 'ok'"),
+        ("code", "%arcana_chat --model openai:gpt-4o-mini"),
+        ("code", "%arcana_chat --model fn:model --window 2000 --reserve 200"),
+        ("code", "%%arcana\nHello."),
+    ])
+    nb = execute(path)
+    failed = "".join(o.get("text", "") for o in nb.cells[2].outputs)
+    assert "could not start the session" in failed and "OPENAI_API_KEY" in failed
+    assert_verified(path, turns=1, runs=1)
