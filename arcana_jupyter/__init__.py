@@ -1,7 +1,8 @@
 """arcana-jupyter: chat with LLM agents from Jupyter, and see — and replay — exactly what the model saw.
 
 The public surface is listed in ``__all__``; names are imported on first use so that
-``import arcana_jupyter`` stays cheap and never imports Jupyter.
+``import arcana_jupyter`` stays cheap and never imports Jupyter (``session``, the notebook's
+``ChatSession`` behind ``%%arcana``, imports it when asked for).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ _EXPORTS = {
     "TraceReader": "arcana_jupyter.trace.reader",
     "TraceWriter": "arcana_jupyter.trace.writer",
     "WorkingSetBuilder": "arcana_jupyter.context",
+    "session": "arcana_jupyter.jupyter",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__", "load_ipython_extension", "unload_ipython_extension"])

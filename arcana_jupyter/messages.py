@@ -110,6 +110,16 @@ class ToolSpec(BaseModel):
 
 MessageLike = Message | Mapping[str, Any]
 
+INTERRUPTED_NOTE = "[interrupted by the user]"
+"""How a cancelled turn ends in the history: without it the next prompt holds the interrupted
+question unanswered right before the next one, and chat templates join the two user messages."""
+
+
+def interrupted_reply(received: str) -> str:
+    """The closing assistant text of a cancelled turn: the partial reply received, then the note."""
+    text = received.rstrip()
+    return f"{text}\n\n{INTERRUPTED_NOTE}" if text else INTERRUPTED_NOTE
+
 
 def as_message(value: MessageLike) -> Message:
     """Accept a :class:`Message` or a plain dict (OpenAI wire shape or :meth:`Message.record`)."""

@@ -35,8 +35,8 @@ scripts/build-labextension.sh
 
 deps_stamp=$(stamp_of pyproject.toml scripts/setup.sh)
 if [ "$(cat "$VENV/.deps-stamp" 2>/dev/null)" != "$deps_stamp" ]; then
-  say "installing arcana-jupyter with extras local,server,dev,postgres,otel,widgets (first time: llama-cpp-python builds from source, ~5 min)"
-  "$VENV/bin/pip" install -q -e ".[local,server,dev,postgres,otel,widgets]"
+  say "installing arcana-jupyter with extras local,server,dev,postgres,otel (first time: llama-cpp-python builds from source, ~5 min)"
+  "$VENV/bin/pip" install -q -e ".[local,server,dev,postgres,otel]"
   echo "$deps_stamp" > "$VENV/.deps-stamp"
 fi
 

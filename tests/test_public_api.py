@@ -18,7 +18,7 @@ EXPECTED = [
     "AgentPool", "ArcanaError", "ChatReply", "ChatSession", "ConfigError", "ContextDecision", "ContextSection",
     "Message", "MessageDecision", "PinBlock", "ProviderError", "Runtime", "RuntimeConfig", "TokenBudget",
     "TokenCounter", "Tool", "ToolSpec", "TraceReader", "TraceWriter", "WorkingSetBuilder", "__version__",
-    "load_ipython_extension", "unload_ipython_extension",
+    "load_ipython_extension", "session", "unload_ipython_extension",
 ]
 
 SUBPACKAGES = {

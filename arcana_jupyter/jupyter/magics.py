@@ -12,6 +12,7 @@ the session lives on.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import os
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ from .display import TurnDisplay
 from .errors import TurnFailed, TurnInterrupted, explain, field_problem, usage_line
 from .notebook_path import NotebookLocation, locate_notebook
 from .options import CellOptions, ChatOptions, ExportOptions, ReplayOptions, TurnOptions, interpolate
-from .replay_plan import replay_configured, replay_plan
+from .replay_plan import ReplayPlan, replay_configured, replay_lenient, replay_plan
 from .reply_delivery import deliver
 from .tools import notebook_tools
 
@@ -152,7 +153,7 @@ class ArcanaMagics(Magics):
             display({"text/html": render.notice_html(location.describe()), "text/plain": location.describe()}, raw=True)
         return location
 
-    def _replay_runs(self) -> dict[str, str]:
+    def _replay_runs(self) -> ReplayPlan:
         """Session name -> the recorded run its next ``%arcana_chat`` replays (replay_plan.py)."""
         cursor: dict[str, int] = self.__dict__.setdefault("_replay_cursor", {})
         return replay_plan(self.replay_runs, cursor)
@@ -243,6 +244,9 @@ class ArcanaMagics(Magics):
                    f"(reply reserve {chat.config.response_reserve}), {mode} context, trace {trace}")
         if entry.location.notebook is not None:
             message += f" (notebook {entry.location.notebook.name})"
+        memory = memory_line(chat)
+        if memory:
+            message += "\n" + memory
         if entry.note:
             message += "\n" + entry.note
         withheld = withheld_line(chat.withheld_tools)
@@ -277,12 +281,26 @@ class ArcanaMagics(Magics):
         """
         from ..runtime.runtime import Runtime
 
+        if opts.resume and not opts.new and replay_configured(self.replay_runs):
+            return self._resume_replayed(opts)
         location = self.location()
-        replay = self._replay_runs().get(opts.name)
+        plan = self._replay_runs()
+        replay = plan.peek(opts.name)  # taken off the plan once the session opens: a failed line started no run
         resume, recorded, recorded_model, note = self._resume_choice(opts, location, implicit=implicit,
                                                                      replaying=bool(replay))
+        same = self.sessions.get(opts.name)
+        if resume is not None and same is not None and same.chat.run_id == resume and not same.chat.closed:
+            # --resume of the run this kernel's session already writes (after a restart the first
+            # %%arcana continued it): that session goes on; with other settings it is reopened
+            if all(v is None for v in opts.model_dump(exclude={"resume", "name", "new"}).values()):
+                same.resumed = True
+                same.note = f"run {resume} is this session's own: it goes on"
+                return same
+            self._close(same)
+            del self.sessions[opts.name]
         model = opts.model or recorded_model or self.default_model
         if replay:
+            self._check_replayed_model(opts, location, replay)
             model = f"replay:{replay}@{opts.name}"  # the recorded calls of this session's own agent
         provider = self._provider_from_namespace(model)
         settings: dict[str, Any] = {
@@ -346,7 +364,8 @@ class ArcanaMagics(Magics):
                 self.shell, allow_run_code=self.allow_run_code, ask=self.bridge.ask, run_in_main=self.bridge.call
             )
         old = self.sessions.get(opts.name)
-        runtime = Runtime(config=config, tools=tools, provider=provider,
+        lenient = {"replay": {"strict": False}} if replay and replay_lenient() else None
+        runtime = Runtime(lenient, config=config, tools=tools, provider=provider,
                           ask_user=self.bridge.ask_user if use_tools else None)
         notebook = str(location.notebook) if location.notebook else None
         try:
@@ -367,7 +386,40 @@ class ArcanaMagics(Magics):
         entry = SessionEntry(opts.name, runtime, chat, location, chat.model_string,
                              resumed=resume is not None, note=note)
         self.sessions[opts.name] = entry
+        if replay:
+            plan.take(opts.name)
         return entry
+
+    @staticmethod
+    def _check_replayed_model(opts: ChatOptions, location: NotebookLocation, replay: str) -> None:
+        """A replay: a line that names another model than the run it would replay ran on started no
+        run when it was recorded (no API key, a model that would not load): it fails again, and the
+        run stays for the line that started it."""
+        if not opts.model:
+            return
+        from ..exceptions import ConfigError
+        from .resuming import recorded_settings
+
+        _, ran_on = recorded_settings(location.trace_dir, replay)
+        if ran_on and not same_model(opts.model, ran_on):
+            raise ConfigError(f"replaying: the next recorded run of session {opts.name!r} ({replay}) ran on {ran_on}, "
+                              f"not {opts.model}: this line started no run when the notebook was recorded")
+
+    def _resume_replayed(self, opts: ChatOptions) -> SessionEntry:
+        """``%arcana_chat --resume`` in a replay (``report --verify``): the notebook runs in one kernel,
+        so the run the recording resumed after its restart is the one this kernel's session of that
+        name replays; it goes on. Any other run cannot be replayed from here: one line says why."""
+        from ..providers.recorded import ReplayProvider
+
+        entry = self.sessions.get(opts.name)
+        replaying = entry.chat.provider if entry is not None else None
+        if entry is not None and isinstance(replaying, ReplayProvider) and opts.resume in ("latest", replaying.run_id):
+            entry.resumed = True
+            entry.note = f"replaying: the run this session replays ({replaying.run_id}) goes on"
+            return entry
+        raise UsageError(usage_line("arcana_chat", (
+            f"--resume {opts.resume}: cannot be replayed here: no session {opts.name!r} of this notebook's "
+            "earlier cells replays that run (the recording continued a run these cells did not start)")))
 
     def _resume_choice(self, opts: ChatOptions, location: NotebookLocation, *, implicit: bool,
                        replaying: bool) -> tuple[str | None, dict[str, Any], str | None, str]:
@@ -428,8 +480,10 @@ class ArcanaMagics(Magics):
         opts = self._parse(self.arcana, line, CellOptions)
         if not self.sessions and opts.session is None:  # no %arcana_chat yet: start one with the defaults
             failed = self._failed_chat
-            if failed or replay_configured(self.replay_runs):
-                # never paper over a failed %arcana_chat (or a replay) with a session of other settings
+            unplanned = replay_configured(self.replay_runs) and not self._replay_runs().peek(ChatOptions().name)
+            if failed or unplanned:
+                # never paper over a failed %arcana_chat with a session of other settings; a replay
+                # (``report --verify``) replays the run this cell started itself, and never calls a model
                 raise UsageError((failed + "\n" if failed else "") +
                                  "no session: run %arcana_chat (fixed) before sending a turn")
             try:
@@ -493,8 +547,11 @@ class ArcanaMagics(Magics):
         )
         try:
             reply = self.bridge.run_until(future, view.tick)
-        except KeyboardInterrupt:
-            future.cancel()
+        except (KeyboardInterrupt, concurrent.futures.CancelledError) as exc:
+            # Ctrl-C / the stop button; or a replay of a turn the user interrupted (the replay provider
+            # cancels it where the recording was cancelled): the same line either way
+            if isinstance(exc, KeyboardInterrupt):
+                future.cancel()
             _wait_for_turn_end(view)  # the runtime records the cancellation and the partial reply
             unsubscribe()
             view.finish()
@@ -641,6 +698,35 @@ class ArcanaMagics(Magics):
             f"{r['name']}: run {r['run_id']} · {r['model']} · {r['turns']} turns" for r in rows
         ) or "no sessions"
         display({"text/html": render.sessions_html(rows), "text/plain": plain}, raw=True)
+
+
+def same_model(line: str, recorded: str) -> bool:
+    """Whether ``--model line`` names the model a run recorded as ``recorded`` (its model string:
+    ``function:NAME`` for ``fn:NAME``, ``local:FILE`` for ``local`` and ``auto``)."""
+    if line in (recorded, "auto"):
+        return True
+    if line.startswith("fn:"):
+        return recorded == "function:" + line[3:]
+    return line == "local" and recorded.startswith("local")
+
+
+def memory_line(chat: Any) -> str:
+    """The banner's line about long-term memory when it is on: which store, and what the digest holds."""
+    memory = chat.memory
+    if memory is None:
+        return ""
+    from ..memory.backend import masked
+
+    store = memory.store
+    where = masked(str(store.path))
+    home = os.path.expanduser("~")
+    if where.startswith(home + os.sep):
+        where = "~" + where[len(home):]
+    entries = len(memory.digest.items) if memory.digest is not None else 0
+    held = (f"{entries} memor{'y' if entries == 1 else 'ies'} in the prompt's digest" if entries
+            else "nothing in the digest yet")
+    return (f"memory on: {'PostgreSQL' if store.backend == 'postgresql' else 'SQLite'} store {where} "
+            f"({held}; %arcana_memory list shows the store)")
 
 
 def withheld_line(names: list[str]) -> str:

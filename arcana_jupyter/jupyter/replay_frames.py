@@ -42,7 +42,7 @@ from ..trace.events import TraceEvent
 from ..trace.frames import Changes, FramePass, outcome_counts
 from ..trace.reader import DecisionRecord, PinTimeline, TraceReader
 from ..trace.recorded_prompt import PromptReplay
-from .whatif import changed_rows, row_state
+from .whatif import changed_rows, row_state, sent_tokens, tokens_line
 
 
 def _agent(reader: TraceReader, run_id: str, agent: str | None) -> str:
@@ -532,9 +532,11 @@ def counterfactual(trace_dir: str | Path, frame: dict[str, Any], strategy: str |
     if not result.counterfactual:
         label += " (the recorded settings)"
     notes = "".join(f'<div class="arcana-muted">{render.esc(n)}</div>' for n in result.notes)
+    sent = result.recorded_budget.used if result.recorded_budget is not None else None
+    tokens = tokens_line(sent, sent_tokens(reader, result), result)
     return (
         render.style_block()
         + render.counterfactual_html(recorded, alternative, label=label)
-        + f'<div class="arcana"><h4 class="arcana-h">Changed by the counterfactual ({result.recorded_tokens:,} → '
-        + f"{result.tokens:,} tokens)</h4>{render.diff_html(diff, 'the counterfactual')}{notes}</div>"
+        + f'<div class="arcana"><h4 class="arcana-h">Changed by the counterfactual ({render.esc(tokens)})</h4>'
+        + f"{render.diff_html(diff, 'the counterfactual')}{notes}</div>"
     )

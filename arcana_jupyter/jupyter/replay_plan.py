@@ -13,6 +13,10 @@ from IPython.core.error import UsageError
 
 REPLAY_ENV = "ARCANA_REPLAY_RUNS"
 """JSON ``{"session name": "run id"}``: those sessions answer from the recorded run (``replay:<id>``)."""
+LENIENT_ENV = "ARCANA_REPLAY_LENIENT"
+"""``1``: a replayed call whose prompt differs from the recording is answered as recorded (and the
+difference is left to the caller to find: ``report --verify`` compares every turn's digests), so
+one turn that no longer reproduces does not change the history every later turn is built from."""
 
 
 class ReplayPlan(dict[str, Any]):
@@ -22,15 +26,32 @@ class ReplayPlan(dict[str, Any]):
         super().__init__(runs)
         self.cursor = cursor
 
-    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+    def peek(self, name: str, default: Any = None) -> Any:
+        """The run the next session opened under ``name`` replays, without taking it off the plan:
+        a ``%arcana_chat`` that fails (a bad ``--reserve``, an unknown ``fn:`` model) started no run in
+        the recording either, so only a session that opens takes its run (:meth:`take`)."""
         value = super().get(name)
         if not isinstance(value, list):
             return value if value is not None else default
         if not value:
             return default
-        index = self.cursor.get(name, 0)
-        self.cursor[name] = index + 1
-        return value[min(index, len(value) - 1)]  # more sessions than runs: the last again (it will diverge)
+        return value[min(self.cursor.get(name, 0), len(value) - 1)]  # more sessions than runs: the last again
+
+    def take(self, name: str) -> None:
+        """A session opened under ``name``: the next one replays the next run."""
+        if isinstance(super().get(name), list):
+            self.cursor[name] = self.cursor.get(name, 0) + 1
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        """:meth:`peek` and :meth:`take` in one."""
+        value = self.peek(name, default)
+        self.take(name)
+        return value
+
+
+def replay_lenient() -> bool:
+    """Replays answer a differing prompt as recorded (:data:`LENIENT_ENV`; ``report --verify`` sets it)."""
+    return os.environ.get(LENIENT_ENV, "").strip() in ("1", "true", "yes")
 
 
 def replay_configured(configured: Mapping[str, Any]) -> bool:

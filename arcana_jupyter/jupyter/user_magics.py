@@ -1,13 +1,21 @@
-"""What the person does from the notebook, besides talking: ``%arcana_pin``, ``%arcana_unpin`` and
+"""What the person does from the notebook, besides talking: ``%arcana_pin``, ``%arcana_unpin``,
+``%arcana_context [list | add KIND TEXT | retract ID | undo | hydrate ID]`` and
 ``%arcana_memory [list | add KIND TEXT | forget ID | search QUERY]``.
 
 Pins go through the session's one pin machinery (``ChatSession.pin`` / ``unpin``: the ``pin``
 primitive's :class:`~arcana_jupyter.primitives.pin.PinState`, the same calls the inspector's
 buttons make), memories through the one code path ``arcana memory add|forget`` uses
-(:mod:`arcana_jupyter.memory.manual`). Each is recorded in the session's trace as a
+(:mod:`arcana_jupyter.memory.manual`), working-memory objects through the engine's own actions
+(``ChatSession.add_context`` / ``retract`` / ``hydrate``, the calls the inspector's buttons make).
+Each is recorded in the session's trace as a
 ``user_action`` with ``via: "magic"`` (a re-execution re-runs the cell, so ``report --verify``
 does not apply it a second time), next to the effect's own event (``cognitive_primitive``,
-``memory_write``).
+``memory_write``, ``context_action``).
+
+``%arcana_context`` (not ``%arcana_note``: it acts on the inspector's "Adaptive context" — the
+session's working memory of constraints, tasks, decisions and notes — as ``%arcana_memory`` acts on
+long-term memory, with the same ``add`` / ``list`` verbs, and it hydrates and retracts objects the
+model made too, which are not notes) needs a session in engine mode.
 
 ``%arcana_memory`` works without a session: it opens the store a session of this notebook would
 (the ``memory_url`` / ``memory_path`` settings, else ``$ARCANA_MEMORY_URL`` / ``$ARCANA_MEMORY_PATH``,
@@ -38,6 +46,9 @@ from .memory_view import KIND_HINT, STORE_HINT
 
 _TOKEN = re.compile(r"""(?:"[^"]*"|'[^']*')(?=\s|$)|\S+""")
 MEMORY_ACTIONS = ("list", "add", "forget", "search")
+CONTEXT_ACTIONS = ("list", "add", "retract", "undo", "hydrate")
+CONTEXT_USAGE = ("%arcana_context add constraint|task|decision|note TEXT [--why WHY], %arcana_context list, "
+                 "%arcana_context retract ID, %arcana_context undo, %arcana_context hydrate ID")
 
 
 def _unquote(token: str) -> str:
@@ -141,6 +152,99 @@ class UserActions:
         result = chat.unpin(pin_id, via="magic")
         _notice(f"unpinned {pin_id}: its text may be compressed or dropped from the next call on")
         return result
+
+    # ---- adaptive context (working memory) ---------------------------------------------------------
+    def context(self, line: str) -> Any:
+        line, why = _split_why(line or "")
+        words, opts = split_line("arcana_context", line, {"--session": "session", "-s": "session"})
+        if why is not None:
+            opts["why"] = why
+        action = words[0] if words else "list"
+        if action not in CONTEXT_ACTIONS:
+            raise UsageError(f"%arcana_context: unknown action {action!r}; {CONTEXT_USAGE}")
+        if "why" in opts and action != "add":
+            raise UsageError("%arcana_context: --why goes with add (%arcana_context add constraint TEXT --why WHY)")
+        chat = self.arcana.entry(opts.get("session")).chat
+        if chat.engine is None:
+            raise UsageError("%arcana_context: this session runs in classic mode (no adaptive context); start one in "
+                             "engine mode, e.g. %arcana_chat --new without --classic")
+        rest = words[1:]
+        if action == "list":
+            if rest:
+                raise UsageError(f"%arcana_context list takes no words, got {' '.join(rest)!r}")
+            return self._context_list(chat)
+        if action == "add":
+            return self._context_add(chat, rest, opts.get("why"))
+        if action == "undo":
+            if rest:
+                raise UsageError("%arcana_context undo takes no words: it retracts the last object you added")
+            added = [i for i in _added_by_you(chat) if (o := chat.engine.get(i)) is not None and not o.retracted]
+            if not added:
+                raise UsageError("%arcana_context undo: nothing of yours to undo (%arcana_context list shows the "
+                                 "objects; retract ID takes out one the model made)")
+            return self._context_act(chat, "retract", added[-1])
+        if len(rest) != 1:
+            raise UsageError(f"%arcana_context {action}: give one object id, e.g. %arcana_context {action} s_3 "
+                             "(%arcana_context list shows them)")
+        return self._context_act(chat, action, _unquote(rest[0]))
+
+    def _context_add(self, chat: Any, rest: list[str], why: str | None) -> dict[str, Any]:
+        from ..runtime.user_actions import CONTEXT_KINDS
+
+        kinds = "|".join(CONTEXT_KINDS)
+        if not rest or rest[0] not in CONTEXT_KINDS:
+            got = f" (got {rest[0]!r})" if rest else ""
+            raise UsageError(f"%arcana_context add: give a kind ({kinds}) and the text{got}, e.g. "
+                             "%arcana_context add constraint Answer in English --why the report is in English")
+        kind, text = rest[0], _text(rest[1:])
+        if not text:
+            raise UsageError(f"%arcana_context add {kind}: the text is missing, e.g. %arcana_context add {kind} "
+                             "Keep the total under 600 EUR")
+        try:
+            result = chat.add_context(kind, text, why, via="magic")
+        except ArcanaError as exc:
+            raise UsageError(f"%arcana_context add: {_short(exc)}") from None
+        if result.get("ok") is False:
+            raise UsageError(f"%arcana_context add: {result.get('message') or result.get('error')}")
+        _notice(f"added {result['id']} ({kind}, active): in the prompt's working memory from the next call; "
+                f"%arcana_context retract {result['id']} (or undo) takes it out")
+        return result
+
+    def _context_act(self, chat: Any, action: str, object_id: str) -> dict[str, Any]:
+        found = next((o for o in chat.engine.audit_objects() if o.id == object_id), None)
+        if found is None:
+            live = ", ".join(o.id for o in chat.engine.objects()) or "none"
+            raise UsageError(f"%arcana_context {action}: no object {object_id!r} (objects: {live})")
+        if found.retracted:
+            raise UsageError(f"%arcana_context {action}: {object_id} was already retracted "
+                             f"at turn {found.retracted_turn}")
+        result = chat.retract(object_id, via="magic") if action == "retract" else chat.hydrate(object_id, via="magic")
+        if result.get("ok") is False:
+            raise UsageError(f"%arcana_context {action}: {result.get('message') or result.get('error')}")
+        if action == "retract":
+            _notice(f"retracted {object_id} ({found.kind}): out of the prompt from the next call; the trace keeps it "
+                    "for audit")
+        else:
+            _notice(f"hydrated {object_id} ({found.kind}): back in the active tier, in full, from the next call "
+                    f"(it was {result.get('from_tier')})")
+        return result
+
+    def _context_list(self, chat: Any) -> list[dict[str, Any]]:
+        yours = set(_added_by_you(chat))
+        objects = [o for o in chat.engine.audit_objects() if not o.retracted]
+        rows = [{"id": o.id, "kind": o.kind, "tier": o.tier, "turn": o.created_turn,
+                 "by": "you" if o.id in yours else "model", "summary": o.summary} for o in objects]
+        cells = [[f"<code>{esc(r['id'])}</code>", pill(r["kind"], "unknown"), pill(r["tier"], "unknown"),
+                  (esc(r["turn"]), "num"), esc(r["by"]), esc(r["summary"])] for r in rows]
+        body = (table(["id", "kind", "tier", "from turn", "by", "text"], cells) if cells
+                else '<div class="arcana-empty">No working-memory objects yet: %arcana_context add constraint TEXT '
+                     'adds one.</div>')
+        html = (render.style_block() + '<div class="arcana"><h4 class="arcana-h">Adaptive context (working memory) of '
+                f'session {esc(chat.agent)}</h4>{body}</div>')
+        plain = ("\n".join(f"{r['id']} [{r['kind']}, {r['tier']}, from turn {r['turn']}, by {r['by']}] {r['summary']}"
+                            for r in rows) or "no working-memory objects yet")
+        display({"text/html": html, "text/plain": plain}, raw=True)
+        return rows
 
     # ---- memory ---------------------------------------------------------------------------------
     def memory(self, line: str) -> Any:
@@ -304,9 +408,38 @@ class UserActions:
                  "text/plain": plain}, raw=True)
 
 
+_WHY = re.compile(r"(?:^|\s)--why(?:=|\s+|$)")
+
+
+def _split_why(line: str) -> tuple[str, str | None]:
+    """``(the line before --why, the rest of the line)``: ``--why`` takes every word after it."""
+    found = _WHY.search(line)
+    if found is None:
+        return line, None
+    return line[:found.start()], _unquote(line[found.end():].strip())
+
+
+def _added_by_you(chat: Any) -> list[str]:
+    """The ids of the objects a person added to ``chat``'s adaptive context, in order (from its trace:
+    the ``user_action`` events, so a resumed session knows them too)."""
+    if chat.trace_path is None:
+        return []
+    from ..schema.events import UserAction
+    from ..trace.reader import TraceReader
+
+    out: list[str] = []
+    for event in TraceReader(chat.trace_path.parent).events(chat.run_id, event_types=["user_action"], agent=chat.agent):
+        typed = event.typed()
+        if isinstance(typed, UserAction) and typed.metadata.action == "context_add" and typed.metadata.ok \
+                and typed.metadata.target:
+            out.append(typed.metadata.target)
+    return out
+
+
 @magics_class
 class UserMagics(Magics):
-    """``%arcana_pin``, ``%arcana_unpin``, ``%arcana_memory``: registered beside :class:`~.magics.ArcanaMagics`."""
+    """``%arcana_pin``, ``%arcana_unpin``, ``%arcana_context``, ``%arcana_memory``: registered beside
+    :class:`~.magics.ArcanaMagics`."""
 
     def __init__(self, shell: Any, arcana: Any) -> None:
         super().__init__(shell=shell)
@@ -324,6 +457,19 @@ class UserMagics(Magics):
     def arcana_unpin(self, line: str = "") -> None:
         """Remove a pin: ``%arcana_unpin ID [--session S]`` (``%arcana_pins`` lists the active ones)."""
         self.actions.unpin(line)
+
+    @line_magic
+    def arcana_context(self, line: str = "") -> None:
+        """The session's adaptive context (working memory), as the inspector shows and acts on it:
+        ``%arcana_context add constraint|task|decision|note TEXT [--why WHY]``, ``%arcana_context list``
+        (id, kind, tier, the turn it came from, who made it), ``%arcana_context retract ID``,
+        ``%arcana_context undo`` (retract the last object you added), ``%arcana_context hydrate ID``
+        (back to the active tier in full); ``--session S`` picks a session.
+
+        ``--why`` (the rest of the line) is a constraint's or decision's rationale, a task's
+        description, a note's title.
+        Each is recorded as a ``user_action``; ``arcana report --verify`` re-runs the cell."""
+        self.actions.context(line)
 
     @line_magic
     def arcana_memory(self, line: str = "") -> None:

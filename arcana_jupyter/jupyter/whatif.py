@@ -40,6 +40,43 @@ def changed_rows(result: Any) -> list[dict[str, Any]]:
     ]
 
 
+def sent_tokens(reader: Any, result: Any) -> int:
+    """The rebuilt prompt's tokens counted the way the recorded call's were: the prompt as shaped
+    for the model (and its tool specs) counted exactly, in the recording's tokenizer — the
+    recorded ``budget.used``. (The builder's own estimate, before shaping, differs by a few tokens.)"""
+    from ..messages import ToolSpec, as_messages
+    from ..providers.counting import counter_for_encoding
+    from ..providers.shaping import PromptShape
+
+    replay = reader.replay_prompt(result.run_id, result.turn, result.agent, step=result.step)
+    if replay is None or not PromptShape.from_record(replay.shape).shapes:
+        return int(result.budget.used)  # sent as built: the builder's count is the prompt's
+    counter = counter_for_encoding(replay.builder.get("encoding"), result.model)
+    tools = [ToolSpec.model_validate(t) for t in replay.tools]
+    return int(counter.count_prompt(as_messages(result.messages), tools))
+
+
+def tokens_line(sent: int | None, rebuilt: int, result: Any) -> str:
+    """Tokens sent and rebuilt, and where the difference went: into the rows whose decision changed
+    (their tokens after, against the recorded ones) and the prompt's framing around them (role
+    markers, the context block, messages the shaping joined)."""
+    changed = len(result.diff)
+    rows = f"{changed} row{'s' if changed != 1 else ''} changed"
+    if sent is None:
+        return f"{rebuilt:,} tokens rebuilt · {rows}"
+    delta = rebuilt - sent
+    if delta == 0:
+        same = ("the same prompt" if not result.counterfactual and result.verified
+                else rows if changed else "every message decided as it was")
+        return f"{sent:,} tokens sent → {rebuilt:,} rebuilt · {same}"
+    in_rows = result.tokens - result.recorded_tokens
+    parts = [f"the {rows} {in_rows:+,}" if changed else "no row changed"]
+    framing = delta - (in_rows if changed else 0)
+    if framing:
+        parts.append(f"the prompt's framing (roles, the context block) {framing:+,}")
+    return f"{sent:,} tokens sent → {rebuilt:,} rebuilt ({delta:+,}: {', '.join(parts)})"
+
+
 WHATIF_MAX_MESSAGES = 400
 """At most this many prompt messages come back in a what-if answer (each clipped to
 :data:`WHATIF_MAX_CHARS`): the answer stays small however long the run."""
@@ -112,6 +149,8 @@ def what_if_answer(trace_dir: Path, data: dict[str, Any]) -> dict[str, Any]:
         return {"ok": False, "message": f"what-if: {clip(str(exc), 400)}"}
 
     changes = changed_rows(result)
+    recorded_tokens = result.recorded_budget.used if result.recorded_budget is not None else None
+    tokens = sent_tokens(TraceReader(trace_dir), result)
     messages = [{"role": str(m.get("role") or ""),
                  "content": clip_text(str(m.get("content") or ""), WHATIF_MAX_CHARS)}
                 for m in result.messages[:WHATIF_MAX_MESSAGES]]
@@ -121,8 +160,8 @@ def what_if_answer(trace_dir: Path, data: dict[str, Any]) -> dict[str, Any]:
         "recorded_settings": {**result.recorded_settings, "mode": result.recorded_mode,
                               "relevance": result.recorded_relevance},
         "settings": {**result.settings, "mode": result.mode, "relevance": result.relevance},
-        "recorded_tokens": result.recorded_budget.used if result.recorded_budget is not None else None,
-        "tokens": result.budget.used, "changes": changes, "messages": messages,
+        "recorded_tokens": recorded_tokens, "tokens": tokens,
+        "tokens_line": tokens_line(recorded_tokens, tokens, result), "changes": changes, "messages": messages,
         "messages_left_out": max(0, len(result.messages) - WHATIF_MAX_MESSAGES), "notes": list(result.notes),
         "message": (f"turn {result.turn} rebuilt with window {result.settings['total_window']:,}, reserve "
                     f"{result.settings['response_reserve']:,}, {result.settings['strategy']}, "

@@ -47,18 +47,22 @@ WIDGET_MESSAGES = ("state", "action", "trace", "whatif")
 def widget_problem() -> str | None:
     """Why the widget cannot be shown here (``None``: it can)."""
     if importlib.util.find_spec("anywidget") is None:
-        return "anywidget is not installed: pip install 'arcana-jupyter[widgets]'"
+        return "anywidget is not installed (it comes with arcana-jupyter): pip install anywidget ipywidgets"
     if not ESM.is_file():
         return f"the widget's ES module {ESM} is not built: run scripts/build-labextension.sh"
     return None
 
 
 def in_vscode(user_ns: dict[str, Any] | None = None) -> bool:
-    return bool(os.environ.get("VSCODE_PID")) or "__vsc_ipynb_file__" in (user_ns or {})
+    """A kernel VS Code's Jupyter extension runs: it sets ``__vsc_ipynb_file__`` in the namespace;
+    kernels it starts inherit ``VSCODE_PID`` (or ``VSCODE_CWD``)."""
+    return (bool(os.environ.get("VSCODE_PID") or os.environ.get("VSCODE_CWD"))
+            or "__vsc_ipynb_file__" in (user_ns or {}))
 
 
 def in_colab() -> bool:
-    if "google.colab" in sys.modules:
+    """A Colab kernel: ``google.colab`` is imported at its start (and ``COLAB_RELEASE_TAG`` set)."""
+    if "google.colab" in sys.modules or os.environ.get("COLAB_RELEASE_TAG"):
         return True
     try:
         return importlib.util.find_spec("google.colab") is not None

@@ -23,10 +23,24 @@ exception of the recorded class (the :mod:`~arcana_jupyter.exceptions` class of 
 :class:`~arcana_jupyter.exceptions.ProviderError` subclass given that name) with the recorded
 message and status, after streaming the partial reply the recording received. So a turn that
 errored reproduces as the same error.
+
+A call the user interrupted (a turn that ended ``cancelled`` while its call streamed: a
+``context_decision`` with no ``llm_call`` after it) is cancelled again at the same position:
+the partial reply the recording received is streamed, then ``asyncio.CancelledError`` is raised,
+so the session ends the turn as cancelled with the same partial reply and the same closing
+message in its history, and the turns after it are built as they were. A turn interrupted before a
+call's prompt was built (before its first call, or while a tool ran) is cancelled by the session at
+that point (:meth:`ReplayProvider.cancelled_before_build`, asked through ``RecordedActions``).
+
+A session that calls :meth:`ReplayProvider.begin_turn` (``ChatSession`` does, before each turn)
+is answered turn by turn: each turn starts at the recording's first call of that turn, so a turn
+that made fewer calls than recorded (it failed early) does not shift the turns after it, and a
+turn that asks for more calls than the recording made is a divergence.
 """
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import json
 import re
@@ -44,11 +58,13 @@ from ..schema.events import (
     ContextDecisionMetadata,
     ErrorEvent,
     LlmCall,
+    ToolCallEvent,
     TurnEnd,
     TurnStart,
     UserAction,
     UserActionMetadata,
 )
+from ..schema.tools import INTERRUPTED
 from ..tokens import TokenCounter
 from ..trace.reader import TraceReader
 from .base import LLMRequest, LLMResponse, Provider, StreamChunk, Usage
@@ -56,6 +72,45 @@ from .shaping import SHAPES, PromptShape
 
 _WORDS = re.compile(r"\S+\s*|\s+")
 _MAX_DIFF_LINES = 24
+
+
+@dataclass(frozen=True)
+class CancelledCall:
+    """A recorded call the user interrupted while it streamed: its turn, step, request digest and
+    the partial reply received (``turn_end.reply``)."""
+
+    turn: int | None
+    step: int
+    request_digest: str | None
+    partial: str
+
+
+ScriptItem = LlmCall | ErrorEvent | CancelledCall
+
+
+def recorded_script(events: Sequence[Any]) -> list[ScriptItem]:
+    """What an agent's recorded calls did, in order, from its ``context_decision``, ``llm_call``,
+    ``error`` and ``turn_end`` events (typed): answered (``llm_call``), failed (a provider
+    ``error``) or interrupted (:class:`CancelledCall`: a turn that ended ``cancelled`` after a
+    decision no call answered)."""
+    script: list[ScriptItem] = []
+    pending: tuple[int | None, int, str | None] | None = None
+    for event in events:
+        match event:
+            case ContextDecisionEvent(metadata=md):
+                pending = (event.turn, md.step, md.request_digest)
+            case LlmCall(metadata=md):
+                script.append(event)
+                if md.purpose is None:
+                    pending = None
+            case ErrorEvent(metadata=md) if md.where == "provider":
+                script.append(event)
+                pending = None
+            case TurnEnd(metadata=md):
+                if md.status == "cancelled" and pending is not None and pending[0] == event.turn:
+                    script.append(CancelledCall(pending[0], pending[1], pending[2], md.reply or ""))
+                pending = None
+    return script
 
 
 @dataclass(frozen=True)
@@ -90,19 +145,31 @@ class ReplayProvider(Provider):
         self.strict = strict
         self.position = 0
         self.divergences: list[Divergence] = []
+        self.turn: int | None = None
+        """The turn being answered (:meth:`begin_turn`), or ``None``: answer in recorded order."""
         try:
-            recorded = self.reader.events(run_id, event_types=["llm_call", "error"], agent=agent)
+            recorded = self.reader.events(
+                run_id, event_types=["context_decision", "llm_call", "error", "turn_end", "tool_call"], agent=agent)
         except (TraceError, FileNotFoundError, KeyError) as exc:
             raise ConfigError(
                 f"cannot replay run {run_id!r}: {exc}. Check the run id and the trace directory."
             ) from exc
         typed = [e.typed() for e in recorded]  # each parsed once
-        self.script: list[LlmCall | ErrorEvent] = [
-            e for e in typed
-            if isinstance(e, LlmCall) or (isinstance(e, ErrorEvent) and e.metadata.where == "provider")]
-        """What the recording's calls did, in order: answered (``llm_call``) or failed (``error``)."""
+        self.script: list[ScriptItem] = recorded_script(typed)
+        """What the recording's calls did, in order: answered (``llm_call``), failed (``error``) or
+        interrupted (:class:`CancelledCall`)."""
         self.calls: list[LlmCall] = [e for e in self.script if isinstance(e, LlmCall)]
-        if not self.script:
+        self.cancelled_builds: dict[int, set[int]] = {}
+        """Turns the user interrupted -> the steps whose prompt the recording built before that."""
+        for event in typed:
+            if isinstance(event, TurnEnd) and event.metadata.status == "cancelled" and event.turn is not None:
+                self.cancelled_builds[event.turn] = {
+                    e.metadata.step for e in typed if isinstance(e, ContextDecisionEvent) and e.turn == event.turn}
+        self.interrupted_tools: set[tuple[int | None, str | None]] = {
+            (e.turn, e.metadata.tool_call_id) for e in typed if isinstance(e, ToolCallEvent)
+            and e.metadata.error is not None and e.metadata.error.type == INTERRUPTED}
+        """(turn, tool call id) of the tool calls the user interrupted."""
+        if not self.script and not self.cancelled_builds:
             raise ConfigError(
                 f"run {run_id!r} has no recorded LLM calls for agent {agent!r}; nothing to replay "
                 f"(agents in the run: {', '.join(self.reader.agents(run_id)) or 'none'})"
@@ -169,8 +236,36 @@ class ReplayProvider(Provider):
 
     # -- answering --------------------------------------------------------------------------------
 
-    def _next(self, request: LLMRequest) -> LlmCall | ErrorEvent:
-        if self.position >= len(self.script):
+    def begin_turn(self, turn: int) -> None:
+        """The session starts ``turn``: answer it from the recording's first call of that turn on
+        (skipping what the turns before it did not ask for)."""
+        self.turn = turn
+        while self.position < len(self.script):
+            at = self.script[self.position].turn
+            if at is None or at >= turn:
+                break
+            self.position += 1
+
+    def interrupted_tool(self, turn: int, tool_call_id: str | None) -> bool:
+        """The user interrupted ``turn`` while this tool call ran (or before it): the replay is
+        cancelled before it runs."""
+        return (turn, tool_call_id) in self.interrupted_tools
+
+    def cancelled_before_build(self, turn: int, step: int) -> bool:
+        """The user interrupted ``turn`` before the recording built the prompt of ``step`` (before its
+        first call, or while a tool ran): the replay is cancelled at the same point."""
+        built = self.cancelled_builds.get(turn)
+        return built is not None and step not in built
+
+    def _next(self, request: LLMRequest) -> ScriptItem:
+        item = self.script[self.position] if self.position < len(self.script) else None
+        if item is not None and self.turn is not None and item.turn is not None and item.turn != self.turn:
+            made = sum(1 for e in self.script if e.turn == self.turn)
+            what = (f"the recording's turn {self.turn} made {made} (a different tool loop)" if made
+                    else f"the recording made no model call in turn {self.turn}")
+            raise ReplayDivergence(f"replay of run {self.run_id} (agent {self.agent}): turn {self.turn} asks for "
+                                   f"model call {made + 1}, but {what}", report="")
+        if item is None:
             last = self.script[-1]
             raise ReplayDivergence(
                 f"replay of run {self.run_id} (agent {self.agent}): call {self.position + 1} asked, but the "
@@ -178,20 +273,27 @@ class ReplayProvider(Provider):
                 "makes more model calls than the recorded one (a different tool loop or an extra turn).",
                 report="",
             )
-        event = self.script[self.position]
         self.position += 1
-        if isinstance(event, LlmCall):
-            self._check(request, event, self.position)
-        return event
+        if isinstance(item, LlmCall):
+            self._check(request, item, self.position)
+        elif isinstance(item, CancelledCall):
+            self._check_cancelled(request, item)
+        return item
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         event = self._next(request)
+        if isinstance(event, CancelledCall):
+            raise asyncio.CancelledError(f"replayed: the user interrupted turn {event.turn} here")
         if isinstance(event, ErrorEvent):
             raise self.recorded_error(event)
         return self._response(event, self.position)
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[StreamChunk]:
         event = self._next(request)
+        if isinstance(event, CancelledCall):
+            for piece in _WORDS.findall(event.partial):
+                yield StreamChunk(text=piece)
+            raise asyncio.CancelledError(f"replayed: the user interrupted turn {event.turn} here")
         if isinstance(event, ErrorEvent):
             error = event.metadata
             received = error.received
@@ -284,6 +386,17 @@ class ReplayProvider(Provider):
         )
 
     # -- checking ---------------------------------------------------------------------------------
+
+    def _check_cancelled(self, request: LLMRequest, item: CancelledCall) -> None:
+        if not item.request_digest or not self.strict:
+            return
+        new = request_digest(request.messages, request.tools, request.model)
+        if new != item.request_digest and request_digest(request.messages, request.tools,
+                                                         self.model_name) != item.request_digest:
+            raise ReplayDivergence(
+                f"replay of run {self.run_id} (agent {self.agent}) diverged at turn {item.turn}, step {item.step} "
+                f"(the call the user interrupted): the request differs from the recorded one (request digest: "
+                f"recorded {item.request_digest}, new {new})", report="")
 
     def _check(self, request: LLMRequest, event: LlmCall, call: int) -> None:
         meta = event.metadata

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..schema.labels import outcome_label, row_flag, source_label
 from .fragments import clip, cost_text, get, int_text, json_text, ms_text
 from .md import MAX_MARKDOWN_CHARS, highlight_css
 from .styles import CSS, LAYER_COLORS, OUTCOME_COLORS
@@ -152,11 +153,21 @@ def _meta(bundle: Bundle) -> list[tuple[str, Any]]:
     items = [
         ("run", bundle.get("run_id")),
         ("model", bundle.get("model")),
-        ("latency", ms_text(bundle.get("latency_ms")) if bundle.get("latency_ms") is not None else None),
+        ("latency", latency_text(bundle)),
         ("cost", cost_text(bundle.get("cost_usd")) if bundle.get("cost_usd") is not None else None),
         ("trace", bundle.get("trace_path")),
     ]
     return [(k, v) for k, v in items if v not in (None, "")]
+
+
+def latency_text(bundle: Bundle) -> str | None:
+    """The turn's latency and how it splits: ``1,234 ms (model 1,100 ms, runtime 134 ms)``."""
+    total, model = bundle.get("latency_ms"), bundle.get("model_latency_ms")
+    if not isinstance(total, int | float):
+        return None
+    if not isinstance(model, int | float):
+        return ms_text(total)
+    return f"{ms_text(total)} (model {ms_text(model)}, runtime {ms_text(max(0.0, total - model))})"
 
 
 def _int(value: Any) -> int:
@@ -243,36 +254,6 @@ def _message_cell(decision: Mapping[str, Any], sent: Sequence[Any],
     if decision.get("outcome") in ("dropped", "summarized"):
         return {"kind": "note", "text": "not sent"}
     return {"kind": "note", "text": "not recorded"}
-
-
-def row_flag(d: Mapping[str, Any]) -> tuple[str, str] | None:
-    """The one flag of a decision row, and what it means: ``[PIN]`` only for a pin, ``[KEEP]`` for a
-    protected section (the checkpoint: never compressed, but not a pin), ``[REC]`` for a turn recalled
-    as relevant, ``[RECENT]`` for one placed late because it is recent (as labextension/src/decisionview.ts)."""
-    if d.get("pinned"):
-        if (d.get("source") or "history") == "pin":
-            return "[PIN]", "pinned: never compressed"
-        return "[KEEP]", "protected section: never compressed (not a pin)"
-    if d.get("recalled"):
-        if d.get("reason") == "recency":
-            return "[RECENT]", "recent: placed late in the prompt, next to the input"
-        return "[REC]", "recalled: placed late in the prompt as relevant to this input"
-    return None
-
-
-def source_label(d: Mapping[str, Any]) -> str:
-    """``source:section``, never a section's name twice."""
-    source = str(d.get("source") or "history")
-    section = d.get("section")
-    return f"{source}:{section}" if section and section != source else source
-
-
-def outcome_label(d: Mapping[str, Any]) -> str:
-    """A dropped message whose content a section carries says where it went: ``dropped → checkpoint``."""
-    section = d.get("section")
-    if d.get("outcome") == "dropped" and section and (d.get("source") or "history") not in ("section", "pin"):
-        return f"dropped → {str(section).replace('_', ' ')}"
-    return str(d.get("outcome") or "")
 
 
 def _row(d: Mapping[str, Any], cell: dict[str, Any] | None) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from ..schema.events import (
     TurnEnd,
     UserMessage,
 )
+from ..schema.labels import is_change
 from ..trace.events import TraceEvent
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def bundle_from_events(events: list[TraceEvent], *, run_id: str, agent: str, tur
         "model": model, "status": "running", "input": None, "reply": None, "steps": [], "tool_calls": [],
         "primitives": [], "pins": [], "tiers": {"active": [], "soft": [], "hard": []}, "memories": [],
         "usage": {"input_tokens": 0, "output_tokens": 0, "cached_input_tokens": 0}, "cost_usd": 0.0,
-        "latency_ms": None, "errors": [], "state_changes": [],
+        "latency_ms": None, "model_latency_ms": None, "errors": [], "state_changes": [],
     }
     for ev in events:
         match ev.typed():
@@ -59,6 +60,8 @@ def bundle_from_events(events: list[TraceEvent], *, run_id: str, agent: str, tur
                 if step is not None:
                     step["messages"] = md.messages
             case LlmCall(metadata=md):
+                if md.latency_ms is not None:  # the model's time; the rest of the turn's is the runtime's
+                    bundle["model_latency_ms"] = round((bundle["model_latency_ms"] or 0.0) + md.latency_ms, 3)
                 step = steps.get(md.step or 0)
                 if step is not None and isinstance(step.get("counting"), dict):
                     step["counting"]["counted"] = md.counted_input_tokens
@@ -74,7 +77,9 @@ def bundle_from_events(events: list[TraceEvent], *, run_id: str, agent: str, tur
                     bundle["memories"].extend({**r.model_dump(exclude_unset=True), "via": "recalled"}
                                               for r in md.results)
             case StateChange() | ContextAction():
-                bundle["state_changes"].append({"event_type": ev.event_type, **ev.metadata})
+                change = {"event_type": ev.event_type, **ev.metadata}
+                if is_change(change):  # not the engine's per-turn checkpoint bookkeeping, nor a read
+                    bundle["state_changes"].append(change)
             case ErrorEvent(metadata=md):
                 bundle["errors"].append({"type": md.type, "message": md.message, "where": md.where})
             case TurnEnd(metadata=md):

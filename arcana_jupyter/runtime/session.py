@@ -30,11 +30,12 @@ from ..context.rebuild import EMBEDDINGS_FOLDER
 from ..context.result import BuildResult
 from ..context.sections import ContextSection, PinBlock
 from ..exceptions import ArcanaError, ConfigError, ContextLengthError, ProviderError, TemplateRefusedError
-from ..messages import Message, ToolSpec, digest
+from ..messages import Message, ToolSpec, digest, interrupted_reply
 from ..primitives.pin import PinState
 from ..providers.base import LLMRequest, LLMResponse, Provider, Usage
 from ..schema.events import (
     ErrorMetadata,
+    MessageRecord,
     Record,
     RunEndMetadata,
     ToolLoopStop,
@@ -493,20 +494,20 @@ class ChatSession:
         except (asyncio.CancelledError, KeyboardInterrupt):
             status = "cancelled"
             received = "".join(partial)
+            closing = self._close_interrupted(turn, received)
             if received:
-                msg = Message(role="assistant", content=received, turn=turn)
-                self.history.append(msg)
                 # no final usage arrived: count what was received, so the turn (and the session) say
                 # how many reply tokens it cost instead of 0
                 got = Usage(output_tokens=self.counter.count_text(received))
                 reply.usage = reply.usage + got
                 self.usage = self.usage + got
             reply.text = received
-            # the partial reply is recorded once, in turn_end.reply (received_chars says how much)
+            # the partial reply is recorded in turn_end.reply (received_chars says how much), and with
+            # the note in turn_end.message when it closes the turn in the history
             self.emit(ErrorMetadata.build(type="cancelled", where="runtime", recoverable=True,
                                           message="the turn was cancelled", received_chars=len(received)))
             await self._turn_end_hooks(reply)
-            self._end_turn(reply, status, started)
+            self._end_turn(reply, status, started, closing)
             raise
         except ProviderError as exc:
             status = "error"
@@ -542,13 +543,28 @@ class ChatSession:
                 self.emit(ErrorMetadata.build(type=type(exc).__name__, where="runtime", recoverable=True,
                                               message=f"at turn end: {exc}"))
 
-    def _end_turn(self, reply: ChatReply, status: str, started: float) -> None:
+    def _close_interrupted(self, turn: int, received: str) -> Message | None:
+        """A cancelled turn's last word in the history: the partial reply and a note that the user
+        interrupted it (``None`` when the model had already answered in full). The next turn then
+        answers its own input, not the interrupted question run together with it."""
+        last = self.history[-1] if self.history else None
+        if last is not None and last.role == "assistant" and not last.tool_calls and not received:
+            return None
+        closing = Message(role="assistant", content=interrupted_reply(received), turn=turn)
+        self.history.append(closing)
+        return closing
+
+    def _end_turn(self, reply: ChatReply, status: str, started: float, closing: Message | None = None) -> None:
         reply.status = status
         reply.latency_ms = (time.perf_counter() - started) * 1000
-        self.emit(TurnEndMetadata.build(
+        record = TurnEndMetadata.build(
             status=status, reply=reply.text, usage=reply.usage.model_dump(),
             cost_usd=reply.cost_usd, latency_ms=round(reply.latency_ms, 3), steps=reply.steps,
-        ))
+        )
+        if closing is not None:  # recorded as a history message: resume, rebuild and replay see it
+            record.message = MessageRecord.model_validate(closing.record())
+            record.history_index = next(i for i in range(len(self.history) - 1, -1, -1) if self.history[i] is closing)
+        self.emit(record)
 
     async def _step(self, progress: TurnInProgress, step: int, *, tool_loop: ToolLoopStop | None = None
                     ) -> LLMResponse:
@@ -781,6 +797,13 @@ class ChatSession:
             replayed: bool = False) -> dict[str, Any]:  # JSON edge: the structured result
         """Pin ``content`` as the user, through the same machinery as the model's ``pin`` tool."""
         return user_actions.pin(self, content, label, until_turn, via, replayed)
+
+    def add_context(self, kind: str, text: str, detail: str | None = None, *, via: str = "python",
+                    ) -> dict[str, Any]:  # JSON edge: the engine's answer
+        """Add a constraint, task, decision or note to the adaptive context as the user
+        (``%arcana_context add``): ``detail`` is its rationale (constraint, decision), description
+        (task) or title (note). Raises :class:`ConfigError` in classic mode or for a bad kind or text."""
+        return user_actions.add_context(self, kind, text, detail, via)
 
     def hydrate(self, object_id: str, *, via: str = "python",
                 replayed: bool = False) -> dict[str, Any]:  # JSON edge: the structured result

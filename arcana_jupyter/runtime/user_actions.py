@@ -1,6 +1,7 @@
-"""What a person does outside the model — pin, unpin, hydrate, retract, remember, forget — traced like
-the model's own actions (``cognitive_primitive`` where it is one, then ``user_action``), and a replay
-applying the recorded actions no cell re-runs at the point they happened.
+"""What a person does outside the model — pin, unpin, add to the adaptive context, hydrate, retract,
+remember, forget — traced like the model's own actions (``cognitive_primitive`` or ``context_action``
+where it is one, then ``user_action``), and a replay applying the recorded actions no cell re-runs at
+the point they happened.
 
 :class:`~arcana_jupyter.runtime.session.ChatSession`'s methods of the same names are the way in."""
 
@@ -70,6 +71,42 @@ def adaptive_action(session: ChatSession, action: str, object_id: str, via: str,
     return result
 
 
+CONTEXT_KINDS = ("constraint", "task", "decision", "note")
+"""What a person adds to the adaptive context (``%arcana_context add KIND TEXT``)."""
+
+
+def add_context(session: ChatSession, kind: str, text: str, detail: str | None,
+                via: str) -> dict[str, Any]:  # JSON edge: the engine's answer
+    """Add a working-memory object as the user, through the engine's own action (the one the model's
+    ``add_constraint`` / ``create_task`` / ``decide`` / ``note`` tools take): ``detail`` is a
+    constraint's or decision's rationale, a task's description, a note's title. In the prompt from
+    the next call on, active until idle; recorded as ``context_action`` (``source: "user"``) and
+    ``user_action`` (``context_add``)."""
+    engine = session.engine
+    if engine is None:
+        why = f" ({session.engine_note})" if session.engine_note else ""
+        raise ConfigError("classic mode has no adaptive context: start the session in engine mode "
+                          f"(%arcana_chat without --classic){why}")
+    if kind not in CONTEXT_KINDS:
+        raise ConfigError(f"unknown kind {kind!r}: one of {', '.join(CONTEXT_KINDS)}")
+    if not text.strip():
+        raise ConfigError(f"the {kind}'s text is empty")
+    turn = session.turn + 1  # the first turn whose prompt holds it (idle turns count from there)
+    if kind == "constraint":
+        result = engine.add_constraint(text, detail, turn=turn, source="user")
+    elif kind == "decision":
+        result = engine.decide(text, detail, turn=turn, source="user")
+    elif kind == "task":
+        result = engine.create_task(text, detail, turn=turn, source="user")
+    else:
+        result = engine.note(text, detail, turn=turn, source="user")
+    ok = result.get("ok") is not False
+    record_user_action(session, "context_add", via, target=str(result.get("id")) if ok else None,
+                       args={"kind": kind, "text": text, "detail": detail}, ok=ok,
+                       message=None if ok else str(result.get("message") or result.get("error") or "failed"))
+    return dict(result)
+
+
 def _memory_capability(session: ChatSession) -> Any:
     found = session.capability("memory")
     if found is None:
@@ -109,18 +146,26 @@ def forget_memory(session: ChatSession, entry_id: str, via: str) -> dict[str, An
 class RecordedActions:
     """A replay's (``report --verify``) recorded user actions no cell re-runs (the inspector's), by the
     point they happened — ``("turn", T)``: before turn T started, ``("build", T, step)``: before that
-    call was built; loaded from the replay provider at the first point asked."""
+    call was built; loaded from the replay provider at the first point asked. At each turn's start
+    it also tells the replay provider which turn to answer (``ReplayProvider.begin_turn``)."""
 
     def __init__(self) -> None:
         self._pending: dict[tuple[Any, ...], list[UserActionMetadata]] | None = None
 
     def apply(self, session: ChatSession, point: tuple[Any, ...]) -> None:
-        """Apply the actions recorded just before ``point``, the way the person did."""
-        if self._pending is None:
-            from ..providers.recorded import ReplayProvider
+        """Apply the actions recorded just before ``point``, the way the person did; at a turn's
+        start the replay provider goes to that turn's recorded calls."""
+        from ..providers.recorded import ReplayProvider
 
-            self._pending = (session.provider.recorded_user_actions()
-                             if isinstance(session.provider, ReplayProvider) else {})
+        replay = session.provider if isinstance(session.provider, ReplayProvider) else None
+        if self._pending is None:
+            self._pending = replay.recorded_user_actions() if replay is not None else {}
+        if replay is not None and point[0] == "turn":
+            replay.begin_turn(int(point[1]))
+        if replay is not None and point[0] == "build" and replay.cancelled_before_build(int(point[1]), int(point[2])):
+            import asyncio
+
+            raise asyncio.CancelledError(f"replayed: the user interrupted turn {point[1]} before this call was built")
         for action in self._pending.pop(point, []):
             target, via = action.target or "", action.via or "inspector"
             args = action.args or {}

@@ -104,6 +104,10 @@ class TurnBundle(_Part):
     usage: UsageRecord | None = None
     cost_usd: float | None = None
     latency_ms: float | None = None
+    """The whole turn, from its start to its end."""
+    model_latency_ms: float | None = None
+    """The model's share of it: the turn's LLM calls' ``latency_ms`` summed (``None``: no call answered).
+    The rest is the runtime's: building and recording each prompt, the tools, the hooks."""
     errors: list[TurnError] = Field(default_factory=list)
     state_changes: list[dict[str, Any]] = Field(default_factory=list)  # JSON edge: the events' metadata
     """The turn's ``state_change`` and ``context_action`` metadata, each with its ``event_type``."""

@@ -474,7 +474,7 @@ class UserActionMetadata(Record):
     so a re-execution (``report --verify``) can apply an action no cell holds at the same point."""
 
     action: str | None = None
-    """``pin``, ``unpin``, ``hydrate``, ``retract``, ``memory_add``, ``memory_forget``."""
+    """``pin``, ``unpin``, ``context_add``, ``hydrate``, ``retract``, ``memory_add``, ``memory_forget``."""
     via: str | None = None
     """``magic``, ``inspector`` or ``python`` (see :data:`VIAS`)."""
     target: str | None = None
@@ -510,6 +510,11 @@ class TurnEndMetadata(Record):
     cost_usd: float | None = None
     latency_ms: float | None = None
     steps: int | None = None
+    message: MessageRecord | None = None
+    """A cancelled turn: the assistant message that closes it in the history (the partial reply and
+    :data:`~arcana_jupyter.messages.INTERRUPTED_NOTE`), so the next turn's prompt says the turn was
+    interrupted instead of running its question into the next one."""
+    history_index: int | None = None
 
 
 class OtelExportRecord(Record):

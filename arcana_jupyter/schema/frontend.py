@@ -186,7 +186,12 @@ class WhatIfReply(BaseModel):
     settings: dict[str, Any] | None = None  # JSON edge: settings by name
     """``strategy``, ``total_window``, ``response_reserve``, ``mode``, ``relevance`` of the rebuild."""
     recorded_tokens: int | None = None
+    """The prompt's tokens as sent (the recorded ``budget.used``)."""
     tokens: int | None = None
+    """The rebuilt prompt's, counted the same way (shaped for the model, counted exactly)."""
+    tokens_line: str | None = None
+    """Both, and where the difference went: ``652 tokens sent → 1,154 rebuilt (+502: the 5 rows
+    changed +501, the prompt's framing (roles, the context block) +1)``."""
     changes: list[WhatIfChange] = []
     messages: list[dict[str, str]] = []
     """The rebuilt prompt, ``{role, content}``, each content clipped."""

@@ -40,6 +40,8 @@ UNKNOWN_TOOL = "unknown_tool"
 NOT_FOUND = "not_found"
 FAILED = "failed"
 REPEATED_CALL = "repeated_call"
+INTERRUPTED = "interrupted"
+"""A call the user interrupted (Kernel > Interrupt) before it finished: the turn ends there."""
 
 
 class ToolOutcome(BaseModel):

@@ -42,7 +42,7 @@ from .decision_delta import ChainResolver
 from .limits import MAX_DEPTH, too_deep
 from .prompt_sent import ResolvedPrompt
 
-HISTORY_EVENTS = ("user_message", "llm_call", "tool_call")
+HISTORY_EVENTS = ("user_message", "llm_call", "tool_call", "turn_end")
 _CHUNK = 1 << 20
 SHARED_INDEXES = 64
 """How many file indexes the process-wide cache keeps (least recently used dropped first)."""

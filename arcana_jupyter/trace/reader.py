@@ -554,7 +554,8 @@ class TraceReader:
         self, run_id: str, agent: str | None = None, upto_turn: int | None = None, *, strict: bool | None = None
     ) -> list[Message]:
         """The session history as the runtime held it: ``history[i]`` is the message recorded with
-        ``history_index == i`` (from ``user_message``, ``llm_call`` and ``tool_call`` events).
+        ``history_index == i`` (from ``user_message``, ``llm_call``, ``tool_call`` events, and a cancelled
+        turn's closing message in ``turn_end``).
 
         Index 0 may be left unrecorded when it is the system prompt: it is then taken from the
         agent's ``run_start`` (``system_prompt``). ``upto_turn`` keeps the messages of turns up to

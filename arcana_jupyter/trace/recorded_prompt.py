@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from ..schema.decisions import BudgetSnapshot, ContextDecision, ContextReport, MessageDecision
 from ..schema.events import PromptSnapshot
+from ..schema.labels import row_flag
 from ..schema.pins import Pin
 
 
@@ -182,12 +183,15 @@ def format_decision_table(decisions: Sequence[MessageDecision]) -> list[str]:
             f"  {d.index:>3}  {d.role:<10}  {d.outcome:<12}  {f'{d.token_count_before}→{d.token_count_after}':<11}  "
             f"{d.reason:<32}  {fidelity or '':<8}  {_score(d.relevance_score):<5}"
         )
+        flag = row_flag(d.model_dump())
         if d.source == "pin":
             row += f"  [PIN] {d.section or ''}"
         elif d.source == "section":
-            row += f"  [section] {d.section or ''}"
+            row += f"  {flag[0] + ' ' if flag else ''}[section] {d.section or ''}"
         elif d.source == "input":
             row += "  [input]"
+        elif flag:
+            row += f"  {flag[0]}"
         lines.append(row.rstrip())
     return lines
 
@@ -302,10 +306,12 @@ def format_replay(replay: PromptReplay, *, decision: bool = True, prompt: bool =
 
 
 def format_context_decisions(decision: ContextDecision) -> list[str]:
-    """``show --context`` lines: one per message, pinned blocks flagged ``[PIN]`` (seed 000)."""
+    """``show --context`` lines: one per message, flagged as the inspector flags it (``[PIN]`` for a
+    pin only, seed 000; ``[KEEP]`` for a protected section, ``[REC]`` / ``[RECENT]``)."""
     lines = []
     for d in decision.decisions:
-        flag = "[PIN] " if (d.pinned or d.source == "pin") else "      "
+        found = row_flag(d.model_dump())
+        flag = f"{found[0]} " if found else "      "
         if d.outcome == "kept":
             what = f"{d.token_count_after} tokens (kept at {d.fidelity or 'L0'})"
         elif d.outcome == "compressed":

@@ -35,6 +35,17 @@ export function fmtMs(x: number | null | undefined): string {
   return x >= 1000 ? (x / 1000).toFixed(2) + ' s' : x.toFixed(0) + ' ms';
 }
 
+/** A turn's latency and how it splits between the model (its calls) and the runtime (the rest). */
+export function fmtLatency(total: number | null | undefined, model: number | null | undefined): string {
+  if (typeof total !== 'number' || !Number.isFinite(total)) {
+    return '—';
+  }
+  if (typeof model !== 'number' || !Number.isFinite(model)) {
+    return fmtMs(total);
+  }
+  return `${fmtMs(total)} (model ${fmtMs(model)}, runtime ${fmtMs(Math.max(0, total - model))})`;
+}
+
 /** How a step's prompt was counted, in one line: the tokenizer, the model's own count, the calibration. */
 export function fmtCounting(c: { encoding?: string | null; ratio?: number | null; counted?: number | null; reported?: number | null } | null | undefined): string {
   if (!c) {

@@ -7,7 +7,8 @@
 
 import { budgetBars, decisionTable, list, outcomeSummary } from './decisionview';
 import { clear, collapsible, h, pre, uid } from './dom';
-import { fmtCost, fmtCounting, fmtInt, fmtMs, fmtPct, fmtScore, preview, valueText } from './format';
+import { fmtCost, fmtCounting, fmtInt, fmtLatency, fmtPct, fmtScore, preview, valueText } from './format';
+import { changeLabel, isChange } from './labels';
 import type { ActionRequest, KernelReply, LiveAction, StateRequest, WhatIfRequest } from './schema.gen';
 import type { TurnView } from './schema.gen';
 import { stepOf } from './source';
@@ -251,14 +252,9 @@ function body(b: TurnBundle, detail: TurnDetail | null, note: string, live: Live
             ...asArray(tiers[t]).map(stateObject)))))
   );
 
-  const changes = asArray(b.state_changes);
+  const changes = asArray(b.state_changes).filter(isChange);
   if (changes.length) {
-    out.appendChild(
-      collapsible(`Adaptive-context changes (${changes.length})`, () =>
-        list(changes, c => c.event_type === 'context_action'
-          ? `${c.action ?? 'action'} ${c.object_id ?? ''} ${c.kind ?? ''}`.trim()
-          : `${c.object_id ?? '?'} (${c.kind ?? '?'}): ${c.from_tier ?? '—'} → ${c.to_tier ?? '—'}${c.cause ? ' · ' + c.cause : ''}`, ''))
-    );
+    out.appendChild(collapsible(`Adaptive-context changes (${changes.length})`, () => list(changes, changeLabel, '')));
   }
 
   const mems = asArray(b.memories);
@@ -290,7 +286,7 @@ function body(b: TurnBundle, detail: TurnDetail | null, note: string, live: Live
   const u = b.usage ?? {};
   out.appendChild(
     h('div', { class: 'arcana-usage' },
-      `Usage: ${fmtInt(u.input_tokens)} in (${fmtInt(u.cached_input_tokens)} cached) · ${fmtInt(u.output_tokens)} out · cost ${fmtCost(b.cost_usd)} · latency ${fmtMs(b.latency_ms)}`,
+      `Usage: ${fmtInt(u.input_tokens)} in (${fmtInt(u.cached_input_tokens)} cached) · ${fmtInt(u.output_tokens)} out · cost ${fmtCost(b.cost_usd)} · latency ${fmtLatency(b.latency_ms, b.model_latency_ms)}`,
       b.trace_path ? h('span', { class: 'arcana-muted' }, ` · trace ${b.trace_path}`) : null,
       h('span', { class: 'arcana-muted' }, ` · run ${b.run_id}`))
   );

@@ -1,7 +1,9 @@
 /**
- * What a decision row says of itself: its flag, its source and its outcome. Pure functions, shared
- * by the inspector and the trace viewer; the static HTML (arcana_jupyter/render/turn.py) applies the
- * same rules, and labextension/test/row_labels.json is the one set of cases both are tested on.
+ * What a decision row says of itself — its flag, its source and its outcome — and how an
+ * adaptive-context change is listed. Pure functions, shared by the inspector, the trace viewer and
+ * the widget; the Python side (arcana_jupyter/schema/labels.py: the static HTML, the CLI, the turn
+ * bundle) applies the same rules, and labextension/test/row_labels.json is the one set of cases both
+ * are tested on.
  */
 
 import { MessageDecision } from './types';
@@ -44,4 +46,33 @@ export function outcomeTitle(d: MessageDecision): string {
   return outcomeLabel(d) !== d.outcome
     ? `Not sent verbatim: the ${d.section!.replace(/_/g, ' ')} section carries its content`
     : d.outcome;
+}
+
+/** Engine actions that change no working-memory object: the per-turn checkpoint and the two reads. */
+const NOT_CHANGES = new Set(['checkpoint', 'search_turn_events', 'retrieve_artifact']);
+
+/** Whether a turn's `state_change` / `context_action` changed working memory (a saved bundle may hold the checkpoint's). */
+export function isChange(c: Record<string, any>): boolean {
+  if (c.event_type === 'state_change') {
+    return true;
+  }
+  return c.event_type === 'context_action' && !NOT_CHANGES.has(String(c.action));
+}
+
+const BY: Record<string, string> = { llm: ' by the model', user: ' by you', widget: ' by you' };
+
+/** One line for a change: the kind said once (never `checkpoint checkpoint`), who did it, a refusal. */
+export function changeLabel(c: Record<string, any>): string {
+  if (c.event_type === 'state_change') {
+    return `${c.object_id || '?'} (${c.kind || '?'}): ${c.from_tier || 'new'} → ${c.to_tier || '—'}` +
+      (c.cause ? ` · ${c.cause}` : '');
+  }
+  const action = String(c.action || 'action');
+  let text = action + (c.object_id ? ` ${c.object_id}` : '') + (c.kind && c.kind !== action ? ` (${c.kind})` : '') +
+    (BY[String(c.source)] ?? '');
+  const result = c.result;
+  if (result && typeof result === 'object' && result.ok === false) {
+    text += ` — refused: ${result.error || 'failed'}`;
+  }
+  return text;
 }

@@ -539,7 +539,13 @@ export interface TurnBundle {
   memories?: Record<string, unknown>[];
   usage?: UsageRecord | null;
   cost_usd?: number | null;
+  /** The whole turn, from its start to its end. */
   latency_ms?: number | null;
+  /**
+   * The model's share of it: the turn's LLM calls' ``latency_ms`` summed (``None``: no call answered).
+   * The rest is the runtime's: building and recording each prompt, the tools, the hooks.
+   */
+  model_latency_ms?: number | null;
   errors?: TurnError[];
   /** The turn's ``state_change`` and ``context_action`` metadata, each with its ``event_type``. */
   state_changes?: Record<string, unknown>[];
@@ -670,8 +676,15 @@ export interface WhatIfReply {
   recorded_settings?: Record<string, unknown> | null;
   /** ``strategy``, ``total_window``, ``response_reserve``, ``mode``, ``relevance`` of the rebuild. */
   settings?: Record<string, unknown> | null;
+  /** The prompt's tokens as sent (the recorded ``budget.used``). */
   recorded_tokens?: number | null;
+  /** The rebuilt prompt's, counted the same way (shaped for the model, counted exactly). */
   tokens?: number | null;
+  /**
+   * Both, and where the difference went: ``652 tokens sent → 1,154 rebuilt (+502: the 5 rows
+   * changed +501, the prompt's framing (roles, the context block) +1)``.
+   */
+  tokens_line?: string | null;
   changes?: WhatIfChange[];
   /** The rebuilt prompt, ``{role, content}``, each content clipped. */
   messages?: Record<string, string>[];

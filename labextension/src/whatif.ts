@@ -46,8 +46,9 @@ export function whatIfResult(a: WhatIfAnswer): HTMLElement {
     h('div', { class: 'arcana-whatif-summary' },
       `Window ${fmtInt(s.total_window ?? 0)}, reserve ${fmtInt(s.response_reserve ?? 0)}, ${s.strategy ?? ''}`
       + (s.mode ? `, ${s.mode} mode` : '') + (s.relevance ? `, ${s.relevance} relevance` : '') + ': '
-      + `${fmtInt(a.recorded_tokens ?? 0)} tokens sent → ${fmtInt(a.tokens ?? 0)} rebuilt · `
-      + `${changes.length} row${changes.length === 1 ? '' : 's'} changed`
+      // the kernel says where the tokens went (jupyter/whatif.py tokens_line); an older kernel did not
+      + (a.tokens_line ?? `${fmtInt(a.recorded_tokens ?? 0)} tokens sent → ${fmtInt(a.tokens ?? 0)} rebuilt · `
+        + `${changes.length} row${changes.length === 1 ? '' : 's'} changed`)
       + (a.counterfactual ? '' : ' (the recorded settings)')
       + (a.verified ? ' · the recorded prompt was reproduced first (digest verified)' : ' · the recorded prompt could not be reproduced')),
     changes.length

@@ -342,7 +342,7 @@ def test_replay_what_if_rebuilds_a_turn_with_another_window_beside_the_recorded_
     assert_safe(html)
     assert what_if.data["text/plain"] == "turn 4 rebuilt with window 4000 beside the recorded prompt"
     assert "window 4,000" in html and "Changed by the counterfactual" in html
-    tokens = re.search(r"Changed by the counterfactual \(([\d,]+) → ([\d,]+) tokens\)", html)
+    tokens = re.search(r"Changed by the counterfactual \(([\d,]+) tokens sent → ([\d,]+) rebuilt \(\+", html)
     assert tokens and int(tokens[2].replace(",", "")) > int(tokens[1].replace(",", ""))  # the bigger window keeps more
     assert "&lt;b&gt;fact 0&lt;/b&gt;" in html  # the earlier turn is back, escaped
     changed = html.split("Changed by the counterfactual")[1]

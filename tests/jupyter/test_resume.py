@@ -80,6 +80,26 @@ def test_first_turn_after_a_restart_resumes_the_latest_run(shell: Any, seen: lis
     assert starts[1].metadata["notebook"] == str(tmp_path / "analysis.ipynb")
 
 
+def test_resume_latest_of_the_run_this_kernel_already_continues_goes_on(shell: Any, seen: list[Any]) -> None:
+    """After a restart the first ``%%arcana`` continued the run; ``%arcana_chat --resume latest`` then
+    asked the trace's lock for the run its own session holds ("being written by another writer").
+    It keeps that session; with other settings it reopens the run with them."""
+    first, _ = turn(shell, "The code word is pelican.")
+    restart(shell)
+    turn(shell, "What was the code word?")
+    with capture_output() as captured:
+        shell.run_line_magic("arcana_chat", "--resume latest")
+    text = banner(captured.outputs)
+    assert f"resumed run {first['run_id']} at turn 3" in text and "is this session's own: it goes on" in text
+    third, _ = turn(shell, "And now?")
+    assert (third["run_id"], third["turn"]) == (first["run_id"], 3)
+    with capture_output() as captured:
+        shell.run_line_magic("arcana_chat", f"--resume {first['run_id']} --window 3000")
+    assert "window 3000" in banner(captured.outputs)
+    fourth, _ = turn(shell, "Still there?")
+    assert (fourth["run_id"], fourth["turn"]) == (first["run_id"], 4)
+
+
 def test_resume_keeps_the_recorded_settings_unless_the_line_changes_them(shell: Any, seen: list[Any]) -> None:
     with capture_output():
         shell.run_line_magic("arcana_chat", "--window 3000 --reserve 300 --classic --no-tools")

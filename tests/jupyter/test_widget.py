@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import sys
 import time
+import types
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +41,43 @@ from tests.jupyter.conftest import MIME, echo, magics, run_cell_magic, turn_outp
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.skipif(widget_problem() is not None, reason=str(widget_problem()))
-
-
 @pytest.fixture
 def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("VSCODE_PID", "JPY_SESSION_NAME"):
+    for name in ("VSCODE_PID", "VSCODE_CWD", "JPY_SESSION_NAME", "COLAB_RELEASE_TAG"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.delitem(sys.modules, "google.colab", raising=False)
+
+
+def test_a_plain_install_brings_the_widget() -> None:
+    """anywidget and ipywidgets are core dependencies (no extra), and the widget's module is built:
+    ``frontend = "auto"`` has what it needs on ``pip install arcana-jupyter``."""
+    import importlib.metadata
+
+    requires = importlib.metadata.requires("arcana-jupyter") or []
+    core = {re.split(r"[<>=!;\[ ]", r, maxsplit=1)[0].lower() for r in requires if "extra ==" not in r}
+    assert {"anywidget", "ipywidgets"} <= core
+    assert widget_problem() is None
+
+
+def test_vs_code_and_colab_get_the_live_widget(clean_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The detection behind ``frontend = "auto"``, one front end at a time, over a kernel's comm that
+    our JupyterLab extension never answered (it does not run there)."""
+    kernel = _link()
+    assert not wants_widget("auto", kernel)
+    monkeypatch.setenv("VSCODE_PID", "4242")  # a kernel VS Code's Jupyter extension started
+    assert wants_widget("auto", kernel)
+    monkeypatch.delenv("VSCODE_PID")
+    monkeypatch.setenv("VSCODE_CWD", "/home/me")
+    assert wants_widget("auto", kernel)
+    monkeypatch.delenv("VSCODE_CWD")
+    assert wants_widget("auto", kernel, {"__vsc_ipynb_file__": "/home/me/a.ipynb"})
+    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))  # Colab's kernel
+    assert wants_widget("auto", kernel)
+    monkeypatch.delitem(sys.modules, "google.colab")
+    monkeypatch.setenv("COLAB_RELEASE_TAG", "release-colab-20261201")
+    assert wants_widget("auto", kernel)
+    assert not wants_widget("mime", kernel)  # the user's choice wins
+    assert not wants_widget("auto", _link(registered=False))  # a terminal IPython: no kernel, no front end
 
 
 def _link(registered: bool = True, answered: bool = False) -> ArcanaComm:

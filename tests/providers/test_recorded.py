@@ -178,3 +178,172 @@ async def test_runs_without_snapshots_compare_with_the_prompt_as_sent(tmp_path):
             await chat.send(INPUTS[0])
     assert "compared with: the recorded prompt as sent (prompt_sent; secrets masked)" in info.value.report
     assert "tool 'get_time' added" in info.value.report
+
+
+class Interruptible(ScriptedProvider):
+    """Answers from a script; the call asked ``long`` streams slowly until it is cancelled."""
+
+    async def stream(self, request: LLMRequest):  # type: ignore[override]
+        import asyncio
+
+        from arcana_jupyter.providers.base import StreamChunk
+
+        if request.messages[-1].content == "long":
+            for word in ("A ", "long ", "answer ", "that "):
+                yield StreamChunk(text=word)
+                await asyncio.sleep(0.01)
+            self.cut = asyncio.Event()
+            self.cut.set()
+            await asyncio.sleep(30)
+        async for chunk in super().stream(request):
+            yield chunk
+
+
+async def test_an_interrupted_turn_replays_as_cancelled_and_the_next_turns_line_up(tmp_path):
+    import asyncio
+
+    from arcana_jupyter.trace.reader import TraceReader
+
+    provider = Interruptible(["first answer", "after the interrupt", "last answer"])
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, context_engine=False), provider=provider)
+    async with runtime.chat() as chat:
+        await chat.send("one")
+        task = asyncio.create_task(chat.send("long"))
+        while not getattr(provider, "cut", None):
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await chat.send("two")
+        await chat.send("three")
+        recorded = chat.run_id
+    replay = ReplayProvider(tmp_path, recorded)
+    assert [type(item).__name__ for item in replay.script] == ["LlmCall", "CancelledCall", "LlmCall", "LlmCall"]
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, context_engine=False, model=f"replay:{recorded}"))
+    async with runtime.chat() as chat:
+        assert (await chat.send("one")).text == "first answer"
+        tokens: list[str] = []
+        with pytest.raises(asyncio.CancelledError):
+            await chat.send("long", on_token=tokens.append)
+        assert "".join(tokens) == "A long answer that "
+        assert (await chat.send("two")).text == "after the interrupt"
+        assert (await chat.send("three")).text == "last answer"
+        again = chat.run_id
+    reader = TraceReader(tmp_path)
+
+    def digests(run: str) -> list[str]:
+        return [e.metadata["request_digest"] for e in reader.events(run, event_types=["context_decision"])]
+
+    def ends(run: str) -> list[tuple[str, str]]:
+        return [(e.metadata["status"], e.metadata["reply"]) for e in reader.events(run, event_types=["turn_end"])]
+
+    assert digests(again) == digests(recorded) and ends(again) == ends(recorded)
+    assert ends(recorded)[1] == ("cancelled", "A long answer that ")
+
+
+async def test_a_turn_that_fails_early_does_not_shift_the_turns_after_it(tmp_path):
+    """The session tells the replay which turn it answers: a replayed turn that makes fewer calls
+    than recorded (its first call diverges and fails the turn; the recording's turn 1 made two)
+    leaves the next turn's call alone."""
+    run_id, replies = await record(tmp_path)
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, model=f"replay:{run_id}"), tools=[get_weather])
+    async with runtime.chat() as chat:
+        first = await chat.send("Weather in Rome?", raise_errors=False)
+        assert first.status == "error" and isinstance(first.error, ReplayDivergence)  # after 1 of its 2 calls
+        chat.provider.strict = False  # turn 2's history differs now; answer it as recorded
+        second = await chat.send(INPUTS[1])
+    assert str(second) == replies[1] == "You're welcome."
+
+
+async def test_a_turn_interrupted_while_a_tool_ran_is_cancelled_again_at_that_tool(tmp_path):
+    """Interrupted while a tool ran: the call is answered ``interrupted``, the turn closed; a replay is
+    cancelled before running that tool, so the history and every later prompt are the same."""
+    import asyncio
+
+    from arcana_jupyter.trace.reader import TraceReader
+
+    slow = {"on": True}
+    started = asyncio.Event()
+
+    async def lookup(city: str) -> str:
+        """Look a city up."""
+        if slow["on"]:
+            started.set()
+            await asyncio.sleep(30)
+        return f"{city}: found"
+
+    script = ScriptedProvider([tool_call("lookup", {"city": "Oslo"}, id="call_1"), "after the interrupt"])
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, context_engine=False), tools=[lookup],
+                      provider=script)
+    async with runtime.chat() as chat:
+        task = asyncio.create_task(chat.send("find Oslo"))
+        await started.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await chat.send("thanks")
+        recorded = chat.run_id
+    slow["on"] = False
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, context_engine=False, model=f"replay:{recorded}"),
+                      tools=[lookup])
+    async with runtime.chat() as chat:
+        with pytest.raises(asyncio.CancelledError):
+            await chat.send("find Oslo")
+        assert chat.history[-1].content == "[interrupted by the user]"
+        assert (await chat.send("thanks")).text == "after the interrupt"
+        again = chat.run_id
+    reader = TraceReader(tmp_path)
+
+    def digests(run: str) -> list[str]:
+        return [e.metadata["request_digest"] for e in reader.events(run, event_types=["context_decision"])]
+
+    def ends(run: str) -> list[str]:
+        return [e.metadata["status"] for e in reader.events(run, event_types=["turn_end"])]
+
+    assert ends(recorded) == ends(again) == ["cancelled", "ok"]
+    assert len(digests(recorded)) == 2 and digests(again) == digests(recorded)
+    # every tool call the model made has its result in the history (an API refuses a prompt without)
+    history = reader.history(recorded, strict=True)
+    assert [m.role for m in history] == ["system", "user", "assistant", "tool", "assistant", "user", "assistant"]
+    assert '"error":"interrupted"' in history[3].content and history[3].tool_call_id == "call_1"
+    assert history[4].content == "[interrupted by the user]"
+
+
+async def test_a_turn_interrupted_before_its_first_call_is_cancelled_again_before_it_is_built(tmp_path):
+    import asyncio
+
+    from arcana_jupyter.trace.reader import TraceReader
+
+    class SlowToShape(ScriptedProvider):
+        """Looking up the chat template takes long the first time (a big GGUF opening)."""
+
+        started = asyncio.Event()
+
+        async def prompt_shape(self, model=None):  # type: ignore[override]
+            if not self.started.is_set():
+                self.started.set()
+                await asyncio.sleep(30)
+            return await super().prompt_shape(model)
+
+    provider = SlowToShape(["the answer"])
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, context_engine=False), provider=provider)
+    async with runtime.chat() as chat:
+        task = asyncio.create_task(chat.send("first"))
+        await provider.started.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await chat.send("second")
+        recorded = chat.run_id
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, context_engine=False, model=f"replay:{recorded}"))
+    async with runtime.chat() as chat:
+        with pytest.raises(asyncio.CancelledError):
+            await chat.send("first")
+        assert (await chat.send("second")).text == "the answer"
+        again = chat.run_id
+    reader = TraceReader(tmp_path)
+    for run in (recorded, again):
+        decisions = reader.events(run, event_types=["context_decision"])
+        assert [e.turn for e in decisions] == [2]
+    assert (reader.events(again, event_types=["context_decision"])[0].metadata["request_digest"]
+            == reader.events(recorded, event_types=["context_decision"])[0].metadata["request_digest"])

@@ -9,6 +9,7 @@ import pytest
 from scripted_chat import call, events_of, say
 
 from arcana_jupyter.exceptions import RateLimitError
+from arcana_jupyter.messages import Message
 from arcana_jupyter.providers.base import LLMRequest, LLMResponse, Provider, StreamChunk
 from arcana_jupyter.runtime import Runtime, RuntimeConfig
 
@@ -262,7 +263,10 @@ async def test_cancellation_records_what_was_received(tmp_path: Path) -> None:
     # the partial reply is recorded once: in turn_end.reply; the error says how much
     assert end["metadata"]["reply"] == "partial answer that "
     assert "received" not in err["metadata"] and err["metadata"]["received_chars"] == len("partial answer that ")
-    assert chat.history[-1].content == "partial answer that "
+    # the partial reply and a note close the turn in the history, recorded as a history message
+    assert chat.history[-1].content == "partial answer that\n\n[interrupted by the user]"
+    assert end["metadata"]["message"]["content"] == chat.history[-1].content
+    assert end["metadata"]["history_index"] == len(chat.history) - 1
     assert tokens == ["partial ", "answer ", "that "]
     # the tokens received are counted (no final usage came): the inspector no longer says 0 out tokens
     assert end["metadata"]["usage"]["output_tokens"] == chat.counter.count_text("partial answer that ") > 0
@@ -382,3 +386,53 @@ async def test_an_unexpected_exception_still_closes_the_turn_in_the_trace(tmp_pa
     assert end["metadata"]["status"] == "error"
     err = next(e for e in events if e["event_type"] == "error")
     assert err["metadata"]["recoverable"] is False and "provider bug" in err["metadata"]["message"]
+
+
+class HangsFirst(Provider):
+    """The second call hangs before its first token (a long prompt evaluating); the others answer
+    with what the last user message says."""
+
+    name = "hangs"
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+        self.calls = 0
+        self.prompts: list[list[Message]] = []
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        return say("unused")
+
+    async def stream(self, request: LLMRequest):  # type: ignore[override]
+        self.calls += 1
+        self.prompts.append(list(request.messages))
+        if self.calls == 2:
+            self.started.set()
+            await asyncio.sleep(30)
+        last = [m for m in request.messages if m.role == "user"][-1].content
+        yield StreamChunk(response=say(f"answer to: {last}"))
+
+
+async def test_after_an_interrupt_the_next_turn_answers_the_next_input(tmp_path: Path) -> None:
+    """Interrupted before its first token, a turn used to leave its question unanswered in the
+    history: the next prompt held two user messages in a row, which chat templates join, so the
+    model answered the interrupted question. The turn now ends with a closing assistant message
+    (recorded, so resume and rebuild see the same history) and the next input stands alone."""
+    from arcana_jupyter.trace.reader import TraceReader
+
+    provider = HangsFirst()
+    runtime = Runtime(config=RuntimeConfig(trace_dir=tmp_path, context_engine=False), provider=provider)
+    chat = runtime.chat()
+    await chat.send("first question")
+    task = asyncio.create_task(chat.send("explain photosynthesis in detail"))
+    await provider.started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    reply = await chat.send("What is the capital of France?")
+    sent = provider.prompts[-1]
+    assert [m.role for m in sent] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert sent[-2].content == "[interrupted by the user]" and sent[-1].content == "What is the capital of France?"
+    assert reply.text == "answer to: What is the capital of France?"
+    recorded = TraceReader(tmp_path, strict=True).history(chat.run_id)
+    assert [(m.role, m.content) for m in recorded] == [(m.role, m.content) for m in chat.history]
+    await chat.aclose()
