@@ -17,6 +17,13 @@ from pydantic import BaseModel, ConfigDict, Field
 Role = Literal["system", "user", "assistant", "tool"]
 
 
+RECALLED_NAME = "recalled"
+"""The ``name`` of a system message that quotes an earlier message of the conversation, brought back
+because it is relevant to the input (the context builder's default mode); the shaping step gives a
+run of them one heading, :data:`RECALLED_HEADING`, in the context block after the input's text."""
+RECALLED_HEADING = "earlier in this conversation"
+
+
 class ToolCall(BaseModel):
     """One function call requested by the assistant. ``arguments`` is the raw JSON text."""
 

@@ -248,7 +248,8 @@ def markdown() -> list[str]:
     cases = {
         "the issue's: 4-column header, one-character rows": "| a | b | c | d |\n|---|---|---|---|\n" + "|\n" * 24_977,
         "8 columns, rows without a pipe": "a|b|c|d|e|f|g|h\n-|-|-|-|-|-|-|-\n" + "x\n" * 24_979,
-        "the densest that renders: rows of two cells `xx` and `y` (2 cells in 7 characters)": "|a|b|\n|-|-|\n" + "|xx|y|\n" * 7_139,
+        "the densest that renders: rows of two cells `xx` and `y` (2 cells in 7 characters)":
+            "|a|b|\n|-|-|\n" + "|xx|y|\n" * 7_139,
         "a real table: 1,400 rows of 4 cells": "| region | Q1 | Q2 | growth |\n|---|---:|---:|---:|\n" + "".join(
             f"| north-{i} | {i * 7} | {i * 9} | {i % 13}% |\n" for i in range(1_400)),
     }

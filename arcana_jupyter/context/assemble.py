@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from ..messages import Message
 from . import strategies as S
 from .decisions import Fidelity
-from .recall import fill_recall
+from .recall import Recalled, fill_recall
 from .relevance import RecordedScores
 from .result import Assembly, BuildResult, Item, compose, decision_from, make_decision
 
@@ -52,7 +52,8 @@ def assemble(build: Build, ctx: Assembly, summary_text: str | None) -> BuildResu
     _decide_fixed_inputs(build, ctx, prompt)
     summary_used: str | None = None
     if ctx.strategy == "llm_summarize" and plan.fold_until > 0:
-        prompt.summary, summary_used = _summary_item(build, summary_text, plan.fold_until, plan.summary_room)
+        prompt.summary, summary_used = _summary_item(build, summary_text, max(plan.fold_until, plan.summary_until),
+                                                     plan.summary_room)
     middle_rendered = _decide_conversation(build, ctx.strategy, plan, prompt, score)
     units = build.units
     if units:  # the recent exchange (from the last user message before the input) goes after the late block
@@ -63,16 +64,19 @@ def assemble(build: Build, ctx: Assembly, summary_text: str | None) -> BuildResu
         prompt.recent = prompt.stable[cut:]
         del prompt.stable[cut:]
     # relevant earlier turns
+    recalled: Recalled | None = None
     if not plan.overflow and ctx.strategy != "passthrough" and build.builder.recall:
         room = build.available - prompt.tokens() - ctx.tools_tokens - build.counter.reply_priming
         fill = not plan.blocks or plan.recall_fill
-        if not fill:  # a small block: what the window leaves free between drops stays free
+        quote = plan.blocks and not fill and build.builder.block_recall == "fill"
+        if not fill and not quote:  # a small block: what the window leaves free between drops stays free
             room = min(room, plan.recall_room)
-        if plan.blocks and not fill and build.builder.block_excerpts:
+        if plan.blocks and not fill and build.builder.block_excerpts and not quote:
             # what the prompt already says, sentence by sentence: an excerpt never repeats it
             build.said = {p for it in (*prompt.head, *prompt.stable, *prompt.late_sections, *prompt.recent)
                           for p in build.cache.sentences(it.msg.content)}
-        fill_recall(build, score, room, middle_rendered, prompt.recall, fill=fill)
+        recalled = fill_recall(build, score, room, middle_rendered, prompt.recall, fill=fill, quote=quote)
+    free_reason = _free_reason(build, ctx, plan, prompt, recalled)
     return compose(
         decisions=build.decisions, ordered=_ordered(build, prompt), ctx=ctx, budget=build.budget,
         previous=build.previous, turn=build.turn, step=build.step, requested=build.requested,
@@ -80,8 +84,44 @@ def assemble(build: Build, ctx: Assembly, summary_text: str | None) -> BuildResu
         sections=list(build.sections), pins=list(build.pins), task=build.task, n_history=build.n_messages,
         identity=build.identity, conversation=(build.n_messages - (build.identity is not None),
                                                sum(build.state.unit_cost)),
-        probe=build.probed > 0,
+        probe=build.probed > 0, recalled_tokens=sum(it.tokens for it in prompt.recall), free_reason=free_reason,
     )
+
+
+FREE_SHARE = 0.25
+"""A build that leaves more than this share of the budget free while some earlier message is not in
+the prompt says why (``ContextReport.free_reason`` and a note)."""
+
+
+def _free_reason(build: Build, ctx: Assembly, plan: Plan, prompt: _Prompt, recalled: Recalled | None
+                 ) -> str | None:
+    """Why more than :data:`FREE_SHARE` of the budget stays free while earlier messages are out of
+    the prompt (``None``: it does not, or nothing is out), also written to the notes."""
+    available = build.available
+    used = (prompt.tokens() + sum(it.tokens for it in prompt.recall) + ctx.tools_tokens
+            + build.counter.reply_priming)
+    free = available - used
+    if available <= 0 or free <= available * FREE_SHARE or plan.overflow or ctx.strategy == "passthrough":
+        return None
+    out = [d for d in build.decisions[:build.n_messages]
+           if d is not None and d.source == "history" and d.outcome == "dropped"]
+    if not out:
+        return None
+    if not build.builder.recall:
+        reason, why = "recall_off", "bringing earlier turns back is off (recall=False)"
+    elif recalled is None:
+        reason, why = "recall_off", "no earlier turns were brought back for this build"
+    elif not recalled.fill and not recalled.quote:
+        reason, why = ("small_block", f"the block of relevant earlier turns is kept small ({plan.recall_room} tokens, "
+                                      "block_recall='small')")
+    elif recalled.left_over:
+        reason, why = ("relevant_too_large", f"the {recalled.left_over} other relevant message(s) are larger than the "
+                                             f"room left (the smallest needs {recalled.smallest_left} tokens)")
+    else:
+        reason, why = "no_more_relevant", "no other earlier message matches the input"
+    build.notes.append(f"{free} of {available} tokens ({free / available:.0%}) left free while {len(out)} earlier "
+                       f"message(s) stay out of the prompt: {why}")
+    return reason
 
 
 def _ordered(build: Build, prompt: _Prompt) -> list[Item]:

@@ -217,7 +217,7 @@ class Build:
             tools_tokens=tools_tokens, reply_priming=counter.reply_priming, plan=plan,
         )
         if strategy == "llm_summarize" and plan.fold_until > 0:
-            folded = [self.msgs[i] for u in range(plan.fold_until) for i in self.units[u]]
+            folded = [self.msgs[i] for u in range(max(plan.fold_until, plan.summary_until)) for i in self.units[u]]
             key = tuple((m.role, m.content, m.tool_calls, m.tool_call_id) for m in folded)
             if self.summary_override is not None:
                 return assemble(self, ctx, self.summary_override)

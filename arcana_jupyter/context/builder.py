@@ -84,6 +84,16 @@ and their exchanges; no neighbours, no recency fill) — what is left of the bud
 stays free. When that small block would be under ``block_recall_min`` tokens (small windows), the
 room left goes to relevant turns, their neighbours and recent turns, as with ``bands``.
 (Measured on benchmarks/retention/sessions.py, see benchmarks/results/retention_sessions.md.)"""
+BLOCK_RECALLS = ("small", "fill")
+"""With ``drop_policy="blocks"``, how much room the earlier turns relevant to the input get
+(``block_recall``): ``small`` (what traces recorded before the setting rebuild with) — at most
+``block_recall_share`` of the conversation budget, the rest of what the window leaves free between
+drops stays free; ``fill`` (the runtime's default mode) — at least that share, and all that the
+window leaves free: relevant messages best first, whole (their exchanges after them, while they
+fit), each quoted as a ``recalled`` system message that the shaping step puts in the context block
+after the input's text, so the next prompt's cached prefix still runs through that text. What stays
+free when the relevant messages run out is said in the decision's notes and
+``ContextReport.free_reason``."""
 LAYOUTS = ("recent_first", "recall_first")
 """Where the exchange before the input goes: before the question-dependent block (``recent_first``,
 the default since the prefix-reuse work: next turn it is part of the window, so the cached prefix
@@ -110,6 +120,11 @@ class WorkingSetBuilder:
             steady state at a 16k window, 61% uncapped with the budget filled).
         section_share: most of the free budget sections may take before they are compressed.
         summary_max_tokens: largest summary the ``llm_summarize`` strategy makes room for.
+        summary_grid: ``llm_summarize`` summarises up to the next multiple of this share of the
+            available tokens (counted from the conversation's start), so one summary serves the turns
+            until the window passes that point instead of a new summariser call whenever the window
+            moves; ``0`` (default, what traces recorded before the setting rebuild with): up to the
+            window's start.
         band_fraction: the quantum the verbatim window moves by, as a part of the available tokens.
             Larger: the prompt prefix survives more turns, but more of the prompt is the
             question-dependent fill after the window (the window takes between ``1 - band_fraction``
@@ -140,6 +155,7 @@ class WorkingSetBuilder:
             ``False`` (default, and what traces recorded before the setting rebuild with): whole messages.
         excerpt_match: when an excerpt is worth its room, a key of :data:`EXCERPT_MATCHES`
             (``distinct``, the default; traces that recorded none rebuild with ``first3``).
+        block_recall: with ``blocks``, ``small`` (default) or ``fill`` (see :data:`BLOCK_RECALLS`).
         fusion: how the BM25 and the cosine rankings are combined when there is an embedder: a
             :class:`~.relevance.Fusion` or its ``spec()`` string; ``None`` (default): the tuned
             :data:`~.relevance.DEFAULT_FUSION`. Recorded as ``settings()["fusion"]``; lexical-only
@@ -173,6 +189,8 @@ class WorkingSetBuilder:
         block_recall_min: int = 1024,
         block_excerpts: bool = False,
         excerpt_match: str = EXCERPT_MATCH_DEFAULT,
+        block_recall: str = "small",
+        summary_grid: float = 0.0,
     ) -> None:
         if layout not in LAYOUTS:
             raise ValueError(f"unknown layout {layout!r}; choose one of {list(LAYOUTS)}")
@@ -185,7 +203,7 @@ class WorkingSetBuilder:
         for name, value in (("recall_share", recall_share), ("section_share", section_share),
                             ("head_share", head_share), ("window_share", window_share),
                             ("band_fraction", band_fraction), ("block_fraction", block_fraction),
-                            ("block_recall_share", block_recall_share)):
+                            ("block_recall_share", block_recall_share), ("summary_grid", summary_grid)):
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1, got {value}")
         self.budget = budget
@@ -199,6 +217,7 @@ class WorkingSetBuilder:
         self.head_share = head_share
         self.window_share = window_share
         self.summary_max_tokens = summary_max_tokens
+        self.summary_grid = summary_grid
         self.band_fraction = band_fraction
         self.block_fraction = block_fraction
         self.block_recall_share = block_recall_share
@@ -209,6 +228,9 @@ class WorkingSetBuilder:
         if excerpt_match not in EXCERPT_MATCHES:
             raise ValueError(f"excerpt_match must be one of {sorted(EXCERPT_MATCHES)}, got {excerpt_match!r}")
         self.excerpt_match = excerpt_match
+        if block_recall not in BLOCK_RECALLS:
+            raise ValueError(f"block_recall must be one of {list(BLOCK_RECALLS)}, got {block_recall!r}")
+        self.block_recall = block_recall
         self.recall = recall
         if recall_max_tokens is not None and recall_max_tokens < 0:
             raise ValueError(f"recall_max_tokens must be >= 0 or None, got {recall_max_tokens}")
@@ -248,6 +270,7 @@ class WorkingSetBuilder:
             "head_share": self.head_share,
             "window_share": self.window_share,
             "summary_max_tokens": self.summary_max_tokens,
+            "summary_grid": self.summary_grid,
             "band_fraction": self.band_fraction,
             "recall": self.recall,
             "recall_max_tokens": self.recall_max_tokens,
@@ -262,6 +285,7 @@ class WorkingSetBuilder:
             "block_recall_min": self.block_recall_min,
             "block_excerpts": self.block_excerpts,
             "excerpt_match": self.excerpt_match,
+            "block_recall": self.block_recall,
         }
 
     # ---- public API ------------------------------------------------------------------------
@@ -357,6 +381,7 @@ def _result(steps: Generator[list[Message] | None, str | None, BuildResult], tex
 
 __all__ = [
     "BLOCK_GRAIN",
+    "BLOCK_RECALLS",
     "DROP_POLICIES",
     "EXCERPT_MATCHES",
     "EXCERPT_MATCH_DEFAULT",

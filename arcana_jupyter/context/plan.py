@@ -8,6 +8,7 @@ relevant earlier turns, as a :class:`Plan`. It writes no decision: :mod:`.assemb
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import TYPE_CHECKING
@@ -19,6 +20,11 @@ if TYPE_CHECKING:
     from .build import Build
 
 MIN_SUMMARY_TOKENS = 64
+SUMMARY_GRID = 0.25
+"""The ``summary_grid`` of classic-mode sessions (runtime/working_set.py) and of a classic what-if of
+an adaptive turn: ``llm_summarize`` summarises up to the next multiple of a quarter of the available tokens,
+so one summariser call serves the turns until the window passes that point (it called the summariser
+on most turns of a small window: 73% of them at a 1k budget)."""
 
 
 @dataclass
@@ -36,6 +42,10 @@ class Plan:
     """The middle band's fidelity level (``tail_preserve``); ``None``: no middle band."""
     fold_until: int = 0
     """Units before this one are folded into the summary (``llm_summarize``)."""
+    summary_until: int = 0
+    """The units before this one are what the summariser reads (at least ``fold_until``: with a
+    ``summary_grid`` it reads on to the next grid point, so the same summary serves until the window
+    passes it)."""
     summary_room: int = 0
     no_budget_middle: bool = False
     overflow: bool = False
@@ -86,6 +96,7 @@ def plan_conversation(build: Build, strategy: str, overflow: bool, unit_tokens: 
                 return plan
             if summary_room >= MIN_SUMMARY_TOKENS:
                 plan.window = plan.fold_until = plan.drop_until = plan.mid_from = w
+                plan.summary_until = _summary_until(build, offsets, w, hi)
                 plan.summary_room = summary_room
                 return plan
             build.notes.append(f"no budget for a summary ({summary_room} tokens): fell back to tail_preserve")
@@ -112,6 +123,21 @@ def plan_conversation(build: Build, strategy: str, overflow: bool, unit_tokens: 
     return plan
 
 
+def _summary_until(build: Build, offsets: list[int], w: int, hi: int) -> int:
+    """Where the summariser's input ends for a window starting at unit ``w``: ``w`` itself, or with a
+    ``summary_grid`` the first unit at or after the next multiple of the grid (a share of the
+    available tokens, counted from the conversation's start) — the same folded messages, so the same
+    cached summary, for every turn until the window passes that point. The messages between ``w``
+    and it are both summarised and verbatim in the window."""
+    grid = build.builder.summary_grid
+    if grid <= 0:
+        return w
+    step = max(build.quantum, int(build.available * grid))
+    target = -(-offsets[w] // step) * step
+    until = bisect_left(offsets, target, w, hi)
+    return until if until < hi else w  # a grid point past the turns before the input: up to the window
+
+
 def _plan_blocks(build: Build, plan: Plan, base: list[int], offsets: list[int], room: int, recall_room: int
                  ) -> Plan:
     """The head exchange and the window, dropped a block at a time at absolute positions; a small
@@ -121,7 +147,8 @@ def _plan_blocks(build: Build, plan: Plan, base: list[int], offsets: list[int], 
     block_room = int(room * b.block_recall_share) if b.recall else 0
     if b.recall_max_tokens is not None:
         block_room = min(block_room, b.recall_max_tokens)
-    fill = b.recall and block_room < b.block_recall_min
+    # ``fill`` (BLOCK_RECALLS): the block keeps its share and takes what the window leaves too
+    fill = b.recall and b.block_recall == "small" and block_room < b.block_recall_min
     if fill:
         block_room = recall_room
     lo = 0

@@ -33,10 +33,11 @@ from ..tokens import TokenCounter
 from ..trace.reader import TraceReader
 from ..trace.recorded_prompt import MessageDiff, PromptReplay, SentPrompt, diff_decisions, one_line
 from .bands import annotate_overflow, expand_decision, select_from_turn
-from .builder import DROP_POLICIES, EXCERPT_MATCHES, LAYOUTS, BuildResult, WorkingSetBuilder
+from .builder import BLOCK_RECALLS, DROP_POLICIES, EXCERPT_MATCHES, LAYOUTS, BuildResult, WorkingSetBuilder
 from .decisions import BudgetSnapshot, ContextDecision, TokenBudget
 from .embeddings import EmbeddingsUnavailable
 from .fidelity import FidelityPolicy
+from .plan import SUMMARY_GRID
 from .relevance import LEGACY_FUSION
 from .sections import ContextSection
 
@@ -52,7 +53,7 @@ equal): a classic session offers none of them, so a classic-mode what-if leaves 
 MODES = ("classic", "adaptive")
 RELEVANCE = ("lexical", "semantic")
 _BUILDER_FLOATS = ("recall_share", "section_share", "head_share", "window_share", "band_fraction", "block_fraction",
-                   "block_recall_share")
+                   "block_recall_share", "summary_grid")
 
 
 class RebuildResult(BaseModel):
@@ -139,6 +140,9 @@ def _builder_kwargs(recorded: dict[str, Any]) -> dict[str, Any]:
     # recorded since look-alike excerpts come back once; older traces took three whatever their match
     match = recorded.get("excerpt_match")
     kwargs["excerpt_match"] = match if match in EXCERPT_MATCHES else "first3"
+    # recorded since the default mode's relevant block fills the budget; older traces kept it small
+    block_recall = recorded.get("block_recall")
+    kwargs["block_recall"] = block_recall if block_recall in BLOCK_RECALLS else "small"
     hint = recorded.get("placeholder_hint")
     fid = recorded.get("fidelity")
     if isinstance(fid, dict) or hint is not None:
@@ -229,6 +233,7 @@ def _build(
         sections = [s for s in sections if s.name not in ENGINE_SECTIONS]
         tools = [t for t in tools if t.name not in ENGINE_TOOLS]
         kwargs["drop_policy"] = "bands"
+        kwargs["summary_grid"] = SUMMARY_GRID  # as classic sessions summarise
     if relevance == "lexical":
         kwargs["embedder"] = None
     elif relevance == "semantic" and kwargs.get("embedder") is None:

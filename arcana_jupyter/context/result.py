@@ -159,6 +159,23 @@ def prefix_reuse(previous: list[Message], messages: list[Message], count_text: C
     return same, tokens, sum(count_message(m) for m in previous)
 
 
+def _in_window(d: MessageDecision) -> bool:
+    return d.source == "history" and d.outcome == "kept" and d.fidelity == "L0" and not d.recalled
+
+
+def _left_window(before: list[MessageDecision], now: list[MessageDecision]) -> tuple[int, int]:
+    """(messages, tokens) of the history that the previous build sent in place, verbatim, and this
+    one no longer does: what the verbatim window gave way by since the previous call."""
+    n = t = 0
+    for a, b in zip(before, now, strict=False):
+        if a.source != "history":
+            break
+        if _in_window(a) and not _in_window(b):
+            n += 1
+            t += b.token_count_before
+    return n, t
+
+
 def compose(
     *,
     decisions: list[MessageDecision | None],
@@ -180,6 +197,8 @@ def compose(
     identity: int | None,
     conversation: tuple[int, int],
     probe: bool = False,
+    recalled_tokens: int = 0,
+    free_reason: str | None = None,
 ) -> BuildResult:
     """Positions, accounting per layer, prefix reuse, budget snapshot: the finished build.
 
@@ -234,8 +253,11 @@ def compose(
         total_after=msg_tokens,
         tools_tokens=ctx.tools_tokens,
         summary_tokens=summary_tokens,
+        recalled_tokens=recalled_tokens,
+        free_reason=free_reason,
     )
     if previous is not None:
+        report.window_dropped, report.window_dropped_tokens = _left_window(previous.decision.decisions, final)
         prev = previous.messages
         reused = 0
         reused_tokens = 0

@@ -248,6 +248,10 @@ class ArcanaMagics(Magics):
         withheld = withheld_line(chat.withheld_tools)
         if withheld:
             message += "\n" + withheld
+        held = [n for n in chat.held_back_tools if n not in chat.withheld_tools]
+        if held:
+            message += (f"\nthe runtime's tools take at most a tenth of the prompt budget: held back "
+                        f"{', '.join(held)} (a larger --window offers them)")
         return message
 
     def show_banner(self, entry: SessionEntry) -> None:

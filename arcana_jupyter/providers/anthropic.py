@@ -13,6 +13,12 @@ Our messages are OpenAI-shaped; the Messages API differs in four ways this modul
 - Usage: ``input_tokens`` excludes cached prompt tokens; we report ``input_tokens`` as the whole
   prompt (uncached + cache reads + cache writes) and ``cached_input_tokens`` as the cache reads,
   the same meaning as OpenAI's ``prompt_tokens`` and ``cached_tokens``.
+- Prompt caching is explicit: a prefix is cached up to a block marked ``cache_control``, at most
+  four per request, read back when a later request starts with the same blocks (tools, then
+  system, then messages). :func:`cache_breakpoints` marks the stable prefix our prompts are laid
+  out for: the last tool, the system text, the end of the conversation before the current turn's
+  last message, and that message's own text before the per-turn ``<system-context>`` block (which
+  changes with every question, so it is sent as a block of its own after the mark).
 
 Streaming reads the event stream: ``message_start``, ``content_block_start`` /
 ``content_block_delta`` (``text_delta``, ``input_json_delta``) / ``content_block_stop``,
@@ -108,6 +114,50 @@ def _blocks(m: Message) -> tuple[str, list[dict[str, Any]]]:
     return m.role, blocks
 
 
+CACHE_CONTROL = {"type": "ephemeral"}
+"""Anthropic's one cache type (a 5-minute lifetime, renewed by each read)."""
+MAX_BREAKPOINTS = 4
+"""The Messages API refuses more ``cache_control`` blocks than this in one request."""
+_CONTEXT_OPEN = "\n\n<system-context"
+
+
+def _split_context(block: dict[str, Any]) -> list[dict[str, Any]]:
+    """A text block that ends with a ``<system-context>`` block (the shaping step's per-turn context)
+    as two text blocks: the text, then the context."""
+    text = block.get("text") or ""
+    at = text.rfind(_CONTEXT_OPEN)
+    if block.get("type") != "text" or at <= 0 or not text.endswith("</system-context>"):
+        return [block]
+    return [{**block, "text": text[:at]}, {"type": "text", "text": text[at + 2:]}]
+
+
+def cache_breakpoints(body: dict[str, Any]) -> int:
+    """Mark the stable prefix of ``body`` (a Messages API request) with ``cache_control``, in place,
+    within the API's rules (at most :data:`MAX_BREAKPOINTS`, never on an empty text block): the last
+    tool, the system text, the last block of the message before the last one, and the last message's
+    text before its per-turn context block (or its last block when it has none). Returns how many."""
+    marks: list[dict[str, Any]] = []
+    tools = body.get("tools") or []
+    if tools:
+        marks.append(tools[-1])
+    system = body.get("system")
+    if isinstance(system, str) and system:
+        body["system"] = [{"type": "text", "text": system}]
+        marks.append(body["system"][0])
+    messages = body.get("messages") or []
+    if len(messages) >= 2 and messages[-2]["content"]:
+        marks.append(messages[-2]["content"][-1])
+    if messages and messages[-1]["content"]:
+        last = messages[-1]
+        blocks = _split_context(last["content"][-1])
+        last["content"][-1:] = blocks
+        marks.append(blocks[0] if len(blocks) == 2 else blocks[-1])
+    kept = [m for m in marks if not (m.get("type") == "text" and not m.get("text"))][-MAX_BREAKPOINTS:]
+    for m in kept:
+        m["cache_control"] = dict(CACHE_CONTROL)
+    return len(kept)
+
+
 def _input_object(arguments: str) -> dict[str, Any]:
     """A tool call's arguments as the JSON object ``tool_use.input`` must be."""
     try:
@@ -146,6 +196,8 @@ class AnthropicProvider(Provider):
             :class:`~arcana_jupyter.providers.openai_compat.OpenAICompatProvider`.
         default_max_tokens: ``max_tokens`` when the request sets none (the API requires one).
         limits: the bytes and seconds one answer may take (:class:`~.connection.StreamLimits`).
+        prompt_caching: mark the stable prefix of every request with ``cache_control``
+            (:func:`cache_breakpoints`); ``False`` sends none.
     """
 
     name = "anthropic"
@@ -163,8 +215,10 @@ class AnthropicProvider(Provider):
         retry: RetryPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         limits: StreamLimits | None = None,
+        prompt_caching: bool = True,
     ) -> None:
         self.default_max_tokens = default_max_tokens
+        self.prompt_caching = prompt_caching
         headers = {"content-type": "application/json", "anthropic-version": API_VERSION}
         if api_key:
             headers["x-api-key"] = api_key
@@ -208,6 +262,8 @@ class AnthropicProvider(Provider):
             body["temperature"] = request.temperature
         if stream:
             body["stream"] = True
+        if self.prompt_caching:
+            cache_breakpoints(body)
         return body
 
     async def complete(self, request: LLMRequest) -> LLMResponse:

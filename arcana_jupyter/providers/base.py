@@ -47,6 +47,9 @@ class LLMRequest(BaseModel):
     """``"auto"`` (the default when tools are given), ``"none"``, ``"required"``, or
     ``{"type": "function", "function": {"name": ...}}`` to force one tool (OpenAI shape; other
     wire formats translate it)."""
+    cache_key: str | None = None
+    """One id for the calls of one conversation, for a provider whose prompt cache is routed by a
+    key (OpenAI's ``prompt_cache_key``); not part of the request digest, ignored by the rest."""
 
 
 FinishReason = Literal["stop", "length", "tool_calls", "content_filter", "cancelled", "error"]

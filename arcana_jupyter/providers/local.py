@@ -356,6 +356,46 @@ def counter_for_gguf_encoding(encoding_name: str) -> GGUFTokenCounter:
     return counter_for_path(path)
 
 
+class CacheProbe:
+    """The prompt tokens llama.cpp really reused from its KV cache during one call, as it decides
+    them: ``Llama.generate`` keeps the longest prefix of the new prompt that is still in the cache
+    (``n_tokens`` is set to it) and evaluates only the rest, so ``n_tokens`` at the first ``eval`` of
+    each generation is what it did not evaluate again (0 after a reset). While the probe is entered it
+    wraps the model's ``generate`` and ``eval`` (instance attributes, removed on exit); ``cached``
+    sums the reuse of every generation of the call (the tool handler makes two)."""
+
+    def __init__(self, llama: Any) -> None:
+        self.llama = llama
+        self.cached = 0
+        self._armed = False
+
+    def __enter__(self) -> CacheProbe:
+        llama = self.llama
+        generate, evaluate = llama.generate, llama.eval
+
+        def probed_generate(*args: Any, **kwargs: Any) -> Any:
+            self._armed = True
+            return generate(*args, **kwargs)
+
+        def probed_eval(tokens: Any) -> Any:
+            if self._armed:
+                self._armed = False
+                self.cached += int(llama.n_tokens)
+            return evaluate(tokens)
+
+        llama.generate, llama.eval = probed_generate, probed_eval
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for name in ("generate", "eval"):
+            self.llama.__dict__.pop(name, None)  # back to the class's methods
+
+    def into(self, response: LLMResponse) -> LLMResponse:
+        """``response`` with the reused tokens as its usage's ``cached_input_tokens``."""
+        return response.model_copy(update={"usage": response.usage.model_copy(
+            update={"cached_input_tokens": response.usage.cached_input_tokens + self.cached})})
+
+
 class LocalProvider(Provider):
     """A GGUF model run in-process by llama.cpp.
 
@@ -418,17 +458,20 @@ class LocalProvider(Provider):
         model = self._model()
         with model.lock:
             if request.tools and request.tool_choice != "none":
-                first = self._call(model, request, tools=True, stream=False)
-                response = self._response(first)
+                with CacheProbe(model.llama) as probe:
+                    first = self._call(model, request, tools=True, stream=False)
+                response = probe.into(self._response(first))
                 if response.message.tool_calls or response.message.content:
                     return response
                 usage = response.usage
-                second = self._response(self._call(model, request, tools=False, stream=False))
+                with CacheProbe(model.llama) as probe:
+                    second = probe.into(self._response(self._call(model, request, tools=False, stream=False)))
                 return second.model_copy(update={
                     "usage": usage + second.usage,
                     "prompt_tokens": max(usage.input_tokens, second.usage.input_tokens),
                 })
-            return self._response(self._call(model, request, tools=False, stream=False))
+            with CacheProbe(model.llama) as probe:
+                return probe.into(self._response(self._call(model, request, tools=False, stream=False)))
 
     # -- stream -----------------------------------------------------------------------------------
 
@@ -473,7 +516,8 @@ class LocalProvider(Provider):
             usage = Usage()
             if request.tools and request.tool_choice != "none":
                 # llama-cpp-python cannot stream an automatic tool choice: decide first, then stream text
-                decided = self._response(self._call(model, request, tools=True, stream=False))
+                with CacheProbe(model.llama) as probe:
+                    decided = probe.into(self._response(self._call(model, request, tools=True, stream=False)))
                 if decided.message.tool_calls or decided.message.content:
                     if decided.message.content:
                         yield "chunk", StreamChunk(text=decided.message.content)
@@ -485,24 +529,27 @@ class LocalProvider(Provider):
             parts: list[str] = []
             finish: str | None = None
             raw_id: str | None = None
-            for chunk in self._call(model, request, tools=False, stream=True):
-                if stop.is_set():
-                    finish = "cancelled"
-                    break
-                raw_id = chunk.get("id") or raw_id
-                for choice in chunk.get("choices") or ():
-                    text = (choice.get("delta") or {}).get("content")
-                    if text:
-                        parts.append(text)
-                        yield "chunk", StreamChunk(text=text)
-                    finish = choice.get("finish_reason") or finish
+            with CacheProbe(model.llama) as probe:
+                for chunk in self._call(model, request, tools=False, stream=True):
+                    if stop.is_set():
+                        finish = "cancelled"
+                        break
+                    raw_id = chunk.get("id") or raw_id
+                    for choice in chunk.get("choices") or ():
+                        text = (choice.get("delta") or {}).get("content")
+                        if text:
+                            parts.append(text)
+                            yield "chunk", StreamChunk(text=text)
+                        finish = choice.get("finish_reason") or finish
             text = "".join(parts)
-            # llama-cpp-python's chat streams carry no usage: count prompt and answer exactly
+            # llama-cpp-python's chat streams carry no usage: count prompt and answer exactly, and
+            # take the prompt tokens llama.cpp did not evaluate again from the probe
             counted = Usage(
                 input_tokens=model.prompt_tokens(_convert(request.messages, tools=False)),
                 output_tokens=(
                     len(model.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)) if text else 0
                 ),
+                cached_input_tokens=probe.cached,
             )
             response = LLMResponse(
                 message=Message(role="assistant", content=text),

@@ -43,15 +43,18 @@ def map_finish_reason(value: str | None) -> str:
     return _FINISH.get(value, value)
 
 
-def parse_usage(data: Mapping[str, Any] | None) -> Usage:
+def parse_usage(data: Mapping[str, Any] | None, timings: Any = None) -> Usage:
     """``usage`` of a chat completion, cached tokens from ``prompt_tokens_details.cached_tokens``
-    (OpenAI, vLLM) or ``prompt_cache_hit_tokens`` (DeepSeek)."""
+    (OpenAI, vLLM, llama.cpp's server), ``prompt_cache_hit_tokens`` (DeepSeek) or — from the
+    response's ``timings`` — llama.cpp's server's ``cache_n`` (prompt tokens its KV cache reused)."""
     if not data:
         return Usage()
     details = data.get("prompt_tokens_details") or {}
     cached = details.get("cached_tokens") if isinstance(details, Mapping) else None
     if cached is None:
         cached = data.get("prompt_cache_hit_tokens")
+    if cached is None and isinstance(timings, Mapping):
+        cached = timings.get("cache_n")
     return Usage(
         input_tokens=count(data.get("prompt_tokens")),
         output_tokens=count(data.get("completion_tokens")),
@@ -131,9 +134,13 @@ class OpenAICompatProvider(Provider):
         retry: RetryPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         limits: StreamLimits | None = None,
+        cache_key_field: str | None = None,
     ) -> None:
         self.name = name
         self.max_tokens_field = max_tokens_field
+        self.cache_key_field = cache_key_field
+        """The body field a request's ``cache_key`` goes in (``prompt_cache_key`` for OpenAI's own API);
+        ``None``: not sent (servers that do not document one may refuse an unknown field)."""
         self.stream_tools = stream_tools
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if api_key:
@@ -210,6 +217,8 @@ class OpenAICompatProvider(Provider):
             body["seed"] = request.seed
         if request.response_format is not None:
             body["response_format"] = request.response_format
+        if self.cache_key_field and request.cache_key:
+            body[self.cache_key_field] = request.cache_key
         if stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
@@ -256,7 +265,7 @@ class OpenAICompatProvider(Provider):
         finish = choice.get("finish_reason")
         return LLMResponse(
             message=message,
-            usage=parse_usage(data.get("usage")),
+            usage=parse_usage(data.get("usage"), data.get("timings")),
             finish_reason="tool_calls" if calls and finish in (None, "stop") else map_finish_reason(finish),
             model=str(data.get("model") or ""),
             raw_id=data.get("id"),
@@ -352,7 +361,7 @@ class _StreamState:
         self.model = chunk.get("model") or self.model
         self.raw_id = chunk.get("id") or self.raw_id
         if chunk.get("usage"):
-            self.usage = parse_usage(chunk["usage"])
+            self.usage = parse_usage(chunk["usage"], chunk.get("timings"))
         out: list[StreamChunk] = []
         for choice in chunk.get("choices") or ():
             if not isinstance(choice, Mapping) or choice.get("index", 0) != 0:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from ..exceptions import ConfigError
 from .anthropic import AnthropicProvider
 from .base import Provider
@@ -250,9 +252,20 @@ def create_provider(
     provider = OpenAICompatProvider(
         base_url=base_url, api_key=key, name=preset.name, timeout=timeout, max_retries=max_retries,
         key_hint=key_hint, max_tokens_field=preset.max_tokens_field, extra_headers=headers,
-        stream_tools=preset.stream_tools, limits=limits,
+        stream_tools=preset.stream_tools, limits=limits, cache_key_field=cache_key_field(base_url),
     )
     return provider, model
+
+
+OPENAI_CACHE_KEY_HOSTS = ("api.openai.com",)
+"""Servers documented to accept ``prompt_cache_key`` (OpenAI's own API): others may refuse a field
+they do not know, so it is sent only there."""
+
+
+def cache_key_field(base_url: str) -> str | None:
+    """``prompt_cache_key`` for OpenAI's own API, else ``None`` (not sent)."""
+    host = httpx.URL(base_url).host
+    return "prompt_cache_key" if host in OPENAI_CACHE_KEY_HOSTS else None
 
 
 def _key_hint(preset: Preset) -> str:

@@ -41,7 +41,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from ..messages import Message, ToolCall
+from ..messages import RECALLED_HEADING, RECALLED_NAME, Message, ToolCall
 
 How = Literal["kept", "system", "context", "merged", "folded", "tool_text", "split"]
 """Where a message went: ``kept`` as it is; merged into the leading ``system`` message; moved into
@@ -195,12 +195,29 @@ def context_block(items: Sequence[tuple[str | None, str]]) -> str:
 
     One item: ``<system-context name="...">`` (the Anthropic provider's form for a late system
     message); several: one ``<system-context>`` block with a heading per item."""
-    if len(items) == 1:
+    if len(items) == 1 and items[0][0] != RECALLED_NAME:
         name, content = items[0]
         label = f' name="{name}"' if name else ""
         return f"<system-context{label}>\n{content}\n</system-context>"
-    body = "\n\n".join(f"{section_heading(name)}\n{content}" for name, content in items)
-    return f"<system-context>\n{body}\n</system-context>"
+    parts: list[str] = []
+    for k, (name, content) in enumerate(items):
+        if name == RECALLED_NAME:  # a run of quoted earlier messages: one heading
+            first = k == 0 or items[k - 1][0] != RECALLED_NAME
+            parts.append(f"{section_heading(RECALLED_HEADING)}\n{content}" if first else content)
+        else:
+            parts.append(f"{section_heading(name)}\n{content}")
+    return f"<system-context>\n{chr(10).join(_runs(parts, items))}\n</system-context>"
+
+
+def _runs(parts: list[str], items: Sequence[tuple[str | None, str]]) -> list[str]:
+    """The parts of a context block with a blank line between them (one line break inside a run of
+    quoted earlier messages)."""
+    out: list[str] = []
+    for k, part in enumerate(parts):
+        if k and not (items[k][0] == RECALLED_NAME and items[k - 1][0] == RECALLED_NAME):
+            out.append("")
+        out.append(part)
+    return out
 
 
 def folded_system(text: str) -> str:

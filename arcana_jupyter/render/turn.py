@@ -196,6 +196,7 @@ def budget_view(step: Mapping[str, Any]) -> dict[str, Any]:
         "outcomes": [(f"{name} ({by_outcome[name][0]} msg)", by_outcome[name][1], color)
                      for name, color in OUTCOME_COLORS.items() if name in by_outcome],
         "total_before": total_before,
+        "explain": [str(x) for x in step.get("explain") or ()] if isinstance(step.get("explain"), list) else [],
     }
 
 

@@ -63,6 +63,7 @@ def bundle_from_events(events: list[TraceEvent], *, run_id: str, agent: str, tur
                 if step is not None and isinstance(step.get("counting"), dict):
                     step["counting"]["counted"] = md.counted_input_tokens
                     step["counting"]["reported"] = md.reported_input_tokens
+                    step["counting"]["cached"] = md.cached_input_tokens
             case ToolCallEvent(metadata=md):
                 bundle["tool_calls"].append({"name": md.name, "arguments": md.arguments, "ok": md.ok,
                                              "result": md.result, "intercepted": md.intercepted})
@@ -83,7 +84,59 @@ def bundle_from_events(events: list[TraceEvent], *, run_id: str, agent: str, tur
                 bundle["cost_usd"] = md.cost_usd if "cost_usd" in md.model_fields_set else 0.0
                 bundle["latency_ms"] = md.latency_ms
     bundle["steps"] = [steps[k] for k in sorted(steps)]
+    for step in bundle["steps"]:
+        step["explain"] = explain_step(step.get("report"), step.get("budget"), step.get("counting"))
     return bundle
+
+
+FREE_REASONS = {
+    "no_more_relevant": "no other earlier message matches the input",
+    "relevant_too_large": "the other earlier messages that match the input are larger than the room left",
+    "small_block": "the block of relevant earlier messages was kept small (a setting of traces recorded before "
+                   "it filled the budget)",
+    "recall_off": "bringing earlier turns back is off",
+}
+"""``ContextReport.free_reason`` in words."""
+
+
+def explain_step(report: Any, budget: Any, counting: Any) -> list[str]:  # JSON edge: recorded dumps
+    """What one call's budget went to and what it cost, as sentences (``TurnStep.explain``): the prompt
+    tokens past the prefix shared with the previous call (what a prefix cache bills again) beside what the
+    provider reported reading from its cache; when the verbatim window gave way, how much left it and
+    what came back; and why room stayed free when more than a quarter of it did."""
+    r = report if isinstance(report, dict) else {}
+    b = budget if isinstance(budget, dict) else {}
+    c = counting if isinstance(counting, dict) else {}
+    used, available = _num(b.get("used")), _num(b.get("available"))
+    out: list[str] = []
+    uncached = r.get("uncached_tokens")
+    if isinstance(uncached, int) and used:
+        line = (f"{uncached:,} of the prompt's {used:,} tokens are past the prefix it shares with the previous "
+                "call (predicted: what a prompt cache bills again)")
+        cached = c.get("cached")
+        if isinstance(cached, int) and "cached" in c:
+            line += (f"; the provider reported {cached:,} read from its cache" if cached
+                     else "; the provider reported no cache reads")
+        out.append(line)
+    dropped = _num(r.get("window_dropped"))
+    recalled = _num(r.get("recalled_tokens"))
+    free = max(0, available - used)
+    if dropped:
+        gone = _num(r.get("window_dropped_tokens"))
+        out.append(f"the verbatim window gave way: {dropped:,} earlier message(s) ({gone:,} tokens) left it since "
+                   "the previous call (it gives way a block at a time, so the calls between drops reuse the "
+                   f"prompt's prefix); {recalled:,} tokens of earlier messages relevant to the input came back; "
+                   f"{free:,} of {available:,} tokens are free")
+    elif recalled:
+        out.append(f"{recalled:,} tokens of earlier messages relevant to the input came back")
+    reason = r.get("free_reason")
+    if isinstance(reason, str) and available:
+        out.append(f"{free:,} tokens ({free / available:.0%}) left free: {FREE_REASONS.get(reason, reason)}")
+    return out
+
+
+def _num(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _digest_memories(bundle: dict[str, Any], inputs: Any) -> None:  # JSON edge: the bundle (docs/TURN_BUNDLE.md)

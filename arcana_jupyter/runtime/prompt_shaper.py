@@ -29,6 +29,7 @@ class PromptShaper:
         self._problem_said = False
         self._reshaped_note: str | None = None
         self._previous_sent: list[Message] | None = None
+        self._previous_tools: list[ToolSpec] = []
 
     def reshape(self, refusal: TemplateRefusedError) -> PromptShape | None:
         """The server's chat template refused the prompt: the shape to retry with — ``strict`` (the system
@@ -89,17 +90,23 @@ class PromptShaper:
 
     def report_prefix(self, build: BuildResult) -> None:
         """Prefix reuse of the prompt about to be sent against the previous one sent, in tokens and
-        share, as a provider's prefix cache sees it (context/result.py ``prefix_reuse``), written
-        into ``build.report``."""
+        share, as a provider's prefix cache sees it (context/result.py ``prefix_reuse``), and the
+        prompt tokens past that prefix (``uncached_tokens``: tool specs come first in every
+        rendering, so an unchanged tool list is part of the prefix), written into ``build.report``."""
         previous, self._previous_sent = self._previous_sent, build.messages
+        previous_tools, self._previous_tools = self._previous_tools, build.tools
+        report = build.report
+        used = build.budget.used
         if previous is None:
+            report.uncached_tokens = used
             return
         same, tokens, before = prefix_reuse(previous, build.messages, self.counter.count_text,
                                             self.counter.count_message)
-        report = build.report
         report.prefix_messages_reused = same
         report.prefix_tokens_reused = tokens
         report.prefix_share = round(tokens / before, 4) if before else None
+        tools = report.tools_tokens if build.tools and previous_tools == build.tools else 0
+        report.uncached_tokens = max(0, used - tokens - tools)
 
 
 def _quoted(message: str) -> str:

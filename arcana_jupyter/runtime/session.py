@@ -30,7 +30,7 @@ from ..context.rebuild import EMBEDDINGS_FOLDER
 from ..context.result import BuildResult
 from ..context.sections import ContextSection, PinBlock
 from ..exceptions import ArcanaError, ConfigError, ContextLengthError, ProviderError, TemplateRefusedError
-from ..messages import Message, ToolSpec
+from ..messages import Message, ToolSpec, digest
 from ..primitives.pin import PinState
 from ..providers.base import LLMRequest, LLMResponse, Provider, Usage
 from ..schema.events import (
@@ -60,6 +60,8 @@ from .guard import ToolLoopGuard, readable_reply
 from .intercept import AskUser, InterceptedTool
 from .prompt_shaper import PromptShaper
 from .summarizer import summarize
+from .tool_budget import ToolOffer
+from .tool_budget import offer as offer_tools
 from .tool_calls import ToolResult as ToolResult  # re-exported: where the steps' types were
 from .tool_calls import run_tool_calls
 from .tools import ToolRegistry
@@ -209,6 +211,8 @@ class ChatSession:
         """A replay's recorded user actions no cell re-runs (runtime/user_actions.py)."""
         self.offered_tools: frozenset[str] = frozenset()
         """The tool names of the call being built (a capability's sections may name only these)."""
+        self._tool_offer: tuple[tuple[str, ...], ToolOffer] | None = None
+        self._tool_note_said = False
         self._lock = asyncio.Lock()
         self.closed = False
         self.owns_run = True
@@ -367,8 +371,34 @@ class ChatSession:
                 "(cognitive_primitives / memory / context_engine settings).")
 
     def tool_specs(self) -> list[ToolSpec]:
+        """The specs of every tool offered: the user's, then the runtime's own within their share of
+        the budget (runtime/tool_budget.py, chosen once per set of tools)."""
         self.check_tool_names()
-        return [*self.tools.specs(), *(t.spec for t in self.intercepted.values())]
+        return [*self.tools.specs(), *self.tool_offer().specs]
+
+    def tool_offer(self) -> ToolOffer:
+        """Which of the runtime's own tools are offered, in which form, and which are held back."""
+        specs = [t.spec for t in self.intercepted.values()]
+        key = tuple(s.name for s in specs)
+        if self._tool_offer is None or self._tool_offer[0] != key:
+            available = self.calibration.budget(self.config.total_window, self.config.response_reserve).available
+            cfg = self.config
+            forced = {"primitives": cfg.primitive_tools, "adaptive": cfg.engine_tools, "memory": cfg.memory_tools,
+                      "runtime": cfg.user_tools}
+            required = frozenset(t.name for t in self.intercepted.values() if forced.get(t.group) == "on")
+            self._tool_offer = (key, offer_tools(specs, available, self.counter, required=required))
+        return self._tool_offer[1]
+
+    @property
+    def cache_key(self) -> str:
+        """This conversation's id for a provider's prompt cache (``LLMRequest.cache_key``): the same
+        for every call of the session, never the run id itself."""
+        return "arcana-" + digest(f"{self.run_id}/{self.agent}", 16)
+
+    @property
+    def held_back_tools(self) -> list[str]:
+        """Runtime tools not offered because their specs would take too much of the prompt budget."""
+        return list(self.tool_offer().held_back)
 
     def _sections(self, turn: int) -> list[ContextSection]:
         return [section for c in self.capabilities for section in c.sections(self.context, turn)]
@@ -382,10 +412,15 @@ class ChatSession:
         """The first capability's cover for ``turns`` (see :meth:`_build`), in the room
         :func:`~.working_set.cover_room` gives it."""
         cap = cover_room(self.builder.drop_policy, turns, decision, available)
-        for c in self.capabilities:
-            cover = c.overflow_sections(self.context, turn, turns, cap)
-            if cover is not None and cover.sections:
-                return cover
+        wanted = list(turns)
+        while wanted:
+            for c in self.capabilities:
+                cover = c.overflow_sections(self.context, turn, wanted, cap)
+                if cover is not None and cover.sections:
+                    return cover
+            # even the smallest cover of them all is larger than its room: cover the most recent half
+            # (the older ones are still in the trace, for recall and the relevant block)
+            wanted = wanted[len(wanted) // 2:] if len(wanted) > 1 else []
         return None
 
     def _pin_blocks(self) -> list[PinBlock]:
@@ -618,13 +653,14 @@ class ChatSession:
                     f"the {names} section(s) (turns {covered[0]}–{covered[-1]})")
         build, shaped = await self.shaper.shape(build, tools)
         shrink = 0
-        for _ in range(3):
+        for attempt in range(4):
             excess = build.budget.used - budget.available
             if not shaped.shape.shapes or excess <= 0:
                 break
             # the shaped prompt counts more than the builder's estimate left room for: shrink by the
-            # excess and build again (recorded as the builder's window, so a rebuild does the same)
-            shrink += excess
+            # excess (and a margin growing with each try: a block that fills the budget fills it again)
+            # and build again (recorded as the builder's window, so a rebuild does the same)
+            shrink += excess + 4 * attempt
             self.builder.budget = TokenBudget(total_window=max(1, budget.total_window - shrink),
                                               response_reserve=budget.response_reserve)
             build = await self.builder.abuild(
@@ -645,6 +681,11 @@ class ChatSession:
         if self._embeddings_note is not None:  # said once, in the session's first decision
             decision.notes.append(self._embeddings_note)
             self._embeddings_note = None
+        if tools and not self._tool_note_said:  # ... and which runtime tools the budget held back
+            self._tool_note_said = True
+            note = self.tool_offer().note()
+            if note is not None:
+                decision.notes.append(note)
         if tool_loop is not None:
             decision.notes.append(f"tools withheld for this call: {tool_loop.reason} ({tool_loop.detail})")
         if refused is not None:
@@ -676,7 +717,7 @@ class ChatSession:
         on_token, partial, reply = call.turn.on_token, call.turn.partial, call.turn.reply
         request = LLMRequest(
             model=self.provider_model, messages=build.messages, tools=tools, temperature=self.config.temperature,
-            max_tokens=self._max_tokens(), seed=self.config.seed,
+            max_tokens=self._max_tokens(), seed=self.config.seed, cache_key=self.cache_key,
         )
         started = time.perf_counter()
         response: LLMResponse | None = None

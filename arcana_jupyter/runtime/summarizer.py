@@ -27,6 +27,34 @@ def _fit(counter: TokenCounter, text: str, tokens: int) -> str:
     return fitted[0] if fitted is not None else counter.truncate_text(text, tokens)
 
 
+def _within(counter: TokenCounter, parts: list[str], room: int) -> list[str]:
+    """``parts`` (joined by blank lines) in at most about ``room`` tokens: each cut to its share
+    (head and tail kept) when they are too long together, then the oldest left out while they still
+    are — as few left out as fit. Linear in the text: each part is counted once and what leaving the
+    oldest out saves is subtracted; the join is counted again only to settle the last part or two."""
+    if not parts or counter.count_text("\n\n".join(parts)) <= room:
+        return parts
+    share = max(16, room // len(parts) - 8)
+    parts = [_fit(counter, p, share) for p in parts]
+    sep = counter.count_text("\n\n")
+    sizes = [counter.count_text(p) for p in parts]
+    total = sum(sizes) + sep * (len(parts) - 1)
+    first = 0
+    while len(parts) - first > 1 and total > room:
+        total -= sizes[first] + sep  # the oldest go first: the summary is of what there is room to read
+        first += 1
+    # parts counted one by one can differ by a token or so from their join: the first part kept is
+    # the earliest whose join fits, found from the estimate in a step or two (each one count)
+    def fits(k: int) -> bool:
+        return counter.count_text("\n\n".join(parts[k:])) <= room
+
+    while len(parts) - first > 1 and not fits(first):
+        first += 1
+    while first > 0 and fits(first - 1):
+        first -= 1
+    return parts[first:]
+
+
 async def summarize(session: ChatSession, messages: list[Message]) -> str:
     """A summary of ``messages`` by the session's model ("" when the call fails: recorded as an error).
 
@@ -37,11 +65,7 @@ async def summarize(session: ChatSession, messages: list[Message]) -> str:
                    "and open questions. Write only the summary.")
     room = max(64, config.total_window - SUMMARY_MAX_TOKENS - counter.count_text(instruction) - 64)
     parts = [f"[{m.role}] {m.content}" for m in messages if m.content]
-    if parts and counter.count_text("\n\n".join(parts)) > room:
-        share = max(16, room // len(parts) - 8)
-        parts = [_fit(counter, p, share) for p in parts]
-        while len(parts) > 1 and counter.count_text("\n\n".join(parts)) > room:
-            parts.pop(0)  # the oldest go first: the summary is of what there is room to read
+    parts = _within(counter, parts, room)
     prompt = [Message(role="system", content=instruction), Message(role="user", content="\n\n".join(parts))]
     if config.trace_prompt_sent and config.trace_content != "none":  # its prompt, viewable too
         session.emit(PromptSentMetadata.build(**standalone_prompt_sent(

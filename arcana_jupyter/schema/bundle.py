@@ -31,6 +31,8 @@ class StepCounting(_Part):
     ratio: float | None = None
     counted: int | None = None
     reported: int | None = None
+    cached: int | None = None
+    """The prompt tokens the provider said it read from its cache (``None``: not reported)."""
 
 
 class TurnStep(_Part):
@@ -44,6 +46,10 @@ class TurnStep(_Part):
     request_digest: str | None = None
     messages: list[dict[str, Any]] | None = None  # JSON edge: wire messages
     counting: StepCounting | None = None
+    explain: list[str] | None = None
+    """What the budget went to and what it cost, in sentences the front ends show as they are:
+    uncached tokens (predicted) beside the provider's cache reads, a drop of the verbatim window and
+    what came back, and why room stayed free (runtime/bundle.py ``explain_step``)."""
 
 
 class BundleToolCall(_Part):

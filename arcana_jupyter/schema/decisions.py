@@ -80,6 +80,22 @@ class ContextReport(BaseModel):
     prefix_share: float | None = None
     """``prefix_tokens_reused`` as a share of the previous prompt's message tokens (what a
     provider's prefix cache can serve of this prompt, seen from the last one)."""
+    uncached_tokens: int | None = None
+    """Prompt tokens past the prefix this prompt shares with the previous call's (tool specs,
+    then messages): what a provider's prefix cache bills again. The whole prompt on a session's
+    first call; ``None`` in traces from before it was recorded."""
+    recalled_tokens: int = 0
+    """Tokens of the earlier messages brought back because they are relevant to the input."""
+    window_dropped: int = 0
+    """History messages the previous call sent in place, verbatim, that this one does not: what the
+    verbatim window gave way by since the previous call (0 on a session's first call)."""
+    window_dropped_tokens: int = 0
+    free_reason: str | None = None
+    """Why more than a quarter of the budget stayed free while earlier messages were out of the
+    prompt: ``no_more_relevant`` (no other earlier message matches the input),
+    ``relevant_too_large`` (the others do not fit the room left), ``small_block`` (the block of
+    relevant turns is kept small by the builder's settings) or ``recall_off``; ``None`` when it
+    did not happen."""
 
 
 class BudgetSnapshot(BaseModel):

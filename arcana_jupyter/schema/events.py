@@ -189,6 +189,8 @@ class BuilderSettings(Record):
     block_recall_min: int | None = None
     block_excerpts: bool | None = None
     excerpt_match: str | None = None
+    block_recall: str | None = None
+    summary_grid: float | None = None
     model: str | None = None
 
 

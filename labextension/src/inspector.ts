@@ -149,6 +149,8 @@ function stepView(b: TurnBundle, step: TurnStep, detail: TurnDetail | null, live
     'div',
     { class: 'arcana-step' },
     budgetBars(step.report, step.budget, decisions),
+    // what the budget went to and cost, in Python's words (runtime/bundle.py explain_step)
+    ...asArray(step.explain).map(line => h('div', { class: 'arcana-muted arcana-explain' }, String(line))),
     h('div', { class: 'arcana-muted arcana-strategy' }, head),
     counting ? h('div', { class: 'arcana-muted arcana-counting' }, counting) : null,
     table.node,

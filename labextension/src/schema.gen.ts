@@ -110,6 +110,28 @@ export interface ContextReport {
    * provider's prefix cache can serve of this prompt, seen from the last one).
    */
   prefix_share?: number | null;
+  /**
+   * Prompt tokens past the prefix this prompt shares with the previous call's (tool specs,
+   * then messages): what a provider's prefix cache bills again. The whole prompt on a session's
+   * first call; ``None`` in traces from before it was recorded.
+   */
+  uncached_tokens?: number | null;
+  /** Tokens of the earlier messages brought back because they are relevant to the input. */
+  recalled_tokens?: number;
+  /**
+   * History messages the previous call sent in place, verbatim, that this one does not: what the
+   * verbatim window gave way by since the previous call (0 on a session's first call).
+   */
+  window_dropped?: number;
+  window_dropped_tokens?: number;
+  /**
+   * Why more than a quarter of the budget stayed free while earlier messages were out of the
+   * prompt: ``no_more_relevant`` (no other earlier message matches the input),
+   * ``relevant_too_large`` (the others do not fit the room left), ``small_block`` (the block of
+   * relevant turns is kept small by the builder's settings) or ``recall_off``; ``None`` when it
+   * did not happen.
+   */
+  free_reason?: string | null;
 }
 
 // ---- arcana_jupyter.schema.frontend.ErrorReply ----------------------------------------------------
@@ -268,6 +290,8 @@ export interface StepCounting {
   ratio?: number | null;
   counted?: number | null;
   reported?: number | null;
+  /** The prompt tokens the provider said it read from its cache (``None``: not reported). */
+  cached?: number | null;
 }
 
 // ---- arcana_jupyter.schema.decisions.TokenBudget --------------------------------------------------
@@ -379,6 +403,12 @@ export interface TurnStep {
   request_digest?: string | null;
   messages?: Record<string, unknown>[] | null;
   counting?: StepCounting | null;
+  /**
+   * What the budget went to and what it cost, in sentences the front ends show as they are:
+   * uncached tokens (predicted) beside the provider's cache reads, a drop of the verbatim window and
+   * what came back, and why room stayed free (runtime/bundle.py ``explain_step``).
+   */
+  explain?: string[] | null;
 }
 
 // ---- arcana_jupyter.schema.events.UsageRecord -----------------------------------------------------

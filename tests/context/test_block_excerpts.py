@@ -190,7 +190,7 @@ def test_distinct_excerpts_reuse_more_of_the_previous_prompt_than_the_rule_befor
     assert reuse(*drive(**EXCERPTS)[::2]) > reuse(*drive(**EXCERPTS, excerpt_match="first3")[::2])
 
 
-def test_the_default_mode_uses_excerpts_and_classic_mode_does_not(tmp_path) -> None:
+def test_the_default_mode_brings_whole_messages_back_and_classic_mode_keeps_its_bands(tmp_path) -> None:
     from arcana_jupyter.providers.function import FunctionProvider
     from arcana_jupyter.runtime import Runtime
 
@@ -200,6 +200,7 @@ def test_the_default_mode_uses_excerpts_and_classic_mode_does_not(tmp_path) -> N
                           provider=FunctionProvider(lambda messages: "ok"))
         b = runtime.chat().builder
         if engine:
-            assert (b.drop_policy, b.block_excerpts, b.block_fraction) == ("blocks", True, 0.35)
+            got = (b.drop_policy, b.block_recall, b.block_excerpts, b.block_fraction)
+            assert got == ("blocks", "fill", False, 0.35)
         else:
-            assert (b.drop_policy, b.block_excerpts, b.block_fraction) == ("bands", False, 0.25)
+            assert (b.drop_policy, b.block_excerpts, b.block_fraction, b.summary_grid) == ("bands", False, 0.25, 0.25)

@@ -46,8 +46,8 @@ def test_turn_bundle_keys_match_the_runtime() -> None:
 
     assert set(bundle.SessionUsage.model_fields) == set(session_usage(object()))
     assert set(bundle.TurnStep.model_fields) == {"step", "decision", "report", "budget", "request_digest",
-                                                 "messages", "counting"}
-    assert set(bundle.StepCounting.model_fields) == {"encoding", "ratio", "counted", "reported"}
+                                                 "messages", "counting", "explain"}
+    assert set(bundle.StepCounting.model_fields) == {"encoding", "ratio", "counted", "reported", "cached"}
 
 
 def test_package_json_version_matches_python() -> None:

@@ -83,7 +83,7 @@ async def test_a_call_without_tools_gets_a_digest_that_names_none(tmp_path: Path
 
 async def test_tools_too_large_for_the_window_leave_the_digest_without_tool_names(tmp_path: Path) -> None:
     script = Script(say("Friday."))
-    async with runtime(script, tmp_path, memory_tools="on", total_window=700, response_reserve=100,
+    async with runtime(script, tmp_path, memory_tools="on", total_window=400, response_reserve=100,
                        memory_digest_tokens=120).chat() as chat:
         await chat.send("when?")
         path = chat.trace_path

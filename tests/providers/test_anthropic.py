@@ -84,12 +84,14 @@ async def test_complete_sends_headers_system_tools_and_parses_tool_use_and_usage
     assert sent.headers["x-api-key"] == KEY
     assert sent.headers["anthropic-version"] == "2023-06-01"
     assert "authorization" not in sent.headers
+    cache = {"type": "ephemeral"}  # the stable prefix marked for Anthropic's prompt cache
     assert sent.json == {
         "model": "claude-fake-1",
         "max_tokens": 4096,
-        "system": "Be brief.",
-        "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}],
-        "tools": [{"name": "get_weather", "description": "Weather for a city", "input_schema": WEATHER.parameters}],
+        "system": [{"type": "text", "text": "Be brief.", "cache_control": cache}],
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi", "cache_control": cache}]}],
+        "tools": [{"name": "get_weather", "description": "Weather for a city", "input_schema": WEATHER.parameters,
+                   "cache_control": cache}],
         "temperature": 0.0,
     }
 

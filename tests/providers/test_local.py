@@ -45,7 +45,10 @@ async def test_complete_and_stream_agree_and_are_deterministic(local_provider):
     assert len(texts) > 1
     final = chunks[-1].response
     assert final is not None and final.message == first.message and "".join(texts) == final.message.content
-    assert final.usage == first.usage
+    # the same prompt tokens and reply; the cache reads differ with what the KV cache held before each call
+    assert (final.usage.input_tokens, final.usage.output_tokens) == (
+        first.usage.input_tokens, first.usage.output_tokens)
+    assert again.usage.cached_input_tokens >= first.usage.input_tokens - 1  # the same prompt again: all but one
     assert first.model == "SmolLM2-135M-Instruct.Q4_1"
 
 

@@ -82,7 +82,7 @@ async def test_the_inspector_says_how_a_step_was_counted(fake_openai, tmp_path: 
         await chat.send("and again")
         first, second = chat.turn_bundle(1)["steps"][0], chat.turn_bundle(2)["steps"][0]
     assert first["counting"] == {"encoding": "o200k_base", "ratio": 1.0, "counted": counted_first,
-                                 "reported": counted_first + 61}
+                                 "reported": counted_first + 61, "cached": 0}
     assert second["counting"]["ratio"] > 1.0 and second["counting"]["reported"] == 10
     html = turn_html(chat.turn_bundle(1))
     assert f"counted with o200k_base · the model counted {counted_first + 61:,} for {counted_first:,}" in html

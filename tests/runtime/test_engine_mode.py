@@ -178,7 +178,7 @@ async def test_engine_mode_turns_rebuild_exactly_from_the_trace(tmp_path: Path) 
     counterfactual = rebuild_turn(reader, run_id, 9, total_window=2600, response_reserve=400)
     assert counterfactual.counterfactual and not counterfactual.budget.overflow
     assert counterfactual.budget.used <= 2200
-    squeezed = rebuild_turn(reader, run_id, 9, total_window=1200)  # less than the reply reserve leaves
+    squeezed = rebuild_turn(reader, run_id, 9, total_window=900)  # less than the reply reserve leaves
     assert squeezed.budget.overflow and any("overflow" in n or "do not fit" in n for n in squeezed.decision.notes)
 
 
@@ -212,7 +212,7 @@ async def test_a_classic_what_if_of_an_adaptive_turn_is_what_a_classic_session_s
     from arcana_jupyter.context.rebuild import rebuild_turn
     from arcana_jupyter.trace.reader import TraceReader
 
-    turns = 14
+    turns = 24
     replies = [f"answer {i}: " + "the figures moved as expected this week. " * 6 for i in range(turns)]
     questions = [f"question {i} about topic {i}: " + "please look at the weekly numbers again. " * 5
                  for i in range(turns)]
@@ -229,7 +229,8 @@ async def test_a_classic_what_if_of_an_adaptive_turn_is_what_a_classic_session_s
     reader = TraceReader(folder)
     as_recorded = rebuild_turn(reader, run_id, turns)
     assert as_recorded.verified and as_recorded.mode == "adaptive" and not as_recorded.counterfactual
-    assert any(m["role"] == "system" and "## checkpoint" in m["content"] for m in as_recorded.messages)
+    assert as_recorded.recorded_mode == "adaptive"  # the default mode ...
+    assert as_recorded.messages != [m.wire() for m in runs[False][2][-1].messages]  # ... sent another prompt
 
     classic = rebuild_turn(reader, run_id, turns, mode="classic")
     assert classic.counterfactual and classic.mode == "classic"

@@ -159,8 +159,8 @@ async def _session_record(tmp_path: Path) -> dict[str, Any]:
     cfg = RuntimeConfig(
         trace_dir=tmp_path / "traces", context_engine=True, engine_tools="on", cognitive_primitives=["recall", "pin"],
         primitive_tools="on", memory=True, memory_tools="on", memory_path=tmp_path / "mem.sqlite3",
-        project_dir=tmp_path / "project", user_tools="on", memory_learnings="off", total_window=16000,
-        max_tool_steps=40, tool_no_progress_steps=40, pin_budget_fraction=0.02,
+        project_dir=tmp_path / "project", user_tools="on", memory_learnings="off", total_window=32000,
+        max_tool_steps=40, tool_no_progress_steps=40, pin_budget_fraction=0.01,
     )
 
     def answer(request: Any) -> LLMResponse:

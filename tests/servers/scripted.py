@@ -16,7 +16,7 @@ import json
 import socket
 import threading
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -69,8 +69,10 @@ class Recorded:
 class ScriptedServer:
     """Serve scripted replies in order on 127.0.0.1:<free port>; use as a context manager."""
 
-    def __init__(self, name: str = "scripted") -> None:
+    def __init__(self, name: str = "scripted", responder: Callable[[Recorded], Reply] | None = None) -> None:
         self.name = name
+        self.responder = responder
+        """Answers a request when no scripted reply is left (a stateful server: a prompt cache)."""
         self.requests: list[Recorded] = []
         self._replies: deque[Reply] = deque()
         self._lock = threading.Lock()
@@ -125,6 +127,8 @@ class ScriptedServer:
             self.requests.append(recorded)
             if self._replies:
                 return self._replies.popleft()
+        if self.responder is not None:
+            return self.responder(recorded)
         return Reply(status=599, json={"error": {"message": f"{self.name}: no scripted reply left"}})
 
 

@@ -190,7 +190,7 @@ def test_a_broken_chain_is_a_clear_error(tmp_path: Path) -> None:
 
 
 async def _record(folder: Path, turns: int) -> tuple[str, Path, dict[tuple[int, int], Any]]:
-    runtime = Runtime(config=RuntimeConfig(trace_dir=folder, total_window=2500), tools=[lookup],
+    runtime = Runtime(config=RuntimeConfig(trace_dir=folder, total_window=3600), tools=[lookup],
                       provider=FunctionProvider(answer))
     live: dict[tuple[int, int], Any] = {}
     async with runtime.chat() as chat:
