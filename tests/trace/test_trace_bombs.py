@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scripted_chat import say
 
 from arcana_jupyter.cli import main
@@ -272,3 +274,24 @@ def test_the_writer_writes_values_nested_past_the_readers_depth_as_text(tmp_path
     [event] = reader.events("r_1", event_types=["tool_call"])
     assert not too_deep((tmp_path / "r_1.jsonl").read_bytes())
     assert "leaf" in json.dumps(event.metadata)  # kept, as the JSON text of what was too deep
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, list | dict):
+        inner = value.values() if isinstance(value, dict) else value
+        return 1 + max((_depth(v) for v in inner), default=0)
+    return 0
+
+
+_text = st.text(alphabet='[]{}"\\a\né', max_size=6)
+_json = st.recursive(st.none() | st.integers() | _text,
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_text, inner, max_size=3),
+                     max_leaves=60)
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=_json, limit=st.integers(0, 12), ascii_only=st.booleans())
+def test_the_nesting_check_is_the_depth_of_the_json(value: Any, limit: int, ascii_only: bool) -> None:
+    """Brackets, quotes and backslashes inside strings never fool it (they are cut out in C first)."""
+    raw = json.dumps(value, ensure_ascii=ascii_only).encode()
+    assert too_deep(raw, limit) == (_depth(value) > limit)
