@@ -709,7 +709,7 @@ class ChatSession:
                 f"the provider refused the previous prompt as too long ({refused.prompt_tokens or '?'} tokens by its "
                 f"count); rebuilt with the budget shrunk by {self.calibration.ratio:.3f} and retried once")
         digest = build.digest(self.provider_model)
-        # the trace form (decision_record's) with one copy of each row: scores only where they decided an
+        # the JSON edge: the trace form (decision_record's) with one copy of each row: scores only where they decided an
         # outcome, the rest changed every call with no effect (recorded_scores copies the rows it changes)
         live = [row.__dict__ for row in decision.decisions]
         decision_md = decision_record(decision.model_copy(update={"decisions": []}))

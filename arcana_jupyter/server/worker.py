@@ -189,7 +189,8 @@ class TraceWorker:
                                         "(a very large or damaged trace: read it with `arcana trace show`)")
             if got is None:
                 code = self._stop()
-                why = "ran out of memory" if code in (-9, 137, _EXIT_AFTER) else f"exited ({code})"
+                # -6: SIGABRT, what a Rust extension (pydantic-core) does when an allocation fails under the cap
+                why = "ran out of memory" if code in (-9, -6, 134, 137, _EXIT_AFTER) else f"exited ({code})"
                 return _failed(request, f"the trace reader {why} while reading this trace (a damaged or hostile "
                                         f"trace?); nothing else was read")
             if got[:1] != b"0":  # the child stops after this answer (or said something else)

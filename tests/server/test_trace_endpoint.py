@@ -164,9 +164,10 @@ def test_trace_file_and_request_checks(tmp_path: Path) -> None:
 
 
 def test_the_worker_bounds_time_and_memory_and_comes_back(tmp_path: Path) -> None:
-    """A prompt_sent that continues itself runs out of time (the worker is stopped and replaced); a decision
-    of 200 million rows and 100,000 references to a 100 KB message run out of the worker's memory; each is
-    ``ok: false`` saying so, and the next question about a sound trace is answered."""
+    """A child that does not answer in time is stopped and replaced; a decision of 200 million rows and
+    100,000 references to a 100 KB message run out of the worker's memory; each is ``ok: false`` saying so,
+    and the next question about a sound trace is answered. A prompt_sent that continues itself is answered
+    at once (the reader bounds the chain), well inside the worker's time."""
     _run_id, bombs = write_bombs(tmp_path / "bombs")
     good = tmp_path / "bombs" / "good.jsonl"
     good.write_text(make_trace(RUN_ID), encoding="utf-8")
@@ -174,20 +175,46 @@ def test_the_worker_bounds_time_and_memory_and_comes_back(tmp_path: Path) -> Non
     def ask(worker: TraceWorker, file: str, **q: Any) -> dict[str, Any]:
         return json.loads(worker.ask(file, {"type": "trace", "request_id": "q", **q}))
 
-    slow = TraceWorker(tmp_path / "bombs", seconds=1.5)
+    # the reader bounds every bomb it knows of, so the time limit is shown on a child that never answers
+    # (a real process: it reads the request and sleeps), then the real child takes over
+    hung = tmp_path / "hung-python"
+    hung.write_text("#!/bin/sh\nread line\nexec sleep 60\n")
+    hung.chmod(0o755)
+    slow = TraceWorker(tmp_path / "bombs", seconds=1.5, python=str(hung))
     try:
-        assert ask(slow, bombs.name, what="run")["ok"]
-        started = slow.started
+        began = time.monotonic()
         late = ask(slow, bombs.name, what="turn", turn=3)
         assert late["ok"] is False and "took longer than 1.5 s" in late["message"] and late["request_id"] == "q"
-        assert ask(slow, "good.jsonl", what="turn", turn=2)["ok"] and slow.started == started + 1
+        assert time.monotonic() - began < 30  # stopped, not waited for
+        slow.python = sys.executable
+        assert ask(slow, "good.jsonl", what="turn", turn=2)["ok"] and slow.started == 2
+        looped = ask(slow, bombs.name, what="diff", a=2, b=3)  # turn 3's prompt_sent continues itself
+        assert looped["request_id"] == "q" and slow.started == 2
     finally:
         slow.close()
+    # the reader refuses each bomb by the file's size before it costs memory: the turn is answered, its step
+    # names the record it could not resolve, and the same child goes on
     worker = TraceWorker(tmp_path / "bombs", seconds=120, memory_mb=1024)
     try:
-        for turn in (4, 2):  # the rows, then the references
-            big = ask(worker, bombs.name, what="turn", turn=turn)
-            assert big["ok"] is False and "needs more than the 1,024 MiB" in big["message"], big
+        rows = ask(worker, bombs.name, what="turn", turn=4)["turn_view"]["steps"][0]
+        assert rows["decision"] is None and "200,000,000 rows, more than" in rows["problem"], rows
+        refs = ask(worker, bombs.name, what="turn", turn=2)["turn_view"]["steps"][0]
+        assert refs["sent"] is None and "more than a trace file of this size can hold" in refs["sent_problem"], refs
+        assert worker.started == 1
+    finally:
+        worker.close()
+    # a trace that really needs more memory than the child may take (a 40 MB message at a 256 MiB cap) stops
+    # the child, is answered saying so, and the next question gets a fresh child
+    events = [json.loads(line) for line in good.read_text().splitlines() if line != CORRUPT_LINE]
+    user = next(e for e in events if e["event_type"] == "user_message")
+    user["metadata"]["message"]["content"] = "x" * 40_000_000
+    (tmp_path / "bombs" / "large.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    worker = TraceWorker(tmp_path / "bombs", seconds=60, memory_mb=256)
+    try:
+        for _ in range(2):
+            big = ask(worker, "large.jsonl", what="turn", turn=user["turn"])
+            assert big["ok"] is False and ("ran out of memory" in big["message"]
+                                           or "needs more than the 256 MiB" in big["message"]), big
             assert ask(worker, "good.jsonl", what="run")["ok"]
         assert worker.started == 3
         first = TraceReply.model_validate(ask(worker, bombs.name, what="turn", turn=1))

@@ -28,14 +28,22 @@ from arcana_jupyter.jupyter.replay_frames import build_frames
 from arcana_jupyter.trace import TraceReader
 from arcana_jupyter.trace.limits import too_deep
 
-CAP = 3 << 30
-"""The address space this module's tests run in (the venv's libraries take ~1 GB of it)."""
+HEADROOM = 2 << 30
+"""The address space this module's tests may take beyond what the process already maps: a fixed cap is
+wrong in a long run (threads' stacks, malloc arenas and a loaded model had taken 4 GB of it, and a new
+thread could not even start under 3 GB: the run hung)."""
+
+
+def _mapped() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[0]) * resource.getpagesize()
 
 
 @pytest.fixture(autouse=True)
 def _capped_memory() -> Iterator[None]:
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    resource.setrlimit(resource.RLIMIT_AS, (CAP if hard == resource.RLIM_INFINITY else min(CAP, hard), hard))
+    cap = _mapped() + HEADROOM
+    resource.setrlimit(resource.RLIMIT_AS, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
     try:
         yield
     finally:
