@@ -156,6 +156,8 @@ class TurnView(BaseModel):
     output_tokens: int | None = None
     cost_usd: float | None = None
     latency_ms: float | None = None
+    model_latency_ms: float | None = None
+    """The model's share of ``latency_ms``: the turn's LLM calls summed (the rest is the runtime's)."""
     steps: list[StepView] = Field(default_factory=list)
     """Every step with an event of this turn, ascending (a summariser call has a negative step)."""
     first_step: int = 0

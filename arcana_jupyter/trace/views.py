@@ -28,6 +28,7 @@ from ..schema.events import (
     ContextDecisionMetadata,
     ErrorEvent,
     ErrorMetadata,
+    LlmCall,
     MessageRecord,
     RunStart,
     ToolCallEvent,
@@ -168,6 +169,9 @@ class TraceViews:
                 view.input_tokens = md.usage.input_tokens if md.usage is not None else None
                 view.output_tokens = md.usage.output_tokens if md.usage is not None else None
                 view.cost_usd, view.latency_ms = md.cost_usd, md.latency_ms
+            elif isinstance(typed, LlmCall):
+                if typed.metadata.latency_ms is not None:  # the model's share of the turn's latency
+                    view.model_latency_ms = round((view.model_latency_ms or 0.0) + typed.metadata.latency_ms, 3)
             elif isinstance(typed, ErrorEvent):
                 view.errors.append(_error_view(event, typed.metadata))
             elif isinstance(typed, CognitivePrimitive):

@@ -622,6 +622,8 @@ export interface TurnView {
   output_tokens?: number | null;
   cost_usd?: number | null;
   latency_ms?: number | null;
+  /** The model's share of ``latency_ms``: the turn's LLM calls summed (the rest is the runtime's). */
+  model_latency_ms?: number | null;
   /** Every step with an event of this turn, ascending (a summariser call has a negative step). */
   steps?: StepView[];
   /** The step shown first: the first with a decision. */

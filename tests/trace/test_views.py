@@ -112,6 +112,11 @@ def test_a_runtime_run_is_sent_as_it_was_decided_and_sent(tmp_path: Path) -> Non
             assert step.sent is not None and step.sent.messages == want.messages and step.sent.tokens == want.tokens
             assert step.sent.verified and step.sent.status == want.status()
     assert calls >= 16  # every turn's calls, the tool loop's second call included
+    # the turn's latency and the model's share of it (its calls' latency summed), as the inspector says
+    first = views.turn("main", 1)
+    calls_ms = [e.metadata["latency_ms"] for e in reader.events(path.stem, event_types=["llm_call"], turn=1)]
+    assert len(calls_ms) == 2 and first.model_latency_ms == round(sum(calls_ms), 3)
+    assert first.latency_ms is not None and first.latency_ms >= first.model_latency_ms
     diff = views.diff("main", 1, 12)
     assert diff.problem is None and diff.rows and {c for r in diff.rows for c in r.changes} >= {"added"}
 
