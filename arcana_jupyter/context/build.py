@@ -22,7 +22,7 @@ from .decisions import Fidelity, MessageDecision, Source
 from .fidelity import fit_text
 from .message_cache import MessageCache
 from .plan import plan_conversation
-from .relevance import fuse, message_text
+from .relevance import fuse, message_text, passages
 from .result import Assembly, BuildResult, Pending
 from .sections import ContextSection, render_task
 
@@ -277,28 +277,37 @@ class Build:
             return {}, {}, {}
         lexical = self.index.scores(query, limit=self.n_history)
         store = self.builder.embeddings
+        named = self.index.query_speakers(query) if self.builder.speaker_weight > 0 else frozenset()
+        if named:
+            self.notes.append(f"relevance: the question names {', '.join(sorted(named))}: their messages first "
+                              f"(others' scores / {1 + self.builder.speaker_weight:g})")
         if store is None or not recall:
             if recall:
                 self.notes.append("relevance: lexical only (stemmed BM25 with feedback); no embedding model "
                                   "(pip install 'arcana-jupyter[embeddings]')")
             match, via = fuse(lexical, None)
-            return match, via, lexical
+            return self.index.speaker_prior(match, named, self.builder.speaker_weight), via, lexical
         rel = self.index
-        if len(rel.vectors) < self.n_history:
-            rel.vectors.extend(store.get(message_text(m)) for m in self.msgs[len(rel.vectors):self.n_history])
         fusion = self.builder.fusion
+        if fusion.sentences:
+            while len(rel.passage_starts) < self.n_history:
+                rel.passage_starts.append(len(rel.passage_vectors))
+                rel.passage_vectors.extend(store.get(p) for p in passages(self.msgs[len(rel.passage_starts) - 1]))
+        elif len(rel.vectors) < self.n_history:
+            rel.vectors.extend(store.get(message_text(m)) for m in self.msgs[len(rel.vectors):self.n_history])
         if fusion.parts:
             # each part cached by content (the input's text is the one it is indexed by as history)
             parts = [store.get(t) for t in self.query_parts(indexed=True)] or [store.get(query)]
             qvec = parts[0] if len(parts) == 1 else _unit(sum(parts[1:], parts[0]))
         else:
             qvec = store.get(query)
-        semantic = rel.semantic(qvec, self.n_history)
+        semantic = (rel.semantic_passages(qvec, self.n_history) if fusion.sentences
+                    else rel.semantic(qvec, self.n_history))
         coverage = rel.coverage(query, lexical) if fusion.head > 0 or fusion.method in ("gated", "score") else {}
         self.notes.append(f"relevance: stemmed BM25 with feedback + semantic ({store.ident}), fused by "
                           f"{fusion.spec()}")
         match, via = fuse(lexical, semantic, fusion, coverage)
-        return match, via, lexical
+        return self.index.speaker_prior(match, named, self.builder.speaker_weight), via, lexical
 
     def query(self) -> str:
         return " ".join(self.query_parts())

@@ -63,7 +63,7 @@ from .recall import (
     RECENCY_MIN_ROOM,
     Excerpt,
 )
-from .relevance import Fusion, parse_fusion
+from .relevance import SPEAKER_WEIGHT, Fusion, parse_fusion
 from .result import BuildResult
 from .sections import ContextSection
 
@@ -160,6 +160,10 @@ class WorkingSetBuilder:
             :class:`~.relevance.Fusion` or its ``spec()`` string; ``None`` (default): the tuned
             :data:`~.relevance.DEFAULT_FUSION`. Recorded as ``settings()["fusion"]``; lexical-only
             builds do not depend on it.
+        speaker_weight: when the question names a speaker of the conversation (``Maria:`` labels in
+            pasted chats and transcripts), every other message's match is divided by ``1 +
+            speaker_weight`` (:meth:`~.relevance.RelevanceIndex.speaker_prior`); 0 turns it off (what
+            builds recorded before the setting rebuild with).
     """
 
     def __init__(
@@ -191,6 +195,7 @@ class WorkingSetBuilder:
         excerpt_match: str = EXCERPT_MATCH_DEFAULT,
         block_recall: str = "small",
         summary_grid: float = 0.0,
+        speaker_weight: float = SPEAKER_WEIGHT,
     ) -> None:
         if layout not in LAYOUTS:
             raise ValueError(f"unknown layout {layout!r}; choose one of {list(LAYOUTS)}")
@@ -243,6 +248,9 @@ class WorkingSetBuilder:
         self.embeddings: EmbeddingStore | None = (
             EmbeddingStore(embedder, embedding_cache) if embedder is not None else None)
         self.fusion: Fusion = parse_fusion(fusion)
+        if speaker_weight < 0:
+            raise ValueError(f"speaker_weight must be >= 0, got {speaker_weight}")
+        self.speaker_weight = float(speaker_weight)
         self._cache = MessageCache(self.counter, self.policy)
         """What this builder remembers between builds (never changes a result, only how fast it comes)."""
 
@@ -286,6 +294,7 @@ class WorkingSetBuilder:
             "block_excerpts": self.block_excerpts,
             "excerpt_match": self.excerpt_match,
             "block_recall": self.block_recall,
+            "speaker_weight": self.speaker_weight,
         }
 
     # ---- public API ------------------------------------------------------------------------

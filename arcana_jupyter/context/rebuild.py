@@ -143,6 +143,9 @@ def _builder_kwargs(recorded: dict[str, Any]) -> dict[str, Any]:
     # recorded since the default mode's relevant block fills the budget; older traces kept it small
     block_recall = recorded.get("block_recall")
     kwargs["block_recall"] = block_recall if block_recall in BLOCK_RECALLS else "small"
+    # recorded since a question naming a speaker puts that speaker's messages first; older traces did not
+    weight = recorded.get("speaker_weight")
+    kwargs["speaker_weight"] = float(weight) if isinstance(weight, int | float) and not isinstance(weight, bool) else 0.0
     hint = recorded.get("placeholder_hint")
     fid = recorded.get("fidelity")
     if isinstance(fid, dict) or hint is not None:

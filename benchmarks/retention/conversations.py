@@ -26,8 +26,10 @@ turn, and what the model received is measured:
   prompt (``prefix_share``);
 - **runtime ms per turn**: the runtime's own time (the model is instant), median.
 
-By kind of question (single, when, multi, open) at each budget in a second table. Lexical
-relevance (``embeddings="off"``: what a default install without the ``[embeddings]`` extra has).
+By kind of question (single, when, multi, open) at each budget in a second table. Relevance as
+``Runtime()`` starts it (``embeddings="auto"``: the bundled sentence-embedding model fused with BM25;
+``--embeddings off`` for lexical only); the vectors sessions compute are kept in ``--vectors`` and
+shared by every run (a session keeps them beside its trace), so only the first run embeds.
 """
 
 from __future__ import annotations
@@ -110,7 +112,7 @@ def present(text: str, sent: str, common: set[str]) -> tuple[bool, bool]:
 
 
 async def drive(conv: dict[str, Any], *, engine: bool, budget: int, tally: Tally,
-                builder: dict[str, Any] | None = None) -> None:
+                builder: dict[str, Any] | None = None, embeddings: str = "auto", vectors: Path | None = None) -> None:
     pairs = exchanges(conv)
     replies = iter([r for _, r in pairs] + ["Noted."] * len(conv["questions"]))
     uncached: list[int] = []
@@ -141,8 +143,11 @@ async def drive(conv: dict[str, Any], *, engine: bool, budget: int, tally: Tally
     seen: Counter[str] = Counter(s for t in conv["turns"] for s in set(sentences(t["content"])))
     common = {s for s, n in seen.items() if n > 1}
     with tempfile.TemporaryDirectory() as tmp:
+        if vectors is not None:  # the vectors computed by earlier runs (a session keeps them beside its trace)
+            vectors.mkdir(parents=True, exist_ok=True)
+            (Path(tmp) / "embeddings").symlink_to(vectors.resolve(), target_is_directory=True)
         config = RuntimeConfig(trace_dir=tmp, context_engine=engine, total_window=budget + RESERVE,
-                               response_reserve=RESERVE, embeddings="off",
+                               response_reserve=RESERVE, embeddings=embeddings,
                                system_prompt=conv.get("system") or RuntimeConfig().system_prompt)
         async with Runtime(config=config, provider=provider).chat() as chat:
             for name, value in (builder or {}).items():  # experiments: other builder settings
@@ -195,6 +200,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, default=None, help="first N conversations of each file")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=JSON",
                         help="an experiment: set a builder attribute of the default mode's sessions")
+    parser.add_argument("--embeddings", default="auto", choices=("auto", "on", "off"),
+                        help="RuntimeConfig.embeddings (default: auto, as Runtime() starts)")
+    parser.add_argument("--vectors", type=Path, default=Path(os.environ.get("ARCANA_BENCH_VECTORS", ".bench-vectors")),
+                        help="where sessions keep the vectors they compute, shared by every run")
     parser.add_argument("--out", default=str(Path(__file__).parents[1] / "results" / "conversations.md"))
     args = parser.parse_args(argv)
     budgets = [int(b) for b in args.budgets.split(",")]
@@ -210,7 +219,8 @@ def main(argv: list[str] | None = None) -> None:
                 tally = Tally()
                 for conv in convs:
                     asyncio.run(drive(conv, engine=mode == "default", budget=budget, tally=tally,
-                                      builder=settings if mode == "default" else None))
+                                      builder=settings if mode == "default" else None,
+                                      embeddings=args.embeddings, vectors=args.vectors))
                 used = [p / budget for p in tally.prompt_tokens]
                 rows.append(
                     f"| {budget:,} | {mode} | {fmt(tally.evidence)} | {fmt(tally.lenient)} | "
@@ -249,7 +259,7 @@ Date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}; machine: {os.cpu
 Python {platform.python_version()}; load average at start {load:.2f}
 
 Sessions started as `Runtime()` starts them (the default mode, every default setting) and in classic
-mode beside it; `total_window = B + 1000`, `response_reserve = 1000`, lexical relevance. See the
+mode beside it; `total_window = B + 1000`, `response_reserve = 1000`, relevance `embeddings={args.embeddings}`. See the
 module docstring of `benchmarks/retention/conversations.py` for what each column measures.
 
 {chr(10).join(sections)}"""
