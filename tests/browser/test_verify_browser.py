@@ -115,12 +115,14 @@ def test_an_exploratory_notebook_verifies(page, lab_root: Path) -> None:
     run_cell(page, "%%arcana\nHello! What is 2 + 2?", timeout=180_000)
     bad = run_cell(page, "%arcana_chat --window abc")
     expect(notebook.locator(".jp-Cell").nth(bad)).to_contain_text("--window must be a whole number")
-    run_cell(page, "%arcana_chat --window 100")
+    small = run_cell(page, "%arcana_chat --window 100")
+    expect(notebook.locator(".jp-Cell").nth(small)).to_contain_text("--window must be at least 256 (got 100)")
     markdown(page, "## A smaller window")
     run_last(page, "%arcana_chat --new --model local --window 1024")
     run_last(page, "%arcana_context add constraint Answer in one sentence --why the notebook is a summary")
     first = run_last(page, "%%arcana\nName three colours.", timeout=180_000)
-    run_last(page, "1 / 0")
+    error = run_last(page, "1 / 0")
+    expect(notebook.locator(".jp-Cell").nth(error)).to_contain_text("ZeroDivisionError")
     last = run_last(page, "%%arcana\nAnd three animals.", timeout=180_000)
     listed = run_last(page, "%arcana_context list")
     row = notebook.locator(".jp-Cell").nth(listed).locator("tbody tr")
@@ -184,6 +186,9 @@ def test_an_interrupted_turn_verifies(page, lab_root: Path) -> None:
     assert ends[1]["message"]["content"].endswith("[interrupted by the user]")
     out = verify(lab_root, "interrupted.ipynb")
     assert "reproduced: 4 of 4 turn(s) in 1 run(s)" in out, out
+    # the interrupt is named where the turn is checked, not only counted
+    assert (f"ok   main turn 2: prompt same, reply same — interrupted by the user in the recording; replayed as "
+            f"interrupted, with its partial reply ({len(ends[1]['reply'])} characters)") in out, out
 
 
 def test_a_restart_in_the_middle_verifies(page, lab_root: Path) -> None:

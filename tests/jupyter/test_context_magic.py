@@ -134,14 +134,24 @@ def test_a_retracted_object_says_so_and_classic_mode_has_none(shell: Any) -> Non
 
 
 def test_the_package_root_gives_the_session(shell: Any) -> None:
-    """``import arcana_jupyter as aj; aj.session()``: the session behind ``%%arcana``, from the root."""
+    """``import arcana_jupyter as aj; aj.session()``: the session behind ``%%arcana``, from the root, with
+    the three calls the README names (``chat.pin(...)``, ``chat.add_context("constraint", ...)``,
+    ``chat.retract(id)``) as written there, each in the next prompt (or out of it) and recorded."""
     import arcana_jupyter as aj
 
-    start(shell)
+    model = start(shell)
     chat = aj.session()
     assert chat is magics(shell).entry(None).chat
     assert chat.add_context("constraint", "Answer in English")["id"] == "s_1"
-    assert user_actions(shell) == [("context_add", "python", "s_1", True)]
+    pinned = chat.pin("The budget is 600 EUR")
+    assert pinned["pinned"] is True
+    run_cell_magic(shell, "", "Plan a weekend in Porto.")
+    assert "Answer in English" in model.prompts[-1] and "The budget is 600 EUR" in model.prompts[-1]
+    assert chat.retract("s_1")["ok"] is not False
+    run_cell_magic(shell, "", "And the restaurants?")
+    assert "Answer in English" not in model.prompts[-1] and "The budget is 600 EUR" in model.prompts[-1]
+    assert user_actions(shell) == [("context_add", "python", "s_1", True), ("pin", "python", pinned["pin_id"], True),
+                                   ("retract", "python", "s_1", True)]
 
 
 def test_a_notebook_using_the_context_magic_verifies(tmp_path: Path) -> None:
@@ -185,3 +195,18 @@ def test_the_banner_says_memory_is_on_and_which_store(shell: Any, tmp_path: Path
     assert (f"memory on: SQLite store {store} (1 memory in the prompt's digest; %arcana_memory list shows the "
             "store)") in banners[0].splitlines()
     assert "memory on" not in banners[1]
+
+
+def test_the_banner_names_a_postgresql_store_with_its_password_masked() -> None:
+    """The PostgreSQL branch of the banner's memory line: the store named, the password never shown."""
+    from types import SimpleNamespace
+
+    from arcana_jupyter.jupyter.magics import memory_line
+
+    store = SimpleNamespace(backend="postgresql", path="postgresql://ada:very-secret-pw@db.example:5432/arcana")
+    digest = SimpleNamespace(items=[1, 2])
+    line = memory_line(SimpleNamespace(memory=SimpleNamespace(store=store, digest=digest)))
+    assert line == ("memory on: PostgreSQL store postgresql://ada:[REDACTED]@db.example:5432/arcana (2 memories in "
+                    "the prompt's digest; %arcana_memory list shows the store)")
+    assert "very-secret-pw" not in line
+    assert memory_line(SimpleNamespace(memory=None)) == ""

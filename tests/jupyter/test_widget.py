@@ -52,10 +52,17 @@ def test_a_plain_install_brings_the_widget() -> None:
     """anywidget and ipywidgets are core dependencies (no extra), and the widget's module is built:
     ``frontend = "auto"`` has what it needs on ``pip install arcana-jupyter``."""
     import importlib.metadata
+    import tomllib
 
+    def names(requirements: list[str]) -> set[str]:
+        return {re.split(r"[<>=!;\[ ]", r, maxsplit=1)[0].lower() for r in requirements}
+
+    # pyproject.toml, the source of truth (the installed metadata below is the one of the last install)
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert {"anywidget", "ipywidgets"} <= names(project["dependencies"])
+    assert project["optional-dependencies"]["widgets"] == []  # kept for old install lines, empty
     requires = importlib.metadata.requires("arcana-jupyter") or []
-    core = {re.split(r"[<>=!;\[ ]", r, maxsplit=1)[0].lower() for r in requires if "extra ==" not in r}
-    assert {"anywidget", "ipywidgets"} <= core
+    assert {"anywidget", "ipywidgets"} <= names([r for r in requires if "extra ==" not in r])
     assert widget_problem() is None
 
 
