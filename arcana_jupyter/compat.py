@@ -17,16 +17,20 @@ from typing import Any
 REMOVED_IN = "0.2"
 
 
-def moved(package: str, names: Mapping[str, str]) -> Callable[[str], Any]:
+def moved(package: str, names: Mapping[str, str], *, stacklevel: int = 2) -> Callable[[str], Any]:
     """A module ``__getattr__`` for ``package``: each of ``names`` (name -> its defining module) resolves
-    with a :class:`DeprecationWarning`; any other name is an :class:`AttributeError`, as usual."""
+    with a :class:`DeprecationWarning`; any other name is an :class:`AttributeError`, as usual.
+
+    The warning names the line that imported the alias (``stacklevel``: 3 when the package's own
+    ``__getattr__`` calls this one), so Python's and IPython's default filters, which show a
+    DeprecationWarning only when it is attributed to ``__main__``, show it to the user."""
 
     def __getattr__(name: str) -> Any:
         where = names.get(name)
         if where is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         warnings.warn(f"{package}.{name} is no longer exported there: import it from {where} "
-                      f"(the alias goes in arcana-jupyter {REMOVED_IN})", DeprecationWarning, stacklevel=2)
+                      f"(the alias goes in arcana-jupyter {REMOVED_IN})", DeprecationWarning, stacklevel=stacklevel)
         return getattr(importlib.import_module(where), name)
 
     return __getattr__

@@ -168,3 +168,25 @@ def test_names_removed_last_round_are_deprecated_aliases() -> None:
         module = importlib.import_module(f"arcana_jupyter.{package}")
         assert not set(getattr(module, "_MOVED", {})) & set(module.__all__), package
         assert not set(getattr(module, "_MOVED", {})) & set(dir(module)) - set(vars(module)), package
+
+
+def test_a_deprecated_alias_warns_the_code_that_imports_it() -> None:
+    """Each alias's warning names the importing line, not the package: Python's and IPython's default filters
+    show a DeprecationWarning only when it is attributed to ``__main__`` (the providers' warning named
+    providers/__init__.py, so a script or a notebook cell importing ``tool_call`` from there saw nothing)."""
+    import warnings
+
+    for package in SUBPACKAGES:
+        module = importlib.import_module(f"arcana_jupyter.{package}")
+        for name in getattr(module, "_MOVED", {}):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                getattr(module, name)
+            assert [w.filename for w in caught if w.category is DeprecationWarning] == [__file__], (package, name)
+    code = ("from arcana_jupyter.providers import tool_call\n"
+            "from arcana_jupyter.context import LayerReport\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"})
+    assert proc.returncode == 0, proc.stderr
+    assert "providers.tool_call is no longer exported" in proc.stderr, proc.stderr
+    assert "context.LayerReport is no longer exported" in proc.stderr, proc.stderr

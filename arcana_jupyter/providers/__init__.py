@@ -58,7 +58,7 @@ _MOVED = {
     "resolve_auto": "arcana_jupyter.providers.registry",
     "tool_call": "arcana_jupyter.providers.function",
 }
-_deprecated = _moved_names("arcana_jupyter.providers", _MOVED)
+_deprecated = _moved_names("arcana_jupyter.providers", _MOVED, stacklevel=3)  # called from __getattr__ below
 
 
 def __getattr__(name: str) -> Any:
