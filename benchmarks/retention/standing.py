@@ -38,7 +38,11 @@ and the turn's decision (``reply.decision``) are read:
 - **(d) chit-chat kept**: at the chat's last probe, the trap sentences said before it (chit-chat, one-offs,
   questions, quoted text, the assistant's suggestions) held by one line of the sections, of all traps;
 - **(e) the sections' share of the budget**: their tokens (as the decision counts them) over ``B``, mean and
-  max over the probes, and which sections were there.
+  max over the probes, and which sections were there;
+- **chance** (a control): the items of the file's other chats whose key this chat never states (never said, in
+  any wording), measured at every probe the same way: how often a sentence nobody said is "held" (the
+  whole-text unit is lenient at large budgets: a big section has many words, and the assistant's replies follow
+  the instructions — "Next steps:" lists reach the turn digests — so compare with this).
 
 ``--details PATH`` writes one JSON line per probe (items held or not, by which section) for tuning.
 """
@@ -55,7 +59,7 @@ import statistics
 import sys
 import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -171,6 +175,8 @@ class Tally:
     """The same for every item in force at every probe."""
     by_section: Counter[str] = field(default_factory=Counter)
     """Which section held a dependency (one line)."""
+    control: list[tuple[bool, bool]] = field(default_factory=list)
+    """Never-said items at every probe: (held by the sections' text, by one line of them)."""
     superseded_line: list[bool] = field(default_factory=list)
     superseded_text: list[bool] = field(default_factory=list)
     traps: dict[str, list[bool]] = field(default_factory=lambda: defaultdict(list))
@@ -188,10 +194,11 @@ def exchanges(chat: dict[str, Any]) -> list[tuple[str, str]]:
 
 async def drive(chat: dict[str, Any], *, engine: bool, budget: int, tally: Tally,
                 details: list[dict[str, Any]] | None = None,
-                before_turn: Callable[[Any, int], None] | None = None) -> None:
+                before_turn: Callable[[Any, int], None] | None = None, controls: Sequence[str] = ()) -> None:
     """Send ``chat`` turn by turn through a new session and measure each probe into ``tally`` (and one row per
     probe into ``details``). ``before_turn(session, turn)``, when given, is called before each turn is sent
-    (tests and experiments: pin something, add a constraint by hand, ...)."""
+    (tests and experiments: pin something, add a constraint by hand, ...). ``controls``: sentences never said in
+    this chat, measured at each probe as a control (:func:`never_said`)."""
     pairs = exchanges(chat)
     replies = iter([r for _, r in pairs])
 
@@ -253,6 +260,7 @@ async def drive(chat: dict[str, Any], *, engine: bool, budget: int, tally: Tally
                         (rec["revoked_at"] or 10**9) > turn
                     if live:
                         tally.live[rec["kind"]].append(measure(rec))
+                tally.control += [(sections.held(c, "text"), sections.held(c, "line")) for c in controls]
                 gone_line = [d for d in probe["must_not_hold"] if sections.held(items[d]["sentence"], "line")]
                 gone_text = [d for d in probe["must_not_hold"] if sections.held(items[d]["sentence"], "text")]
                 tally.superseded_line.append(bool(gone_line))
@@ -272,6 +280,12 @@ async def drive(chat: dict[str, Any], *, engine: bool, budget: int, tally: Tally
                     row["traps_kept"] = kept
                 if details is not None:
                     details.append(row)
+
+
+def never_said(chats: list[dict[str, Any]], chat: dict[str, Any]) -> list[str]:
+    """The item sentences of ``chats`` whose key ``chat`` never states (in any wording): the chance control."""
+    keys = {r["key"] for r in chat["items"]}
+    return sorted({r["sentence"] for c in chats for r in c["items"] if r["key"] not in keys})
 
 
 # ---- the report --------------------------------------------------------------------------------------------
@@ -300,7 +314,8 @@ def tables(results: list[tuple[int, str, Tally]]) -> str:
         present = ", ".join(f"{name} {n / t.probes:.0%}" for name, n in t.present.most_common()) or "none"
         holders = ", ".join(f"{name} {n}" for name, n in t.by_section.most_common()) or "none"
         other.append(
-            f"| {budget:,} | {mode} | {rate(t.superseded_line)} ({rate(t.superseded_text)}) | "
+            f"| {budget:,} | {mode} | {rate([c[0] for c in t.control])} / {rate([c[1] for c in t.control])} | "
+            f"{rate(t.superseded_line)} ({rate(t.superseded_text)}) | "
             f"{sum(traps)} of {len(traps)} ({by_kind}) | "
             f"{statistics.fmean(t.share):.0%} / {max(t.share):.0%} | "
             f"{statistics.fmean(t.prompt_tokens):,.0f} | {present} | {holders} |")
@@ -313,9 +328,10 @@ Every item in force at every probe (not only the ones the probe was written for)
 
 {chr(10).join(live)}
 
-| budget B | mode | superseded held, one line (whole text) | chit-chat kept at the last probe (by kind) | \
-sections' share of B, mean / max | prompt tokens | sections present (share of probes) | held by (one line) |
-| ---: | --- | ---: | --- | ---: | ---: | --- | --- |
+| budget B | mode | chance: never-said items held, text / one line | superseded held, one line (whole text) | \
+chit-chat kept at the last probe (by kind) | sections' share of B, mean / max | prompt tokens | \
+sections present (share of probes) | held by (one line) |
+| ---: | --- | ---: | ---: | --- | ---: | ---: | --- | --- |
 {chr(10).join(other)}
 """
 
@@ -341,7 +357,8 @@ def main(argv: list[str] | None = None) -> None:
             for mode in modes:
                 tally = Tally()
                 for chat in chats:
-                    asyncio.run(drive(chat, engine=mode == "default", budget=budget, tally=tally, details=details))
+                    asyncio.run(drive(chat, engine=mode == "default", budget=budget, tally=tally, details=details,
+                                      controls=never_said(chats, chat)))
                 results.append((budget, mode, tally))
                 print(path.name, budget, mode, {k: column(tally.deps, k, 0) for k in KINDS},
                       "superseded", rate(tally.superseded_line), flush=True)

@@ -132,6 +132,15 @@ def test_revisions_replace_rather_than_repeat() -> None:
 
 # ---- the harness -------------------------------------------------------------------------------------------
 
+def test_the_chance_control_is_what_the_chat_never_states() -> None:
+    chats = _load("dev")
+    said = {r["key"] for r in chats[0]["items"]}
+    controls = st.never_said(chats, chats[0])
+    assert controls and not {r["sentence"] for r in chats[0]["items"]} & set(controls)
+    keys = {r["sentence"]: r["key"] for c in chats for r in c["items"]}
+    assert not {keys[c] for c in controls} & said
+
+
 def test_holder_text_and_line_units() -> None:
     sentence = "Always format code with syntax highlighting, with the language named on the fence."
     assert len(set(stems(sentence))) >= 5
@@ -204,7 +213,9 @@ STATEMENT = "Always format code with syntax highlighting, with the language name
 def test_an_instruction_in_the_verbatim_history_is_in_the_prompt_but_not_held_by_the_sections() -> None:
     tally = st.Tally()
     details: list[dict[str, Any]] = []
-    asyncio.run(st.drive(_chat(STATEMENT, filler=1), engine=True, budget=16000, tally=tally, details=details))
+    asyncio.run(st.drive(_chat(STATEMENT, filler=1), engine=True, budget=16000, tally=tally, details=details,
+                         controls=["I prefer httpx over requests for HTTP calls."]))
+    assert tally.control == [(False, False)]
     assert tally.probes == 1
     (text, line, prompt), = tally.deps["instruction"]
     assert prompt and not text and not line  # everything fits verbatim: no section carries it
