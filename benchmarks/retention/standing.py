@@ -1,0 +1,406 @@
+"""Do standing instructions and preferences reach every later prompt? Real sessions, measured at the probes.
+
+Run: ``python -m benchmarks.retention.standing [FILE ...] [--budgets 4000,16000] [--modes default,classic]
+[--limit N] [--details PATH] [--out PATH|-]`` (default file: ``data/standing_dev.json``; writes
+``benchmarks/results/standing.md``). The data: :mod:`.make_standing` (long project chats where the user states
+instructions, preferences and constraints early, revises or revokes some, and asks late for things that
+depend on them: the probes).
+
+Each chat is driven turn by turn through a real :class:`~arcana_jupyter.runtime.ChatSession` started as
+``Runtime()`` starts it — the default mode, every default setting — and, beside it, in classic mode
+(``context_engine=False``), with ``total_window = B + 1000`` and ``response_reserve = 1000`` for a prompt
+budget ``B``, lexical relevance (``embeddings="off"``), as :mod:`.conversations` does. The user's turns are sent
+with ``chat.send``; a scripted model answers each with the recorded assistant reply, instantly (classic mode's
+summariser, when it asks, gets one fixed generic sentence: no model paraphrases here). Nothing else is done to
+the session: no pins, no magics, no memory. At each probe turn the prompt as sent (``provider.requests[-1]``)
+and the turn's decision (``reply.decision``) are read:
+
+- **the runtime's sections** (:func:`runtime_sections`): every block of the prompt the runtime wrote itself,
+  neither a history message (verbatim or compressed in place) nor a quoted earlier message brought back by
+  relevance (``name == "recalled"``): the decision rows with ``source == "section"`` (``checkpoint``,
+  ``model_claims``, ``turn_digests``, the adaptive tiers, ``memory_digest``, and whatever section a later
+  version adds, ``standing`` or ``constraints``, with no change here) and ``source == "pin"`` (the harness never
+  pins, so a pin is one the runtime made), read from the builder's layout at the row's ``position``, plus any
+  other system message the builder added (classic mode's ``summary``); the system prompt is not one. A section
+  counts only if its text is in the prompt as sent (the shaping step moves sections into the head system
+  message or the late context block, verbatim);
+- **held**: an item (its sentence) is held by a text when the text has at least 60% of the sentence's content
+  words (:func:`arcana_jupyter.context.relevance.stems`: stemmed, stop words out, as a set). Two units:
+  ``text`` — the sections' text as a whole (the issue's definition) — and ``line`` — one line of it (stricter:
+  a long section cannot match by accident, and a constraint list is one item a line);
+- **(a) held by the runtime's sections**: per probe, each item it depends on (``depends_on``: the latest
+  revision); by kind (instruction, preference, constraint), and over every item in force at the probe
+  ("in force");
+- **(b) anywhere in the prompt**: the same item in one line of the whole prompt as sent (history and recalled
+  messages included), for comparison;
+- **(c) superseded held**: the share of probes at which a version revised away or revoked before the probe
+  (``must_not_hold``) is held by the sections (one line; should be 0);
+- **(d) chit-chat kept**: at the chat's last probe, the trap sentences said before it (chit-chat, one-offs,
+  questions, quoted text, the assistant's suggestions) held by one line of the sections, of all traps;
+- **(e) the sections' share of the budget**: their tokens (as the decision counts them) over ``B``, mean and
+  max over the probes, and which sections were there;
+- **chance** (a control): the items of the file's other chats whose key this chat never states (never said, in
+  any wording), measured at every probe the same way: how often a sentence nobody said is "held" (the
+  whole-text unit is lenient at large budgets: a big section has many words, and the assistant's replies follow
+  the instructions — "Next steps:" lists reach the turn digests — so compare with this).
+
+``--details PATH`` writes one JSON line per probe (items held or not, by which section) for tuning.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arcana_jupyter.context.decisions import ContextDecision
+from arcana_jupyter.context.relevance import stems
+from arcana_jupyter.messages import RECALLED_NAME, Message
+from arcana_jupyter.providers.base import LLMRequest, LLMResponse, Usage
+from arcana_jupyter.providers.function import FunctionProvider
+from arcana_jupyter.runtime import Runtime, RuntimeConfig
+from benchmarks._machine import cpu_model
+
+HERE = Path(__file__).parent
+DEFAULT_FILES = [HERE / "data" / "standing_dev.json"]
+RESERVE = 1000
+HOLD = 0.6
+KINDS = ("instruction", "preference", "constraint")
+SUMMARY = "Summary: the user and the assistant worked on the user's project over several sessions."
+"""What classic mode's summariser is answered (a fixed sentence: no model paraphrases the chat here)."""
+
+
+# ---- what the runtime wrote itself ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Section:
+    """One block of the prompt the runtime wrote itself."""
+
+    name: str
+    """The section's name (``checkpoint``, ``turn_digests``, ...), ``pin:<id>`` for a pin, or the system
+    message's name (``summary``)."""
+    text: str
+    tokens: int
+    sent: bool
+    """True when its text is in the prompt as sent."""
+
+
+def runtime_sections(decision: ContextDecision, layout: list[Message], sent: str,
+                     count: Any = None) -> list[Section]:
+    """The runtime's own sections in one prompt (see the module docstring).
+
+    ``decision``: the call's decision (``reply.decision``); ``layout``: the builder's messages, which the
+    decision rows' ``position`` index (``chat.sent_messages[(turn, step)]``); ``sent``: the text of the prompt
+    as sent (its messages' contents joined), to check that each section reached it; ``count``: a message
+    token counter for blocks without a decision row.
+
+    Generic on purpose: any row with ``source == "section"`` is a section, whatever its name, so a new section
+    (``standing``, ``constraints``) is counted with no change here; rows with ``source == "pin"`` too. History
+    rows are never sections — neither a message kept in place (verbatim or compressed) nor a recalled one
+    (``recalled=True``, a system message named :data:`~arcana_jupyter.messages.RECALLED_NAME`) — even when a
+    section carries them (``row.section`` set on a history row means the section stands in for it). Any other
+    system message the builder placed (classic mode's ``summary``) is a section too; the system prompt (first
+    message, no row) is not."""
+    out: list[Section] = []
+    claimed: set[int] = set()
+    for row in decision.decisions:
+        for pos in (row.position, row.anchor_position):
+            if pos is not None:
+                claimed.add(pos)
+        if row.source not in ("section", "pin") or row.position is None or row.outcome == "dropped":
+            continue
+        text = layout[row.position].content
+        name = row.section or row.source
+        out.append(Section(name=f"pin:{name}" if row.source == "pin" else name, text=text,
+                           tokens=row.token_count_after, sent=text in sent))
+    for i, m in enumerate(layout):
+        if i == 0 or i in claimed or m.role != "system" or m.name == RECALLED_NAME or not m.content:
+            continue
+        tokens = count(m) if count is not None else 0
+        out.append(Section(name=m.name or "system", text=m.content, tokens=tokens, sent=m.content in sent))
+    return out
+
+
+class Holder:
+    """Stemmed views of a text, to ask quickly whether it holds a sentence (:data:`HOLD` of its content words)."""
+
+    def __init__(self, blocks: list[tuple[str, str]]) -> None:
+        """``blocks``: (name, text) pairs."""
+        self.all: set[str] = set()
+        self.lines: list[tuple[str, set[str]]] = []
+        for name, text in blocks:
+            for line in text.splitlines():
+                words = set(stems(line))
+                if words:
+                    self.lines.append((name, words))
+                    self.all |= words
+
+    def held(self, sentence: str, unit: str = "text") -> bool:
+        return self.where(sentence, unit) is not None
+
+    def where(self, sentence: str, unit: str = "line") -> str | None:
+        """The name of the block that holds ``sentence`` (``"*"`` for the whole text), or None."""
+        want = set(stems(sentence))
+        if not want:
+            return None
+        need = HOLD * len(want)
+        if unit == "text":
+            return "*" if len(want & self.all) >= need else None
+        for name, words in self.lines:
+            if len(want & words) >= need:
+                return name
+        return None
+
+
+# ---- driving one chat -------------------------------------------------------------------------------------
+
+@dataclass
+class Tally:
+    """What one mode at one budget gave over a file's chats."""
+
+    deps: dict[str, list[tuple[bool, bool, bool]]] = field(default_factory=lambda: defaultdict(list))
+    """Per kind: (held by the sections' text, held by one line of them, held by one line of the prompt)."""
+    live: dict[str, list[tuple[bool, bool, bool]]] = field(default_factory=lambda: defaultdict(list))
+    """The same for every item in force at every probe."""
+    by_section: Counter[str] = field(default_factory=Counter)
+    """Which section held a dependency (one line)."""
+    control: list[tuple[bool, bool]] = field(default_factory=list)
+    """Never-said items at every probe: (held by the sections' text, by one line of them)."""
+    superseded_line: list[bool] = field(default_factory=list)
+    superseded_text: list[bool] = field(default_factory=list)
+    traps: dict[str, list[bool]] = field(default_factory=lambda: defaultdict(list))
+    trap_sections: Counter[str] = field(default_factory=Counter)
+    share: list[float] = field(default_factory=list)
+    present: Counter[str] = field(default_factory=Counter)
+    prompt_tokens: list[int] = field(default_factory=list)
+    probes: int = 0
+
+
+def exchanges(chat: dict[str, Any]) -> list[tuple[str, str]]:
+    turns = chat["turns"]
+    return [(turns[i]["content"], turns[i + 1]["content"]) for i in range(0, len(turns), 2)]
+
+
+async def drive(chat: dict[str, Any], *, engine: bool, budget: int, tally: Tally,
+                details: list[dict[str, Any]] | None = None,
+                before_turn: Callable[[Any, int], None] | None = None, controls: Sequence[str] = ()) -> None:
+    """Send ``chat`` turn by turn through a new session and measure each probe into ``tally`` (and one row per
+    probe into ``details``). ``before_turn(session, turn)``, when given, is called before each turn is sent
+    (tests and experiments: pin something, add a constraint by hand, ...). ``controls``: sentences never said in
+    this chat, measured at each probe as a control (:func:`never_said`)."""
+    pairs = exchanges(chat)
+    replies = iter([r for _, r in pairs])
+
+    def answer(request: LLMRequest) -> LLMResponse:
+        first = request.messages[0].content if request.messages else ""
+        text = SUMMARY if first.startswith("Summarise the conversation") else next(replies, "OK.")
+        return LLMResponse(message=Message(role="assistant", content=text),
+                           usage=Usage(input_tokens=1, output_tokens=1))
+
+    provider = FunctionProvider(answer, keep_requests=1)
+    items = {r["id"]: r for r in chat["items"]}
+    probes = {p["turn"]: p for p in chat["probes"]}
+    last_probe = max(probes)
+    with tempfile.TemporaryDirectory() as tmp:
+        config = RuntimeConfig(trace_dir=tmp, context_engine=engine, total_window=budget + RESERVE,
+                               response_reserve=RESERVE, embeddings="off")
+        async with Runtime(config=config, provider=provider).chat() as session:
+            for k, (user, _) in enumerate(pairs):
+                turn = k + 1
+                if before_turn is not None:
+                    before_turn(session, turn)
+                reply = await session.send(user)
+                probe = probes.get(turn)
+                if probe is None:
+                    continue
+                assert reply.turn == turn and reply.decision is not None
+                request = provider.requests[-1]
+                sent = "\n".join(m.content for m in request.messages)
+                layout = session.sent_messages[(reply.turn, 0)]
+                found = [s for s in runtime_sections(reply.decision, layout, sent, session.counter.count_message)
+                         if s.sent]
+                sections = Holder([(s.name, s.text) for s in found])
+                prompt = Holder([(m.name or m.role, m.content) for m in request.messages])
+                tally.probes += 1
+                tally.share.append(sum(s.tokens for s in found) / budget)
+                tally.present.update({s.name.split(":")[0] for s in found})
+                tally.prompt_tokens.append(session.counter.count_prompt(request.messages, request.tools))
+
+                def measure(rec: dict[str, Any], sections: Holder = sections,
+                            prompt: Holder = prompt) -> tuple[bool, bool, bool]:
+                    return (sections.held(rec["sentence"], "text"), sections.held(rec["sentence"], "line"),
+                            prompt.held(rec["sentence"], "line"))
+
+                row: dict[str, Any] = {"chat": chat["id"], "probe": probe["id"], "turn": turn, "budget": budget,
+                                       "mode": "default" if engine else "classic",
+                                       "sections": {s.name: s.tokens for s in found}, "depends_on": {},
+                                       "must_not_hold": {}}
+                for d in probe["depends_on"]:
+                    rec = items[d]
+                    m = measure(rec)
+                    tally.deps[rec["kind"]].append(m)
+                    where = sections.where(rec["sentence"], "line")
+                    if where is not None:
+                        tally.by_section[where.split(":")[0]] += 1
+                    row["depends_on"][d] = {"kind": rec["kind"], "text": m[0], "line": m[1], "prompt": m[2],
+                                            "section": where}
+                for rec in chat["items"]:
+                    live = rec["turn"] < turn and (rec["superseded_at"] or 10**9) > turn and \
+                        (rec["revoked_at"] or 10**9) > turn
+                    if live:
+                        tally.live[rec["kind"]].append(measure(rec))
+                tally.control += [(sections.held(c, "text"), sections.held(c, "line")) for c in controls]
+                gone_line = [d for d in probe["must_not_hold"] if sections.held(items[d]["sentence"], "line")]
+                gone_text = [d for d in probe["must_not_hold"] if sections.held(items[d]["sentence"], "text")]
+                tally.superseded_line.append(bool(gone_line))
+                tally.superseded_text.append(bool(gone_text))
+                row["must_not_hold"] = {d: {"line": d in gone_line, "text": d in gone_text}
+                                        for d in probe["must_not_hold"]}
+                if turn == last_probe:
+                    kept = []
+                    for t in chat["traps"]:
+                        if t["turn"] >= turn:
+                            continue
+                        where = sections.where(t["sentence"], "line")
+                        tally.traps[t["kind"]].append(where is not None)
+                        if where is not None:
+                            tally.trap_sections[where.split(":")[0]] += 1
+                            kept.append({"sentence": t["sentence"], "kind": t["kind"], "section": where})
+                    row["traps_kept"] = kept
+                if details is not None:
+                    details.append(row)
+
+
+def never_said(chats: list[dict[str, Any]], chat: dict[str, Any]) -> list[str]:
+    """The item sentences of ``chats`` whose key ``chat`` never states (in any wording): the chance control."""
+    keys = {r["key"] for r in chat["items"]}
+    return sorted({r["sentence"] for c in chats for r in c["items"] if r["key"] not in keys})
+
+
+# ---- the report --------------------------------------------------------------------------------------------
+
+def rate(values: list[bool]) -> str:
+    return f"{sum(values) / len(values):.2f}" if values else "-"
+
+
+def column(rows: dict[str, list[tuple[bool, bool, bool]]], kind: str | None, i: int) -> str:
+    values = [m[i] for k, ms in rows.items() if kind in (None, k) for m in ms]
+    return rate(values)
+
+
+def tables(results: list[tuple[int, str, Tally]]) -> str:
+    head = ("| budget B | mode | instructions | preferences | constraints | all | all, one line | "
+            "all, anywhere in the prompt |\n| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    deps, live, other = [head], [head], []
+    for budget, mode, t in results:
+        for out, rows in ((deps, t.deps), (live, t.live)):
+            n = {k: len(rows.get(k, [])) for k in KINDS}
+            cells = " | ".join(f"{column(rows, k, 0)} (of {n[k]})" for k in KINDS)
+            out.append(f"| {budget:,} | {mode} | {cells} | {column(rows, None, 0)} | {column(rows, None, 1)} | "
+                       f"{column(rows, None, 2)} |")
+        traps = [v for vs in t.traps.values() for v in vs]
+        by_kind = ", ".join(f"{k} {sum(v)}/{len(v)}" for k, v in sorted(t.traps.items()))
+        present = ", ".join(f"{name} {n / t.probes:.0%}" for name, n in t.present.most_common()) or "none"
+        holders = ", ".join(f"{name} {n}" for name, n in t.by_section.most_common()) or "none"
+        other.append(
+            f"| {budget:,} | {mode} | {rate([c[0] for c in t.control])} / {rate([c[1] for c in t.control])} | "
+            f"{rate(t.superseded_line)} ({rate(t.superseded_text)}) | "
+            f"{sum(traps)} of {len(traps)} ({by_kind}) | "
+            f"{statistics.fmean(t.share):.0%} / {max(t.share):.0%} | "
+            f"{statistics.fmean(t.prompt_tokens):,.0f} | {present} | {holders} |")
+    return f"""Held by the runtime's sections (the issue's measure: at least 60% of the sentence's content words in
+the sections' text), per probe and item it depends on:
+
+{chr(10).join(deps)}
+
+Every item in force at every probe (not only the ones the probe was written for):
+
+{chr(10).join(live)}
+
+| budget B | mode | chance: never-said items held, text / one line | superseded held, one line (whole text) | \
+chit-chat kept at the last probe (by kind) | sections' share of B, mean / max | prompt tokens | \
+sections present (share of probes) | held by (one line) |
+| ---: | --- | ---: | ---: | --- | ---: | ---: | --- | --- |
+{chr(10).join(other)}
+"""
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="*", type=Path, default=DEFAULT_FILES)
+    parser.add_argument("--budgets", default="4000,16000")
+    parser.add_argument("--modes", default="default,classic")
+    parser.add_argument("--limit", type=int, default=None, help="first N chats of each file")
+    parser.add_argument("--details", type=Path, default=None, help="write one JSON line per probe here")
+    parser.add_argument("--out", default=str(Path(__file__).parents[1] / "results" / "standing.md"))
+    args = parser.parse_args(argv)
+    budgets = [int(b) for b in args.budgets.split(",")]
+    modes = args.modes.split(",")
+    load = os.getloadavg()[0]
+    details: list[dict[str, Any]] | None = [] if args.details else None
+    parts = []
+    for path in args.files:
+        chats = json.loads(path.read_text(encoding="utf-8"))[: args.limit]
+        results: list[tuple[int, str, Tally]] = []
+        for budget in budgets:
+            for mode in modes:
+                tally = Tally()
+                for chat in chats:
+                    asyncio.run(drive(chat, engine=mode == "default", budget=budget, tally=tally, details=details,
+                                      controls=never_said(chats, chat)))
+                results.append((budget, mode, tally))
+                print(path.name, budget, mode, {k: column(tally.deps, k, 0) for k in KINDS},
+                      "superseded", rate(tally.superseded_line), flush=True)
+        n_x = sum(len(c["turns"]) // 2 for c in chats)
+        n_p = sum(len(c["probes"]) for c in chats)
+        n_i = Counter(r["kind"] for c in chats for r in c["items"])
+        name = path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path
+        parts.append(f"""## {name}
+
+{len(chats)} chats, {n_x} exchanges, {n_p} probes; items stated: {n_i['instruction']} instructions, \
+{n_i['preference']} preferences, {n_i['constraint']} constraints (revisions included).
+
+{tables(results)}""")
+    if details is not None:
+        args.details.write_text("".join(json.dumps(d) + "\n" for d in details), encoding="utf-8")
+    files = " ".join(str(f.relative_to(Path.cwd()) if f.is_relative_to(Path.cwd()) else f) for f in args.files)
+    command = " ".join(["python -m benchmarks.retention.standing", files, "--budgets", args.budgets,
+                        *(["--modes", args.modes] if args.modes != "default,classic" else []),
+                        *(["--limit", str(args.limit)] if args.limit else [])])
+    text = f"""# Standing instructions and preferences in later prompts: the default mode beside classic
+
+Command: `{command}`
+Date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}; machine: {os.cpu_count()} cores, {cpu_model()}, \
+Python {platform.python_version()}; load average at start {load:.2f}
+
+Sessions started as `Runtime()` starts them (the default mode, every default setting) and in classic mode
+beside it; `total_window = B + 1000`, `response_reserve = 1000`, lexical relevance; the recorded assistant
+replies as the model's. Measured at each probe on the prompt as sent. "Sections": the blocks the runtime wrote
+itself (decision rows with `source == "section"` or `"pin"`, and classic mode's summary), never a history
+message or a recalled one; "held": at least 60% of the sentence's stemmed content words, in the sections' text
+(the issue's measure) or in one line. See the module docstring of `benchmarks/retention/standing.py` for every
+column, and `benchmarks/retention/make_standing.py` for the data.
+
+{chr(10).join(parts)}"""
+    if args.out == "-":
+        sys.stdout.write(text)
+        return
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,250 @@
+"""benchmarks/retention/make_standing.py and standing.py: the standing-instruction data in the repo is what the script
+writes, it has the shape the benchmark relies on (items stated early, revised and revoked in the middle, probes late
+whose dependencies are in force), and the benchmark's measure is computed from the runtime's own sections only.
+
+The harness tests drive a few short turns through real sessions (no data file): a sentence in the verbatim history
+is in the prompt but not held by the runtime's sections; a pinned one is (pins count as the runtime's sections: the
+harness never pins, so a pin in a measured prompt is one the runtime made); quoted earlier messages and history rows
+never count, whatever section carries them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arcana_jupyter.context.decisions import ContextDecision, MessageDecision
+from arcana_jupyter.context.relevance import stems
+from arcana_jupyter.messages import RECALLED_NAME, Message
+from benchmarks.retention import make_standing as ms
+from benchmarks.retention import standing as st
+from benchmarks.retention.standing_items import ITEM
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, dict]]:
+    out = tmp_path_factory.mktemp("standing")
+    return out, ms.write(out)
+
+
+def _load(split: str) -> list[dict[str, Any]]:
+    return json.loads((ms.DATA / f"standing_{split}.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("split", ms.SPLITS)
+def test_the_files_in_the_repo_are_what_the_script_writes(written: tuple[Path, dict], split: str) -> None:
+    out, _ = written
+    name = f"standing_{split}.json"
+    assert (out / name).read_bytes() == (ms.DATA / name).read_bytes(), \
+        "run python -m benchmarks.retention.make_standing"
+
+
+@pytest.mark.parametrize("split", ms.SPLITS)
+def test_the_self_check_holds(written: tuple[Path, dict], split: str) -> None:
+    r = written[1][split]
+    assert r["problems"] == []
+    assert r["chats"] == ms.N_CHATS >= 8
+    assert 100 <= ms.EXCHANGES[0] <= r["exchanges"][0] <= r["exchanges"][1] <= ms.EXCHANGES[1] <= 140
+    assert 60_000 <= r["tokens"][0] <= r["tokens"][1] <= 120_000
+    assert r["revisions"] == 2 * ms.N_CHATS and r["revocations"] == ms.N_CHATS
+    assert set(r["traps"]) == {"chit_chat", "one_off", "question", "quoted", "assistant"}
+    assert r["coverage"] == 1.0
+    assert all(r["dependencies"][k] >= 20 for k in ("instruction", "preference", "constraint"))
+
+
+def _in_force(item: dict[str, Any], turn: int) -> bool:
+    return item["turn"] < turn and (item["superseded_at"] or 10**9) > turn and (item["revoked_at"] or 10**9) > turn
+
+
+@pytest.mark.parametrize("split", ms.SPLITS)
+def test_every_probe_depends_on_items_in_force_and_lists_what_is_gone(split: str) -> None:
+    for chat in _load(split):
+        n = len(chat["turns"]) // 2
+        assert n >= 100
+        items = {r["id"]: r for r in chat["items"]}
+        assert chat["probes"]
+        for p in chat["probes"]:
+            assert n * 2 // 3 < p["turn"] <= n
+            assert p["depends_on"], p
+            for d in p["depends_on"]:
+                assert d in items and _in_force(items[d], p["turn"]), (chat["id"], p["id"], d)
+                # worded apart: the probe does not restate what it depends on
+                assert ms.share(items[d]["sentence"], p["text"]) < st.HOLD
+            gone = {r["id"] for r in chat["items"]
+                    if (r["superseded_at"] or 10**9) <= p["turn"] or (r["revoked_at"] or 10**9) <= p["turn"]}
+            assert set(p["must_not_hold"]) == gone
+            user = chat["turns"][2 * (p["turn"] - 1)]
+            assert user["id"] == p["message"] and user["role"] == "user" and user["content"] == p["text"]
+
+
+@pytest.mark.parametrize("split", ms.SPLITS)
+def test_items_are_stated_early_revised_in_the_middle_and_said_in_the_users_words(split: str) -> None:
+    for chat in _load(split):
+        n = len(chat["turns"]) // 2
+        by_id = {t["id"]: t for t in chat["turns"]}
+        items = {r["id"]: r for r in chat["items"]}
+        assert set(chat) == {"id", "project", "user", "sessions", "turns", "items", "traps", "probes"}
+        assert chat["turns"][0]["content"].startswith(f"[{chat['sessions'][0]['date_time']}] ")
+        for r in chat["items"]:
+            assert set(r) == {"id", "key", "kind", "turn", "message", "sentence", "revises", "superseded_at",
+                              "revoked_at", "revoked_by", "expect"}
+            assert r["kind"] == ITEM[r["key"]]["kind"] in ("instruction", "preference", "constraint")
+            message = by_id[r["message"]]
+            assert message["role"] == "user" and r["sentence"] in message["content"]
+            assert message["id"] == chat["turns"][2 * (r["turn"] - 1)]["id"]
+            if r["revises"] is None:
+                assert r["turn"] <= n // 3
+            else:
+                old = items[r["revises"]]
+                assert old["key"] == r["key"] and old["superseded_at"] == r["turn"] and n // 3 < r["turn"] <= 2 * n // 3
+            if r["revoked_at"] is not None:
+                assert r["revoked_by"] in chat["turns"][2 * (r["revoked_at"] - 1)]["content"]
+        kinds = [r["kind"] for r in chat["items"] if r["revises"] is None]
+        assert kinds.count("instruction") >= 3 and kinds.count("preference") >= 2 and kinds.count("constraint") >= 2
+        for t in chat["traps"]:
+            assert t["sentence"] in by_id[t["message"]]["content"] and by_id[t["message"]]["role"] == t["role"]
+
+
+def test_dev_and_test_differ() -> None:
+    dev, test = _load("dev"), _load("test")
+    assert {c["project"] for c in dev} & {c["project"] for c in test} == set()
+    assert {c["user"] for c in dev} & {c["user"] for c in test} == set()
+    sentences = {s: {r["sentence"] for c in chats for r in c["items"]} for s, chats in (("dev", dev), ("test", test))}
+    assert sentences["dev"] & sentences["test"] == set()
+    traps = {s: {t["sentence"] for c in chats for t in c["traps"]} for s, chats in (("dev", dev), ("test", test))}
+    assert traps["dev"] & traps["test"] == set()
+    assert ms.SEEDS["dev"] != ms.SEEDS["test"]
+
+
+def test_revisions_replace_rather_than_repeat() -> None:
+    for split in ms.SPLITS:
+        for chat in _load(split):
+            items = {r["id"]: r for r in chat["items"]}
+            for r in chat["items"]:
+                if r["revises"]:
+                    old = items[r["revises"]]["sentence"]
+                    assert ms.share(old, r["sentence"]) < 0.5 and ms.share(r["sentence"], old) < 0.5
+
+
+# ---- the harness -------------------------------------------------------------------------------------------
+
+def test_the_chance_control_is_what_the_chat_never_states() -> None:
+    chats = _load("dev")
+    said = {r["key"] for r in chats[0]["items"]}
+    controls = st.never_said(chats, chats[0])
+    assert controls and not {r["sentence"] for r in chats[0]["items"]} & set(controls)
+    keys = {r["sentence"]: r["key"] for c in chats for r in c["items"]}
+    assert not {keys[c] for c in controls} & said
+
+
+def test_holder_text_and_line_units() -> None:
+    sentence = "Always format code with syntax highlighting, with the language named on the fence."
+    assert len(set(stems(sentence))) >= 5
+    spread = st.Holder([("a", "code format\nsyntax highlight language\nnamed fence")])
+    assert spread.held(sentence, "text") and not spread.held(sentence, "line")
+    one = st.Holder([("checkpoint", "Constraints:\n  - (turn 4) " + sentence)])
+    assert one.held(sentence, "line") and one.where(sentence, "line") == "checkpoint"
+    assert not st.Holder([("x", "nothing like it")]).held(sentence, "text")
+
+
+def test_runtime_sections_take_section_and_pin_rows_and_added_system_messages_only() -> None:
+    layout = [
+        Message(role="system", content="You are a helpful assistant."),
+        Message(role="system", content="Session checkpoint\nConstraints:\n  - (turn 2) keep it small",
+                name="checkpoint"),
+        Message(role="system", content="[Pinned p1]\nuse tabs", name="p1"),
+        Message(role="system", content="Summary of the earlier conversation (4 messages):\nthey talked",
+                name="summary"),
+        Message(role="user", content="an old question"),
+        Message(role="assistant", content="an old answer"),
+        Message(role="system", content="(turn 1, user) a quoted earlier message", name=RECALLED_NAME),
+        Message(role="user", content="the question now"),
+    ]
+
+    def row(index: int, source: str, position: int | None, **kw: Any) -> MessageDecision:
+        return MessageDecision(index=index, role="system" if source in ("section", "pin") else "user", outcome="kept",
+                               fidelity="L0", token_count_before=5, token_count_after=5, reason="r", source=source,
+                               position=position, **kw)
+
+    decision = ContextDecision(strategy="tail_preserve", requested_strategy="auto", utilization_before=1.0, decisions=[
+        row(0, "history", 6, recalled=True, section="checkpoint"),  # recalled, even if a section carries its turn
+        row(1, "history", 4), row(2, "history", 5),
+        row(3, "history", None, section="checkpoint"),  # dropped, carried by the checkpoint: not a section
+        row(4, "input", 7), row(5, "section", 1, section="checkpoint"), row(6, "pin", 2, section="p1"),
+        row(7, "section", None, section="memory_digest"),  # dropped: not in the prompt
+    ])
+    sent = "\n".join(m.content for m in layout if m.name != "summary")
+    found = st.runtime_sections(decision, layout, sent, count=lambda m: 7)
+    assert [(s.name, s.sent) for s in found] == [("checkpoint", True), ("pin:p1", True), ("summary", False)]
+    assert found[0].tokens == 5 and found[2].tokens == 7
+
+
+def _chat(statement: str, filler: int = 6) -> dict[str, Any]:
+    """A small chat: the statement at turn 2, a trap at turn 3, the probe last."""
+    body = ("The export streams rows to disk so memory stays flat, and the header comes from the same column list as "
+            "the query. ") * 4
+    users = [f"[9:00 am on 4 March, 2024] Hi. Can you sketch the table for parcels? {body}",
+             f"That worked, thanks. {statement} Now the parcels query, please.",
+             "I always forget my keys when I leave in a hurry. What about the labels table?"]
+    users += [f"Next part {k}: the pallets export. {body}" for k in range(filler)]
+    users.append("Could you write the function that dumps all parcels into a CSV file for the accountant?")
+    turns = []
+    for k, u in enumerate(users):
+        turns += [{"id": f"x_t{2 * k}", "role": "user", "content": u},
+                  {"id": f"x_t{2 * k + 1}", "role": "assistant", "content": f"Answer {k}. {body}"}]
+    n = len(users)
+    return {"id": "x", "turns": turns,
+            "items": [{"id": "x_i0", "key": "fences", "kind": "instruction", "turn": 2, "message": "x_t2",
+                       "sentence": statement, "revises": None, "superseded_at": None, "revoked_at": None,
+                       "revoked_by": None, "expect": ""}],
+            "traps": [{"turn": 3, "message": "x_t4", "role": "user", "kind": "chit_chat",
+                       "sentence": "I always forget my keys when I leave in a hurry."}],
+            "probes": [{"id": "x_p0", "turn": n, "message": f"x_t{2 * (n - 1)}", "text": users[-1],
+                        "depends_on": ["x_i0"], "must_not_hold": []}]}
+
+
+STATEMENT = "Always format code with syntax highlighting, with the language named on the fence."
+
+
+def test_an_instruction_in_the_verbatim_history_is_in_the_prompt_but_not_held_by_the_sections() -> None:
+    tally = st.Tally()
+    details: list[dict[str, Any]] = []
+    asyncio.run(st.drive(_chat(STATEMENT, filler=1), engine=True, budget=16000, tally=tally, details=details,
+                         controls=["I prefer httpx over requests for HTTP calls."]))
+    assert tally.control == [(False, False)]
+    assert tally.probes == 1
+    (text, line, prompt), = tally.deps["instruction"]
+    assert prompt and not text and not line  # everything fits verbatim: no section carries it
+    assert details[0]["depends_on"]["x_i0"]["section"] is None
+    assert tally.traps["chit_chat"] == [False]
+
+
+def test_a_pinned_instruction_counts_as_held_by_the_runtimes_sections() -> None:
+    def pin(session: Any, turn: int) -> None:
+        if turn == 3:
+            session.pin(STATEMENT, label="standing")
+
+    for engine in (True, False):
+        tally = st.Tally()
+        details: list[dict[str, Any]] = []
+        asyncio.run(st.drive(_chat(STATEMENT), engine=engine, budget=1000, tally=tally, details=details,
+                             before_turn=pin))
+        assert tally.deps["instruction"] == [(True, True, True)], engine
+        assert details[0]["depends_on"]["x_i0"]["section"].startswith("pin:")
+        assert tally.by_section["pin"] == 1 and tally.present["pin"] == 1
+        assert 0 < tally.share[0] < 1 and tally.prompt_tokens[0] <= 1000
+
+
+def test_the_measure_runs_at_a_small_budget_in_both_modes() -> None:
+    for engine in (True, False):
+        tally = st.Tally()
+        asyncio.run(st.drive(_chat(STATEMENT), engine=engine, budget=1000, tally=tally))
+        assert tally.probes == 1 and len(tally.deps["instruction"]) == 1 and len(tally.live["instruction"]) == 1
+        assert len(tally.traps["chit_chat"]) == 1 and tally.superseded_line == [False]
+        assert (tally.share[0] > 0) == bool(tally.present)  # today's default mode may have none at 1k
+    table = st.tables([(1000, "default", tally)])
+    assert "| 1,000 | default |" in table
