@@ -71,6 +71,12 @@ def assemble(build: Build, ctx: Assembly, summary_text: str | None) -> BuildResu
         quote = plan.blocks and not fill and build.builder.block_recall == "fill"
         if not fill and not quote:  # a small block: what the window leaves free between drops stays free
             room = min(room, plan.recall_room)
+        tell = build.builder.block_tell_share
+        if quote and tell is not None and not build.asks():
+            # the input asks nothing of the past: the best few relevant messages, not all the room
+            # (the block follows the input, so every token of it is billed again next turn)
+            plan.tell_room = max(0, int(build.available * tell))
+            room = min(room, plan.tell_room)
         if plan.blocks and not fill and build.builder.block_excerpts and not quote:
             # what the prompt already says, sentence by sentence: an excerpt never repeats it
             build.said = {p for it in (*prompt.head, *prompt.stable, *prompt.late_sections, *prompt.recent)
@@ -111,6 +117,9 @@ def _free_reason(build: Build, ctx: Assembly, plan: Plan, prompt: _Prompt, recal
         reason, why = "recall_off", "bringing earlier turns back is off (recall=False)"
     elif recalled is None:
         reason, why = "recall_off", "no earlier turns were brought back for this build"
+    elif plan.tell_room is not None:
+        reason, why = ("statement", f"the input asks nothing (no question, no request), so the block of earlier "
+                                    f"messages relevant to it is kept to {plan.tell_room} tokens")
     elif not recalled.fill and not recalled.quote:
         reason, why = ("small_block", f"the block of relevant earlier turns is kept small ({plan.recall_room} tokens, "
                                       "block_recall='small')")

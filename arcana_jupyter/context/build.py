@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..messages import Message, MessageLike, ToolSpec, as_message
 from ..schema.pins import Pin
 from . import strategies as S
+from .asking import asks
 from .assemble import assemble
 from .decisions import Fidelity, MessageDecision, Source
 from .fidelity import fit_text
@@ -311,6 +312,15 @@ class Build:
 
     def query(self) -> str:
         return " ".join(self.query_parts())
+
+    def asks(self) -> bool:
+        """Whether this turn's user message (the input, or the last user message before it in a tool
+        loop) asks for something: a question or a request (:func:`~.asking.asks`). No user message: it does."""
+        msgs = self.msgs
+        if self.input_index is None:
+            return True
+        user = next((i for i in range(self.input_index, -1, -1) if msgs[i].role == "user"), None)
+        return True if user is None else asks(msgs[user].content)
 
     def query_parts(self, indexed: bool = False) -> list[str]:
         """The current input, this turn's user message when the input is not it, and the task.

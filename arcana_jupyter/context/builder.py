@@ -160,6 +160,10 @@ class WorkingSetBuilder:
             :class:`~.relevance.Fusion` or its ``spec()`` string; ``None`` (default): the tuned
             :data:`~.relevance.DEFAULT_FUSION`. Recorded as ``settings()["fusion"]``; lexical-only
             builds do not depend on it.
+        block_tell_share: with ``block_recall="fill"``, the most of the available tokens the block of
+            relevant earlier messages takes when the turn's user message asks nothing — no question, no
+            request (:func:`~.asking.asks`): the best few, where a question gets all the room the window
+            leaves. ``None`` (default, and what traces recorded before the setting rebuild with): no limit.
         speaker_weight: when the question names a speaker of the conversation (``Maria:`` labels in
             pasted chats and transcripts), every other message's match is divided by ``1 +
             speaker_weight`` (:meth:`~.relevance.RelevanceIndex.speaker_prior`); 0 turns it off (what
@@ -196,6 +200,7 @@ class WorkingSetBuilder:
         block_recall: str = "small",
         summary_grid: float = 0.0,
         speaker_weight: float = SPEAKER_WEIGHT,
+        block_tell_share: float | None = None,
     ) -> None:
         if layout not in LAYOUTS:
             raise ValueError(f"unknown layout {layout!r}; choose one of {list(LAYOUTS)}")
@@ -251,6 +256,9 @@ class WorkingSetBuilder:
         if speaker_weight < 0:
             raise ValueError(f"speaker_weight must be >= 0, got {speaker_weight}")
         self.speaker_weight = float(speaker_weight)
+        if block_tell_share is not None and not 0.0 <= block_tell_share <= 1.0:
+            raise ValueError(f"block_tell_share must be between 0 and 1 or None, got {block_tell_share}")
+        self.block_tell_share = block_tell_share
         self._cache = MessageCache(self.counter, self.policy)
         """What this builder remembers between builds (never changes a result, only how fast it comes)."""
 
@@ -295,6 +303,7 @@ class WorkingSetBuilder:
             "excerpt_match": self.excerpt_match,
             "block_recall": self.block_recall,
             "speaker_weight": self.speaker_weight,
+            "block_tell_share": self.block_tell_share,
         }
 
     # ---- public API ------------------------------------------------------------------------

@@ -54,6 +54,9 @@ class Plan:
     """The ``blocks`` drop policy planned this (see :data:`~.builder.DROP_POLICIES`)."""
     recall_room: int = 0
     """With ``blocks``: the room of the small block of relevant earlier turns."""
+    tell_room: int | None = None
+    """With ``block_recall="fill"`` and ``block_tell_share``: the block's room for an input that asks
+    nothing (:func:`~.asking.asks`); ``None``: the input asks, or no such limit."""
     recall_fill: bool = False
     """With ``blocks``: the budget is too small for a small block; relevant, neighbour and recent
     turns fill the room left, as with ``bands``."""

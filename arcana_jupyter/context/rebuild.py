@@ -144,6 +144,9 @@ def _builder_kwargs(recorded: dict[str, Any]) -> dict[str, Any]:
     block_recall = recorded.get("block_recall")
     kwargs["block_recall"] = block_recall if block_recall in BLOCK_RECALLS else "small"
     # recorded since a question naming a speaker puts that speaker's messages first; older traces did not
+    # recorded since an input that asks nothing gets a small block; older traces gave it all the room
+    tell = recorded.get("block_tell_share")
+    kwargs["block_tell_share"] = float(tell) if isinstance(tell, int | float) and not isinstance(tell, bool) else None
     weight = recorded.get("speaker_weight")
     kwargs["speaker_weight"] = float(weight) if isinstance(weight, int | float) and not isinstance(weight, bool) else 0.0
     hint = recorded.get("placeholder_hint")

@@ -4,26 +4,33 @@ The score recorded in ``MessageDecision.relevance_score`` is
 
     relevance = 0.6 * match + 0.2 * recency + 0.1 * role + 0.1 * error
 
-- ``match``: how well the message matches the current input plus the task, in ``[0, 1]``. Lexical
-  only (the default install): the :class:`~arcana_jupyter.text.BM25Index` normalised score over
-  Snowball-stemmed words without stop words (``1.0`` = "mentions every query term"), after one
-  round of pseudo-relevance feedback (the query is expanded with the most specific words of its
-  best first-round hits, at a lower weight: questions about two or three turns find the second
-  turn through the first). With an embedding model (:mod:`.embeddings`): the BM25 ranking and the
-  cosine ranking fused as :data:`DEFAULT_FUSION` says (:class:`Fusion`, recorded as
-  ``settings()["fusion"]``): first the BM25 hits that hold a good share of the query's rare terms
-  (the *head*, :meth:`RelevanceIndex.coverage`: a literal question's evidence, which turns that are
-  merely about the same topic must not outrank), in BM25 order; then the rest by a weighted sum of
-  the normalised BM25 score and the rescaled cosine, BM25's weight rising with the query's lexical
-  confidence (the best hit's share). Tuned on the dev splits of two kinds of data — paraphrased
-  questions (``hard_*``) and literal multi-session chats (``chats_*``) — so that the embeddings
-  never keep less than lexical alone (benchmarks/results/retention.md). :func:`fuse` also says,
-  per message, which list it came from (``bm25`` or ``semantic``).
+- ``match``: how well the message matches the current input plus the task, in ``[0, 1]``. Two
+  rankings, fused as :data:`DEFAULT_FUSION` says (:class:`Fusion`, recorded as
+  ``settings()["fusion"]``):
+
+  - lexical: the :class:`~arcana_jupyter.text.BM25Index` normalised score over Snowball-stemmed
+    words without stop words (``1.0`` = "mentions every query term"), after one round of
+    pseudo-relevance feedback (the query is expanded with the most specific words of its best
+    first-round hits, at a lower weight: questions about two or three turns find the second turn
+    through the first);
+  - semantic (:mod:`.embeddings`, the bundled sentence-embedding model; off with
+    ``ARCANA_EMBEDDINGS=off`` or ``RuntimeConfig(embeddings="off")``): the cosine of the question
+    with the message's best sentence (:func:`passages`: a turn of small talk with one fact in it
+    matches a question about that fact by that sentence, not by the average of all of them).
+
+  First the BM25 hits that hold most of the query's rare terms (the *head*,
+  :meth:`RelevanceIndex.coverage`: a literal question's evidence, which turns merely about the same
+  topic must not outrank), then the two rankings by reciprocal rank fusion. Then the speaker prior
+  (:meth:`RelevanceIndex.speaker_prior`): when the question names a speaker of the conversation
+  (``Maria:`` labels of a pasted chat or transcript), every other message's match is divided by
+  ``1 + speaker_weight``. Tuned on the dev splits of two-person conversations asked in other words
+  (``python -m benchmarks.retention.ranking``, benchmarks/results/ranking.md). :func:`fuse` also
+  says, per message, which list it came from (``bm25`` or ``semantic``).
 - ``recency``: ``1 / (1 + age / 8)`` with ``age`` in user turns between the message and the input.
 - ``role``: user 1.0, assistant 0.6, tool 0.4, system 0.5 — what the user said matters most.
 - ``error``: 1.0 when the content looks like an error (a traceback, ``SomethingError``, ``error:``).
 
-Only ``bm25`` depends on the question. The builder uses it to bring older turns the question is
+Only ``match`` depends on the question. The builder uses it to bring older turns the question is
 about back into the prompt (the "relevant earlier turns" block), and uses the question-independent
 part (role, error) to keep user messages and errors one fidelity level higher in compressed bands,
 so that the stable part of the prompt does not change with every question.
@@ -157,8 +164,9 @@ def speaker_labels(text: str) -> frozenset[str]:
 PASSAGE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 PASSAGE_MIN_WORDS = 3
 """A sentence shorter than this joins the next one (\"Ha!\" alone means nothing to an embedding)."""
-MAX_PASSAGES = 24
-"""Most passages a message is embedded as (its bounded text has few more sentences than this)."""
+MAX_PASSAGES = 12
+"""Most passages a message is embedded as: a longer message's sentences are grouped, neighbours
+together, into this many (a bound on the embedding cost of a long reply: ~17 ms of CPU a passage)."""
 
 
 def passages(message: Message) -> list[str]:
@@ -187,7 +195,10 @@ def passages(message: Message) -> list[str]:
             out[-1] = out[-1] + " " + carry
         else:
             out.append(carry)
-    return out[:MAX_PASSAGES] or [text]
+    if len(out) > MAX_PASSAGES:  # neighbouring sentences together, in MAX_PASSAGES groups of near-equal size
+        n = len(out)
+        out = [" ".join(out[k * n // MAX_PASSAGES:(k + 1) * n // MAX_PASSAGES]) for k in range(MAX_PASSAGES)]
+    return out or [text]
 
 
 def static_score(role: str, error: bool) -> float:
@@ -650,14 +661,19 @@ def fuse(
 
 
 LEGACY = parse_fusion(LEGACY_FUSION)
-DEFAULT_FUSION = parse_fusion("rrf:bm25=0.3,semantic=1,k=60,bm25_hi=0.3,gate_lo=1,gate_hi=1,parts=1,sentences=1")
-"""The fusion a new builder uses: reciprocal rank fusion of the BM25 ranking (weight 0.3) and the cosine
-ranking (weight 1) in which a message counts by its best sentence (``sentences=1``: a turn of small talk
-with one fact in it matches a question about the fact), the query's parts embedded one by one. Chosen
+DEFAULT_FUSION = parse_fusion(
+    "rrf:bm25=0.3,semantic=1,k=60,bm25_hi=0.3,gate_lo=1,gate_hi=1,head=0.6,parts=1,sentences=1")
+"""The fusion a new builder uses: first the BM25 hits that hold at least 60% of the question's rare terms
+(``head``: a literal question's evidence is never outranked by turns merely about the same thing), then
+reciprocal rank fusion of the BM25 ranking (weight 0.3) and the cosine ranking (weight 1) in which a
+message counts by its best sentence (``sentences=1``: a turn of small talk with one fact in it matches a
+question about the fact), the query's parts embedded one by one. Chosen
 on the dev splits of two-person conversations (``talks_dev``, ``chats_dev``, two conversations each;
 ``python -m benchmarks.retention.ranking``; benchmarks/results/ranking.md): with the speaker prior,
 recall of the evidence within the best 2,000 tokens 0.81 / 0.86 against 0.63 / 0.75 for the previous
 default (``score`` fusion of whole-message vectors, BM25 hits holding 30% of the query's rare terms
-first) and 0.47 / 0.65 for BM25 alone. The ``score`` fusions and a literal head lost 0.05-0.08 on
-the paraphrased conversations: BM25 gives almost every turn of a chat between two named people some
-score, so its scores say little past its first hits, and its ranks at a low weight say enough."""
+first) and 0.47 / 0.65 for BM25 alone; the head changes nothing there (0.4-1.0 alike) and keeps the
+literal hit first where near misses crowd the cosine ranking (tests/context/test_context_fusion.py). The
+``score`` fusions lost 0.05-0.08 on the paraphrased conversations: BM25 gives almost every turn of a chat
+between two named people some score, so its scores say little past its first hits, and its ranks at a
+low weight say enough."""

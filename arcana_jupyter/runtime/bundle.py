@@ -100,6 +100,8 @@ FREE_REASONS = {
     "small_block": "the block of relevant earlier messages was kept small (a setting of traces recorded before "
                    "it filled the budget)",
     "recall_off": "bringing earlier turns back is off",
+    "statement": "the input asks nothing (no question, no request), so only the best few earlier messages "
+                 "relevant to it came back",
 }
 """``ContextReport.free_reason`` in words."""
 

@@ -15,8 +15,12 @@ from ..context.plan import SUMMARY_GRID
 from ..tokens import TokenCounter
 from .config import RuntimeConfig
 
-OVERFLOW_SHARE = 0.2
-"""Most of the budget the sections standing in for turns that did not fit may take (engine mode)."""
+OVERFLOW_SHARE = 0.1
+"""Most of the budget the sections standing in for turns that did not fit may take (engine mode): the
+checkpoint of what they said and the latest of their digests. A tenth (it was a fifth): what answers a
+question about those turns is the turns themselves, which the relevant block brings back whole; at a
+fifth the cover held 788 tokens of a 4k prompt's 3,800 (dev split of benchmarks/retention/conversations.py,
+evidence 0.75 / 0.83 against 0.76 / 0.84 at a tenth)."""
 MIN_OVERFLOW_TOKENS = 64
 BLOCK_FRACTION = 0.35
 """The default mode's drop: this part of the available tokens at a time (the builder's default is a
@@ -24,15 +28,24 @@ quarter). A drop re-sends nearly the whole prompt, so larger drops, rarer, keep 
 (measured on the dev split of benchmarks/retention/sessions.py at 4k: prefix reuse once full 80% at a
 quarter, 82% at 0.35, same facts found). What a drop frees does not stay empty: the block of relevant
 earlier messages takes it (``block_recall="fill"``)."""
-RELEVANT_SHARE = 0.35
-"""The least of the conversation budget the default mode keeps for the earlier messages relevant to the
-input (``block_recall_share``; the block also takes whatever the window leaves free), at most
-:data:`RELEVANT_MAX_TOKENS` of it. Measured at a 4k budget on three conversations of the chats dev split
-(benchmarks/retention/conversations.py): evidence in the prompt 0.61 (classic mode 0.61) for 1,426
-uncached prompt tokens per turn once the window is full (classic 2,394)."""
-RELEVANT_MAX_TOKENS: int | None = 1536
-"""... as classic mode's relevant block (``recall_max_tokens``): the part of the prompt that changes with
-every question is what a provider bills again."""
+RELEVANT_SHARE = 0.6
+"""The least of the conversation budget the default mode keeps for the earlier messages relevant to a
+question or a request (``block_recall_share``; the block also takes whatever the window leaves free): the
+verbatim window takes at most the other 40%. Classic mode keeps half for them and fills the rest of its
+window's room too, so at 0.35 the default found less of a question's evidence than classic at every
+budget (0.72 / 0.80 against 0.77 / 0.85 at 4k on the dev splits of benchmarks/retention/conversations.py);
+at 0.5, 0.76 / 0.84; at 0.6, 0.78 / 0.86. An input that asks nothing leaves most of it free
+(:data:`TELL_SHARE`), so the room costs nothing on the turns that do not need it."""
+RELEVANT_MAX_TOKENS: int | None = None
+"""No cap on the block (it was 1,536 tokens, as classic mode's): on large windows a question gets the room
+its evidence needs, and what the block costs is bounded by :data:`TELL_SHARE` on the turns that ask nothing."""
+TELL_SHARE = 0.08
+"""The most of the available tokens the block of relevant earlier messages takes when the turn's user
+message asks nothing — no question, no request (``block_tell_share``; context/asking.py): the best few
+messages, a reminder, where a question gets all the room the window leaves. The block follows the input, so
+it is billed again on every call: in two-person conversations most turns are statements, and giving them
+the whole room re-sent 1,786 uncached tokens per turn at a 4k budget (classic mode 2,124; dev split of
+benchmarks/retention/conversations.py)."""
 RELEVANT_MIN_TOKENS = 64
 """Below this reserved room (tiny windows) the block still takes what the window leaves."""
 
@@ -47,7 +60,8 @@ def session_builder(config: RuntimeConfig, budget: TokenBudget, counter: TokenCo
                                  embedder=embedder, embedding_cache=embedding_cache,
                                  recall_share=config.recall_share, drop_policy="blocks", block_recall="fill",
                                  block_recall_min=RELEVANT_MIN_TOKENS, block_recall_share=RELEVANT_SHARE,
-                                 recall_max_tokens=RELEVANT_MAX_TOKENS, block_fraction=BLOCK_FRACTION)
+                                 recall_max_tokens=RELEVANT_MAX_TOKENS, block_fraction=BLOCK_FRACTION,
+                                 block_tell_share=TELL_SHARE)
     return WorkingSetBuilder(budget=budget, strategy=config.strategy, counter=counter, summarizer=summarizer,
                              embedder=embedder, embedding_cache=embedding_cache, recall_share=config.recall_share,
                              drop_policy="bands", summary_grid=SUMMARY_GRID)

@@ -94,8 +94,9 @@ class ContextReport(BaseModel):
     """Why more than a quarter of the budget stayed free while earlier messages were out of the
     prompt: ``no_more_relevant`` (no other earlier message matches the input),
     ``relevant_too_large`` (the others do not fit the room left), ``small_block`` (the block of
-    relevant turns is kept small by the builder's settings) or ``recall_off``; ``None`` when it
-    did not happen."""
+    relevant turns is kept small by the builder's settings), ``statement`` (the input asks nothing —
+    no question, no request — so the block holds the best few relevant messages only) or
+    ``recall_off``; ``None`` when it did not happen."""
 
 
 class BudgetSnapshot(BaseModel):

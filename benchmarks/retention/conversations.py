@@ -114,7 +114,7 @@ def present(text: str, sent: str, common: set[str]) -> tuple[bool, bool]:
 async def drive(conv: dict[str, Any], *, engine: bool, budget: int, tally: Tally,
                 builder: dict[str, Any] | None = None, embeddings: str = "auto", vectors: Path | None = None) -> None:
     pairs = exchanges(conv)
-    replies = iter([r for _, r in pairs] + ["Noted."] * len(conv["questions"]))
+    replies = iter([r for _, r in pairs] + ["Noted."] * len(conv.get("questions") or []))
     uncached: list[int] = []
     previous: list[LLMRequest] = []
 
@@ -168,7 +168,7 @@ async def drive(conv: dict[str, Any], *, engine: bool, budget: int, tally: Tally
                     tally.reuse_full.append(report["prefix_share"])
                     tally.uncached_full.append(uncached[-1])
             counter = chat.counter
-            for q in conv["questions"]:
+            for q in conv.get("questions") or []:  # a conversation without questions: its cost only
                 await chat.send(q["question"])
                 request = provider.requests[-1]
                 sent = "\n".join(m.content for m in request.messages)
@@ -231,7 +231,7 @@ def main(argv: list[str] | None = None) -> None:
                 kinds = ", ".join(f"{k} {fmt(v)}" for k, v in sorted(tally.by_kind.items()))
                 kind_rows.append(f"| {budget:,} | {mode} | {kinds} |")
                 print(path.name, rows[-1], kind_rows[-1], flush=True)
-        n_q = sum(len(c["questions"]) for c in convs)
+        n_q = sum(len(c.get("questions") or []) for c in convs)
         n_x = sum(len(exchanges(c)) for c in convs)
         name = path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path
         sections.append(f"""## {name}

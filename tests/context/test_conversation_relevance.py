@@ -1,0 +1,201 @@
+"""Relevance in conversations between named people: the speaker a question names, a message scored by
+its best sentence, and the small block an input that asks nothing gets."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from arcana_jupyter.context import TokenBudget, WorkingSetBuilder
+from arcana_jupyter.context.asking import asks
+from arcana_jupyter.context.rebuild import _builder_kwargs
+from arcana_jupyter.context.relevance import (
+    DEFAULT_FUSION,
+    LEGACY_FUSION,
+    RelevanceIndex,
+    parse_fusion,
+    passages,
+    speaker_labels,
+    stem,
+    stems,
+)
+from arcana_jupyter.messages import Message
+
+# ---- asking -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", [
+    "When did Maria go to the museum?",
+    "[3 May, 2024] Leon: Anyway, how's your brother doing",  # a question without its mark, after a label
+    "Leon: (9:28 am on 26 March, 2023) Tell me more about the race.",
+    "Remind me what we decided about the database.",
+    "Please summarise the report in two sentences.",
+    "So what was the bucket again",
+    "Thanks. Now plot the sales by region.",
+    "I was wondering whether the seed changed.",
+])
+def test_questions_and_requests_ask(text: str) -> None:
+    assert asks(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Can't wait.",
+    "Had a great weekend, the weather held.",
+    "[11:24 am on 25 May, 2024] Declan: This morning I went to the pharmacy and bumped into half the street.",
+    "Plot twist: the move is to Chicago now.",
+    "Thanks, that's enough.",
+    "Shouldn't be long now.",
+    "Maria: I ran the Harbour Half on Sunday, raised money for the hospital.",
+])
+def test_statements_ask_nothing(text: str) -> None:
+    assert not asks(text)
+
+
+# ---- speakers -----------------------------------------------------------------------------------
+
+
+def test_speaker_labels_are_read_at_line_starts_and_not_from_note_or_error_labels() -> None:
+    assert speaker_labels("[11:24 am on 25 May, 2024] Declan: Hey Esther!") == {"declan"}
+    assert speaker_labels("Melanie: (9:28 am on 26 March, 2023) The coffee machine broke.\nMelanie: Again.") == {
+        "melanie"}
+    assert speaker_labels("Note: the seed is 4711.\nError: nothing found") == frozenset()
+    assert speaker_labels("the ratio is 3:1 and at 10:30 we meet") == frozenset()
+
+
+def two_friends() -> list[Message]:
+    out = [Message(role="system", content="Two friends chat.")]
+    for t in range(1, 41):
+        out.append(Message(role="user", content=f"Maria: Day {t}. I baked bread again, the kitchen is a mess.",
+                           turn=t))
+        out.append(Message(role="assistant", content=f"Leon: Day {t}. I baked bread too, the oven smoked.", turn=t))
+    return out
+
+
+def test_a_question_naming_a_speaker_puts_their_messages_first() -> None:
+    history = two_friends()
+    index = RelevanceIndex()
+    for m in history:
+        index.add(m)
+    assert index.query_speakers("What did Leon's oven do?") == {"leon"}
+    assert index.query_speakers("What did Ada bake?") == frozenset()  # nobody of that name speaks here
+    scores = index.scores("What bread did Leon bake?")
+    ahead = index.speaker_prior(scores, frozenset({"leon"}), 4.0)
+    best = sorted(ahead, key=lambda d: (-ahead[d], d))[:10]
+    assert all(history[d].content.startswith("Leon:") for d in best)
+    # no speaker named, or a weight of 0: unchanged
+    assert index.speaker_prior(scores, frozenset(), 4.0) is scores
+    assert index.speaker_prior(scores, frozenset({"leon"}), 0.0) is scores
+
+
+def test_the_builder_records_the_speaker_weight_and_old_traces_rebuild_without_it() -> None:
+    b = WorkingSetBuilder(TokenBudget(total_window=2000, response_reserve=500), embedder=None)
+    assert b.settings()["speaker_weight"] == 4.0
+    assert _builder_kwargs({})["speaker_weight"] == 0.0
+    assert _builder_kwargs({"speaker_weight": 2})["speaker_weight"] == 2.0
+    with pytest.raises(ValueError, match="speaker_weight"):
+        WorkingSetBuilder(TokenBudget(total_window=2000, response_reserve=500), speaker_weight=-1)
+
+
+# ---- passages -----------------------------------------------------------------------------------
+
+
+def test_a_message_is_embedded_sentence_by_sentence_without_its_labels() -> None:
+    m = Message(role="user", content="[3 May, 2024] Maria: Ha! The boiler broke again, the train was late. "
+                                      "I joined the Hillside Harriers running club on Tuesday.\n"
+                                      "Maria: Ok.")
+    assert passages(m) == ["Ha! The boiler broke again, the train was late.",
+                           "I joined the Hillside Harriers running club on Tuesday. Ok."]
+    tool = Message(role="tool", content="a,b\n1,2\n3,4", tool_call_id="c1")
+    assert passages(tool) == ["a,b\n1,2\n3,4"]
+
+
+CONCEPTS = {stem(w): c for w, c in {"run": "run", "running": "run", "jog": "run", "race": "run",
+                                    "club": "group", "group": "group", "team": "group", "join": "join",
+                                    "joined": "join", "signed": "join"}.items()}
+
+
+class SynonymEmbedder:
+    """A deterministic bag-of-synonyms embedder (stems mapped to concepts, hashed into 96 dimensions)."""
+
+    ident = "synonyms@1"
+
+    def embed(self, text: str) -> np.ndarray:
+        v = np.zeros(96, dtype=np.float32)
+        for w in stems(text):
+            c = CONCEPTS.get(w, w)
+            v[int(hashlib.sha256(c.encode()).hexdigest(), 16) % 96] += 1.0
+        n = float(np.linalg.norm(v))
+        return v / n if n else v
+
+
+def test_a_message_counts_by_its_best_sentence() -> None:
+    index = RelevanceIndex()
+    emb = SynonymEmbedder()
+    long_day = Message(role="user", content="Long week. The boiler broke, the train was late twice, my aunt visited "
+                                            "and the neighbours painted their fence orange. I signed up with a "
+                                            "jogging team.")
+    msgs = [long_day, *(Message(role="user", content=f"Small talk {k}: weather, coffee, trains, the boiler.")
+                        for k in range(30))]
+    for m in msgs:
+        index.add(m)
+        index.passage_starts.append(len(index.passage_vectors))
+        index.passage_vectors.extend(emb.embed(p) for p in passages(m))
+        index.vectors.append(emb.embed(m.content))
+    q = emb.embed("Which running club did they join?")
+    by_sentence = index.semantic_passages(q, len(msgs))
+    whole = index.semantic(q, len(msgs))
+    assert max(by_sentence, key=lambda d: (by_sentence[d], -d)) == 0
+    # the best sentence's cosine, computed by hand
+    assert by_sentence[0] == pytest.approx(max(float(emb.embed(p) @ q) for p in passages(long_day)), abs=1e-5)
+    assert by_sentence[0] > whole.get(0, 0.0)
+
+
+def test_the_fusion_spec_says_sentences_and_old_specs_read_as_written() -> None:
+    assert DEFAULT_FUSION.sentences == 1 and "sentences=1" in DEFAULT_FUSION.spec()
+    assert parse_fusion(LEGACY_FUSION).spec() == LEGACY_FUSION  # no new field appears in an old build's string
+    assert parse_fusion(LEGACY_FUSION).sentences == 0
+
+
+# ---- the block of an input that asks nothing ----------------------------------------------------
+
+
+FACTS = ["the bucket is s3://acme-1", "the seed is 4711", "the contact is Ines Varga", "the deadline is 06:30",
+         "the table is fct_orders_12", "the window is 180 days", "the code is K-7459", "the cut-off is 3.5"]
+
+
+def session(turns: int) -> list[Message]:
+    history = [Message(role="system", content="You are a data assistant.")]
+    for t in range(1, turns + 1):
+        history += [
+            Message(role="user", content=f"Ana: I grouped the weekly extract by region again. "
+                                         f"Note that {FACTS[t % len(FACTS)]} for team {t}.", turn=t),
+            Message(role="assistant", content=f"Noted for team {t}. Converting the date column first keeps the "
+                                              "resample step simple; check the row counts after the merge.", turn=t),
+        ]
+    return history
+
+
+def fill_builder(**kw) -> WorkingSetBuilder:
+    return WorkingSetBuilder(TokenBudget(total_window=3000, response_reserve=1000), embedder=None,
+                             drop_policy="blocks", block_recall="fill", block_recall_share=0.35, **kw)
+
+
+def test_a_statement_gets_a_small_block_and_a_question_all_the_room() -> None:
+    history = session(90)
+    b = fill_builder(block_tell_share=0.05)
+    question = b.build([*history, Message(role="user", content="Which seed did team 9 use?",
+                                          turn=91)], turn=91)
+    statement = b.build([*history, Message(role="user", content="The seed for team 9 is settled now.",
+                                           turn=91)], turn=91)
+    assert question.report.recalled_tokens > 2 * int(b.budget.available * 0.05)
+    assert 0 < statement.report.recalled_tokens <= int(b.budget.available * 0.05)
+    assert statement.report.free_reason == "statement"
+    assert any("asks nothing" in n for n in statement.decision.notes)
+    # without the setting (traces recorded before it), a statement gets all the room too
+    old = fill_builder().build([*history, Message(role="user", content="The seed for team 9 is settled now.",
+                                                  turn=91)], turn=91)
+    assert old.report.recalled_tokens > statement.report.recalled_tokens
+    assert _builder_kwargs({})["block_tell_share"] is None
+    assert _builder_kwargs({"block_tell_share": 0.08})["block_tell_share"] == 0.08
