@@ -146,6 +146,12 @@ _SHARED_CACHE: OrderedDict[tuple[Path, bool], FileIndex] = OrderedDict()
 _SHARED_LOCK = threading.RLock()
 
 
+def shared_indexes() -> list[FileIndex]:
+    """The file indexes the process-wide cache holds now (the trace worker watches them go)."""
+    with _SHARED_LOCK:
+        return list(_SHARED_CACHE.values())
+
+
 class _TooDeep(ValueError):
     """A line nested deeper than :data:`~.limits.MAX_DEPTH`: not an event."""
 
