@@ -168,6 +168,20 @@ def _parse(raw: bytes) -> Any:
         raise _TooDeep(f"nested deeper than {MAX_DEPTH} levels") from None
 
 
+_MISSING = object()
+
+
+def _field(typed: Record, name: str) -> Any:
+    """``getattr(typed, name, None)`` for a metadata model: its field, or an extra key an unknown event
+    type keeps; without pydantic's ``__getattr__``, slow to say a name is missing (15,000 lines of 25,000
+    lack a ``step``)."""
+    value = typed.__dict__.get(name, _MISSING)
+    if value is not _MISSING:
+        return value
+    extra = typed.__pydantic_extra__
+    return extra.get(name) if extra else None
+
+
 def _as_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -421,9 +435,9 @@ class FileIndexer:
         agent: str = obj.get("agent") or "main"
         turn = _as_int(obj.get("turn"))
         # an unknown event type keeps its keys as extra attributes: _as_int guards their type
-        step = _as_int(getattr(typed, "step", None))
-        message = getattr(typed, "message", None) if etype in HISTORY_EVENTS else None
-        hindex = _as_int(getattr(typed, "history_index", None)) if etype in HISTORY_EVENTS else None
+        step = _as_int(_field(typed, "step"))
+        message = _field(typed, "message") if etype in HISTORY_EVENTS else None
+        hindex = _as_int(_field(typed, "history_index")) if etype in HISTORY_EVENTS else None
         ts = str(obj.get("ts") or "")
         position = len(idx.entries)
         entry = Entry(offset, len(raw), line_no, etype, turn, agent, obj["event_id"], step, hindex,
