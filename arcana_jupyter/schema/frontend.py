@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from .trace_view import RunView, TraceWhat, TurnDiffView, TurnView
+from .trace_view import MAX_BATCH, RunView, TraceWhat, TurnDiffView, TurnPair, TurnView
 
 LiveAction = Literal["unpin", "hydrate", "retract"]
 """What a person can do from the inspector (the same runtime calls the model's tools use)."""
@@ -61,11 +61,17 @@ class TraceRequest(BaseModel):
     agent: str | None = None
     """``None``: ``main`` when it has turns, else the first agent that has some."""
     turn: int | None = None
-    """The turn of a ``turn`` request."""
+    """The turn of a ``turn`` request. In a ``run`` request, the turn whose view comes with the overview
+    (``-1``: the agent's last turn), so a viewer draws its first turn from one answer."""
     a: int | None = None
     """The first turn of a ``diff`` request."""
     b: int | None = None
     """The second turn of a ``diff`` request."""
+    turns: list[int] | None = Field(default=None, max_length=MAX_BATCH)
+    """The turns of a ``turns`` request (the reply's ``turn_views``; a turn the run does not have is left out)."""
+    pairs: list[TurnPair] | None = Field(default=None, max_length=MAX_BATCH)
+    """The pairs of turns a ``turns`` request compares (the reply's ``diffs``; a pair that cannot be compared
+    because a turn is not in the run is left out)."""
     request_id: RequestId = None
 
 
@@ -151,7 +157,12 @@ class TraceReply(BaseModel):
     """The file's version (size and modification time) the answer was read from."""
     run: RunView | None = None
     turn_view: TurnView | None = None
+    """The turn a ``turn`` request asked for (or the one a ``run`` request asked to come with the overview)."""
     diff: TurnDiffView | None = None
+    turn_views: list[TurnView] | None = None
+    """A ``turns`` request's turns, in the order asked."""
+    diffs: list[TurnDiffView] | None = None
+    """A ``turns`` request's pairs compared, in the order asked."""
     request_id: RequestId = None
 
 

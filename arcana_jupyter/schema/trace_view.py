@@ -20,8 +20,12 @@ from pydantic import BaseModel, Field
 from .decisions import BudgetSnapshot, ContextDecision, ContextReport, MessageDecision
 from .events import MessageRecord
 
-TraceWhat = Literal["run", "turn", "diff"]
-"""What a ``trace`` request asks: the run's overview, one turn, or the difference of two turns."""
+TraceWhat = Literal["run", "turn", "diff", "turns"]
+"""What a ``trace`` request asks: the run's overview, one turn, the difference of two turns, or several turns
+and differences at once (what a viewer reads ahead of the scrubber)."""
+
+MAX_BATCH = 32
+"""The most turns, and the most pairs of turns, one ``turns`` request asks for."""
 
 
 class TraceProblem(BaseModel):
@@ -200,7 +204,15 @@ class TurnDiffView(BaseModel):
     """Why the two turns cannot be compared (a decision that cannot be read, a turn not in the run)."""
 
 
+class TurnPair(BaseModel):
+    """Two turns to compare (a ``turns`` request's ``pairs``): turn ``a`` before turn ``b``."""
+
+    a: int
+    b: int
+
+
 __all__ = [
+    "MAX_BATCH",
     "DiffChange",
     "DiffRowView",
     "ErrorView",
@@ -213,5 +225,6 @@ __all__ = [
     "TraceProblem",
     "TraceWhat",
     "TurnDiffView",
+    "TurnPair",
     "TurnView",
 ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import json
+import threading
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -24,6 +25,7 @@ from traitlets import Float, Integer
 from traitlets.config import LoggingConfigurable
 
 from ..schema.frontend import TraceRequest
+from ..schema.trace_view import MAX_BATCH
 from .worker import DEFAULT_MEMORY_MB, DEFAULT_SECONDS, TraceWorker
 
 ROUTE = "/arcana/trace"
@@ -98,9 +100,14 @@ def request_of(arguments: dict[str, list[bytes]]) -> dict[str, Any]:  # JSON edg
         values = arguments.get(name)
         return values[-1].decode("utf-8", errors="replace") if values else None
 
+    def turn_number(name: str, value: str) -> int:
+        if not value.strip().lstrip("-").isdigit() or len(value) > 12:
+            raise Refused(400, f"{name}={_clip(value)} is not a turn number")
+        return int(value)
+
     out: dict[str, Any] = {"type": "trace", "what": one("what") or "run"}
-    if out["what"] not in ("run", "turn", "diff"):
-        raise Refused(400, f"what={_clip(out['what'])}: ask for run, turn or diff")
+    if out["what"] not in ("run", "turn", "diff", "turns"):
+        raise Refused(400, f"what={_clip(out['what'])}: ask for run, turn, diff or turns")
     agent = one("agent")
     if agent is not None:
         if not agent or len(agent) > 200:
@@ -108,11 +115,24 @@ def request_of(arguments: dict[str, list[bytes]]) -> dict[str, Any]:  # JSON edg
         out["agent"] = agent
     for name in ("turn", "a", "b"):
         value = one(name)
-        if value is None:
-            continue
-        if not value.strip().lstrip("-").isdigit() or len(value) > 12:
-            raise Refused(400, f"{name}={_clip(value)} is not a turn number")
-        out[name] = int(value)
+        if value is not None:
+            out[name] = turn_number(name, value)
+    # a `turns` request: turns=3,4,5 and pairs=2:3,3:4 (at most MAX_BATCH of each)
+    turns, pairs = one("turns"), one("pairs")
+    if turns is not None or pairs is not None:
+        if out["what"] != "turns":
+            raise Refused(400, "turns= and pairs= belong to a what=turns request")
+        items = [t for t in (turns or "").split(",") if t] if turns is not None else []
+        couples = [p for p in (pairs or "").split(",") if p] if pairs is not None else []
+        if len(items) > MAX_BATCH or len(couples) > MAX_BATCH:
+            raise Refused(400, f"a turns request asks for at most {MAX_BATCH} turns and {MAX_BATCH} pairs")
+        out["turns"] = [turn_number("turns", t) for t in items]
+        out["pairs"] = []
+        for couple in couples:
+            a, sep, b = couple.partition(":")
+            if not sep:
+                raise Refused(400, f"pairs={_clip(couple)}: a pair of turns is written a:b")
+            out["pairs"].append({"a": turn_number("pairs", a), "b": turn_number("pairs", b)})
     TraceRequest.model_validate(out)
     return out
 
@@ -123,6 +143,11 @@ class TraceHandler(APIHandler):
     def initialize(self, config: ArcanaTraceServer, worker: TraceWorker) -> None:
         self.config_ = config
         self.worker = worker
+        self.gone = threading.Event()
+        """Set when the page closed the connection (an aborted fetch): a request still queued is not read."""
+
+    def on_connection_close(self) -> None:
+        self.gone.set()
 
     @tornado.web.authenticated
     async def get(self) -> None:
@@ -136,7 +161,9 @@ class TraceHandler(APIHandler):
             self.set_header("Content-Type", "application/json")
             self.finish(json.dumps({"type": "trace", "ok": False, "message": str(exc)}))
             return
-        body = await asyncio.get_running_loop().run_in_executor(None, self.worker.ask, file, request)
+        body = await asyncio.get_running_loop().run_in_executor(None, self.worker.ask, file, request, self.gone)
+        if self.gone.is_set():
+            return  # nobody is waiting for it
         self.set_header("Content-Type", "application/json")
         self.set_header("Cache-Control", "no-store")
         self.finish(body)

@@ -15,6 +15,7 @@ resolved, a damaged trace) becomes ``ok: false`` with its message, never an exce
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,11 @@ MAX_ERRORS = 500
 _STEP_EVENTS = frozenset({"context_decision", "prompt_snapshot", "prompt_sent", "llm_call"})
 """The events that make a step of a turn (one LLM call's build, prompt and call)."""
 
+DECISIONS_KEPT = 8
+"""How many resolved decisions a :class:`TraceViews` keeps (a turn and the diffs beside it read the same ones)."""
+DECISION_ROWS_KEPT = 30_000
+"""... and how many decision rows they may hold together (the newest decision is kept whatever its size)."""
+
 
 class _RecordedSection(BaseModel):
     """A section as ``context_decision.inputs.sections`` records it (a ContextSection dump): the two
@@ -85,9 +91,36 @@ class TraceViews:
         self.reader = reader if reader is not None else TraceReader(self.path)
         self.run_key = self.path.stem
         """The run as the reader names it (a single file: its stem)."""
+        # The last decisions resolved, by position in the index they were read from: the turn shown and
+        # the diffs beside it (and a viewer's next questions) read the same decisions.
+        self._decided: OrderedDict[int, ContextDecisionMetadata] = OrderedDict()
+        self._decided_in: FileIndex | None = None
+        self._agent_of: tuple[FileIndex, int, str] | None = None
 
     def _index(self) -> FileIndex:
         return self.reader._index(self.run_key)
+
+    @staticmethod
+    def version_of(idx: FileIndex) -> str:
+        """The file version an answer read from ``idx`` is of (:attr:`RunView.version`)."""
+        return f"{idx.stat_key[0]}:{idx.stat_key[1]}"
+
+    def default_agent(self, idx: FileIndex | None = None) -> str:
+        """``main`` when it has turns (or no agent has), else the first agent that has some: the agent a
+        request that names none is about (what :meth:`run`'s overview would say, without building it)."""
+        idx = idx if idx is not None else self._index()
+        kept = self._agent_of
+        if kept is not None and kept[0] is idx and kept[1] == len(idx.entries):
+            return kept[2]
+        with_turns = {agent for agent, turn in idx.by_turn if turn >= 1}
+        agent = "main" if "main" in with_turns or not with_turns else next(a for a in idx.agents if a in with_turns)
+        self._agent_of = (idx, len(idx.entries), agent)
+        return agent
+
+    def last_turn(self, agent: str, idx: FileIndex | None = None) -> int | None:
+        """The agent's last turn (None: it has none)."""
+        idx = idx if idx is not None else self._index()
+        return max((turn for a, turn in idx.by_turn if a == agent and turn >= 1), default=None)
 
     # ---- the overview --------------------------------------------------------------------------
 
@@ -108,7 +141,7 @@ class TraceViews:
             problems.append(TraceProblem(line=d.line, problem=d.problem, excerpt=d.excerpt, torn=True))
         problems.sort(key=lambda p: p.line or 0)
         return RunView(
-            path=self.shown, version=f"{idx.stat_key[0]}:{idx.stat_key[1]}", run_id=idx.run_id,
+            path=self.shown, version=self.version_of(idx), run_id=idx.run_id,
             model=idx.run_start.model if idx.run_start else None,
             arcana_version=start.metadata.arcana_version if isinstance(start, RunStart) else None,
             events=len(idx.entries), bytes=max(idx.size, idx.stat_key[0]),
@@ -212,7 +245,25 @@ class TraceViews:
         return view
 
     def _decision_metadata(self, idx: FileIndex, position: int) -> ContextDecisionMetadata:
-        """The decision at ``position``, rows resolved and checked against the decision model."""
+        """The decision at ``position``, rows resolved and checked against the decision model (the last
+        :data:`DECISIONS_KEPT` are kept: a position's decision does not change while the file only grows)."""
+        if self._decided_in is not idx:
+            self._decided.clear()
+            self._decided_in = idx
+        md = self._decided.get(position)
+        if md is not None:
+            self._decided.move_to_end(position)
+            return md
+        md = self._read_decision(idx, position)
+        self._decided[position] = md
+        rows = {p: len(m.decision.decisions or []) if m.decision is not None else 0 for p, m in self._decided.items()}
+        while len(self._decided) > 1 and (len(self._decided) > DECISIONS_KEPT
+                                          or sum(rows.values()) > DECISION_ROWS_KEPT):
+            oldest, _ = self._decided.popitem(last=False)
+            rows.pop(oldest)
+        return md
+
+    def _read_decision(self, idx: FileIndex, position: int) -> ContextDecisionMetadata:
         [event] = self.reader._load(idx, [position])  # chained decisions and deltas resolved (TraceError)
         try:
             md = ContextDecisionMetadata.model_validate(event.metadata)
@@ -397,28 +448,43 @@ def answer(views: TraceViews, request: TraceRequest) -> TraceReply:
 
 
 def _answer(views: TraceViews, request: TraceRequest) -> TraceReply:
-    run = views.run()
-    out = TraceReply(ok=True, path=views.shown, what=request.what, version=run.version)
     if request.what == "run":
-        out.run = run
+        run = views.run()
+        out = TraceReply(ok=True, path=views.shown, what=request.what, version=run.version, run=run)
+        if request.turn is not None:  # the turn to draw first, with the overview (-1: the agent's last)
+            agent = request.agent or views.default_agent()
+            turn = views.last_turn(agent) if request.turn == -1 else request.turn
+            try:
+                out.turn_view = views.turn(agent, turn) if turn is not None else None
+            except TraceError:
+                pass  # asked again on its own, that turn says what is wrong
         return out
-    agent = request.agent or _default_agent(run)
+    # the other questions need the file's version and agents, not its overview
+    idx = views._index()
+    out = TraceReply(ok=True, path=views.shown, what=request.what, version=views.version_of(idx))
+    agent = request.agent or views.default_agent(idx)
     if request.what == "turn":
         if request.turn is None:
             raise TraceError("a turn request names the turn (turn: N)")
         out.turn_view = views.turn(agent, request.turn)
         return out
+    if request.what == "turns":  # read ahead: what cannot be read is left out (asked on its own, it says why)
+        out.turn_views, out.diffs = [], []
+        for turn in dict.fromkeys(request.turns or []):
+            try:
+                out.turn_views.append(views.turn(agent, turn))
+            except TraceError:
+                continue
+        for pair in request.pairs or []:
+            try:
+                out.diffs.append(views.diff(agent, pair.a, pair.b))
+            except TraceError:
+                continue
+        return out
     if request.a is None or request.b is None:
         raise TraceError("a diff request names two turns (a: N, b: M)")
     out.diff = views.diff(agent, request.a, request.b)
     return out
-
-
-def _default_agent(run: RunView) -> str:
-    """``main`` when it has turns, else the first agent that has some."""
-    if "main" in run.turns or not run.turns:
-        return "main"
-    return next(a for a in run.agents if a in run.turns)
 
 
 __all__ = ["MAX_ERRORS", "TraceViews", "answer"]

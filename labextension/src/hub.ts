@@ -16,7 +16,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import type { TurnDetail } from './inspector';
 import type { TraceReply } from './schema.gen';
-import { TraceQuery, TraceSource } from './source';
+import { TraceQuery, TraceSource, traceParams } from './source';
 
 export const COMM_TARGET = 'arcana';
 const HUB_KEY = Symbol.for('arcana-jupyter.hub');
@@ -297,25 +297,25 @@ export class Hub {
    * Ask the server extension about the trace at `path` (from the server's root). Every answer is a
    * `TraceReply`; one that is not (no extension, a proxy's error page) becomes `ok: false` saying so.
    */
-  async askServer(path: string, query: TraceQuery): Promise<TraceReply> {
+  async askServer(path: string, query: TraceQuery, signal?: AbortSignal): Promise<TraceReply> {
     const settings = this.app.serviceManager.serverSettings;
-    const params = new URLSearchParams({ path });
-    for (const [k, v] of Object.entries(query)) {
-      if (v !== undefined && v !== null) {
-        params.set(k, String(v));
-      }
-    }
-    const url = URLExt.join(settings.baseUrl, TRACE_ROUTE) + '?' + params.toString();
+    const url = URLExt.join(settings.baseUrl, TRACE_ROUTE) + '?' + traceParams(path, query);
     let resp: Response;
     try {
-      resp = await ServerConnection.makeRequest(url, { cache: 'no-store' }, settings);
+      resp = await ServerConnection.makeRequest(url, { cache: 'no-store', signal }, settings);
     } catch (err) {
+      if (signal?.aborted) {
+        throw err; // nobody waits for this answer any more (the server does not read a question still queued)
+      }
       return { ok: false, message: `the server could not be reached (${String((err as Error)?.message ?? err)})` };
     }
     let body: unknown = null;
     try {
       body = await resp.json();
-    } catch {
+    } catch (err) {
+      if (signal?.aborted) {
+        throw err;
+      }
       body = null;
     }
     if (body && typeof body === 'object' && typeof (body as TraceReply).ok === 'boolean') {
@@ -333,7 +333,7 @@ export class Hub {
   source(path: string): TraceSource {
     let s = this.sources.get(path);
     if (!s) {
-      s = new TraceSource(q => this.askServer(path, q));
+      s = new TraceSource((q, signal) => this.askServer(path, q, signal));
       this.sources.set(path, s);
     }
     return s;

@@ -15,7 +15,7 @@ export type Tier = 'active' | 'soft' | 'hard';
 export type Kind = 'task' | 'decision' | 'constraint' | 'note';
 export type TaskStatus = 'open' | 'done';
 export type LiveAction = 'unpin' | 'hydrate' | 'retract';
-export type TraceWhat = 'run' | 'turn' | 'diff';
+export type TraceWhat = 'run' | 'turn' | 'diff' | 'turns';
 export type DiffChange = 'added' | 'removed' | 'outcome' | 'fidelity' | 'tokens';
 // ---- Unions of models ------------------------------------------------------------------------
 export type KernelRequest = StateRequest | ActionRequest | TraceRequest | WhatIfRequest | PathRequest;
@@ -489,8 +489,13 @@ export interface TraceReply {
   /** The file's version (size and modification time) the answer was read from. */
   version?: string | null;
   run?: RunView | null;
+  /** The turn a ``turn`` request asked for (or the one a ``run`` request asked to come with the overview). */
   turn_view?: TurnView | null;
   diff?: TurnDiffView | null;
+  /** A ``turns`` request's turns, in the order asked. */
+  turn_views?: TurnView[] | null;
+  /** A ``turns`` request's pairs compared, in the order asked. */
+  diffs?: TurnDiffView[] | null;
   request_id?: string | number | null;
 }
 
@@ -507,12 +512,22 @@ export interface TraceRequest {
   run_id?: string | null;
   /** ``None``: ``main`` when it has turns, else the first agent that has some. */
   agent?: string | null;
-  /** The turn of a ``turn`` request. */
+  /**
+   * The turn of a ``turn`` request. In a ``run`` request, the turn whose view comes with the overview
+   * (``-1``: the agent's last turn), so a viewer draws its first turn from one answer.
+   */
   turn?: number | null;
   /** The first turn of a ``diff`` request. */
   a?: number | null;
   /** The second turn of a ``diff`` request. */
   b?: number | null;
+  /** The turns of a ``turns`` request (the reply's ``turn_views``; a turn the run does not have is left out). */
+  turns?: number[] | null;
+  /**
+   * The pairs of turns a ``turns`` request compares (the reply's ``diffs``; a pair that cannot be compared
+   * because a turn is not in the run is left out).
+   */
+  pairs?: TurnPair[] | null;
   request_id?: string | number | null;
 }
 
@@ -583,6 +598,13 @@ export interface TurnError {
   type?: string | null;
   message?: string | null;
   where?: string | null;
+}
+
+// ---- arcana_jupyter.schema.trace_view.TurnPair ----------------------------------------------------
+/** @pydantic TurnPair: Two turns to compare (a ``turns`` request's ``pairs``): turn ``a`` before turn ``b``. */
+export interface TurnPair {
+  a: number;
+  b: number;
 }
 
 // ---- arcana_jupyter.schema.bundle.TurnStep --------------------------------------------------------

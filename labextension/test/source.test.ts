@@ -2,15 +2,16 @@
  * Unit tests of the trace source (src/source.ts), the one client of what Python sends: an overview, a
  * turn and a diff asked as `TraceRequest`s; a turn asked twice is asked once for the same file version,
  * again when a Refresh finds the file changed, and again after a failure; an `ok: false` answer is an
- * error carrying Python's message (the CLI's errors). And the widget's link asks the kernel the same
- * questions (src/widget.ts `asker`).
+ * error carrying Python's message (the CLI's errors). The first turn comes with the overview; a
+ * read-ahead asks once for what is not kept; a question nobody waits for is aborted. And the widget's link
+ * asks the kernel the same questions (src/widget.ts `asker`).
  */
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import type { RunView, TraceReply, TurnView } from '../src/schema.gen';
-import { TraceQuery, TraceSource } from '../src/source';
+import { TraceQuery, TraceSource, traceParams } from '../src/source';
 import { WidgetLink, WidgetModel } from '../src/widget';
 
 function run(version: string): RunView {
@@ -23,21 +24,42 @@ function turn(n: number): TurnView {
 
 class FakeServer {
   readonly asked: TraceQuery[] = [];
+  readonly signals: Array<AbortSignal | undefined> = [];
   version = 'v1';
   fail: string | null = null;
-  ask = async (q: TraceQuery): Promise<TraceReply> => {
+  /** Turns the server leaves out of a read-ahead (it could not read them). */
+  unreadable = new Set<number>();
+  /** While set, answers wait for it. */
+  gate: Promise<void> | null = null;
+  ask = async (q: TraceQuery, signal?: AbortSignal): Promise<TraceReply> => {
     this.asked.push(q);
+    this.signals.push(signal);
+    if (this.gate) {
+      await this.gate;
+    }
+    if (signal?.aborted) {
+      throw Object.assign(new Error('aborted'), { name: 'AbortError' });
+    }
     if (this.fail) {
       return { ok: false, message: this.fail };
     }
     const base = { ok: true, version: this.version, what: q.what };
+    const diff = (a: number, b: number) => ({ agent: 'main', turn_a: a, turn_b: b, rows: [] });
     if (q.what === 'run') {
-      return { ...base, run: run(this.version) };
+      const last = q.turn === -1 ? 2 : q.turn;
+      return { ...base, run: run(this.version), ...(typeof last === 'number' ? { turn_view: turn(last) } : {}) };
     }
     if (q.what === 'turn') {
+      if (this.unreadable.has(Number(q.turn))) {
+        return { ok: false, message: `turn ${q.turn} cannot be read` };
+      }
       return { ...base, turn_view: turn(Number(q.turn)) };
     }
-    return { ...base, diff: { agent: 'main', turn_a: Number(q.a), turn_b: Number(q.b), rows: [] } };
+    if (q.what === 'turns') {
+      return { ...base, turn_views: (q.turns ?? []).filter(t => !this.unreadable.has(t)).map(turn),
+        diffs: (q.pairs ?? []).map(p => diff(p.a, p.b)) };
+    }
+    return { ...base, diff: diff(Number(q.a), Number(q.b)) };
   };
 }
 
@@ -71,6 +93,80 @@ test('a diff names its two turns', async () => {
   const d = await new TraceSource(server.ask).diff('main', 1, 2);
   assert.deepEqual([d.turn_a, d.turn_b], [1, 2]);
   assert.deepEqual(server.asked[0], { what: 'diff', agent: 'main', a: 1, b: 2 });
+});
+
+test('the first turn comes with the overview, kept', async () => {
+  const server = new FakeServer();
+  const source = new TraceSource(server.ask);
+  await source.run({ turn: -1 });
+  assert.deepEqual(server.asked, [{ what: 'run', turn: -1 }]);
+  assert.equal(source.turnNow('main', 2)?.turn, 2);
+  assert.equal((await source.turn('main', 2)).turn, 2);
+  assert.equal(server.asked.length, 1);
+});
+
+test('a read-ahead asks once for what is not kept, and a left-out turn is asked alone when awaited', async () => {
+  const server = new FakeServer();
+  const source = new TraceSource(server.ask);
+  await source.turn('main', 3);
+  server.unreadable.add(6).add(7);
+  const asked = await source.readAhead('main', [3, 4, 5, 6, 7], [[3, 4], [4, 5]]);
+  assert.equal(asked, 6);
+  assert.deepEqual(server.asked[1], { what: 'turns', agent: 'main', turns: [4, 5, 6, 7], pairs: [{ a: 3, b: 4 }, { a: 4, b: 5 }] });
+  assert.equal(source.turnNow('main', 5)?.turn, 5);
+  assert.equal(source.diffNow('main', 4, 5)?.turn_b, 5);
+  assert.equal((await source.turn('main', 4)).turn, 4);
+  assert.equal(await source.readAhead('main', [4, 5], [[3, 4]]), 0); // all kept: nothing asked
+  assert.equal(server.asked.length, 2);
+  // 6 was left out and nobody waited for it; asked now, alone, Python says why
+  await assert.rejects(source.turn('main', 6), /turn 6 cannot be read/);
+  assert.deepEqual(server.asked[2], { what: 'turn', agent: 'main', turn: 6 });
+  // a turn awaited while its read-ahead is on the way, then left out: asked alone for its waiter
+  let open!: () => void;
+  server.gate = new Promise(r => (open = r));
+  const ahead = source.readAhead('main', [8, 9], []);
+  server.unreadable.add(9);
+  const waited = source.turn('main', 9);
+  open();
+  server.gate = null;
+  await ahead;
+  await assert.rejects(waited, /turn 9 cannot be read/);
+  assert.deepEqual(server.asked.slice(3).map(q => q.what), ['turns', 'turn']);
+});
+
+test('a question nobody waits for any more is aborted and forgotten; one someone else waits for is not', async () => {
+  const server = new FakeServer();
+  const source = new TraceSource(server.ask);
+  let open!: () => void;
+  server.gate = new Promise(r => (open = r));
+  const left = new AbortController();
+  const gone = source.turn('main', 5, left.signal);
+  const stays = new AbortController();
+  const shared = source.turn('main', 6, stays.signal);
+  const other = source.turn('main', 6); // the inspector waits for 6 too
+  const aheadStop = new AbortController();
+  const ahead = source.readAhead('main', [7, 8], [[6, 7]], aheadStop.signal);
+  left.abort();
+  stays.abort();
+  aheadStop.abort();
+  assert.equal(server.signals[0]?.aborted, true);
+  assert.equal(server.signals[1]?.aborted, false);
+  assert.equal(server.signals[2]?.aborted, true);
+  assert.equal(source.hasTurn('main', 5), false);
+  assert.equal(source.hasTurn('main', 7), false);
+  open();
+  server.gate = null;
+  await assert.rejects(gone, (err: Error) => err.name === 'AbortError');
+  assert.equal((await shared).turn, 6);
+  assert.equal((await other).turn, 6);
+  assert.equal(await ahead, 3);
+  assert.equal((await source.turn('main', 5)).turn, 5); // asked again
+});
+
+test('the query string of a read-ahead', () => {
+  assert.equal(traceParams('a.arcana/r.jsonl', { what: 'turns', agent: 'main', turns: [3, 4], pairs: [{ a: 2, b: 3 }, { a: 3, b: 4 }] }),
+    'path=a.arcana%2Fr.jsonl&what=turns&agent=main&turns=3%2C4&pairs=2%3A3%2C3%3A4');
+  assert.equal(traceParams('r.jsonl', { what: 'turn', turn: 2, agent: null, turns: [] }), 'path=r.jsonl&what=turn&turn=2');
 });
 
 class KernelModel implements WidgetModel {

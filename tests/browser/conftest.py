@@ -3,6 +3,11 @@ Playwright (``executable_path``: no browser download). One server and one browse
 
 Needs: the extension built and linked (scripts/build-labextension.sh, run here if needed) and
 /usr/bin/chromium (``scripts/setup.sh --browser`` installs it with apt).
+
+``ARCANA_LAB_NO_LINK=1`` tests this checkout without touching the environment's links (a git worktree
+beside the one the environment's editable install and labextension link point at): the extension is
+built with ``--no-link`` and found through a private ``JUPYTER_PATH``, the server extension is enabled in
+the private config folder, and the server imports this checkout's package (``PYTHONPATH``).
 """
 
 from __future__ import annotations
@@ -34,14 +39,34 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+NO_LINK = os.environ.get("ARCANA_LAB_NO_LINK") == "1"
+
+
+def _checkout_env(data: Path) -> dict[str, str]:
+    """With ``ARCANA_LAB_NO_LINK=1``: what points JupyterLab and the server at this checkout (module docstring)."""
+    if not NO_LINK:
+        return {}
+    return {"JUPYTER_PATH": str(data),
+            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
+
+
 @pytest.fixture(scope="session")
-def built_extension() -> Path:
-    """The extension built, linked into this Python's prefix, and listed by JupyterLab."""
-    proc = subprocess.run(["bash", str(ROOT / "scripts" / "build-labextension.sh")], cwd=ROOT, capture_output=True,
-                          text=True, timeout=900, env={**os.environ, "ARCANA_PYTHON": sys.executable})
+def built_extension(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The extension built, linked into this Python's prefix (or, with ``ARCANA_LAB_NO_LINK=1``, into a
+    private data folder), and listed by JupyterLab."""
+    data = tmp_path_factory.mktemp("jupyter-data")
+    if NO_LINK:
+        (data / "labextensions").mkdir()
+        (data / "labextensions" / "arcana-jupyter").symlink_to(ROOT / "arcana_jupyter" / "labextension")
+    os.environ.update(_checkout_env(data))  # the lab server of every module starts with them
+    build = ["bash", str(ROOT / "scripts" / "build-labextension.sh"), *(["--no-link"] if NO_LINK else [])]
+    proc = subprocess.run(build, cwd=ROOT, capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "ARCANA_PYTHON": sys.executable})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     listing = subprocess.run([sys.executable, "-m", "jupyterlab.labextensions", "list"], capture_output=True, text=True,
                              timeout=120)
+    if NO_LINK:
+        assert str(data) in listing.stdout + listing.stderr, listing.stdout + listing.stderr
     out = listing.stdout + listing.stderr
     line = next((ln for ln in out.splitlines() if "arcana-jupyter" in ln), "")
     assert "enabled" in line and "OK" in line, out
@@ -82,6 +107,11 @@ def lab_server(built_extension: Path, lab_root: Path, tmp_path_factory: pytest.T
     notif = home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
     notif.parent.mkdir(parents=True)
     notif.write_text('{"fetchNews": "false", "checkForUpdates": false}')
+    if NO_LINK:  # the server extension, enabled as the wheel's config file enables it
+        conf = home / "config" / "jupyter_server_config.d"
+        conf.mkdir(parents=True)
+        (conf / "arcana_jupyter.json").write_bytes(
+            (ROOT / "arcana_jupyter" / "server" / "config" / "arcana_jupyter.json").read_bytes())
     log = (home / "lab.log").open("w")
     proc = subprocess.Popen(cmd, cwd=lab_root, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"

@@ -9,6 +9,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -121,6 +122,17 @@ def test_a_real_server_with_no_kernel_sends_the_run_turns_and_diffs(served: tupl
     # the CLI's errors, as a refusal of the question, not of the request
     status, body = _get(base, {"path": path, "what": "turn", "turn": 99})
     assert status == 200 and body["ok"] is False and "no turn 99" in body["message"]
+    # the overview with the turn to draw first (-1: the last), and the viewer's read-ahead: the same views as
+    # asked one by one; what the run does not have is left out
+    one = TraceReply.model_validate(_get(base, {"path": path, "what": "turn", "turn": 12})[1]).turn_view
+    status, body = _get(base, {"path": path, "what": "run", "turn": -1})
+    first = TraceReply.model_validate(body)
+    assert status == 200 and first.run is not None and first.turn_view == one
+    status, body = _get(base, {"path": path, "what": "turns", "turns": "4,99,5", "pairs": "3:11,98:99"})
+    batch = TraceReply.model_validate(body)
+    assert status == 200 and batch.ok and batch.version == reply.version
+    assert [t.turn for t in batch.turn_views or []] == [4, 5] and batch.turn_views[0] == turn
+    assert batch.diffs == [diff]
 
 
 def test_the_server_refuses_what_it_must_not_read(served: tuple[str, Path], tmp_path: Path) -> None:
@@ -142,7 +154,7 @@ def test_the_server_refuses_what_it_must_not_read(served: tuple[str, Path], tmp_
     status, body = _get(base, {"path": f"analysis.arcana/{RUN_ID}.jsonl"}, token=None)
     assert status == 403  # @tornado.web.authenticated: no token, no trace
     status, body = _get(base, {"path": f"analysis.arcana/{RUN_ID}.jsonl", "what": "frames"})
-    assert status == 400 and "run, turn or diff" in body["message"]
+    assert status == 400 and "run, turn, diff or turns" in body["message"]
 
 
 def test_trace_file_and_request_checks(tmp_path: Path) -> None:
@@ -158,7 +170,13 @@ def test_trace_file_and_request_checks(tmp_path: Path) -> None:
             trace_file(tmp_path, bad, allow_hidden=False, max_bytes=100)
     assert request_of({"what": [b"turn"], "turn": [b"3"], "agent": [b"main"]}) == {
         "type": "trace", "what": "turn", "turn": 3, "agent": "main"}
-    for bad_args in ({"turn": [b"three"]}, {"a": [b"1" * 20]}, {"agent": [b""]}, {"what": [b"text"]}):
+    assert request_of({"what": [b"turns"], "turns": [b"3,4"], "pairs": [b"2:3,3:4"]}) == {
+        "type": "trace", "what": "turns", "turns": [3, 4], "pairs": [{"a": 2, "b": 3}, {"a": 3, "b": 4}]}
+    assert request_of({"what": [b"run"], "turn": [b"-1"]}) == {"type": "trace", "what": "run", "turn": -1}
+    for bad_args in ({"turn": [b"three"]}, {"a": [b"1" * 20]}, {"agent": [b""]}, {"what": [b"text"]},
+                     {"what": [b"turn"], "turns": [b"3"]}, {"what": [b"turns"], "pairs": [b"3"]},
+                     {"what": [b"turns"], "turns": [b"3,x"]}, {"what": [b"turns"], "pairs": [b"1:2:3"]},
+                     {"what": [b"turns"], "turns": [",".join(map(str, range(33))).encode()]}):
         with pytest.raises(Refused):
             request_of(bad_args)
 
@@ -223,3 +241,55 @@ def test_the_worker_bounds_time_and_memory_and_comes_back(tmp_path: Path) -> Non
         assert outside["ok"] is False and "not a file under the server's root" in outside["message"]
     finally:
         worker.close()
+
+
+def test_a_request_the_page_stopped_waiting_for_is_not_read(tmp_path: Path) -> None:
+    """The viewer aborts the questions it no longer needs (it moved to another turn): one still queued when
+    its page went is answered ``ok: false`` without asking the child (the handler's ``gone`` event)."""
+    (tmp_path / "good.jsonl").write_text(make_trace(RUN_ID), encoding="utf-8")
+    worker = TraceWorker(tmp_path, seconds=60)
+    try:
+        gone = threading.Event()
+        gone.set()
+        skipped = json.loads(worker.ask("good.jsonl", {"type": "trace", "what": "run", "request_id": 7}, gone))
+        assert skipped == {"type": "trace", "ok": False, "message": "not read: the page stopped waiting for this "
+                           "answer", "request_id": 7}
+        assert worker.skipped == 1 and worker.started == 0
+        assert json.loads(worker.ask("good.jsonl", {"type": "trace", "what": "run"}, threading.Event()))["ok"]
+    finally:
+        worker.close()
+
+
+def test_the_worker_collects_between_answers_and_freezes_its_indexes(tmp_path: Path) -> None:
+    """The child answers with the cyclic collector off, collects after each answer and freezes what is
+    left (the indexes); views it drops are unfrozen and collected."""
+    import gc
+
+    from arcana_jupyter.server import worker as worker_module
+
+    (tmp_path / "good.jsonl").write_text(make_trace(RUN_ID), encoding="utf-8")
+    was_enabled = gc.isenabled()
+    here = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        gc.collect()
+        gc.freeze()  # this test's process: what is frozen here is not the answers'
+        base = gc.get_freeze_count()
+        gc.disable()
+        answers = worker_module._Answers(memory_mb=1024)
+        out, stop = answers.handle(json.dumps({"file": "good.jsonl", "request": {"what": "turn", "turn": 3}}).encode())
+        assert json.loads(out)["ok"] and not stop
+        answers.tidy()
+        frozen = gc.get_freeze_count()
+        assert frozen > base and gc.get_count()[0] < 50  # the index and the views, frozen; nothing left young
+        out, _ = answers.handle(json.dumps({"file": "good.jsonl", "request": {"what": "turn", "turn": 4}}).encode())
+        answers.tidy()
+        assert gc.get_freeze_count() >= frozen  # nothing dropped: nothing unfrozen
+        answers.views.clear()  # the file's views dropped (as the LRU drops them)
+        answers.tidy()
+        assert gc.get_freeze_count() < frozen  # everything was unfrozen, collected, frozen again
+    finally:
+        os.chdir(here)
+        gc.unfreeze()
+        if was_enabled:
+            gc.enable()

@@ -174,3 +174,25 @@ def test_the_questions_the_cli_refuses_are_refused_alike(tmp_path: Path) -> None
     assert not other_agent.ok and "agent nobody" in (other_agent.message or "")
     gone = TraceViews(tmp_path / "gone.jsonl", shown="gone.jsonl")
     assert not answer(gone, TraceRequest(what="run")).ok
+
+
+def test_the_read_ahead_and_the_first_turn_are_the_views_asked_one_by_one(tmp_path: Path) -> None:
+    """``turns`` (several turns and pairs in one answer) and ``run`` with ``turn`` send what ``turn`` and
+    ``diff`` send; the decisions a view keeps (a turn, then the diffs beside it) answer as a fresh read does."""
+    path = _write(tmp_path, make_trace(delta_after=ANALYSIS_DELTA_AFTER))
+    fresh = {t: TraceViews(path).turn("main", t) for t in range(1, 13)}
+    diffs = {(a, b): TraceViews(path).diff("main", a, b) for a, b in ((1, 2), (2, 3), (3, 11), (11, 12))}
+    views = TraceViews(path)
+    first = answer(views, TraceRequest(what="run", turn=-1))
+    assert first.ok and first.run is not None and first.turn_view == fresh[12]
+    assert answer(views, TraceRequest(what="run", turn=5, agent="main")).turn_view == fresh[5]
+    assert answer(views, TraceRequest(what="run", turn=99)).turn_view is None  # asked on its own, it says why
+    for t in range(1, 13):  # each turn, then the diff beside it: the second reads the decisions kept
+        assert views.turn("main", t) == fresh[t]
+        if (t - 1, t) in diffs:
+            assert views.diff("main", t - 1, t) == diffs[t - 1, t]
+    assert len(views._decided) <= 8
+    batch = answer(TraceViews(path), TraceRequest(what="turns", turns=[3, 99, 11, 3], pairs=[
+        {"a": 3, "b": 11}, {"a": 0, "b": 1}, {"a": 11, "b": 12}]))
+    assert batch.ok and batch.version == first.version
+    assert batch.turn_views == [fresh[3], fresh[11]] and batch.diffs == [diffs[3, 11], diffs[11, 12]]
