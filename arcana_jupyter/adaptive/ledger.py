@@ -107,6 +107,10 @@ class EngineState:
     def active(self) -> list[StateObject]:
         return [o for o in self.objects() if o.tier == "active"]
 
+    def standing(self) -> list[StateObject]:
+        """The live standing instructions, preferences and constraints, oldest first."""
+        return [o for o in self.objects() if o.standing is not None]
+
     def peripheral(self) -> list[StateObject]:
         """Soft and hard objects (the ones promotion looks at)."""
         return [o for o in self.objects() if o.tier != "active"]

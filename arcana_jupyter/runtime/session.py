@@ -694,6 +694,7 @@ class ChatSession:
         self.sent_messages[(turn, step)] = shaped.original  # the builder's layout: what decision positions index
         while len(self.sent_messages) > 128:
             self.sent_messages.pop(next(iter(self.sent_messages)))
+        decision.notes.extend(s.note for s in sections if s.note)  # what a section's producer says of it
         if self._embeddings_note is not None:  # said once, in the session's first decision
             decision.notes.append(self._embeddings_note)
             self._embeddings_note = None
