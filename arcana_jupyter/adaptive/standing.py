@@ -126,6 +126,10 @@ def _mask_quotes(line: str) -> tuple[str, list[str]]:
     return _QUOTE.sub(keep, line), quotes
 
 
+def _unmask(text: str, quotes: list[str]) -> str:
+    return re.sub(r"\x00(\d+)\x00", lambda m: quotes[int(m.group(1))], text)
+
+
 def sentences(text: str) -> list[str]:
     """The sentences of a user message the rules read (see the module docstring), in order."""
     out: list[str] = []
@@ -144,7 +148,7 @@ def sentences(text: str) -> list[str]:
             start = m.end()
         parts.append(masked[start:].strip())
         for p in parts:
-            s = re.sub(r"\x00(\d+)\x00", lambda m, q=quotes: q[int(m.group(1))], p).strip()
+            s = _unmask(p, quotes).strip()
             if len(s) >= 3 and re.search(r"[A-Za-z]", s):
                 out.append(s)
     return out
