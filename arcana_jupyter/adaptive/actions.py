@@ -70,7 +70,7 @@ class EngineActions(EngineState):
             result=result,
             source=source,
             turn=turn,
-            objects=[o.model_dump(mode="json") for o in changed],
+            objects=[o.record() for o in changed],
         ))
         return result
 
@@ -181,6 +181,23 @@ class EngineActions(EngineState):
         t = self._turn(turn)
         return self._create("decide", t, {"decision": decision, "rationale": rationale}, kind="decision",
                             payload=decision, summary=decision, source=source, rationale=rationale)
+
+    def mark_remembered(self, object_id: str, entry_id: str, *, turn: int | None = None,
+                        source: str = "user") -> dict[str, Any]:
+        """Note that the standing object ``object_id`` was kept in long-term memory as ``entry_id``
+        (the memory's own event records the entry; this one the link, for the inspector and a replay)."""
+        t = self._turn(turn)
+        args = {"id": object_id, "memory_id": entry_id}
+        found = self._lookup("remember", t, args, object_id, source)
+        if isinstance(found, dict):
+            return found
+        if found.standing is None:
+            return self._action("remember", t, args, failure(
+                "wrong_kind", f"{found.id} is not a standing instruction", "%arcana_standing list shows them"),
+                source=source, object_id=found.id)
+        new = found.model_copy(update={"remembered": entry_id})
+        result = {"ok": True, "id": new.id, "memory_id": entry_id}
+        return self._action("remember", t, args, result, source=source, obj=new, changed=[new])
 
     def add_constraint(self, constraint: str, rationale: str | None = None, *, turn: int | None = None,
                        source: str = "llm") -> dict[str, Any]:

@@ -35,7 +35,7 @@ from .ledger import Emit
 from .promotion import Promotion, demotion_target, find_promotions
 from .rendering import SECTION_NAMES, PromptRendering
 from .search import docs_for_turn
-from .standing import live_changes, match, recognise
+from .standing import live_changes, match, recognise, same
 from .state import one_line
 from .turn_summary import summarise_turn
 
@@ -69,14 +69,20 @@ class AdaptiveEngine(EngineActions, PromptRendering):
         """The standing instructions, preferences and constraints the user's message ``text`` states
         (:func:`.standing.recognise`), kept as standing objects (``origin: said``, ``source: user``);
         a revision replaces the live one it is about (:func:`.standing.match`), a revocation retracts
-        it. Returns the engine's answer to each (recorded as ``context_action`` events)."""
+        it, a new one on the same choice as a live one (a topic class and a word shared) replaces it,
+        and one said again is answered with the live one. Returns the engine's answer to each (recorded as ``context_action`` events)."""
         out: list[dict[str, Any]] = []
         for found in live_changes(recognise(text)):
-            if found.change == "new":
-                out.append(self.add_standing(found.text, found.kind, turn=turn, origin="said", rule=found.rule))
-                continue
             live = self.standing()
-            target = match(found.text, [(o.id, o.payload) for o in live])
+            pairs = [(o.id, o.payload) for o in live]
+            if found.change == "new":
+                # said again: answered with the live one; on the same choice as a live one: replaces it
+                conflict = None if any(same(found.text, t) for _, t in pairs) else \
+                    match(found.text, pairs, min_overlap=3, same_class=True)
+                out.append(self.add_standing(found.text, found.kind, turn=turn, origin="said", rule=found.rule,
+                                             revises=conflict))
+                continue
+            target = match(found.text, pairs)
             old = self.get(target) if target is not None else None
             if old is not None and found.change == "revoke":
                 out.append(self.retract(old.id, f"revoked at turn {turn}: {one_line(found.text, 100)}", turn=turn,

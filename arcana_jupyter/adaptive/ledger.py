@@ -122,7 +122,7 @@ class EngineState:
         """Live objects by tier as JSON-safe dicts (the turn bundle's ``tiers``; tombstones hidden)."""
         view: dict[str, list[dict[str, Any]]] = {"active": [], "soft": [], "hard": []}
         for o in self.objects():
-            view[o.tier].append(o.model_dump(mode="json"))
+            view[o.tier].append(o.record())
         return view
 
     def audit_objects(self) -> list[StateObject]:

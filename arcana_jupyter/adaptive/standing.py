@@ -44,7 +44,8 @@ any rule looks at a sentence: a cue word inside quotes never counts.
   cloud``; ``only has 512 MB``; ``we use X, not Y``; ``it's X, not Y``; ``we deploy on ...``; ``we're
   on ...``; ``our CI runners have no internet access``).
 
-**Changes.** A sentence with a change marker (``actually``, ``instead``, ``change of plan``, ``after
+**Changes.** A new item that shares a topic class and another topic with a live one (``Use tabs for
+indentation`` after ``Use 4 spaces for indentation``) replaces it. A sentence with a change marker (``actually``, ``instead``, ``change of plan``, ``after
 all``, ``switch to``, ``make that``, ``loosen``, ``we can target ... now``, ``... is fine from now on``)
 *revises* the live standing item it shares a topic with (:func:`topics`: its content words, lightly
 stemmed, and the topic classes of :data:`TOPIC_CLASSES` — languages, indentation, length limits, the
@@ -252,7 +253,7 @@ def same(a: str, b: str) -> bool:
     if not ta or not tb:
         return False
     shared = len(ta & tb)
-    return shared >= 2 and shared >= 0.8 * max(len(ta), len(tb))
+    return (shared >= 2 or ta == tb) and shared >= 0.8 * max(len(ta), len(tb))
 
 
 _CLASSES = frozenset("#" + c for c in TOPIC_CLASSES)
@@ -332,6 +333,8 @@ _SELF = _rx(r"^(?:i|i'm|i am|i've|i have|i'll|i will|i'd|i was|i must|i should|i
             r"i tried|i think|i guess|i hope|i promise|i wish|i forgot|i found)\b")
 _TO_YOU = _rx(r"^(?:i|we)(?:\s+|(?='))(?:really\s+)?(?:want|need|would like|'d like|'d rather|would rather|'d prefer|"
               r"would prefer|prefer|expect|ask)\s+(?:you|that you|for you)\b")
+_RATHER_YOU = _rx(r"^(?:i|we)(?:'d|\s+would)\s+(?:much\s+)?(?:rather|prefer)\s+(?:that\s+)?you\b")
+"""``I'd rather you ...``: a preference about how the assistant works, standing by its own words."""
 _PREFER = _rx(r"^(?:i|we)(?:\s+|(?='))(?:really\s+|strongly\s+|much\s+|generally\s+|usually\s+|also\s+|still\s+|"
               r"definitely\s+)?"
               r"(?:prefer|'d prefer|would prefer|'d rather|would rather|favou?r|like\s+.+\s+better|'d like to keep|"
@@ -405,7 +408,8 @@ _BINDING = _rx(
     r"|\bthere(?:'s| is) no\b|\bthere won't be\b|\bis (?:stuck|pinned|locked) (?:on|to|at)\b",
 )
 _REVISE = _rx(r"^(?:actually|instead|on second thought|scratch that|change of plan|change of heart|correction|"
-              r"update|good news|new rule|make that|make it)\b|\b(?:after all|instead|switch(?:ed)? (?:back )?to|"
+              r"update|good news|new rule|make that|make it)\b|\b(?:after all|instead(?! of)|"
+              r"switch(?:ed)? (?:back )?to|"
               r"moved (?:us )?to|got upgraded|upgraded|make that|loosen|tighten|raise|lower|relax|change that|"
               r"from here on|(?:is|are) fine (?:now|from now on)|can (?:now )?(?:target|use|drop|go with|switch)|"
               r"now that)\b")
@@ -497,16 +501,18 @@ def judge(sentence: str) -> Verdict:
                      or (_IMPERATIVE.match(core) and not _SELF.match(core)))
     if revoke and work:
         return Verdict(s, Finding(s, "instruction", "revocation", "revoke"), "standing")
-    if _PREFER.match(core) or _PREFER_ANY.search(core):
+    if (_PREFER.match(core) or _PREFER_ANY.search(core)) and not _TO_YOU.match(core):
         if not work:
             return Verdict(s, None, "not_work")
         return Verdict(s, Finding(s, "preference", "preference", "revise" if revise else "new"), "standing")
     if _SELF.match(core) and not _TO_YOU.match(core):
         return Verdict(s, None, "self")
     if directive:
-        standing = scoped or bool(_ALWAYS_NEVER.match(core) or _SETTLED.match(core) or _every_work(core))
+        standing = scoped or bool(_ALWAYS_NEVER.match(core) or _SETTLED.match(core) or _RATHER_YOU.match(core)
+                                  or _every_work(core))
         if standing:
-            kind = "preference" if re.search(r"\b(?:prefer|rather|over|instead of)\b", core) else "instruction"
+            compares = re.search(r"\b(?:prefer|rather|over|instead of)\b", core) and not _TO_YOU.match(core)
+            kind = "preference" if compares else "instruction"
             return Verdict(s, Finding(s, kind, "directive", "revise" if revise else "new"), "standing")
         if revise:
             return Verdict(s, Finding(s, "instruction", "revision", "revise"), "standing")
@@ -562,14 +568,20 @@ def without_small_talk(text: str) -> str:
     return out if out.strip() else text
 
 
-def match(finding_text: str, candidates: Iterable[tuple[str, str]], *, min_overlap: int = 2) -> str | None:
+def match(finding_text: str, candidates: Iterable[tuple[str, str]], *, min_overlap: int = 2,
+          same_class: bool = False) -> str | None:
     """The id of the candidate ``(id, text)`` the change ``finding_text`` is about: the most shared
-    topics (:func:`topics`; a topic class counts twice), at least ``min_overlap``; the latest on a tie."""
+    topics (:func:`topics`; a topic class counts twice), at least ``min_overlap``; the latest on a tie.
+    ``same_class``: only a candidate that shares a topic class (a new item that says otherwise on the
+    same choice — tabs after spaces — replaces the old one without a change marker)."""
     mine = topics(finding_text)
     best: tuple[int, int] | None = None
     found: str | None = None
     for n, (cid, text) in enumerate(candidates):
-        score = _overlap(mine, topics(text))
+        theirs = topics(text)
+        if same_class and not (mine & theirs & _CLASSES):
+            continue
+        score = _overlap(mine, theirs)
         if score >= min_overlap and (best is None or (score, n) > best):
             best, found = (score, n), cid
     return found

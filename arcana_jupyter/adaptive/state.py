@@ -24,6 +24,9 @@ user, from a magic, the inspector or Python), ``model`` (the model's ``add_const
 KINDS: tuple[str, ...] = ("task", "decision", "constraint", "note")
 TIERS: tuple[str, ...] = ("active", "soft", "hard")
 
+STANDING_FIELDS = ("standing", "origin", "revises", "remembered")
+"""The fields only a standing object sets (left out of an event's object dump when unset)."""
+
 _ID = re.compile(r"^s_(\d+)$")
 _SPACE = re.compile(r"\s+")
 
@@ -74,6 +77,18 @@ class StateObject(BaseModel):
     """Who made a standing object (see :data:`Origin`)."""
     revises: str | None = None
     """The standing object this one replaced (retracted when this one was made)."""
+    remembered: str | None = None
+    """The long-term memory entry a standing object was kept as, when the user confirmed it
+    (``%arcana_standing remember``, the inspector): the next notebook starts with it in its digest."""
+
+    def record(self) -> dict[str, object]:
+        """The object as an event records it: its JSON dump, without the standing fields when they are
+        unset (so the events of other objects are as they were before standing instructions existed)."""
+        data = self.model_dump(mode="json")
+        for key in STANDING_FIELDS:
+            if data[key] is None:
+                del data[key]
+        return data
 
     @property
     def number(self) -> int:
