@@ -70,7 +70,8 @@ class AdaptiveEngine(EngineActions, PromptRendering):
         (:func:`.standing.recognise`), kept as standing objects (``origin: said``, ``source: user``);
         a revision replaces the live one it is about (:func:`.standing.match`), a revocation retracts
         it, a new one on the same choice as a live one (a topic class and a word shared) replaces it,
-        and one said again is answered with the live one. Returns the engine's answer to each (recorded as ``context_action`` events)."""
+        and one said again is answered with the live one. Returns the engine's answer to each (recorded
+        as ``context_action`` events)."""
         out: list[dict[str, Any]] = []
         for found in live_changes(recognise(text)):
             live = self.standing()
