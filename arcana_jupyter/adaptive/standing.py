@@ -47,12 +47,13 @@ any rule looks at a sentence: a cue word inside quotes never counts.
 **Changes.** A new item that shares a topic class and another topic with a live one (``Use tabs for
 indentation`` after ``Use 4 spaces for indentation``) replaces it. A sentence with a change marker
 (``actually``, ``instead``, ``change of plan``, ``after all``, ``switch to``, ``make that``, ``loosen``,
-``we can target ... now``, ``... is fine from now on``) *revises* the live standing item it shares a topic with (:func:`topics`: its content words, lightly
-stemmed, and the topic classes of :data:`TOPIC_CLASSES` — languages, indentation, length limits, the
-summary line, Python versions, database engines, SQL vs ORM ...): the old one is retracted, the new one
-takes its place. A revocation (``you can go back to English``, ``you can drop the TL;DR lines``, ``no
-need for that summary anymore``, ``stop ...``) retracts the item it matches and adds nothing. With no
-item to match, a change is kept only if it stands on its own (a directive with a scope marker ...).
+``we can target ... now``, ``... is fine from now on``) *revises* the live standing item it shares a
+topic with (:func:`topics`: its content words, lightly stemmed, and the topic classes of
+:data:`TOPIC_CLASSES` — languages, indentation, length limits, the summary line, Python versions,
+database engines, SQL vs ORM ...): the old one is retracted, the new one takes its place. A revocation
+(``you can go back to English``, ``you can drop the TL;DR lines``, ``no need for that summary
+anymore``, ``stop ...``) retracts the item it matches and adds nothing. With no item to match, a
+change is kept only if it stands on its own (a directive with a scope marker ...).
 
 A finding that says what a live item already says (:func:`same`) is not added twice.
 
