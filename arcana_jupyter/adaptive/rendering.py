@@ -131,8 +131,9 @@ class PromptRendering(EngineState):
         less than :data:`MIN_STANDING_TOKENS`): when the items do not fit, the oldest revisable ones
         (recognised in the user's messages or the model's; then the ones the user added by hand) are
         shortened one at a time to their first clause (:func:`.standing.shorten`), then to their first
-        :data:`CUT_WORDS` words, then named by id in a last line — never dropped silently: the
-        section's ``note`` says which, and :attr:`standing_shown` how each was shown."""
+        :data:`CUT_WORDS` words, then named by id in a last line (and what that frees goes back to the
+        newest) — never dropped silently: the section's ``note`` says which, and :attr:`standing_shown`
+        how each was shown."""
         live = self.standing()
         if not live:
             self.standing_shown = {}
@@ -165,7 +166,8 @@ class PromptRendering(EngineState):
                 text = shorten(text, CUT_WORDS)
             ref = f"{o.id}, turn {o.created_turn}" if self.tools_offered else f"turn {o.created_turn}"
             who = ", the model's" if o.origin == "model" else ""
-            lines.append(f"- ({ref}{who}) {text}")
+            why = f" (why: {' '.join(o.rationale.split())})" if o.rationale and how == "full" else ""
+            lines.append(f"- ({ref}{who}) {text}{why}")
         if folded:
             lines.append(f"- (+{len(folded)} older, not shown to fit the budget: {', '.join(folded)})")
         return "\n".join(lines)
@@ -191,6 +193,17 @@ class PromptRendering(EngineState):
             else:
                 continue
             break
+        # what folding freed goes back to the newest first: each in full, or its first clause, if that fits
+        for o in reversed(order):
+            if shown[o.id] in ("short", "cut"):
+                before = shown[o.id]
+                for better in ("full", "short"):
+                    if better == before:
+                        break
+                    shown[o.id] = better
+                    if self.counter.count_message(section().render()) <= cap:
+                        break
+                    shown[o.id] = before
         changed = {how: [i for i, v in shown.items() if v == how] for how in ("short", "cut", "folded")}
         parts = [f"{len(ids)} {label} ({', '.join(ids)})" for how, label in
                  (("short", "shortened to their first clause"), ("cut", "cut to their first words"),
