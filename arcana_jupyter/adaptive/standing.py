@@ -280,7 +280,7 @@ WORK_WORDS = frozenset(
     typescript rust go java shell bash command commands terminal cli script scripts prompt
     log logs logging logger print prints error errors exception exceptions traceback retry retries timeout
     timeouts async await thread threads process processes cache caching config configuration settings env
-    secret secrets key keys token tokens auth password passwords file files path paths pathlib folder folders
+    secret secrets token tokens auth password passwords file files path paths pathlib folder folders
     directory directories git commit commits branch branches repo repository pr review reviews license licence
     gpl mit apache utc timezone timestamp timestamps date dates datetime windows linux macos internet network
     offline online data dataset datasets dataframe pandas numpy notebook notebooks jupyter cell cells project codebase
@@ -555,16 +555,15 @@ def kept_apart(text: str) -> bool:
 
 
 _APART = frozenset({"chit_chat", "not_work", "self", "question", "quoted", "one_off"})
-_SMALL_TALK = frozenset({"chit_chat", "not_work", "self"})
 
 
 def without_small_talk(text: str) -> str:
-    """``text`` without its chit-chat sentences (phatic phrases, the speaker's own habits, preferences
-    with nothing of the work in them): what a summary of the request keeps. ``text`` itself when
-    nothing would be left."""
+    """``text`` without its chit-chat sentences (phatic phrases, preferences with nothing of the work in
+    them, the speaker's own habits with no word of the work — "I need a Python model ..." stays): what a
+    summary of the request keeps. ``text`` itself when nothing would be left."""
     out = text.replace("\u2019", "'")
     for v in analyse(text):
-        if v.reason in _SMALL_TALK:
+        if v.reason in ("chit_chat", "not_work") or (v.reason == "self" and not work_words(v.sentence)):
             out = out.replace(v.sentence, "", 1)
     return out if out.strip() else text
 

@@ -39,7 +39,7 @@ def test_tiers_render_full_stub_and_anchor() -> None:
     # a constraint is standing: in its own section (first, in the head, protected), not in the tiers
     assert "s_5" not in active
     standing = by[STANDING_SECTION]
-    assert standing.content.endswith("\n- (s_5, turn 6, the model's) Never email customers")
+    assert standing.content.endswith("\n- (s_5, turn 6, the model's) Never email customers (why: GDPR)")
     assert standing.placement == "head" and standing.protected
     soft = by[SECTION_SOFT].content
     assert "- s_3 note: Middle note" in soft and "many details" not in soft

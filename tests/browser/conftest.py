@@ -37,8 +37,13 @@ def _free_port() -> int:
 @pytest.fixture(scope="session")
 def built_extension() -> Path:
     """The extension built, linked into this Python's prefix, and listed by JupyterLab."""
-    proc = subprocess.run(["bash", str(ROOT / "scripts" / "build-labextension.sh")], cwd=ROOT, capture_output=True,
-                          text=True, timeout=900, env={**os.environ, "ARCANA_PYTHON": sys.executable})
+    # ARCANA_LABEXTENSION_NO_LINK=1: build only, leave the shared Python's link alone (a git worktree sharing
+    # one virtualenv with others): JUPYTER_PATH=<dir> with <dir>/labextensions/arcana-jupyter -> this build
+    # puts it first for JupyterLab instead
+    flags = ["--no-link"] if os.environ.get("ARCANA_LABEXTENSION_NO_LINK") else []
+    proc = subprocess.run(["bash", str(ROOT / "scripts" / "build-labextension.sh"), *flags], cwd=ROOT,
+                          capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "ARCANA_PYTHON": sys.executable})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     listing = subprocess.run([sys.executable, "-m", "jupyterlab.labextensions", "list"], capture_output=True, text=True,
                              timeout=120)
