@@ -328,6 +328,8 @@ _PHATIC = _rx(r"(?:^|\b)(?:can't wait|cannot wait|can't complain|can't believe|n
               r"started|don't even (?:ask|get me started)|wish me luck|fingers crossed|no worries|no problem|"
               r"never again|for what it's worth,? i'd rather be|oh wait|ha\b|haha|lol\b|thank you|thanks|cheers|"
               r"you don't get one|enjoy the weekend|have a good|hope you)")
+_THIRD_HABIT = _rx(r"^(?:my|our|his|her|their)\s+(?:\w+\s+){0,2}?(?:always|never|keeps?|won't|doesn't|didn't)\b")
+"""Someone else's habits (``My cat never lets me work``): chit-chat when nothing of the work is in it."""
 _WISH = _rx(r"\b(?:i'd|i would) rather be\b|\bi'd love to be\b")
 _SELF = _rx(r"^(?:i|i'm|i am|i've|i have|i'll|i will|i'd|i was|i must|i should|i need|i keep|i kept|i can|i can't|"
             r"i cannot|i just|i really|i still|i also|i usually|i often|i sometimes|i always|i never|i hardly|"
@@ -489,7 +491,7 @@ def judge(sentence: str) -> Verdict:
         return Verdict(s, None, "quoted")
     if _ONE_OFF.search(low):
         return Verdict(s, None, "one_off")
-    if _PHATIC.search(low) or _WISH.search(low):
+    if _PHATIC.search(low) or _WISH.search(low) or (_THIRD_HABIT.match(low) and not work_words(m)):
         return Verdict(s, None, "chit_chat")
     if _POLITE_YOU.match(core):
         core = re.sub(r"^(?:please,?\s+)?(?:could|can|would|will)\s+you\s+(?:please\s+)?", "", core).rstrip("?")

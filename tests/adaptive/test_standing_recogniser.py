@@ -71,7 +71,7 @@ NOT_STANDING = [
     ("I always forget my keys when I leave in a hurry.", "self"),
     ("I'd rather be sailing today, ha.", "one_off"),
     ("Never mind, I found the typo myself.", "chit_chat"),
-    ("My cat never lets me work in peace.", "statement"),
+    ("My cat never lets me work in peace.", "chit_chat"),
     ("I must have restarted the kernel ten times today.", "one_off"),
     ("From now on I'm going to bed before midnight, I promise.", "self"),
     ("Don't get me started on the office printer.", "chit_chat"),
