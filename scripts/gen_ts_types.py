@@ -88,6 +88,8 @@ LITERALS: dict[str, Any] = {
     "Tier": state.Tier,
     "Kind": state.Kind,
     "TaskStatus": state.TaskStatus,
+    "StandingKind": state.StandingKind,
+    "Origin": state.Origin,
     "LiveAction": frontend.LiveAction,
     "TraceWhat": trace_view.TraceWhat,
     "DiffChange": trace_view.DiffChange,

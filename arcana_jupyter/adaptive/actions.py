@@ -2,7 +2,9 @@
 
 Ten actions, each a method with typed arguments that never raises: create_task, update_task,
 decide, add_constraint, note, hydrate, retract (the ``retract_task`` tool), focus,
-search_turn_events and retrieve_artifact. Each builds its ``context_action`` event
+search_turn_events and retrieve_artifact; and :meth:`EngineActions.add_standing`, a standing
+instruction, preference or constraint (recognised in the user's message, added by the user, or the
+model's ``add_constraint``: every constraint is standing). Each builds its ``context_action`` event
 (:class:`~arcana_jupyter.schema.events.ContextActionMetadata`, plus a ``state_change`` when a tier
 changes) and records it through :class:`~.ledger.EngineState`, a refused call included
 (``{"ok": false, "error", "message", "hint"}``, see :func:`failure`). The tools' declarations and
@@ -17,7 +19,8 @@ from typing import Any
 from ..schema.events import ContextActionMetadata, StateChangeMetadata
 from .ledger import EngineState
 from .search import snippet
-from .state import Kind, StateObject, TaskStatus, one_line
+from .standing import STANDING_KINDS, same
+from .state import Kind, Origin, StateObject, TaskStatus, one_line
 
 ADAPTIVE_TOOL_NAMES = frozenset(
     {
@@ -67,7 +70,7 @@ class EngineActions(EngineState):
             result=result,
             source=source,
             turn=turn,
-            objects=[o.model_dump(mode="json") for o in changed],
+            objects=[o.record() for o in changed],
         ))
         return result
 
@@ -83,15 +86,64 @@ class EngineActions(EngineState):
 
     def _create(
         self, action: str, turn: int, args: Mapping[str, Any], *, kind: Kind, payload: str, summary: str,
-        source: str, status: TaskStatus | None = None, rationale: str | None = None,
+        source: str, status: TaskStatus | None = None, rationale: str | None = None, **standing: Any,
     ) -> dict[str, Any]:
         obj = StateObject(
             id=self._new_id(), kind=kind, payload=payload, summary=one_line(summary, 160), tier="active",
-            created_turn=turn, last_touched_turn=turn, status=status, rationale=rationale,
+            created_turn=turn, last_touched_turn=turn, status=status, rationale=rationale, **standing,
         )
         result = {"ok": True, "id": obj.id, "kind": kind, "tier": "active", "summary": obj.summary}
+        if obj.standing is not None:
+            result["standing"] = obj.standing
         self._action(action, turn, args, result, source=source, obj=obj, changed=[obj])
         self._state_change_created(obj, turn)
+        return result
+
+    def _duplicate(self, action: str, turn: int, args: Mapping[str, Any], text: str, source: str
+                   ) -> dict[str, Any] | None:
+        """A live standing object that already says ``text``: the call is answered with it (recorded),
+        nothing is added twice."""
+        found = next((o for o in self.standing() if same(o.payload, text)), None)
+        if found is None:
+            return None
+        result = {"ok": True, "id": found.id, "kind": found.kind, "standing": found.standing, "already": True,
+                  "note": f"{found.id} (turn {found.created_turn}) already says this"}
+        return self._action(action, turn, args, result, source=source, object_id=found.id)
+
+    def add_standing(self, text: str, kind: str = "constraint", *, turn: int | None = None, origin: Origin = "added",
+                     source: str = "user", rule: str | None = None, revises: str | None = None,
+                     rationale: str | None = None) -> dict[str, Any]:
+        """A standing instruction, preference or constraint (``kind``), in ``text``'s words: in the
+        ``standing`` section of every prompt, never demoted, until retracted. ``revises``: the live
+        standing object it replaces, retracted with a reason naming this one. A text a live one
+        already says is answered with that one (``already: true``)."""
+        t = self._turn(turn)
+        args: dict[str, Any] = {"text": text, "kind": kind, "origin": origin}
+        if rule is not None:
+            args["rule"] = rule
+        if revises is not None:
+            args["revises"] = revises
+        if rationale is not None:
+            args["rationale"] = rationale
+        if not isinstance(text, str) or not text.strip():
+            return self._action("standing", t, args, failure(
+                "invalid_arguments", "the standing instruction's text is empty", "say what should hold"),
+                source=source)
+        if kind not in STANDING_KINDS:
+            return self._action("standing", t, args, failure(
+                "invalid_arguments", f"unknown kind {kind!r}", f"one of {', '.join(STANDING_KINDS)}"), source=source)
+        old = self.get(revises) if revises is not None else None
+        if old is None:
+            dup = self._duplicate("standing", t, args, text, source)
+            if dup is not None:
+                return dup
+        result = self._create("standing", t, args, kind="constraint", payload=text.strip(), summary=text,
+                              source=source, rationale=rationale, standing=kind, origin=origin,
+                              revises=old.id if old is not None else None)
+        if old is not None:
+            done = self.retract(old.id, f"revised at turn {t} by {result['id']}: {one_line(text, 100)}", turn=t,
+                                source=source)
+            result["revised"] = old.id if done.get("ok") else None
         return result
 
     def _state_change_created(self, obj: StateObject, turn: int) -> None:
@@ -130,12 +182,36 @@ class EngineActions(EngineState):
         return self._create("decide", t, {"decision": decision, "rationale": rationale}, kind="decision",
                             payload=decision, summary=decision, source=source, rationale=rationale)
 
+    def mark_remembered(self, object_id: str, entry_id: str, *, turn: int | None = None,
+                        source: str = "user") -> dict[str, Any]:
+        """Note that the standing object ``object_id`` was kept in long-term memory as ``entry_id``
+        (the memory's own event records the entry; this one the link, for the inspector and a replay)."""
+        t = self._turn(turn)
+        args = {"id": object_id, "memory_id": entry_id}
+        found = self._lookup("remember", t, args, object_id, source)
+        if isinstance(found, dict):
+            return found
+        if found.standing is None:
+            return self._action("remember", t, args, failure(
+                "wrong_kind", f"{found.id} is not a standing instruction", "%arcana_standing list shows them"),
+                source=source, object_id=found.id)
+        new = found.model_copy(update={"remembered": entry_id})
+        result = {"ok": True, "id": new.id, "memory_id": entry_id}
+        return self._action("remember", t, args, result, source=source, obj=new, changed=[new])
+
     def add_constraint(self, constraint: str, rationale: str | None = None, *, turn: int | None = None,
                        source: str = "llm") -> dict[str, Any]:
+        """A constraint (the model's tool, or the user's ``%arcana_context add constraint``): a standing
+        one (``origin`` ``model`` or ``added``), answered with the live one that already says it, if any."""
         t = self._turn(turn)
-        return self._create("add_constraint", t, {"constraint": constraint, "rationale": rationale},
-                            kind="constraint", payload=constraint, summary=constraint, source=source,
-                            rationale=rationale)
+        args = {"constraint": constraint, "rationale": rationale}
+        if isinstance(constraint, str) and constraint.strip():
+            dup = self._duplicate("add_constraint", t, args, constraint, source)
+            if dup is not None:
+                return dup
+        return self._create("add_constraint", t, args, kind="constraint", payload=constraint, summary=constraint,
+                            source=source, rationale=rationale, standing="constraint",
+                            origin="model" if source == "llm" else "added")
 
     def note(self, text: str, title: str | None = None, *, turn: int | None = None,
              source: str = "llm") -> dict[str, Any]:

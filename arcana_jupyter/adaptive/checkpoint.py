@@ -6,8 +6,9 @@ constraints and files accumulate with caps, open questions are the latest turn's
 it, so the same turns always give the same checkpoint text, byte for byte.
 
 It renders as two parts. :meth:`SessionCheckpoint.render` holds what the user said and what tools
-returned (request, the user's plan, decisions and constraints, files, findings, errors, the
-narrative of what happened): the ``checkpoint`` section, kept like a pin. :meth:`render_claims`
+returned (request, the user's plan and decisions, files, findings, errors, the narrative of what
+happened; the user's constraints are standing instructions, in the ``standing`` section in their own
+words, not repeated here): the ``checkpoint`` section, kept like a pin. :meth:`render_claims`
 holds what the model's own replies said — its claims, plans, decisions and questions — under
 "Model's earlier claims (unverified)": the ``model_claims`` section, an ordinary section the
 builder may compress or drop, so one wrong answer is not repeated to the model as a fact in every
@@ -133,12 +134,6 @@ class SessionCheckpoint(BaseModel):
             for d in decisions:
                 why = f" — why: {one_line(d.rationale, 160)}" if d.rationale else ""
                 out.append(f"  - (turn {d.turn}) {one_line(d.text, 200)}{why}")
-        constraints = [c for c in self.constraints if c.source == "user"]
-        if constraints:
-            out.append("Constraints:")
-            for c in constraints:
-                tag = " [implicit]" if c.implicit else ""
-                out.append(f"  - (turn {c.turn}) {one_line(c.text, 200)}{tag}")
         if self.files:
             out.append("Files: " + ", ".join(self.files))
         if self.findings:

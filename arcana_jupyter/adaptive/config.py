@@ -31,6 +31,9 @@ class AdaptiveConfig(BaseModel):
     max_payload_chars: int = Field(default=4000, ge=100)
     """Longest payload a tool may store in one object (longer text belongs in an artifact)."""
     search_limit: int = Field(default=5, ge=1)
+    standing_share: float = Field(default=0.10, gt=0, le=0.5)
+    """The most of the prompt budget (the available tokens) the ``standing`` section may take; more
+    standing instructions than fit are shortened, oldest first (benchmarks/results/standing.md)."""
     narrative_lines: int = Field(default=12, ge=1)
     """How many per-turn narrative lines the checkpoint shows (older ones are counted)."""
     trace_content: Literal["full", "redacted", "none"] = "full"

@@ -12,10 +12,13 @@ This module is the façade: the class people use, made of one part per idea —
   ``context_action`` event, built as its typed model, applied, then emitted; ``load_events``
   applies the same events to a fresh engine (resume, replay; :meth:`snapshot` compares equal).
 - :mod:`.actions` — the ten actions of the model's tools and the widgets.
-- :mod:`.rendering` — the prompt sections (tiers, and the cover for turns that did not fit).
+- :mod:`.rendering` — the prompt sections (the standing instructions, tiers, and the cover for turns
+  that did not fit).
+- :mod:`.standing` — the rules that recognise standing instructions, preferences and constraints in
+  the user's messages (and revisions and revocations of them).
 
-and the turn itself (below): promotion by the input, the end-of-turn summary and demotion,
-large tool outputs stored as artifacts.
+and the turn itself (below): standing instructions and promotion by the input, the end-of-turn
+summary and demotion, large tool outputs stored as artifacts.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from .ledger import Emit
 from .promotion import Promotion, demotion_target, find_promotions
 from .rendering import SECTION_NAMES, PromptRendering
 from .search import docs_for_turn
+from .standing import live_changes, match, recognise, same
 from .state import one_line
 from .turn_summary import summarise_turn
 
@@ -42,10 +46,13 @@ class AdaptiveEngine(EngineActions, PromptRendering):
     """Working memory of one chat session (see the module docstring)."""
 
     def begin_turn(self, turn: int, user_input: str) -> list[Promotion]:
-        """Promote peripheral objects the input mentions (keyword, then BM25); emit each."""
+        """Keep the standing instructions the input states (:meth:`recognise_standing`), then promote
+        peripheral objects the input mentions (keyword, then BM25); emit each."""
         self._input = user_input or ""
         self._input_turn = turn
         self.turn = max(self.turn, turn)
+        if self._input.strip():
+            self.recognise_standing(turn, self._input)
         peripheral = self.peripheral()
         if not peripheral or not self._input.strip():
             return []
@@ -56,6 +63,37 @@ class AdaptiveEngine(EngineActions, PromptRendering):
             obj = self._objects[p.object_id]
             self._state_change(obj, "active", p.cause, turn)
             out.append(p)
+        return out
+
+    def recognise_standing(self, turn: int, text: str) -> list[dict[str, Any]]:
+        """The standing instructions, preferences and constraints the user's message ``text`` states
+        (:func:`.standing.recognise`), kept as standing objects (``origin: said``, ``source: user``);
+        a revision replaces the live one it is about (:func:`.standing.match`), a revocation retracts
+        it, a new one on the same choice as a live one (a topic class and a word shared) replaces it,
+        and one said again is answered with the live one. Returns the engine's answer to each (recorded
+        as ``context_action`` events)."""
+        out: list[dict[str, Any]] = []
+        for found in live_changes(recognise(text)):
+            live = self.standing()
+            pairs = [(o.id, o.payload) for o in live]
+            if found.change == "new":
+                # said again: answered with the live one; on the same choice as a live one: replaces it
+                conflict = None if any(same(found.text, t) for _, t in pairs) else \
+                    match(found.text, pairs, min_overlap=3, same_class=True)
+                out.append(self.add_standing(found.text, found.kind, turn=turn, origin="said", rule=found.rule,
+                                             revises=conflict))
+                continue
+            target = match(found.text, pairs)
+            old = self.get(target) if target is not None else None
+            if old is not None and found.change == "revoke":
+                out.append(self.retract(old.id, f"revoked at turn {turn}: {one_line(found.text, 100)}", turn=turn,
+                                        source="user"))
+            elif old is not None:
+                kind = old.standing if found.rule == "revision" else found.kind
+                out.append(self.add_standing(found.text, kind or found.kind, turn=turn, origin="said",
+                                             rule=found.rule, revises=old.id))
+            elif found.rule not in ("revision", "revocation"):  # it stands on its own: a new one
+                out.append(self.add_standing(found.text, found.kind, turn=turn, origin="said", rule=found.rule))
         return out
 
     def end_turn(self, turn: int, transcript_of_turn: Sequence[MessageLike]) -> list[Promotion]:

@@ -107,6 +107,10 @@ class EngineState:
     def active(self) -> list[StateObject]:
         return [o for o in self.objects() if o.tier == "active"]
 
+    def standing(self) -> list[StateObject]:
+        """The live standing instructions, preferences and constraints, oldest first."""
+        return [o for o in self.objects() if o.standing is not None]
+
     def peripheral(self) -> list[StateObject]:
         """Soft and hard objects (the ones promotion looks at)."""
         return [o for o in self.objects() if o.tier != "active"]
@@ -118,7 +122,7 @@ class EngineState:
         """Live objects by tier as JSON-safe dicts (the turn bundle's ``tiers``; tombstones hidden)."""
         view: dict[str, list[dict[str, Any]]] = {"active": [], "soft": [], "hard": []}
         for o in self.objects():
-            view[o.tier].append(o.model_dump(mode="json"))
+            view[o.tier].append(o.record())
         return view
 
     def audit_objects(self) -> list[StateObject]:

@@ -9,7 +9,8 @@ their full text (summary, payload, rationale), over a corpus of every live objec
 above the threshold (0.15) promotes (cause ``bm25:<score>``).
 
 Demotion (after each turn): ``idle = turn - last_touched_turn``; idle >= ``idle_hard_after_turns``
-sends an object to ``hard``, idle >= ``idle_soft_after_turns`` to ``soft``. Focused objects stay.
+sends an object to ``hard``, idle >= ``idle_soft_after_turns`` to ``soft``. Focused objects stay, and so
+do standing ones (a standing instruction holds however long nobody mentions it).
 """
 
 from __future__ import annotations
@@ -154,7 +155,7 @@ def find_promotions(
 
 def demotion_target(obj: StateObject, turn: int, soft_after: int, hard_after: int) -> Tier | None:
     """The tier ``obj`` should fall to at the end of ``turn``, or ``None`` to stay."""
-    if obj.retracted or obj.focused:
+    if obj.retracted or obj.focused or obj.standing is not None:
         return None
     idle = turn - obj.last_touched_turn
     target: Tier | None = "hard" if idle >= hard_after else "soft" if idle >= soft_after else None

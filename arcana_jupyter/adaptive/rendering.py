@@ -14,9 +14,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..context.bands import OverflowCover
-from ..context.sections import CHECKPOINT_SECTION, ContextSection
+from ..context.sections import CHECKPOINT_SECTION, STANDING_SECTION, ContextSection
 from .checkpoint import SECTION_CLAIMS, SessionCheckpoint, checkpoint_sections
 from .ledger import EngineState
+from .standing import shorten
 from .state import KINDS, StateObject
 
 SECTION_ACTIVE = "adaptive_active"
@@ -24,7 +25,13 @@ SECTION_SOFT = "adaptive_soft"
 SECTION_HARD = "adaptive_hard"
 SECTION_DIGESTS = "turn_digests"
 """The section of the latest per-turn summaries in full (its name is in traces: it stays)."""
-SECTION_NAMES = (SECTION_HARD, SECTION_SOFT, CHECKPOINT_SECTION, SECTION_CLAIMS, SECTION_DIGESTS, SECTION_ACTIVE)
+SECTION_NAMES = (STANDING_SECTION, SECTION_HARD, SECTION_SOFT, CHECKPOINT_SECTION, SECTION_CLAIMS, SECTION_DIGESTS,
+                 SECTION_ACTIVE)
+STANDING_HEADING = "Standing instructions (the user's own words; each holds until the user changes it):"
+MIN_STANDING_TOKENS = 48
+"""The standing section's share is never less than this (a tiny window still gets its heading and a line)."""
+CUT_WORDS = 8
+"""The second step of shortening: an item's first words."""
 
 
 class PromptRendering(EngineState):
@@ -38,6 +45,10 @@ class PromptRendering(EngineState):
         # the checkpoint folded over the turns last summarised (and their summaries): the next cover
         # usually summarises those plus the turns that just left the verbatim window
         self._folded: list[tuple[tuple[int, ...], list[Any], SessionCheckpoint]] = []
+        self._standing_cache: dict[tuple[Any, ...], tuple[ContextSection, dict[str, str]]] = {}
+        self.standing_shown: dict[str, str] = {}
+        """How the last standing section showed each live standing object: ``full``, ``short`` (its
+        first clause), ``cut`` (its first words) or ``folded`` (named by id only)."""
 
     def _full(self, obj: StateObject) -> str:
         hit = self._full_cache.get(obj.id)
@@ -53,14 +64,19 @@ class PromptRendering(EngineState):
             self._stub_cache[obj.id] = hit
         return hit[1]
 
-    def sections(self, turn: int | None = None) -> list[ContextSection]:
-        """The tier sections: anchors and stubs (head), active objects in full (late).
+    def sections(self, turn: int | None = None, available: int | None = None) -> list[ContextSection]:
+        """The standing instructions (head, first), then the tier sections: anchors and stubs (head),
+        active objects in full (late). Standing objects are in their own section only.
 
         What stands in for turns that did not fit is :meth:`overflow_sections`, asked for by the
         runtime only when the builder could not keep every turn verbatim. ``turn`` is accepted for
-        symmetry with the capability hook; tiers are the engine's current state."""
-        live = self.objects()
+        symmetry with the capability hook; tiers are the engine's current state. ``available``: the
+        call's prompt budget, which bounds the standing section (:meth:`standing_section`)."""
         out: list[ContextSection] = []
+        standing = self.standing_section(available)
+        if standing is not None:
+            out.append(standing)
+        live = [o for o in self.objects() if o.standing is None]
         hard = [o for o in live if o.tier == "hard"]
         if hard:
             groups: dict[str, list[str]] = {}
@@ -105,6 +121,97 @@ class PromptRendering(EngineState):
                 )
             )
         return out
+
+    def standing_section(self, available: int | None = None) -> ContextSection | None:
+        """The live standing instructions, preferences and constraints in the user's words, one line
+        each with the turn it was given (and its id when the model has the tools): the ``standing``
+        section, protected, placed first in the head — it changes only when an instruction does.
+
+        With ``available`` (the call's prompt budget) it takes at most ``standing_share`` of it (never
+        less than :data:`MIN_STANDING_TOKENS`): when the items do not fit, the oldest revisable ones
+        (recognised in the user's messages or the model's; then the ones the user added by hand) are
+        shortened one at a time to their first clause (:func:`.standing.shorten`), then to their first
+        :data:`CUT_WORDS` words, then named by id in a last line (and what that frees goes back to the
+        newest) — never dropped silently: the section's ``note`` says which, and :attr:`standing_shown`
+        how each was shown."""
+        live = self.standing()
+        if not live:
+            self.standing_shown = {}
+            return None
+        cap = None
+        if available is not None:
+            cap = max(MIN_STANDING_TOKENS, int(available * self.config.standing_share))
+        key = (tuple((o.id, o.payload, o.origin, o.created_turn) for o in live), cap, self.tools_offered)
+        hit = self._standing_cache.get(key)
+        if hit is None:
+            hit = self._fit_standing(live, cap, available)
+            if len(self._standing_cache) > 32:
+                self._standing_cache.clear()
+            self._standing_cache[key] = hit
+        self.standing_shown = dict(hit[1])
+        return hit[0]
+
+    def _standing_text(self, live: list[StateObject], shown: dict[str, str]) -> str:
+        lines = [STANDING_HEADING]
+        folded: list[str] = []
+        for o in live:
+            how = shown[o.id]
+            if how == "folded":
+                folded.append(o.id)
+                continue
+            text = " ".join(o.payload.split())
+            if how == "short":
+                text = shorten(text)
+            elif how == "cut":
+                text = shorten(text, CUT_WORDS)
+            ref = f"{o.id}, turn {o.created_turn}" if self.tools_offered else f"turn {o.created_turn}"
+            who = ", the model's" if o.origin == "model" else ""
+            why = f" (why: {' '.join(o.rationale.split())})" if o.rationale and how == "full" else ""
+            lines.append(f"- ({ref}{who}) {text}{why}")
+        if folded:
+            lines.append(f"- (+{len(folded)} older, not shown to fit the budget: {', '.join(folded)})")
+        return "\n".join(lines)
+
+    def _fit_standing(self, live: list[StateObject], cap: int | None, available: int | None
+                      ) -> tuple[ContextSection, dict[str, str]]:
+        shown = {o.id: "full" for o in live}
+
+        def section(note: str | None = None) -> ContextSection:
+            return ContextSection(name=STANDING_SECTION, content=self._standing_text(live, shown), layer="task",
+                                  placement="head", note=note)
+
+        if cap is None or self.counter.count_message(section().render()) <= cap:
+            return section(), shown
+        order = [o for o in live if o.origin != "added"] + [o for o in live if o.origin == "added"]
+        for step in ("short", "cut", "folded"):
+            for o in order:
+                if step == "short" and shorten(" ".join(o.payload.split())) == " ".join(o.payload.split()):
+                    continue
+                shown[o.id] = step
+                if self.counter.count_message(section().render()) <= cap:
+                    break
+            else:
+                continue
+            break
+        # what folding freed goes back to the newest first: each in full, or its first clause, if that fits
+        for o in reversed(order):
+            if shown[o.id] in ("short", "cut"):
+                before = shown[o.id]
+                for better in ("full", "short"):
+                    if better == before:
+                        break
+                    shown[o.id] = better
+                    if self.counter.count_message(section().render()) <= cap:
+                        break
+                    shown[o.id] = before
+        changed = {how: [i for i, v in shown.items() if v == how] for how in ("short", "cut", "folded")}
+        parts = [f"{len(ids)} {label} ({', '.join(ids)})" for how, label in
+                 (("short", "shortened to their first clause"), ("cut", "cut to their first words"),
+                  ("folded", "named by id only")) if (ids := changed[how])]
+        share = f" ({self.config.standing_share:.0%} of {available})" if available is not None else ""
+        note = (f"standing: {len(live)} standing instruction(s) take more than the section's share, {cap} tokens"
+                f"{share}; oldest first, {'; '.join(parts)} — %arcana_standing list shows them in full")
+        return section(note), shown
 
     def checkpoint_sections(self) -> list[ContextSection]:
         """The whole session's checkpoint as sections (``checkpoint``, ``model_claims``): what the
@@ -203,5 +310,6 @@ class PromptRendering(EngineState):
 
 
 __all__ = [
-    "SECTION_ACTIVE", "SECTION_DIGESTS", "SECTION_HARD", "SECTION_NAMES", "SECTION_SOFT", "PromptRendering",
+    "CUT_WORDS", "MIN_STANDING_TOKENS", "SECTION_ACTIVE", "SECTION_DIGESTS", "SECTION_HARD", "SECTION_NAMES",
+    "SECTION_SOFT", "STANDING_HEADING", "PromptRendering",
 ]

@@ -12,12 +12,20 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from .standing import StandingKind
+
 Kind = Literal["task", "decision", "constraint", "note"]
 Tier = Literal["active", "soft", "hard"]
 TaskStatus = Literal["open", "done"]
+Origin = Literal["said", "added", "model"]
+"""Where a standing object came from: ``said`` (recognised in the user's message), ``added`` (by the
+user, from a magic, the inspector or Python), ``model`` (the model's ``add_constraint`` tool)."""
 
 KINDS: tuple[str, ...] = ("task", "decision", "constraint", "note")
 TIERS: tuple[str, ...] = ("active", "soft", "hard")
+
+STANDING_FIELDS = ("standing", "origin", "revises", "remembered")
+"""The fields only a standing object sets (left out of an event's object dump when unset)."""
 
 _ID = re.compile(r"^s_(\d+)$")
 _SPACE = re.compile(r"\s+")
@@ -61,6 +69,26 @@ class StateObject(BaseModel):
     retract_reason: str | None = None
     status: TaskStatus | None = None
     rationale: str | None = None
+    standing: StandingKind | None = None
+    """Set on a standing instruction, preference or constraint (a ``constraint`` object): it is in the
+    ``standing`` section of every prompt, in the user's words, never demoted, until retracted — by the
+    user, or by a later revision or revocation (adaptive/standing.py)."""
+    origin: Origin | None = None
+    """Who made a standing object (see :data:`Origin`)."""
+    revises: str | None = None
+    """The standing object this one replaced (retracted when this one was made)."""
+    remembered: str | None = None
+    """The long-term memory entry a standing object was kept as, when the user confirmed it
+    (``%arcana_standing remember``, the inspector): the next notebook starts with it in its digest."""
+
+    def record(self) -> dict[str, object]:
+        """The object as an event records it: its JSON dump, without the standing fields when they are
+        unset (so the events of other objects are as they were before standing instructions existed)."""
+        data = self.model_dump(mode="json")
+        for key in STANDING_FIELDS:
+            if data[key] is None:
+                del data[key]
+        return data
 
     @property
     def number(self) -> int:
@@ -76,6 +104,8 @@ class StateObject(BaseModel):
     def render_full(self) -> str:
         """The active-tier rendering: a header line and the full payload."""
         flags: list[str] = [self.kind]
+        if self.standing is not None:
+            flags.append(f"standing {self.standing}")
         if self.status is not None:
             flags.append(self.status)
         if self.focused:

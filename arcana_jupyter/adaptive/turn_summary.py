@@ -9,6 +9,12 @@ same transcript always gives the same summary (and so the same checkpoint, byte 
 rules are deliberately conservative — each field takes a few sentences that carry a clear marker
 ("decided", "because", "must", "Traceback", a file name ...) rather than guessing.
 
+The user's chit-chat, questions, quoted words and one-off requests (:func:`.standing.kept_apart`) are
+never a decision, a constraint or a finding (nor is chit-chat part of the request), and neither are
+their standing instructions: those are
+kept, in their words, in the ``standing`` section (:mod:`.standing`), so the checkpoint does not say
+them twice. Constraints are the explicit ``Constraint:`` lines only.
+
 Every item says where it comes from. ``findings`` come only from tool results and the user's
 statements; what the model's own replies assert is kept apart as ``claims`` (unverified: a wrong
 answer must not come back in later prompts as a fact), and decisions, constraints and plans carry
@@ -26,6 +32,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..messages import Message, MessageLike, as_message
+from .standing import kept_apart, without_small_talk
 from .state import one_line
 
 _FENCE = re.compile(r"```.*?(?:```|$)", re.S)
@@ -43,11 +50,6 @@ _DECISION = re.compile(
 _RATIONALE_IN = re.compile(r"\b(because|since|so that|due to|given that|as it|as they|to avoid)\b\s*(.*)$", re.I)
 _RATIONALE_NEXT = re.compile(r"^(because|this is because|reason:|rationale:|that way|this way|since|so that)\b", re.I)
 _WILL = re.compile(r"\b(?:i|we)(?:'ll| will| am going to| are going to)\b", re.I)
-_CONSTRAINT = re.compile(
-    r"\b(must|never|don't|do not|dont|always|only|should not|shouldn't|cannot|can't|avoid|make sure|ensure|"
-    r"required|requires?|no more than|at most|at least|without|keep it|stay within|not allowed)\b",
-    re.I,
-)
 _EXPLICIT_CONSTRAINT = re.compile(r"^\s*(?:constraint|rule|requirement)s?\s*:\s*(.+)$", re.I)
 _PLAN_MARKER = re.compile(r"\b(plan|steps?|approach|i(?:'ll| will)|let me|next|to do|todo|first)\b", re.I)
 _PLAN_LINE = re.compile(r"^\s*(?:plan|next steps?|todo|to do)\s*:\s*(.+)$", re.I)
@@ -163,9 +165,9 @@ class TurnSummary(BaseModel):
             why = f" (why: {one_line(d.rationale, 120)})" if d.rationale else ""
             who = "decided" if d.source == "user" else "model said it decided"
             fields.append(f"{who}: {one_line(d.text, 140)}{why}")
-        if self.constraints:
-            fields.append("constraints: " + " | ".join(
-                one_line(c.text, 120) + ("" if c.source == "user" else " (model)") for c in self.constraints))
+        model_constraints = [c for c in self.constraints if c.source != "user"]  # the user's: the standing section
+        if model_constraints:
+            fields.append("constraints: " + " | ".join(one_line(c.text, 120) + " (model)" for c in model_constraints))
         if self.files:
             fields.append("files: " + ", ".join(self.files))
         if self.tools:
@@ -252,7 +254,7 @@ def _decisions(sourced: Sequence[tuple[str, Source]]) -> list[DecisionItem]:
     seen: set[str] = set()
     sents = [s for s, _ in sourced]
     for i, (s, source) in enumerate(sourced):
-        if s.endswith("?"):
+        if s.endswith("?") or (source == "user" and kept_apart(s)):
             continue
         if not _DECISION.search(s) and not (_WILL.search(s) and _RATIONALE_IN.search(s)):
             continue  # a decision: a choice word, or an intention with its reason ("I'll X since Y")
@@ -276,6 +278,9 @@ def _decisions(sourced: Sequence[tuple[str, Source]]) -> list[DecisionItem]:
 
 
 def _constraints(user_texts: Sequence[str], other_texts: Sequence[str]) -> list[ConstraintItem]:
+    """The explicit ``Constraint:`` / ``Rule:`` / ``Requirement:`` lines, the user's and the model's. (The
+    user's standing instructions in other words are recognised by :mod:`.standing` and kept in their
+    own section; sentences with a cue word — "never", "can't" — are no longer taken: "Can't wait.")"""
     out: list[ConstraintItem] = []
     seen: set[str] = set()
 
@@ -291,12 +296,6 @@ def _constraints(user_texts: Sequence[str], other_texts: Sequence[str]) -> list[
             m = _EXPLICIT_CONSTRAINT.match(_BULLET.sub("", line))
             if m:
                 add(m.group(1), False, source)
-    for text in user_texts:
-        for s in sentences(text):
-            if _EXPLICIT_CONSTRAINT.match(s):
-                continue
-            if _CONSTRAINT.search(s):
-                add(s, True, "user")
     return out
 
 
@@ -371,7 +370,7 @@ def _findings(tool_texts: Sequence[tuple[str, str]], user_texts: Sequence[str], 
 
     for text in user_texts:
         for s in sentences(text):
-            if s.endswith("?") or _DECISION.search(s) or _IMPERATIVE.match(s):
+            if s.endswith("?") or _DECISION.search(s) or _IMPERATIVE.match(s) or kept_apart(s):
                 continue
             if _USER_FINDING.search(s):  # a statement of fact or a correction, not a request
                 add(s, "user")
@@ -426,7 +425,7 @@ def summarise_turn(turn: int, messages: Iterable[MessageLike], skip_tools: Itera
                 tools.append(c.name)
             call_args.append(c.arguments)
 
-    request = one_line(user_texts[0], 400) if user_texts else ""
+    request = one_line(without_small_talk(user_texts[0]), 400) if user_texts else ""
     sourced: list[tuple[str, Source]] = [(s, "user") for t in user_texts for s in sentences(t)]
     sourced += [(s, "model") for t in assistant_texts for s in sentences(t)]
     decisions = _decisions(sourced)

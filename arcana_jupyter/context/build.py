@@ -168,7 +168,9 @@ class Build:
                 if fitted is not None and fitted[1] < sec_tokens[k]:
                     protected_fit[k] = fitted
                     must -= sec_tokens[k] - fitted[1]
-                    self.notes.append(f"the checkpoint was compressed to {fitted[2]} ({sec_tokens[k]} -> {fitted[1]} "
+                    what = "the checkpoint" if self.sections[k].name == "checkpoint" else \
+                        f"the {self.sections[k].name} section"
+                    self.notes.append(f"{what} was compressed to {fitted[2]} ({sec_tokens[k]} -> {fitted[1]} "
                                       "tokens) so that what must be kept fits the budget")
         if (must > available and self.input_index is not None and self.units
                 and self.units[input_unit] == [self.input_index]):

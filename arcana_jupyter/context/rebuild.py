@@ -43,7 +43,8 @@ from .sections import ContextSection
 
 EMBEDDINGS_FOLDER = "embeddings"
 """Where, beside a trace, the vectors of its builds are kept (see context/embeddings.py)."""
-ENGINE_SECTIONS = ("adaptive_hard", "adaptive_soft", "checkpoint", "model_claims", "turn_digests", "adaptive_active")
+ENGINE_SECTIONS = ("standing", "adaptive_hard", "adaptive_soft", "checkpoint", "model_claims", "turn_digests",
+                   "adaptive_active")
 """The sections the adaptive context adds (``adaptive.engine.SECTION_NAMES``; a test keeps them equal):
 what a classic-mode what-if leaves out."""
 ENGINE_TOOLS = frozenset({"create_task", "update_task", "decide", "add_constraint", "note", "hydrate", "retract_task",

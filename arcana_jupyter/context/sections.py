@@ -8,10 +8,12 @@ expired and not rendered.
 A :class:`ContextSection` is anything else the runtime wants the model to see: the memory digest
 (``layer="external"``), adaptive-context tiers, the session checkpoint... Sections are placed at
 the head of the prompt (after the system prompt) or late (just before the recent turns); under
-pressure they may be compressed to L1/L2 or dropped, except the section named ``checkpoint``,
-which is treated like a pin. It holds only what the user said and what tools returned: what the
-model's own replies said is the ordinary ``model_claims`` section (adaptive/checkpoint.py), so a
-wrong answer is never protected as a fact.
+pressure they may be compressed to L1/L2 or dropped, except the protected sections, treated like a
+pin: ``checkpoint`` and ``standing``. The checkpoint holds only what the user said and what tools
+returned: what the model's own replies said is the ordinary ``model_claims`` section
+(adaptive/checkpoint.py), so a wrong answer is never protected as a fact. ``standing`` holds the
+user's standing instructions, preferences and constraints in their own words (adaptive/standing.py),
+bounded by its producer to a share of the budget so that it always fits.
 """
 
 from __future__ import annotations
@@ -27,6 +29,13 @@ from .decisions import Layer, Placement
 CHECKPOINT_SECTION = "checkpoint"
 """The one section that is never compressed or dropped (the user- and tool-derived part of the
 adaptive session checkpoint; the model's claims are not in it)."""
+
+STANDING_SECTION = "standing"
+"""The user's standing instructions, preferences and constraints (adaptive/rendering.py): protected
+like the checkpoint; its producer keeps it within its share of the budget."""
+
+PROTECTED_SECTIONS = frozenset({CHECKPOINT_SECTION, STANDING_SECTION})
+"""The sections never compressed or dropped (unless what must be kept does not fit at all)."""
 
 TASK_SECTION = "task"
 """Section name the builder gives the ``task=`` text in its decisions."""
@@ -51,11 +60,14 @@ class ContextSection(BaseModel):
     entries: list[dict[str, Any]] | None = None
     """What the section lists, for readers (the memory digest: ``{id, kind, scope, score, content}``
     per memory): recorded with the decision's inputs, never rendered (the builder sends ``content``)."""
+    note: str | None = None
+    """What its producer says about it in the decision's notes (``standing``: which items were shortened
+    to fit its share of the budget); recorded with the inputs, never rendered."""
 
     @property
     def protected(self) -> bool:
-        """True for sections that are never compressed or dropped (the checkpoint)."""
-        return self.name == CHECKPOINT_SECTION
+        """True for sections that are never compressed or dropped (the checkpoint, the standing instructions)."""
+        return self.name in PROTECTED_SECTIONS
 
     def render(self, content: str | None = None) -> Message:
         """The message the section becomes (``content`` overrides the text, for compressed forms)."""

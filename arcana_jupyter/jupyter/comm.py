@@ -14,12 +14,14 @@ From the front end:
   ``<old>.arcana/`` to ``<new>.arcana/``; if it could not, the kernel does) and new turns record
   the new ``trace_path``. Answer: ``{"type": "path", "notebook", "trace_dir", "moved": [...]}``.
 - ``{"type": "state", "run_id", "agent"}``: is that run live in this kernel, and its current pins
-  and adaptive-context tiers. Answer ``{"type": "state", "live", "turn", "pins", "tiers"}``.
+  and adaptive-context tiers and standing instructions. Answer ``{"type": "state", "live", "turn", "pins", "tiers",
+  "standing"}``.
 - ``{"type": "whatif", "run_id", "agent", "turn", "step"?, "window"?, "reserve"?, "strategy"?}``: that
   recorded turn rebuilt with other settings (:func:`what_if_answer`): settings, tokens, the rows that
   changed and the rebuilt prompt (clipped). Read-only: nothing is recorded.
-- ``{"type": "action", "action": "unpin" | "hydrate" | "retract", "target", "run_id", "agent"}``:
-  the same runtime calls the model's tools use, traced the same way, plus a ``user_action`` event
+- ``{"type": "action", "action": "unpin" | "hydrate" | "retract" | "remember", "target", "run_id", "agent"}``:
+  the same runtime calls the model's tools use (``remember``: keep a standing instruction in long-term
+  memory, :meth:`ChatSession.remember_standing`), traced the same way, plus a ``user_action`` event
   with ``via: "inspector"`` (no cell holds it, so ``report --verify`` applies it again at the same
   point). Answer ``{"type": "action",
   "ok", "message", ...state}``.
@@ -45,12 +47,13 @@ import os
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ..exceptions import ArcanaError
 from .limits import MAX_TARGET_CHARS, clip, valid_text
 from .notebook_path import FRONTEND, NotebookLocation, locate_notebook, report_notebook_path
 from .whatif import what_if_answer
 
 TARGET = "arcana"
-ACTIONS = ("unpin", "hydrate", "retract")
+ACTIONS = ("unpin", "hydrate", "retract", "remember")
 def _bad_relative(path: str) -> bool:
     """``..`` (or an empty or ``.`` part) in a path the front end reported relative to its root."""
     parts = path.lstrip("/").split("/")
@@ -308,9 +311,13 @@ class ArcanaComm:
             return {"live": False}
         chat = entry.chat
         turn = max(int(chat.turn), 1)
-        tiers = chat.engine.tiers_view() if getattr(chat, "engine", None) is not None else {}
+        engine = getattr(chat, "engine", None)
+        tiers = engine.tiers_view() if engine is not None else {}
+        from ..runtime.bundle import standing_items
+
         return {"live": True, "session": entry.name, "turn": int(chat.turn),
-                "pins": [p.summary() for p in chat.pins.active(turn)], "tiers": tiers}
+                "pins": [p.summary() for p in chat.pins.active(turn)], "tiers": tiers,
+                "standing": standing_items(chat) if engine is not None else []}
 
     def trace(self, data: dict[str, Any]) -> dict[str, Any]:
         """The trace of a run open in this kernel as the viewer shows it (never a path the front end names)."""
@@ -334,7 +341,13 @@ class ArcanaComm:
         entry = self._entry(data.get("run_id"), data.get("agent"))
         if entry is None:
             return {"ok": False, "live": False, "message": "this run is not open in the kernel (read-only)"}
-        result = dict(getattr(entry.chat, name)(target, via="inspector"))  # recorded as a user_action
+        if name == "remember":  # a standing instruction kept in long-term memory
+            try:
+                result = dict(entry.chat.remember_standing(target, via="inspector"))
+            except ArcanaError as exc:
+                result = {"ok": False, "message": str(exc)}
+        else:
+            result = dict(getattr(entry.chat, name)(target, via="inspector"))  # recorded as a user_action
         ok = result.get("ok", True) is not False and result.get("unpinned", True) is not False
         if not ok and not result.get("message") and result.get("reason"):
             result.setdefault("message", str(result["reason"]).replace("_", " "))

@@ -1,5 +1,6 @@
 """What the person does from the notebook, besides talking: ``%arcana_pin``, ``%arcana_unpin``,
-``%arcana_context [list | add KIND TEXT | retract ID | undo | hydrate ID]`` and
+``%arcana_context [list | add KIND TEXT | retract ID | undo | hydrate ID]``,
+``%arcana_standing [list | add TEXT | retract ID | remember ID]`` and
 ``%arcana_memory [list | add KIND TEXT | forget ID | search QUERY]``.
 
 Pins go through the session's one pin machinery (``ChatSession.pin`` / ``unpin``: the ``pin``
@@ -16,6 +17,13 @@ does not apply it a second time), next to the effect's own event (``cognitive_pr
 session's working memory of constraints, tasks, decisions and notes — as ``%arcana_memory`` acts on
 long-term memory, with the same ``add`` / ``list`` verbs, and it hydrates and retracts objects the
 model made too, which are not notes) needs a session in engine mode.
+
+``%arcana_standing`` acts on the session's standing instructions (the ``standing`` section: what the
+user said once and expects to hold, recognised in their messages, added by hand, or the model's
+``add_constraint``): ``list`` (id, kind, the turn it was given, who, the text, how the last prompt showed it,
+whether it is in long-term memory), ``add TEXT [--kind instruction|preference|constraint]``, ``retract ID``,
+``remember ID [--scope global]`` (keep it in long-term memory: the next notebook starts with it; needs
+``--memory``).
 
 ``%arcana_memory`` works without a session: it opens the store a session of this notebook would
 (the ``memory_url`` / ``memory_path`` settings, else ``$ARCANA_MEMORY_URL`` / ``$ARCANA_MEMORY_PATH``,
@@ -47,6 +55,9 @@ from .memory_view import KIND_HINT, STORE_HINT
 _TOKEN = re.compile(r"""(?:"[^"]*"|'[^']*')(?=\s|$)|\S+""")
 MEMORY_ACTIONS = ("list", "add", "forget", "search")
 CONTEXT_ACTIONS = ("list", "add", "retract", "undo", "hydrate")
+STANDING_ACTIONS = ("list", "add", "retract", "remember")
+STANDING_USAGE = ("%arcana_standing list, %arcana_standing add TEXT [--kind instruction|preference|constraint], "
+                  "%arcana_standing retract ID, %arcana_standing remember ID [--scope project|global]")
 CONTEXT_USAGE = ("%arcana_context add constraint|task|decision|note TEXT [--why WHY], %arcana_context list, "
                  "%arcana_context retract ID, %arcana_context undo, %arcana_context hydrate ID")
 
@@ -246,6 +257,85 @@ class UserActions:
         display({"text/html": html, "text/plain": plain}, raw=True)
         return rows
 
+    # ---- standing instructions ---------------------------------------------------------------------
+    def standing(self, line: str) -> Any:
+        words, opts = split_line("arcana_standing", line, {"--kind": "kind", "--scope": "scope",
+                                                           "--session": "session", "-s": "session"})
+        action = words[0] if words else "list"
+        if action not in STANDING_ACTIONS:
+            raise UsageError(f"%arcana_standing: unknown action {action!r}; {STANDING_USAGE}")
+        if "kind" in opts and action != "add":
+            raise UsageError("%arcana_standing: --kind goes with add (%arcana_standing add TEXT --kind preference)")
+        if "scope" in opts and action != "remember":
+            raise UsageError("%arcana_standing: --scope goes with remember "
+                             "(%arcana_standing remember ID --scope global)")
+        chat = self.arcana.entry(opts.get("session")).chat
+        if chat.engine is None:
+            raise UsageError("%arcana_standing: this session runs in classic mode (no standing instructions); start "
+                             "one in engine mode, e.g. %arcana_chat --new without --classic")
+        rest = words[1:]
+        if action == "list":
+            if rest:
+                raise UsageError(f"%arcana_standing list takes no words, got {' '.join(rest)!r}")
+            return self._standing_list(chat)
+        if action == "add":
+            text = _text(rest)
+            if not text:
+                raise UsageError("%arcana_standing add: the text is missing, e.g. %arcana_standing add Always answer "
+                                 "in English")
+            kind = opts.get("kind", "instruction")
+            try:
+                result = chat.add_standing(text, kind, via="magic")
+            except ArcanaError as exc:
+                raise UsageError(f"%arcana_standing add: {_short(exc)}") from None
+            if result.get("ok") is False:
+                raise UsageError(f"%arcana_standing add: {result.get('message') or result.get('error')}")
+            if result.get("already"):
+                _notice(f"{result['id']} already says this: nothing added")
+            else:
+                _notice(f"added {result['id']} ({kind}): in every prompt from the next call on, in these words; "
+                        f"%arcana_standing retract {result['id']} takes it out")
+            return result
+        if len(rest) != 1:
+            raise UsageError(f"%arcana_standing {action}: give one id, e.g. %arcana_standing {action} s_3 "
+                             "(%arcana_standing list shows them)")
+        object_id = _unquote(rest[0])
+        found = next((o for o in chat.engine.audit_objects() if o.id == object_id and o.standing is not None), None)
+        if found is None:
+            live = ", ".join(o.id for o in chat.standing()) or "none"
+            raise UsageError(f"%arcana_standing {action}: no standing instruction {object_id!r} (standing: {live})")
+        if found.retracted:
+            raise UsageError(f"%arcana_standing {action}: {object_id} was retracted at turn {found.retracted_turn}"
+                             + (f" ({found.retract_reason})" if found.retract_reason else ""))
+        if action == "retract":
+            result = chat.retract(object_id, via="magic")
+            if result.get("ok") is False:
+                raise UsageError(f"%arcana_standing retract: {result.get('message') or result.get('error')}")
+            _notice(f"retracted {object_id}: out of the prompt from the next call on; the trace keeps it for audit")
+            return result
+        try:
+            result = chat.remember_standing(object_id, scope=opts.get("scope", "project"), via="magic")
+        except ArcanaError as exc:
+            raise UsageError(f"%arcana_standing remember: {_short(exc)}") from None
+        _notice(f"kept {object_id} in long-term memory as {result['kind']} {result['id']} ({result['scope']}): "
+                "the next session of this project starts with it in its memory digest")
+        return result
+
+    def _standing_list(self, chat: Any) -> list[dict[str, Any]]:
+        rows = standing_rows(chat)
+        cells = [[f"<code>{esc(r['id'])}</code>", pill(r["kind"], "unknown"), (esc(r["turn"]), "num"), esc(r["by"]),
+                  esc(r["text"]), esc(r["shown"]), esc(r["memory"] or "")] for r in rows]
+        body = (table(["id", "kind", "from turn", "by", "text", "in the last prompt", "memory"], cells) if cells
+                else '<div class="arcana-empty">No standing instructions yet: say one ("From now on, ...") or '
+                     '%arcana_standing add TEXT.</div>')
+        html = (render.style_block() + '<div class="arcana"><h4 class="arcana-h">Standing instructions of session '
+                f'{esc(chat.agent)}</h4>{body}</div>')
+        plain = ("\n".join(f"{r['id']} [{r['kind']}, from turn {r['turn']}, by {r['by']}, {r['shown']}"
+                           + (f", memory {r['memory']}" if r["memory"] else "") + f"] {r['text']}" for r in rows)
+                 or "no standing instructions yet")
+        display({"text/html": html, "text/plain": plain}, raw=True)
+        return rows
+
     # ---- memory ---------------------------------------------------------------------------------
     def memory(self, line: str) -> Any:
         words, opts = split_line("arcana_memory", line, {"--scope": "scope", "--session": "session",
@@ -419,6 +509,19 @@ def _split_why(line: str) -> tuple[str, str | None]:
     return line[:found.start()], _unquote(line[found.end():].strip())
 
 
+BY = {"said": "you (said)", "added": "you (added)", "model": "model"}
+SHOWN = {"full": "in full", "short": "shortened", "cut": "cut short", "folded": "named by id only"}
+
+
+def standing_rows(chat: Any) -> list[dict[str, Any]]:
+    """The live standing instructions of ``chat`` as ``%arcana_standing list`` shows them."""
+    engine = chat.engine
+    shown = getattr(engine, "standing_shown", {}) if engine is not None else {}
+    return [{"id": o.id, "kind": o.standing, "turn": o.created_turn, "by": BY.get(o.origin or "", o.origin or "?"),
+             "text": o.payload, "shown": SHOWN.get(shown.get(o.id, ""), "not sent yet"),
+             "memory": o.remembered, "revises": o.revises} for o in chat.standing()]
+
+
 def _added_by_you(chat: Any) -> list[str]:
     """The ids of the objects a person added to ``chat``'s adaptive context, in order (from its trace:
     the ``user_action`` events, so a resumed session knows them too)."""
@@ -438,8 +541,8 @@ def _added_by_you(chat: Any) -> list[str]:
 
 @magics_class
 class UserMagics(Magics):
-    """``%arcana_pin``, ``%arcana_unpin``, ``%arcana_context``, ``%arcana_memory``: registered beside
-    :class:`~.magics.ArcanaMagics`."""
+    """``%arcana_pin``, ``%arcana_unpin``, ``%arcana_context``, ``%arcana_standing``, ``%arcana_memory``:
+    registered beside :class:`~.magics.ArcanaMagics`."""
 
     def __init__(self, shell: Any, arcana: Any) -> None:
         super().__init__(shell=shell)
@@ -470,6 +573,17 @@ class UserMagics(Magics):
         description, a note's title.
         Each is recorded as a ``user_action``; ``arcana report --verify`` re-runs the cell."""
         self.actions.context(line)
+
+    @line_magic
+    def arcana_standing(self, line: str = "") -> None:
+        """The session's standing instructions (what you said once and expect to hold; the model's
+        ``add_constraint`` too): ``%arcana_standing list`` (id, kind, the turn it was given, who, the text,
+        how the last prompt showed it, its memory id), ``%arcana_standing add TEXT [--kind
+        instruction|preference|constraint]``, ``%arcana_standing retract ID``, ``%arcana_standing remember ID
+        [--scope project|global]`` (keep it in long-term memory, with ``--memory``: the next notebook starts
+        with it); ``--session S`` picks a session. Each is recorded as a ``user_action``; ``arcana report
+        --verify`` re-runs the cell."""
+        self.actions.standing(line)
 
     @line_magic
     def arcana_memory(self, line: str = "") -> None:

@@ -140,12 +140,13 @@ def inspector_view(bundle: Bundle, *, open_inspector: bool = False) -> dict[str,
         "primitives": _rows(bundle.get("primitives")),
         "pins": _rows(bundle.get("pins")),
         "tiers": tier_rows if any(rows for _, rows in tier_rows) else [],
+        "standing": _rows(bundle.get("standing")),
         "memories": _rows(bundle.get("memories")),
     }
 
 
 def inspector_html(bundle: Bundle, *, open_inspector: bool = False) -> str:
-    """The collapsible inspector: budget, decisions, primitives, pins, tiers, memories."""
+    """The collapsible inspector: budget, decisions, primitives, pins, standing instructions, tiers, memories."""
     return render_macro(T, "inspector", inspector_view(bundle, open_inspector=open_inspector))
 
 

@@ -3,7 +3,8 @@
 - start: create the engine (engine mode), or keep the reason classic mode runs
   (``ChatSession.engine_note``); offer the adaptive tools, or withhold them from a model too small
   to use them (then no prompt text tells the model to call them).
-- each call: the engine's tier sections, and — when some earlier turns did not fit verbatim —
+- each call: the user's standing instructions (sized to a share of the call's budget), the engine's
+  tier sections, and — when some earlier turns did not fit verbatim —
   the checkpoint and turn digests that stand in for them.
 - before the turn: the engine promotes peripheral objects the new input is about.
 - tool result: large outputs become artifacts (a bounded card enters the history).
@@ -76,7 +77,7 @@ class AdaptiveCapability(Capability):
         return list(self._withheld)
 
     def sections(self, ctx: SessionContext, turn: int) -> list[ContextSection]:
-        return list(self.engine.sections(turn)) if self.engine is not None else []
+        return list(self.engine.sections(turn, available=ctx.available_tokens)) if self.engine is not None else []
 
     def overflow_sections(self, ctx: SessionContext, turn: int, turns: Sequence[int],
                           max_tokens: int) -> OverflowCover | None:

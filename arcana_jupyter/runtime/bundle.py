@@ -180,7 +180,23 @@ def turn_bundle(session: ChatSession, turn: int) -> dict[str, Any]:  # JSON edge
     bundle["pins"] = [p.summary() for p in session.pins.active(turn)]
     if session.engine is not None:
         bundle["tiers"] = session.engine.tiers_view()
+        bundle["standing"] = standing_items(session)
     return bundle
+
+
+def standing_items(session: ChatSession) -> list[dict[str, Any]]:  # JSON edge: StandingItem dumps
+    """The session's standing instructions in force, as the bundle and the inspector's live state list them."""
+    from ..schema.bundle import StandingItem
+
+    engine = session.engine
+    if engine is None:
+        return []
+    memory = session.memory is not None
+    return [StandingItem(id=o.id, kind=o.standing or "constraint", text=o.payload, turn=o.created_turn,
+                         by=o.origin or "added", shown=engine.standing_shown.get(o.id), revises=o.revises,
+                         memory_id=o.remembered, offer_memory=memory and o.remembered is None
+                         ).model_dump(mode="json", exclude_none=True)
+            for o in engine.standing()]
 
 
 # ---- the notebook's copy ------------------------------------------------------------------------
@@ -259,6 +275,7 @@ def compact_bundle(bundle: dict[str, Any]) -> dict[str, Any]:  # JSON edge: the 
         for c in bundle.get("state_changes") or []
     ]
     data["memories"] = [{**m, "content": _clip(m.get("content"))} for m in bundle.get("memories") or []]
+    data["standing"] = [{**item, "text": _clip(item.get("text"))} for item in bundle.get("standing") or []]
     tiers = bundle.get("tiers") or {}
     data["tiers"] = {
         tier: [{k: (_clip(v, 200) if k == "summary" else v) for k, v in obj.items() if k != "payload"}

@@ -223,6 +223,9 @@ class RuntimeConfig(BaseModel):
     """Engine mode: the turns before those, shown as scored digests; older ones live in the checkpoint."""
     artifact_min_tokens: int = Field(default=1000, ge=64)
     """Engine mode: tool outputs longer than this are stored whole as artifacts, shown as a card."""
+    standing_share: float = Field(default=0.10, gt=0, le=0.5)
+    """Engine mode: the most of the prompt budget the user's standing instructions (the ``standing``
+    section) may take; beyond it the oldest are shortened (benchmarks/results/standing.md)."""
 
     # cognitive memory (seed 004)
     memory: bool = False

@@ -92,6 +92,12 @@ class SessionContext:
         return self._session.counter
 
     @property
+    def available_tokens(self) -> int:
+        """The prompt budget of the call being built (the window less the reply's reserve, calibrated):
+        what a section sized to a share of the budget is sized against."""
+        return int(self._session.builder.budget.available)
+
+    @property
     def pins(self) -> PinState:
         return self._session.pins
 

@@ -694,6 +694,7 @@ class ChatSession:
         self.sent_messages[(turn, step)] = shaped.original  # the builder's layout: what decision positions index
         while len(self.sent_messages) > 128:
             self.sent_messages.pop(next(iter(self.sent_messages)))
+        decision.notes.extend(s.note for s in sections if s.note)  # what a section's producer says of it
         if self._embeddings_note is not None:  # said once, in the session's first decision
             decision.notes.append(self._embeddings_note)
             self._embeddings_note = None
@@ -804,6 +805,24 @@ class ChatSession:
         (``%arcana_context add``): ``detail`` is its rationale (constraint, decision), description
         (task) or title (note). Raises :class:`ConfigError` in classic mode or for a bad kind or text."""
         return user_actions.add_context(self, kind, text, detail, via)
+
+    def standing(self) -> list[Any]:
+        """The live standing instructions, preferences and constraints (``StateObject`` with ``standing``
+        set), oldest first; ``[]`` in classic mode."""
+        return self.engine.standing() if self.engine is not None else []
+
+    def add_standing(self, text: str, kind: str = "instruction", *, via: str = "python",
+                     ) -> dict[str, Any]:  # JSON edge: the engine's answer
+        """Add a standing instruction (``kind``: instruction, preference or constraint) as the user
+        (``%arcana_standing add``): in every prompt from the next call on, in these words, until
+        retracted. Raises :class:`ConfigError` in classic mode or for a bad kind or text."""
+        return user_actions.add_standing(self, text, kind, via)
+
+    def remember_standing(self, object_id: str, *, scope: str = "project", via: str = "python",
+                          replayed: bool = False) -> dict[str, Any]:  # JSON edge: the structured result
+        """Keep a standing instruction in long-term memory (``%arcana_standing remember``, the inspector's
+        button): the next notebook starts with it in its digest. Needs memory on (``--memory``)."""
+        return user_actions.remember_standing(self, object_id, scope, via, replayed)
 
     def hydrate(self, object_id: str, *, via: str = "python",
                 replayed: bool = False) -> dict[str, Any]:  # JSON edge: the structured result

@@ -1,7 +1,7 @@
-"""What a person does outside the model — pin, unpin, add to the adaptive context, hydrate, retract,
-remember, forget — traced like the model's own actions (``cognitive_primitive`` or ``context_action``
-where it is one, then ``user_action``), and a replay applying the recorded actions no cell re-runs at
-the point they happened.
+"""What a person does outside the model — pin, unpin, add to the adaptive context, add a standing
+instruction, hydrate, retract, remember (a standing one too), forget — traced like the model's own
+actions (``cognitive_primitive`` or ``context_action`` where it is one, then ``user_action``), and a
+replay applying the recorded actions no cell re-runs at the point they happened.
 
 :class:`~arcana_jupyter.runtime.session.ChatSession`'s methods of the same names are the way in."""
 
@@ -107,6 +107,66 @@ def add_context(session: ChatSession, kind: str, text: str, detail: str | None,
     return dict(result)
 
 
+def _engine(session: ChatSession) -> Any:
+    engine = session.engine
+    if engine is None:
+        why = f" ({session.engine_note})" if session.engine_note else ""
+        raise ConfigError("classic mode has no standing instructions: start the session in engine mode "
+                          f"(%arcana_chat without --classic){why}")
+    return engine
+
+
+def add_standing(session: ChatSession, text: str, kind: str,
+                 via: str) -> dict[str, Any]:  # JSON edge: the engine's answer
+    """A standing instruction, preference or constraint the user adds by hand (``%arcana_standing add``, Python):
+    in the ``standing`` section of every prompt from the next call on, until retracted; recorded as
+    ``context_action`` (``standing``, ``source: "user"``) and ``user_action`` (``standing_add``)."""
+    from ..adaptive.standing import STANDING_KINDS
+
+    engine = _engine(session)
+    if kind not in STANDING_KINDS:
+        raise ConfigError(f"unknown kind {kind!r}: one of {', '.join(STANDING_KINDS)}")
+    if not text.strip():
+        raise ConfigError("the standing instruction's text is empty")
+    result = engine.add_standing(text, kind, turn=session.turn + 1, origin="added", source="user")
+    ok = result.get("ok") is not False
+    record_user_action(session, "standing_add", via, target=str(result.get("id")) if ok else None,
+                       args={"kind": kind, "text": text}, ok=ok,
+                       message=None if ok else str(result.get("message") or result.get("error") or "failed"))
+    return dict(result)
+
+
+MEMORY_KIND_OF_STANDING = {"instruction": "preference", "preference": "preference", "constraint": "constraint"}
+"""The memory kind a standing object is kept as (``remember``): how the user wants the work done is a
+preference, a fact of the project a constraint."""
+
+
+def remember_standing(session: ChatSession, object_id: str, scope: str, via: str,
+                      replayed: bool = False) -> dict[str, Any]:  # JSON edge: the structured result
+    """Keep the standing object ``object_id`` in long-term memory (the user confirmed the offer:
+    ``%arcana_standing remember ID``, the inspector's button), as a ``preference`` (a ``constraint`` for a
+    project constraint), through the one path ``%arcana_memory add`` takes: the next notebook's session
+    starts with it in its memory digest. Recorded as ``memory_write``, ``context_action`` (``remember``)
+    and ``user_action`` (``memory_add`` with ``args.standing``: a replay of the inspector's applies it again)."""
+    from ..memory.manual import add_memory
+
+    engine = _engine(session)
+    obj = engine.get(object_id)
+    if obj is None or obj.standing is None:
+        live = ", ".join(o.id for o in engine.standing()) or "none"
+        raise ConfigError(f"no standing instruction {object_id!r} (standing: {live})")
+    cap = _memory_capability(session)
+    kind = MEMORY_KIND_OF_STANDING[obj.standing]
+    entry, created = add_memory(cap.memory.store, kind, obj.payload, cap.memory.scope, level=scope)
+    cap.refresh_digest()
+    engine.mark_remembered(obj.id, entry.id, turn=max(session.turn, 1), source="user")
+    record_user_action(session, "memory_add", via, target=entry.id,
+                       args={"kind": kind, "content": obj.payload, "scope": scope, "standing": obj.id},
+                       ok=True, message=None if created else "already known: reinforced", replayed=replayed)
+    return {"ok": True, "id": entry.id, "kind": entry.kind, "scope": entry.level, "created": created,
+            "content": entry.content, "standing": obj.id}
+
+
 def _memory_capability(session: ChatSession) -> Any:
     found = session.capability("memory")
     if found is None:
@@ -178,3 +238,7 @@ class RecordedActions:
                             until if isinstance(until, int) else None, via=via, replayed=True)
             elif action.action in ("hydrate", "retract"):
                 adaptive_action(session, action.action, target, via, True)
+            elif action.action == "memory_add" and isinstance(args.get("standing"), str):
+                scope = args.get("scope")
+                remember_standing(session, str(args["standing"]), scope if isinstance(scope, str) else "project",
+                                  via, True)

@@ -80,6 +80,29 @@ class SessionUsage(_Part):
     cost_usd: float = 0.0
 
 
+class StandingItem(_Part):
+    """One standing instruction, preference or constraint in force (the ``standing`` section: adaptive/standing.py)."""
+
+    id: str
+    kind: str
+    """``instruction``, ``preference`` or ``constraint``."""
+    text: str | None = None
+    """In the user's words (the model's for ``by: model``); ``None`` under ``trace_content="none"``."""
+    turn: int
+    """The turn it was given (or added) in."""
+    by: str
+    """``said`` (recognised in the user's message), ``added`` (by the user, by hand) or ``model`` (its tool)."""
+    shown: str | None = None
+    """How the latest prompt showed it: ``full``, ``short`` (its first clause), ``cut`` (its first words),
+    ``folded`` (its id only), to keep the section within its share of the budget; ``None``: not sent yet."""
+    revises: str | None = None
+    """The standing object it replaced."""
+    memory_id: str | None = None
+    """The long-term memory entry it was kept as (``%arcana_standing remember``)."""
+    offer_memory: bool = False
+    """Memory is on and it is not kept yet: the inspector offers to keep it for the next notebook."""
+
+
 class TurnBundle(_Part):
     """Everything the inspector shows about one turn."""
 
@@ -100,6 +123,8 @@ class TurnBundle(_Part):
     """``Pin.summary()`` of each active pin."""
     tiers: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)  # JSON edge: StateObject dumps
     """Adaptive-context objects by tier (``StateObject`` dumps)."""
+    standing: list[StandingItem] = Field(default_factory=list)
+    """The standing instructions in force after the turn, oldest first."""
     memories: list[dict[str, Any]] = Field(default_factory=list)  # JSON edge: memory briefs
     usage: UsageRecord | None = None
     cost_usd: float | None = None

@@ -455,7 +455,7 @@ class MemoryWriteMetadata(Record):
     promoted: bool | None = None
 
 
-USER_ACTIONS = ("pin", "unpin", "hydrate", "retract", "memory_add", "memory_forget")
+USER_ACTIONS = ("pin", "unpin", "context_add", "standing_add", "hydrate", "retract", "memory_add", "memory_forget")
 """What a person can do to a session from outside the model (``user_action.action``)."""
 
 VIAS = ("magic", "inspector", "python")
@@ -474,7 +474,8 @@ class UserActionMetadata(Record):
     so a re-execution (``report --verify``) can apply an action no cell holds at the same point."""
 
     action: str | None = None
-    """``pin``, ``unpin``, ``context_add``, ``hydrate``, ``retract``, ``memory_add``, ``memory_forget``."""
+    """``pin``, ``unpin``, ``context_add``, ``standing_add``, ``hydrate``, ``retract``, ``memory_add`` (with
+    ``args.standing``: a standing instruction kept in memory), ``memory_forget``."""
     via: str | None = None
     """``magic``, ``inspector`` or ``python`` (see :data:`VIAS`)."""
     target: str | None = None

@@ -15,10 +15,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from .bundle import StandingItem
 from .trace_view import MAX_BATCH, RunView, TraceWhat, TurnDiffView, TurnPair, TurnView
 
-LiveAction = Literal["unpin", "hydrate", "retract"]
-"""What a person can do from the inspector (the same runtime calls the model's tools use)."""
+LiveAction = Literal["unpin", "hydrate", "retract", "remember"]
+"""What a person can do from the inspector (the same runtime calls the model's tools use; ``remember``
+keeps a standing instruction in long-term memory)."""
 
 RequestId = str | int | None
 
@@ -35,7 +37,8 @@ class StateRequest(BaseModel):
 
 
 class ActionRequest(BaseModel):
-    """Unpin a pin, hydrate or retract an adaptive-context object of a live run (traced as ``source: user``)."""
+    """Unpin a pin, hydrate or retract an adaptive-context object of a live run, or keep a standing
+    instruction in long-term memory (traced as ``source: user``)."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -124,6 +127,8 @@ class LiveState(BaseModel):
     """The active pins, each ``Pin.summary()`` (``Pin`` in labextension/src/types.ts)."""
     tiers: dict[str, list[dict[str, Any]]] = {}  # JSON edge: StateObject dumps
     """Live adaptive-context objects by tier (``active``, ``soft``, ``hard``), as the turn bundle has them."""
+    standing: list[StandingItem] = []
+    """The standing instructions in force, as the turn bundle has them."""
     request_id: RequestId = None
 
 
@@ -140,6 +145,7 @@ class ActionReply(BaseModel):
     turn: int | None = None
     pins: list[dict[str, Any]] = []  # JSON edge: Pin.summary() dumps
     tiers: dict[str, list[dict[str, Any]]] = {}  # JSON edge: StateObject dumps
+    standing: list[StandingItem] = []
     request_id: RequestId = None
 
 

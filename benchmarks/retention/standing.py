@@ -38,11 +38,19 @@ and the turn's decision (``reply.decision``) are read:
 - **(d) chit-chat kept**: at the chat's last probe, the trap sentences said before it (chit-chat, one-offs,
   questions, quoted text, the assistant's suggestions) held by one line of the sections, of all traps;
 - **(e) the sections' share of the budget**: their tokens (as the decision counts them) over ``B``, mean and
-  max over the probes, and which sections were there;
+  max over the probes, and which sections were there; and the same for the ``standing`` section alone (the
+  user's standing instructions, issue 39: its cap is ``standing_share`` of the available tokens), with how many
+  probes' decisions say it shortened items to fit;
 - **chance** (a control): the items of the file's other chats whose key this chat never states (never said, in
   any wording), measured at every probe the same way: how often a sentence nobody said is "held" (the
   whole-text unit is lenient at large budgets: a big section has many words, and the assistant's replies follow
   the instructions — "Next steps:" lists reach the turn digests — so compare with this).
+
+Beside the sessions, **the recogniser alone** (:func:`recogniser_tally`): every user message of every chat is
+given, in order, to an :class:`~arcana_jupyter.adaptive.engine.AdaptiveEngine` (``begin_turn``, what the runtime
+does with each input), and the standing objects it made are compared with the data: items recognised (by kind),
+revisions linked to the item they revise, revocations applied, traps kept as standing (by kind; the assistant's
+never reach it), other user sentences kept as standing, and the precision (items among everything kept).
 
 ``--details PATH`` writes one JSON line per probe (items held or not, by which section) for tuning.
 """
@@ -182,6 +190,10 @@ class Tally:
     traps: dict[str, list[bool]] = field(default_factory=lambda: defaultdict(list))
     trap_sections: Counter[str] = field(default_factory=Counter)
     share: list[float] = field(default_factory=list)
+    standing_share: list[float] = field(default_factory=list)
+    """The ``standing`` section's tokens over ``B`` at each probe (0 when it is not there)."""
+    standing_shortened: int = 0
+    """Probes whose decision notes say the standing section shortened items to fit its share."""
     present: Counter[str] = field(default_factory=Counter)
     prompt_tokens: list[int] = field(default_factory=list)
     probes: int = 0
@@ -234,6 +246,8 @@ async def drive(chat: dict[str, Any], *, engine: bool, budget: int, tally: Tally
                 prompt = Holder([(m.name or m.role, m.content) for m in request.messages])
                 tally.probes += 1
                 tally.share.append(sum(s.tokens for s in found) / budget)
+                tally.standing_share.append(sum(s.tokens for s in found if s.name == "standing") / budget)
+                tally.standing_shortened += any(n.startswith("standing:") for n in reply.decision.notes)
                 tally.present.update({s.name.split(":")[0] for s in found})
                 tally.prompt_tokens.append(session.counter.count_prompt(request.messages, request.tools))
 
@@ -282,6 +296,84 @@ async def drive(chat: dict[str, Any], *, engine: bool, budget: int, tally: Tally
                     details.append(row)
 
 
+@dataclass
+class RecogniserTally:
+    """What the recogniser made of a file's user messages (see the module docstring)."""
+
+    items: Counter[str] = field(default_factory=Counter)
+    found: Counter[str] = field(default_factory=Counter)
+    revisions: int = 0
+    revisions_linked: int = 0
+    revocations: int = 0
+    revocations_applied: int = 0
+    traps: Counter[str] = field(default_factory=Counter)
+    traps_kept: Counter[str] = field(default_factory=Counter)
+    kept_examples: list[str] = field(default_factory=list)
+    sentences: int = 0
+    other_kept: list[str] = field(default_factory=list)
+
+
+def recogniser_tally(chats: list[dict[str, Any]]) -> RecogniserTally:
+    """Every user message given, in order, to a bare engine; its standing objects against the data."""
+    from arcana_jupyter.adaptive.engine import AdaptiveEngine
+    from arcana_jupyter.adaptive.standing import sentences
+
+    out = RecogniserTally()
+    for chat in chats:
+        engine = AdaptiveEngine()
+        for k, (user, _) in enumerate(exchanges(chat)):
+            engine.begin_turn(k + 1, user)
+            out.sentences += len(sentences(user))
+        made = engine.audit_objects()
+        by_text = {o.payload: o for o in made if o.standing is not None}
+        item_of: dict[str, Any] = {}
+        for rec in chat["items"]:
+            out.items[rec["kind"]] += 1
+            obj = next((o for t, o in by_text.items() if rec["sentence"] in t or t in rec["sentence"]), None)
+            if obj is not None:
+                out.found[rec["kind"]] += 1
+                item_of[rec["id"]] = obj
+        for rec in chat["items"]:
+            if rec["revises"]:
+                out.revisions += 1
+                new, old = item_of.get(rec["id"]), item_of.get(rec["revises"])
+                out.revisions_linked += bool(new and old and new.revises == old.id and old.retracted)
+            if rec["revoked_by"]:
+                out.revocations += 1
+                obj = item_of.get(rec["id"])
+                out.revocations_applied += bool(obj and obj.retracted and obj.retracted_turn == rec["revoked_at"])
+        said = {rec["sentence"] for rec in chat["items"]}
+        traps = [t for t in chat["traps"] if t["role"] == "user"]
+        for t in traps:
+            out.traps[t["kind"]] += 1
+            kept = [o for txt, o in by_text.items() if t["sentence"] in txt or txt in t["sentence"]]
+            if kept:
+                out.traps_kept[t["kind"]] += 1
+                out.kept_examples.append(t["sentence"])
+        for txt in by_text:
+            if not any(txt in x or x in txt for x in said) and not any(txt in t["sentence"] for t in traps):
+                out.other_kept.append(txt)
+    return out
+
+
+def recogniser_table(r: RecogniserTally) -> str:
+    items = sum(r.items.values())
+    found = sum(r.found.values())
+    made = found + sum(r.traps_kept.values()) + len(r.other_kept)
+    by_kind = ", ".join(f"{k} {r.found[k]}/{r.items[k]}" for k in KINDS)
+    traps = ", ".join(f"{k} {r.traps_kept[k]}/{n}" for k, n in sorted(r.traps.items()))
+    other = "; ".join(f"“{t}”" for t in r.other_kept[:5]) or "none"
+    return f"""The recogniser alone (adaptive/standing.py, through the engine's `begin_turn`), over every user message:
+
+| items recognised | revisions linked to what they revise | revocations applied | traps kept as standing | \
+other user sentences kept as standing | precision (items among what was kept) |
+| --- | ---: | ---: | --- | --- | ---: |
+| {found}/{items} ({by_kind}) | {r.revisions_linked}/{r.revisions} | {r.revocations_applied}/{r.revocations} | \
+{sum(r.traps_kept.values())}/{sum(r.traps.values())} ({traps}) | {len(r.other_kept)} of {r.sentences} sentences \
+({other}) | {found / made if made else 1:.2f} |
+"""
+
+
 def never_said(chats: list[dict[str, Any]], chat: dict[str, Any]) -> list[str]:
     """The item sentences of ``chats`` whose key ``chat`` never states (in any wording): the chance control."""
     keys = {r["key"] for r in chat["items"]}
@@ -318,6 +410,7 @@ def tables(results: list[tuple[int, str, Tally]]) -> str:
             f"{rate(t.superseded_line)} ({rate(t.superseded_text)}) | "
             f"{sum(traps)} of {len(traps)} ({by_kind}) | "
             f"{statistics.fmean(t.share):.0%} / {max(t.share):.0%} | "
+            f"{statistics.fmean(t.standing_share):.1%} / {max(t.standing_share):.1%} ({t.standing_shortened}) | "
             f"{statistics.fmean(t.prompt_tokens):,.0f} | {present} | {holders} |")
     return f"""Held by the runtime's sections (the issue's measure: at least 60% of the sentence's content words in
 the sections' text), per probe and item it depends on:
@@ -329,9 +422,9 @@ Every item in force at every probe (not only the ones the probe was written for)
 {chr(10).join(live)}
 
 | budget B | mode | chance: never-said items held, text / one line | superseded held, one line (whole text) | \
-chit-chat kept at the last probe (by kind) | sections' share of B, mean / max | prompt tokens | \
-sections present (share of probes) | held by (one line) |
-| ---: | --- | ---: | ---: | --- | ---: | ---: | --- | --- |
+chit-chat kept at the last probe (by kind) | sections' share of B, mean / max | the standing section's share of B, \
+mean / max (probes it shortened) | prompt tokens | sections present (share of probes) | held by (one line) |
+| ---: | --- | ---: | ---: | --- | ---: | ---: | ---: | --- | --- |
 {chr(10).join(other)}
 """
 
@@ -371,7 +464,8 @@ def main(argv: list[str] | None = None) -> None:
 {len(chats)} chats, {n_x} exchanges, {n_p} probes; items stated: {n_i['instruction']} instructions, \
 {n_i['preference']} preferences, {n_i['constraint']} constraints (revisions included).
 
-{tables(results)}""")
+{tables(results)}
+{recogniser_table(recogniser_tally(chats))}""")
     if details is not None:
         args.details.write_text("".join(json.dumps(d) + "\n" for d in details), encoding="utf-8")
     files = " ".join(str(f.relative_to(Path.cwd()) if f.is_relative_to(Path.cwd()) else f) for f in args.files)

@@ -6,13 +6,13 @@
  */
 
 import { budgetBars, decisionTable, list, outcomeSummary } from './decisionview';
-import { clear, collapsible, h, pre, uid } from './dom';
+import { type Child, clear, collapsible, h, pre, uid } from './dom';
 import { fmtCost, fmtCounting, fmtInt, fmtLatency, fmtPct, fmtScore, preview, valueText } from './format';
 import { changeLabel, isChange } from './labels';
 import type { ActionRequest, KernelReply, LiveAction, StateRequest, WhatIfRequest } from './schema.gen';
 import type { TurnView } from './schema.gen';
 import { stepOf } from './source';
-import { MessageDecision, MessageRecord, Pin, StateObject, TurnBundle, TurnStep } from './types';
+import { MessageDecision, MessageRecord, Pin, StandingItem, StateObject, TurnBundle, TurnStep } from './types';
 import { sentPromptSection } from './sentview';
 import { whatIfSection } from './whatif';
 
@@ -194,6 +194,34 @@ function stateObject(o: StateObject): HTMLElement {
   );
 }
 
+const STANDING_BY: Record<string, string> = { said: 'you said it', added: 'you added it', model: 'the model added it' };
+const STANDING_SHOWN: Record<string, string> = {
+  full: 'in the prompt in full', short: 'shortened to its first clause to fit the budget',
+  cut: 'cut to its first words to fit the budget', folded: 'named by id only to fit the budget'
+};
+
+/** One standing instruction: its id, kind, the turn it was given, who, how the prompt showed it, its text. */
+export function standingItem(s: StandingItem, ...actions: Child[]): HTMLElement {
+  const facts = [`from turn ${s.turn}`, STANDING_BY[s.by] ?? s.by];
+  if (s.shown) {
+    facts.push(STANDING_SHOWN[s.shown] ?? s.shown);
+  }
+  if (s.revises) {
+    facts.push(`replaces ${s.revises}`);
+  }
+  if (s.memory_id) {
+    facts.push(`kept in memory as ${s.memory_id}`);
+  } else if (s.offer_memory) {
+    facts.push(`%arcana_standing remember ${s.id} keeps it for the next notebook`);
+  }
+  return h('div', { class: 'arcana-standing-item', 'data-id': s.id },
+    h('span', { class: 'arcana-badge' }, s.kind), ' ',
+    h('span', { class: 'arcana-mono' }, s.id),
+    h('span', { class: 'arcana-muted arcana-standing-turn' }, ` · ${facts.join(' · ')}`),
+    ...actions,
+    h('div', { class: 'arcana-standing-text' }, s.text ?? '(text not recorded)'));
+}
+
 function body(b: TurnBundle, detail: TurnDetail | null, note: string, live: LiveSession | null): HTMLElement {
   const out = h('div', { class: 'arcana-inspector-body' });
   if (note) {
@@ -239,6 +267,13 @@ function body(b: TurnBundle, detail: TurnDetail | null, note: string, live: Live
         p.content ? pre(p.content) : null), 'No active pins.'),
       pins.length > 0
     )
+  );
+
+  const standing = asArray(b.standing);
+  out.appendChild(
+    collapsible(`Standing instructions (${standing.length})`, () =>
+      list(standing, s => standingItem(s), 'No standing instructions: what you say once and expect to hold ("from now on …", "always …", "I prefer …") is kept here, in your words.'),
+    standing.length > 0, 'arcana-standing-section')
   );
 
   const tiers = b.tiers ?? {};
@@ -307,8 +342,8 @@ function body(b: TurnBundle, detail: TurnDetail | null, note: string, live: Live
 }
 
 /**
- * The session as it is now in the kernel (pins, adaptive-context objects) with the actions a
- * person can take: unpin, hydrate, retract. Shown under the session's latest turn while its
+ * The session as it is now in the kernel (pins, standing instructions, adaptive-context objects) with the
+ * actions a person can take: unpin, retract, remember (a standing instruction, into long-term memory), hydrate. Shown under the session's latest turn while its
  * kernel runs; a reopened notebook without a kernel shows the recorded turn only.
  */
 function liveSection(b: TurnBundle, live: LiveSession): HTMLElement {
@@ -344,9 +379,15 @@ function liveSection(b: TurnBundle, live: LiveSession): HTMLElement {
     items.appendChild(h('div', { class: 'arcana-live-row' }, h('strong', {}, 'Pins: '),
       pins.length ? null : h('span', { class: 'arcana-muted' }, 'none'),
       ...pins.map(p => h('span', { class: 'arcana-live-item' }, h('span', { class: 'arcana-mono' }, p.pin_id), p.label ? ` “${p.label}” ` : ' ', button('unpin', 'unpin', p.pin_id)))));
+    const standing = asArray(state.standing as StandingItem[]);
+    if (standing.length) {
+      items.appendChild(h('div', { class: 'arcana-live-row arcana-live-standing' }, h('strong', {}, 'Standing instructions: '),
+        ...standing.map(s => standingItem(s, ' ', button('retract', 'retract', s.id),
+          s.offer_memory ? button('remember', 'remember', s.id) : null))));
+    }
     const tiers = (state.tiers ?? {}) as Partial<Record<string, StateObject[]>>;
     for (const tier of ['active', 'soft', 'hard']) {
-      const objs = asArray(tiers[tier]).filter(o => !o.retracted);
+      const objs = asArray(tiers[tier]).filter(o => !o.retracted && !o.standing);
       if (!objs.length) {
         continue;
       }

@@ -14,7 +14,9 @@ export type Placement = 'head' | 'late';
 export type Tier = 'active' | 'soft' | 'hard';
 export type Kind = 'task' | 'decision' | 'constraint' | 'note';
 export type TaskStatus = 'open' | 'done';
-export type LiveAction = 'unpin' | 'hydrate' | 'retract';
+export type StandingKind = 'instruction' | 'preference' | 'constraint';
+export type Origin = 'said' | 'added' | 'model';
+export type LiveAction = 'unpin' | 'hydrate' | 'retract' | 'remember';
 export type TraceWhat = 'run' | 'turn' | 'diff' | 'turns';
 export type DiffChange = 'added' | 'removed' | 'outcome' | 'fidelity' | 'tokens';
 // ---- Unions of models ------------------------------------------------------------------------
@@ -37,13 +39,14 @@ export interface ActionReply {
   turn?: number | null;
   pins?: Record<string, unknown>[];
   tiers?: Record<string, Record<string, unknown>[]>;
+  standing?: StandingItem[];
   request_id?: string | number | null;
 }
 
 // ---- arcana_jupyter.schema.frontend.ActionRequest -------------------------------------------------
 /**
- * @pydantic ActionRequest: Unpin a pin, hydrate or retract an adaptive-context object of a live run (traced as
- * ``source: user``).
+ * @pydantic ActionRequest: Unpin a pin, hydrate or retract an adaptive-context object of a live run, or keep a standing
+ * instruction in long-term memory (traced as ``source: user``).
  */
 export interface ActionRequest {
   type: 'action';
@@ -130,8 +133,9 @@ export interface ContextReport {
    * Why more than a quarter of the budget stayed free while earlier messages were out of the
    * prompt: ``no_more_relevant`` (no other earlier message matches the input),
    * ``relevant_too_large`` (the others do not fit the room left), ``small_block`` (the block of
-   * relevant turns is kept small by the builder's settings) or ``recall_off``; ``None`` when it
-   * did not happen.
+   * relevant turns is kept small by the builder's settings), ``statement`` (the input asks nothing —
+   * no question, no request — so the block holds the best few relevant messages only) or
+   * ``recall_off``; ``None`` when it did not happen.
    */
   free_reason?: string | null;
 }
@@ -193,6 +197,8 @@ export interface LiveState {
   pins?: Record<string, unknown>[];
   /** Live adaptive-context objects by tier (``active``, ``soft``, ``hard``), as the turn bundle has them. */
   tiers?: Record<string, Record<string, unknown>[]>;
+  /** The standing instructions in force, as the turn bundle has them. */
+  standing?: StandingItem[];
   request_id?: string | number | null;
 }
 
@@ -350,6 +356,34 @@ export interface SessionUsage {
   cost_usd?: number;
 }
 
+// ---- arcana_jupyter.schema.bundle.StandingItem ----------------------------------------------------
+/**
+ * @pydantic StandingItem: One standing instruction, preference or constraint in force (the ``standing`` section:
+ * adaptive/standing.py).
+ */
+export interface StandingItem {
+  id: string;
+  /** ``instruction``, ``preference`` or ``constraint``. */
+  kind: string;
+  /** In the user's words (the model's for ``by: model``); ``None`` under ``trace_content="none"``. */
+  text?: string | null;
+  /** The turn it was given (or added) in. */
+  turn: number;
+  /** ``said`` (recognised in the user's message), ``added`` (by the user, by hand) or ``model`` (its tool). */
+  by: string;
+  /**
+   * How the latest prompt showed it: ``full``, ``short`` (its first clause), ``cut`` (its first words),
+   * ``folded`` (its id only), to keep the section within its share of the budget; ``None``: not sent yet.
+   */
+  shown?: string | null;
+  /** The standing object it replaced. */
+  revises?: string | null;
+  /** The long-term memory entry it was kept as (``%arcana_standing remember``). */
+  memory_id?: string | null;
+  /** Memory is on and it is not kept yet: the inspector offers to keep it for the next notebook. */
+  offer_memory?: boolean;
+}
+
 // ---- arcana_jupyter.adaptive.state.StateObject ----------------------------------------------------
 /**
  * @pydantic StateObject: One working-memory object.
@@ -373,6 +407,21 @@ export interface StateObject {
   retract_reason?: string | null;
   status?: TaskStatus | null;
   rationale?: string | null;
+  /**
+   * Set on a standing instruction, preference or constraint (a ``constraint`` object): it is in the
+   * ``standing`` section of every prompt, in the user's words, never demoted, until retracted — by the
+   * user, or by a later revision or revocation (adaptive/standing.py).
+   */
+  standing?: StandingKind | null;
+  /** Who made a standing object (see :data:`Origin`). */
+  origin?: Origin | null;
+  /** The standing object this one replaced (retracted when this one was made). */
+  revises?: string | null;
+  /**
+   * The long-term memory entry a standing object was kept as, when the user confirmed it
+   * (``%arcana_standing remember``, the inspector): the next notebook starts with it in its digest.
+   */
+  remembered?: string | null;
 }
 
 // ---- arcana_jupyter.schema.frontend.StateRequest --------------------------------------------------
@@ -551,6 +600,8 @@ export interface TurnBundle {
   pins?: Record<string, unknown>[];
   /** Adaptive-context objects by tier (``StateObject`` dumps). */
   tiers?: Record<string, Record<string, unknown>[]>;
+  /** The standing instructions in force after the turn, oldest first. */
+  standing?: StandingItem[];
   memories?: Record<string, unknown>[];
   usage?: UsageRecord | null;
   cost_usd?: number | null;

@@ -27,6 +27,7 @@ export type {
   Role,
   SessionUsage,
   Source,
+  StandingItem,
   StateObject,
   StepCounting,
   Tier,

@@ -66,7 +66,9 @@ def test_reconciled_fields() -> None:
     assert (cp.decisions[0].turn, cp.decisions[0].text, cp.decisions[0].source) == (2, "Use a left join please", "user")
     assert cp.decisions[0].rationale == "because some regions lack 2023 data."
     assert [(d.text, d.source) for d in cp.decisions[1:]] == [("I decided to use a left join", "model")]
-    assert [c.text for c in cp.constraints] == ["Never modify the raw data.", "Only use matplotlib."]
+    assert cp.constraints == []  # no "Constraint:" line: the user's standing instructions have their own section
+    assert [(o.payload, o.created_turn) for o in run(conversation()).standing()] == [
+        ("Never modify the raw data.", 1), ("Only use matplotlib.", 4)]
     assert cp.files == ["plots/growth.png", "sales.csv"]  # re-mentioned at turn 5: moved last
     assert cp.findings == []  # every reply is the model's: claims, not findings
     assert [c.text for c in cp.claims] == ["Done loading; 1,204 rows found.", "The plot shows North growing fastest.",
@@ -84,12 +86,18 @@ def test_rendered_text_names_every_part() -> None:
     engine = run(conversation())
     text = checkpoint_text(engine)
     for part in ("Session checkpoint (reconciled after turn 5", "Active request (turn 5): Re-check sales.csv",
-                 "Decisions (the user's):", "— why: because some regions lack 2023 data.", "Constraints:",
-                 "Never modify the raw data. [implicit]", "Files: plots/growth.png, sales.csv",
+                 "Decisions (the user's):", "— why: because some regions lack 2023 data.",
+                 "Files: plots/growth.png, sales.csv",
                  "Narrative:", "T5: Re-check sales.csv for duplicates"):
         assert part in text, part
     for said in ("1,204 rows", "North growing fastest", "12 duplicate", "aggregate", "I decided", "log scale?"):
         assert said not in text, said  # the model's replies never reach the pinned part
+    # the user's standing instructions are in the standing section, not said twice
+    assert "Constraints:" not in text
+    assert [line for line in text.splitlines() if "Never modify" in line] == [
+        "  T1: Load sales.csv. Never modify the raw data."]  # the narrative only
+    standing = engine.standing_section().content
+    assert "- (s_1, turn 1) Never modify the raw data.\n- (s_2, turn 4) Only use matplotlib." in standing
     claims = claims_text(engine)
     for part in ("Model's earlier claims (unverified", "Said in its replies:", "(turn 5) Found 12 duplicate rows.",
                  "Its plan (turn 3):", "  1. aggregate", "Its earlier plans:", "turn 1: load | clean",
@@ -121,8 +129,9 @@ def test_narrative_is_bounded_and_says_what_it_hides() -> None:
 def test_caps_keep_the_most_recent() -> None:
     cp = SessionCheckpoint()
     for t in range(1, 30):
-        cp.reconcile(summarise_turn(t, [{"role": "user", "content": f"Never touch table{t}. Read file{t}.csv"}]))
-    assert len(cp.constraints) == 15 and cp.constraints[-1].text == "Never touch table29."
+        text = f"Constraint: never touch table{t}\nRead file{t}.csv"
+        cp.reconcile(summarise_turn(t, [{"role": "user", "content": text}]))
+    assert len(cp.constraints) == 15 and cp.constraints[-1].text == "never touch table29"
     assert len(cp.files) == 20 and cp.files[-1] == "file29.csv"
 
 

@@ -20,7 +20,7 @@ LOG = "\n".join(f"2026-11-30 01:00:{i % 60:02d} {'ERROR' if i % 9 == 0 else 'INF
 def session(rec: Recorder) -> AdaptiveEngine:
     engine = AdaptiveEngine(emit=rec, idle_soft_after_turns=2, idle_hard_after_turns=4)
     script: list[tuple[str, list[tuple[str, dict[str, Any]]]]] = [
-        ("Load sales.csv and find the fastest region. Never modify raw files.", [
+        ("Load sales.csv and find the fastest region.", [
             ("create_task", {"title": "Find fastest-growing region", "description": "Compare 2023 and 2024 by region"}),
             ("add_constraint", {"constraint": "Never modify raw files", "rationale": "user said so"}),
             ("decide", {"decision": "Use pandas", "rationale": "small data"}),
@@ -28,10 +28,10 @@ def session(rec: Recorder) -> AdaptiveEngine:
         ("Also check the pipeline log", [("note", {"text": "pipeline log has step errors", "title": "Pipeline log"})]),
         ("What about the weather?", [("create_task", {"title": "Weather side quest"})]),
         ("ok", []),
-        ("ok", [("retract_task", {"id": "s_3", "reason": "reversed"})]),
+        ("ok", [("retract_task", {"id": "s_2", "reason": "reversed"})]),  # the constraint: standing, never idle
         ("ok", [("focus", {"id": "s_5"})]),
         ("ok", [("update_task", {"id": "s_1", "status": "done"})]),
-        ("Back to raw files and the pipeline", []),
+        ("Back to pandas and the pipeline", []),
         ("bad calls", [("hydrate", {}), ("hydrate", {"id": "s_99"}), ("search_turn_events", {"query": "pipeline"})]),
     ]
     for turn, (text, calls) in enumerate(script, 1):

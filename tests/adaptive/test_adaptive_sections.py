@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from arcana_jupyter.adaptive import AdaptiveEngine
 from arcana_jupyter.adaptive.rendering import SECTION_ACTIVE, SECTION_DIGESTS, SECTION_HARD, SECTION_SOFT
-from arcana_jupyter.context.sections import ContextSection
+from arcana_jupyter.context.sections import STANDING_SECTION, ContextSection
 
 from .conftest import quiet_turn
 
@@ -36,8 +36,11 @@ def test_tiers_render_full_stub_and_anchor() -> None:
     assert all(isinstance(s, ContextSection) for s in by.values())
     active = by[SECTION_ACTIVE].content
     assert "[s_4 task, open, focused] Current task\n  Step one.\n  Step two." in active
-    assert "[s_5 constraint] Never email customers\n  Rationale: GDPR" in active
-    assert active.index("s_4") < active.index("s_5")  # focused first
+    # a constraint is standing: in its own section (first, in the head, protected), not in the tiers
+    assert "s_5" not in active
+    standing = by[STANDING_SECTION]
+    assert standing.content.endswith("\n- (s_5, turn 6, the model's) Never email customers (why: GDPR)")
+    assert standing.placement == "head" and standing.protected
     soft = by[SECTION_SOFT].content
     assert "- s_3 note: Middle note" in soft and "many details" not in soft
     hard = by[SECTION_HARD].content
@@ -45,7 +48,7 @@ def test_tiers_render_full_stub_and_anchor() -> None:
     assert "Old task" not in hard and "old reason" not in hard
     assert by[SECTION_HARD].placement == "head" and by[SECTION_SOFT].placement == "head"
     assert by[SECTION_ACTIVE].placement == "late"
-    assert [s.name for s in engine.sections(6)] == [SECTION_HARD, SECTION_SOFT, SECTION_ACTIVE]
+    assert [s.name for s in engine.sections(6)] == [STANDING_SECTION, SECTION_HARD, SECTION_SOFT, SECTION_ACTIVE]
 
 
 def test_sections_are_deterministic() -> None:

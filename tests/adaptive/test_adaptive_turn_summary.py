@@ -68,16 +68,24 @@ def test_decisions_keep_their_rationale_inline_and_next_sentence() -> None:
     ]
 
 
-def test_constraints_explicit_and_implicit() -> None:
+def test_constraints_are_the_explicit_lines_only() -> None:
+    """Sentences with a cue word ("never", "can't") are not constraints ("Can't wait." was one): the
+    user's standing instructions are recognised by adaptive/standing.py and kept in their own section."""
     d = summarise_turn(3, TURN)
-    texts = [(c.text, c.implicit) for c in d.constraints]
-    assert texts[0] == ("answers in EUR", False)
-    assert ("Always round to 2 decimals.", True) in texts
-    assert ("Don't plot yet.", True) in texts
-    assert any("must keep the original file untouched" in t and "only use pandas" in t for t, _ in texts)
-    for word in ("never", "only", "must not", "do not", "always"):
-        found = summarise_turn(1, [Message(role="user", content=f"You {word} touch the raw folder.")]).constraints
-        assert found and found[0].implicit, word
+    assert [(c.text, c.implicit, c.source) for c in d.constraints] == [("answers in EUR", False, "user")]
+    for text in ("Can't wait.", "I always forget my keys when I leave in a hurry.", "You never touch the raw folder.",
+                 "Should we always use UUIDs for primary keys?"):
+        assert summarise_turn(1, [Message(role="user", content=text)]).constraints == [], text
+    assert "constraints:" not in d.render()  # the user's explicit line is a standing instruction: not said twice
+
+
+def test_chit_chat_and_standing_preferences_are_not_decisions() -> None:
+    for text in ("I prefer tea to coffee in the afternoons, for what it's worth.",
+                 "I'd rather write plain SQL than pull in an ORM.",  # standing: the standing section holds it
+                 "Stuck on this one: I'd rather write plain SQL than pull in an ORM."):
+        assert summarise_turn(1, [Message(role="user", content=text)]).decisions == [], text
+    kept = summarise_turn(1, [Message(role="user", content="Let's go with a left join here.")]).decisions
+    assert [d.text for d in kept] == ["Let's go with a left join here."]
 
 
 def test_assistant_musts_are_not_user_constraints() -> None:

@@ -210,17 +210,21 @@ def _chat(statement: str, filler: int = 6) -> dict[str, Any]:
 STATEMENT = "Always format code with syntax highlighting, with the language named on the fence."
 
 
-def test_an_instruction_in_the_verbatim_history_is_in_the_prompt_but_not_held_by_the_sections() -> None:
-    tally = st.Tally()
-    details: list[dict[str, Any]] = []
-    asyncio.run(st.drive(_chat(STATEMENT, filler=1), engine=True, budget=16000, tally=tally, details=details,
-                         controls=["I prefer httpx over requests for HTTP calls."]))
-    assert tally.control == [(False, False)]
-    assert tally.probes == 1
-    (text, line, prompt), = tally.deps["instruction"]
-    assert prompt and not text and not line  # everything fits verbatim: no section carries it
-    assert details[0]["depends_on"]["x_i0"]["section"] is None
-    assert tally.traps["chit_chat"] == [False]
+def test_an_instruction_in_the_verbatim_history_is_held_by_the_standing_section_not_classic_modes() -> None:
+    """Everything fits verbatim: the prompt holds the statement either way; the default mode's own sections
+    hold it too (the ``standing`` section, issue 39), classic mode's none; the trap is held by neither."""
+    for engine, held in ((True, True), (False, False)):
+        tally = st.Tally()
+        details: list[dict[str, Any]] = []
+        asyncio.run(st.drive(_chat(STATEMENT, filler=1), engine=engine, budget=16000, tally=tally, details=details,
+                             controls=["I prefer httpx over requests for HTTP calls."]))
+        assert tally.control == [(False, False)]
+        assert tally.probes == 1
+        (text, line, prompt), = tally.deps["instruction"]
+        assert prompt and text == held and line == held, engine
+        assert details[0]["depends_on"]["x_i0"]["section"] == ("standing" if held else None)
+        assert tally.traps["chit_chat"] == [False]
+        assert (tally.standing_share[0] > 0) == held
 
 
 def test_a_pinned_instruction_counts_as_held_by_the_runtimes_sections() -> None:

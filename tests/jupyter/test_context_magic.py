@@ -82,17 +82,19 @@ def test_add_list_retract_undo_and_hydrate(shell: Any) -> None:
     assert [r.split(" [")[0] for r in line(shell, "list").splitlines()] == ["s_1", "s_2"]
 
     chat = magics(shell).entry(None).chat
-    for turn in range(3):  # idle turns: the constraint goes soft, then hard
+    for turn in range(3):  # idle turns: the task goes soft, then hard; the constraint is standing: it stays
         run_cell_magic(shell, "", f"Something else {turn}.")
-    tier = chat.engine.get("s_1").tier
+    assert chat.engine.get("s_1").tier == "active" and chat.engine.get("s_1").standing == "constraint"
+    assert "Keep the total under 600 EUR (why: the client said so)" in model.prompts[-1]
+    tier = chat.engine.get("s_2").tier
     assert tier in ("soft", "hard")
-    assert line(shell, "hydrate s_1") == (f"hydrated s_1 (constraint): back in the active tier, in full, from the "
+    assert line(shell, "hydrate s_2") == (f"hydrated s_2 (task): back in the active tier, in full, from the "
                                           f"next call (it was {tier})")
-    assert chat.engine.get("s_1").tier == "active"
+    assert chat.engine.get("s_2").tier == "active"
     assert user_actions(shell) == [
         ("context_add", "magic", "s_1", True), ("context_add", "magic", "s_2", True),
         ("context_add", "magic", "s_3", True), ("context_add", "magic", "s_4", True),
-        ("retract", "magic", "s_3", True), ("retract", "magic", "s_4", True), ("hydrate", "magic", "s_1", True)]
+        ("retract", "magic", "s_3", True), ("retract", "magic", "s_4", True), ("hydrate", "magic", "s_2", True)]
 
 
 def test_objects_the_model_made_say_so_and_can_be_retracted(shell: Any) -> None:

@@ -100,23 +100,29 @@ def check_adaptive_context(nb: Any, found: list[dict[str, Any]], folder: Path) -
     old turns become digests."""
     assert [b["turn"] for b in found] == [1, 2, 3, 4, 5]
     first, fourth, last = found[0], found[3], found[-1]
-    assert sections(first) == ["adaptive_active"]
-    assert [o["id"] for o in first["tiers"]["active"]] == ["s_1", "s_2", "s_3", "s_4"]
+    # the constraint is standing (its own section, first; never idle), the other four move between tiers
+    assert sections(first) == ["standing", "adaptive_active"]
+    assert [o["id"] for o in first["tiers"]["active"]] == ["s_1", "s_2", "s_3", "s_4", "s_5"]
+    assert [(s["id"], s["turn"], s["by"]) for s in first["standing"]] == [("s_1", 1, "added")]
     assert all(b["tool_calls"] == [] for b in found)  # engine tools withheld from the local model
     idle = [(c["object_id"], c["to_tier"]) for c in fourth["state_changes"] if c.get("cause") == "idle"]
-    assert idle == [("s_1", "soft"), ("s_2", "soft"), ("s_3", "soft"), ("s_4", "soft")]
-    assert [o["id"] for o in fourth["tiers"]["soft"]] == ["s_1", "s_2", "s_3", "s_4"]
+    assert idle == [("s_2", "soft"), ("s_3", "soft"), ("s_4", "soft"), ("s_5", "soft")]
+    assert [o["id"] for o in fourth["tiers"]["soft"]] == ["s_2", "s_3", "s_4", "s_5"]
+    assert [o["id"] for o in fourth["tiers"]["active"]] == ["s_1"]
     promoted = [(c["object_id"], c["from_tier"], c["to_tier"], c["cause"])
                 for c in last["state_changes"] if c["event_type"] == "state_change"]
     assert promoted == [("s_2", "soft", "active", "keyword:museum")]
-    # tiers first and last; in between, only what stands in for turns that did not fit (the overflow cover)
+    # the standing section, then the tiers first and last; in between, only what stands in for turns that
+    # did not fit (the overflow cover)
     names = sections(last)
-    assert names[0] == "adaptive_soft" and names[-1] == "adaptive_active"
-    assert set(names[1:-1]) <= {"checkpoint", "model_claims", "turn_digests"}
-    assert {o["id"] for o in last["tiers"]["active"]} == {"s_1", "s_2"}  # hydrated budget, promoted museum
+    assert names[:2] == ["standing", "adaptive_soft"] and names[-1] == "adaptive_active"
+    assert set(names[2:-1]) <= {"checkpoint", "model_claims", "turn_digests"}
+    # standing budget, hydrated trains, promoted museum
+    assert {o["id"] for o in last["tiers"]["active"]} == {"s_1", "s_2", "s_5"}
     assert [o["id"] for o in last["tiers"]["soft"]] == ["s_4"] and last["tiers"]["hard"] == []
     prompt = prompt_text(last, folder)
     assert "Total budget under 600 EUR" in prompt and "Pick one museum for day one" in prompt
+    assert "Trains to Braga leave every hour" in prompt
     assert "s_4 note: Ana is vegetarian" in prompt  # the soft note as a stub
     # the retracted decision is hidden from the tiers (the user's own turns, which fit, still mention the place)
     tiers = [part.split("</system-context>")[0].split("\n\n")[0]
@@ -126,9 +132,10 @@ def check_adaptive_context(nb: Any, found: list[dict[str, Any]], folder: Path) -
     carried = {d["turn"] for d in rows if d.get("section")}
     not_verbatim = {d["turn"] for d in rows if d["outcome"] != "kept" or d.get("recalled")}
     assert carried <= not_verbatim  # a section stands in only for turns that did not fit verbatim
-    assert bool(carried) == bool(set(names[1:-1]))
+    assert bool(carried) == bool(set(names[2:-1]))
     printed = stdout(nb)
     assert "retracted hotel in working memory: False" in printed and "--- adaptive_soft (head)" in printed
+    assert "--- standing (head)" in printed
 
 
 def check_memory(nb: Any, found: list[tuple[dict[str, Any], dict[str, Any]]], folder: Path) -> None:

@@ -125,7 +125,7 @@ def test_the_kernel_front_end_messages_are_generated_with_their_unions() -> None
         assert line.group(1).split(" | ") == [m.__name__ for m in members]
         for m in members:
             assert re.search(rf"^export interface {m.__name__} \{{", text, re.M), m.__name__
-    assert "export type LiveAction = 'unpin' | 'hydrate' | 'retract';" in text
+    assert "export type LiveAction = 'unpin' | 'hydrate' | 'retract' | 'remember';" in text
     action = re.search(r"^export interface ActionRequest \{(.*?)^\}", text, re.M | re.S)
     assert action and "  action: LiveAction;" in action.group(1) and "  target: string;" in action.group(1)
     import typing

@@ -218,3 +218,22 @@ def test_the_notebooks_copy_shows_verbatim_messages_or_says_where_they_are() -> 
     assert "short form" in html  # a compressed text is in the notebook itself
     assert ">in the trace<" not in html
     assert "their rows and texts are in the trace analysis.arcana/r_1.jsonl" in html  # the unchanged rest
+
+
+def test_the_standing_instructions_are_listed_with_their_turn_and_escaped() -> None:
+    bundle = sample_bundle()
+    bundle["standing"] = [
+        {"id": "s_1", "kind": "instruction", "text": HOSTILE, "turn": 2, "by": "said", "shown": "full",
+         "offer_memory": True},
+        {"id": "s_4", "kind": "preference", "text": "I prefer httpx over requests.", "turn": 7, "by": "model",
+         "shown": "short", "revises": "s_2", "memory_id": "m_0123456789abcdef"},
+    ]
+    html = render.turn_html(bundle)
+    assert_safe(html)
+    assert "Standing instructions (2)" in html
+    rows = html.split('<tr class="arcana-standing-row">')[1:]
+    assert len(rows) == 2 and "&lt;script&gt;alert(" in rows[0] and "&lt;img src=x onerror" in rows[0]
+    assert "<code>s_1</code>" in rows[0] and '<td class="num">2</td>' in rows[0] and "you said it" in rows[0]
+    assert "%arcana_standing remember s_1" in rows[0]
+    assert "replaces <code>s_2</code>" in rows[1] and "shortened" in rows[1] and "m_0123456789abcdef" in rows[1]
+    assert "No standing instructions" in render.turn_html(sample_bundle())
