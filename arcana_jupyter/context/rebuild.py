@@ -33,7 +33,7 @@ from ..tokens import TokenCounter
 from ..trace.reader import TraceReader
 from ..trace.recorded_prompt import MessageDiff, PromptReplay, SentPrompt, diff_decisions, one_line
 from .bands import annotate_overflow, expand_decision, select_from_turn
-from .builder import BLOCK_RECALLS, DROP_POLICIES, EXCERPT_MATCHES, LAYOUTS, BuildResult, WorkingSetBuilder
+from .builder import BLOCK_RECALLS, DROP_POLICIES, EXCERPT_MATCHES, LAYOUTS, QUOTE_COUNTINGS, BuildResult, WorkingSetBuilder
 from .decisions import BudgetSnapshot, ContextDecision, TokenBudget
 from .embeddings import EmbeddingsUnavailable
 from .fidelity import FidelityPolicy
@@ -148,6 +148,9 @@ def _builder_kwargs(recorded: dict[str, Any]) -> dict[str, Any]:
     # recorded since an input that asks nothing gets a small block; older traces gave it all the room
     tell = recorded.get("block_tell_share")
     kwargs["block_tell_share"] = float(tell) if isinstance(tell, int | float) and not isinstance(tell, bool) else None
+    # recorded since a shaped prompt's quotes are counted as its lines; older traces counted messages
+    counting = recorded.get("quote_counting")
+    kwargs["quote_counting"] = counting if counting in QUOTE_COUNTINGS else "message"
     weight = recorded.get("speaker_weight")
     kwargs["speaker_weight"] = float(weight) if isinstance(weight, int | float) and not isinstance(weight, bool) else 0.0
     hint = recorded.get("placeholder_hint")

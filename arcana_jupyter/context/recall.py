@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..messages import RECALLED_NAME, Message
+from ..providers.shaping import context_block
 from . import strategies as S
 from .decisions import Fidelity
 from .relevance import stems
@@ -151,19 +152,28 @@ def fill_recall(
     stale = build.stale
     shown = build.shown
 
+    heading = [quote_heading_tokens(build) if quote else 0]
+    """The quotes' heading, charged to the first one taken (then 0)."""
+
     def take(u: int, reason: str, levels: tuple[Fidelity, ...] = ("L0", "L1")) -> bool:
         nonlocal room
         if room < RECENCY_MIN_ROOM or u in chosen or u >= last or u < 0 or any(shown(i) for i in units[u]):
             return False
         for level in levels:
+            extra = 0
             if quote and quotable(build, units[u]):
                 rendered = [quoted(build, i, level) for i in units[u]]
+                extra = heading[0]
+                if extra:
+                    m, n, lv = rendered[0]
+                    rendered[0] = (m, n + extra, lv)
             else:
                 rendered = [build.msg_cost(i, level) if i not in stale else build.msg_cost(i, "L3") for i in units[u]]
             cost = sum(r[1] for r in rendered)
             if cost <= room:
                 room -= cost
                 chosen[u] = (rendered, reason)
+                heading[0] -= extra
                 return True
         return False
 
@@ -289,13 +299,24 @@ def quoted(build: Build, i: int, level: Fidelity) -> Rendered:
     msg, _, lv = build.msg_cost(i, level)
     info = build.infos[i]
     turn = build.turns[i]
-    key = ("recalled", lv, turn)
+    lines = build.builder.quote_counting == "line"
+    key = ("recalled", lv, turn, lines)
     hit = info.renders.get(key)
     if hit is None:
         tag = f"(turn {turn}, {msg.role})" if turn is not None else f"({msg.role})"
         new = Message(role="system", name=RECALLED_NAME, content=f"{tag} {msg.content}")
-        hit = info.renders[key] = (new, build.counter.count_message(new))
+        # ``line``: the line it becomes in the context block (and the line break before it)
+        tokens = build.counter.count_text("\n" + new.content) if lines else build.counter.count_message(new)
+        hit = info.renders[key] = (new, tokens)
     return hit[0], hit[1], lv
+
+
+def quote_heading_tokens(build: Build) -> int:
+    """What the context block's heading over the quoted messages costs when they are counted as lines
+    (``quote_counting="line"``): the block's frame and the heading, counted once for the first quote."""
+    if build.builder.quote_counting != "line":
+        return 0
+    return build.counter.count_text(context_block([(RECALLED_NAME, "")])) + 1
 def excerpt_terms(build: Build) -> dict[str, float]:
     """The question's weighty terms (stems, see relevance.py) and their idf: what an excerpt matches."""
     query = build.query()

@@ -631,6 +631,9 @@ class ChatSession:
             # engine mode: the adaptive cover stands in for what does not fit; no summariser calls
             # (``auto`` then truncates above twice the budget instead of summarising)
             self.builder.summarizer = None
+        # every shape puts the quoted earlier messages in one context block after the input's text: the
+        # builder counts each as its line there, not as a message of its own (count_message's framing)
+        self.builder.quote_counting = "line" if (await self.shaper.rules()).shapes else "message"
         pins, sections = self._pin_blocks(), self._sections(turn)
         # engine mode: the first build only says which turns do not fit (a probe: the rows of what it
         # drops are templates, no relevance scored; the same turns lost, the same room for the cover)

@@ -199,3 +199,21 @@ def test_a_statement_gets_a_small_block_and_a_question_all_the_room() -> None:
     assert old.report.recalled_tokens > statement.report.recalled_tokens
     assert _builder_kwargs({})["block_tell_share"] is None
     assert _builder_kwargs({"block_tell_share": 0.08})["block_tell_share"] == 0.08
+
+
+def test_quotes_counted_as_their_lines_leave_room_for_more_of_them() -> None:
+    history = session(90)
+    question = Message(role="user", content="Which seed did team 9 use?", turn=91)
+    as_messages = fill_builder().build([*history, question], turn=91)
+    as_lines = fill_builder(quote_counting="line").build([*history, question], turn=91)
+    quoted = [d for d in as_lines.decision.decisions if d.recalled]
+    assert len(quoted) > len([d for d in as_messages.decision.decisions if d.recalled])
+    # what the builder counted for the quotes is what the shaped prompt's context block holds
+    from arcana_jupyter.providers.shaping import SHAPES, shape
+    from arcana_jupyter.tokens import TokenCounter
+    counter = TokenCounter()
+    sent = shape(as_lines.messages, SHAPES["portable"]).messages
+    assert counter.count_messages(sent) <= as_lines.budget.available
+    assert _builder_kwargs({})["quote_counting"] == "message"
+    with pytest.raises(ValueError, match="quote_counting"):
+        fill_builder(quote_counting="words")
