@@ -264,3 +264,36 @@ def test_issue35_9_a_line_nested_100000_deep_in_the_notebooks_trace_is_skipped(s
     reader = TraceReader(tmp_path / "analysis.arcana", shared=False)
     assert [r.run_id for r in reader.list_runs()] == [run_id]
     assert any(":4: nested deeper than 64 levels (line skipped)" in w for w in reader.warnings), reader.warnings
+
+
+def test_issue35_7_replay_magic_of_a_rows_bomb_says_what_is_wrong(shell: Any, seen: list[Any], tmp_path: Path) -> None:
+    """The rows bomb of row 6 (``chain.rows.count`` 2e8, every column one run) in the notebook's trace
+    folder: ``%arcana_replay`` died with ``MemoryError``; it says which decision cannot be read, in one
+    line. The process's address space is capped (what it maps plus 2 GB) so that a bomb that got through
+    fails here with ``MemoryError`` instead of taking the machine's memory."""
+    import resource
+
+    for text in ("first question", "second question", "third question"):
+        first, _ = turn(shell, text)
+    run_id = first["run_id"]
+    restart(shell)
+    path = tmp_path / "analysis.arcana" / f"{run_id}.jsonl"
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    decision = next(e for e in events if e["event_type"] == "context_decision" and e["turn"] == 1)
+    rows = decision["metadata"]["chain"]["rows"]  # the keyframe: every later decision continues it
+    rows["count"] = 200_000_000
+    rows["columns"] = {k: [["r", 200_000_000, 0]] for k in rows["columns"]}
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    with open("/proc/self/statm") as statm:
+        mapped = int(statm.read().split()[0]) * resource.getpagesize()
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = mapped + (2 << 30)
+    resource.setrlimit(resource.RLIMIT_AS, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
+    try:
+        with pytest.raises(UsageError) as refused, capture_output():
+            shell.run_line_magic("arcana_replay", run_id)
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    message = str(refused.value)
+    assert message.startswith(f"cannot replay {run_id}: ") and "\n" not in message, message
+    assert decision["event_id"] in message and "more than" in message and "MemoryError" not in message, message

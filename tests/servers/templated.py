@@ -4,7 +4,8 @@ the way vLLM does, and refuses what the template refuses.
 vLLM, TGI and LM Studio do not expose their template: they apply it to ``messages`` (transformers'
 ``apply_chat_template``: a Jinja2 ``ImmutableSandboxedEnvironment`` with ``trim_blocks`` /
 ``lstrip_blocks``, the ``loopcontrols`` extension, a ``raise_exception`` global and a plain-JSON ``tojson``)
-and answer a template error with HTTP 400 and the template's own message — vLLM's
+and answer a template error with HTTP 400 and the template's own message followed by its cause
+(``f"{e} {e.__cause__}"``: "System role not supported None") — vLLM's
 ``{"object": "error", "message": ..., "type": "BadRequestError", "param": null, "code": 400}`` (``nested``:
 the newer ``{"error": {...}}``). Here the renderer is written out on its own (not the package's), so a
 test checks the package against it, not against itself.
@@ -126,7 +127,8 @@ class _Handler(BaseHTTPRequestHandler):
         except jinja2.exceptions.TemplateError as exc:
             with server._lock:
                 server.refusals.append(Refusal(body.get("messages") or [], str(exc)))
-            self._send(400, json.dumps(server.error_body(str(exc))).encode())
+            # vLLM's serving_chat: ``create_error_response(f"{e} {e.__cause__}")`` ("System role not supported None")
+            self._send(400, json.dumps(server.error_body(f"{exc} {exc.__cause__}")).encode())
             return
         with server._lock:
             server.renderings.append(rendering)
