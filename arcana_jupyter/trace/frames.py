@@ -296,7 +296,7 @@ class FramePass:
         new: dict[str, list[Any]] = {k: (cols[k] if k in cols else [None] * n) for k in FRAME_KEYS}
         old, n_old = self._cols, self._n
         shared = min(n, n_old)
-        mask = (1 << (8 * shared)) - 1
+        mask = int.from_bytes(b"\x01" * shared, "little")  # a byte of 1 per position (all ones: none differs)
         for k in FRAME_KEYS:
             flags = _same_flags(new[k][:shared], old[k][:shared])
             if b"\x00" in flags:
