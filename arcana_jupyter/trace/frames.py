@@ -43,7 +43,7 @@ from .chain.columns import (
 from .chain.metadata import CHAIN_VERSION, _moved_of, is_chained, resolve_chain_metadata
 from .chain.resolver import _FLIP, FRAME_KEYS, ChainedRows, ChainResolver, decode_rows, rows_spec
 from .keyframes import DecisionResolver
-from .limits import FileLimits
+from .limits import FileLimits, check_rows
 
 if TYPE_CHECKING:
     from .reader import DecisionRecord, TraceReader
@@ -152,7 +152,7 @@ class FramePass:
         self._whole = whole
         self._reader = reader
         self._idx = reader._index(run_id)
-        self._limits = FileLimits.of(self._idx.size)
+        self._limits = FileLimits.of(self._idx.size, self._idx.seen)
         """What one decision may resolve to (trace/limits.py)."""
         self._agent = agent
         self._keep = max(2, keep)
@@ -212,9 +212,12 @@ class FramePass:
         decision = meta.get("decision")
         rows = None
         if isinstance(decision, dict):
+            limits = self._limits.for_decision(event_id, meta)
             if decision.get("decisions_delta"):
-                decision = resolver.resolve(decision)
+                decision = resolver.resolve(decision, limits)
             else:
+                if isinstance(decision.get("decisions"), list):
+                    check_rows(len(decision["decisions"]), limits, f"decision {event_id}: decisions")
                 resolver.remember(event_id, decision)
             rows = decision.get("decisions")
             if isinstance(rows, list):
@@ -241,10 +244,11 @@ class FramePass:
         if "moved" in chain:  # left to the end: a frame does not read it
             meta = {**meta, "chain": {k: v for k, v in chain.items() if k != "moved"}}
         if prev_id is None:
-            full = resolve_chain_metadata(meta, None, where, self._limits)
+            full = resolve_chain_metadata(meta, None, where, self._limits, event_id)
+            limits = self._limits.for_decision(event_id, full)
             _check_version(chain, where)
             decoded = decode_rows(chain.get("rows"), None, where, build_rows=False, only=_FRAME_SET,
-                                  limits=self._limits)
+                                  limits=limits)
             self._replace(event_id, full, decoded.cols, decoded.length, frozenset(decoded.cols), moved=moved,
                           names=decoded.keys)
         else:
@@ -255,16 +259,17 @@ class FramePass:
                 prev_meta, prev_moved = held.meta, held.moved
             else:
                 prev_meta, prev_moved = self._materialize(prev_id, where), None
-            full = resolve_chain_metadata(meta, prev_meta, where, self._limits)
+            full = resolve_chain_metadata(meta, prev_meta, where, self._limits, event_id)
+            limits = self._limits.for_decision(event_id, full)
             _check_version(chain, where)
             if moved is None and "shape" in (chain.get("same") or ()):
                 moved = prev_moved  # its shape is its prev's: so is where the rows went
-            self._delta(event_id, full, chain.get("rows"), where, moved)
+            self._delta(event_id, full, chain.get("rows"), where, moved, limits)
         if whole and moved is not None:
             shape = full.get("shape")
             if not isinstance(shape, dict):
                 raise ValueError(f"{where}: chain.moved without a shape")
-            full = {**full, "shape": {**shape, "moved": _moved_of(moved, where, self._limits)}}
+            full = {**full, "shape": {**shape, "moved": _moved_of(moved, where, limits)}}
         decision = full.get("decision")
         return {**full, "decision": {**(decision if isinstance(decision, dict) else {}), "decisions": None}}
 
@@ -318,15 +323,15 @@ class FramePass:
         self._names = names
         self._hold(event_id, _Held(meta, patch, moved))
 
-    def _delta(self, event_id: str, meta: Metadata, spec: Any, where: str, moved: Any) -> None:
+    def _delta(self, event_id: str, meta: Metadata, spec: Any, where: str, moved: Any, limits: FileLimits) -> None:
         """A chained decision against the columns held (its ``prev``'s): patched where its ops write
-        and where its rows are not aligned to the same position."""
+        and where its rows are not aligned to the same position. ``limits``: the decision's."""
         n_prev = self._n
-        count, keys, columns, align = rows_spec(spec, n_prev, where, self._names, self._limits)
+        count, keys, columns, align = rows_spec(spec, n_prev, where, self._names, limits)
         if frozenset(k for k in keys if k in _FRAME_SET) != self._keys:
             # not the frame keys of its prev (an encoder makes a keyframe then): decoded whole against them
             prev = ChainedRows({k: self._cols[k] for k in self._keys}, None, n_prev, self._names)
-            decoded = decode_rows(spec, prev, where, build_rows=False, only=_FRAME_SET, limits=self._limits)
+            decoded = decode_rows(spec, prev, where, build_rows=False, only=_FRAME_SET, limits=limits)
             self._replace(event_id, meta, {k: list(v) for k, v in decoded.cols.items()}, decoded.length,
                           frozenset(decoded.cols), moved=moved, names=decoded.keys)
             return

@@ -23,12 +23,25 @@ into a :class:`~arcana_jupyter.exceptions.TraceError` naming the record:
 
 So the memory and the time a reader spends on one record grow with the bytes of the file, never past
 these multiples of it; the work is linear in what a record resolves to.
+
+Those are limits per record. A reader of every decision of a run (the replay frames: ``%arcana_replay``,
+``arcana report``) would spend the number of decisions times them: 60 decisions of 54,499 rows each, each
+within its own bound, in a 3.2 MB file. So a decision's rows are bounded by the trace before it too
+(:meth:`FileLimits.for_decision`): a build has one row per history message it saw, plus its input, the
+task, the pins and the sections — so a decision may hold at most the transcript messages its agent's
+trace records before it (``user_message``, ``llm_call``, ``tool_call`` and ``turn_end`` records with a
+``history_index``, each counted once), plus the pin changes recorded before it, plus the sections
+recorded with it, plus :data:`TRANSCRIPT_SLACK` (:class:`Seen`, counted by the index as it reads each
+line). Its overflow turns and moved positions are within the same bound (a turn has a message; a moved
+position is a sent row's).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 MAX_DEPTH = 64
 """The deepest nesting of arrays and objects a trace line may have (the envelope is the first level)."""
@@ -68,17 +81,62 @@ ROW_FIELDS = 16
 """The fields of a decision row (``MessageDecision``): a decision holds at most this many values per row."""
 
 
+TRANSCRIPT_SLACK = 64
+"""Rows a decision may hold besides one per transcript message, pin change and section recorded before
+it: the system prompt (read from ``run_start``, not a transcript record), the task, and the messages
+a session held but an older trace did not record (a cancelled turn's partial reply before issue 36).
+A real build uses at most 2 of them (tests/trace/test_trace_bombs.py measures recorded sessions)."""
+
+TRACE_LIMITS = "a trace file of this size can hold (docs/SECURITY.md, limits of a trace)"
+
+
+class Seen(NamedTuple):
+    """What a trace records of an agent before one of its decisions (counted by the index as it reads
+    the lines, :class:`~.index.FileIndex` ``seen``)."""
+
+    messages: int
+    """Transcript messages: distinct ``history_index`` records of the agent before the decision."""
+    pin_changes: int
+    """Pin and unpin calls of the agent (``cognitive_primitive``) before the decision."""
+
+
 @dataclass(frozen=True)
 class FileLimits:
-    """The limits of reading one trace file (:func:`max_rows`, :func:`max_chars` of its size)."""
+    """The limits of reading one trace file (:func:`max_rows`, :func:`max_chars` of its size), and of
+    each of its decisions (:meth:`for_decision`)."""
 
     rows: int
     chars: int
+    seen: Mapping[str, Seen] | None = field(default=None, compare=False)
+    """What the file records before each decision, by its event id (the index's, kept up to date as the
+    file grows); None: nothing known (a decision decoded in memory is bounded by the file's limits only)."""
+    why: str = TRACE_LIMITS
+    """What the bound is, for a refusal's message."""
 
     @classmethod
-    def of(cls, file_bytes: int | None) -> FileLimits:
-        """The limits of a file of ``file_bytes`` bytes (None: one of :data:`NO_FILE_BYTES`)."""
-        return cls(max_rows(file_bytes), max_chars(file_bytes))
+    def of(cls, file_bytes: int | None, seen: Mapping[str, Seen] | None = None) -> FileLimits:
+        """The limits of a file of ``file_bytes`` bytes (None: one of :data:`NO_FILE_BYTES`); ``seen``:
+        what it records before each decision (see :meth:`for_decision`)."""
+        return cls(max_rows(file_bytes), max_chars(file_bytes), seen)
+
+    def for_decision(self, event_id: str | None, meta: Any) -> FileLimits:
+        """The limits of the decision ``event_id`` whose metadata (resolved but for its rows) is ``meta``:
+        its rows (and overflow turns, moved positions) at most the transcript messages and pin changes
+        the file records before it, plus the sections recorded with it (``inputs.sections``), plus
+        :data:`TRANSCRIPT_SLACK`; never more than the file's. Unknown to ``seen``: the file's limits."""
+        seen = self.seen.get(event_id) if self.seen is not None and event_id is not None else None
+        if seen is None:
+            return self
+        inputs = meta.get("inputs") if isinstance(meta, dict) else None
+        sections = inputs.get("sections") if isinstance(inputs, dict) else None
+        n_sections = len(sections) if isinstance(sections, list) else 0
+        bound = seen.messages + seen.pin_changes + n_sections + TRANSCRIPT_SLACK
+        if bound >= self.rows:
+            return self
+        why = (f"its trace accounts for: {seen.messages:,} transcript message(s) and {seen.pin_changes:,} pin "
+               f"change(s) recorded before it, {n_sections:,} section(s) recorded with it, and "
+               f"{TRANSCRIPT_SLACK} more (docs/SECURITY.md, limits of a trace)")
+        return FileLimits(bound, self.chars, None, why)
 
 
 class TooLarge(ValueError):
@@ -87,20 +145,21 @@ class TooLarge(ValueError):
 
 class Budget:
     """What one record may still resolve to: ``take(n)`` counts ``n`` more units, past the limit it raises
-    :class:`TooLarge`."""
+    :class:`TooLarge` (``why``: what the limit is)."""
 
-    __slots__ = ("limit", "unit", "used")
+    __slots__ = ("limit", "unit", "used", "why")
 
-    def __init__(self, limit: int, unit: str) -> None:
+    def __init__(self, limit: int, unit: str, why: str = TRACE_LIMITS) -> None:
         self.limit = limit
         self.unit = unit
         self.used = 0
+        self.why = why
 
     def take(self, n: int, where: str) -> None:
         self.used += n
         if self.used > self.limit:
-            raise TooLarge(f"{where}: it resolves to more than {self.limit:,} {self.unit}, more than a trace file "
-                           "of this size can hold (docs/SECURITY.md, limits of a trace); refused")
+            raise TooLarge(f"{where}: it resolves to more than {self.limit:,} {self.unit}, more than {self.why}; "
+                           "refused")
 
 
 def check_rows(count: int, limits: FileLimits | None, where: str, what: str = "rows", per_row: int = 1) -> None:
@@ -108,8 +167,8 @@ def check_rows(count: int, limits: FileLimits | None, where: str, what: str = "r
     ``limits.rows`` (None: the limits of a file of :data:`NO_FILE_BYTES`); :class:`TooLarge` otherwise."""
     bound = (max_rows(None) if limits is None else limits.rows) * per_row
     if count > bound:
-        raise TooLarge(f"{where}: {count:,} {what}, more than the {bound:,} a trace file of this size can hold "
-                       "(docs/SECURITY.md, limits of a trace); refused")
+        why = TRACE_LIMITS if limits is None else limits.why
+        raise TooLarge(f"{where}: {count:,} {what}, more than the {bound:,} {why}; refused")
 
 
 _KEEP = bytes(b for b in range(256) if b not in b'[]{}"')

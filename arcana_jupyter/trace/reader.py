@@ -309,7 +309,7 @@ class TraceReader:
         with self._lock:
             if idx.chain is None:
                 idx.chain = ChainResolver(lambda event_id: self._metadata_of(idx, event_id))
-            idx.chain.limits = FileLimits.of(idx.size)  # the file may have grown since
+            idx.chain.limits = FileLimits.of(idx.size, idx.seen)  # the file may have grown since
             try:
                 meta = idx.chain.resolve(str(obj.get("event_id")), obj["metadata"])
             except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
@@ -334,8 +334,8 @@ class TraceReader:
             return
 
         try:
-            full = resolve_decision(decision, lambda event_id: self._decision_of(idx, event_id),
-                                    FileLimits.of(idx.size))
+            limits = FileLimits.of(idx.size, idx.seen).for_decision(obj.get("event_id"), obj["metadata"])
+            full = resolve_decision(decision, lambda event_id: self._decision_of(idx, event_id), limits)
             obj["metadata"] = {**obj["metadata"], "decision": full}  # JSON edge: the resolved decision in its place
         except (ValueError, KeyError, TypeError, AttributeError, IndexError, StopIteration) as exc:
             raise TraceError(f"{idx.path}: event {obj.get('event_id')}: the decision delta cannot be resolved "
@@ -374,7 +374,7 @@ class TraceReader:
         positions = [p for p in idx.by_type.get("context_decision", []) if idx.entries[p].agent == name]
         last_of_turn = {idx.entries[p].turn: p for p in positions}
         wanted = set(last_of_turn.values()) if last_step_rows else None
-        limits = FileLimits.of(idx.size)
+        limits = FileLimits.of(idx.size, idx.seen)
         resolver = DecisionResolver(lambda event_id: self._decision_of(idx, event_id), limits=limits)
         chained = ChainResolver(lambda event_id: self._metadata_of(idx, event_id), keep=2, only=only, limits=limits)
         previous: list[Any] | None = None
@@ -400,7 +400,8 @@ class TraceReader:
                 decision = decision_of(meta)
                 if decision is not None:
                     try:
-                        decision = resolver.next(entry.event_id, decision, previous)
+                        decision = resolver.next(entry.event_id, decision, previous,
+                                                 limits.for_decision(entry.event_id, meta))
                     except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
                         raise TraceError(f"{idx.path}:{entry.line}: event {entry.event_id}: the decision delta "
                                          f"cannot be resolved ({type(exc).__name__}: {exc})") from None
