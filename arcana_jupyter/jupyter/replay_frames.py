@@ -198,10 +198,26 @@ def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None
     ``step.decision.decisions`` None and ``rows_omitted`` True; it still holds everything else — the
     outcome counts (``outcome_counts``), the changes against the previous turn (``diff``,
     ``new_messages``), the pins, the budget — and :func:`frame_rows` reads its rows on demand. A
-    long run's frames then cost what each turn changed, not turns times history."""
+    long run's frames then cost what each turn changed, not turns times history.
+
+    A decision that cannot be read (damaged, or past what its trace accounts for: trace/limits.py) does
+    not stop the others: its turn's frame has no decision and ``decision_error`` says why (the message of
+    the :class:`TraceError` naming the record; :func:`decision_errors` makes the one line to show)."""
     with _collector_paused():
         return _build_frames(trace_dir, run_id, agent=agent, reader=reader, progress=progress, verify=verify,
                              rows=rows)
+
+
+def decision_errors(frames: Sequence[Mapping[str, Any]]) -> str | None:
+    """One line on the frames whose decision could not be read (``decision_error``), None when there are
+    none: how many, which turns, and why the first was refused."""
+    bad = [f for f in frames if f.get("decision_error")]
+    if not bad:
+        return None
+    turns = [str(f.get("turn")) for f in bad]
+    listed = ", ".join(turns[:8]) + (f" and {len(turns) - 8:,} more" if len(turns) > 8 else "")
+    return (f"{len(bad):,} of {len(frames):,} turns' decisions cannot be read (turn(s) {listed}; their frames "
+            f"show no decision); turn {bad[0].get('turn')}: {bad[0]['decision_error']}")
 
 
 @contextlib.contextmanager
@@ -242,7 +258,12 @@ def _build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None, read
     for done, turn in enumerate(turns, start=1):
         check = verifier if checked is None or turn in checked else None
         records = by_turn.get(turn, [])
+        refused = [r for r in records if r.problem is not None]
+        if refused:  # the turn's frame without them (as a turn that recorded none), saying why
+            records = [r for r in records if r.problem is None]
         frame, record = _frame(reader, run_id, name, turn, info.model or "", records, pins, check)
+        if refused:
+            frame["decision_error"] = refused[-1].problem
         if record is not None:
             summary = summaries.get(record.event_id)
             if summary is None or summary.previous != previous:  # not what the pass compared: read the rows
@@ -294,8 +315,9 @@ def _read_decisions(reader: TraceReader, run_id: str, name: str, *, full_rows: b
     row (:meth:`TraceReader.decision_records`, the frames keep them). Decisions whose turns do not come
     in order in the file (a merged run) get no summary: their frames read their rows."""
     decisions = None if full_rows else FramePass(reader, run_id, name, parts=_DECISION_PARTS, whole=whole)
-    records = decisions.records() if decisions is not None else \
-        reader.decision_records(run_id, name, last_step_rows=True)
+    # a decision that cannot be read comes as a record saying why: its turn's frame says it, the others replay
+    records = decisions.records(refused_as_records=True) if decisions is not None else \
+        reader.decision_records(run_id, name, last_step_rows=True, refused_as_records=True)
     by_turn: dict[int, list[DecisionRecord]] = {}
     summaries: dict[str, _Summary] = {}
     state: dict[str, Any] = {"previous": None, "rows": None, "turn": None, "ordered": True}
@@ -303,6 +325,9 @@ def _read_decisions(reader: TraceReader, run_id: str, name: str, *, full_rows: b
     def finish(turn: int) -> None:
         record = _frame_record(by_turn[turn])
         previous = state["previous"]
+        if record.problem is not None:
+            summaries[record.event_id] = _Summary(previous, None, None)
+            return
         if decisions is None:
             summary = _summary_of_rows(reader, run_id, previous, record, record.rows, state["rows"])
         elif decisions.has_rows(record.event_id) is False:

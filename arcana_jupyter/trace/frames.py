@@ -167,18 +167,22 @@ class FramePass:
         """Its depth (see :attr:`_Patch.depth`)."""
         self._held: OrderedDict[str, _Held] = OrderedDict()
         self._resolver: ChainResolver | None = None
+        self._refused: set[str] = set()
+        """Decisions refused (``records(refused_as_records=True)``): one continuing them is refused at once."""
 
     # -- reading -----------------------------------------------------------------------------------
 
     def _load(self, event_id: str) -> Metadata | None:
         return self._reader._metadata_of(self._idx, event_id)
 
-    def records(self) -> Iterator[DecisionRecord]:
+    def records(self, refused_as_records: bool = False) -> Iterator[DecisionRecord]:
         """Every ``context_decision`` of the agent in file order, as
         :meth:`~.reader.TraceReader.decision_records` yields them, but with ``decision.decisions`` None:
         a chained decision's metadata resolved (``partial`` True), an older encoding's as recorded with
-        its delta resolved (``partial`` False). A decision that cannot be resolved raises
-        :class:`TraceError`.
+        its delta resolved (``partial`` False). A decision that cannot be resolved (damaged, or past its
+        limits: trace/limits.py) raises :class:`TraceError`; with ``refused_as_records`` it comes as a
+        record whose ``problem`` says why (metadata empty, nothing held) and the pass goes on — a decision
+        continuing it is refused at once.
 
         With ``parts``, a record holds only those keys of its metadata, unless ``whole(turn)`` says its
         turn wants all of it: what is not read is not kept (a chained decision's ``shape.moved`` is
@@ -189,8 +193,8 @@ class FramePass:
         positions = [p for p in idx.by_type.get("context_decision", []) if idx.entries[p].agent == self._agent]
         resolver = DecisionResolver(lambda event_id: reader._decision_of(idx, event_id), limits=self._limits)
         for p, line in reader._raw_lines(idx, positions):  # parsed one by one: one decision held at a time
-            obj = reader._parse_line(idx, p, line)
             entry = idx.entries[p]
+            obj = reader._parse_line(idx, p, line)
             raw = obj.get("metadata")
             meta: Metadata = dict(raw) if isinstance(raw, dict) else {}
             chained = is_chained(meta)
@@ -200,8 +204,15 @@ class FramePass:
                     entry.event_id, meta, resolver)
             except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
                 what = "the chained decision" if chained else "the decision delta"
-                raise TraceError(f"{idx.path}:{entry.line}: event {entry.event_id}: {what} cannot be resolved "
-                                 f"({type(exc).__name__}: {exc})") from None
+                problem = (f"{idx.path}:{entry.line}: event {entry.event_id}: {what} cannot be resolved "
+                           f"({type(exc).__name__}: {exc})")
+                if not refused_as_records:
+                    raise TraceError(problem) from None
+                self._refused.add(entry.event_id)
+                self._held.pop(entry.event_id, None)  # (refused after its rows: its shape's moved positions)
+                yield DecisionRecord(turn=entry.turn, step=entry.step or 0, event_id=entry.event_id, position=p,
+                                     line=entry.line, metadata={}, partial=chained, problem=problem)
+                continue
             if not whole:
                 meta = {k: meta[k] for k in self._parts if k in meta}  # type: ignore[union-attr]
             yield DecisionRecord(turn=entry.turn, step=entry.step or 0, event_id=entry.event_id, position=p,
@@ -254,6 +265,8 @@ class FramePass:
         else:
             if not isinstance(prev_id, str):
                 raise ValueError(f"{where}: chain.prev is not an event id")
+            if prev_id in self._refused:
+                raise ValueError(f"{where}: its chain goes through decision {prev_id}, which cannot be resolved")
             held = self._held.get(prev_id)
             if held is not None and held.meta is not None and held.patch is not None and self._move(prev_id):
                 prev_meta, prev_moved = held.meta, held.moved

@@ -37,7 +37,7 @@ from . import prompt_queries
 from .decision_delta import ChainResolver, DecisionResolver, is_chained, resolve_decision
 from .decision_json import Decision, Metadata, Row, decision_of, rows_in, rows_of, with_rows
 from .events import TraceEvent
-from .index import HISTORY_EVENTS, SHARED_INDEXES, FileIndex, FileIndexer, ReaderStats, problems_of
+from .index import HISTORY_EVENTS, SHARED_INDEXES, Entry, FileIndex, FileIndexer, ReaderStats, problems_of
 from .limits import FileLimits
 from .recorded_prompt import PromptReplay, SentPrompt
 
@@ -55,6 +55,10 @@ class DecisionRecord(NamedTuple):
     partial: bool = False
     """``decision.decisions`` holds only the columns asked for (``decision_records(only=...)``): a chained
     decision read on the frames' fast path. :meth:`TraceReader.decision_of` reads its full rows."""
+    problem: str | None = None
+    """Why the decision cannot be read (its metadata is then empty): a record of a pass asked to go on past
+    a decision it refuses (``decision_records(refused_as_records=True)``, the replay frames'), the message
+    of the :class:`TraceError` it would raise."""
 
     @property
     def decision(self) -> Decision | None:
@@ -350,8 +354,8 @@ class TraceReader:
         return decision_of(meta) if meta is not None else None
 
     def decision_records(self, run_id: str, agent: str | None = None, *,
-                         last_step_rows: bool = False, only: Sequence[str] | None = None
-                         ) -> Iterator[DecisionRecord]:
+                         last_step_rows: bool = False, only: Sequence[str] | None = None,
+                         refused_as_records: bool = False) -> Iterator[DecisionRecord]:
         """Every ``context_decision`` of ``agent`` in file order, each read once, its decision resolved
         from the previous ones (:class:`~.decision_delta.DecisionResolver`): the frame builder's one pass.
 
@@ -368,6 +372,10 @@ class TraceReader:
         these keys (``partial`` True) — a decision then costs the rows whose values in these columns
         changed, not every column of the history. Older encodings come with their full rows as before
         (``partial`` False).
+
+        ``refused_as_records``: a decision that cannot be resolved (damaged, past its limits: trace/limits.py)
+        comes as a record whose ``problem`` says why, with empty metadata, and the pass goes on (a decision
+        continuing a refused one is refused too, at once); otherwise it raises :class:`TraceError`.
         """
         idx = self._index(run_id)
         name = self._resolve_agent(idx, run_id, agent)
@@ -378,39 +386,41 @@ class TraceReader:
         resolver = DecisionResolver(lambda event_id: self._decision_of(idx, event_id), limits=limits)
         chained = ChainResolver(lambda event_id: self._metadata_of(idx, event_id), keep=2, only=only, limits=limits)
         previous: list[Any] | None = None
+
+        def refused(entry: Entry, p: int, problem: str) -> DecisionRecord:
+            if not refused_as_records:
+                raise TraceError(problem)
+            return DecisionRecord(turn=entry.turn, step=entry.step or 0, event_id=entry.event_id, position=p,
+                                  line=entry.line, metadata={}, problem=problem)
+
         for start in range(0, len(positions), 64):  # read in batches: contiguous ranges are merged
             chunk = positions[start:start + 64]
             for p, obj in zip(chunk, self._read_raw(idx, chunk), strict=True):
                 entry = idx.entries[p]
                 meta = obj.get("metadata")
                 meta = dict(meta) if isinstance(meta, dict) else {}
-                if is_chained(meta):
-                    try:
+                chain = is_chained(meta)
+                what = "the chained decision" if chain else "the decision delta"
+                try:
+                    if chain:
                         meta = chained.resolve(entry.event_id, meta,
                                                rows=only is not None or wanted is None or p in wanted)
-                    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
-                        raise TraceError(f"{idx.path}:{entry.line}: event {entry.event_id}: the chained decision "
-                                         f"cannot be resolved ({type(exc).__name__}: {exc})") from None
-                    rows = rows_of(meta)
-                    if rows is not None and only is None:
-                        previous = rows
-                    yield DecisionRecord(turn=entry.turn, step=entry.step or 0, event_id=entry.event_id, position=p,
-                                         line=entry.line, metadata=meta, partial=only is not None)
-                    continue
-                decision = decision_of(meta)
-                if decision is not None:
-                    try:
+                        rows = rows_of(meta)
+                        if rows is not None and only is None:
+                            previous = rows
+                    elif (decision := decision_of(meta)) is not None:
                         decision = resolver.next(entry.event_id, decision, previous,
                                                  limits.for_decision(entry.event_id, meta))
-                    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
-                        raise TraceError(f"{idx.path}:{entry.line}: event {entry.event_id}: the decision delta "
-                                         f"cannot be resolved ({type(exc).__name__}: {exc})") from None
-                    meta = {**meta, "decision": decision}  # JSON edge: the resolved decision in its place
-                    rows = rows_of(meta)
-                    if rows is not None:
-                        previous = rows
+                        meta = {**meta, "decision": decision}  # JSON edge: the resolved decision in its place
+                        rows = rows_of(meta)
+                        if rows is not None:
+                            previous = rows
+                except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+                    yield refused(entry, p, f"{idx.path}:{entry.line}: event {entry.event_id}: {what} cannot be "
+                                            f"resolved ({type(exc).__name__}: {exc})")
+                    continue
                 yield DecisionRecord(turn=entry.turn, step=entry.step or 0, event_id=entry.event_id, position=p,
-                                     line=entry.line, metadata=meta)
+                                     line=entry.line, metadata=meta, partial=chain and only is not None)
 
     def decision_rows(self, run_id: str, event_id: str) -> list[Row] | None:
         """The rows of the context_decision ``event_id`` of ``run_id`` (None when it records none)."""

@@ -12,6 +12,7 @@ taking the machine's memory."""
 from __future__ import annotations
 
 import json
+import re
 import resource
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,7 +91,8 @@ def _sent_of(events: list[dict[str, Any]], turn: int) -> int:
 def _refused_everywhere(folder: Path, run_id: str, turn: int, capsys: pytest.CaptureFixture[str], *,
                         match: str, frames: bool = False) -> None:
     """The reader's prompt (or decision) of ``turn`` is a TraceError naming the record; ``arcana trace
-    replay`` says it in one error line (exit 1); the frames, when asked, raise TraceError too."""
+    replay`` says it in one error line (exit 1); the frames, when asked, are built all the same, the
+    refused decisions' turns saying why (``decision_error``: the TraceError's message)."""
     reader = TraceReader(folder, shared=False)
     with pytest.raises(TraceError, match=match):
         reader.prompt_sent(run_id, turn) if not frames else reader.replay_prompt(run_id, turn)
@@ -100,8 +102,18 @@ def _refused_everywhere(folder: Path, run_id: str, turn: int, capsys: pytest.Cap
     assert "this is a bug" not in err and "Traceback" not in err and "MemoryError" not in err, err
     assert [line for line in err.splitlines() if line.startswith("arcana: error:")], err
     if frames:
-        with pytest.raises(TraceError, match=match):
-            build_frames(folder, run_id, reader=TraceReader(folder, shared=False))
+        _frames_refuse(folder, run_id, match)
+
+
+def _frames_refuse(folder: Path, run_id: str, match: str) -> list[dict[str, Any]]:
+    """The replay frames of the run: one per turn, those whose decision is refused without it and saying why
+    (the first names the record); the others as usual. Returns the refused ones."""
+    built = build_frames(folder, run_id, reader=TraceReader(folder, shared=False))
+    assert [f["turn"] for f in built] == [t for t in TraceReader(folder, shared=False).list_turns(run_id) if t >= 1]
+    refused = [f for f in built if f.get("decision_error")]
+    assert refused and re.search(match, refused[0]["decision_error"]), refused
+    assert all("decision_event_id" not in f for f in refused)
+    return refused
 
 
 # -- row 4: line edits of line edits ----------------------------------------------------------------
@@ -206,8 +218,8 @@ def test_a_delta_of_the_older_encoding_that_copies_its_base_again_and_again_is_r
     _write(folder, run_id, out)
     with pytest.raises(TraceError, match="resolves to"):
         TraceReader(folder, shared=False).replay_prompt(run_id, 2)
-    with pytest.raises(TraceError):
-        build_frames(folder, run_id, reader=TraceReader(folder, shared=False))
+    # turn 3's decision continues turn 2's: refused with it, turn 1 replays
+    assert [f["turn"] for f in _frames_refuse(folder, run_id, "resolves to")] == [2, 3]
 
 
 # -- row 8: a prompt that continues itself -------------------------------------------------------------
