@@ -40,6 +40,7 @@ from ..schema.events import (
 from ..trace.decision_json import parts_of
 from ..trace.events import TraceEvent
 from ..trace.frames import Changes, FramePass, outcome_counts
+from ..trace.limits import PassBudget
 from ..trace.reader import DecisionRecord, PinTimeline, TraceReader
 from ..trace.recorded_prompt import PromptReplay
 from .whatif import changed_rows, row_state, sent_tokens, tokens_line
@@ -249,7 +250,9 @@ def _build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None, read
     # what the frame shows
     whole = (lambda turn: True) if verify is True else (lambda turn: False) if verify is False else \
         (lambda turn: turn in checked)  # type: ignore[operator]
-    by_turn, summaries = _read_decisions(reader, run_id, name, full_rows=rows is True, whole=whole)
+    budget = PassBudget(reader._index(run_id).size)  # what the pass may work on in all (trace/limits.py)
+    by_turn, summaries = _read_decisions(reader, run_id, name, full_rows=rows is True, whole=whole, budget=budget)
+    sizes = {eid: sum(s.counts.values()) for eid, s in summaries.items() if s.counts is not None}
     pins = reader.pin_timeline(run_id, name)
     verifier = TurnVerifier(reader, run_id, name) if verify is not False else None
     frames: list[dict[str, Any]] = []
@@ -261,7 +264,9 @@ def _build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None, read
         refused = [r for r in records if r.problem is not None]
         if refused:  # the turn's frame without them (as a turn that recorded none), saying why
             records = [r for r in records if r.problem is None]
-        frame, record = _frame(reader, run_id, name, turn, info.model or "", records, pins, check)
+        frame, record = _frame(reader, run_id, name, turn, info.model or "", records, pins, check,
+                               lambda record, replay: budget.fits(max(sizes.get(record.event_id, 0),
+                                                                      replay.history_len or 0)))
         if refused:
             frame["decision_error"] = refused[-1].problem
         if record is not None:
@@ -307,17 +312,18 @@ def _frame_record(records: Sequence[DecisionRecord]) -> DecisionRecord:
 
 
 def _read_decisions(reader: TraceReader, run_id: str, name: str, *, full_rows: bool,
-                    whole: Callable[[int | None], bool] | None = None
+                    whole: Callable[[int | None], bool] | None = None, budget: PassBudget | None = None
                     ) -> tuple[dict[int, list[DecisionRecord]], dict[str, _Summary]]:
     """Every decision of the agent, by turn, and the summary of each decision a frame shows (by event
     id): its outcome counts and changes against the previous frame's, read as each turn ends — from
     the frames' pass (:class:`FramePass`: what each decision changed), or with ``full_rows`` from every
     row (:meth:`TraceReader.decision_records`, the frames keep them). Decisions whose turns do not come
     in order in the file (a merged run) get no summary: their frames read their rows."""
-    decisions = None if full_rows else FramePass(reader, run_id, name, parts=_DECISION_PARTS, whole=whole)
+    decisions = None if full_rows else FramePass(reader, run_id, name, parts=_DECISION_PARTS, whole=whole,
+                                                 budget=budget)
     # a decision that cannot be read comes as a record saying why: its turn's frame says it, the others replay
     records = decisions.records(refused_as_records=True) if decisions is not None else \
-        reader.decision_records(run_id, name, last_step_rows=True, refused_as_records=True)
+        reader.decision_records(run_id, name, last_step_rows=True, refused_as_records=True, budget=budget)
     by_turn: dict[int, list[DecisionRecord]] = {}
     summaries: dict[str, _Summary] = {}
     state: dict[str, Any] = {"previous": None, "rows": None, "turn": None, "ordered": True}
@@ -417,8 +423,12 @@ which a frame does not hold)."""
 
 
 def _frame(reader: TraceReader, run_id: str, name: str, turn: int, model: str, records: list[DecisionRecord],
-           pins: PinTimeline, verifier: TurnVerifier | None) -> tuple[dict[str, Any], DecisionRecord | None]:
-    """The turn's frame (without what its decision's rows say) and the decision it shows (None: none)."""
+           pins: PinTimeline, verifier: TurnVerifier | None,
+           affordable: Callable[[DecisionRecord, PromptReplay], bool] = lambda record, replay: True
+           ) -> tuple[dict[str, Any], DecisionRecord | None]:
+    """The turn's frame (without what its decision's rows say) and the decision it shows (None: none).
+    ``affordable(record, replay)``: whether the pass may still check this turn's digest (its rebuild
+    reads the decision's rows and history: trace/limits.py ``PassBudget``)."""
     events = reader.positioned_events(run_id, turn=turn, agent=name, types=_FRAME_EVENTS)
     # each decision stands in the turn's events where it was written, its rows left out of the
     # bundle's validation (they are passed through as recorded, see bundle_from_events)
@@ -448,6 +458,13 @@ def _frame(reader: TraceReader, run_id: str, name: str, turn: int, model: str, r
             frame["prompt_source"] = "snapshot"
         return frame, record
     replay = _replay_of(reader, run_id, name, turn, record, records, [pe for pe in merged if pe[0] not in light])
+    if not affordable(record, replay):
+        frame["digest_note"] = ("not checked here: the digest checks of this run would rebuild more rows and messages "
+                                "than a trace of its size may ask for (docs/SECURITY.md, limits of a trace); arcana "
+                                "report --verify checks every turn")
+        if step.get("messages"):
+            frame["prompt_source"] = "snapshot"
+        return frame, record
     try:
         check = verifier.verify(replay)
     except ArcanaError as exc:

@@ -43,7 +43,7 @@ from .chain.columns import (
 from .chain.metadata import CHAIN_VERSION, _moved_of, is_chained, resolve_chain_metadata
 from .chain.resolver import _FLIP, FRAME_KEYS, ChainedRows, ChainResolver, decode_rows, rows_spec
 from .keyframes import DecisionResolver
-from .limits import FileLimits, check_rows
+from .limits import FileLimits, PassBudget, check_rows
 
 if TYPE_CHECKING:
     from .reader import DecisionRecord, TraceReader
@@ -147,13 +147,16 @@ class FramePass:
     :meth:`changes` answer for any of the last :data:`KEEP` decisions read."""
 
     def __init__(self, reader: TraceReader, run_id: str, agent: str, *, parts: Sequence[str] | None = None,
-                 whole: Callable[[int | None], bool] | None = None, keep: int = KEEP) -> None:
+                 whole: Callable[[int | None], bool] | None = None, keep: int = KEEP,
+                 budget: PassBudget | None = None) -> None:
         self._parts = tuple(parts) if parts is not None else None
         self._whole = whole
         self._reader = reader
         self._idx = reader._index(run_id)
         self._limits = FileLimits.of(self._idx.size, self._idx.seen)
         """What one decision may resolve to (trace/limits.py)."""
+        self._budget = budget if budget is not None else PassBudget(self._idx.size)
+        """What the pass may change in all (trace/limits.py): each decision is charged its patch's positions."""
         self._agent = agent
         self._keep = max(2, keep)
         self._cols: dict[str, list[Any]] = {k: [] for k in FRAME_KEYS}
@@ -194,6 +197,13 @@ class FramePass:
         resolver = DecisionResolver(lambda event_id: reader._decision_of(idx, event_id), limits=self._limits)
         for p, line in reader._raw_lines(idx, positions):  # parsed one by one: one decision held at a time
             entry = idx.entries[p]
+            if self._budget.refusal is not None:  # the pass changed all a file of this size may: not read on
+                problem = f"{idx.path}:{entry.line}: event {entry.event_id}: refused ({self._budget.refusal})"
+                if not refused_as_records:
+                    raise TraceError(problem)
+                yield DecisionRecord(turn=entry.turn, step=entry.step or 0, event_id=entry.event_id, position=p,
+                                     line=entry.line, metadata={}, problem=problem)
+                continue
             obj = reader._parse_line(idx, p, line)
             raw = obj.get("metadata")
             meta: Metadata = dict(raw) if isinstance(raw, dict) else {}
@@ -321,6 +331,7 @@ class FramePass:
                 mask &= int.from_bytes(flags, "little")
         positions = list(compress(range(shared), mask.to_bytes(shared, "little").translate(_FLIP)))
         positions.extend(range(shared, max(n, n_old)))
+        self._budget.take(len(positions), f"decision {event_id}")
         below_old = positions[:bisect.bisect_left(positions, n_old)]
         below_new = positions[:bisect.bisect_left(positions, n)]
         if counts is None:
@@ -371,6 +382,7 @@ class FramePass:
             else:
                 vals[key], plain[key] = _plain_values(ops, col, count, segs, at)
         written = elsewhere.union(*(v.keys() for v in vals.values()))
+        self._budget.take(len(written) + max(0, n_prev - count), where)
         positions = sorted(written)
         positions.extend(range(count, n_prev))
         below_old = positions[:bisect.bisect_left(positions, n_prev)]

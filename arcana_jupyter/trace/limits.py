@@ -60,6 +60,13 @@ CHARS_PER_BYTE = 8
 """Characters more a prompt may resolve to per byte of the trace file."""
 MESSAGE_CHARS = 64
 """What one message of a prompt counts besides its text (so empty messages referenced a million times count)."""
+PASS_FLOOR = 1 << 16
+"""Row changes a pass over a run's decisions may make whatever the size of its file (:class:`PassBudget`)."""
+BYTES_PER_CHANGE = 16
+"""One more row change allowed per this many bytes of the trace file. Real runs use a fifth of the limit at
+most: a 1,000-turn default-mode run (17.9 MB) changes a row per 189 bytes (12x under it); its first 200
+turns with every digest checked, as ``%arcana_replay`` does, use 46,353 of 234,207 (5x); its first 100 as
+the report reads them 15,106 of 126,094 (benchmarks/results/hostile.md)."""
 NO_FILE_BYTES = 1 << 24
 """The file size assumed by a reader that has none (a decision or prompt decoded in memory): 16 MiB."""
 
@@ -69,6 +76,13 @@ def max_rows(file_bytes: int | None) -> int:
     ``file_bytes`` bytes may resolve to."""
     size = NO_FILE_BYTES if file_bytes is None else max(0, file_bytes)
     return ROWS_FLOOR + size // BYTES_PER_ROW
+
+
+def max_changes(file_bytes: int | None) -> int:
+    """The most row changes one pass over a run's decisions (the replay frames) may make in a file of
+    ``file_bytes`` bytes: :data:`PASS_FLOOR` + one per :data:`BYTES_PER_CHANGE` bytes."""
+    size = NO_FILE_BYTES if file_bytes is None else max(0, file_bytes)
+    return PASS_FLOOR + size // BYTES_PER_CHANGE
 
 
 def max_chars(file_bytes: int | None) -> int:
@@ -169,6 +183,45 @@ def check_rows(count: int, limits: FileLimits | None, where: str, what: str = "r
     if count > bound:
         why = TRACE_LIMITS if limits is None else limits.why
         raise TooLarge(f"{where}: {count:,} {what}, more than the {bound:,} {why}; refused")
+
+
+class PassBudget:
+    """What one pass over a run's decisions (the replay frames) may still work on, :func:`max_changes` of
+    the file in all: each decision is charged the rows it changes against the decision before it
+    (positions patched, rows not shared) — past the limit it and the decisions left are refused
+    (:meth:`take`, :class:`TooLarge`) — and each turn whose digest is checked the rows and history
+    messages its rebuild reads — past the limit the turns left are not checked (:meth:`fits`). A real
+    decision changes its new rows and the few whose outcome moved, and digests are checked up to 200
+    turns; a crafted trace changes every row every turn, and has every check rebuild the whole
+    transcript — each decision within its own bound (:meth:`FileLimits.for_decision`), turns times
+    rows in all."""
+
+    __slots__ = ("limit", "refusal", "used")
+
+    def __init__(self, file_bytes: int | None) -> None:
+        self.limit = max_changes(file_bytes)
+        self.used = 0
+        self.refusal: str | None = None
+        """Set when the budget ran out: why every decision after that one is refused."""
+
+    def take(self, n: int, where: str) -> None:
+        """Count ``n`` changed rows of the decision ``where`` names; past the limit, :class:`TooLarge`."""
+        if self.refusal is not None:
+            raise TooLarge(self.refusal)
+        self.used += n
+        if self.used > self.limit:
+            self.refusal = (f"the decisions of this run up to {where} change more than {self.limit:,} rows from one "
+                            f"to the next, more than a trace file of this size can make a pass over them change "
+                            "(docs/SECURITY.md, limits of a trace); this decision and those after it are refused")
+            raise TooLarge(self.refusal)
+
+    def fits(self, n: int) -> bool:
+        """Count ``n`` more units if they fit (a digest check's rows and messages); False (nothing counted)
+        when they do not."""
+        if self.used + n > self.limit:
+            return False
+        self.used += n
+        return True
 
 
 _KEEP = bytes(b for b in range(256) if b not in b'[]{}"')

@@ -22,6 +22,7 @@ problem``.
 from __future__ import annotations
 
 import bisect
+import operator
 import os
 import stat
 from collections.abc import Container, Iterable, Iterator, Sequence
@@ -38,7 +39,7 @@ from .decision_delta import ChainResolver, DecisionResolver, is_chained, resolve
 from .decision_json import Decision, Metadata, Row, decision_of, rows_in, rows_of, with_rows
 from .events import TraceEvent
 from .index import HISTORY_EVENTS, SHARED_INDEXES, Entry, FileIndex, FileIndexer, ReaderStats, problems_of
-from .limits import FileLimits
+from .limits import FileLimits, PassBudget, TooLarge
 from .recorded_prompt import PromptReplay, SentPrompt
 
 
@@ -355,7 +356,8 @@ class TraceReader:
 
     def decision_records(self, run_id: str, agent: str | None = None, *,
                          last_step_rows: bool = False, only: Sequence[str] | None = None,
-                         refused_as_records: bool = False) -> Iterator[DecisionRecord]:
+                         refused_as_records: bool = False, budget: PassBudget | None = None
+                         ) -> Iterator[DecisionRecord]:
         """Every ``context_decision`` of ``agent`` in file order, each read once, its decision resolved
         from the previous ones (:class:`~.decision_delta.DecisionResolver`): the frame builder's one pass.
 
@@ -376,6 +378,9 @@ class TraceReader:
         ``refused_as_records``: a decision that cannot be resolved (damaged, past its limits: trace/limits.py)
         comes as a record whose ``problem`` says why, with empty metadata, and the pass goes on (a decision
         continuing a refused one is refused too, at once); otherwise it raises :class:`TraceError`.
+        ``budget`` (:class:`~.limits.PassBudget`: what a pass over a file of this size may change): each
+        record's rows not shared with the rows before them are counted against it; past it, every decision
+        left is refused so.
         """
         idx = self._index(run_id)
         name = self._resolve_agent(idx, run_id, agent)
@@ -386,6 +391,7 @@ class TraceReader:
         resolver = DecisionResolver(lambda event_id: self._decision_of(idx, event_id), limits=limits)
         chained = ChainResolver(lambda event_id: self._metadata_of(idx, event_id), keep=2, only=only, limits=limits)
         previous: list[Any] | None = None
+        charged: list[Any] = []  # the rows last counted against the budget
 
         def refused(entry: Entry, p: int, problem: str) -> DecisionRecord:
             if not refused_as_records:
@@ -395,6 +401,12 @@ class TraceReader:
 
         for start in range(0, len(positions), 64):  # read in batches: contiguous ranges are merged
             chunk = positions[start:start + 64]
+            if budget is not None and budget.refusal is not None:  # not read on: each refused as it comes
+                for p in chunk:
+                    entry = idx.entries[p]
+                    yield refused(entry, p, f"{idx.path}:{entry.line}: event {entry.event_id}: refused "
+                                            f"({budget.refusal})")
+                continue
             for p, obj in zip(chunk, self._read_raw(idx, chunk), strict=True):
                 entry = idx.entries[p]
                 meta = obj.get("metadata")
@@ -402,6 +414,8 @@ class TraceReader:
                 chain = is_chained(meta)
                 what = "the chained decision" if chain else "the decision delta"
                 try:
+                    if budget is not None and budget.refusal is not None:
+                        raise TooLarge(budget.refusal)
                     if chain:
                         meta = chained.resolve(entry.event_id, meta,
                                                rows=only is not None or wanted is None or p in wanted)
@@ -415,6 +429,13 @@ class TraceReader:
                         rows = rows_of(meta)
                         if rows is not None:
                             previous = rows
+                    else:
+                        rows = None
+                    if budget is not None and rows is not None:
+                        shared = min(len(rows), len(charged))
+                        budget.take(len(rows) - bytes(map(operator.is_, rows[:shared], charged[:shared])).count(1),
+                                    f"decision {entry.event_id}")
+                        charged = rows
                 except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
                     yield refused(entry, p, f"{idx.path}:{entry.line}: event {entry.event_id}: {what} cannot be "
                                             f"resolved ({type(exc).__name__}: {exc})")

@@ -222,6 +222,87 @@ def test_a_delta_of_the_older_encoding_that_copies_its_base_again_and_again_is_r
     assert [f["turn"] for f in _frames_refuse(folder, run_id, "resolves to")] == [2, 3]
 
 
+# -- rows 6 and 7 over a whole run: many decisions, each within its own bound --------------------------
+
+
+def _many_decisions(run_id: str, events: list[dict[str, Any]], turns: int, rows: Any, pad: int = 0
+                    ) -> list[dict[str, Any]]:
+    """The run's first turn again ``turns`` times (turn_start, user message, decision, turn_end), each
+    decision a keyframe of ``rows(turn)`` rows, every column one run (a few changing every turn), after a
+    note of ``pad`` bytes."""
+    first = {e["event_type"]: e for e in events if e["turn"] == 1}
+    keys = first["context_decision"]["metadata"]["chain"]["rows"]["keys"]
+    out = [events[0], _event(run_id, "e_900000", "note", None, {"pad": "p" * pad})]
+    for turn in range(1, turns + 1):
+        for kind in ("turn_start", "user_message", "context_decision", "turn_end"):
+            event = json.loads(json.dumps(first[kind]))
+            event["event_id"], event["turn"] = f"e_{len(out):06d}", turn
+            if kind == "user_message":
+                event["metadata"]["history_index"] = turn
+            if kind == "context_decision":
+                n = rows(turn)
+                event["metadata"]["decision"]["turn"] = turn
+                event["metadata"]["chain"]["rows"] = {"count": n, "keys": keys, "columns": {
+                    k: [["r", n, turn if k in ("index", "position", "turn") else 0]] for k in keys}}
+            out.append(event)
+    return out
+
+
+def test_decisions_within_the_transcript_bound_that_change_every_row_every_turn_are_bounded_over_the_pass(
+        recorded: tuple[str, list[dict[str, Any]]], tmp_path: Path) -> None:
+    """Within the transcript bound still, turns times rows: 3,000 transcript records (a few hundred KB),
+    then 200 decisions of 3,001 rows each that change every row every turn (600,000 changes). The pass over
+    them counts what each decision changes against what the file may make it change (65,536 + one per 16
+    bytes): the first turns replay, the decisions after the limit are refused, saying so."""
+    from arcana_jupyter.trace.limits import max_changes
+
+    run_id, events = recorded
+    messages = 3000
+    transcript = [_event(run_id, f"e_8{h:05d}", "user_message", 1,
+                         {"message": {"role": "user", "content": "q"}, "history_index": h})
+                  for h in range(1, messages + 1)]
+    bomb = _many_decisions(run_id, events, 200, lambda t: messages + 1)
+    bomb = [bomb[0], *transcript, *bomb[1:]]
+    folder = tmp_path / "within"
+    path = _write(folder, run_id, bomb)
+    frames = build_frames(folder, run_id, reader=TraceReader(folder, shared=False), verify=False, rows=False)
+    assert len(frames) == 200
+    shown = [f for f in frames if not f.get("decision_error")]
+    refused = [f for f in frames if f.get("decision_error")]
+    limit = max_changes(path.stat().st_size)
+    assert 0 < len(shown) * (messages + 1) <= limit + messages + 1 and len(shown) + len(refused) == 200
+    assert [f["turn"] for f in shown] == list(range(1, len(shown) + 1))  # the turns before the limit replay
+    assert all(f["outcome_counts"] for f in shown)
+    assert f"more than {limit:,} rows from one to the next" in refused[0]["decision_error"]
+    assert all("refused" in f["decision_error"] for f in refused)
+
+
+def test_digest_checks_that_would_rebuild_a_long_transcript_every_turn_stop_at_the_passs_limit(
+        recorded: tuple[str, list[dict[str, Any]]], tmp_path: Path) -> None:
+    """Each turn's digest check rebuilds its prompt from the transcript: 2,000 transcript records, then 100
+    decisions that change nothing but each claim the whole transcript — 100 rebuilds of 2,000 messages
+    (52 s of CPU at 10,000 messages and 200 turns). The checks are counted against the pass's limit: the
+    turns past it say they were not checked, and every turn replays."""
+    run_id, events = recorded
+    messages = 2000
+    transcript = [_event(run_id, f"e_8{h:05d}", "user_message", 1,
+                         {"message": {"role": "user", "content": "q"}, "history_index": h})
+                  for h in range(1, messages + 1)]
+    bomb = _many_decisions(run_id, events, 100, lambda t: messages + 1)
+    for e in bomb:
+        if e["event_type"] == "context_decision":
+            e["metadata"]["history_len"] = messages + 1
+            e["metadata"]["chain"]["rows"]["columns"] = {  # the same rows every turn: nothing changes
+                k: [["r", messages + 1, 0]] for k in e["metadata"]["chain"]["rows"]["keys"]}
+    folder = tmp_path / "checks"
+    _write(folder, run_id, [bomb[0], *transcript, *bomb[1:]])
+    frames = build_frames(folder, run_id, reader=TraceReader(folder, shared=False), rows=False)
+    assert len(frames) == 100 and not [f["decision_error"] for f in frames if f.get("decision_error")][:1]
+    skipped = [f for f in frames if "not checked here: the digest checks of this run" in f["digest_note"]]
+    assert 0 < len(skipped) < 100 and skipped[-1]["turn"] == 100
+    assert skipped == frames[-len(skipped):]  # the checks stop at the limit, the turns go on
+
+
 # -- row 8: a prompt that continues itself -------------------------------------------------------------
 
 
