@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from .. import render
 from ..context.decisions import ContextDecision
 from ..context.rebuild import TurnVerifier, rebuild_turn
-from ..exceptions import ArcanaError, TraceError
+from ..exceptions import ArcanaError, TraceError, is_extension_panic
 from ..runtime.bundle import bundle_from_events
 from ..schema.events import (
     METADATA_MODELS,
@@ -203,10 +203,22 @@ def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None
 
     A decision that cannot be read (damaged, or past what its trace accounts for: trace/limits.py) does
     not stop the others: its turn's frame has no decision and ``decision_error`` says why (the message of
-    the :class:`TraceError` naming the record; :func:`decision_errors` makes the one line to show)."""
-    with _collector_paused():
-        return _build_frames(trace_dir, run_id, agent=agent, reader=reader, progress=progress, verify=verify,
-                             rows=rows)
+    the :class:`TraceError` naming the record; :func:`decision_errors` makes the one line to show).
+    Running out of memory all the same (a trace that holds more than the limits foresee) is a
+    :class:`TraceError` too, never ``MemoryError``."""
+    try:
+        with _collector_paused():
+            return _build_frames(trace_dir, run_id, agent=agent, reader=reader, progress=progress, verify=verify,
+                                 rows=rows)
+    except MemoryError:
+        raise TraceError(f"the replay frames of {run_id} ran out of memory; the trace holds more than its limits "
+                         "allow for (docs/SECURITY.md, limits of a trace)") from None
+    except BaseException as exc:
+        if not is_extension_panic(exc):
+            raise
+        raise TraceError(f"the replay frames of {run_id} failed in a compiled extension ({type(exc).__name__}: "
+                         f"{str(exc)[:200]}); out of memory is the usual cause (docs/SECURITY.md, limits of a "
+                         "trace)") from None
 
 
 def decision_errors(frames: Sequence[Mapping[str, Any]]) -> str | None:

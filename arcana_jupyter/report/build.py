@@ -306,8 +306,9 @@ def _render(notebook: Path, nb: Any, embedded: EmbeddedTraces, verification: Ver
                 replays.append({**entry, "kind": "shown", "text": shown[run.run_id]})
                 continue
             html, full, refused = _replay_section(run, reader, ordered, progress)
-        except ArcanaError as exc:
-            text = str(exc)
+        except (ArcanaError, MemoryError) as exc:
+            text = str(exc) if isinstance(exc, ArcanaError) else ("ran out of memory reading the trace: it holds more "
+                                                                  "than its limits allow for (docs/SECURITY.md)")
             entry["prompts"] = _prompts(reader, run, ordered, _edges(ordered))
             replays.append({**entry, "kind": "error", "text": text})
             if progress is not None:

@@ -303,6 +303,31 @@ def test_digest_checks_that_would_rebuild_a_long_transcript_every_turn_stop_at_t
     assert skipped == frames[-len(skipped):]  # the checks stop at the limit, the turns go on
 
 
+def test_running_out_of_memory_in_the_frames_is_a_trace_error(recorded: tuple[str, list[dict[str, Any]]],
+                                                               tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trace past every limit foreseen: the frames say so as a TraceError (``%arcana_replay``'s one line,
+    the report's "cannot replay"), never ``MemoryError``; a panic in a Rust extension too."""
+    from arcana_jupyter.jupyter import replay_frames
+
+    run_id, events = recorded
+    folder = tmp_path / "plain"
+    _write(folder, run_id, events)
+
+    class PanicException(BaseException):  # what pyo3 raises (pyo3_runtime.PanicException)
+        pass
+
+    PanicException.__module__ = "pyo3_runtime"
+
+    for failure in (MemoryError(), PanicException("capacity overflow")):
+        def fail(*args: Any, failure: BaseException = failure, **kwargs: Any) -> Any:
+            raise failure
+
+        monkeypatch.setattr(replay_frames, "_build_frames", fail)
+        says = f"the replay frames of {run_id} (ran out of memory|failed in a compiled extension)"
+        with pytest.raises(TraceError, match=says):
+            build_frames(folder, run_id)
+
+
 # -- row 8: a prompt that continues itself -------------------------------------------------------------
 
 
