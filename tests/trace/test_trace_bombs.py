@@ -3,7 +3,9 @@ line edits, references repeated, rows, runs and positions by the hundred million
 nested beyond any parser's depth. Each is refused with a ``TraceError`` naming the record (or, for a
 line that is not an event, skipped and listed), through the reader, the CLI, the replay frames and a
 notebook's magics — never ``MemoryError``, ``RecursionError`` or a reader that never ends
-(docs/SECURITY.md, "Limits on what a trace can make us hold").
+(docs/SECURITY.md, "Limits on what a trace can make us hold"). Over a whole run too: many decisions, each
+within its own file's bound, are held to the transcript recorded before each, and the replay frames'
+pass to a budget of the file's size; the turns whose decision is refused say so, the others replay.
 
 The bombs are written into the file of a real recorded run; the test process runs with its address
 space capped (``RLIMIT_AS``), so a bomb that got through fails here with ``MemoryError`` instead of
@@ -246,6 +248,53 @@ def _many_decisions(run_id: str, events: list[dict[str, Any]], turns: int, rows:
                     k: [["r", n, turn if k in ("index", "position", "turn") else 0]] for k in keys}}
             out.append(event)
     return out
+
+
+def _notebook_of(folder: Path, run_id: str, path: Path) -> Path:
+    """A notebook whose one output points at the run's trace (what ``arcana report`` reads)."""
+    import nbformat
+
+    nb_path = folder / "bomb.ipynb"
+    meta = {"arcana": {"run_id": run_id, "agent": "main", "turn": 1,
+                       "trace_path": path.relative_to(folder).as_posix()}}
+    cell = nbformat.v4.new_code_cell("%%arcana\nturn 1")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"text/plain": "turn 1"}, metadata=meta)]
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), nb_path)
+    return nb_path
+
+
+def test_many_decisions_each_within_its_files_bound_are_refused_by_the_transcript_before_them(
+        recorded: tuple[str, list[dict[str, Any]]], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The audit's bomb (benchmarks/repro_many_record_bombs.py): 60 decisions of a 3.2 MB trace, each of the
+    54,499 rows its file allows (4,096 + one per 64 bytes) — 3.3M rows in all, which ran ``arcana report``
+    out of memory ("unexpected MemoryError (this is a bug)", exit 70) and took ``%arcana_replay`` 123 s of
+    CPU. Each turn records one user message before its decision, so each decision may hold at most
+    1 + 64 rows (and those of the turns before): every one is refused, naming it; the frames of the 60
+    turns are built all the same, and the report is written, with one line saying which turns' decisions
+    cannot be read."""
+    from arcana_jupyter.trace.limits import max_rows
+
+    run_id, events = recorded
+    size = len("".join(json.dumps(e, separators=(",", ":")) + "\n"
+                       for e in _many_decisions(run_id, events, 60, lambda t: 4096, 3_000_000)).encode())
+    rows = max_rows(size) - 64  # each within what its file allows
+    bomb = _many_decisions(run_id, events, 60, lambda t: rows, 3_000_000)
+    folder = tmp_path / "nb.arcana"
+    path = _write(folder, run_id, bomb)
+    assert rows <= max_rows(path.stat().st_size) and rows > 50_000
+    decisions = [e["event_id"] for e in bomb if e["event_type"] == "context_decision"]
+    code = main(["report", str(_notebook_of(tmp_path, run_id, path))])  # "unexpected MemoryError", exit 70 before
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "this is a bug" not in err and "MemoryError" not in err and "Traceback" not in err, err
+    lines = [line for line in err.splitlines() if line.startswith("arcana:")]
+    assert len(lines) == 1 and "60 of 60 turns' decisions cannot be read" in lines[0] and decisions[0] in lines[0]
+    page = (tmp_path / "bomb.report.html").read_text()
+    assert "60 of 60 turns&#39; decisions cannot be read" in page and "The decision of this turn cannot be read" in page
+    refused = _frames_refuse(folder, run_id, r"event e_\d+: the chained decision cannot be resolved .*more than the "
+                                             r"\d+ its trace accounts for: \d+ transcript message")
+    assert len(refused) == 60
+    assert [f["decision_error"].split("event ")[1].split(":")[0] for f in refused] == decisions
 
 
 def test_decisions_within_the_transcript_bound_that_change_every_row_every_turn_are_bounded_over_the_pass(
