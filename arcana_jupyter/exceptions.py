@@ -159,3 +159,11 @@ class RunLockedError(TraceError):
 
 class MemoryStoreError(ArcanaError):
     """The memory database could not be opened, migrated or written."""
+
+
+def is_extension_panic(exc: BaseException) -> bool:
+    """``pyo3_runtime.PanicException``: a panic in a Rust extension (pydantic-core, tokenizers) — on a
+    hostile input most often an allocation it could not make. It is a ``BaseException``, not an
+    ``Exception``: an ``except Exception`` lets it through, so the few places that turn running out of
+    memory into one line (``arcana``'s commands, the replay frames) ask this too."""
+    return type(exc).__name__ == "PanicException" and type(exc).__module__ in ("pyo3_runtime", "builtins")

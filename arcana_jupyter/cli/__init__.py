@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from ..exceptions import ArcanaError
+from ..exceptions import ArcanaError, is_extension_panic
 
 COMMAND_MODULES: tuple[str, ...] = ("trace_cmd", "memory_cmd", "report_cmd", "run_cmd")
 
@@ -110,12 +110,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f": {_one_line(str(exc.filename), 200)}" if exc.filename else ""
         print(f"arcana: error: {exc.strerror or type(exc).__name__}{where}", file=sys.stderr)
         return 1
+    except MemoryError:  # an input past every limit foreseen (docs/SECURITY.md): said, not called a bug
+        print("arcana: error: out of memory: the input holds more than this process can (docs/SECURITY.md, limits "
+              "of a trace)", file=sys.stderr)
+        return 1
     except Exception as exc:  # a bug: one line, and the traceback on request
         if os.environ.get("ARCANA_DEBUG"):
             raise
         print(f"arcana: error: unexpected {type(exc).__name__}: {_one_line(str(exc), 300)} "
               "(this is a bug; ARCANA_DEBUG=1 shows the traceback)", file=sys.stderr)
         return 70
+    except BaseException as exc:
+        if not is_extension_panic(exc) or os.environ.get("ARCANA_DEBUG"):
+            raise
+        # a Rust extension (pydantic-core, tokenizers) that panicked — on a hostile input, most often an
+        # allocation it could not make: one line, as out of memory is
+        print(f"arcana: error: a compiled extension failed ({type(exc).__name__}: {_one_line(str(exc), 300)}); "
+              "out of memory is the usual cause (docs/SECURITY.md, limits of a trace)", file=sys.stderr)
+        return 1
     finally:
         with contextlib.suppress(Exception):
             sys.stdout.flush()

@@ -45,6 +45,11 @@ def _output(path: Path, output: str | None) -> Path | None:
     return out
 
 
+def _one_line(text: str, limit: int = 2000) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 class StderrProgress:
     """What ``arcana report`` is doing, on stderr: one line per stage, redrawn in place on a terminal
     (elsewhere, a line every 10% of a long stage), so a long run's report never sits silent. A report
@@ -61,6 +66,11 @@ class StderrProgress:
         self._long = False
 
     def __call__(self, what: str, done: int, total: int) -> None:
+        if what.startswith("warning: "):  # a run the page replays in part, or not at all: one line, always
+            self._end()
+            self._what = None
+            self._line(f"arcana: {_one_line(what)}")
+            return
         if what != self._what:
             self._end()
             self._what, self._shown = what, -1

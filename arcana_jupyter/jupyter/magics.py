@@ -589,7 +589,7 @@ class ArcanaMagics(Magics):
     def arcana_replay(self, line: str = "") -> None:
         """Scrub the turns of a run: decisions, prompt (digest-checked), pins, changes per turn."""
         opts = self._parse(self.arcana_replay, line, ReplayOptions)
-        from .replay_frames import build_frames, replay_checks
+        from .replay_frames import build_frames, decision_errors, replay_checks
         from .replay_view import NotebookProgress, display_replay
 
         if opts.session or (opts.run_id is None and self.sessions):
@@ -615,6 +615,9 @@ class ArcanaMagics(Magics):
             raise UsageError(f"cannot replay {run_id}: {_short(exc)}") from None
         display_replay(frames, trace_dir=trace_dir, turn=opts.turn,
                        default_window=window, handle=progress.handle)
+        refused = decision_errors(frames)
+        if refused is not None:  # the other turns replay: one line on those whose decision cannot be read
+            self._error(printable(f"{run_id}: {refused if len(refused) <= 600 else refused[:600] + '…'}"))
         if opts.what_if:
             self._what_if(frames, trace_dir, opts)
 

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from .. import render
 from ..context.decisions import ContextDecision
 from ..context.rebuild import TurnVerifier, rebuild_turn
-from ..exceptions import ArcanaError, TraceError
+from ..exceptions import ArcanaError, TraceError, is_extension_panic
 from ..runtime.bundle import bundle_from_events
 from ..schema.events import (
     METADATA_MODELS,
@@ -40,6 +40,7 @@ from ..schema.events import (
 from ..trace.decision_json import parts_of
 from ..trace.events import TraceEvent
 from ..trace.frames import Changes, FramePass, outcome_counts
+from ..trace.limits import PassBudget
 from ..trace.reader import DecisionRecord, PinTimeline, TraceReader
 from ..trace.recorded_prompt import PromptReplay
 from .whatif import changed_rows, row_state, sent_tokens, tokens_line
@@ -198,10 +199,38 @@ def build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None = None
     ``step.decision.decisions`` None and ``rows_omitted`` True; it still holds everything else — the
     outcome counts (``outcome_counts``), the changes against the previous turn (``diff``,
     ``new_messages``), the pins, the budget — and :func:`frame_rows` reads its rows on demand. A
-    long run's frames then cost what each turn changed, not turns times history."""
-    with _collector_paused():
-        return _build_frames(trace_dir, run_id, agent=agent, reader=reader, progress=progress, verify=verify,
-                             rows=rows)
+    long run's frames then cost what each turn changed, not turns times history.
+
+    A decision that cannot be read (damaged, or past what its trace accounts for: trace/limits.py) does
+    not stop the others: its turn's frame has no decision and ``decision_error`` says why (the message of
+    the :class:`TraceError` naming the record; :func:`decision_errors` makes the one line to show).
+    Running out of memory all the same (a trace that holds more than the limits foresee) is a
+    :class:`TraceError` too, never ``MemoryError``."""
+    try:
+        with _collector_paused():
+            return _build_frames(trace_dir, run_id, agent=agent, reader=reader, progress=progress, verify=verify,
+                                 rows=rows)
+    except MemoryError:
+        raise TraceError(f"the replay frames of {run_id} ran out of memory; the trace holds more than its limits "
+                         "allow for (docs/SECURITY.md, limits of a trace)") from None
+    except BaseException as exc:
+        if not is_extension_panic(exc):
+            raise
+        raise TraceError(f"the replay frames of {run_id} failed in a compiled extension ({type(exc).__name__}: "
+                         f"{str(exc)[:200]}); out of memory is the usual cause (docs/SECURITY.md, limits of a "
+                         "trace)") from None
+
+
+def decision_errors(frames: Sequence[Mapping[str, Any]]) -> str | None:
+    """One line on the frames whose decision could not be read (``decision_error``), None when there are
+    none: how many, which turns, and why the first was refused."""
+    bad = [f for f in frames if f.get("decision_error")]
+    if not bad:
+        return None
+    turns = [str(f.get("turn")) for f in bad]
+    listed = ", ".join(turns[:8]) + (f" and {len(turns) - 8:,} more" if len(turns) > 8 else "")
+    return (f"{len(bad):,} of {len(frames):,} turns' decisions cannot be read (turn(s) {listed}; their frames "
+            f"show no decision); turn {bad[0].get('turn')}: {bad[0]['decision_error']}")
 
 
 @contextlib.contextmanager
@@ -233,7 +262,9 @@ def _build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None, read
     # what the frame shows
     whole = (lambda turn: True) if verify is True else (lambda turn: False) if verify is False else \
         (lambda turn: turn in checked)  # type: ignore[operator]
-    by_turn, summaries = _read_decisions(reader, run_id, name, full_rows=rows is True, whole=whole)
+    budget = PassBudget(reader._index(run_id).size)  # what the pass may work on in all (trace/limits.py)
+    by_turn, summaries = _read_decisions(reader, run_id, name, full_rows=rows is True, whole=whole, budget=budget)
+    sizes = {eid: sum(s.counts.values()) for eid, s in summaries.items() if s.counts is not None}
     pins = reader.pin_timeline(run_id, name)
     verifier = TurnVerifier(reader, run_id, name) if verify is not False else None
     frames: list[dict[str, Any]] = []
@@ -242,7 +273,14 @@ def _build_frames(trace_dir: str | Path, run_id: str, *, agent: str | None, read
     for done, turn in enumerate(turns, start=1):
         check = verifier if checked is None or turn in checked else None
         records = by_turn.get(turn, [])
-        frame, record = _frame(reader, run_id, name, turn, info.model or "", records, pins, check)
+        refused = [r for r in records if r.problem is not None]
+        if refused:  # the turn's frame without them (as a turn that recorded none), saying why
+            records = [r for r in records if r.problem is None]
+        frame, record = _frame(reader, run_id, name, turn, info.model or "", records, pins, check,
+                               lambda record, replay: budget.fits(max(sizes.get(record.event_id, 0),
+                                                                      replay.history_len or 0)))
+        if refused:
+            frame["decision_error"] = refused[-1].problem
         if record is not None:
             summary = summaries.get(record.event_id)
             if summary is None or summary.previous != previous:  # not what the pass compared: read the rows
@@ -286,16 +324,18 @@ def _frame_record(records: Sequence[DecisionRecord]) -> DecisionRecord:
 
 
 def _read_decisions(reader: TraceReader, run_id: str, name: str, *, full_rows: bool,
-                    whole: Callable[[int | None], bool] | None = None
+                    whole: Callable[[int | None], bool] | None = None, budget: PassBudget | None = None
                     ) -> tuple[dict[int, list[DecisionRecord]], dict[str, _Summary]]:
     """Every decision of the agent, by turn, and the summary of each decision a frame shows (by event
     id): its outcome counts and changes against the previous frame's, read as each turn ends — from
     the frames' pass (:class:`FramePass`: what each decision changed), or with ``full_rows`` from every
     row (:meth:`TraceReader.decision_records`, the frames keep them). Decisions whose turns do not come
     in order in the file (a merged run) get no summary: their frames read their rows."""
-    decisions = None if full_rows else FramePass(reader, run_id, name, parts=_DECISION_PARTS, whole=whole)
-    records = decisions.records() if decisions is not None else \
-        reader.decision_records(run_id, name, last_step_rows=True)
+    decisions = None if full_rows else FramePass(reader, run_id, name, parts=_DECISION_PARTS, whole=whole,
+                                                 budget=budget)
+    # a decision that cannot be read comes as a record saying why: its turn's frame says it, the others replay
+    records = decisions.records(refused_as_records=True) if decisions is not None else \
+        reader.decision_records(run_id, name, last_step_rows=True, refused_as_records=True, budget=budget)
     by_turn: dict[int, list[DecisionRecord]] = {}
     summaries: dict[str, _Summary] = {}
     state: dict[str, Any] = {"previous": None, "rows": None, "turn": None, "ordered": True}
@@ -303,6 +343,9 @@ def _read_decisions(reader: TraceReader, run_id: str, name: str, *, full_rows: b
     def finish(turn: int) -> None:
         record = _frame_record(by_turn[turn])
         previous = state["previous"]
+        if record.problem is not None:
+            summaries[record.event_id] = _Summary(previous, None, None)
+            return
         if decisions is None:
             summary = _summary_of_rows(reader, run_id, previous, record, record.rows, state["rows"])
         elif decisions.has_rows(record.event_id) is False:
@@ -392,8 +435,12 @@ which a frame does not hold)."""
 
 
 def _frame(reader: TraceReader, run_id: str, name: str, turn: int, model: str, records: list[DecisionRecord],
-           pins: PinTimeline, verifier: TurnVerifier | None) -> tuple[dict[str, Any], DecisionRecord | None]:
-    """The turn's frame (without what its decision's rows say) and the decision it shows (None: none)."""
+           pins: PinTimeline, verifier: TurnVerifier | None,
+           affordable: Callable[[DecisionRecord, PromptReplay], bool] = lambda record, replay: True
+           ) -> tuple[dict[str, Any], DecisionRecord | None]:
+    """The turn's frame (without what its decision's rows say) and the decision it shows (None: none).
+    ``affordable(record, replay)``: whether the pass may still check this turn's digest (its rebuild
+    reads the decision's rows and history: trace/limits.py ``PassBudget``)."""
     events = reader.positioned_events(run_id, turn=turn, agent=name, types=_FRAME_EVENTS)
     # each decision stands in the turn's events where it was written, its rows left out of the
     # bundle's validation (they are passed through as recorded, see bundle_from_events)
@@ -423,6 +470,13 @@ def _frame(reader: TraceReader, run_id: str, name: str, turn: int, model: str, r
             frame["prompt_source"] = "snapshot"
         return frame, record
     replay = _replay_of(reader, run_id, name, turn, record, records, [pe for pe in merged if pe[0] not in light])
+    if not affordable(record, replay):
+        frame["digest_note"] = ("not checked here: the digest checks of this run would rebuild more rows and messages "
+                                "than a trace of its size may ask for (docs/SECURITY.md, limits of a trace); arcana "
+                                "report --verify checks every turn")
+        if step.get("messages"):
+            frame["prompt_source"] = "snapshot"
+        return frame, record
     try:
         check = verifier.verify(replay)
     except ArcanaError as exc:

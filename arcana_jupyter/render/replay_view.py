@@ -11,7 +11,8 @@ A frame is plain data (built by ``arcana_jupyter.jupyter.replay_view`` from a tr
      "step": {decision, report, budget, request_digest, messages},   # the turn's last LLM call
      "prompt_source": "snapshot" | "rebuilt" | "recorded" | None,
      "digest_verified": True | False | None, "digest_note": str,
-     "pins": [...], "diff": [{"index", "role", "source", "change", "before", "after"}]}
+     "pins": [...], "diff": [{"index", "role", "source", "change", "before", "after"}],
+     "decision_error": str}   # only when the turn's decision cannot be read (the frame then has none)
 """
 
 from __future__ import annotations

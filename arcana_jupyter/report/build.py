@@ -168,7 +168,8 @@ def _where(run: NotebookRun, notebook: Path) -> str:
 
 ReportProgress = Callable[[str, int, int], None]
 """``progress(what, done, total)``: what the report is doing (``"replay <run> (<agent>)"`` with the
-turns done so far, then ``"page"``), for a caller that shows it (``arcana report`` on stderr)."""
+turns done so far, then ``"page"``), for a caller that shows it (``arcana report`` on stderr); and
+``"warning: ..."``, one line on a run whose replay the page shows in part or not at all."""
 
 
 def _turns_progress(progress: ReportProgress | None, what: str) -> Callable[[int, int], None] | None:
@@ -220,17 +221,19 @@ def _notable(frame: dict[str, Any], previous_pins: list[str] | None) -> tuple[in
 
 
 def _replay_section(run: NotebookRun, reader: TraceReader, turns: list[int],
-                    progress: ReportProgress | None) -> tuple[str | None, set[int] | None]:
+                    progress: ReportProgress | None) -> tuple[str | None, set[int] | None, str | None]:
     """The run's replay for the page (None: no turns): every frame for a short run, the long-run form
-    (see :data:`LONG_RUN_TURNS`) for a long one; and the turns it shows in full (None: every turn)."""
-    from ..jupyter.replay_frames import build_frames, with_rows
+    (see :data:`LONG_RUN_TURNS`) for a long one; the turns it shows in full (None: every turn); and one
+    line on the turns whose decision cannot be read (None: none; the others replay)."""
+    from ..jupyter.replay_frames import build_frames, decision_errors, with_rows
 
     assert run.path is not None
     uid = f"{run.agent}-{uuid.uuid4().hex[:6]}"
     turns_progress = _turns_progress(progress, f"replay {run.run_id} ({run.agent})")
     if len(turns) <= LONG_RUN_TURNS:
         frames = build_frames(run.path, run.run_id, agent=run.agent, reader=reader, progress=turns_progress)
-        return (render.replay_html(frames, uid=uid, include_style=False, grouped=True) if frames else None), None
+        return (render.replay_html(frames, uid=uid, include_style=False, grouped=True) if frames else None), None, \
+            decision_errors(frames)
     edges = set(turns[:EDGE_TURNS] + turns[-EDGE_TURNS:])
     # no digest check per frame (it rebuilds every prompt with the builder): --verify re-executes the
     # notebook and checks every turn; no rows (the frames' fast path), then the rows of the turns shown
@@ -238,7 +241,7 @@ def _replay_section(run: NotebookRun, reader: TraceReader, turns: list[int],
     frames = build_frames(run.path, run.run_id, agent=run.agent, reader=reader, progress=turns_progress,
                           verify=False, rows=False)
     if not frames:
-        return None, _edges(turns)
+        return None, _edges(turns), None
     notes: dict[Any, str] = {}
     ranked: list[tuple[int, int, Any]] = []
     pins: list[str] | None = None
@@ -255,7 +258,7 @@ def _replay_section(run: NotebookRun, reader: TraceReader, turns: list[int],
     detailed = [with_rows(f, reader) for n, f in enumerate(frames) if n in chosen]
     html = render.long_replay_html(frames, detailed, uid=uid, notes=notes, skipped=len(ranked) - len(chosen),
                                    diff_limit=DIFF_LIMIT)
-    return html, {int(f["turn"]) for f in detailed if isinstance(f.get("turn"), int)}
+    return html, {int(f["turn"]) for f in detailed if isinstance(f.get("turn"), int)}, decision_errors(frames)
 
 
 def _edges(turns: list[int]) -> set[int] | None:
@@ -302,12 +305,20 @@ def _render(notebook: Path, nb: Any, embedded: EmbeddedTraces, verification: Ver
                 entry["prompts"] = _prompts(reader, run, ordered, _edges(ordered))
                 replays.append({**entry, "kind": "shown", "text": shown[run.run_id]})
                 continue
-            html, full = _replay_section(run, reader, ordered, progress)
-        except ArcanaError as exc:
+            html, full, refused = _replay_section(run, reader, ordered, progress)
+        except (ArcanaError, MemoryError) as exc:
+            text = str(exc) if isinstance(exc, ArcanaError) else ("ran out of memory reading the trace: it holds more "
+                                                                  "than its limits allow for (docs/SECURITY.md)")
             entry["prompts"] = _prompts(reader, run, ordered, _edges(ordered))
-            replays.append({**entry, "kind": "error", "text": str(exc)})
+            replays.append({**entry, "kind": "error", "text": text})
+            if progress is not None:
+                progress(f"warning: {run.run_id} ({run.agent}): cannot replay: {text}", 0, 1)
             continue
         entry["prompts"] = _prompts(reader, run, ordered, full)
+        if refused is not None:  # the other turns replay: the page and the command say which cannot
+            entry["note"] = refused
+            if progress is not None:
+                progress(f"warning: {run.run_id} ({run.agent}): {refused}", 0, 1)
         if html is None:
             replays.append({**entry, "kind": "empty"})
             continue

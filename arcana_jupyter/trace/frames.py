@@ -43,7 +43,7 @@ from .chain.columns import (
 from .chain.metadata import CHAIN_VERSION, _moved_of, is_chained, resolve_chain_metadata
 from .chain.resolver import _FLIP, FRAME_KEYS, ChainedRows, ChainResolver, decode_rows, rows_spec
 from .keyframes import DecisionResolver
-from .limits import FileLimits
+from .limits import FileLimits, PassBudget, check_rows
 
 if TYPE_CHECKING:
     from .reader import DecisionRecord, TraceReader
@@ -147,13 +147,16 @@ class FramePass:
     :meth:`changes` answer for any of the last :data:`KEEP` decisions read."""
 
     def __init__(self, reader: TraceReader, run_id: str, agent: str, *, parts: Sequence[str] | None = None,
-                 whole: Callable[[int | None], bool] | None = None, keep: int = KEEP) -> None:
+                 whole: Callable[[int | None], bool] | None = None, keep: int = KEEP,
+                 budget: PassBudget | None = None) -> None:
         self._parts = tuple(parts) if parts is not None else None
         self._whole = whole
         self._reader = reader
         self._idx = reader._index(run_id)
-        self._limits = FileLimits.of(self._idx.size)
+        self._limits = FileLimits.of(self._idx.size, self._idx.seen)
         """What one decision may resolve to (trace/limits.py)."""
+        self._budget = budget if budget is not None else PassBudget(self._idx.size)
+        """What the pass may change in all (trace/limits.py): each decision is charged its patch's positions."""
         self._agent = agent
         self._keep = max(2, keep)
         self._cols: dict[str, list[Any]] = {k: [] for k in FRAME_KEYS}
@@ -167,18 +170,22 @@ class FramePass:
         """Its depth (see :attr:`_Patch.depth`)."""
         self._held: OrderedDict[str, _Held] = OrderedDict()
         self._resolver: ChainResolver | None = None
+        self._refused: set[str] = set()
+        """Decisions refused (``records(refused_as_records=True)``): one continuing them is refused at once."""
 
     # -- reading -----------------------------------------------------------------------------------
 
     def _load(self, event_id: str) -> Metadata | None:
         return self._reader._metadata_of(self._idx, event_id)
 
-    def records(self) -> Iterator[DecisionRecord]:
+    def records(self, refused_as_records: bool = False) -> Iterator[DecisionRecord]:
         """Every ``context_decision`` of the agent in file order, as
         :meth:`~.reader.TraceReader.decision_records` yields them, but with ``decision.decisions`` None:
         a chained decision's metadata resolved (``partial`` True), an older encoding's as recorded with
-        its delta resolved (``partial`` False). A decision that cannot be resolved raises
-        :class:`TraceError`.
+        its delta resolved (``partial`` False). A decision that cannot be resolved (damaged, or past its
+        limits: trace/limits.py) raises :class:`TraceError`; with ``refused_as_records`` it comes as a
+        record whose ``problem`` says why (metadata empty, nothing held) and the pass goes on — a decision
+        continuing it is refused at once.
 
         With ``parts``, a record holds only those keys of its metadata, unless ``whole(turn)`` says its
         turn wants all of it: what is not read is not kept (a chained decision's ``shape.moved`` is
@@ -189,8 +196,15 @@ class FramePass:
         positions = [p for p in idx.by_type.get("context_decision", []) if idx.entries[p].agent == self._agent]
         resolver = DecisionResolver(lambda event_id: reader._decision_of(idx, event_id), limits=self._limits)
         for p, line in reader._raw_lines(idx, positions):  # parsed one by one: one decision held at a time
-            obj = reader._parse_line(idx, p, line)
             entry = idx.entries[p]
+            if self._budget.refusal is not None:  # the pass changed all a file of this size may: not read on
+                problem = f"{idx.path}:{entry.line}: event {entry.event_id}: refused ({self._budget.refusal})"
+                if not refused_as_records:
+                    raise TraceError(problem)
+                yield DecisionRecord(turn=entry.turn, step=entry.step or 0, event_id=entry.event_id, position=p,
+                                     line=entry.line, metadata={}, problem=problem)
+                continue
+            obj = reader._parse_line(idx, p, line)
             raw = obj.get("metadata")
             meta: Metadata = dict(raw) if isinstance(raw, dict) else {}
             chained = is_chained(meta)
@@ -200,8 +214,15 @@ class FramePass:
                     entry.event_id, meta, resolver)
             except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
                 what = "the chained decision" if chained else "the decision delta"
-                raise TraceError(f"{idx.path}:{entry.line}: event {entry.event_id}: {what} cannot be resolved "
-                                 f"({type(exc).__name__}: {exc})") from None
+                problem = (f"{idx.path}:{entry.line}: event {entry.event_id}: {what} cannot be resolved "
+                           f"({type(exc).__name__}: {exc})")
+                if not refused_as_records:
+                    raise TraceError(problem) from None
+                self._refused.add(entry.event_id)
+                self._held.pop(entry.event_id, None)  # (refused after its rows: its shape's moved positions)
+                yield DecisionRecord(turn=entry.turn, step=entry.step or 0, event_id=entry.event_id, position=p,
+                                     line=entry.line, metadata={}, partial=chained, problem=problem)
+                continue
             if not whole:
                 meta = {k: meta[k] for k in self._parts if k in meta}  # type: ignore[union-attr]
             yield DecisionRecord(turn=entry.turn, step=entry.step or 0, event_id=entry.event_id, position=p,
@@ -212,9 +233,12 @@ class FramePass:
         decision = meta.get("decision")
         rows = None
         if isinstance(decision, dict):
+            limits = self._limits.for_decision(event_id, meta)
             if decision.get("decisions_delta"):
-                decision = resolver.resolve(decision)
+                decision = resolver.resolve(decision, limits)
             else:
+                if isinstance(decision.get("decisions"), list):
+                    check_rows(len(decision["decisions"]), limits, f"decision {event_id}: decisions")
                 resolver.remember(event_id, decision)
             rows = decision.get("decisions")
             if isinstance(rows, list):
@@ -241,30 +265,34 @@ class FramePass:
         if "moved" in chain:  # left to the end: a frame does not read it
             meta = {**meta, "chain": {k: v for k, v in chain.items() if k != "moved"}}
         if prev_id is None:
-            full = resolve_chain_metadata(meta, None, where, self._limits)
+            full = resolve_chain_metadata(meta, None, where, self._limits, event_id)
+            limits = self._limits.for_decision(event_id, full)
             _check_version(chain, where)
             decoded = decode_rows(chain.get("rows"), None, where, build_rows=False, only=_FRAME_SET,
-                                  limits=self._limits)
+                                  limits=limits)
             self._replace(event_id, full, decoded.cols, decoded.length, frozenset(decoded.cols), moved=moved,
                           names=decoded.keys)
         else:
             if not isinstance(prev_id, str):
                 raise ValueError(f"{where}: chain.prev is not an event id")
+            if prev_id in self._refused:
+                raise ValueError(f"{where}: its chain goes through decision {prev_id}, which cannot be resolved")
             held = self._held.get(prev_id)
             if held is not None and held.meta is not None and held.patch is not None and self._move(prev_id):
                 prev_meta, prev_moved = held.meta, held.moved
             else:
                 prev_meta, prev_moved = self._materialize(prev_id, where), None
-            full = resolve_chain_metadata(meta, prev_meta, where, self._limits)
+            full = resolve_chain_metadata(meta, prev_meta, where, self._limits, event_id)
+            limits = self._limits.for_decision(event_id, full)
             _check_version(chain, where)
             if moved is None and "shape" in (chain.get("same") or ()):
                 moved = prev_moved  # its shape is its prev's: so is where the rows went
-            self._delta(event_id, full, chain.get("rows"), where, moved)
+            self._delta(event_id, full, chain.get("rows"), where, moved, limits)
         if whole and moved is not None:
             shape = full.get("shape")
             if not isinstance(shape, dict):
                 raise ValueError(f"{where}: chain.moved without a shape")
-            full = {**full, "shape": {**shape, "moved": _moved_of(moved, where, self._limits)}}
+            full = {**full, "shape": {**shape, "moved": _moved_of(moved, where, limits)}}
         decision = full.get("decision")
         return {**full, "decision": {**(decision if isinstance(decision, dict) else {}), "decisions": None}}
 
@@ -296,13 +324,14 @@ class FramePass:
         new: dict[str, list[Any]] = {k: (cols[k] if k in cols else [None] * n) for k in FRAME_KEYS}
         old, n_old = self._cols, self._n
         shared = min(n, n_old)
-        mask = (1 << (8 * shared)) - 1
+        mask = int.from_bytes(b"\x01" * shared, "little")  # a byte of 1 per position (all ones: none differs)
         for k in FRAME_KEYS:
             flags = _same_flags(new[k][:shared], old[k][:shared])
             if b"\x00" in flags:
                 mask &= int.from_bytes(flags, "little")
         positions = list(compress(range(shared), mask.to_bytes(shared, "little").translate(_FLIP)))
         positions.extend(range(shared, max(n, n_old)))
+        self._budget.take(len(positions), f"decision {event_id}")
         below_old = positions[:bisect.bisect_left(positions, n_old)]
         below_new = positions[:bisect.bisect_left(positions, n)]
         if counts is None:
@@ -318,15 +347,15 @@ class FramePass:
         self._names = names
         self._hold(event_id, _Held(meta, patch, moved))
 
-    def _delta(self, event_id: str, meta: Metadata, spec: Any, where: str, moved: Any) -> None:
+    def _delta(self, event_id: str, meta: Metadata, spec: Any, where: str, moved: Any, limits: FileLimits) -> None:
         """A chained decision against the columns held (its ``prev``'s): patched where its ops write
-        and where its rows are not aligned to the same position."""
+        and where its rows are not aligned to the same position. ``limits``: the decision's."""
         n_prev = self._n
-        count, keys, columns, align = rows_spec(spec, n_prev, where, self._names, self._limits)
+        count, keys, columns, align = rows_spec(spec, n_prev, where, self._names, limits)
         if frozenset(k for k in keys if k in _FRAME_SET) != self._keys:
             # not the frame keys of its prev (an encoder makes a keyframe then): decoded whole against them
             prev = ChainedRows({k: self._cols[k] for k in self._keys}, None, n_prev, self._names)
-            decoded = decode_rows(spec, prev, where, build_rows=False, only=_FRAME_SET, limits=self._limits)
+            decoded = decode_rows(spec, prev, where, build_rows=False, only=_FRAME_SET, limits=limits)
             self._replace(event_id, meta, {k: list(v) for k, v in decoded.cols.items()}, decoded.length,
                           frozenset(decoded.cols), moved=moved, names=decoded.keys)
             return
@@ -353,6 +382,7 @@ class FramePass:
             else:
                 vals[key], plain[key] = _plain_values(ops, col, count, segs, at)
         written = elsewhere.union(*(v.keys() for v in vals.values()))
+        self._budget.take(len(written) + max(0, n_prev - count), where)
         positions = sorted(written)
         positions.extend(range(count, n_prev))
         below_old = positions[:bisect.bisect_left(positions, n_prev)]

@@ -3,7 +3,8 @@
 A :class:`FileIndexer` indexes a run's file once: every line is parsed and checked, and the
 :class:`FileIndex` keeps, per event, its byte offset and length plus the few envelope fields
 needed to find it (type, agent, turn, step, history index), the pin/unpin calls and the message
-records of the transcript. A file that grew since it was indexed (cached by ``(size, mtime)``; its
+records of the transcript, and per decision how many of those its agent had before it (what bounds
+its rows: trace/limits.py). A file that grew since it was indexed (cached by ``(size, mtime)``; its
 first and last indexed bytes -- the head and tail signatures -- checked) is read from where the
 index stopped. Damage is bookkept here: a torn last line (``torn``), lines that are not events
 (``corrupt``; :class:`~arcana_jupyter.exceptions.CorruptTraceError` in strict mode) and events
@@ -40,7 +41,7 @@ from ..schema.events import (
 )
 from ..schema.pins import PinChange
 from .decision_delta import ChainResolver
-from .limits import MAX_DEPTH, too_deep
+from .limits import MAX_DEPTH, Seen, too_deep
 from .prompt_sent import ResolvedPrompt
 
 HISTORY_EVENTS = ("user_message", "llm_call", "tool_call", "turn_end")
@@ -116,6 +117,7 @@ class FileIndex:
     turn_agents: dict[int, set[str]] = field(default_factory=dict)
     by_type: dict[str, list[int]] = field(default_factory=dict)
     decision_at: dict[str, int] = field(default_factory=dict)  # context_decision event id -> entry (the first)
+    seen: dict[str, Seen] = field(default_factory=dict)  # ... -> what the file records of its agent before it
     prompt_at: dict[str, int] = field(default_factory=dict)  # prompt_sent event id -> entry (the first)
     sent: OrderedDict[str, ResolvedPrompt] = field(default_factory=OrderedDict)  # resolved prompt_sent (bounded)
     agents: dict[str, int] = field(default_factory=dict)
@@ -457,7 +459,10 @@ class FileIndexer:
         idx.entries.append(entry)
         idx.by_type.setdefault(etype, []).append(position)
         if etype == "context_decision":
-            idx.decision_at.setdefault(obj["event_id"], position)
+            if obj["event_id"] not in idx.decision_at:
+                idx.decision_at[obj["event_id"]] = position
+                # what bounds its rows (trace/limits.py, FileLimits.for_decision): counted as the lines go
+                idx.seen[obj["event_id"]] = Seen(len(idx.history.get(agent, ())), len(idx.pin_ops.get(agent, ())))
         elif etype == "prompt_sent":
             idx.prompt_at.setdefault(obj["event_id"], position)
         idx.agents[agent] = idx.agents.get(agent, 0) + 1

@@ -230,24 +230,30 @@ class DecisionResolver:
             while len(self._bases) > self._keep:
                 self._bases.pop(next(iter(self._bases)))
 
-    def next(self, event_id: str, decision: Decision, previous: list[Row] | None) -> Decision:
+    def next(self, event_id: str, decision: Decision, previous: list[Row] | None,
+             limits: FileLimits | None = None) -> Decision:
         """The next decision of the trace in file order, resolved: a delta against its keyframe, or a
         keyframe whose rows equal to ``previous``'s (the decision before it) at the same place are those
-        row objects, so sharing (and the turn-to-turn diff's shortcut) goes on. Raises as :meth:`resolve`."""
+        row objects, so sharing (and the turn-to-turn diff's shortcut) goes on. Raises as :meth:`resolve`;
+        ``limits``: this decision's (trace/limits.py, ``FileLimits.for_decision``; default the resolver's)."""
         if decision.get("decisions_delta"):
-            return self.resolve(decision)
+            return self.resolve(decision, limits)
         rows = decision.get("decisions")
+        if isinstance(rows, list):
+            check_rows(len(rows), limits or self.limits, f"decision {_short(event_id)}: decisions")
         if isinstance(rows, list) and previous:
             merged = [old if old == row else row for old, row in zip(previous, rows, strict=False)]
             decision = {**decision, "decisions": merged + rows[len(merged):]}
         self.remember(event_id, decision)
         return decision
 
-    def resolve(self, decision: Decision) -> Decision:
-        """``resolve_decision(decision)``, equal in value; raises ``ValueError`` as it does."""
+    def resolve(self, decision: Decision, limits: FileLimits | None = None) -> Decision:
+        """``resolve_decision(decision)``, equal in value; raises ``ValueError`` as it does. ``limits``:
+        this decision's (default the resolver's)."""
         delta = decision.get("decisions_delta")
         if not delta:
             return decision
+        limits = limits or self.limits
         base_id = delta["base"]
         base = self._bases.get(base_id)
         if base is None:
@@ -257,11 +263,11 @@ class DecisionResolver:
             self.remember(base_id, loaded)
             base = self._bases.get(base_id)
             if base is None:
-                return resolve_decision(decision, lambda _id: loaded, self.limits)
+                return resolve_decision(decision, lambda _id: loaded, limits)
         base_rows, base_cols, uniform = base
-        cols, common = _resolve_columns(delta, base_rows, base_cols, self.limits)
+        cols, common = _resolve_columns(delta, base_rows, base_cols, limits)
         keys = list(cols)
-        count = _count(delta, self.limits)
+        count = _count(delta, limits)
         same_keys = uniform is not None and uniform == keys
         rows: list[Row] = []
         pos = 0

@@ -202,7 +202,7 @@ def prompts_sent(reader: TraceReader, run_id: str, agent: str | None = None, *,
         positions = [p for p in positions if p <= last]
     # the metadata alone (tools, model, digest): no column of the rows decoded
     chained = ChainResolver(lambda event_id: reader._metadata_of(idx, event_id), keep=2, only=(),
-                            limits=FileLimits.of(idx.size))
+                            limits=FileLimits.of(idx.size, idx.seen))
     calls: dict[str, tuple[list[Any], str, str | None]] = {}
     for start in range(0, len(positions), 64):
         chunk = positions[start:start + 64]

@@ -22,6 +22,7 @@ problem``.
 from __future__ import annotations
 
 import bisect
+import operator
 import os
 import stat
 from collections.abc import Container, Iterable, Iterator, Sequence
@@ -37,8 +38,8 @@ from . import prompt_queries
 from .decision_delta import ChainResolver, DecisionResolver, is_chained, resolve_decision
 from .decision_json import Decision, Metadata, Row, decision_of, rows_in, rows_of, with_rows
 from .events import TraceEvent
-from .index import HISTORY_EVENTS, SHARED_INDEXES, FileIndex, FileIndexer, ReaderStats, problems_of
-from .limits import FileLimits
+from .index import HISTORY_EVENTS, SHARED_INDEXES, Entry, FileIndex, FileIndexer, ReaderStats, problems_of
+from .limits import FileLimits, PassBudget, TooLarge
 from .recorded_prompt import PromptReplay, SentPrompt
 
 
@@ -55,6 +56,10 @@ class DecisionRecord(NamedTuple):
     partial: bool = False
     """``decision.decisions`` holds only the columns asked for (``decision_records(only=...)``): a chained
     decision read on the frames' fast path. :meth:`TraceReader.decision_of` reads its full rows."""
+    problem: str | None = None
+    """Why the decision cannot be read (its metadata is then empty): a record of a pass asked to go on past
+    a decision it refuses (``decision_records(refused_as_records=True)``, the replay frames'), the message
+    of the :class:`TraceError` it would raise."""
 
     @property
     def decision(self) -> Decision | None:
@@ -309,7 +314,7 @@ class TraceReader:
         with self._lock:
             if idx.chain is None:
                 idx.chain = ChainResolver(lambda event_id: self._metadata_of(idx, event_id))
-            idx.chain.limits = FileLimits.of(idx.size)  # the file may have grown since
+            idx.chain.limits = FileLimits.of(idx.size, idx.seen)  # the file may have grown since
             try:
                 meta = idx.chain.resolve(str(obj.get("event_id")), obj["metadata"])
             except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
@@ -334,8 +339,8 @@ class TraceReader:
             return
 
         try:
-            full = resolve_decision(decision, lambda event_id: self._decision_of(idx, event_id),
-                                    FileLimits.of(idx.size))
+            limits = FileLimits.of(idx.size, idx.seen).for_decision(obj.get("event_id"), obj["metadata"])
+            full = resolve_decision(decision, lambda event_id: self._decision_of(idx, event_id), limits)
             obj["metadata"] = {**obj["metadata"], "decision": full}  # JSON edge: the resolved decision in its place
         except (ValueError, KeyError, TypeError, AttributeError, IndexError, StopIteration) as exc:
             raise TraceError(f"{idx.path}: event {obj.get('event_id')}: the decision delta cannot be resolved "
@@ -350,7 +355,8 @@ class TraceReader:
         return decision_of(meta) if meta is not None else None
 
     def decision_records(self, run_id: str, agent: str | None = None, *,
-                         last_step_rows: bool = False, only: Sequence[str] | None = None
+                         last_step_rows: bool = False, only: Sequence[str] | None = None,
+                         refused_as_records: bool = False, budget: PassBudget | None = None
                          ) -> Iterator[DecisionRecord]:
         """Every ``context_decision`` of ``agent`` in file order, each read once, its decision resolved
         from the previous ones (:class:`~.decision_delta.DecisionResolver`): the frame builder's one pass.
@@ -368,48 +374,74 @@ class TraceReader:
         these keys (``partial`` True) — a decision then costs the rows whose values in these columns
         changed, not every column of the history. Older encodings come with their full rows as before
         (``partial`` False).
+
+        ``refused_as_records``: a decision that cannot be resolved (damaged, past its limits: trace/limits.py)
+        comes as a record whose ``problem`` says why, with empty metadata, and the pass goes on (a decision
+        continuing a refused one is refused too, at once); otherwise it raises :class:`TraceError`.
+        ``budget`` (:class:`~.limits.PassBudget`: what a pass over a file of this size may change): each
+        record's rows not shared with the rows before them are counted against it; past it, every decision
+        left is refused so.
         """
         idx = self._index(run_id)
         name = self._resolve_agent(idx, run_id, agent)
         positions = [p for p in idx.by_type.get("context_decision", []) if idx.entries[p].agent == name]
         last_of_turn = {idx.entries[p].turn: p for p in positions}
         wanted = set(last_of_turn.values()) if last_step_rows else None
-        limits = FileLimits.of(idx.size)
+        limits = FileLimits.of(idx.size, idx.seen)
         resolver = DecisionResolver(lambda event_id: self._decision_of(idx, event_id), limits=limits)
         chained = ChainResolver(lambda event_id: self._metadata_of(idx, event_id), keep=2, only=only, limits=limits)
         previous: list[Any] | None = None
+        charged: list[Any] = []  # the rows last counted against the budget
+
+        def refused(entry: Entry, p: int, problem: str) -> DecisionRecord:
+            if not refused_as_records:
+                raise TraceError(problem)
+            return DecisionRecord(turn=entry.turn, step=entry.step or 0, event_id=entry.event_id, position=p,
+                                  line=entry.line, metadata={}, problem=problem)
+
         for start in range(0, len(positions), 64):  # read in batches: contiguous ranges are merged
             chunk = positions[start:start + 64]
+            if budget is not None and budget.refusal is not None:  # not read on: each refused as it comes
+                for p in chunk:
+                    entry = idx.entries[p]
+                    yield refused(entry, p, f"{idx.path}:{entry.line}: event {entry.event_id}: refused "
+                                            f"({budget.refusal})")
+                continue
             for p, obj in zip(chunk, self._read_raw(idx, chunk), strict=True):
                 entry = idx.entries[p]
                 meta = obj.get("metadata")
                 meta = dict(meta) if isinstance(meta, dict) else {}
-                if is_chained(meta):
-                    try:
+                chain = is_chained(meta)
+                what = "the chained decision" if chain else "the decision delta"
+                try:
+                    if budget is not None and budget.refusal is not None:
+                        raise TooLarge(budget.refusal)
+                    if chain:
                         meta = chained.resolve(entry.event_id, meta,
                                                rows=only is not None or wanted is None or p in wanted)
-                    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
-                        raise TraceError(f"{idx.path}:{entry.line}: event {entry.event_id}: the chained decision "
-                                         f"cannot be resolved ({type(exc).__name__}: {exc})") from None
-                    rows = rows_of(meta)
-                    if rows is not None and only is None:
-                        previous = rows
-                    yield DecisionRecord(turn=entry.turn, step=entry.step or 0, event_id=entry.event_id, position=p,
-                                         line=entry.line, metadata=meta, partial=only is not None)
+                        rows = rows_of(meta)
+                        if rows is not None and only is None:
+                            previous = rows
+                    elif (decision := decision_of(meta)) is not None:
+                        decision = resolver.next(entry.event_id, decision, previous,
+                                                 limits.for_decision(entry.event_id, meta))
+                        meta = {**meta, "decision": decision}  # JSON edge: the resolved decision in its place
+                        rows = rows_of(meta)
+                        if rows is not None:
+                            previous = rows
+                    else:
+                        rows = None
+                    if budget is not None and rows is not None:
+                        shared = min(len(rows), len(charged))
+                        budget.take(len(rows) - bytes(map(operator.is_, rows[:shared], charged[:shared])).count(1),
+                                    f"decision {entry.event_id}")
+                        charged = rows
+                except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+                    yield refused(entry, p, f"{idx.path}:{entry.line}: event {entry.event_id}: {what} cannot be "
+                                            f"resolved ({type(exc).__name__}: {exc})")
                     continue
-                decision = decision_of(meta)
-                if decision is not None:
-                    try:
-                        decision = resolver.next(entry.event_id, decision, previous)
-                    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
-                        raise TraceError(f"{idx.path}:{entry.line}: event {entry.event_id}: the decision delta "
-                                         f"cannot be resolved ({type(exc).__name__}: {exc})") from None
-                    meta = {**meta, "decision": decision}  # JSON edge: the resolved decision in its place
-                    rows = rows_of(meta)
-                    if rows is not None:
-                        previous = rows
                 yield DecisionRecord(turn=entry.turn, step=entry.step or 0, event_id=entry.event_id, position=p,
-                                     line=entry.line, metadata=meta)
+                                     line=entry.line, metadata=meta, partial=chain and only is not None)
 
     def decision_rows(self, run_id: str, event_id: str) -> list[Row] | None:
         """The rows of the context_decision ``event_id`` of ``run_id`` (None when it records none)."""

@@ -67,6 +67,29 @@ def test_report_to_a_full_disk_is_one_line(tmp_path: Path, capsys: pytest.Captur
     assert code == 1 and one_error_line(err)
 
 
+def test_running_out_of_memory_or_a_panic_in_a_compiled_extension_is_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """An input past every limit foreseen (issue 35): ``MemoryError`` said as out of memory, not "this is a
+    bug" (exit 70); a pyo3 ``PanicException`` (a ``BaseException``, which ``except Exception`` let through
+    as a traceback) likewise."""
+    from arcana_jupyter.cli.trace_cmd import show
+
+    class PanicException(BaseException):  # pyo3_runtime.PanicException
+        pass
+
+    PanicException.__module__ = "pyo3_runtime"
+    (tmp_path / "traces").mkdir()
+    for failure, says in ((MemoryError(), "out of memory"), (PanicException("capacity overflow"),
+                                                              "a compiled extension failed (PanicException")):
+        def fail(args: object, failure: BaseException = failure) -> int:
+            raise failure
+
+        monkeypatch.setattr(show, "show", fail)
+        code, _, err = run(["trace", "show", "r_1", "--dir", str(tmp_path / "traces")], capsys)
+        line = one_error_line(err)
+        assert code == 1 and says in line and "this is a bug" not in line, line
+
+
 # ---- hostile pass, defects 15 and 16; and a guard that held --------------------------------------
 
 @pytest.mark.parametrize(("param", "says"), [

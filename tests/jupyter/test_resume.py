@@ -268,10 +268,13 @@ def test_issue35_9_a_line_nested_100000_deep_in_the_notebooks_trace_is_skipped(s
 
 def test_issue35_7_replay_magic_of_a_rows_bomb_says_what_is_wrong(shell: Any, seen: list[Any], tmp_path: Path) -> None:
     """The rows bomb of row 6 (``chain.rows.count`` 2e8, every column one run) in the notebook's trace
-    folder: ``%arcana_replay`` died with ``MemoryError``; it says which decision cannot be read, in one
-    line. The process's address space is capped (what it maps plus 2 GB) so that a bomb that got through
-    fails here with ``MemoryError`` instead of taking the machine's memory."""
+    folder: ``%arcana_replay`` died with ``MemoryError``; it replays the turns (their inputs and replies)
+    and says in one line which decision cannot be read — every decision continues that keyframe, so none
+    of the three can. The process's address space is capped (what it maps plus 2 GB) so that a bomb that
+    got through fails here with ``MemoryError`` instead of taking the machine's memory."""
     import resource
+
+    from arcana_jupyter.jupyter.replay_view import REPLAY_MIME_TYPE
 
     for text in ("first question", "second question", "third question"):
         first, _ = turn(shell, text)
@@ -290,10 +293,14 @@ def test_issue35_7_replay_magic_of_a_rows_bomb_says_what_is_wrong(shell: Any, se
     cap = mapped + (2 << 30)
     resource.setrlimit(resource.RLIMIT_AS, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
     try:
-        with pytest.raises(UsageError) as refused, capture_output():
+        with capture_output() as captured:
             shell.run_line_magic("arcana_replay", run_id)
     finally:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-    message = str(refused.value)
-    assert message.startswith(f"cannot replay {run_id}: ") and "\n" not in message, message
+    assert any(REPLAY_MIME_TYPE in o.data for o in captured.outputs)  # the turns replay
+    errors = [o.data["text/plain"] for o in captured.outputs
+              if REPLAY_MIME_TYPE not in o.data and "arcana-error-box" in o.data.get("text/html", "")]
+    assert len(errors) == 1, errors
+    message = errors[0]
+    assert message.startswith(f"{run_id}: 3 of 3 turns' decisions cannot be read") and "\n" not in message, message
     assert decision["event_id"] in message and "more than" in message and "MemoryError" not in message, message

@@ -199,6 +199,10 @@ def test_counts_and_changes_of_the_pass_are_those_of_the_rows(tmp_path_factory: 
     states: list[ChainEncoder] = []
     lines = []
     for n, (added, changed, tail, back, keyframe) in enumerate(steps):
+        for i in range(len(hist), len(hist) + len(added)):  # the transcript a decision's rows stand for
+            lines.append({"v": 1, "event_id": f"m_{i:06d}", "run_id": "r_x", "agent": "main", "turn": n + 1, "ts": "",
+                          "event_type": "user_message", "parent_id": None,
+                          "metadata": {"message": {"role": "user", "content": f"m{i}"}, "history_index": i + 1}})
         hist = [dict(r) for r in hist] + [dict(r) for r in added]
         for at, new in changed:
             if hist and new:

@@ -169,9 +169,15 @@ def test_random_churn_round_trips_through_the_resolver(seed: int) -> None:
 
 def _trace(folder: Path, metas: list[dict[str, Any]]) -> Path:
     run = "r_20261202_000000_abcdef"
-    lines = [{"v": 1, "event_id": f"e_{i + 1:06d}", "run_id": run, "agent": "main", "turn": i + 1,
-              "ts": "2026-12-02T00:00:00Z", "event_type": "context_decision", "parent_id": None, "metadata": m}
-             for i, m in enumerate(metas)]
+    # the transcript the decisions' rows stand for (a decision holds at most the messages recorded before it)
+    rows = max((m["chain"]["rows"].get("count", 0) for m in metas if isinstance(m.get("chain"), dict)), default=0)
+    lines = [{"v": 1, "event_id": f"m_{h:06d}", "run_id": run, "agent": "main", "turn": 1, "ts": "2026-12-02T00:00:00Z",
+              "event_type": "user_message", "parent_id": None,
+              "metadata": {"message": {"role": "user", "content": f"m{h}"}, "history_index": h}}
+             for h in range(1, rows + 1)]
+    lines += [{"v": 1, "event_id": f"e_{i + 1:06d}", "run_id": run, "agent": "main", "turn": i + 1,
+               "ts": "2026-12-02T00:00:00Z", "event_type": "context_decision", "parent_id": None, "metadata": m}
+              for i, m in enumerate(metas)]
     path = folder / f"{run}.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return path

@@ -3,7 +3,9 @@ line edits, references repeated, rows, runs and positions by the hundred million
 nested beyond any parser's depth. Each is refused with a ``TraceError`` naming the record (or, for a
 line that is not an event, skipped and listed), through the reader, the CLI, the replay frames and a
 notebook's magics — never ``MemoryError``, ``RecursionError`` or a reader that never ends
-(docs/SECURITY.md, "Limits on what a trace can make us hold").
+(docs/SECURITY.md, "Limits on what a trace can make us hold"). Over a whole run too: many decisions, each
+within its own file's bound, are held to the transcript recorded before each, and the replay frames'
+pass to a budget of the file's size; the turns whose decision is refused say so, the others replay.
 
 The bombs are written into the file of a real recorded run; the test process runs with its address
 space capped (``RLIMIT_AS``), so a bomb that got through fails here with ``MemoryError`` instead of
@@ -12,6 +14,7 @@ taking the machine's memory."""
 from __future__ import annotations
 
 import json
+import re
 import resource
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,7 +93,8 @@ def _sent_of(events: list[dict[str, Any]], turn: int) -> int:
 def _refused_everywhere(folder: Path, run_id: str, turn: int, capsys: pytest.CaptureFixture[str], *,
                         match: str, frames: bool = False) -> None:
     """The reader's prompt (or decision) of ``turn`` is a TraceError naming the record; ``arcana trace
-    replay`` says it in one error line (exit 1); the frames, when asked, raise TraceError too."""
+    replay`` says it in one error line (exit 1); the frames, when asked, are built all the same, the
+    refused decisions' turns saying why (``decision_error``: the TraceError's message)."""
     reader = TraceReader(folder, shared=False)
     with pytest.raises(TraceError, match=match):
         reader.prompt_sent(run_id, turn) if not frames else reader.replay_prompt(run_id, turn)
@@ -100,8 +104,18 @@ def _refused_everywhere(folder: Path, run_id: str, turn: int, capsys: pytest.Cap
     assert "this is a bug" not in err and "Traceback" not in err and "MemoryError" not in err, err
     assert [line for line in err.splitlines() if line.startswith("arcana: error:")], err
     if frames:
-        with pytest.raises(TraceError, match=match):
-            build_frames(folder, run_id, reader=TraceReader(folder, shared=False))
+        _frames_refuse(folder, run_id, match)
+
+
+def _frames_refuse(folder: Path, run_id: str, match: str) -> list[dict[str, Any]]:
+    """The replay frames of the run: one per turn, those whose decision is refused without it and saying why
+    (the first names the record); the others as usual. Returns the refused ones."""
+    built = build_frames(folder, run_id, reader=TraceReader(folder, shared=False))
+    assert [f["turn"] for f in built] == [t for t in TraceReader(folder, shared=False).list_turns(run_id) if t >= 1]
+    refused = [f for f in built if f.get("decision_error")]
+    assert refused and re.search(match, refused[0]["decision_error"]), refused
+    assert all("decision_event_id" not in f for f in refused)
+    return refused
 
 
 # -- row 4: line edits of line edits ----------------------------------------------------------------
@@ -206,8 +220,161 @@ def test_a_delta_of_the_older_encoding_that_copies_its_base_again_and_again_is_r
     _write(folder, run_id, out)
     with pytest.raises(TraceError, match="resolves to"):
         TraceReader(folder, shared=False).replay_prompt(run_id, 2)
-    with pytest.raises(TraceError):
-        build_frames(folder, run_id, reader=TraceReader(folder, shared=False))
+    # turn 3's decision continues turn 2's: refused with it, turn 1 replays
+    assert [f["turn"] for f in _frames_refuse(folder, run_id, "resolves to")] == [2, 3]
+
+
+# -- rows 6 and 7 over a whole run: many decisions, each within its own bound --------------------------
+
+
+def _many_decisions(run_id: str, events: list[dict[str, Any]], turns: int, rows: Any, pad: int = 0
+                    ) -> list[dict[str, Any]]:
+    """The run's first turn again ``turns`` times (turn_start, user message, decision, turn_end), each
+    decision a keyframe of ``rows(turn)`` rows, every column one run (a few changing every turn), after a
+    note of ``pad`` bytes."""
+    first = {e["event_type"]: e for e in events if e["turn"] == 1}
+    keys = first["context_decision"]["metadata"]["chain"]["rows"]["keys"]
+    out = [events[0], _event(run_id, "e_900000", "note", None, {"pad": "p" * pad})]
+    for turn in range(1, turns + 1):
+        for kind in ("turn_start", "user_message", "context_decision", "turn_end"):
+            event = json.loads(json.dumps(first[kind]))
+            event["event_id"], event["turn"] = f"e_{len(out):06d}", turn
+            if kind == "user_message":
+                event["metadata"]["history_index"] = turn
+            if kind == "context_decision":
+                n = rows(turn)
+                event["metadata"]["decision"]["turn"] = turn
+                event["metadata"]["chain"]["rows"] = {"count": n, "keys": keys, "columns": {
+                    k: [["r", n, turn if k in ("index", "position", "turn") else 0]] for k in keys}}
+            out.append(event)
+    return out
+
+
+def _notebook_of(folder: Path, run_id: str, path: Path) -> Path:
+    """A notebook whose one output points at the run's trace (what ``arcana report`` reads)."""
+    import nbformat
+
+    nb_path = folder / "bomb.ipynb"
+    meta = {"arcana": {"run_id": run_id, "agent": "main", "turn": 1,
+                       "trace_path": path.relative_to(folder).as_posix()}}
+    cell = nbformat.v4.new_code_cell("%%arcana\nturn 1")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"text/plain": "turn 1"}, metadata=meta)]
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), nb_path)
+    return nb_path
+
+
+def test_many_decisions_each_within_its_files_bound_are_refused_by_the_transcript_before_them(
+        recorded: tuple[str, list[dict[str, Any]]], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The audit's bomb (benchmarks/repro_many_record_bombs.py): 60 decisions of a 3.2 MB trace, each of the
+    54,499 rows its file allows (4,096 + one per 64 bytes) — 3.3M rows in all, which ran ``arcana report``
+    out of memory ("unexpected MemoryError (this is a bug)", exit 70) and took ``%arcana_replay`` 123 s of
+    CPU. Each turn records one user message before its decision, so each decision may hold at most
+    1 + 64 rows (and those of the turns before): every one is refused, naming it; the frames of the 60
+    turns are built all the same, and the report is written, with one line saying which turns' decisions
+    cannot be read."""
+    from arcana_jupyter.trace.limits import max_rows
+
+    run_id, events = recorded
+    size = len("".join(json.dumps(e, separators=(",", ":")) + "\n"
+                       for e in _many_decisions(run_id, events, 60, lambda t: 4096, 3_000_000)).encode())
+    rows = max_rows(size) - 64  # each within what its file allows
+    bomb = _many_decisions(run_id, events, 60, lambda t: rows, 3_000_000)
+    folder = tmp_path / "nb.arcana"
+    path = _write(folder, run_id, bomb)
+    assert rows <= max_rows(path.stat().st_size) and rows > 50_000
+    decisions = [e["event_id"] for e in bomb if e["event_type"] == "context_decision"]
+    code = main(["report", str(_notebook_of(tmp_path, run_id, path))])  # "unexpected MemoryError", exit 70 before
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "this is a bug" not in err and "MemoryError" not in err and "Traceback" not in err, err
+    lines = [line for line in err.splitlines() if line.startswith("arcana:")]
+    assert len(lines) == 1 and "60 of 60 turns' decisions cannot be read" in lines[0] and decisions[0] in lines[0]
+    page = (tmp_path / "bomb.report.html").read_text()
+    assert "60 of 60 turns&#39; decisions cannot be read" in page and "The decision of this turn cannot be read" in page
+    refused = _frames_refuse(folder, run_id, r"event e_\d+: the chained decision cannot be resolved .*more than the "
+                                             r"\d+ its trace accounts for: \d+ transcript message")
+    assert len(refused) == 60
+    assert [f["decision_error"].split("event ")[1].split(":")[0] for f in refused] == decisions
+
+
+def test_decisions_within_the_transcript_bound_that_change_every_row_every_turn_are_bounded_over_the_pass(
+        recorded: tuple[str, list[dict[str, Any]]], tmp_path: Path) -> None:
+    """Within the transcript bound still, turns times rows: 3,000 transcript records (a few hundred KB),
+    then 200 decisions of 3,001 rows each that change every row every turn (600,000 changes). The pass over
+    them counts what each decision changes against what the file may make it change (65,536 + one per 16
+    bytes): the first turns replay, the decisions after the limit are refused, saying so."""
+    from arcana_jupyter.trace.limits import max_changes
+
+    run_id, events = recorded
+    messages = 3000
+    transcript = [_event(run_id, f"e_8{h:05d}", "user_message", 1,
+                         {"message": {"role": "user", "content": "q"}, "history_index": h})
+                  for h in range(1, messages + 1)]
+    bomb = _many_decisions(run_id, events, 200, lambda t: messages + 1)
+    bomb = [bomb[0], *transcript, *bomb[1:]]
+    folder = tmp_path / "within"
+    path = _write(folder, run_id, bomb)
+    frames = build_frames(folder, run_id, reader=TraceReader(folder, shared=False), verify=False, rows=False)
+    assert len(frames) == 200
+    shown = [f for f in frames if not f.get("decision_error")]
+    refused = [f for f in frames if f.get("decision_error")]
+    limit = max_changes(path.stat().st_size)
+    assert 0 < len(shown) * (messages + 1) <= limit + messages + 1 and len(shown) + len(refused) == 200
+    assert [f["turn"] for f in shown] == list(range(1, len(shown) + 1))  # the turns before the limit replay
+    assert all(f["outcome_counts"] for f in shown)
+    assert f"more than {limit:,} rows from one to the next" in refused[0]["decision_error"]
+    assert all("refused" in f["decision_error"] for f in refused)
+
+
+def test_digest_checks_that_would_rebuild_a_long_transcript_every_turn_stop_at_the_passs_limit(
+        recorded: tuple[str, list[dict[str, Any]]], tmp_path: Path) -> None:
+    """Each turn's digest check rebuilds its prompt from the transcript: 2,000 transcript records, then 100
+    decisions that change nothing but each claim the whole transcript — 100 rebuilds of 2,000 messages
+    (52 s of CPU at 10,000 messages and 200 turns). The checks are counted against the pass's limit: the
+    turns past it say they were not checked, and every turn replays."""
+    run_id, events = recorded
+    messages = 2000
+    transcript = [_event(run_id, f"e_8{h:05d}", "user_message", 1,
+                         {"message": {"role": "user", "content": "q"}, "history_index": h})
+                  for h in range(1, messages + 1)]
+    bomb = _many_decisions(run_id, events, 100, lambda t: messages + 1)
+    for e in bomb:
+        if e["event_type"] == "context_decision":
+            e["metadata"]["history_len"] = messages + 1
+            e["metadata"]["chain"]["rows"]["columns"] = {  # the same rows every turn: nothing changes
+                k: [["r", messages + 1, 0]] for k in e["metadata"]["chain"]["rows"]["keys"]}
+    folder = tmp_path / "checks"
+    _write(folder, run_id, [bomb[0], *transcript, *bomb[1:]])
+    frames = build_frames(folder, run_id, reader=TraceReader(folder, shared=False), rows=False)
+    assert len(frames) == 100 and not [f["decision_error"] for f in frames if f.get("decision_error")][:1]
+    skipped = [f for f in frames if "not checked here: the digest checks of this run" in f["digest_note"]]
+    assert 0 < len(skipped) < 100 and skipped[-1]["turn"] == 100
+    assert skipped == frames[-len(skipped):]  # the checks stop at the limit, the turns go on
+
+
+def test_running_out_of_memory_in_the_frames_is_a_trace_error(recorded: tuple[str, list[dict[str, Any]]],
+                                                               tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trace past every limit foreseen: the frames say so as a TraceError (``%arcana_replay``'s one line,
+    the report's "cannot replay"), never ``MemoryError``; a panic in a Rust extension too."""
+    from arcana_jupyter.jupyter import replay_frames
+
+    run_id, events = recorded
+    folder = tmp_path / "plain"
+    _write(folder, run_id, events)
+
+    class PanicException(BaseException):  # what pyo3 raises (pyo3_runtime.PanicException)
+        pass
+
+    PanicException.__module__ = "pyo3_runtime"
+
+    for failure in (MemoryError(), PanicException("capacity overflow")):
+        def fail(*args: Any, failure: BaseException = failure, **kwargs: Any) -> Any:
+            raise failure
+
+        monkeypatch.setattr(replay_frames, "_build_frames", fail)
+        says = f"the replay frames of {run_id} (ran out of memory|failed in a compiled extension)"
+        with pytest.raises(TraceError, match=says):
+            build_frames(folder, run_id)
 
 
 # -- row 8: a prompt that continues itself -------------------------------------------------------------

@@ -161,11 +161,13 @@ def _in_written_order(out: Metadata, patched: list[str]) -> Metadata:
 
 
 def resolve_chain_metadata(meta: Metadata, prev_meta: Metadata | None, where: str,
-                           limits: FileLimits | None = None) -> Metadata:
+                           limits: FileLimits | None = None, event_id: str | None = None) -> Metadata:
     """The metadata with what ``chain.same`` and ``chain.overflow`` stand for put back, ``chain`` removed
     (the decision's rows are left to :func:`decode_rows`). ``prev_meta``: the previous decision's, resolved.
-    ``limits`` (trace/limits.py; None: those of a 16 MiB file): the overflow's turns, the moved positions
-    and the sections are counted as they expand; past them, :class:`~..limits.TooLarge`."""
+    ``limits`` (trace/limits.py; None: those of a 16 MiB file): the sections are counted as they expand,
+    then the overflow's turns and the moved positions, within the limits of the decision ``event_id``
+    (:meth:`~..limits.FileLimits.for_decision`: no more than the trace before it accounts for); past
+    them, :class:`~..limits.TooLarge`."""
     chain = meta.get("chain")
     if not isinstance(chain, dict):
         raise ValueError(f"{where}: chain is not an object")
@@ -206,6 +208,8 @@ def resolve_chain_metadata(meta: Metadata, prev_meta: Metadata | None, where: st
         if not isinstance(inputs, dict):
             inputs = {}
         inputs = out["inputs"] = {**inputs, "sections": sections}
+    if limits is not None and event_id is not None:
+        limits = limits.for_decision(event_id, out)
     if "moved" in chain:
         shape = out.get("shape")
         if not isinstance(shape, dict):
@@ -216,7 +220,8 @@ def resolve_chain_metadata(meta: Metadata, prev_meta: Metadata | None, where: st
             raise ValueError(f"{where}: chain.overflow is not an object")
         if not isinstance(inputs, dict):
             inputs = out["inputs"] = {}
-        turns = Budget((limits or FileLimits.of(None)).rows, "overflow turns")
+        limits = limits or FileLimits.of(None)
+        turns = Budget(limits.rows, "overflow turns", limits.why)
         inputs["overflow"] = {k: _expand_runs(v, f"{where}: chain.overflow[{k!r}]", turns) for k, v in overflow.items()}
     return out
 
@@ -248,7 +253,8 @@ def _moved_of(runs: Any, where: str, limits: FileLimits | None = None) -> dict[s
     pass a check of one run)."""
     if not isinstance(runs, list):
         raise ValueError(f"{where}: chain.moved is not a list of runs")
-    positions = Budget((limits or FileLimits.of(None)).rows, "moved positions")
+    limits = limits or FileLimits.of(None)
+    positions = Budget(limits.rows, "moved positions", limits.why)
     out: dict[str, list[Any]] = {}
     for r in runs:
         if not (isinstance(r, list) and len(r) in (4, 5) and type(r[0]) is int and type(r[1]) is int and r[0] >= 0

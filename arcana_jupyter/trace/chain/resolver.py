@@ -191,15 +191,28 @@ class ChainResolver:
     def __init__(self, load: Callable[[str], Metadata | None], keep: int = 8,
                  only: Sequence[str] | None = None, limits: FileLimits | None = None) -> None:
         self._load = load
-        self.limits = limits
-        """What one decision may resolve to (trace/limits.py: of the file read; None: of a 16 MiB file)."""
+        self._limits = limits
         self._keep = keep
         self._only = frozenset(only) if only is not None else None
         self._done: dict[str, tuple[Metadata, ChainedRows]] = {}
+        self._failed: set[str] = set()
+        """Decisions that could not be resolved (and those continuing them)."""
         self._last: tuple[dict[str, list[Any]], list[Row]] | None = None
         """The columns and rows of the decision resolved last with rows: a keyframe's rows equal to them
         at the same place are those objects, so sharing (and the frames' turn-to-turn shortcut) goes on
         across it."""
+
+    @property
+    def limits(self) -> FileLimits | None:
+        """What one decision may resolve to (trace/limits.py: of the file read, and of the trace before
+        each decision; None: of a 16 MiB file)."""
+        return self._limits
+
+    @limits.setter
+    def limits(self, limits: FileLimits | None) -> None:
+        if limits != self._limits:  # the file grew: a decision refused as too large for it may not be now
+            self._failed.clear()
+        self._limits = limits
 
     def _remember(self, event_id: str, value: tuple[Metadata, ChainedRows]) -> None:
         self._done[event_id] = value
@@ -227,7 +240,23 @@ class ChainResolver:
             return done
         # walk back to a keyframe or a decision already resolved, then forward
         todo: list[tuple[str, Metadata]] = [(event_id, meta)]
-        seen = {event_id}
+        resolved: set[str] = set()
+        try:
+            base = self._back(todo)
+            base = self._forward(todo, base, event_id, rows, resolved)
+        except (ValueError, KeyError, TypeError, AttributeError, IndexError):
+            # this decision and those between it and the one that failed: a later decision whose chain
+            # goes through one of them is refused without walking it again (a chain of thousands after a
+            # refused keyframe would walk back thousands of times)
+            self._failed.update(eid for eid, _ in todo if eid not in resolved)
+            raise
+        assert base is not None
+        return base
+
+    def _back(self, todo: list[tuple[str, Metadata]]) -> tuple[Metadata, ChainedRows] | None:
+        """``todo`` (the decision to resolve) extended back to a keyframe (the base is then None) or to
+        a decision already resolved (the base)."""
+        seen = {todo[0][0]}
         base: tuple[Metadata, ChainedRows] | None = None
         while True:
             chain = todo[-1][1].get("chain")
@@ -239,6 +268,9 @@ class ChainResolver:
             if prev_id in self._done:
                 base = self._done[prev_id]
                 break
+            if prev_id in self._failed:  # refused already: the decisions continuing it are, at once
+                raise ValueError(f"decision {todo[-1][0]}: its chain goes through decision {prev_id}, which cannot "
+                                 "be resolved")
             if prev_id in seen or len(todo) > 100_000:
                 raise ValueError(f"decision {todo[-1][0]}: its chain loops back to {prev_id}")
             loaded = self._load(prev_id)
@@ -247,9 +279,16 @@ class ChainResolver:
                                  "this agent in this trace")
             seen.add(prev_id)
             todo.append((prev_id, loaded))
+        return base
+
+    def _forward(self, todo: list[tuple[str, Metadata]], base: tuple[Metadata, ChainedRows] | None, event_id: str,
+                 rows: bool, resolved: set[str]) -> tuple[Metadata, ChainedRows] | None:
+        """The decisions of ``todo`` (last first) resolved from ``base`` (None: the last is a keyframe);
+        each one's id added to ``resolved`` as it is."""
         for eid, m in reversed(todo):
             where = f"decision {eid}"
-            full = resolve_chain_metadata(m, base[0] if base else None, where, self.limits)
+            full = resolve_chain_metadata(m, base[0] if base else None, where, self.limits, eid)
+            limits = self.limits.for_decision(eid, full) if self.limits is not None else None
             chain = m["chain"]
             if chain.get("v") != CHAIN_VERSION:
                 raise ValueError(f"{where}: chain version {_short(chain.get('v'))} is not {CHAIN_VERSION}")
@@ -262,7 +301,7 @@ class ChainResolver:
             by_columns = light and unshared and last is not None and last[1] is not None
             decoded = decode_rows(chain.get("rows"), base[1] if base and chain.get("prev") is not None else None,
                                   where, build_rows=want_rows and not by_columns, only=self._only,
-                                  limits=self.limits)
+                                  limits=limits)
             if by_columns and last is not None and last[1] is not None:
                 decoded = decoded._replace(rows=_share_by_columns(last[0], last[1], decoded.cols, decoded.length))
             elif decoded.rows is not None and unshared and last is not None and last[1]:
@@ -273,7 +312,7 @@ class ChainResolver:
                 self._last = (decoded.cols, decoded.rows)
             base = (full, decoded)
             self._remember(eid, base)
-        assert base is not None
+            resolved.add(eid)
         return base
 
 
