@@ -51,7 +51,7 @@ class AdaptiveEngine(EngineActions, PromptRendering):
         self._input = user_input or ""
         self._input_turn = turn
         self.turn = max(self.turn, turn)
-        if self._input.strip():
+        if self._input.strip() and self.config.standing_instructions:
             self.recognise_standing(turn, self._input)
         peripheral = self.peripheral()
         if not peripheral or not self._input.strip():
@@ -98,7 +98,8 @@ class AdaptiveEngine(EngineActions, PromptRendering):
 
     def end_turn(self, turn: int, transcript_of_turn: Sequence[MessageLike]) -> list[Promotion]:
         """Summarise the turn and reconcile the checkpoint with it, then demote idle objects; returns demotions."""
-        summary = summarise_turn(turn, transcript_of_turn, ADAPTIVE_TOOL_NAMES)
+        summary = summarise_turn(turn, transcript_of_turn, ADAPTIVE_TOOL_NAMES,
+                                 standing=self.config.standing_instructions)
         docs = docs_for_turn(turn, transcript_of_turn, summary.text(), ADAPTIVE_TOOL_NAMES)
         self._record(ContextActionMetadata(
             action="checkpoint",
