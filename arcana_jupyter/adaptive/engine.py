@@ -83,7 +83,7 @@ class AdaptiveEngine(EngineActions, PromptRendering):
                 out.append(self.add_standing(found.text, found.kind, turn=turn, origin="said", rule=found.rule,
                                              revises=conflict))
                 continue
-            target = match(found.text, pairs)
+            target = match(found.text, pairs, loose=found.change == "revoke")
             old = self.get(target) if target is not None else None
             if old is not None and found.change == "revoke":
                 out.append(self.retract(old.id, f"revoked at turn {turn}: {one_line(found.text, 100)}", turn=turn,
@@ -92,7 +92,7 @@ class AdaptiveEngine(EngineActions, PromptRendering):
                 kind = old.standing if found.rule == "revision" else found.kind
                 out.append(self.add_standing(found.text, kind or found.kind, turn=turn, origin="said",
                                              rule=found.rule, revises=old.id))
-            elif found.rule not in ("revision", "revocation"):  # it stands on its own: a new one
+            elif found.rule not in ("revision", "revocation") or found.standalone:  # it stands on its own: new
                 out.append(self.add_standing(found.text, found.kind, turn=turn, origin="said", rule=found.rule))
         return out
 

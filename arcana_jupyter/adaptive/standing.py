@@ -938,21 +938,28 @@ def without_small_talk(text: str) -> str:
 
 
 def match(finding_text: str, candidates: Iterable[tuple[str, str]], *, min_overlap: int = 2,
-          same_class: bool = False) -> str | None:
+          same_class: bool = False, loose: bool = False) -> str | None:
     """The id of the candidate ``(id, text)`` the change ``finding_text`` is about: the most shared
     topics (:func:`topics`; a topic class counts twice), at least ``min_overlap``; the latest on a tie.
+    ``loose`` (a revocation: it says it takes something back): below that, the one live item it shares a
+    topic with when no other shares any.
     ``same_class``: only a candidate that shares a topic class (a new item that says otherwise on the
     same choice — tabs after spaces — replaces the old one without a change marker)."""
     mine = topics(finding_text)
     best: tuple[int, int] | None = None
     found: str | None = None
+    touching: list[str] = []
     for n, (cid, text) in enumerate(candidates):
         theirs = topics(text)
         if same_class and not (mine & theirs & _CLASSES):
             continue
         score = _overlap(mine, theirs)
+        if score >= 1:
+            touching.append(cid)
         if score >= min_overlap and (best is None or (score, n) > best):
             best, found = (score, n), cid
+    if found is None and loose and len(touching) == 1:
+        return touching[0]  # a change that shares a topic with one live item only is about that one
     return found
 
 
