@@ -2,7 +2,8 @@
 
 Run: ``python -m benchmarks.retention.standing [FILE ...] [--budgets 4000,16000] [--modes default,classic]
 [--limit N] [--details PATH] [--out PATH|-]`` (``--recogniser [--verbose]``: only the recogniser-alone table
-below, in seconds, and with ``--verbose`` what it missed and what else it kept) (default file: ``data/standing_dev.json``; writes
+below, in seconds, and with ``--verbose`` what it missed and what else it kept) (default file:
+``data/standing_dev.json``; writes
 ``benchmarks/results/standing.md``). The data: :mod:`.make_standing` (long project chats where the user states
 instructions, preferences and constraints early, revises or revokes some, and asks late for things that
 depend on them: the probes).
