@@ -205,6 +205,9 @@ class EngineActions(EngineState):
         one (``origin`` ``model`` or ``added``), answered with the live one that already says it, if any."""
         t = self._turn(turn)
         args = {"constraint": constraint, "rationale": rationale}
+        if not self.config.standing_instructions:  # a run from before standing instructions: as it was
+            return self._create("add_constraint", t, args, kind="constraint", payload=constraint, summary=constraint,
+                                source=source, rationale=rationale)
         if isinstance(constraint, str) and constraint.strip():
             dup = self._duplicate("add_constraint", t, args, constraint, source)
             if dup is not None:

@@ -111,8 +111,9 @@ class SessionCheckpoint(BaseModel):
         if summary.narrative:
             self.narrative = [*self.narrative, summary.narrative]
 
-    def render(self, narrative_lines: int = 12) -> str:
-        """The user- and tool-derived part: the ``checkpoint`` section, kept like a pin (deterministic text)."""
+    def render(self, narrative_lines: int = 12, user_constraints: bool = False) -> str:
+        """The user- and tool-derived part: the ``checkpoint`` section, kept like a pin (deterministic text).
+        ``user_constraints``: with the user's constraints (a run recorded before standing instructions)."""
         if self.turns == 0:
             return ""
         out = [
@@ -134,6 +135,12 @@ class SessionCheckpoint(BaseModel):
             for d in decisions:
                 why = f" — why: {one_line(d.rationale, 160)}" if d.rationale else ""
                 out.append(f"  - (turn {d.turn}) {one_line(d.text, 200)}{why}")
+        constraints = [c for c in self.constraints if c.source == "user"] if user_constraints else []
+        if constraints:
+            out.append("Constraints:")
+            for c in constraints:
+                tag = " [implicit]" if c.implicit else ""
+                out.append(f"  - (turn {c.turn}) {one_line(c.text, 200)}{tag}")
         if self.files:
             out.append("Files: " + ", ".join(self.files))
         if self.findings:
@@ -183,12 +190,12 @@ class SessionCheckpoint(BaseModel):
 
 
 def checkpoint_sections(checkpoint: SessionCheckpoint, narrative_lines: int = 12,
-                        placement: Placement = "late") -> list[ContextSection]:
+                        placement: Placement = "late", user_constraints: bool = False) -> list[ContextSection]:
     """The checkpoint as prompt sections: ``checkpoint`` (the user's and the tools' part, protected
     like a pin) and ``model_claims`` (the model's own replies, unverified, not protected); either is
     left out when empty."""
     out: list[ContextSection] = []
-    text = checkpoint.render(narrative_lines)
+    text = checkpoint.render(narrative_lines, user_constraints)
     if text:
         out.append(ContextSection(name=CHECKPOINT_SECTION, content=text, placement=placement))
     claims = checkpoint.render_claims()

@@ -34,6 +34,12 @@ class AdaptiveConfig(BaseModel):
     standing_share: float = Field(default=0.10, gt=0, le=0.5)
     """The most of the prompt budget (the available tokens) the ``standing`` section may take; more
     standing instructions than fit are shortened, oldest first (benchmarks/results/standing.md)."""
+    standing_instructions: bool = True
+    """Recognise the user's standing instructions, preferences and constraints in their messages and keep
+    them in the ``standing`` section (issue 39). Off: the engine as it was before — no recognition, and
+    the checkpoint's and digests' constraints are the user's sentences with a cue word ("must", "never"
+    ...). A run recorded before this setting existed resumes and replays with it off
+    (:func:`~arcana_jupyter.runtime.resume.recorded_standing`)."""
     narrative_lines: int = Field(default=12, ge=1)
     """How many per-turn narrative lines the checkpoint shows (older ones are counted)."""
     trace_content: Literal["full", "redacted", "none"] = "full"

@@ -51,7 +51,7 @@ class AdaptiveEngine(EngineActions, PromptRendering):
         self._input = user_input or ""
         self._input_turn = turn
         self.turn = max(self.turn, turn)
-        if self._input.strip():
+        if self._input.strip() and self.config.standing_instructions:
             self.recognise_standing(turn, self._input)
         peripheral = self.peripheral()
         if not peripheral or not self._input.strip():
@@ -83,7 +83,7 @@ class AdaptiveEngine(EngineActions, PromptRendering):
                 out.append(self.add_standing(found.text, found.kind, turn=turn, origin="said", rule=found.rule,
                                              revises=conflict))
                 continue
-            target = match(found.text, pairs)
+            target = match(found.text, pairs, loose=found.change == "revoke")
             old = self.get(target) if target is not None else None
             if old is not None and found.change == "revoke":
                 out.append(self.retract(old.id, f"revoked at turn {turn}: {one_line(found.text, 100)}", turn=turn,
@@ -92,13 +92,14 @@ class AdaptiveEngine(EngineActions, PromptRendering):
                 kind = old.standing if found.rule == "revision" else found.kind
                 out.append(self.add_standing(found.text, kind or found.kind, turn=turn, origin="said",
                                              rule=found.rule, revises=old.id))
-            elif found.rule not in ("revision", "revocation"):  # it stands on its own: a new one
+            elif found.rule not in ("revision", "revocation") or found.standalone:  # it stands on its own: new
                 out.append(self.add_standing(found.text, found.kind, turn=turn, origin="said", rule=found.rule))
         return out
 
     def end_turn(self, turn: int, transcript_of_turn: Sequence[MessageLike]) -> list[Promotion]:
         """Summarise the turn and reconcile the checkpoint with it, then demote idle objects; returns demotions."""
-        summary = summarise_turn(turn, transcript_of_turn, ADAPTIVE_TOOL_NAMES)
+        summary = summarise_turn(turn, transcript_of_turn, ADAPTIVE_TOOL_NAMES,
+                                 standing=self.config.standing_instructions)
         docs = docs_for_turn(turn, transcript_of_turn, summary.text(), ADAPTIVE_TOOL_NAMES)
         self._record(ContextActionMetadata(
             action="checkpoint",

@@ -217,7 +217,8 @@ class PromptRendering(EngineState):
         """The whole session's checkpoint as sections (``checkpoint``, ``model_claims``): what the
         inspector shows. The prompt gets the checkpoint of the turns that did not fit instead
         (:meth:`overflow_sections`)."""
-        return checkpoint_sections(self.checkpoint, self.config.narrative_lines, placement="head")
+        return checkpoint_sections(self.checkpoint, self.config.narrative_lines, placement="head",
+                                   user_constraints=not self.config.standing_instructions)
 
     def overflow_sections(self, turns: Iterable[int], max_tokens: int | None = None) -> OverflowCover:
         """What stands in for ``turns``, the turns that did not reach the prompt verbatim.
@@ -267,7 +268,8 @@ class PromptRendering(EngineState):
         carries: dict[str, list[int]] = {}
         if summarised:
             checkpoint = self._fold(summarised)
-            for section in checkpoint_sections(checkpoint, narrative_lines, placement="head"):
+            for section in checkpoint_sections(checkpoint, narrative_lines, placement="head",
+                                               user_constraints=not self.config.standing_instructions):
                 if section.name == SECTION_CLAIMS and not claims:
                     continue
                 out.append(section)
@@ -276,7 +278,7 @@ class PromptRendering(EngineState):
             span = f"turn {detailed[0]}" if len(detailed) == 1 else f"turns {detailed[0]}–{detailed[-1]}"
             lines = [f"Earlier {span}, not in this prompt verbatim, as digests"
                      + ("; search_turn_events(query) finds more):" if self.tools_offered else "):")]
-            lines += [self.turn_summaries[t].render() for t in detailed]
+            lines += [self.turn_summaries[t].render(not self.config.standing_instructions) for t in detailed]
             out.append(ContextSection(name=SECTION_DIGESTS, content="\n".join(lines), placement="head"))
             carries[SECTION_DIGESTS] = list(detailed)
         return OverflowCover(sections=out, carries=carries)

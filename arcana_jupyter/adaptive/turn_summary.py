@@ -50,6 +50,13 @@ _DECISION = re.compile(
 _RATIONALE_IN = re.compile(r"\b(because|since|so that|due to|given that|as it|as they|to avoid)\b\s*(.*)$", re.I)
 _RATIONALE_NEXT = re.compile(r"^(because|this is because|reason:|rationale:|that way|this way|since|so that)\b", re.I)
 _WILL = re.compile(r"\b(?:i|we)(?:'ll| will| am going to| are going to)\b", re.I)
+_CONSTRAINT = re.compile(
+    r"\b(must|never|don't|do not|dont|always|only|should not|shouldn't|cannot|can't|avoid|make sure|ensure|"
+    r"required|requires?|no more than|at most|at least|without|keep it|stay within|not allowed)\b",
+    re.I,
+)
+"""Runs recorded before standing instructions (``standing=False``): a user's sentence with a cue word was an
+implicit constraint."""
 _EXPLICIT_CONSTRAINT = re.compile(r"^\s*(?:constraint|rule|requirement)s?\s*:\s*(.+)$", re.I)
 _PLAN_MARKER = re.compile(r"\b(plan|steps?|approach|i(?:'ll| will)|let me|next|to do|todo|first)\b", re.I)
 _PLAN_LINE = re.compile(r"^\s*(?:plan|next steps?|todo|to do)\s*:\s*(.+)$", re.I)
@@ -152,8 +159,10 @@ class TurnSummary(BaseModel):
         parts.append(self.narrative)
         return "\n".join(p for p in parts if p)
 
-    def render(self) -> str:
-        """The summary as a compact block (the prompt's ``turn_digests`` section)."""
+    def render(self, user_constraints: bool = False) -> str:
+        """The summary as a compact block (the prompt's ``turn_digests`` section). ``user_constraints``:
+        the user's constraints too (a run recorded before standing instructions, which had no section of
+        their own)."""
         fields: list[str] = []
         if self.request:
             fields.append(f"request: {one_line(self.request, 200)}")
@@ -165,9 +174,10 @@ class TurnSummary(BaseModel):
             why = f" (why: {one_line(d.rationale, 120)})" if d.rationale else ""
             who = "decided" if d.source == "user" else "model said it decided"
             fields.append(f"{who}: {one_line(d.text, 140)}{why}")
-        model_constraints = [c for c in self.constraints if c.source != "user"]  # the user's: the standing section
-        if model_constraints:
-            fields.append("constraints: " + " | ".join(one_line(c.text, 120) + " (model)" for c in model_constraints))
+        shown = [c for c in self.constraints if user_constraints or c.source != "user"]  # else: the standing section
+        if shown:
+            fields.append("constraints: " + " | ".join(
+                one_line(c.text, 120) + ("" if c.source == "user" else " (model)") for c in shown))
         if self.files:
             fields.append("files: " + ", ".join(self.files))
         if self.tools:
@@ -249,12 +259,12 @@ def extract_errors(text: str) -> list[str]:
     return _dedupe(found, 5)
 
 
-def _decisions(sourced: Sequence[tuple[str, Source]]) -> list[DecisionItem]:
+def _decisions(sourced: Sequence[tuple[str, Source]], standing: bool = True) -> list[DecisionItem]:
     out: list[DecisionItem] = []
     seen: set[str] = set()
     sents = [s for s, _ in sourced]
     for i, (s, source) in enumerate(sourced):
-        if s.endswith("?") or (source == "user" and kept_apart(s)):
+        if s.endswith("?") or (standing and source == "user" and kept_apart(s)):
             continue
         if not _DECISION.search(s) and not (_WILL.search(s) and _RATIONALE_IN.search(s)):
             continue  # a decision: a choice word, or an intention with its reason ("I'll X since Y")
@@ -277,7 +287,7 @@ def _decisions(sourced: Sequence[tuple[str, Source]]) -> list[DecisionItem]:
     return out
 
 
-def _constraints(user_texts: Sequence[str], other_texts: Sequence[str]) -> list[ConstraintItem]:
+def _constraints(user_texts: Sequence[str], other_texts: Sequence[str], standing: bool = True) -> list[ConstraintItem]:
     """The explicit ``Constraint:`` / ``Rule:`` / ``Requirement:`` lines, the user's and the model's. (The
     user's standing instructions in other words are recognised by :mod:`.standing` and kept in their
     own section; sentences with a cue word — "never", "can't" — are no longer taken: "Can't wait.")"""
@@ -296,6 +306,11 @@ def _constraints(user_texts: Sequence[str], other_texts: Sequence[str]) -> list[
             m = _EXPLICIT_CONSTRAINT.match(_BULLET.sub("", line))
             if m:
                 add(m.group(1), False, source)
+    if not standing:  # a run recorded before standing instructions: cue words, as it was
+        for text in user_texts:
+            for s in sentences(text):
+                if not _EXPLICIT_CONSTRAINT.match(s) and _CONSTRAINT.search(s):
+                    add(s, True, "user")
     return out
 
 
@@ -355,8 +370,8 @@ def _claims(final: str, exclude: set[str]) -> list[str]:
     return out
 
 
-def _findings(tool_texts: Sequence[tuple[str, str]], user_texts: Sequence[str], exclude: set[str]
-              ) -> list[FindingItem]:
+def _findings(tool_texts: Sequence[tuple[str, str]], user_texts: Sequence[str], exclude: set[str],
+              standing: bool = True) -> list[FindingItem]:
     """Findings with evidence: lines of successful tool results that carry a marker or a number,
     and the user's statements of fact (corrections included) — never the model's reply."""
     out: list[FindingItem] = []
@@ -370,7 +385,7 @@ def _findings(tool_texts: Sequence[tuple[str, str]], user_texts: Sequence[str], 
 
     for text in user_texts:
         for s in sentences(text):
-            if s.endswith("?") or _DECISION.search(s) or _IMPERATIVE.match(s) or kept_apart(s):
+            if s.endswith("?") or _DECISION.search(s) or _IMPERATIVE.match(s) or (standing and kept_apart(s)):
                 continue
             if _USER_FINDING.search(s):  # a statement of fact or a correction, not a request
                 add(s, "user")
@@ -391,11 +406,15 @@ def _questions(final: str) -> list[str]:
     return _dedupe((one_line(s, MAX_ITEM) for s in sentences(final) if s.endswith("?")), 3)
 
 
-def summarise_turn(turn: int, messages: Iterable[MessageLike], skip_tools: Iterable[str] = ()) -> TurnSummary:
+def summarise_turn(turn: int, messages: Iterable[MessageLike], skip_tools: Iterable[str] = (), *,
+                   standing: bool = True) -> TurnSummary:
     """The :class:`TurnSummary` of ``turn`` from that turn's messages (user, assistant, tool).
 
     Calls and results of ``skip_tools`` (the adaptive-context tools, whose content lives in state
     objects) are left out, so a retracted object never reaches the checkpoint through them.
+    ``standing=False``: as before standing instructions (a run recorded then, ``standing_instructions``
+    off) — the user's sentences with a cue word are implicit constraints, and chit-chat, questions,
+    quotes and one-offs are not kept apart.
     """
     skip = frozenset(skip_tools)
     msgs: list[Message] = [as_message(m) for m in messages]
@@ -425,18 +444,18 @@ def summarise_turn(turn: int, messages: Iterable[MessageLike], skip_tools: Itera
                 tools.append(c.name)
             call_args.append(c.arguments)
 
-    request = one_line(without_small_talk(user_texts[0]), 400) if user_texts else ""
+    request = one_line(without_small_talk(user_texts[0]) if standing else user_texts[0], 400) if user_texts else ""
     sourced: list[tuple[str, Source]] = [(s, "user") for t in user_texts for s in sentences(t)]
     sourced += [(s, "model") for t in assistant_texts for s in sentences(t)]
-    decisions = _decisions(sourced)
-    constraints = _constraints(user_texts, assistant_texts)
+    decisions = _decisions(sourced, standing)
+    constraints = _constraints(user_texts, assistant_texts, standing)
     files = _dedupe([f for t in [*user_texts, *assistant_texts, *call_args] for f in extract_files(t)], 12)
     errors = _dedupe([e for t in [*tool_texts, *user_texts] for e in extract_errors(t)], 4)
     plans, model_plans = _plans(user_texts, assistant_texts, final)
     exclude = {d.text.lower() for d in decisions} | {p.lower() for p in [*plans, *model_plans]}
     exclude |= {d.rationale.lower() for d in decisions if d.rationale}
     findings = _findings([(m.name or names.get(m.tool_call_id or "", "tool"), m.content) for m in tool_msgs],
-                         user_texts, exclude)
+                         user_texts, exclude, standing)
     claims = _claims(final, exclude)
     questions = _questions(final)
     return TurnSummary(

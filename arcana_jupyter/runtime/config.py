@@ -226,6 +226,11 @@ class RuntimeConfig(BaseModel):
     standing_share: float = Field(default=0.10, gt=0, le=0.5)
     """Engine mode: the most of the prompt budget the user's standing instructions (the ``standing``
     section) may take; beyond it the oldest are shortened (benchmarks/results/standing.md)."""
+    standing_instructions: bool = True
+    """Engine mode: recognise the user's standing instructions, preferences and constraints and keep them
+    in the ``standing`` section. Recorded in every ``run_start``; a run recorded before it existed
+    resumes and replays with it off (the behaviour it was recorded with: no standing section, the
+    checkpoint's cue-word constraints)."""
 
     # cognitive memory (seed 004)
     memory: bool = False

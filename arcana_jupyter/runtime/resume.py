@@ -7,8 +7,9 @@ session appends to the same trace file, after a ``run_start`` event marked ``res
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..exceptions import ConfigError
 from ..messages import Message
@@ -32,6 +33,32 @@ def pin_changes(events: list[TraceEvent]) -> list[tuple[int, PinChange]]:
             if change is not None:
                 changes.append((ev.turn or 1, change))
     return changes
+
+
+def recorded_standing(config: Mapping[str, Any] | None) -> bool | None:
+    """``standing_instructions`` as a run's first ``run_start`` recorded its config: the value recorded;
+    ``False`` for a config recorded without it (a run from before standing instructions, issue 39: it goes
+    on as it was recorded, without a standing section); ``None`` when no config was recorded."""
+    if not isinstance(config, Mapping):
+        return None
+    value = config.get("standing_instructions")
+    return False if value is None else bool(value)
+
+
+def as_recorded(cfg: RuntimeConfig, config: Mapping[str, Any] | None) -> RuntimeConfig:
+    """``cfg`` with the behaviour settings ``config`` (a run's recorded ``run_start`` config) fixes for the
+    rest of that run, whatever the settings now: ``standing_instructions`` (:func:`recorded_standing`)."""
+    standing = recorded_standing(config)
+    if standing is None or standing == cfg.standing_instructions:
+        return cfg
+    return cfg.model_copy(update={"standing_instructions": standing})
+
+
+def first_run_config(events: list[TraceEvent]) -> Mapping[str, Any] | None:
+    """The config the run's first ``run_start`` recorded (``None`` without one)."""
+    start = next((typed for e in events if e.event_type == "run_start" and isinstance(typed := e.typed(), RunStart)),
+                 None)
+    return start.metadata.config if start is not None else None
 
 
 def restore_calibration(session: ChatSession, events: list[TraceEvent]) -> None:
@@ -73,6 +100,7 @@ def resume_session(runtime: Runtime, run_id: str, cfg: RuntimeConfig, trace_dir:
     if not history or history[0].role != "system":
         system = (run_start.metadata.system_prompt if run_start else None) or cfg.system_prompt
         history.insert(0, Message(role="system", content=system))
+    cfg = as_recorded(cfg, first_run_config(events))  # a run from before standing instructions stays without
     writer = runtime.open_writer(trace_dir, run_id, cfg)
 
     def restore(session: ChatSession) -> None:

@@ -199,6 +199,7 @@ class Runtime:
     ) -> ChatSession:
         tdir = writer.path.parent if writer.path is not None else None
         provider, provider_model, model_string = self._provider(cfg.model, tdir, cfg)
+        cfg = self._as_replayed(provider, cfg)
         from .builtin_tools import offers_tools
 
         withheld: list[str] = []
@@ -215,6 +216,21 @@ class Runtime:
         session.check_tool_names()
         session.attach(self.capability_factories)
         return session
+
+    @staticmethod
+    def _as_replayed(provider: Any, cfg: RuntimeConfig) -> RuntimeConfig:
+        """A replay (``replay:RUN``, ``report --verify``) runs with the behaviour its run was recorded with:
+        a run from before standing instructions replays without them (``resume.as_recorded``)."""
+        from ..providers.recorded import ReplayProvider
+        from .resume import as_recorded, first_run_config
+
+        if not isinstance(provider, ReplayProvider):
+            return cfg
+        try:
+            events = provider.reader.events(provider.run_id, event_types=("run_start",))
+        except Exception:  # an unreadable trace: the replay itself says so, with its own error
+            return cfg
+        return as_recorded(cfg, first_run_config(list(events)))
 
     def _run_start(self, session: ChatSession, *, notebook: str | None = None,
                    resumed_from: str | None = None) -> None:

@@ -1,7 +1,9 @@
 """Do standing instructions and preferences reach every later prompt? Real sessions, measured at the probes.
 
 Run: ``python -m benchmarks.retention.standing [FILE ...] [--budgets 4000,16000] [--modes default,classic]
-[--limit N] [--details PATH] [--out PATH|-]`` (default file: ``data/standing_dev.json``; writes
+[--limit N] [--details PATH] [--out PATH|-]`` (``--recogniser [--verbose]``: only the recogniser-alone table
+below, in seconds, and with ``--verbose`` what it missed and what else it kept) (default file:
+``data/standing_dev.json``; writes
 ``benchmarks/results/standing.md``). The data: :mod:`.make_standing` (long project chats where the user states
 instructions, preferences and constraints early, revises or revokes some, and asks late for things that
 depend on them: the probes).
@@ -311,6 +313,8 @@ class RecogniserTally:
     kept_examples: list[str] = field(default_factory=list)
     sentences: int = 0
     other_kept: list[str] = field(default_factory=list)
+    missed: list[str] = field(default_factory=list)
+    """The items not recognised, and the changes not applied (``--recogniser --verbose``)."""
 
 
 def recogniser_tally(chats: list[dict[str, Any]]) -> RecogniserTally:
@@ -333,15 +337,23 @@ def recogniser_tally(chats: list[dict[str, Any]]) -> RecogniserTally:
             if obj is not None:
                 out.found[rec["kind"]] += 1
                 item_of[rec["id"]] = obj
+            else:
+                out.missed.append(f"item ({rec['kind']}): {rec['sentence']}")
         for rec in chat["items"]:
             if rec["revises"]:
                 out.revisions += 1
                 new, old = item_of.get(rec["id"]), item_of.get(rec["revises"])
-                out.revisions_linked += bool(new and old and new.revises == old.id and old.retracted)
+                linked = bool(new and old and new.revises == old.id and old.retracted)
+                out.revisions_linked += linked
+                if not linked and new and old:
+                    out.missed.append(f"revision not linked: {rec['sentence']}")
             if rec["revoked_by"]:
                 out.revocations += 1
                 obj = item_of.get(rec["id"])
-                out.revocations_applied += bool(obj and obj.retracted and obj.retracted_turn == rec["revoked_at"])
+                applied = bool(obj and obj.retracted and obj.retracted_turn == rec["revoked_at"])
+                out.revocations_applied += applied
+                if not applied and obj is not None:
+                    out.missed.append(f"revocation not applied: {rec['revoked_by']}")
         said = {rec["sentence"] for rec in chat["items"]}
         traps = [t for t in chat["traps"] if t["role"] == "user"]
         for t in traps:
@@ -437,7 +449,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, default=None, help="first N chats of each file")
     parser.add_argument("--details", type=Path, default=None, help="write one JSON line per probe here")
     parser.add_argument("--out", default=str(Path(__file__).parents[1] / "results" / "standing.md"))
+    parser.add_argument("--recogniser", action="store_true",
+                        help="print the recogniser-alone table of each file and stop (no sessions, seconds)")
+    parser.add_argument("--verbose", "-v", action="store_true",
+                        help="with --recogniser: list what it missed and what else it kept")
     args = parser.parse_args(argv)
+    if args.recogniser:
+        for path in args.files:
+            chats = json.loads(path.read_text(encoding="utf-8"))[: args.limit]
+            tally = recogniser_tally(chats)
+            print(f"## {path.name}\n\n{recogniser_table(tally)}", flush=True)
+            if args.verbose:
+                print("\n".join(f"- {m}" for m in [*dict.fromkeys(tally.missed),
+                                                    *(f"trap kept: {t}" for t in tally.kept_examples),
+                                                    *(f"other kept: {t}" for t in tally.other_kept)]))
+        return
     budgets = [int(b) for b in args.budgets.split(",")]
     modes = args.modes.split(",")
     load = os.getloadavg()[0]

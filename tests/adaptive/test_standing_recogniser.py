@@ -90,7 +90,7 @@ NOT_STANDING = [
     ("Write the function that parses the CSV file.", "no_scope"),
     ("Use the first column as the index.", "no_scope"),
     ("Please write the tests for the parser.", "no_scope"),
-    ("Don't worry about the tests for now.", "no_scope"),
+    ("Don't worry about the tests for now.", "one_off"),
     ("We need a function that sums the totals.", "statement"),
     ("We're expecting a few thousand bikes by summer.", "not_work"),
     ("Always happy to help.", "statement"),
