@@ -49,6 +49,17 @@ A chat's record: ``id``, ``project``, ``user``, ``sessions`` (``date_time``, ``f
 (``id``, ``turn``, ``message``, ``text``, ``depends_on``, ``must_not_hold``, ``expect``). ``turn`` is the
 1-based exchange number: the runtime's turn number when the chat is sent turn by turn from the start.
 
+**The held-out split** (``python -m benchmarks.retention.make_standing --holdout`` writes only
+``data/standing_holdout.json``; dev and test are untouched): the recogniser was tuned while dev and test were in
+view, so this third split is written apart from it: :mod:`.standing_holdout_items` has its own projects, people and
+dates, its own items (other instructions, preferences and constraints: numbered lists, German, assumptions stated,
+diffs, docstrings, file paths and SPDX headers on snippets, ISO dates, British spelling, ruff, uv, Typer, pydantic,
+polars, MariaDB, systemd instead of Docker, ARM, a hosting budget, a deadline, EU data, no personal data in logs,
+JSON logs, ...) in more grammatical forms (topic first, modal with a noun subject, verbless, in a list, after a
+pasted snippet), revocations of several kinds, two more kinds of trap (``third_party``: instructions to someone
+else; ``hypothetical``), and its own user side of the talk (requests, greetings, feedback, small talk); only the
+assistant's explanations are shared. Same record format, sizes and self-check.
+
 The self-check holds that: every sentence is in its message, once in the chat; items start in the first third,
 revisions in the middle one, probes in the last; each probe's dependencies are in force at it and share under
 60% of their content words (stemmed, stop words out) with the probe's text; a revision shares under half of its
@@ -57,18 +68,22 @@ content words with what it replaces; no trap holds 60% of an item's content word
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import itertools
 import json
 import random
 import re
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from arcana_jupyter.context.relevance import stems
 
 from . import standing_code as sc
+from . import standing_holdout_items as sh
 from .standing_code import Entity, Style
 from .standing_items import EXCLUSIVE, ITEM, ITEMS, ONE_OFF_EFFECT, QUESTION_ANSWER, TRAPS
 from .standing_prose import (
@@ -88,9 +103,12 @@ from .standing_prose import (
 )
 
 DATA = Path(__file__).parent / "data"
-SEEDS = {"dev": 3901, "test": 4902}
+SEEDS = {"dev": 3901, "test": 4902, "holdout": 5903}
 N_CHATS = 8
 SPLITS = ("dev", "test")
+HOLDOUT = "holdout"
+"""The blind held-out split (``--holdout``): :mod:`.standing_holdout_items`'s wordings, written without reading the
+recogniser, its tests or its results; the same machinery, sizes and checks as dev and test."""
 EXCHANGES = (114, 136)
 TOKENS = (60_000, 120_000)
 HOLD = 0.6
@@ -249,8 +267,55 @@ ACK_FR = "Très bien, je réponds en français à partir de maintenant."
 ACK_BACK = ["Sure, back to English.", "No problem, English it is again."]
 ACK_DROP = ["Understood, no summary line from now on.", "OK, dropping it."]
 ACK_REVISE = ["Noted, I'll switch.", "Got it, updated.", "Understood, the new rule replaces the old one."]
+PROJECTS[HOLDOUT] = sh.PROJECTS
+USERS[HOLDOUT] = sh.USERS
+MATES[HOLDOUT] = sh.MATES
+START[HOLDOUT] = sh.START
+OPENING[HOLDOUT] = sh.OPENING
 
 _WORD_SPLIT = re.compile(r"(?<=[.!?])\s+")
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """What a split's chats are written from: the items and traps with their wordings, the user's side of the
+    talk (greetings, feedback, small talk, context, requests) and the assistant's acknowledgements. dev and test
+    share one (:mod:`.standing_items`, :mod:`.standing_prose`); the held-out split has its own
+    (:mod:`.standing_holdout_items`), written without reading the recogniser."""
+
+    items: list[dict[str, Any]]
+    exclusive: list[set[str]]
+    traps: dict[str, dict[str, list[str]]]
+    trap_counts: dict[str, int | tuple[int, int]]
+    """User traps per chat by kind: a number, or (lo, hi) drawn per chat."""
+    suggestions: int | None
+    """How many of the assistant's suggestions a chat gets (None: every one of the split's)."""
+    one_off_effect: dict[str, str]
+    question_answer: dict[str, str]
+    asks: dict[str, list[str]]
+    greetings: list[str]
+    feedback: list[str]
+    small_talk: list[str]
+    context: list[str]
+    review_code: str
+    acks: list[str]
+    ack_revise: list[str]
+    ack_stated: dict[str, str]
+    """An item's fixed acknowledgement when stated (the language switches)."""
+    soon: frozenset[str]
+    """Items stated early and revoked a few exchanges later (the language switches)."""
+    choose: Callable[[str, int, random.Random, Counter[str]], tuple[list[str], set[str], str]]
+    """(split, chat index, rng, how often each key was said in the split so far) -> the chat's keys, revised,
+    revoked."""
+    assumptions: tuple[str, ...] = ()
+    """What the assistant says it assumes, when asked to say so (by the language the reply is in)."""
+    assumptions_de: tuple[str, ...] = ()
+    rotate: bool = False
+    """Revision and revocation wordings come in turn over the split (as statements do) instead of at random."""
+
+    @property
+    def item(self) -> dict[str, dict[str, Any]]:
+        return {it["key"]: it for it in self.items}
 
 
 # ---- helpers ----------------------------------------------------------------------------------------------
@@ -299,19 +364,33 @@ def snippet(kind: str, ent: Entity, style: Style, rng: random.Random, proj: dict
             err: str | None = None) -> str:
     if kind == "debug":
         lang, lines = sc.fix_snippet(ent, err or "KeyError", style)
+        if style.diff:
+            return sc.as_diff(f"app/{ent.vars}.py", removed_lines(ent, err or "KeyError"), lines, style)
         return sc.fence(lang, lines, style)
     if kind == "review":
         lang, lines = sc.query_func(ent, style, rng)
+        if style.diff:
+            return sc.as_diff(f"app/{ent.vars}.py", removed_lines(ent, "review"), lines, style)
         return sc.fence(lang, lines, style)
     name = CODE_FOR[kind]
+    if name == "dockerfile" and style.no_docker:
+        name = "systemd_unit"
     if name == "endpoint":
         lang, lines = sc.endpoint(ent, style, rng, proj["fw"])
     else:
         lang, lines = getattr(sc, name)(ent, style, rng)
     out = sc.fence(lang, lines, style)
-    if kind == "deploy":
+    if kind == "deploy" and style.no_docker:
         slug = proj["key"]
-        cmds = [f"docker build -t {slug}:latest ."]
+        install = ["uv sync --frozen --no-dev"] if style.uv else ["poetry install --only main"] if style.poetry \
+            else ["python3 -m venv .venv", ".venv/bin/pip install -r requirements.txt"]
+        cmds = ["cd /opt/app", "git pull", *install, f"sudo cp deploy/app.service /etc/systemd/system/{slug}.service",
+                "sudo systemctl daemon-reload", f"sudo systemctl enable --now {slug}", f"journalctl -u {slug} -f"]
+        out += "\n\nThen, on the machine:\n\n" + sc.shell(cmds, style)
+    elif kind == "deploy":
+        slug = proj["key"]
+        cmds = [f"docker buildx build --platform linux/arm64 -t {slug}:latest ." if style.arm
+                else f"docker build -t {slug}:latest ."]
         run = f"docker run -d --name {slug} --restart unless-stopped --env-file .env -p 8000:8000"
         if style.small_memory:
             run += " --memory 400m"
@@ -323,40 +402,78 @@ def snippet(kind: str, ent: Entity, style: Style, rng: random.Random, proj: dict
     return out
 
 
-def bullets(items: list[str], s: dict[str, str]) -> str:
+def removed_lines(ent: Entity, err: str) -> list[str]:
+    """The lines a diff takes out: what the traceback or the reviewed code had."""
+    return {"IntegrityError": ["    conn.execute(SQL_INSERT, values)"],
+            "TypeError": [f'        {ent.date}=datetime.fromisoformat(row["{ent.date}"]),'],
+            "KeyError": [f"COLUMNS = ({ent.key!r}, {ent.date!r})"],
+            "NameError": ["from datetime import datetime"],
+            "review": [f"def fetch_{ent.vars}(db, start):", "    out = []",
+                       f"    for row in db.execute(\"SELECT * FROM {ent.table} WHERE {ent.date} >= '\" + str(start) + "
+                       "\"'\"):"]}[err]
+
+
+def bullets(items: list[str], s: dict[str, str], numbered: bool = False) -> str:
+    if numbered:
+        return "\n".join(f"{i}. {fill(b, s)[:1].upper() + fill(b, s)[1:]}" for i, b in enumerate(items, 1))
     return "\n".join(f"- {fill(b, s)[:1].upper() + fill(b, s)[1:]}" for b in items)
 
 
+def code_first(parts: list[str], intro: str) -> list[str]:
+    """The first code block moved ahead of the explanation."""
+    at = next((i for i, p in enumerate(parts) if p.startswith("```")), None)
+    where = parts.index(intro)
+    if at is not None and at > where:
+        parts.insert(where, parts.pop(at))
+    return parts
+
+
 def french_reply(kind: str, ent: Entity, style: Style, rng: random.Random, proj: dict[str, Any],
-                 s: dict[str, str], ack: str | None, err: str | None) -> str:
+                 s: dict[str, str], ack: str | None, err: str | None, prose: dict[str, Any] = FRENCH,
+                 assume: str | None = None) -> str:
+    """A reply in French (or, with the held-out split's ``prose``, in German)."""
     parts: list[str] = []
     if style.tldr:
-        parts.append(FRENCH["tldr"][0])
+        parts.append(prose["tldr"][0])
     if ack:
         parts.append(ack)
-    parts.append(fill(rng.choice(FRENCH["intro"]), s))
-    bodies = rng.sample(FRENCH["body"], 3)
+    if assume:
+        parts.append(assume)
+    intro = fill(rng.choice(prose["intro"]), s)
+    parts.append(intro)
+    bodies = rng.sample(prose["body"], 3)
     parts.append(fill(bodies[0], s))
     if kind in CODE_FOR or kind == "debug":
         parts.append(snippet(kind, ent, style, rng, proj, err))
     parts += [fill(b, s) for b in bodies[1:]]
-    parts.append(rng.choice(FRENCH["close"]))
+    parts.append(rng.choice(prose["close"]))
     if style.next_steps:
-        parts.append("Prochaines étapes :\n" + "\n".join(f"- {fill(x, s)}" for x in FRENCH["next"]))
+        steps = [fill(x, s) for x in prose["next"]]
+        marks = [f"{i}." for i in range(1, len(steps) + 1)] if style.numbered else ["-"] * len(steps)
+        parts.append(prose.get("next_label", "Prochaines étapes :") + "\n"
+                     + "\n".join(f"{m} {x}" for m, x in zip(marks, steps, strict=True)))
+    if style.code_first:
+        parts = code_first(parts, intro)
     return "\n\n".join(parts)
 
 
 def reply(kind: str, ent: Entity, style: Style, rng: random.Random, proj: dict[str, Any], s: dict[str, str], *,
           ack: str | None = None, one_off: str | None = None, answer: str | None = None,
-          suggestion: str | None = None, err: tuple[str, str] | None = None) -> str:
-    """The assistant's reply to a request of ``kind`` about ``ent``, in the style in force."""
+          suggestion: str | None = None, err: tuple[str, str] | None = None, assume: str | None = None) -> str:
+    """The assistant's reply to a request of ``kind`` about ``ent``, in the style in force (``assume``: the
+    assumption it states first, when asked to)."""
     k = KINDS[kind]
     if err is not None:
         s = {**s, "err_low": "a " + err[0], "cause": err[1]}
     if one_off == "print":
         style = style.with_(logging=False)
+    elif one_off in ("long", "short"):  # the held-out split's one-offs: this reply only
+        style = style.with_(short=one_off == "short")
     if style.french:
         return french_reply(kind, ent, style, rng, proj, s, ack, err[0] if err else None)
+    if style.german:
+        return french_reply(kind, ent, style, rng, proj, s, ack, err[0] if err else None, prose=sh.GERMAN,
+                            assume=assume)
     parts: list[str] = []
     if style.tldr:
         parts.append("TL;DR: " + fill(rng.choice(k["tldr"]), s))
@@ -364,6 +481,8 @@ def reply(kind: str, ent: Entity, style: Style, rng: random.Random, proj: dict[s
         parts.append(ack)
     elif not style.no_apology and rng.random() < 0.3:
         parts.append(rng.choice(OPENERS))
+    if assume:
+        parts.append(assume)
     intro = fill(rng.choice(k["intro"]), s)
     has_code = kind in CODE_FOR or kind == "debug"
     if one_off == "code_only" and has_code:
@@ -390,7 +509,8 @@ def reply(kind: str, ent: Entity, style: Style, rng: random.Random, proj: dict[s
     parts += [fill(b, s) for b in bodies[n_body:]]
     n_bul = 3 if style.short else rng.randint(4, 6)
     parts.append(rng.choice(["A few things to keep in mind:", "Things worth checking:", "Some details:",
-                             "Before you move on:"]) + "\n" + bullets(rng.sample(k["bullets"], n_bul), s))
+                             "Before you move on:"]) + "\n" + bullets(rng.sample(k["bullets"], n_bul), s,
+                                                                        style.numbered))
     parts += [fill(x, s) for x in rng.sample(EXTRA, 1 if style.short else rng.choice((1, 2, 2)))]
     if suggestion:
         parts.append(suggestion)
@@ -399,13 +519,16 @@ def reply(kind: str, ent: Entity, style: Style, rng: random.Random, proj: dict[s
         closing += rng.choice(EMOJI)
     parts.append(closing)
     if style.next_steps:
-        parts.append("Next steps:\n" + bullets(k["next"], s))
+        parts.append("Next steps:\n" + bullets(k["next"], s, style.numbered))
+    if style.code_first and has_code:
+        parts = code_first(parts, intro)
     return "\n\n".join(parts)
 
 
 # ---- one chat ---------------------------------------------------------------------------------------------
 
-def choose_items(split: str, idx: int, rng: random.Random) -> tuple[list[str], set[str], str]:
+def choose_items(split: str, idx: int, rng: random.Random, said: Counter[str] | None = None,
+                 ) -> tuple[list[str], set[str], str]:
     """(item keys, the keys that get revised, the key that gets revoked)."""
     revoked = "french" if idx % 2 == 0 else "tldr"
     revisable = [it["key"] for it in ITEMS if "revision" in it]
@@ -429,6 +552,40 @@ def choose_items(split: str, idx: int, rng: random.Random) -> tuple[list[str], s
     return keys, revised, revoked
 
 
+def choose_holdout(split: str, idx: int, rng: random.Random, said: Counter[str] | None = None,
+                   ) -> tuple[list[str], set[str], str]:
+    """The held-out split's (item keys, revised keys, revoked key): the revoked item by chat (three chats switch to
+    German and back, five drop another instruction), two of the revisable ones revised, then instructions,
+    preferences and constraints to 5, 3 and 2-3; the ones whose wordings the split's earlier chats have not all
+    used yet come first, then the ones said least (so that every item and wording comes up); an item that can be
+    revised or revoked may also just stay."""
+    said = Counter() if said is None else said
+    item = {it["key"]: it for it in sh.ITEMS}
+    revoked = sh.REVOKED[idx]
+    clash = set().union(*(ex for ex in sh.EXCLUSIVE if revoked in ex)) - {revoked}
+    revisable = [key for key, it in item.items() if "revision" in it and key != revoked and key not in clash]
+    rng.shuffle(revisable)
+    revisable.sort(key=lambda key: said[f"{key}:revision"])
+    revised = set(revisable[:2])
+    keys = [revoked, *sorted(revised)]
+
+    def fill_kind(kind: str, total: int) -> None:
+        pool = [key for key, it in item.items() if it["kind"] == kind and key not in keys and it["probes"][split]]
+        rng.shuffle(pool)
+        pool.sort(key=lambda key: (said[key] >= len(item[key]["say"][split]), said[key]))
+        for key in pool:
+            if sum(item[k]["kind"] == kind for k in keys) >= total:
+                break
+            if any(key in ex and ex & set(keys) for ex in sh.EXCLUSIVE):
+                continue
+            keys.append(key)
+
+    fill_kind("instruction", 5)
+    fill_kind("preference", 3)
+    fill_kind("constraint", 3 if idx % 3 else 2)
+    return keys, revised, revoked
+
+
 def spread(rng: random.Random, lo: int, hi: int, n: int, taken: set[int], gap: int = 2) -> list[int]:
     """``n`` exchange indices in ``[lo, hi)``, not in ``taken``, at least ``gap`` apart where possible."""
     for g in (gap, 1):
@@ -439,14 +596,26 @@ def spread(rng: random.Random, lo: int, hi: int, n: int, taken: set[int], gap: i
     raise ValueError(f"cannot place {n} in [{lo}, {hi})")
 
 
-def make_chat(split: str, idx: int, rng: random.Random, said: Counter[str] | None = None) -> dict[str, Any]:
+def make_chat(split: str, idx: int, rng: random.Random, said: Counter[str] | None = None,
+              cat: Catalogue | None = None) -> dict[str, Any]:
     """One chat; ``said`` counts how often each wording list was used in the split, so that every wording
     comes in turn (each form people use appears)."""
     said = Counter() if said is None else said
+    cat = CATALOGUES[split] if cat is None else cat
+    ITEM = cat.item  # the split's items (the module's ITEM is dev and test's)
+    frames: dict[str, str] = {}
 
-    def wording(key: str, options: list[str]) -> str:
+    def wording(key: str, options: list[Any]) -> str:
+        """A wording is a sentence, or (sentence, frame): the frame is the text around it in the message (a
+        list, a pasted snippet before it)."""
         said[key] += 1
-        return options[(said[key] - 1) % len(options)]
+        chosen = options[(said[key] - 1) % len(options)]
+        if isinstance(chosen, tuple):
+            chosen, frames[key] = chosen
+        return chosen
+
+    def pick(key: str, options: list[str]) -> str:
+        return wording(key, options) if cat.rotate else rng.choice(options)
 
     proj = PROJECTS[split][idx]
     cid = f"s{split[0]}{idx}"
@@ -454,41 +623,51 @@ def make_chat(split: str, idx: int, rng: random.Random, said: Counter[str] | Non
     mates = MATES[split]
     n = rng.randint(*EXCHANGES)
     third = n // 3
-    keys, revised, revoked = choose_items(split, idx, rng)
+    keys, revised, revoked = cat.choose(split, idx, rng, said)
     ents = list(proj["entities"])
 
     # ---- where things happen (exchange indices, 0-based) ----
     taken: set[int] = {0}
     order = list(keys)
     rng.shuffle(order)
-    if "french" in order:  # French early enough that its revocation stays before the middle
-        order.remove("french")
-        order.insert(rng.randrange(0, max(1, len(order) // 2)), "french")
+    lang = next((key for key in order if key in cat.soon), None)
+    if lang is not None:  # French (German) early enough that its revocation stays before the middle
+        order.remove(lang)
+        order.insert(rng.randrange(0, max(1, len(order) // 2)), lang)
     stated_at = dict(zip(order, spread(rng, 2, third, len(order), taken, gap=2), strict=True))
     taken |= set(stated_at.values())
     revoke_at: dict[str, int] = {}
-    if revoked == "french":
-        k = stated_at["french"] + rng.randint(3, 5)
+    if revoked in cat.soon:
+        k = stated_at[revoked] + rng.randint(3, 5)
         while k in taken:
             k += 1
-        revoke_at["french"] = k
+        revoke_at[revoked] = k
     else:
-        revoke_at["tldr"] = spread(rng, third, 2 * third, 1, taken)[0]
+        revoke_at[revoked] = spread(rng, third, 2 * third, 1, taken)[0]
     taken |= set(revoke_at.values())
     revise_at = dict(zip(sorted(revised), spread(rng, third, 2 * third, len(revised), taken, gap=3), strict=True))
     taken |= set(revise_at.values())
     n_probes = rng.randint(7, 8)
     probe_at = spread(rng, 2 * third + 1, n, n_probes, taken, gap=2)
     taken |= set(probe_at)
-    n_traps = {"chit_chat": rng.randint(6, 7), "one_off": 2, "question": 2, "quoted": 2}
+    n_traps = {kind: n if isinstance(n, int) else rng.randint(*n) for kind, n in cat.trap_counts.items()}
     trap_plan: dict[int, tuple[str, str]] = {}
     for kind, count in n_traps.items():
-        pool = list(TRAPS[kind][split])
+        pool = list(cat.traps[kind][split])
         rng.shuffle(pool)
+        if cat.rotate:  # the least used last, as they are taken from the end
+            pool.sort(key=lambda trap: -said[f"trap:{trap}"])
         for i in spread(rng, 1, n - 1, count, taken | set(trap_plan), gap=1):
             trap_plan[i] = (kind, pool.pop())
-    suggestions = list(TRAPS["assistant"][split])
-    rng.shuffle(suggestions)
+            said[f"trap:{trap_plan[i][1]}"] += 1
+    suggestions = list(cat.traps["assistant"][split])
+    if cat.suggestions is None:
+        rng.shuffle(suggestions)
+    else:
+        rng.shuffle(suggestions)
+        suggestions.sort(key=lambda trap: said[f"trap:{trap}"])
+        suggestions = suggestions[:cat.suggestions]
+        said.update(f"trap:{trap}" for trap in suggestions)
     suggest_at = dict(zip(spread(rng, 1, 2 * third, len(suggestions), set(probe_at), gap=3), suggestions,
                           strict=True))
 
@@ -504,13 +683,13 @@ def make_chat(split: str, idx: int, rng: random.Random, said: Counter[str] | Non
         by_key[key] = rec
         if key in revised:
             rev = {"id": None, "key": key, "kind": it["kind"], "turn": revise_at[key] + 1, "message": None,
-                   "sentence": rng.choice(it["revision"]["say"][split]), "revises": rec, "superseded_at": None,
-                   "revoked_at": None, "revoked_by": None, "expect": it["revision"]["expect"]}
+                   "sentence": pick(f"{key}:revision", it["revision"]["say"][split]), "revises": rec,
+                   "superseded_at": None, "revoked_at": None, "revoked_by": None, "expect": it["revision"]["expect"]}
             rec["superseded_at"] = rev["turn"]
             items.append(rev)
         if key in revoke_at:
             rec["revoked_at"] = revoke_at[key] + 1
-            rec["revoked_by"] = rng.choice(it["revoke"]["say"][split])
+            rec["revoked_by"] = pick(f"{key}:revoke", it["revoke"]["say"][split])
     items.sort(key=lambda r: r["turn"])
     for i, rec in enumerate(items):
         rec["id"] = f"{cid}_i{i}"
@@ -596,15 +775,15 @@ def make_chat(split: str, idx: int, rng: random.Random, said: Counter[str] | Non
         s = slots(ent, proj, mate)
         pieces: list[str] = []
         if k in session_starts:
-            pieces.append(rng.choice(GREETINGS))
+            pieces.append(rng.choice(cat.greetings))
         if k == 0:
             pieces.append(rng.choice(OPENING[split]).format(title=proj["title"]))
         elif k not in probe_by_k and rng.random() < 0.45:
-            pieces.append(fill(rng.choice(FEEDBACK), s))
+            pieces.append(fill(rng.choice(cat.feedback), s))
         if k not in probe_by_k and k not in stated_by_k and rng.random() < 0.2:
-            pieces.append(fill(rng.choice(SMALL_TALK), s))
+            pieces.append(fill(rng.choice(cat.small_talk), s))
         if k not in probe_by_k and rng.random() < 0.75:
-            pieces += [fill(x, s) for x in rng.sample(CONTEXT, rng.choice((1, 2)))]
+            pieces += [fill(x, s) for x in rng.sample(cat.context, rng.choice((1, 2)))]
         ack = None
         one_off = None
         answer = None
@@ -621,19 +800,21 @@ def make_chat(split: str, idx: int, rng: random.Random, said: Counter[str] | Non
         if kind in ("debug",) or (k in probe_by_k and "{tb}" in probe_by_k[k]["template"]):
             tb, err_name, cause = sc.traceback_text(ent, rng, style)
             err = (err_name, cause)
-        request = fill(rng.choice(KINDS[kind]["ask"]), {**s, "tb": tb, "code": fill(REVIEW_CODE, s)})
+        request = fill(rng.choice(cat.asks[kind]), {**s, "tb": tb, "code": fill(cat.review_code, s)})
         if k in probe_by_k:
-            request = fill(probe_by_k[k]["template"], {**s, "tb": tb})
+            request = fill(probe_by_k[k]["template"], {**s, "tb": tb, "code": fill(cat.review_code, s)})
         # what the user states at this exchange
         if k in stated_by_k:
             rec = by_key[stated_by_k[k]]
             statement = rec["sentence"]
             reasons = ITEM[rec["key"]]["why"][split]
             extra = [rng.choice(reasons)] if reasons and rng.random() < 0.6 else []
-            ack = ACK_FR if rec["key"] == "french" else rng.choice(ACKS)
+            ack = cat.ack_stated[rec["key"]] if rec["key"] in cat.ack_stated else rng.choice(cat.acks)
             style = style.with_(**style_for(ITEM[rec["key"]], split))
             where = rng.randrange(3)
             block = [statement, *extra]
+            if rec["key"] in frames:  # a list or a pasted snippet: at the end of the message, on its own
+                block, where = [fill(frames[rec["key"]], {**s, "s": statement})], 1 if "\n" in request else 2
             if where == 0:  # after the greeting and the feedback, before the rest
                 cut = min(len(pieces), (k in session_starts) + 1)
                 pieces = pieces[:cut] + block + pieces[cut:] + [request]
@@ -645,25 +826,26 @@ def make_chat(split: str, idx: int, rng: random.Random, said: Counter[str] | Non
         elif k in revised_by_k:
             rec = next(r for r in items if r["key"] == revised_by_k[k] and r["revises"])
             statement = rec["sentence"]
-            ack = rng.choice(ACK_REVISE)
+            ack = rng.choice(cat.ack_revise)
             style = style.with_(**style_for(ITEM[rec["key"]], split, revised=True))
             pieces = [*pieces, statement, request] if rng.random() < 0.5 else [*pieces, request, statement]
             rec["message"] = uid
         elif k in revoked_by_k:
             rec = by_key[revoked_by_k[k]]
             statement = rec["revoked_by"]
-            ack = rng.choice(ACK_BACK if rec["key"] == "french" else ACK_DROP)
+            revoke = ITEM[rec["key"]]["revoke"]
+            ack = rng.choice(revoke.get("ack") or (ACK_BACK if rec["key"] == "french" else ACK_DROP))
             style = style.with_(**ITEM[rec["key"]]["revoke"]["style"])
             pieces = [*pieces, statement, request]
         elif k in trap_plan:
             tkind, sentence = trap_plan[k]
-            one_off = ONE_OFF_EFFECT.get(sentence) if tkind == "one_off" else None
-            answer = QUESTION_ANSWER.get(sentence) if tkind == "question" else None
+            one_off = cat.one_off_effect.get(sentence) if tkind == "one_off" else None
+            answer = cat.question_answer.get(sentence) if tkind == "question" else None
             if tkind == "one_off":  # after the request, or before it when a paste follows
                 pieces = [*pieces, sentence, request] if "\n" in request else [*pieces, request, sentence]
                 if one_off == "code_only" and kind not in CODE_FOR and kind != "debug":
                     kind = "query"
-                    old, request = request, fill(rng.choice(KINDS[kind]["ask"]), s)
+                    old, request = request, fill(rng.choice(cat.asks[kind]), s)
                     pieces = [request if p is old else p for p in pieces]
             else:
                 pos = rng.randrange(2)
@@ -677,9 +859,12 @@ def make_chat(split: str, idx: int, rng: random.Random, said: Counter[str] | Non
             text += "\n\n" + paste
         if k in session_starts:
             text = f"[{stamp(session_starts[k])}] {text}"
-        suggestion = suggest_at.get(k) if not style.french else None
+        suggestion = suggest_at.get(k) if not (style.french or style.german) else None
+        assume = None
+        if style.assumptions and one_off != "code_only":
+            assume = fill(rng.choice(cat.assumptions_de if style.german else cat.assumptions), s)
         content = reply(kind, ent, style, rng, proj, s, ack=ack, one_off=one_off, answer=answer,
-                        suggestion=suggestion, err=err)
+                        suggestion=suggestion, err=err, assume=assume)
         if suggestion and suggestion in content:
             traps.append({"turn": k + 1, "message": aid, "role": "assistant", "kind": "assistant",
                           "sentence": suggestion})
@@ -695,6 +880,23 @@ def make_chat(split: str, idx: int, rng: random.Random, said: Counter[str] | Non
     return {"id": cid, "project": proj["title"], "user": user,
             "sessions": [{"date_time": stamp(t), "first_turn": f"{cid}_t{2 * k}"} for k, t in sessions],
             "turns": turns, "items": items, "traps": traps, "probes": probes}
+
+
+DEV_TEST = Catalogue(
+    items=ITEMS, exclusive=EXCLUSIVE, traps=TRAPS,
+    trap_counts={"chit_chat": (6, 7), "one_off": 2, "question": 2, "quoted": 2}, suggestions=None,
+    one_off_effect=ONE_OFF_EFFECT, question_answer=QUESTION_ANSWER, asks={k: v["ask"] for k, v in KINDS.items()},
+    greetings=GREETINGS, feedback=FEEDBACK, small_talk=SMALL_TALK, context=CONTEXT, review_code=REVIEW_CODE,
+    acks=ACKS, ack_revise=ACK_REVISE, ack_stated={"french": ACK_FR}, soon=frozenset({"french"}),
+    choose=choose_items)
+HELD_OUT = Catalogue(
+    items=sh.ITEMS, exclusive=sh.EXCLUSIVE, traps=sh.TRAPS, trap_counts=sh.TRAP_COUNTS,
+    suggestions=sh.SUGGESTIONS_PER_CHAT, one_off_effect=sh.ONE_OFF_EFFECT, question_answer=sh.QUESTION_ANSWER,
+    asks=sh.ASKS, greetings=sh.GREETINGS, feedback=sh.FEEDBACK, small_talk=sh.SMALL_TALK, context=sh.CONTEXT,
+    review_code=sh.REVIEW_CODE, acks=sh.ACKS, ack_revise=sh.ACK_REVISE, ack_stated=sh.ACK_STATED,
+    soon=frozenset(sh.SOON), choose=choose_holdout, assumptions=tuple(sh.ASSUMPTIONS),
+    assumptions_de=tuple(sh.ASSUMPTIONS_DE), rotate=True)
+CATALOGUES = {"dev": DEV_TEST, "test": DEV_TEST, HOLDOUT: HELD_OUT}
 
 
 def make(split: str) -> list[dict[str, Any]]:
@@ -814,8 +1016,22 @@ def write(out: Path = DATA) -> dict[str, dict[str, Any]]:
     return report
 
 
-def main() -> None:
-    for split, r in write().items():
+def write_holdout(out: Path = DATA) -> dict[str, Any]:
+    """Generate the held-out split into ``out`` (``standing_holdout.json``); returns its :func:`check`."""
+    out.mkdir(parents=True, exist_ok=True)
+    chats = make(HOLDOUT)
+    (out / f"standing_{HOLDOUT}.json").write_text(json.dumps(chats, indent=0, ensure_ascii=False) + "\n",
+                                                  encoding="utf-8")
+    return check(chats)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--holdout", action="store_true",
+                        help="write only data/standing_holdout.json, the blind held-out split (dev and test untouched)")
+    args = parser.parse_args(argv)
+    report = {HOLDOUT: write_holdout()} if args.holdout else write()
+    for split, r in report.items():
         print(f"standing_{split}.json: {r['chats']} chats, exchanges {r['exchanges']}, tokens (min, max, mean) "
               f"{r['tokens']}")
         print(f"  items {r['items']}, revisions {r['revisions']}, revocations {r['revocations']}")

@@ -2,6 +2,9 @@
 writes, it has the shape the benchmark relies on (items stated early, revised and revoked in the middle, probes late
 whose dependencies are in force), and the benchmark's measure is computed from the runtime's own sections only.
 
+The blind held-out split (``--holdout``, standing_holdout_items.py) is held to the same: written deterministically, the
+same shape and self-check, and apart from dev and test (its own projects, people, wordings and user talk).
+
 The harness tests drive a few short turns through real sessions (no data file): a sentence in the verbatim history
 is in the prompt but not held by the runtime's sections; a pinned one is (pins count as the runtime's sections: the
 harness never pins, so a pin in a measured prompt is one the runtime made); quoted earlier messages and history rows
@@ -22,28 +25,42 @@ from arcana_jupyter.context.relevance import stems
 from arcana_jupyter.messages import RECALLED_NAME, Message
 from benchmarks.retention import make_standing as ms
 from benchmarks.retention import standing as st
-from benchmarks.retention.standing_items import ITEM
+from benchmarks.retention import standing_holdout_items as sh
+from benchmarks.retention import standing_items as si
+from benchmarks.retention import standing_prose as sp
+
+ALL = (*ms.SPLITS, ms.HOLDOUT)
 
 
 @pytest.fixture(scope="module")
 def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, dict]]:
     out = tmp_path_factory.mktemp("standing")
-    return out, ms.write(out)
+    report = ms.write(out)
+    report[ms.HOLDOUT] = ms.write_holdout(out)
+    return out, report
 
 
 def _load(split: str) -> list[dict[str, Any]]:
     return json.loads((ms.DATA / f"standing_{split}.json").read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("split", ms.SPLITS)
+@pytest.mark.parametrize("split", ALL)
 def test_the_files_in_the_repo_are_what_the_script_writes(written: tuple[Path, dict], split: str) -> None:
     out, _ = written
     name = f"standing_{split}.json"
+    flag = " --holdout" if split == ms.HOLDOUT else ""
     assert (out / name).read_bytes() == (ms.DATA / name).read_bytes(), \
-        "run python -m benchmarks.retention.make_standing"
+        f"run python -m benchmarks.retention.make_standing{flag}"
 
 
-@pytest.mark.parametrize("split", ms.SPLITS)
+def test_the_holdout_is_deterministic_and_written_alone(tmp_path: Path) -> None:
+    """Twice the same chats; ``--holdout`` writes its file only (dev and test are not regenerated)."""
+    assert json.dumps(ms.make(ms.HOLDOUT)) == json.dumps(ms.make(ms.HOLDOUT))
+    ms.write_holdout(tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == ["standing_holdout.json"]
+
+
+@pytest.mark.parametrize("split", ALL)
 def test_the_self_check_holds(written: tuple[Path, dict], split: str) -> None:
     r = written[1][split]
     assert r["problems"] == []
@@ -51,7 +68,8 @@ def test_the_self_check_holds(written: tuple[Path, dict], split: str) -> None:
     assert 100 <= ms.EXCHANGES[0] <= r["exchanges"][0] <= r["exchanges"][1] <= ms.EXCHANGES[1] <= 140
     assert 60_000 <= r["tokens"][0] <= r["tokens"][1] <= 120_000
     assert r["revisions"] == 2 * ms.N_CHATS and r["revocations"] == ms.N_CHATS
-    assert set(r["traps"]) == {"chit_chat", "one_off", "question", "quoted", "assistant"}
+    kinds = {"chit_chat", "one_off", "question", "quoted", "assistant"}
+    assert set(r["traps"]) == (kinds | {"third_party", "hypothetical"} if split == ms.HOLDOUT else kinds)
     assert r["coverage"] == 1.0
     assert all(r["dependencies"][k] >= 20 for k in ("instruction", "preference", "constraint"))
 
@@ -60,7 +78,7 @@ def _in_force(item: dict[str, Any], turn: int) -> bool:
     return item["turn"] < turn and (item["superseded_at"] or 10**9) > turn and (item["revoked_at"] or 10**9) > turn
 
 
-@pytest.mark.parametrize("split", ms.SPLITS)
+@pytest.mark.parametrize("split", ALL)
 def test_every_probe_depends_on_items_in_force_and_lists_what_is_gone(split: str) -> None:
     for chat in _load(split):
         n = len(chat["turns"]) // 2
@@ -81,8 +99,9 @@ def test_every_probe_depends_on_items_in_force_and_lists_what_is_gone(split: str
             assert user["id"] == p["message"] and user["role"] == "user" and user["content"] == p["text"]
 
 
-@pytest.mark.parametrize("split", ms.SPLITS)
+@pytest.mark.parametrize("split", ALL)
 def test_items_are_stated_early_revised_in_the_middle_and_said_in_the_users_words(split: str) -> None:
+    item = ms.CATALOGUES[split].item
     for chat in _load(split):
         n = len(chat["turns"]) // 2
         by_id = {t["id"]: t for t in chat["turns"]}
@@ -92,7 +111,7 @@ def test_items_are_stated_early_revised_in_the_middle_and_said_in_the_users_word
         for r in chat["items"]:
             assert set(r) == {"id", "key", "kind", "turn", "message", "sentence", "revises", "superseded_at",
                               "revoked_at", "revoked_by", "expect"}
-            assert r["kind"] == ITEM[r["key"]]["kind"] in ("instruction", "preference", "constraint")
+            assert r["kind"] == item[r["key"]]["kind"] in ("instruction", "preference", "constraint")
             message = by_id[r["message"]]
             assert message["role"] == "user" and r["sentence"] in message["content"]
             assert message["id"] == chat["turns"][2 * (r["turn"] - 1)]["id"]
@@ -121,13 +140,74 @@ def test_dev_and_test_differ() -> None:
 
 
 def test_revisions_replace_rather_than_repeat() -> None:
-    for split in ms.SPLITS:
+    for split in ALL:
         for chat in _load(split):
             items = {r["id"]: r for r in chat["items"]}
             for r in chat["items"]:
                 if r["revises"]:
                     old = items[r["revises"]]["sentence"]
                     assert ms.share(old, r["sentence"]) < 0.5 and ms.share(r["sentence"], old) < 0.5
+
+
+def _plain(wording: Any) -> str:
+    return wording[0] if isinstance(wording, tuple) else wording
+
+
+def test_the_holdout_is_written_apart_from_dev_and_test() -> None:
+    """Its own projects, people, dates and seed; none of its item, trap or probe sentences is one of dev's or test's,
+    and none holds 60% of the content words of a dev or test item (no paraphrase of one); the user's side of the
+    talk (requests, greetings, feedback, small talk, context, the pasted code) is its own too."""
+    hold = _load(ms.HOLDOUT)
+    seen = _load("dev") + _load("test")
+    assert {c["project"] for c in hold} & {c["project"] for c in seen} == set()
+    assert {c["user"] for c in hold} & {c["user"] for c in seen} == set()
+    assert set(ms.MATES[ms.HOLDOUT]) & (set(ms.MATES["dev"]) | set(ms.MATES["test"])) == set()
+    assert ms.SEEDS[ms.HOLDOUT] not in (ms.SEEDS["dev"], ms.SEEDS["test"])
+    assert ms.START[ms.HOLDOUT] > max(ms.START["dev"], ms.START["test"])
+
+    def sentences(chats: list[dict[str, Any]]) -> set[str]:
+        out = {r["sentence"] for c in chats for r in c["items"]}
+        out |= {r["revoked_by"] for c in chats for r in c["items"] if r["revoked_by"]}
+        out |= {t["sentence"] for c in chats for t in c["traps"]}
+        return out | {p["text"] for c in chats for p in c["probes"]}
+
+    assert sentences(hold) & sentences(seen) == set()
+    old = {r["sentence"] for c in seen for r in c["items"]}
+    old |= {w for it in si.ITEMS for s in ms.SPLITS for w in it["say"][s] + it.get("revision", {}).get("say", {})
+            .get(s, []) + it.get("revoke", {}).get("say", {}).get(s, [])}
+    new = {_plain(w) for it in sh.ITEMS for w in it["say"][ms.HOLDOUT]}
+    new |= {w for it in sh.ITEMS for w in it.get("revision", {}).get("say", {}).get(ms.HOLDOUT, [])}
+    for a in new:
+        for b in old:
+            assert ms.share(a, b) < st.HOLD and ms.share(b, a) < st.HOLD, (a, b)
+    user_side = (sh.GREETINGS, sh.FEEDBACK, sh.SMALL_TALK, sh.CONTEXT, sh.OPENING, [sh.REVIEW_CODE],
+                 [a for asks in sh.ASKS.values() for a in asks])
+    dev_test_side = {*sp.GREETINGS, *sp.FEEDBACK, *sp.SMALL_TALK, *sp.CONTEXT, sp.REVIEW_CODE,
+                     *ms.OPENING["dev"], *ms.OPENING["test"], *(a for k in sp.KINDS.values() for a in k["ask"])}
+    assert {x for xs in user_side for x in xs} & dev_test_side == set()
+    assert set(sh.ASKS) == set(sp.KINDS)
+
+
+def test_the_holdout_uses_its_forms() -> None:
+    """Lists and pasted snippets around some statements, every revocation kind, the new trap kinds, and the replies
+    follow what is in force (German between the switch and its revocation, numbered lists, SPDX headers, diffs)."""
+    chats = _load(ms.HOLDOUT)
+    by_id = {t["id"]: t for c in chats for t in c["turns"]}
+    framed = [r for c in chats for r in c["items"] if "\n- " + r["sentence"] in by_id[r["message"]]["content"]
+              or "```\n\n" + r["sentence"] in by_id[r["message"]]["content"]]
+    assert framed
+    revoked = {r["key"] for c in chats for r in c["items"] if r["revoked_at"]}
+    assert revoked == set(sh.REVOKED) and len(revoked) >= 5
+    for c in chats:
+        for r in c["items"]:
+            if r["key"] == "german":
+                german = [c["turns"][2 * (k - 1) + 1]["content"] for k in range(r["turn"], r["revoked_at"])]
+                assert german and all("Deutsch" in g or "Sag Bescheid" in g or "Bei Fragen" in g
+                                      or "genauer erklären" in g for g in german)
+                assert "Deutsch" not in c["turns"][2 * (r["revoked_at"] - 1) + 1]["content"]
+    replies = "\n".join(t["content"] for c in chats for t in c["turns"] if t["role"] == "assistant")
+    for mark in ("\n1. ", "SPDX-License-Identifier: Apache-2.0", "SPDX-License-Identifier: MPL-2.0", "\n--- a/app/"):
+        assert mark in replies, mark
 
 
 # ---- the harness -------------------------------------------------------------------------------------------
