@@ -22,7 +22,8 @@ import re
 
 from .relevance import SPEAKER_LABEL
 
-_LEAD = r"(?:(?:so|and|but|ok|okay|well|also|now|then|hey|hi|hello|please|pls|quick question|one more thing|anyway)[,:!.]?\s+)*"
+_LEAD = (r"(?:(?:so|and|but|ok|okay|well|also|now|then|hey|hi|hello|please|pls|quick question|one more thing|"
+         r"anyway)[,:!.]?\s+)*")
 _QUESTION_WORDS = (
     r"what|when|where|who|whom|whose|which|why|how|is|are|was|were|do|does|did|can|could|would|will|should|"
     r"shall|may|might|have you|has|am i|isn|aren|wasn|weren|don|doesn|didn"

@@ -33,7 +33,15 @@ from ..tokens import TokenCounter
 from ..trace.reader import TraceReader
 from ..trace.recorded_prompt import MessageDiff, PromptReplay, SentPrompt, diff_decisions, one_line
 from .bands import annotate_overflow, expand_decision, select_from_turn
-from .builder import BLOCK_RECALLS, DROP_POLICIES, EXCERPT_MATCHES, LAYOUTS, QUOTE_COUNTINGS, BuildResult, WorkingSetBuilder
+from .builder import (
+    BLOCK_RECALLS,
+    DROP_POLICIES,
+    EXCERPT_MATCHES,
+    LAYOUTS,
+    QUOTE_COUNTINGS,
+    BuildResult,
+    WorkingSetBuilder,
+)
 from .decisions import BudgetSnapshot, ContextDecision, TokenBudget
 from .embeddings import EmbeddingsUnavailable
 from .fidelity import FidelityPolicy
@@ -152,7 +160,8 @@ def _builder_kwargs(recorded: dict[str, Any]) -> dict[str, Any]:
     counting = recorded.get("quote_counting")
     kwargs["quote_counting"] = counting if counting in QUOTE_COUNTINGS else "message"
     weight = recorded.get("speaker_weight")
-    kwargs["speaker_weight"] = float(weight) if isinstance(weight, int | float) and not isinstance(weight, bool) else 0.0
+    number = isinstance(weight, int | float) and not isinstance(weight, bool)
+    kwargs["speaker_weight"] = float(weight) if number else 0.0
     hint = recorded.get("placeholder_hint")
     fid = recorded.get("fidelity")
     if isinstance(fid, dict) or hint is not None:

@@ -201,6 +201,6 @@ def test_the_default_mode_brings_whole_messages_back_and_classic_mode_keeps_its_
         b = runtime.chat().builder
         if engine:
             got = (b.drop_policy, b.block_recall, b.block_excerpts, b.block_fraction)
-            assert got == ("blocks", "fill", False, 0.35)
+            assert got == ("blocks", "fill", False, 0.24)  # 0.6 of a window with 40% of the budget
         else:
             assert (b.drop_policy, b.block_excerpts, b.block_fraction, b.summary_grid) == ("bands", False, 0.25, 0.25)
