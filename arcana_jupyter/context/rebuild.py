@@ -152,16 +152,17 @@ def _builder_kwargs(recorded: dict[str, Any]) -> dict[str, Any]:
     # recorded since the default mode's relevant block fills the budget; older traces kept it small
     block_recall = recorded.get("block_recall")
     kwargs["block_recall"] = block_recall if block_recall in BLOCK_RECALLS else "small"
-    # recorded since a question naming a speaker puts that speaker's messages first; older traces did not
     # recorded since an input that asks nothing gets a small block; older traces gave it all the room
     tell = recorded.get("block_tell_share")
     kwargs["block_tell_share"] = float(tell) if isinstance(tell, int | float) and not isinstance(tell, bool) else None
     # recorded since a shaped prompt's quotes are counted as its lines; older traces counted messages
     counting = recorded.get("quote_counting")
     kwargs["quote_counting"] = counting if counting in QUOTE_COUNTINGS else "message"
+    # recorded since a question naming a speaker puts that speaker's messages first; older traces did not
     weight = recorded.get("speaker_weight")
-    number = isinstance(weight, int | float) and not isinstance(weight, bool)
-    kwargs["speaker_weight"] = float(weight) if number else 0.0
+    kwargs["speaker_weight"] = (
+        float(weight) if isinstance(weight, int | float) and not isinstance(weight, bool) else 0.0
+    )
     hint = recorded.get("placeholder_hint")
     fid = recorded.get("fidelity")
     if isinstance(fid, dict) or hint is not None:
