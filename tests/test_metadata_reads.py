@@ -17,9 +17,11 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "arcana_jupyter"
 
 CODEC = ("trace/chain/", "trace/keyframes.py", "trace/decision_delta.py", "trace/decision_json.py",
-         "trace/line_edits.py", "trace/prompt_sent.py", "trace/frames.py", "trace/index.py", "schema/")
+         "trace/line_edits.py", "trace/prompt_sent.py", "trace/frames.py", "trace/index.py", "trace/limits.py",
+         "schema/")
 """The trace's grammar, decoded and encoded: chained decisions and deltas, the frames' pass patched by the
-chain's ops, prompt_sent records and line edits, a line parsed into its index entry and typed record."""
+chain's ops, prompt_sent records and line edits, a line parsed into its index entry and typed record, the
+bounds a decision's decoding is held to (its recorded sections)."""
 
 NOT_EVENT_METADATA = {
     "report/sources.py": "a notebook output's metadata (metadata.arcana: run id, agent, turn, trace path)",

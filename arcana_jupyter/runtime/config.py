@@ -193,8 +193,9 @@ class RuntimeConfig(BaseModel):
     roles: safe for every template that has a system role). ``none``: the builder's layout as is."""
     embeddings: Literal["auto", "on", "off"] = "auto"
     """Semantic relevance of earlier turns (an offline embedding model fused with BM25). ``auto``:
-    on when the ``[embeddings]`` extra is installed, else lexical (said once in the decision notes);
-    ``on``: required (a ``ConfigError`` without the extra); ``off``: lexical. Vectors are kept
+    on when the embedding model loads (a core dependency since issue 38; if its package is missing or
+    broken, lexical, said once in the decision notes); ``on``: required (a ``ConfigError`` when it does
+    not load); ``off``: lexical. Vectors are kept
     beside the trace (``<trace dir>/embeddings/``): a resumed or rebuilt session does not re-embed."""
 
     # cognitive primitives (seed 000)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from scripted_chat import Script, call, events_of, say
 
 from arcana_jupyter.providers.function import FunctionProvider
-from arcana_jupyter.runtime import Runtime, RuntimeConfig
+from arcana_jupyter.runtime import Runtime, RuntimeConfig, working_set
 
 
 def runtime_with(script: Script, tmp_path: Path, **cfg) -> Runtime:
@@ -74,7 +75,11 @@ async def test_a_window_that_holds_the_conversation_sends_all_of_it_in_engine_mo
     assert not any(m.name in ("checkpoint", "turn_digests") for m in sent)
 
 
-async def test_older_turns_that_do_not_fit_are_carried_by_the_checkpoint_and_digests(tmp_path: Path) -> None:
+async def test_older_turns_that_do_not_fit_are_carried_by_the_checkpoint_and_digests(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the cover takes a tenth of the budget, where this small window's checkpoint leaves no room for a
+    # digest: a fifth lets both carry turns (what the row of each covered turn must say)
+    monkeypatch.setattr(working_set, "OVERFLOW_SHARE", 0.2)
     turns = 30
     script = Script(*[say(f"answer {i}: " + "the figures moved as expected this week. " * 6) for i in range(turns)])
     async with runtime_with(script, tmp_path, digest_turns=2, total_window=3000, response_reserve=200,
