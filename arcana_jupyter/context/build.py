@@ -23,7 +23,7 @@ from .decisions import Fidelity, MessageDecision, Source
 from .fidelity import fit_text
 from .message_cache import MessageCache
 from .plan import plan_conversation
-from .relevance import fuse, message_text, passages
+from .relevance import fuse, message_text, passages, without_names
 from .result import Assembly, BuildResult, Pending
 from .sections import ContextSection, render_task
 
@@ -300,8 +300,13 @@ class Build:
             rel.vectors.extend(store.get(message_text(m)) for m in self.msgs[len(rel.vectors):self.n_history])
         if fusion.parts:
             # each part cached by content (the input's text is the one it is indexed by as history)
-            parts = [store.get(t) for t in self.query_parts(indexed=True)] or [store.get(query)]
+            texts = self.query_parts(indexed=True) or [query]
+            if fusion.names and named:  # as asked and without the names, summed (see Fusion.names)
+                texts += [without_names(t, named) for t in texts]
+            parts = [store.get(t) for t in texts]
             qvec = parts[0] if len(parts) == 1 else _unit(sum(parts[1:], parts[0]))
+        elif fusion.names and named:
+            qvec = _unit(store.get(query) + store.get(without_names(query, named)))
         else:
             qvec = store.get(query)
         semantic = (rel.semantic_passages(qvec, self.n_history) if fusion.sentences
@@ -419,3 +424,4 @@ class Build:
 
     def source(self, i: int) -> Source:
         return "input" if i == self.input_index else "history"
+

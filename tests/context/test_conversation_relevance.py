@@ -10,6 +10,7 @@ import pytest
 
 from arcana_jupyter.context import TokenBudget, WorkingSetBuilder
 from arcana_jupyter.context.asking import asks
+from arcana_jupyter.context.build import Build
 from arcana_jupyter.context.rebuild import _builder_kwargs
 from arcana_jupyter.context.relevance import (
     DEFAULT_FUSION,
@@ -20,6 +21,7 @@ from arcana_jupyter.context.relevance import (
     speaker_labels,
     stem,
     stems,
+    without_names,
 )
 from arcana_jupyter.messages import Message
 
@@ -156,6 +158,58 @@ def test_the_fusion_spec_says_sentences_and_old_specs_read_as_written() -> None:
     assert DEFAULT_FUSION.sentences == 1 and "sentences=1" in DEFAULT_FUSION.spec()
     assert parse_fusion(LEGACY_FUSION).spec() == LEGACY_FUSION  # no new field appears in an old build's string
     assert parse_fusion(LEGACY_FUSION).sentences == 0
+
+
+def test_names_come_out_of_the_question_as_asked_and_possessive() -> None:
+    named = frozenset({"maria"})
+    assert without_names("What gear did Maria splash out on? Maria's camera?", named) == \
+        "What gear did splash out on? camera?"
+    assert without_names("Maria?", named) == "Maria?"  # nothing else left: the question as asked
+    assert without_names("What did Marianne say?", named) == "What did Marianne say?"  # whole words only
+    assert DEFAULT_FUSION.names == 1 and parse_fusion(LEGACY_FUSION).names == 0
+
+
+class RecordingEmbedder(SynonymEmbedder):
+    ident = "synonyms-recorded@1"
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def embed(self, text: str) -> np.ndarray:
+        self.texts.append(text)
+        return super().embed(text)
+
+
+def test_a_question_naming_a_speaker_is_embedded_with_and_without_the_name() -> None:
+    # Maria's small talk says her name over and over; her fact does not. The name left in the question
+    # pulls it to the small talk; taken out (names=1, the default), the fact comes first.
+    history = [Message(role="system", content="Two friends.")]
+    for t in range(1, 13):
+        history += [Message(role="user", content=f"Maria: Maria, Maria, Maria, the club {t}.", turn=t),
+                    Message(role="assistant", content=f"Leon: Hi Maria, good to hear from you {t}.", turn=t)]
+    history += [Message(role="user", content="Maria: I signed up with a jogging team.", turn=13),
+                Message(role="assistant", content="Leon: Nice.", turn=13)]
+    for t in range(14, 20):
+        history += [Message(role="user", content=f"Maria: Maria, Maria, Maria, the club {t}.", turn=t),
+                    Message(role="assistant", content=f"Leon: Hello Maria {t}.", turn=t)]
+    question = Message(role="user", content="Which club did Maria join?", turn=20)
+    fact = next(i for i, m in enumerate(history) if "jogging" in m.content)
+
+    def best(fusion: str) -> tuple[int, list[str]]:
+        emb = RecordingEmbedder()
+        builder = WorkingSetBuilder(TokenBudget(total_window=10**6, response_reserve=0), embedder=emb,
+                                    fusion=fusion)
+        build = Build(builder, builder._cache, [*history, question], question.content, None, (), (), (), None, 0,
+                      None, None)
+        match, _, _ = build.relevance(True)
+        return max(match, key=lambda d: (match[d], -d)), emb.texts
+
+    spec = DEFAULT_FUSION.spec()
+    top, texts = best(spec)
+    assert top == fact
+    assert "Which club did join?" in texts and question.content in texts
+    top, texts = best(spec.replace(",names=1", ""))
+    assert top != fact and "Which club did join?" not in texts
 
 
 # ---- the block of an input that asks nothing ----------------------------------------------------
