@@ -249,8 +249,11 @@ class EngineState:
 
     def _load_events(self, events: Iterable[Any], *, agent: str | None = None) -> None:
         emit, self.emit = self.emit, None
+        # whether the model has the tools is the session's, not recorded state: a resumed engine keeps it
+        offered, hints = self.tools_offered, self.artifacts.tool_hints
         try:
             self._reset()
+            self.tools_offered, self.artifacts.tool_hints = offered, hints
             for ev in events:
                 if isinstance(ev, Mapping):
                     etype, md, eturn, eagent = (

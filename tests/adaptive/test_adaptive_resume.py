@@ -97,6 +97,19 @@ def test_instance_replay_keeps_emit_and_emits_nothing(rec: Recorder) -> None:
     assert fresh.snapshot() == live.snapshot() and fresh_rec.events  # emits again after the replay
 
 
+def test_a_resumed_engine_keeps_whether_the_model_has_its_tools(rec: Recorder) -> None:
+    # a model without tools: no prompt text names an id or a tool to call, before and after a resume
+    live = session(rec)
+    fresh = AdaptiveEngine(live.config, Recorder())
+    fresh.tools_offered = False
+    fresh.artifacts.tool_hints = False
+    fresh.load_events(rec.events)
+    assert fresh.tools_offered is False and fresh.artifacts.tool_hints is False
+    fresh.add_standing("Keep your answers short.", "instruction", turn=11)
+    text = "\n".join(s.content for s in fresh.sections(11))
+    assert "(turn 11) Keep your answers short." in text and "hydrate(" not in text
+
+
 def test_restore_equals_snapshot_and_continues_identically(rec: Recorder) -> None:
     live = session(rec)
     data = json.loads(json.dumps(live.snapshot()))
