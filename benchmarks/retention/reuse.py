@@ -57,7 +57,7 @@ def main() -> None:
         if mode == "off":
             os.environ["ARCANA_EMBEDDINGS"] = "off"
         elif default_embedder() is None:
-            print("embeddings: the [embeddings] extra is not installed here, skipped")
+            print("embeddings: the embedding model is not installed here, skipped")
             continue
         try:
             r = reuse(args.turns)

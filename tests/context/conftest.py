@@ -1,5 +1,5 @@
-"""Context tests run with lexical relevance unless a test asks for an embedder: the ``[embeddings]``
-extra may be installed here, and ``embedder="auto"`` (the builder's default) would pick it up."""
+"""Context tests run with lexical relevance unless a test asks for an embedder: the embedding model
+is a core dependency, and ``embedder="auto"`` (the builder's default) would pick it up."""
 
 from __future__ import annotations
 

