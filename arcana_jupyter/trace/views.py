@@ -457,7 +457,7 @@ def _answer(views: TraceViews, request: TraceRequest) -> TraceReply:
             try:
                 out.turn_view = views.turn(agent, turn) if turn is not None else None
             except TraceError:
-                pass  # asked again on its own, that turn says what is wrong
+                out.turn_view = None  # the overview still answers; asked again on its own, the turn says what is wrong
         return out
     # the other questions need the file's version and agents, not its overview
     idx = views._index()

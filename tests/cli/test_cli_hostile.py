@@ -75,7 +75,7 @@ def test_running_out_of_memory_or_a_panic_in_a_compiled_extension_is_one_line(
     from arcana_jupyter.cli.trace_cmd import show
 
     class PanicException(BaseException):  # pyo3_runtime.PanicException
-        pass
+        """A stand-in with pyo3's name: a ``BaseException``, not an ``Exception``."""
 
     PanicException.__module__ = "pyo3_runtime"
     (tmp_path / "traces").mkdir()

@@ -363,7 +363,7 @@ def test_running_out_of_memory_in_the_frames_is_a_trace_error(recorded: tuple[st
     _write(folder, run_id, events)
 
     class PanicException(BaseException):  # what pyo3 raises (pyo3_runtime.PanicException)
-        pass
+        """A stand-in with pyo3's name: a ``BaseException``, not an ``Exception``."""
 
     PanicException.__module__ = "pyo3_runtime"
 
