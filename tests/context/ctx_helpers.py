@@ -19,6 +19,25 @@ TOPICS = [
 ]
 
 
+FACTS = ["the bucket is s3://acme-1", "the seed is 4711", "the contact is Ines Varga", "the deadline is 06:30",
+         "the table is fct_orders_12", "the window is 180 days", "the code is K-7459", "the cut-off is 3.5"]
+"""Look-alike facts (each a name and a value), one per turn of :func:`fact_session`."""
+
+
+def fact_session(turns: int, lead: str) -> list[Message]:
+    """``turns`` exchanges of about 90 tokens, each user message stating one of :data:`FACTS` after ``lead``
+    (``{t}`` in it: the turn), each reply the same advice."""
+    history = [Message(role="system", content="You are a data assistant.")]
+    for t in range(1, turns + 1):
+        history += [
+            Message(role="user", content=lead.format(t=t) + f"Note that {FACTS[t % len(FACTS)]} for team {t}.",
+                    turn=t),
+            Message(role="assistant", content=f"Noted for team {t}. Converting the date column first keeps the "
+                                              "resample step simple; check the row counts after the merge.", turn=t),
+        ]
+    return history
+
+
 def chat(turns: int, *, reply_words: int = 40, tool_every: int = 0, system: bool = True) -> list[Message]:
     """``turns`` user/assistant exchanges of small talk; every ``tool_every``-th one uses a tool."""
     out: list[Message] = [SYSTEM] if system else []

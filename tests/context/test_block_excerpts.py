@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from itertools import pairwise
 
+from ctx_helpers import FACTS
+
 from arcana_jupyter.context import TokenBudget, WorkingSetBuilder
 from arcana_jupyter.context import strategies as S
 from arcana_jupyter.context.builder import EXCERPT_NAME
@@ -15,7 +17,7 @@ from arcana_jupyter.context.rebuild import _builder_kwargs
 from arcana_jupyter.context.result import prefix_reuse
 from arcana_jupyter.providers.shaping import named_shape, shape
 from arcana_jupyter.runtime import RuntimeConfig
-from tests.context.test_block_drops import FACTS, session, window_start
+from tests.context.test_block_drops import session, window_start
 
 EXCERPTS = {"drop_policy": "blocks", "block_excerpts": True, "block_recall_min": 0, "block_recall_share": 0.16,
             "block_fraction": 0.35}

@@ -4,26 +4,17 @@ role, best first — placed after the input's text; what stays free is explained
 
 from __future__ import annotations
 
+from ctx_helpers import fact_session
+
 from arcana_jupyter.context import TokenBudget, WorkingSetBuilder
 from arcana_jupyter.context import strategies as S
 from arcana_jupyter.context.rebuild import _builder_kwargs
 from arcana_jupyter.messages import RECALLED_HEADING, RECALLED_NAME, Message
 from arcana_jupyter.providers.shaping import SHAPES, shape
 
-FACTS = ["the bucket is s3://acme-1", "the seed is 4711", "the contact is Ines Varga", "the deadline is 06:30",
-         "the table is fct_orders_12", "the window is 180 days", "the code is K-7459", "the cut-off is 3.5"]
-
 
 def session(turns: int) -> list[Message]:
-    history = [Message(role="system", content="You are a data assistant.")]
-    for t in range(1, turns + 1):
-        history += [
-            Message(role="user", content=f"[{t} May, 2023] Ana: I grouped the weekly extract by region again. "
-                                         f"Note that {FACTS[t % len(FACTS)]} for team {t}.", turn=t),
-            Message(role="assistant", content=f"Noted for team {t}. Converting the date column first keeps the "
-                                              "resample step simple; check the row counts after the merge.", turn=t),
-        ]
-    return history
+    return fact_session(turns, '[{t} May, 2023] Ana: I grouped the weekly extract by region again. ')
 
 
 def builder(**kw) -> WorkingSetBuilder:

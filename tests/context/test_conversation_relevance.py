@@ -7,6 +7,7 @@ import hashlib
 
 import numpy as np
 import pytest
+from ctx_helpers import fact_session
 
 from arcana_jupyter.context import TokenBudget, WorkingSetBuilder
 from arcana_jupyter.context.asking import asks
@@ -215,20 +216,8 @@ def test_a_question_naming_a_speaker_is_embedded_with_and_without_the_name() -> 
 # ---- the block of an input that asks nothing ----------------------------------------------------
 
 
-FACTS = ["the bucket is s3://acme-1", "the seed is 4711", "the contact is Ines Varga", "the deadline is 06:30",
-         "the table is fct_orders_12", "the window is 180 days", "the code is K-7459", "the cut-off is 3.5"]
-
-
 def session(turns: int) -> list[Message]:
-    history = [Message(role="system", content="You are a data assistant.")]
-    for t in range(1, turns + 1):
-        history += [
-            Message(role="user", content=f"Ana: I grouped the weekly extract by region again. "
-                                         f"Note that {FACTS[t % len(FACTS)]} for team {t}.", turn=t),
-            Message(role="assistant", content=f"Noted for team {t}. Converting the date column first keeps the "
-                                              "resample step simple; check the row counts after the merge.", turn=t),
-        ]
-    return history
+    return fact_session(turns, 'Ana: I grouped the weekly extract by region again. ')
 
 
 def fill_builder(**kw) -> WorkingSetBuilder:
