@@ -119,6 +119,14 @@ class UserActions:
         self.arcana = arcana
 
     # ---- pins -----------------------------------------------------------------------------------
+    def _engine_chat(self, magic: str, session: str | None, what: str) -> Any:
+        """The session's chat, which must run in engine mode (``what``: what classic mode lacks)."""
+        chat = self.arcana.entry(session).chat
+        if chat.engine is None:
+            raise UsageError(f"%{magic}: this session runs in classic mode (no {what}); start one in engine mode, "
+                             "e.g. %arcana_chat --new without --classic")
+        return chat
+
     def pin(self, line: str) -> dict[str, Any]:
         words, opts = split_line("arcana_pin", line, {"--label": "label", "-l": "label",
                                                       "--until-turn": "until_turn", "--session": "session",
@@ -175,10 +183,7 @@ class UserActions:
             raise UsageError(f"%arcana_context: unknown action {action!r}; {CONTEXT_USAGE}")
         if "why" in opts and action != "add":
             raise UsageError("%arcana_context: --why goes with add (%arcana_context add constraint TEXT --why WHY)")
-        chat = self.arcana.entry(opts.get("session")).chat
-        if chat.engine is None:
-            raise UsageError("%arcana_context: this session runs in classic mode (no adaptive context); start one in "
-                             "engine mode, e.g. %arcana_chat --new without --classic")
+        chat = self._engine_chat("arcana_context", opts.get("session"), "adaptive context")
         rest = words[1:]
         if action == "list":
             if rest:
@@ -269,10 +274,7 @@ class UserActions:
         if "scope" in opts and action != "remember":
             raise UsageError("%arcana_standing: --scope goes with remember "
                              "(%arcana_standing remember ID --scope global)")
-        chat = self.arcana.entry(opts.get("session")).chat
-        if chat.engine is None:
-            raise UsageError("%arcana_standing: this session runs in classic mode (no standing instructions); start "
-                             "one in engine mode, e.g. %arcana_chat --new without --classic")
+        chat = self._engine_chat("arcana_standing", opts.get("session"), "standing instructions")
         rest = words[1:]
         if action == "list":
             if rest:
