@@ -346,9 +346,22 @@ function body(b: TurnBundle, detail: TurnDetail | null, note: string, live: Live
  * actions a person can take: unpin, retract, remember (a standing instruction, into long-term memory), hydrate. Shown under the session's latest turn while its
  * kernel runs; a reopened notebook without a kernel shows the recorded turn only.
  */
+/** The last action's status per turn: an inspector drawn again (a newer state came) keeps what it said. */
+const liveStatus = new Map<string, string>();
+
 function liveSection(b: TurnBundle, live: LiveSession): HTMLElement {
   const host = h('section', { class: 'arcana-live', 'aria-label': 'Live session actions' });
+  const key = `${b.run_id}/${b.agent}/${b.turn}`;
   const status = h('div', { class: 'arcana-live-status', role: 'status', 'aria-live': 'polite' });
+  status.textContent = liveStatus.get(key) ?? '';
+  const say = (text: string) => {
+    liveStatus.set(key, text);
+    for (const el of Array.from(document.querySelectorAll<HTMLElement>('.arcana-live-status'))) {
+      if (el.dataset.key === key) el.textContent = text;  // this turn's status wherever it is drawn now
+    }
+    status.textContent = text;
+  };
+  status.dataset.key = key;
   const items = h('div', { class: 'arcana-live-items' });
   const show = (state: Record<string, any> | null) => {  // a LiveState or an ActionReply
     clear(items);
@@ -365,10 +378,10 @@ function liveSection(b: TurnBundle, live: LiveSession): HTMLElement {
       const btn = h('button', { type: 'button', class: 'arcana-btn arcana-action', 'data-action': action, 'data-target': target }, label);
       btn.addEventListener('click', () => {
         btn.setAttribute('disabled', '');
-        status.textContent = `${action} ${target}…`;
+        say(`${action} ${target}…`);
         void live.request({ type: 'action', action, target, run_id: b.run_id, agent: b.agent }).then(r => {
           const answer = r && 'ok' in r ? r : null; // an ActionReply, or an ErrorReply
-          status.textContent = answer ? String(answer.message ?? (answer.ok ? 'done' : 'failed')) : 'no answer from the kernel';
+          say(answer ? String(answer.message ?? (answer.ok ? 'done' : 'failed')) : 'no answer from the kernel');
           status.classList.toggle('arcana-warn', !answer || answer.ok === false);
           show(r && 'live' in r && r.live !== undefined && r.live !== null ? r : null);
         });
