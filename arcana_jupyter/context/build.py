@@ -205,7 +205,9 @@ class Build:
         self.match, self.via, self.lexical = self._question_relevance(strategy != "passthrough" and b.recall)
         # the blocks policy's small block takes the question's literal best matches too (no feedback
         # expansion, which on look-alike turns ranks the look-alikes with the answer)
-        query = self.query() if b.drop_policy == "blocks" and strategy != "passthrough" and b.recall else ""
+        # (only when the block alternates them with the fused ranking, or makes excerpts)
+        query = (self.query() if b.drop_policy == "blocks" and strategy != "passthrough" and b.recall
+                 and (b.block_ranking == "alternate" or b.block_excerpts) else "")
         self.literal: dict[int, float] = self.cache.question_scores(
             self.index, ("literal", query, self.n_history),
             lambda: self.index.scores(query, limit=self.n_history, feedback=False)) if query else {}

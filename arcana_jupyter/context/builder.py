@@ -94,6 +94,13 @@ fit), each quoted as a ``recalled`` system message that the shaping step puts in
 after the input's text, so the next prompt's cached prefix still runs through that text. What stays
 free when the relevant messages run out is said in the decision's notes and
 ``ContextReport.free_reason``."""
+BLOCK_RANKINGS = ("alternate", "fused")
+"""How the default mode's block ranks the earlier messages relevant to the input (``block_ranking``):
+``alternate`` (what traces recorded before the setting rebuild with) — the question's literal (BM25)
+best matches alternately with the fused ranking's; ``fused`` — the fused ranking alone, as classic mode
+ranks them. Since the fused ranking weighs the best sentence, the speakers and the question without the
+name (issue 38), interleaving the literal ranking put weaker matches ahead of the second fact of
+two-fact questions (dev splits of benchmarks/retention/conversations.py, see runtime/working_set.py)."""
 QUOTE_COUNTINGS = ("message", "line")
 """How quoted earlier messages are counted (``quote_counting``): as messages of their own (their framing
 counted each time) or as the lines the shaping step writes them as, under one heading in the context block
@@ -162,6 +169,7 @@ class WorkingSetBuilder:
         excerpt_match: when an excerpt is worth its room, a key of :data:`EXCERPT_MATCHES`
             (``distinct``, the default; traces that recorded none rebuild with ``first3``).
         block_recall: with ``blocks``, ``small`` (default) or ``fill`` (see :data:`BLOCK_RECALLS`).
+        block_ranking: with ``blocks``, ``alternate`` (default) or ``fused`` (see :data:`BLOCK_RANKINGS`).
         fusion: how the BM25 and the cosine rankings are combined when there is an embedder: a
             :class:`~.relevance.Fusion` or its ``spec()`` string; ``None`` (default): the tuned
             :data:`~.relevance.DEFAULT_FUSION`. Recorded as ``settings()["fusion"]``; lexical-only
@@ -208,6 +216,7 @@ class WorkingSetBuilder:
         block_excerpts: bool = False,
         excerpt_match: str = EXCERPT_MATCH_DEFAULT,
         block_recall: str = "small",
+        block_ranking: str = "alternate",
         summary_grid: float = 0.0,
         speaker_weight: float = SPEAKER_WEIGHT,
         block_tell_share: float | None = None,
@@ -252,6 +261,9 @@ class WorkingSetBuilder:
         if block_recall not in BLOCK_RECALLS:
             raise ValueError(f"block_recall must be one of {list(BLOCK_RECALLS)}, got {block_recall!r}")
         self.block_recall = block_recall
+        if block_ranking not in BLOCK_RANKINGS:
+            raise ValueError(f"block_ranking must be one of {list(BLOCK_RANKINGS)}, got {block_ranking!r}")
+        self.block_ranking = block_ranking
         self.recall = recall
         if recall_max_tokens is not None and recall_max_tokens < 0:
             raise ValueError(f"recall_max_tokens must be >= 0 or None, got {recall_max_tokens}")
@@ -316,6 +328,7 @@ class WorkingSetBuilder:
             "block_excerpts": self.block_excerpts,
             "excerpt_match": self.excerpt_match,
             "block_recall": self.block_recall,
+            "block_ranking": self.block_ranking,
             "speaker_weight": self.speaker_weight,
             "block_tell_share": self.block_tell_share,
             "quote_counting": self.quote_counting,

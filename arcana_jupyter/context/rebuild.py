@@ -34,6 +34,7 @@ from ..trace.reader import TraceReader
 from ..trace.recorded_prompt import MessageDiff, PromptReplay, SentPrompt, diff_decisions, one_line
 from .bands import annotate_overflow, expand_decision, select_from_turn
 from .builder import (
+    BLOCK_RANKINGS,
     BLOCK_RECALLS,
     DROP_POLICIES,
     EXCERPT_MATCHES,
@@ -152,6 +153,9 @@ def _builder_kwargs(recorded: dict[str, Any]) -> dict[str, Any]:
     # recorded since the default mode's relevant block fills the budget; older traces kept it small
     block_recall = recorded.get("block_recall")
     kwargs["block_recall"] = block_recall if block_recall in BLOCK_RECALLS else "small"
+    # recorded since the default mode's block ranks as classic mode does; older traces alternated rankings
+    ranking = recorded.get("block_ranking")
+    kwargs["block_ranking"] = ranking if ranking in BLOCK_RANKINGS else "alternate"
     # recorded since an input that asks nothing gets a small block; older traces gave it all the room
     tell = recorded.get("block_tell_share")
     kwargs["block_tell_share"] = float(tell) if isinstance(tell, int | float) and not isinstance(tell, bool) else None

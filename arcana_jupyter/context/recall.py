@@ -130,8 +130,8 @@ def fill_recall(
         return Recalled(fill, quote, 0, 0, 0)
     ranked = sorted(candidates, key=lambda u: (-candidates[u], u))[:RECALL_MAX_UNITS]
     literal_best: dict[int, float] = {}
-    if not fill and build.literal:
-        # the small block: the literal best matches and the fused ranking's, alternately
+    if not fill and build.literal and build.builder.block_ranking == "alternate":
+        # the block (``block_ranking="alternate"``): the literal best matches and the fused ranking's, alternately
         # (excerpts: any literal match; its sentences' own match decides, see excerpt())
         floor = 0.0 if build.builder.block_excerpts else RECALL_MIN_BM25
         literal, literal_msg = best_per_unit(build, build.literal, lambda i, s: s > 0 and s >= floor)

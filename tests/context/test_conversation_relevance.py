@@ -260,3 +260,50 @@ def test_quotes_counted_as_their_lines_leave_room_for_more_of_them() -> None:
     assert _builder_kwargs({})["quote_counting"] == "message"
     with pytest.raises(ValueError, match="quote_counting"):
         fill_builder(quote_counting="words")
+
+
+# ---- the order the default mode's block takes relevant messages in -------------------------------
+
+
+class MeaningEmbedder:
+    """The question and the two facts mean one thing; every other text means another."""
+
+    ident = "meaning@1"
+
+    def embed(self, text: str) -> np.ndarray:
+        same = any(w in text for w in ("jogging", "race group", "running club"))
+        return np.array([1.0, 0.0] if same else [0.0, 1.0], dtype=np.float32)
+
+
+def test_the_block_takes_the_fused_ranking_in_order_and_old_traces_alternate() -> None:
+    # two facts found by meaning only, and look-alikes that share the question's words and nothing else
+    history = [Message(role="system", content="Two friends.")]
+    for t in range(1, 41):
+        if t == 9:
+            text = "Maria: I signed up with a jogging team."
+        elif t == 23:
+            text = "Maria: My race group meets at dawn on Sundays."
+        elif t % 5 == 0:
+            text = f"Maria: Which one did she join? Number {t}, who knows."
+        else:
+            text = f"Maria: Day {t}. I baked bread again, the kitchen is a mess."
+        history += [Message(role="user", content=text, turn=t),
+                    Message(role="assistant", content=f"Leon: Day {t}. The oven smoked.", turn=t)]
+    question = Message(role="user", content="Which running club did she join?", turn=41)
+    facts = {i for i, m in enumerate(history) if "jogging" in m.content or "race group" in m.content}
+
+    def recalled(ranking: str) -> set[int]:
+        b = WorkingSetBuilder(TokenBudget(total_window=1080, response_reserve=1000), embedder=MeaningEmbedder(),
+                              drop_policy="blocks", block_recall="fill", block_recall_share=0.5,
+                              block_recall_min=64, block_ranking=ranking)
+        assert b.settings()["block_ranking"] == ranking
+        out = b.build([*history, question], turn=41)
+        return {d.index for d in out.decision.decisions if d.recalled and d.reason.startswith("relevant")}
+
+    fused, alternate = recalled("fused"), recalled("alternate")
+    assert facts == fused
+    assert not facts <= alternate  # a look-alike took the room of one fact
+    assert _builder_kwargs({})["block_ranking"] == "alternate"
+    assert _builder_kwargs({"block_ranking": "fused"})["block_ranking"] == "fused"
+    with pytest.raises(ValueError, match="block_ranking"):
+        WorkingSetBuilder(TokenBudget(total_window=1500, response_reserve=1000), block_ranking="best")

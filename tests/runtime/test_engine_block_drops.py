@@ -44,6 +44,8 @@ async def test_the_default_mode_drops_in_blocks_and_classic_keeps_its_bands(tmp_
     _, classic = await run(tmp_path / "classic", False)
     assert {md["builder"]["drop_policy"] for md in engine} == {"blocks"}
     assert {md["builder"]["drop_policy"] for md in classic} == {"bands"}
+    # the relevant block ranks as classic mode's builder does (recorded, so a rebuild ranks the same way)
+    assert {md["builder"]["block_ranking"] for md in engine} == {"fused"}
     filled = [md for md in engine if full(md)]
     assert len(filled) > 10
     dropped = {d["reason"] for md in filled for d in md["decision"]["decisions"] if d["outcome"] == "dropped"}
