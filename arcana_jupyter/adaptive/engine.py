@@ -35,7 +35,7 @@ from .ledger import Emit
 from .promotion import Promotion, demotion_target, find_promotions
 from .rendering import SECTION_NAMES, PromptRendering
 from .search import docs_for_turn
-from .standing import live_changes, match, recognise, same
+from .standing import Reader, live_changes, match, recognise, same, says_what_changed
 from .state import one_line
 from .turn_summary import summarise_turn
 
@@ -44,6 +44,10 @@ log = logging.getLogger(__name__)
 
 class AdaptiveEngine(EngineActions, PromptRendering):
     """Working memory of one chat session (see the module docstring)."""
+
+    standing_reader: Reader | None = None
+    """The learned reader of the user's sentences the rules leave as plain statements (a session sets it
+    when its relevance uses the embedding model the reader was trained for: :mod:`.standing_model`)."""
 
     def begin_turn(self, turn: int, user_input: str) -> list[Promotion]:
         """Keep the standing instructions the input states (:meth:`recognise_standing`), then promote
@@ -73,17 +77,25 @@ class AdaptiveEngine(EngineActions, PromptRendering):
         and one said again is answered with the live one. Returns the engine's answer to each (recorded
         as ``context_action`` events)."""
         out: list[dict[str, Any]] = []
-        for found in live_changes(recognise(text)):
+        for found in live_changes(recognise(text, self.standing_reader)):
             live = self.standing()
             pairs = [(o.id, o.payload) for o in live]
+            # a change is about what the rules found when it matches one of those; what the learned reader
+            # kept (less sure) only when it matches none of them
+            ruled = [(i, t) for i, t in pairs if i not in self.learned]
             if found.change == "new":
                 # said again: answered with the live one; on the same choice as a live one: replaces it
-                conflict = None if any(same(found.text, t) for _, t in pairs) else \
-                    match(found.text, pairs, min_overlap=3, same_class=True)
+                # (not what the learned reader kept: less sure, it adds and never replaces)
+                conflict = None if found.rule == "learned" or any(same(found.text, t) for _, t in pairs) else (
+                    match(found.text, ruled, min_overlap=3, same_class=True)
+                    or match(found.text, pairs, min_overlap=3, same_class=True))
                 out.append(self.add_standing(found.text, found.kind, turn=turn, origin="said", rule=found.rule,
                                              revises=conflict))
                 continue
-            target = match(found.text, pairs, loose=found.change == "revoke")
+            # a change said as one (a cue word, a new value) may name its item by one shared topic, when no
+            # other live item shares any
+            loose = found.change == "revoke" or (found.change == "revise" and says_what_changed(found.text))
+            target = match(found.text, ruled, loose=loose) or match(found.text, pairs, loose=loose)
             old = self.get(target) if target is not None else None
             if old is not None and found.change == "revoke":
                 out.append(self.retract(old.id, f"revoked at turn {turn}: {one_line(found.text, 100)}", turn=turn,

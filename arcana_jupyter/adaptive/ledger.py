@@ -92,6 +92,8 @@ class EngineState:
         self._index = ObjectIndex()
         self.load_warnings: list[str] = []
         """Events :meth:`load_events` could not apply (each also logged as a warning)."""
+        self.learned: set[str] = set()
+        """The standing objects the learned reader kept (``args.rule == "learned"``; adaptive/standing_model.py)."""
 
     # ------------------------------------------------------------------ reads (tombstones hidden)
 
@@ -166,6 +168,8 @@ class EngineState:
                     or old.retracted != new.retracted):
                 self._index.invalidate()
             self._next_object = max(self._next_object, new.number + 1)
+            if event.action == "standing" and isinstance(event.args, dict) and event.args.get("rule") == "learned":
+                self.learned.add(new.id)
         if event.action == "checkpoint" and event.digest is not None:
             summary = TurnSummary.model_validate(upgrade_recorded_summary(_summary_without_nulls(event.digest)))
             self.turn_summaries[summary.turn] = summary

@@ -1,7 +1,9 @@
 """Standing instructions: what the user says once and expects to hold for the whole session (issue 39).
 
-Pure and deterministic: plain rules over the user's sentences, no model, so the same message always
-gives the same findings (a replay or ``report --verify`` recognises exactly what the session did).
+Pure and deterministic: plain rules over the user's sentences — and, where the session has the bundled
+embedding model, a learned reader of what the rules leave as a plain statement (:mod:`.standing_model`) —
+so the same message always gives the same findings (and a session records them as events: a resumed run
+or ``report --verify`` reads them, never the sentence again).
 :func:`recognise` reads one user message; the engine (:mod:`.engine`) turns each :class:`Finding` into a
 standing constraint object (``StateObject.standing``), kept in its own protected prompt section
 (:mod:`.rendering`), never demoted, until the user revises or revokes it.
@@ -106,7 +108,7 @@ of the budget holds: the reason clause goes (``Answer in French from now on, I'm
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -721,7 +723,7 @@ _PRESENT = _rx(r"\b(?:is|are|am|has|have|'s|'re|must|should|can|can't|cannot|nee
 _CLAUSE = re.compile(r",\s+(?:so|and|but|which means|since|as)?\s*|;\s+|\s+-\s+|\s+[—–]\s+")
 
 _REVISE = _rx(r"^(?:actually|instead|on second thought|scratch that|change of plan|change of heart|correction|"
-              r"update|good news|new rule|make that|make it)\b|\b(?:after all|instead(?! of)|"
+              r"update|good news|new rule|make that|make it|scratch the|go back to)\b|\b(?:after all|instead(?! of)|"
               r"switch(?:ed)? (?:back )?to|(?:have |'ve )?(?:moved|migrated|switched|upgraded|downgraded|bumped|"
               r"ported|changed|swapped|gone over)(?: (?:us|it|them|everything))?(?: (?:over|back))? (?:to|from)\b|"
               r"got upgraded|upgraded|bumped|make that|loosen|tighten|raise|lower|relax|change that|"
@@ -738,11 +740,19 @@ _REVOKE = _rx(r"\b(?:(?:you can|you may|feel free to|let's|we can|please|ok(?:ay
               r".*(?:anymore|any more)|(?:no longer|not) need(?:ed)? (?:the|that|those|them)|"
               r"^(?:stop|drop|forget|ignore|skip|ditch|lose)\b|^never mind\b|^nevermind\b|^back to\b|"
               r"^(?:we|i) (?:dropped|removed|ditched|killed|retired)\b|(?:is|are|'s) (?:gone|dead|over|retired|"
-              r"dropped|history)\b)|^let's\s+(?:return|go back|switch back)\b")
+              r"dropped|history)\b|\bbring (?:it|them|that|those|the \w+) back\b)|"
+              r"^let's\s+(?:return|go back|switch back)\b")
 """Something said before taken back (``you can go back to``, ``no need for``, ``drop the ...``, ``never mind
 the ...``, ``... is gone``, ``... is fine again``)."""
 _PERMISSION = _rx(r"\b(?:we|you) can (?:now )?(?:target|use|drop|go with|switch|rely on|assume|be)\b"
-                  r"|\b(?:is|are|'s|'re) (?:fine|ok|okay|allowed)\b|\bfeel free\b|\b(?:is|are) enough\b")
+                  r"|\b(?:is|are|'s|'re) (?:fine|ok|okay|allowed|fair game)\b|\bfeel free\b|\b(?:is|are) enough\b")
+_SWITCH = _rx(r"\b(?:switch(?:ed)? (?:back )?to|go back to|instead(?! of))\b")
+_CHANGE_LEAD = _rx(r"^(?:instead|scratch|change of plan|on second thought|go back to|correction)\b")
+_NEW_VALUE = _rx(r"\b(?:went|gone|move|moved|push|pushed|slipped|raise|raised|bump|bumped|increase|increased|"
+                 r"decreased|lower|lowered|dropped|cut|extend|extended|shortened|doubled|halved|change|changed|"
+                 r"shifted)\b(?:\s+\w+){0,4}?\s+(?:to|up|down|by|back)\b")
+"""A new value for something said before, with no cue word of a change (``Budget went up, we can spend 500 a
+month now``, ``The MVP deadline slipped to April 4``): a revision, kept only when it is about a live item."""
 
 
 @dataclass(frozen=True)
@@ -754,7 +764,7 @@ class Finding:
     kind: StandingKind
     rule: str
     """Which rule accepted it (``label``, ``directive``, ``preference``, ``constraint``, ``revision``,
-    ``revocation``)."""
+    ``revocation``), or ``learned``: the learned reader kept what the rules left (:mod:`.standing_model`)."""
     change: Change = "new"
     """``new``; ``revise``: replaces the live item it shares a topic with, if one does; ``revoke``: takes
     that item back (and adds nothing)."""
@@ -848,8 +858,52 @@ def _kind_of_directive(core: str, to_you: bool) -> StandingKind:
     return "preference" if re.search(r"\b(?:prefer|rather|over|instead of|better than)\b", core) else "instruction"
 
 
-def judge(sentence: str) -> Verdict:
-    """The verdict on one sentence (see the module docstring for the rules, in their order)."""
+Reader = Callable[[str], bool]
+"""The learned reader of what the rules leave (:class:`~.standing_model.StandingModel`): whether a sentence
+reads as meant to hold for good."""
+LEARNED_READS = frozenset({"statement", "no_scope", "not_work", "self"})
+"""The verdicts the learned reader may overturn: a plain statement, a request with no scope the rules know,
+a preference with no word the rules know as the work's ("I'm not a fan of nested ternaries"), a sentence
+about the speaker ("I'd like comments to explain why, not what"). Never a question, quoted words, a
+one-off, chit-chat, an instruction for someone else or a hypothetical. (On the held half of
+``data/standing_sentences_dev.json``, with the reader trained on the other half: the first two alone found
+123 of 180, all four 135, against the rules' 103.)"""
+
+
+_HERE_AND_NOW = _rx(r"\b(?:this|that|these|those|here)\b")
+
+
+def _learned_kind(core: str, directive: bool) -> StandingKind:
+    """The kind of a sentence the learned reader keeps: a preference when it chooses or likes, an instruction
+    when it addresses the assistant, else a constraint of the project."""
+    if re.search(r"\b(?:prefer|rather|instead of|better than|fan of|like|love|hate|favou?r)\b", core):
+        return "preference"
+    if directive or re.search(r"\b(?:you|your|me|my|please)\b", core):
+        return "instruction"
+    return "constraint"
+
+
+def judge(sentence: str, reader: Reader | None = None) -> Verdict:
+    """The verdict on one sentence (see the module docstring for the rules, in their order); ``reader``:
+    the learned reader, asked about what the rules leave as a statement or a request for this turn."""
+    verdict = _judge(sentence)
+    if reader is None or verdict.reason not in LEARNED_READS:
+        return verdict
+    s = verdict.sentence
+    low = " ".join(_masked(s).split()).lower()
+    core = _strip_lead(low)
+    if _PAST.search(core) or _DEFINITE_OBJECT.match(core) or _HERE_AND_NOW.search(core):
+        # it tells of the past, or asks for one thing now ("Give me the commands to ...", "Set up ESLint in
+        # this project"): on the same held half, 6 fewer such sentences kept, 1 of 135 lost
+        return verdict
+    if not reader(s):
+        return verdict
+    directive = verdict.reason == "no_scope"
+    change: Change = "revise" if _REVISE.search(low) else "new"
+    return Verdict(s, Finding(s, _learned_kind(core, directive), "learned", change), "standing")
+
+
+def _judge(sentence: str) -> Verdict:
     s = sentence.strip()
     label = _LABEL.match(s)
     if label:
@@ -933,6 +987,10 @@ def judge(sentence: str) -> Verdict:
         rule = _rule(clause, clause_cased, work, past)
         if rule is not None:
             return Verdict(s, Finding(s, rule[1], rule[0], new_or), "standing")
+    if _NEW_VALUE.search(low) or ((revise or re.search(r"\b(?:now|again)\b", low)) and _PERMISSION.search(low)
+                                  and not past):
+        # a new value for something said before: a revision, applied only to a live item it is about
+        return Verdict(s, Finding(s, "constraint", "revision", "revise"), "standing")
     if not work:
         about_us = re.match(r"(?:we|we're|we've|we'll|we are|our|ours|us|the team|everyone|everybody|it|it's|"
                             r"everything)\b", core)
@@ -940,17 +998,27 @@ def judge(sentence: str) -> Verdict:
                        else "statement")
     if revise and (_PERMISSION.search(low) or re.search(r"\b(?:now|again)\b", low)) and not _NOT_SUBJECT.match(core):
         return Verdict(s, Finding(s, "constraint", "revision", "revise"), "standing")
+    if revise and _CHANGE_LEAD.match(low):  # "Scratch the pytest thing, the team voted to stay on unittest."
+        return Verdict(s, Finding(s, "constraint", "revision", "revise"), "standing")
     return Verdict(s, None, "statement")
 
 
-def analyse(text: str) -> list[Verdict]:
+def says_what_changed(text: str) -> bool:
+    """Whether a change names what now holds — a permission (``... are allowed any weekday now``) or a new
+    value (``... raised our rate limit to 50``) — so it may find the item it changes by one shared topic."""
+    low = " ".join(_masked(text).split()).lower()
+    return bool(_PERMISSION.search(low) or _NEW_VALUE.search(low) or _SWITCH.search(low) or _CHANGE_LEAD.match(low))
+
+
+def analyse(text: str, reader: Reader | None = None) -> list[Verdict]:
     """The verdict on every sentence of a user message (tests and the precision measure use it)."""
-    return [judge(s) for s in sentences(text)]
+    return [judge(s, reader) for s in sentences(text)]
 
 
-def recognise(text: str) -> list[Finding]:
-    """The standing instructions, preferences and constraints (and changes to them) in a user message."""
-    return [v.finding for v in analyse(text) if v.finding is not None]
+def recognise(text: str, reader: Reader | None = None) -> list[Finding]:
+    """The standing instructions, preferences and constraints (and changes to them) in a user message
+    (``reader``: the learned reader of what the rules leave, :mod:`.standing_model`)."""
+    return [v.finding for v in analyse(text, reader) if v.finding is not None]
 
 
 def is_chit_chat(sentence: str) -> bool:

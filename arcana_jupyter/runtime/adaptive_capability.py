@@ -114,6 +114,10 @@ class AdaptiveCapability(Capability):
 
 def adaptive_capability(ctx: SessionContext) -> AdaptiveCapability:
     from ..adaptive.engine import engine_or_none
+    from ..adaptive.standing_model import standing_model
 
     engine, reason = engine_or_none(ctx.config, emit=lambda et, md: ctx.emit_json(et, md), counter=ctx.counter)
+    store = ctx.embeddings
+    if engine is not None and store is not None:  # the learned reader of what the standing rules leave
+        engine.standing_reader = standing_model(store.get, store.ident)
     return AdaptiveCapability(ctx, engine, reason)

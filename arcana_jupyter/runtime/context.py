@@ -24,6 +24,7 @@ from ..trace.events import TraceEvent
 from .config import RuntimeConfig
 
 if TYPE_CHECKING:
+    from ..context.embeddings import EmbeddingStore
     from .session import ChatSession
 
 AskUser = Callable[[str], str | Awaitable[str]]
@@ -49,6 +50,12 @@ class SessionContext:
     def turn(self) -> int:
         """The turn in progress (0 before the first)."""
         return self._session.turn
+
+    @property
+    def embeddings(self) -> EmbeddingStore | None:
+        """The session's sentence vectors (its relevance model, kept beside the trace), or ``None`` when
+        relevance is lexical."""
+        return self._session.builder.embeddings
 
     @property
     def history(self) -> Sequence[Message]:

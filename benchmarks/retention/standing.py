@@ -11,7 +11,9 @@ depend on them: the probes).
 Each chat is driven turn by turn through a real :class:`~arcana_jupyter.runtime.ChatSession` started as
 ``Runtime()`` starts it — the default mode, every default setting — and, beside it, in classic mode
 (``context_engine=False``), with ``total_window = B + 1000`` and ``response_reserve = 1000`` for a prompt
-budget ``B``, lexical relevance (``embeddings="off"``), as :mod:`.conversations` does. The user's turns are sent
+budget ``B``, relevance as ``Runtime()`` starts it (``embeddings="auto"``: the bundled embedding model, which also
+gives the standing recogniser its learned reader; ``--embeddings off``: lexical, the rules alone), as
+:mod:`.conversations` does. The user's turns are sent
 with ``chat.send``; a scripted model answers each with the recorded assistant reply, instantly (classic mode's
 summariser, when it asks, gets one fixed generic sentence: no model paraphrases here). Nothing else is done to
 the session: no pins, no magics, no memory. At each probe turn the prompt as sent (``provider.requests[-1]``)
@@ -208,7 +210,8 @@ def exchanges(chat: dict[str, Any]) -> list[tuple[str, str]]:
 
 async def drive(chat: dict[str, Any], *, engine: bool, budget: int, tally: Tally,
                 details: list[dict[str, Any]] | None = None,
-                before_turn: Callable[[Any, int], None] | None = None, controls: Sequence[str] = ()) -> None:
+                before_turn: Callable[[Any, int], None] | None = None, controls: Sequence[str] = (),
+                embeddings: str = "auto", vectors: Path | None = None) -> None:
     """Send ``chat`` turn by turn through a new session and measure each probe into ``tally`` (and one row per
     probe into ``details``). ``before_turn(session, turn)``, when given, is called before each turn is sent
     (tests and experiments: pin something, add a constraint by hand, ...). ``controls``: sentences never said in
@@ -227,8 +230,11 @@ async def drive(chat: dict[str, Any], *, engine: bool, budget: int, tally: Tally
     probes = {p["turn"]: p for p in chat["probes"]}
     last_probe = max(probes)
     with tempfile.TemporaryDirectory() as tmp:
+        if vectors is not None:  # the vectors computed by earlier runs (a session keeps them beside its trace)
+            vectors.mkdir(parents=True, exist_ok=True)
+            (Path(tmp) / "embeddings").symlink_to(vectors.resolve(), target_is_directory=True)
         config = RuntimeConfig(trace_dir=tmp, context_engine=engine, total_window=budget + RESERVE,
-                               response_reserve=RESERVE, embeddings="off")
+                               response_reserve=RESERVE, embeddings=embeddings)
         async with Runtime(config=config, provider=provider).chat() as session:
             for k, (user, _) in enumerate(pairs):
                 turn = k + 1
@@ -317,14 +323,23 @@ class RecogniserTally:
     """The items not recognised, and the changes not applied (``--recogniser --verbose``)."""
 
 
-def recogniser_tally(chats: list[dict[str, Any]]) -> RecogniserTally:
-    """Every user message given, in order, to a bare engine; its standing objects against the data."""
+def recogniser_tally(chats: list[dict[str, Any]], embeddings: str = "auto",
+                     vectors: Path | None = None) -> RecogniserTally:
+    """Every user message given, in order, to a bare engine; its standing objects against the data. With
+    ``embeddings`` other than ``off``, the engine has the learned reader a session with the bundled embedding
+    model gets (:mod:`arcana_jupyter.adaptive.standing_model`)."""
     from arcana_jupyter.adaptive.engine import AdaptiveEngine
     from arcana_jupyter.adaptive.standing import sentences
+    from arcana_jupyter.adaptive.standing_model import standing_model
+    from arcana_jupyter.context.embeddings import EmbeddingStore, embedder_from_setting
 
+    embedder, _ = embedder_from_setting(embeddings)
+    store = EmbeddingStore(embedder, vectors) if embedder is not None else None
     out = RecogniserTally()
     for chat in chats:
         engine = AdaptiveEngine()
+        if store is not None:
+            engine.standing_reader = standing_model(store.get, store.ident)
         for k, (user, _) in enumerate(exchanges(chat)):
             engine.begin_turn(k + 1, user)
             out.sentences += len(sentences(user))
@@ -453,11 +468,15 @@ def main(argv: list[str] | None = None) -> None:
                         help="print the recogniser-alone table of each file and stop (no sessions, seconds)")
     parser.add_argument("--verbose", "-v", action="store_true",
                         help="with --recogniser: list what it missed and what else it kept")
+    parser.add_argument("--embeddings", default="auto", choices=("auto", "on", "off"),
+                        help="RuntimeConfig.embeddings (default: auto, as Runtime() starts; off: the rules alone)")
+    parser.add_argument("--vectors", type=Path, default=Path(os.environ.get("ARCANA_BENCH_VECTORS", ".bench-vectors")),
+                        help="where sessions keep the vectors they compute, shared by every run")
     args = parser.parse_args(argv)
     if args.recogniser:
         for path in args.files:
             chats = json.loads(path.read_text(encoding="utf-8"))[: args.limit]
-            tally = recogniser_tally(chats)
+            tally = recogniser_tally(chats, args.embeddings, args.vectors)
             print(f"## {path.name}\n\n{recogniser_table(tally)}", flush=True)
             if args.verbose:
                 print("\n".join(f"- {m}" for m in [*dict.fromkeys(tally.missed),
@@ -477,7 +496,8 @@ def main(argv: list[str] | None = None) -> None:
                 tally = Tally()
                 for chat in chats:
                     asyncio.run(drive(chat, engine=mode == "default", budget=budget, tally=tally, details=details,
-                                      controls=never_said(chats, chat)))
+                                      controls=never_said(chats, chat), embeddings=args.embeddings,
+                                      vectors=args.vectors))
                 results.append((budget, mode, tally))
                 print(path.name, budget, mode, {k: column(tally.deps, k, 0) for k in KINDS},
                       "superseded", rate(tally.superseded_line), flush=True)
@@ -491,13 +511,17 @@ def main(argv: list[str] | None = None) -> None:
 {n_i['preference']} preferences, {n_i['constraint']} constraints (revisions included).
 
 {tables(results)}
-{recogniser_table(recogniser_tally(chats))}""")
+{recogniser_table(recogniser_tally(chats, args.embeddings, args.vectors))}""")
     if details is not None:
         args.details.write_text("".join(json.dumps(d) + "\n" for d in details), encoding="utf-8")
     files = " ".join(str(f.relative_to(Path.cwd()) if f.is_relative_to(Path.cwd()) else f) for f in args.files)
     command = " ".join(["python -m benchmarks.retention.standing", files, "--budgets", args.budgets,
                         *(["--modes", args.modes] if args.modes != "default,classic" else []),
-                        *(["--limit", str(args.limit)] if args.limit else [])])
+                        *(["--limit", str(args.limit)] if args.limit else []),
+                        *(["--embeddings", args.embeddings] if args.embeddings != "auto" else [])])
+    relevance = ("lexical relevance (`--embeddings off`: the standing rules alone)" if args.embeddings == "off"
+                 else "relevance `embeddings=auto` (the bundled embedding model; the standing rules with their "
+                      "learned reader)")
     text = f"""# Standing instructions and preferences in later prompts: the default mode beside classic
 
 Command: `{command}`
@@ -505,7 +529,7 @@ Date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}; machine: {os.cpu
 Python {platform.python_version()}; load average at start {load:.2f}
 
 Sessions started as `Runtime()` starts them (the default mode, every default setting) and in classic mode
-beside it; `total_window = B + 1000`, `response_reserve = 1000`, lexical relevance; the recorded assistant
+beside it; `total_window = B + 1000`, `response_reserve = 1000`, {relevance}; the recorded assistant
 replies as the model's. Measured at each probe on the prompt as sent. "Sections": the blocks the runtime wrote
 itself (decision rows with `source == "section"` or `"pin"`, and classic mode's summary), never a history
 message or a recalled one; "held": at least 60% of the sentence's stemmed content words, in the sections' text

@@ -152,3 +152,29 @@ def test_remembered_is_recorded_on_the_object(rec: Recorder) -> None:
     refused = engine.mark_remembered("s_1", "m_x", turn=9)
     assert refused["ok"] is False and refused["error"] == "retracted"
     assert AdaptiveEngine.from_events(rec.events, engine.config).snapshot() == engine.snapshot()
+
+
+def test_a_change_with_no_cue_word_finds_what_it_changes_by_the_new_value_it_names() -> None:
+    cases = [
+        ("Our hosting budget is capped at 300 euros a month.", "The budget went up to 450 a month.", True),
+        ("Keep answers under 200 words.", "Let's bump the word limit to 400.", True),
+        ("Never touch the legacy/ folder when you refactor.", "The legacy/ folder is fair game now.", True),
+        ("Use pytest for every test you write.", "Scratch the pytest thing, we stay on unittest.", True),
+        ("Could you answer in a casual tone from now on?", "Can you switch to a formal tone from now on?", True),
+    ]
+    for earlier, later, replaced in cases:
+        engine = AdaptiveEngine()
+        engine.begin_turn(1, earlier)
+        [old] = engine.standing()
+        engine.begin_turn(2, later)
+        live = engine.standing()
+        assert old.id not in [o.id for o in live], (earlier, later)
+        assert bool(live) is replaced, (earlier, later)
+
+
+def test_a_statement_that_only_ends_with_now_takes_nothing_back() -> None:
+    engine = AdaptiveEngine()
+    engine.begin_turn(1, "Use pytest for every test you write.")
+    engine.begin_turn(2, "The tests pass now.")
+    engine.begin_turn(3, "Our traffic went up a lot this week, fun times.")  # a new value, about nothing live
+    assert [o.payload for o in engine.standing()] == ["Use pytest for every test you write."]

@@ -146,3 +146,21 @@ def test_the_section_is_recorded_with_the_decision_and_rebuilds(tmp_path: Path) 
         assert sections[0] == "standing"
         outcome = verifier.verify(replay)
         assert (outcome[0] if isinstance(outcome, tuple) else outcome.verified) is True
+
+
+async def test_with_the_embedding_model_the_learned_reader_keeps_what_the_rules_leave(tmp_path: Path) -> None:
+    # Runtime()'s default relevance (embeddings="auto") gives the engine the learned reader; lexical, none
+    said = "Plain ASCII in commit messages."
+    for embeddings, kept in (("auto", True), ("off", False)):
+        model = Model()
+        cfg = RuntimeConfig(trace_dir=tmp_path / embeddings, embeddings=embeddings, total_window=4000)
+        async with Runtime(config=cfg, provider=FunctionProvider(model)).chat() as chat:
+            await chat.send(f"Morning! {said} What should the release script do first?")
+            await chat.send("And after that?")
+            path = chat.trace_path
+            assert ([o.payload for o in chat.standing()] == [said]) is kept
+            assert (f"- (s_1, turn 1) {said}" in model.requests[-1].messages[0].content) is kept
+        assert path is not None
+        rules = [e["metadata"]["args"].get("rule") for e in events_of(path)
+                 if e["event_type"] == "context_action" and e["metadata"]["action"] == "standing"]
+        assert rules == (["learned"] if kept else [])

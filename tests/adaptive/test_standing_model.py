@@ -1,0 +1,113 @@
+"""The learned reader of the standing-instruction recogniser (adaptive/standing_model.py): it reads what the
+rules leave as a plain statement, with the shipped weights over the bundled embedding model, and never
+overturns a reason the rules reject a sentence for."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from arcana_jupyter.adaptive import AdaptiveEngine
+from arcana_jupyter.adaptive.standing import LEARNED_READS, judge, recognise
+from arcana_jupyter.adaptive.standing_model import MODEL_FILE, StandingModel, standing_model
+from arcana_jupyter.context.embeddings import default_embedder
+
+
+@pytest.fixture(scope="module")
+def reader() -> StandingModel:
+    embedder = default_embedder()
+    assert embedder is not None  # a core dependency
+    model = standing_model(embedder.embed, embedder.ident)
+    assert model is not None
+    return model
+
+
+def test_the_shipped_weights_belong_to_the_bundled_embedding_model() -> None:
+    data = json.loads(MODEL_FILE.read_text())
+    embedder = default_embedder()
+    assert embedder is not None and data["embedder"] == embedder.ident
+    assert len(data["weights"]) == len(embedder.embed("a sentence")) and 0.5 < data["threshold"] < 1
+    assert data["made_by"] == "python -m benchmarks.retention.train_standing"
+    # another embedding model (or none) gets no reader: its vectors mean something else
+    assert standing_model(embedder.embed, "another-model@1") is None
+    assert standing_model(None, None) is None
+
+
+# written for this test, apart from the data the weights were trained on; the rules miss each of them
+@pytest.mark.parametrize(("sentence", "kind"), [
+    ("Short answers suit me best.", "instruction"),
+    ("Plain ASCII in commit messages.", "constraint"),
+    ("Two spaces for indentation in YAML files.", "constraint"),
+])
+def test_the_reader_keeps_what_the_rules_left_as_a_statement(reader: StandingModel, sentence: str,
+                                                             kind: str) -> None:
+    assert judge(sentence).finding is None and judge(sentence).reason in LEARNED_READS
+    verdict = judge(sentence, reader)
+    assert verdict.finding is not None and verdict.finding.rule == "learned"
+    assert verdict.finding.kind == kind and verdict.finding.text == sentence
+
+
+@pytest.mark.parametrize("sentence", [
+    "I had a great weekend at the lake.",
+    "The coffee here is terrible.",
+    "Your last answer was really helpful.",  # the reader would: it tells of the past
+    "Sorry, I was away for a bit.",
+])
+def test_the_reader_leaves_small_talk_out(reader: StandingModel, sentence: str) -> None:
+    assert judge(sentence, reader).finding is None
+
+
+@pytest.mark.parametrize(("sentence", "reason"), [
+    ("Should we always answer in French?", "question"),
+    ("The README says \"never commit to main\".", "quoted"),
+    ("Just this once, skip the tests.", "one_off"),
+    ("Can't wait to ship it.", "chit_chat"),
+    ("Tell the intern to always run the linter.", "third_party"),
+    ("If we ever move to Go, we'd rewrite the parser.", "hypothetical"),
+])
+def test_a_reader_that_says_yes_to_everything_never_overturns_a_rejection(sentence: str, reason: str) -> None:
+    assert judge(sentence, lambda s: True).reason == reason
+
+
+def test_what_tells_of_the_past_or_asks_for_one_thing_now_stays_out_whatever_the_reader_says() -> None:
+    for sentence in ("The deploy broke yesterday on the staging box.", "Give me the commands to get it running."):
+        assert judge(sentence).finding is None
+        assert judge(sentence, lambda s: True).finding is None
+
+
+def test_an_engine_keeps_a_learned_finding_as_a_standing_object_with_its_rule(reader: StandingModel) -> None:
+    engine = AdaptiveEngine()
+    engine.standing_reader = reader
+    engine.begin_turn(1, "Hi again. Plain ASCII in commit messages. What's the next step?")
+    [obj] = engine.standing()
+    assert obj.payload == "Plain ASCII in commit messages." and obj.created_turn == 1
+    bare = AdaptiveEngine()  # no reader (a session with lexical relevance): the rules alone
+    bare.begin_turn(1, "Hi again. Plain ASCII in commit messages. What's the next step?")
+    assert bare.standing() == []
+    assert recognise("Plain ASCII in commit messages.") == []
+
+
+def test_a_change_is_about_what_the_rules_found_and_a_learned_finding_never_replaces_one() -> None:
+    learned = "The code can stay in English."
+    engine = AdaptiveEngine()
+    engine.standing_reader = lambda s: s == learned  # a reader that keeps this one sentence
+    engine.begin_turn(1, f"Could you switch to French for your answers from now on? {learned}")
+    french, code = engine.standing()
+    assert code.payload == learned and engine.learned == {code.id} and french.id not in engine.learned
+    engine.begin_turn(2, "Use 4 spaces for indentation in every snippet you write.")
+    engine.standing_reader = lambda s: s.startswith("Two-space")
+    engine.begin_turn(3, "Two-space snippets would look odd in our modules.")  # same choice: adds, replaces nothing
+    assert [o.payload for o in engine.standing()][2:] == [
+        "Use 4 spaces for indentation in every snippet you write.", "Two-space snippets would look odd in our modules."]
+    # "English" is in the learned one, "French" in the rules' one: the revocation takes back the rules' one
+    engine.begin_turn(4, "Let's return to English, the French was slowing me down too much.")
+    live = [o.id for o in engine.standing()]
+    assert french.id not in live and code.id in live
+    # a resumed engine knows which ones the reader kept (recorded as the action's rule)
+    events: list[tuple[str, dict]] = []
+    again = AdaptiveEngine(emit=lambda et, md: events.append((et, md)))
+    again.standing_reader = lambda s: s == learned
+    again.begin_turn(1, f"Could you switch to French for your answers from now on? {learned}")
+    resumed = AdaptiveEngine().load_events([{"event_type": et, "metadata": md, "turn": 1} for et, md in events])
+    assert resumed.learned == again.learned != set()
