@@ -31,6 +31,7 @@ from ..cli import printable
 from ..exceptions import ArcanaError, RunLockedError
 from ..providers.base import Provider
 from ..runtime.config import MAX_DEFAULT_RESERVE, RuntimeConfig, default_reserve
+from ..runtime.tool_budget import CONVERSATION_FIRST, RUNTIME_TOOLS_SHARE
 from .bridge import MainThreadBridge
 from .cell_errors import cell_errors, track_errors
 from .display import TurnDisplay
@@ -254,7 +255,8 @@ class ArcanaMagics(Magics):
             message += "\n" + withheld
         held = [n for n in chat.held_back_tools if n not in chat.withheld_tools]
         if held:
-            message += (f"\nthe runtime's tools take at most a tenth of the prompt budget: held back "
+            message += (f"\nthe runtime's tools take at most {RUNTIME_TOOLS_SHARE:.0%} of the prompt budget past "
+                        f"its first {CONVERSATION_FIRST:,} tokens: held back "
                         f"{', '.join(held)} (a larger --window offers them)")
         return message
 

@@ -701,8 +701,9 @@ class ChatSession:
         if self._embeddings_note is not None:  # said once, in the session's first decision
             decision.notes.append(self._embeddings_note)
             self._embeddings_note = None
-        if tools and not self._tool_note_said:  # ... and which runtime tools the budget held back
-            self._tool_note_said = True
+        held = [n for n in self.tool_offer().held_back if n not in self.withheld_tools]
+        if (tools or held) and not self._tool_note_said:  # ... and which runtime tools the budget held back
+            self._tool_note_said = True  # (all of them, on a small window: then no tool is sent at all)
             note = self.tool_offer().note()
             if note is not None:
                 decision.notes.append(note)

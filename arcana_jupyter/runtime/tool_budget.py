@@ -3,8 +3,8 @@
 The tools the runtime offers besides the user's (``ask_user``, the primitives, the memory tools,
 the adaptive-context tools) are sent with every call, ahead of the conversation: on a small window
 their specs would take the room the conversation needs (the adaptive tools alone are ~930 tokens,
-46% of a 2k budget). :func:`offer` keeps them within :data:`RUNTIME_TOOLS_SHARE` of the budget: in
-full when they all fit, else in a compact form (each description's first sentence, no argument
+46% of a 2k budget). :func:`offer` keeps them within :func:`tool_cap` — a tenth of the budget past its
+first 1,000 tokens: in full when they all fit, else in a compact form (each description's first sentence, no argument
 descriptions), and when even that is too much, the most useful first (:data:`PRIORITY`) while they
 fit. The choice is made once per session, from its configured window, so the tool list — the start
 of every prompt — never changes between calls (a changed list would re-bill the whole prompt).
@@ -21,7 +21,22 @@ from ..messages import ToolSpec
 from ..tokens import TokenCounter
 
 RUNTIME_TOOLS_SHARE = 0.1
-"""The most of the prompt budget the runtime's own tool specs may take."""
+"""The most of the prompt budget past its first :data:`CONVERSATION_FIRST` tokens the runtime's own tool specs
+may take."""
+CONVERSATION_FIRST = 1000
+"""The first tokens of every prompt budget belong to the conversation: the tools take a tenth of the rest. The
+specs are sent with every call, ahead of the conversation; on small windows their room is the room of the
+earlier messages a question needs. A tenth of the whole budget (what it was) offered 74 tokens of them at a 1k
+budget and 189 at 2k; now none at 1k and `search_turn_events` (74) at 2k, a tenth less 100 tokens from there
+(all of them, in full, from ~10k). On the dev splits of benchmarks/retention/conversations.py at 1k / 2k: 0.68 /
+0.78 (talks) and 0.68 / 0.78 (chats) of the evidence against 0.67 / 0.76 and 0.66 / 0.78 with a tenth of the
+whole budget (classic mode, offered no tools: 0.67 / 0.77 and 0.65 / 0.77)."""
+
+
+def tool_cap(available: int, share: float = RUNTIME_TOOLS_SHARE) -> int:
+    """The most tokens the runtime's tool specs may take of a prompt budget of ``available`` tokens."""
+    return max(0, int((available - CONVERSATION_FIRST) * share))
+
 
 PRIORITY = (
     "ask_user", "recall", "pin", "unpin", "remember", "recall_memory", "forget_memory", "search_turn_events",
@@ -50,7 +65,8 @@ class ToolOffer:
         if not self.compact and not self.held_back:
             return None
         form = "in compact form " if self.compact else ""
-        line = (f"the runtime's tools are offered {form}within {RUNTIME_TOOLS_SHARE:.0%} of the prompt budget "
+        line = (f"the runtime's tools are offered {form}within {RUNTIME_TOOLS_SHARE:.0%} of the prompt budget past "
+                f"its first {CONVERSATION_FIRST:,} tokens "
                 f"({self.tokens} of at most {self.cap} tokens)")
         if self.held_back:
             line += f"; held back: {', '.join(self.held_back)} (a larger --window offers them)"
@@ -73,7 +89,7 @@ def offer(specs: Sequence[ToolSpec], available: int, counter: TokenCounter,
     """The runtime tools among ``specs`` that fit ``share`` of ``available`` prompt tokens (see the
     module docstring). ``required``: names the user asked for explicitly (their group set to ``on``,
     ``--force``): always offered, compact when the rest is, the others in the room they leave."""
-    cap = max(0, int(available * share))
+    cap = tool_cap(available, share)
     full = counter.count_tools(specs)
     if full <= cap:
         return ToolOffer(list(specs), tokens=full, cap=cap)

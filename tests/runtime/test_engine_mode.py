@@ -183,7 +183,7 @@ async def test_engine_mode_turns_rebuild_exactly_from_the_trace(tmp_path: Path) 
     counterfactual = rebuild_turn(reader, run_id, 9, total_window=2600, response_reserve=400)
     assert counterfactual.counterfactual and not counterfactual.budget.overflow
     assert counterfactual.budget.used <= 2200
-    squeezed = rebuild_turn(reader, run_id, 9, total_window=900)  # less than the reply reserve leaves
+    squeezed = rebuild_turn(reader, run_id, 9, total_window=820)  # less than the reply reserve leaves
     assert squeezed.budget.overflow and any("overflow" in n or "do not fit" in n for n in squeezed.decision.notes)
 
 
