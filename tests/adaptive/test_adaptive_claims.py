@@ -52,7 +52,7 @@ async def test_a_wrong_answer_at_turn_2_is_never_a_pinned_finding_later(tmp_path
         *[say(f"Here is more about topic {i}. " + "The weekly figures moved as expected. " * 90) for i in range(5, 9)],
     )
     # a window the later turns fill, so that earlier turns stop fitting and the checkpoint stands in
-    cfg = RuntimeConfig(trace_dir=tmp_path, digest_turns=1, total_window=3000, embeddings="off")
+    cfg = RuntimeConfig(trace_dir=tmp_path, digest_turns=1, total_window=2600, embeddings="off")
     runtime = Runtime(config=cfg, tools=(prices,), provider=FunctionProvider(script))
     async with runtime.chat() as chat:
         live_decisions: list = []

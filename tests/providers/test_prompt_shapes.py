@@ -103,10 +103,11 @@ async def run_session(
     tmp_path: Path, model: TemplatedModel, *, engine: bool
 ) -> list[tuple[list[Message], list[Message]]]:
     """Every request of one session: (the builder's messages, the shaped messages sent)."""
+    # memory_tools="on": turn 3's `remember` call needs the tool, which a 4k window's share would hold back
     config = RuntimeConfig(trace_dir=tmp_path / "traces", context_engine=engine, total_window=4096,
                            response_reserve=256, memory=True, memory_path=tmp_path / "memory.db",
                            cognitive_primitives=["pin", "recall"], user_tools="on", primitive_tools="on",
-                           embeddings="off")
+                           memory_tools="on", embeddings="off")
     runtime = Runtime(config=config, tools=[lookup], provider=model)
     prompts: list[tuple[list[Message], list[Message]]] = []
     async with runtime.chat() as chat:
