@@ -193,7 +193,8 @@ def standing_items(session: ChatSession) -> list[dict[str, Any]]:  # JSON edge: 
         return []
     memory = session.memory is not None
     return [StandingItem(id=o.id, kind=o.standing or "constraint", text=o.payload, turn=o.created_turn,
-                         by=o.origin or "added", shown=engine.standing_shown.get(o.id), revises=o.revises,
+                         by=o.origin or "added", learned=True if o.id in engine.learned else None,
+                         shown=engine.standing_shown.get(o.id), revises=o.revises,
                          memory_id=o.remembered, offer_memory=memory and o.remembered is None
                          ).model_dump(mode="json", exclude_none=True)
             for o in engine.standing()]

@@ -92,6 +92,9 @@ class StandingItem(_Part):
     """The turn it was given (or added) in."""
     by: str
     """``said`` (recognised in the user's message), ``added`` (by the user, by hand) or ``model`` (its tool)."""
+    learned: bool | None = None
+    """``True``: recognised by the learned reader (adaptive/standing_model.py), not by a rule — less sure, so the
+    inspector says so (retract it if it is not one); ``None`` otherwise."""
     shown: str | None = None
     """How the latest prompt showed it: ``full``, ``short`` (its first clause), ``cut`` (its first words),
     ``folded`` (its id only), to keep the section within its share of the budget; ``None``: not sent yet."""

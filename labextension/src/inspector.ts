@@ -203,6 +203,9 @@ const STANDING_SHOWN: Record<string, string> = {
 /** One standing instruction: its id, kind, the turn it was given, who, how the prompt showed it, its text. */
 export function standingItem(s: StandingItem, ...actions: Child[]): HTMLElement {
   const facts = [`from turn ${s.turn}`, STANDING_BY[s.by] ?? s.by];
+  if (s.learned) {
+    facts.push('read as standing by the learned reader, not a rule: retract it if it is not one');
+  }
   if (s.shown) {
     facts.push(STANDING_SHOWN[s.shown] ?? s.shown);
   }

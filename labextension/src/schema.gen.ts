@@ -372,6 +372,11 @@ export interface StandingItem {
   /** ``said`` (recognised in the user's message), ``added`` (by the user, by hand) or ``model`` (its tool). */
   by: string;
   /**
+   * ``True``: recognised by the learned reader (adaptive/standing_model.py), not by a rule — less sure, so the
+   * inspector says so (retract it if it is not one); ``None`` otherwise.
+   */
+  learned?: boolean | null;
+  /**
    * How the latest prompt showed it: ``full``, ``short`` (its first clause), ``cut`` (its first words),
    * ``folded`` (its id only), to keep the section within its share of the budget; ``None``: not sent yet.
    */

@@ -54,7 +54,10 @@ def test_the_standing_instruction_is_listed_with_its_turn_retracted_by_the_butto
     turn.locator(".arcana-summary").click()
     section = turn.locator(".arcana-standing-section")
     expect(section.locator(".arcana-disclosure")).to_contain_text("Standing instructions (2)", timeout=20_000)
-    expect(section.locator(".arcana-standing-item[data-id=s_2]")).to_contain_text("Plain ASCII in commit messages.")
+    learned = section.locator(".arcana-standing-item[data-id=s_2]")
+    expect(learned).to_contain_text("Plain ASCII in commit messages.")
+    expect(learned).to_contain_text("read as standing by the learned reader")  # less sure than a rule: said
+    expect(section.locator(".arcana-standing-item[data-id=s_1]")).not_to_contain_text("learned reader")
     item = section.locator(".arcana-standing-item[data-id=s_1]")
     expect(item).to_contain_text("from turn 2")
     expect(item).to_contain_text("you said it")

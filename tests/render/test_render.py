@@ -225,13 +225,17 @@ def test_the_standing_instructions_are_listed_with_their_turn_and_escaped() -> N
     bundle["standing"] = [
         {"id": "s_1", "kind": "instruction", "text": HOSTILE, "turn": 2, "by": "said", "shown": "full",
          "offer_memory": True},
+        {"id": "s_3", "kind": "constraint", "text": "Plain ASCII in commit messages.", "turn": 5, "by": "said",
+         "learned": True},
         {"id": "s_4", "kind": "preference", "text": "I prefer httpx over requests.", "turn": 7, "by": "model",
          "shown": "short", "revises": "s_2", "memory_id": "m_0123456789abcdef"},
     ]
     html = render.turn_html(bundle)
     assert_safe(html)
-    assert "Standing instructions (2)" in html
+    assert "Standing instructions (3)" in html
     rows = html.split('<tr class="arcana-standing-row">')[1:]
+    assert "learned reader" not in rows[0] and "you said it (read by the learned reader)" in rows[1]
+    del rows[1]
     assert len(rows) == 2 and "&lt;script&gt;alert(" in rows[0] and "&lt;img src=x onerror" in rows[0]
     assert "<code>s_1</code>" in rows[0] and '<td class="num">2</td>' in rows[0] and "you said it" in rows[0]
     assert "%arcana_standing remember s_1" in rows[0]
