@@ -35,7 +35,17 @@ from .ledger import Emit
 from .promotion import Promotion, demotion_target, find_promotions
 from .rendering import SECTION_NAMES, PromptRendering
 from .search import docs_for_turn
-from .standing import Reader, live_changes, match, recognise, same, says_what_changed
+from .standing import (
+    Reader,
+    analyse,
+    change_in_context,
+    live_changes,
+    match,
+    pointed_value,
+    same,
+    says_what_changed,
+    strong_change,
+)
 from .state import one_line
 from .turn_summary import summarise_turn
 
@@ -77,18 +87,35 @@ class AdaptiveEngine(EngineActions, PromptRendering):
         and one said again is answered with the live one. Returns the engine's answer to each (recorded
         as ``context_action`` events)."""
         out: list[dict[str, Any]] = []
-        for found in live_changes(recognise(text, self.standing_reader)):
+        verdicts = analyse(text, self.standing_reader)
+        kept = set(map(id, live_changes([v.finding for v in verdicts if v.finding is not None])))
+        for verdict in verdicts:
+            found = verdict.finding
             live = self.standing()
             pairs = [(o.id, o.payload) for o in live]
+            if found is None:
+                # a change the rules do not keep on its own ("Change the seed to 1234 please."), read with
+                # what holds: it changes the live item it is about
+                said = change_in_context(verdict.sentence, pairs)
+                if said is not None:
+                    out.extend(self._apply_change(turn, verdict.sentence, said[1], said[0], rule="revision"))
+                continue
+            if id(found) not in kept:
+                continue
             # a change is about what the rules found when it matches one of those; what the learned reader
             # kept (less sure) only when it matches none of them
             ruled = [(i, t) for i, t in pairs if i not in self.learned]
             if found.change == "new":
-                # said again: answered with the live one; on the same choice as a live one: replaces it
-                # (not what the learned reader kept: less sure, it adds and never replaces)
-                conflict = None if found.rule == "learned" or any(same(found.text, t) for _, t in pairs) else (
-                    match(found.text, ruled, min_overlap=3, same_class=True)
-                    or match(found.text, pairs, min_overlap=3, same_class=True))
+                # said again: answered with the live one; on the same choice as a live one: replaces it; one
+                # that says it changes something ("use uv instead"): replaces the live one it is about
+                # (what the learned reader kept adds and never replaces, unless it says so)
+                conflict = None
+                if not any(same(found.text, t) for _, t in pairs):
+                    if strong_change(found.text):
+                        conflict = match(found.text, ruled, loose=True) or match(found.text, pairs, loose=True)
+                    elif found.rule != "learned":
+                        conflict = (match(found.text, ruled, min_overlap=3, same_class=True)
+                                    or match(found.text, pairs, min_overlap=3, same_class=True))
                 out.append(self.add_standing(found.text, found.kind, turn=turn, origin="said", rule=found.rule,
                                              revises=conflict))
                 continue
@@ -96,17 +123,27 @@ class AdaptiveEngine(EngineActions, PromptRendering):
             # other live item shares any
             loose = found.change == "revoke" or (found.change == "revise" and says_what_changed(found.text))
             target = match(found.text, ruled, loose=loose) or match(found.text, pairs, loose=loose)
-            old = self.get(target) if target is not None else None
-            if old is not None and found.change == "revoke":
-                out.append(self.retract(old.id, f"revoked at turn {turn}: {one_line(found.text, 100)}", turn=turn,
-                                        source="user"))
-            elif old is not None:
-                kind = old.standing if found.rule == "revision" else found.kind
-                out.append(self.add_standing(found.text, kind or found.kind, turn=turn, origin="said",
-                                             rule=found.rule, revises=old.id))
+            if target is None and found.change == "revise":
+                target = pointed_value(found.text, pairs)  # "make it 120": the latest item with a number
+            if target is not None:
+                out.extend(self._apply_change(turn, found.text, found.change, target, rule=found.rule,
+                                              kind=found.kind))
             elif found.rule not in ("revision", "revocation") or found.standalone:  # it stands on its own: new
                 out.append(self.add_standing(found.text, found.kind, turn=turn, origin="said", rule=found.rule))
         return out
+
+    def _apply_change(self, turn: int, text: str, change: str, target: str, *, rule: str,
+                      kind: str | None = None) -> list[dict[str, Any]]:
+        """Revoke the live item ``target``, or replace it with ``text`` (its kind kept for a revision)."""
+        old = self.get(target)
+        if old is None:
+            return []
+        if change == "revoke":
+            return [self.retract(old.id, f"revoked at turn {turn}: {one_line(text, 100)}", turn=turn,
+                                 source="user")]
+        new_kind = old.standing if rule == "revision" or kind is None else kind
+        return [self.add_standing(text, new_kind or kind or "constraint", turn=turn, origin="said", rule=rule,
+                                  revises=old.id)]
 
     def end_turn(self, turn: int, transcript_of_turn: Sequence[MessageLike]) -> list[Promotion]:
         """Summarise the turn and reconcile the checkpoint with it, then demote idle objects; returns demotions."""

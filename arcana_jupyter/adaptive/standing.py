@@ -268,6 +268,14 @@ TOPIC_CLASSES: dict[str, frozenset[str]] = {
     "js_runtime": frozenset("node nodejs deno bun".split()),
     "address": frozenset(["call me", "address me", "refer to me", "my name"]),
     "output_shape": frozenset(["diff", "diffs", "whole file", "full file", "patch"]),
+    "tone": frozenset("tone formal informal casual chatty friendly professional conversational playful "
+                      "stiff".split()),
+    "currency": frozenset("usd eur euro euros dollar dollars gbp pound pounds sterling yen chf".split()),
+    "file_format": frozenset("csv parquet excel xlsx feather arrow tsv pickle".split()),
+    "log_level": frozenset("debug warning warnings verbose noisy quiet".split()),
+    "compute": frozenset("cpu cpus core cores threads gpu gpus workers".split()),
+    "theme": frozenset(["light background", "dark background", "dark mode", "light mode", "dark theme",
+                        "light theme"]),
 }
 """Words (and phrases, matched with a space or a hyphen between their words: ``bottom line`` and
 ``bottom-line`` alike) that name the alternatives of one choice, so that a revision worded apart from
@@ -1003,6 +1011,76 @@ def _judge(sentence: str) -> Verdict:
     return Verdict(s, None, "statement")
 
 
+_CHANGE_CUE = _rx(r"\binstead\b|\bany ?more\b|\bno longer\b|\bswitch(?:ing|ed)?\b|\bchanged? my mind\b|"
+                  r"\bchang(?:e|ed|ing)\b(?:\s+[\w'./-]+){0,4}?\s+(?:to|into)\b|\b(?:bump|raise|lower|turn|push|move|"
+                  r"moving|point|migrate|migrating)\b(?:\s+[\w'./-]+){0,4}?\s+(?:to|up|down|at|over)\b|"
+                  r"\bmake (?:it|that|them|those)\b|\blet'?s (?:say|do|go with|make it|move)\b|\bafter all\b|"
+                  r"\b(?:is|are|'s) too (?:strict|loose|much|little|low|high|big|small|long|short|many|few|noisy|"
+                  r"slow|tight)\b|\bon (?:reflection|second thought)\b|\bscratch that\b")
+"""A change named as one, in a sentence the rules do not keep on its own (``Change the seed to 1234 please.``,
+``30 is too strict, let's say 60.``, ``We're moving to unittest, so write the tests with that instead.``)."""
+_FROM_NOW = _rx(r"\bfrom (?:now|here)(?: on)?\b|\bgoing forward\b|^.+\snow(?:[,;.!]|$)")
+"""From now on: ``the per-cell limit is 15 minutes now``, ``we have the whole box now, so ...`` (a ``now`` that ends a
+clause; not a leading ``Now explain ...``)."""
+_TAKE_BACK = _rx(r"\bnever ?mind\b|\b(?:drop|ignore|forget|scrap|ditch|disregard)\b|\blifted\b|\bcancell?ed\b|"
+                 r"\b(?:doesn't|does not|no longer) (?:apply|applies|hold|holds|matter|matters)\b|"
+                 r"\bno (?:[\w-]+ )?(?:limit|restriction|requirement|cap|rule)\b|\b(?:quit|stop) [\w-]+ing\b|"
+                 r"\b(?:is|are) (?:off|over|gone)\b")
+_APART_FROM_CHANGES = frozenset({"question", "quoted", "third_party", "hypothetical", "one_off", "chit_chat"})
+_NUMBER = re.compile(r"\d")
+_POINTING = _rx(r"\b(?:it|that|this|them|those)\b|\blet'?s (?:say|do)\b")
+
+
+def change_in_context(sentence: str, live: Sequence[tuple[str, str]]) -> tuple[str, Change] | None:
+    """A change of a live item said in a sentence the rules leave on its own, read with the live items
+    ``(id, text)`` it may be about: ``(id, "revise" | "revoke")``, or ``None``.
+
+    Alone, ``Change the seed to 1234 please.`` is a request for this turn and ``the per-cell limit is 15
+    minutes now`` a statement; said while ``Use a random seed of 42 everywhere.`` or ``Cells may run for at
+    most 5 minutes.`` holds, each changes it. Taken: a sentence that names a change (:data:`_CHANGE_CUE`) or
+    takes something back (:data:`_TAKE_BACK`) and shares a topic with one live item (or, with a number and
+    pointing at it — ``make it 120``, ``let's say 60`` — the latest live item with a number), or one that only
+    says ``now`` / ``going forward`` and shares a topic class and a word with a live item. Never a question,
+    quoted or reported words, a hypothetical, a one-off or chit-chat."""
+    if not live:
+        return None
+    verdict = _judge(sentence)
+    if verdict.finding is not None or verdict.reason in _APART_FROM_CHANGES:
+        return None
+    low = " ".join(_masked(sentence).split()).lower()
+    cue, take_back = bool(_CHANGE_CUE.search(low)), bool(_TAKE_BACK.search(low))
+    change: Change = "revoke" if take_back and not re.search(r"\b(?:instead|to|use|switch\w*)\b", low) else "revise"
+    if cue or take_back:
+        target = match(sentence, live, loose=True)
+        if target is None and change == "revise":
+            target = pointed_value(sentence, live)
+        return (target, change) if target is not None else None
+    if _FROM_NOW.search(low):
+        mine = topics(sentence)
+        best = [(cid, _overlap(mine, topics(t))) for cid, t in live if mine & topics(t) & _CLASSES]
+        best = [(cid, n) for cid, n in best if n >= 3]
+        return (best[-1][0], "revise") if len(best) == 1 else None
+    return None
+
+
+def pointed_value(sentence: str, live: Sequence[tuple[str, str]]) -> str | None:
+    """The live item a new value points at when the sentence names nothing else (``make it 120``, ``let's say
+    60``, ``it's 99.9 now``): the latest live item with a number, when the sentence has a number, points
+    (``it``, ``that``, ``let's say``) and shares no topic with any live item."""
+    low = sentence.lower()
+    if not (_NUMBER.search(low) and _POINTING.search(low)) or any(
+            _overlap(topics(sentence), topics(t)) for _, t in live):
+        return None
+    valued = [cid for cid, t in live if _NUMBER.search(t)]
+    return valued[-1] if valued else None
+
+
+def strong_change(text: str) -> bool:
+    """A new item that says it changes something (``instead``, ``switch``, ``any more`` …, not only ``from now
+    on``): it replaces the live item it shares a topic with."""
+    return bool(_CHANGE_CUE.search(" ".join(_masked(text).split()).lower()))
+
+
 def says_what_changed(text: str) -> bool:
     """Whether a change names what now holds — a permission (``... are allowed any weekday now``) or a new
     value (``... raised our rate limit to 50``) — so it may find the item it changes by one shared topic."""
@@ -1107,6 +1185,7 @@ def live_changes(findings: Sequence[Finding]) -> list[Finding]:
 
 __all__ = [
     "GENERIC", "STANDING_KINDS", "TOPIC_CLASSES", "WORK_WORDS", "Change", "Finding", "StandingKind", "Verdict",
-    "analyse", "is_chit_chat", "judge", "kept_apart", "live_changes", "match", "recognise", "same", "sentences",
-    "shorten", "tokens", "topics", "without_small_talk", "work_words",
+    "analyse", "change_in_context", "is_chit_chat", "judge", "kept_apart", "live_changes", "match", "pointed_value",
+    "recognise", "same", "sentences", "shorten", "strong_change", "tokens", "topics", "without_small_talk",
+    "work_words",
 ]

@@ -178,3 +178,52 @@ def test_a_statement_that_only_ends_with_now_takes_nothing_back() -> None:
     engine.begin_turn(2, "The tests pass now.")
     engine.begin_turn(3, "Our traffic went up a lot this week, fun times.")  # a new value, about nothing live
     assert [o.payload for o in engine.standing()] == ["Use pytest for every test you write."]
+
+
+def changed(earlier: list[str], later: str) -> tuple[list[str], list[str]]:
+    """(what holds after ``later``, what was retracted) when ``earlier`` were said first, one per turn."""
+    engine = AdaptiveEngine()
+    for turn, text in enumerate(earlier, 1):
+        engine.begin_turn(turn, text)
+    engine.begin_turn(len(earlier) + 1, later)
+    return ([o.payload for o in engine.standing()],
+            [o.payload for o in engine.audit_objects() if o.retracted])
+
+
+def test_a_change_the_rules_would_not_keep_alone_changes_the_live_item_it_is_about() -> None:
+    # alone, each of these is a request for this turn or a statement; with a live item on its topic, a change
+    seed, cores = "Use a random seed of 42 everywhere.", "Never use more than 4 CPU cores for any job."
+    live, gone = changed([seed, "Label every plot axis with its units."], "Change the seed to 1234 please.")
+    assert gone == [seed] and live == ["Label every plot axis with its units.", "Change the seed to 1234 please."]
+    live, gone = changed([cores], "They gave us the whole box now, so use all 16 cores.")
+    assert gone == [cores] and live == ["They gave us the whole box now, so use all 16 cores."]
+    # a new value that only points ("let's say 60"): the latest live item with a number
+    limit = "Keep every function under 30 lines."
+    live, gone = changed(["Answer in French from now on.", limit], "30 is too strict, let's say 60.")
+    assert gone == [limit] and live == ["Answer in French from now on.", "30 is too strict, let's say 60."]
+    # taken back in passing
+    gone_rule = "Keep all plots grayscale."
+    assert changed([gone_rule], "Never mind the grayscale thing.") == ([], [gone_rule])
+
+
+def test_a_new_rule_that_says_it_changes_something_replaces_the_one_it_is_about() -> None:
+    fmt = "I prefer f-strings over .format() for string formatting."
+    later = "ok so our logging guidelines say %-style formatting, so use that instead of f-strings going forward"
+    live, gone = changed([fmt], later)
+    assert gone == [fmt]
+
+
+def test_what_shares_a_topic_without_saying_it_changes_it_leaves_the_live_item_alone() -> None:
+    french = "Answer in French from now on."
+    for later in ("Now explain the French revolution in two lines.",  # a request, "now" and a shared word
+                  "What does the seed do here?",                      # a question
+                  "If we switched to tabs, what would break?",        # a hypothetical
+                  "My manager says to drop the French, ignore him."):  # reported words
+        live, gone = changed([french, "Use a random seed of 42 everywhere."], later)
+        assert gone == [], later
+    # a later rule about something else on the same ground keeps the earlier one
+    live, gone = changed(["Label every plot axis with its units."],
+                         "Use a colour-blind-safe palette for all plots from now on.")
+    assert gone == [] and len(live) == 2
+    # a number that points at nothing live with a number changes nothing
+    assert changed(["Answer in French from now on."], "Make it 120.") == (["Answer in French from now on."], [])
