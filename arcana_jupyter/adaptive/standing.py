@@ -224,7 +224,7 @@ GENERIC = frozenset(
 TOPIC_CLASSES: dict[str, frozenset[str]] = {
     "language": frozenset("english french german spanish italian portuguese dutch polish swedish danish norwegian "
                           "finnish japanese chinese mandarin korean russian arabic hindi turkish greek czech "
-                          "ukrainian hebrew".split()),
+                          "ukrainian hebrew deutsch francais français espanol español".split()),
     "indentation": frozenset("indent indentation indented indenting tab tabs spaces space".split()),
     "length_limit": frozenset("word words limit limits length wordcount characters chars concise brief "
                               "verbose longer shorter detail detailed terse".split()),
@@ -758,7 +758,7 @@ _SWITCH = _rx(r"\b(?:switch(?:ed)? (?:back )?to|go back to|instead(?! of))\b")
 _CHANGE_LEAD = _rx(r"^(?:instead|scratch|change of plan|on second thought|go back to|correction)\b")
 _NEW_VALUE = _rx(r"\b(?:went|gone|move|moved|push|pushed|slipped|raise|raised|bump|bumped|increase|increased|"
                  r"decreased|lower|lowered|dropped|cut|extend|extended|shortened|doubled|halved|change|changed|"
-                 r"shifted)\b(?:\s+\w+){0,4}?\s+(?:to|up|down|by|back)\b")
+                 r"shifted|roll|rolled)\b(?:\s+\w+){0,4}?\s+(?:to|up|down|by|back|forward)\b")
 """A new value for something said before, with no cue word of a change (``Budget went up, we can spend 500 a
 month now``, ``The MVP deadline slipped to April 4``): a revision, kept only when it is about a live item."""
 
