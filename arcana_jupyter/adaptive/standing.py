@@ -879,6 +879,9 @@ one-off, chit-chat, an instruction for someone else or a hypothetical. (On the h
 
 
 _HERE_AND_NOW = _rx(r"\b(?:this|that|these|those|here)\b")
+_LIKING = _rx(r"^(?:i|we)(?:'d|\s+would|\s+really|\s+generally|\s+usually|\s+much|\s+also|\s+still|\s+strongly)*\s+"
+              r"(?:prefer|rather|like|love|want|favou?r)\b")
+"""A liking said in the first person: the reader's lenient bar (:attr:`.StandingModel.lenient_threshold`)."""
 
 
 def _learned_kind(core: str, directive: bool) -> StandingKind:
@@ -904,7 +907,8 @@ def judge(sentence: str, reader: Reader | None = None) -> Verdict:
         # it tells of the past, or asks for one thing now ("Give me the commands to ...", "Set up ESLint in
         # this project"): on the same held half, 6 fewer such sentences kept, 1 of 135 lost
         return verdict
-    if not reader(s):
+    lenient = getattr(reader, "lenient", None) if _LIKING.match(core) else None
+    if not (lenient(s) if lenient is not None else reader(s)):
         return verdict
     directive = verdict.reason == "no_scope"
     change: Change = "revise" if _REVISE.search(low) else "new"

@@ -8,7 +8,8 @@ please answer me in German" has no scope word the rules know. Everything the rul
 a question, quoted words, a one-off, chit-chat, an instruction for someone else — stays rejected.
 
 The weights (``data/standing_model.json``) are trained by ``python -m benchmarks.retention.train_standing`` on the
-dev and test splits of the standing set and the labelled sentences of tests/adaptive/standing_cases.py; they
+dev and test splits of the standing set, the labelled sentences of tests/adaptive/standing_cases.py and sentence
+sets written apart (its docstring says which, and how the bars were chosen); they
 belong to one embedding model (its ``name@version``), and a session whose relevance uses another one, or
 none (``embeddings="off"``), runs the rules alone. A session's findings are recorded as events, so a resumed
 run or ``report --verify`` never reads a sentence again.
@@ -30,7 +31,7 @@ class StandingModel:
     """``model(sentence)``: whether the sentence's embedding reads as a standing instruction."""
 
     def __init__(self, embed: Callable[[str], Any], weights: list[float], bias: float, threshold: float,
-                 ident: str) -> None:
+                 ident: str, lenient_threshold: float | None = None) -> None:
         import numpy as np
 
         self._np = np
@@ -38,6 +39,9 @@ class StandingModel:
         self.weights = np.asarray(weights, dtype=np.float64)
         self.bias = float(bias)
         self.threshold = float(threshold)
+        self.lenient_threshold = float(threshold if lenient_threshold is None else lenient_threshold)
+        """The bar for a sentence that says a liking in the first person ("I'd rather see medians than means"): the
+        form already says "for good", the reader only has to say it is about the work."""
         self.ident = ident
         """The embedding model the weights belong to (``name@version``)."""
 
@@ -51,6 +55,10 @@ class StandingModel:
 
     def __call__(self, sentence: str) -> bool:
         return self.score(sentence) >= self.threshold
+
+    def lenient(self, sentence: str) -> bool:
+        """:meth:`__call__` at :attr:`lenient_threshold`."""
+        return self.score(sentence) >= self.lenient_threshold
 
 
 @lru_cache(maxsize=1)
@@ -67,7 +75,8 @@ def standing_model(embed: Callable[[str], Any] | None, ident: str | None) -> Sta
     data = _shipped()
     if data.get("embedder") != ident:
         return None
-    return StandingModel(embed, data["weights"], data["bias"], data["threshold"], ident)
+    return StandingModel(embed, data["weights"], data["bias"], data["threshold"], ident,
+                         data.get("lenient_threshold"))
 
 
 __all__ = ["MODEL_FILE", "StandingModel", "standing_model"]

@@ -7,14 +7,21 @@ Run: ``python -m benchmarks.retention.train_standing`` (writes ``arcana_jupyter/
 Data: every user sentence of the dev and test splits of the standing set (``data/standing_dev.json``,
 ``data/standing_test.json``; a sentence that states an item is positive, every other one negative — the
 revocations left out), the labelled sentences of ``tests/adaptive/standing_cases.py`` (``SAID`` positive,
-``TRAPS`` negative) and ``data/standing_sentences_dev.json`` (150 standing sentences, 250 that are not, 30
-changes, written by a separate session that never saw the rules or this data). Never ``standing_holdout.json``
-or ``standing_sentences_test.json``: they measure it. The threshold: 0.8. On the held half of
-``standing_sentences_dev.json``, with the model trained on the other half, 0.7 found 8 more of 180 and kept 4
-more of 250 that are not; 0.9 found 25 fewer. But at 0.7 plain facts of a notebook session ("fact 3: the code of
-warehouse 3 is W-1003", tests/runtime/test_engine_mode.py) score 0.43-0.72 and one of twelve became a standing
-item; at 0.8 none does. On the ``held`` half of the cases (model trained without it) 0.7 keeps 3 of its traps,
-0.8 2, both with every item found (the rules alone 1).
+``TRAPS`` negative), ``data/standing_sentences_dev.json`` (150 standing sentences, 250 that are not, 30
+changes, written by a separate session that never saw the rules or this data), and three more sets written the
+same way: ``standing_sentences_extra_a.json`` (data work) and ``_b.json`` (software and writing), 220 standing
+and 320 other sentences each, and ``standing_statements_c.json``, 237 plain facts of a notebook session ("note:
+customer 881 is a duplicate of customer 12"; its sentences about a warehouse were taken out, as the tests use
+such facts). Never ``standing_holdout.json``, ``standing_sentences_test.json`` or ``standing_changes_test.json``:
+they measure it.
+
+The fit: L2 0.1, 10,000 steps. Trained without one of the extra sets and measured on it (a and b in turn),
+L2 1.0 and 3,000 steps (the first fit) found 229 of their 440 standing sentences and kept 39 of 640 others;
+0.1 and 10,000 found 260, kept 39. The threshold: 0.8 (0.7 found 15 more and kept 6 more there); the plain
+facts of tests/runtime/test_engine_mode.py ("fact 3: the code of warehouse 3 is W-1003") score at most 0.67
+(0.91 before the facts set was added: they became standing items). A liking said in the first person ("I'd
+rather see medians than means") is read at 0.5 (``LENIENT``): the form already says it holds; on the same
+held sets it found 9 more and kept none more.
 """
 
 from __future__ import annotations
@@ -33,8 +40,9 @@ HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
 OUT = ROOT / "arcana_jupyter" / "adaptive" / "data" / "standing_model.json"
 THRESHOLD = 0.8
-L2 = 1.0
-STEPS = 3000
+LENIENT = 0.5
+L2 = 0.1
+STEPS = 10000
 RATE = 0.5
 
 
@@ -64,11 +72,15 @@ def training_set() -> list[tuple[str, int]]:
     from tests.adaptive.standing_cases import SAID, TRAPS
 
     sentences = json.loads((HERE / "data" / "standing_sentences_dev.json").read_text())
+    extra = [json.loads((HERE / "data" / f"standing_sentences_extra_{k}.json").read_text()) for k in ("a", "b")]
+    extra.append({"standing": [], **json.loads((HERE / "data" / "standing_statements_c.json").read_text())})
     rows = [*split_sentences(HERE / "data" / "standing_dev.json"),
             *split_sentences(HERE / "data" / "standing_test.json"),
             *((s, 1) for s, _ in SAID), *((s, 0) for s, _ in TRAPS),
             *((r["text"], 1) for r in sentences["standing"]), *((r["text"], 0) for r in sentences["not_standing"]),
-            *((r["earlier"], 1) for r in sentences["changes"])]
+            *((r["earlier"], 1) for r in sentences["changes"]),
+            *((r["text"], 1) for e in extra for r in e["standing"]), *((r["text"], 0) for e in extra
+                                                                         for r in e["not_standing"])]
     seen: dict[str, int] = {}
     for s, label in rows:  # one row per sentence (the splits repeat their small talk)
         seen[s] = max(seen.get(s, 0), label)
@@ -110,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     print(json.dumps(summary))
     if args.out == "-":
         return
-    model = {"embedder": embedder.ident, "threshold": THRESHOLD, "bias": round(b, 6),
+    model = {"embedder": embedder.ident, "threshold": THRESHOLD, "lenient_threshold": LENIENT, "bias": round(b, 6),
              "weights": [round(float(v), 6) for v in w], "trained_on": summary,
              "made_by": "python -m benchmarks.retention.train_standing"}
     Path(args.out).write_text(json.dumps(model) + "\n")

@@ -210,7 +210,7 @@ def test_a_new_rule_that_says_it_changes_something_replaces_the_one_it_is_about(
     fmt = "I prefer f-strings over .format() for string formatting."
     later = "ok so our logging guidelines say %-style formatting, so use that instead of f-strings going forward"
     live, gone = changed([fmt], later)
-    assert gone == [fmt]
+    assert gone == [fmt] and live == [later]
 
 
 def test_what_shares_a_topic_without_saying_it_changes_it_leaves_the_live_item_alone() -> None:

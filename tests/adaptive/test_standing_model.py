@@ -111,3 +111,39 @@ def test_a_change_is_about_what_the_rules_found_and_a_learned_finding_never_repl
     again.begin_turn(1, f"Could you switch to French for your answers from now on? {learned}")
     resumed = AdaptiveEngine().load_events([{"event_type": et, "metadata": md, "turn": 1} for et, md in events])
     assert resumed.learned == again.learned != set()
+
+
+class TwoBars:
+    """A reader whose strict bar says no and whose lenient bar says yes, recording which was asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, str]] = []
+
+    def __call__(self, sentence: str) -> bool:
+        self.asked.append(("strict", sentence))
+        return False
+
+    def lenient(self, sentence: str) -> bool:
+        self.asked.append(("lenient", sentence))
+        return True
+
+
+def test_a_liking_said_in_the_first_person_is_read_at_the_lenient_bar() -> None:
+    # the form says "for good"; the reader only has to say it is about the work (trained: 0.5 against 0.8)
+    reader = TwoBars()
+    liking = "I'd rather see medians than means for skewed data."
+    verdict = judge(liking, reader)
+    assert verdict.finding is not None and verdict.finding.kind == "preference" and verdict.finding.rule == "learned"
+    assert reader.asked == [("lenient", liking)]
+    # any other statement is read at the strict bar
+    reader.asked.clear()
+    assert judge("Weekly rollups use Monday-start weeks.", reader).finding is None
+    assert reader.asked == [("strict", "Weekly rollups use Monday-start weeks.")]
+    # and a wish about the speaker's life never reaches the reader
+    reader.asked.clear()
+    assert judge("I'd rather be at the beach right now.", reader).finding is None and reader.asked == []
+
+
+def test_the_shipped_lenient_bar_is_below_the_strict_one() -> None:
+    data = json.loads(MODEL_FILE.read_text())
+    assert 0 < data["lenient_threshold"] < data["threshold"] < 1
