@@ -84,8 +84,9 @@ class AdaptiveEngine(EngineActions, PromptRendering):
         (:func:`.standing.recognise`), kept as standing objects (``origin: said``, ``source: user``);
         a revision replaces the live one it is about (:func:`.standing.match`), a revocation retracts
         it, a new one on the same choice as a live one (a topic class and a word shared) replaces it,
-        and one said again is answered with the live one. Returns the engine's answer to each (recorded
-        as ``context_action`` events)."""
+        and one said again is answered with the live one. A sentence the rules leave alone may still
+        change a live item it is about (:func:`.standing.change_in_context`: "Change the seed to 1234
+        please."). Returns the engine's answer to each (recorded as ``context_action`` events)."""
         out: list[dict[str, Any]] = []
         verdicts = analyse(text, self.standing_reader)
         kept = set(map(id, live_changes([v.finding for v in verdicts if v.finding is not None])))
@@ -96,7 +97,7 @@ class AdaptiveEngine(EngineActions, PromptRendering):
             if found is None:
                 # a change the rules do not keep on its own ("Change the seed to 1234 please."), read with
                 # what holds: it changes the live item it is about
-                said = change_in_context(verdict.sentence, pairs)
+                said = change_in_context(verdict.sentence, pairs, verdict)
                 if said is not None:
                     out.extend(self._apply_change(turn, verdict.sentence, said[1], said[0], rule="revision"))
                 continue

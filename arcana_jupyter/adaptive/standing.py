@@ -1035,7 +1035,8 @@ _NUMBER = re.compile(r"\d")
 _POINTING = _rx(r"\b(?:it|that|this|them|those)\b|\blet'?s (?:say|do)\b")
 
 
-def change_in_context(sentence: str, live: Sequence[tuple[str, str]]) -> tuple[str, Change] | None:
+def change_in_context(sentence: str, live: Sequence[tuple[str, str]],
+                      verdict: Verdict | None = None) -> tuple[str, Change] | None:
     """A change of a live item said in a sentence the rules leave on its own, read with the live items
     ``(id, text)`` it may be about: ``(id, "revise" | "revoke")``, or ``None``.
 
@@ -1045,10 +1046,10 @@ def change_in_context(sentence: str, live: Sequence[tuple[str, str]]) -> tuple[s
     takes something back (:data:`_TAKE_BACK`) and shares a topic with one live item (or, with a number and
     pointing at it — ``make it 120``, ``let's say 60`` — the latest live item with a number), or one that only
     says ``now`` / ``going forward`` and shares a topic class and a word with a live item. Never a question,
-    quoted or reported words, a hypothetical, a one-off or chit-chat."""
+    quoted or reported words, a hypothetical, a one-off or chit-chat. ``verdict``: the sentence's, when known."""
     if not live:
         return None
-    verdict = _judge(sentence)
+    verdict = verdict or _judge(sentence)
     if verdict.finding is not None or verdict.reason in _APART_FROM_CHANGES:
         return None
     low = " ".join(_masked(sentence).split()).lower()
