@@ -125,8 +125,11 @@ _EXC_LINE = re.compile(r"^\s*[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Wa
 _QUOTE = re.compile(r"\"[^\"\n]{1,400}\"|“[^”\n]{1,400}”")
 _SPLIT = re.compile(r"(?<=[.!?])[\"”)]?\s+(?=[^\s])|(?<=\S):\s+(?=[A-Z\[\"“])")
 _ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|Mr|Mrs|Ms|Dr|approx|incl)\.$", re.I)
-_LABEL = re.compile(r"^\s*(standing instruction|instruction|constraint|rule|requirement|preference)s?\s*:\s*(\S.*)$",
-                    re.I)
+_LABEL = re.compile(r"^\s*(?:[\w-]+\s+){0,2}?(standing instruction|instruction|constraint|rule|requirement|preference|"
+                    r"policy|deadline)s?(?:\s+for\s+(?:everything|anything|all|any|every|each)\b[^:]{0,40}?)?\s*:\s*"
+                    r"(\S.*)$", re.I)
+"""A labelled item: ``Constraint: ...``, ``Licensing constraint: ...``, ``Hard deadline: ...``, ``Error handling rule
+for everything you write: ...`` (not one that starts with a verb: ``Write instructions for the annotators: ...``)."""
 
 
 def _prose_lines(text: str) -> list[str]:
@@ -878,6 +881,10 @@ one-off, chit-chat, an instruction for someone else or a hypothetical. (On the h
 123 of 180, all four 135, against the rules' 103.)"""
 
 
+_TIME_SCOPE = _rx(r"\b(?:from (?:now|here|this point) on(?:wards?)?|from today(?: on(?:wards?)?)?|going forward|"
+                  r"henceforth|until further notice|for the rest of (?:the|this) "
+                  r"(?:session|project|chat|conversation))\b")
+"""A time scope that says "for good" whatever the sentence's form."""
 _HERE_AND_NOW = _rx(r"\b(?:this|that|these|those|here)\b")
 _LIKING = _rx(r"^(?:i|we)(?:'d|\s+would|\s+really|\s+generally|\s+usually|\s+much|\s+also|\s+still|\s+strongly)*\s+"
               r"(?:prefer|rather|like|love|want|favou?r)\b")
@@ -918,7 +925,7 @@ def judge(sentence: str, reader: Reader | None = None) -> Verdict:
 def _judge(sentence: str) -> Verdict:
     s = sentence.strip()
     label = _LABEL.match(s)
-    if label:
+    if label and s.split(None, 1)[0].lower() not in _VERBS:
         word = label.group(1).lower()
         kind: StandingKind = ("preference" if word == "preference" else
                               "instruction" if "instruction" in word else "constraint")
@@ -988,6 +995,8 @@ def _judge(sentence: str) -> Verdict:
         if revise:
             return Verdict(s, Finding(s, "instruction", "revision", "revise"), "standing")
         return Verdict(s, None, "no_scope")
+    if _TIME_SCOPE.search(low) and work and not past:  # "Numbered lists only from here on, no bullet points"
+        return Verdict(s, Finding(s, "instruction", "directive", new_or), "standing")
     # ---- verbless choices and rules about the assistant's output
     if _COMPARE_LEAD.match(core) and work and not re.search(r"\b(?:is|are|was|were|has|have|had)\b",
                                                            re.split(r",| over | rather than | instead of ", core)[0]):

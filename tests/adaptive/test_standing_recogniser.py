@@ -213,3 +213,20 @@ def test_small_talk_leaves_the_request() -> None:
     assert without_small_talk("Can't wait.") == "Can't wait."  # nothing would be left: kept as it was
     assert [v.reason for v in analyse("I prefer tea to coffee. I prefer pytest over unittest.")] == [
         "not_work", "standing"]
+
+
+def test_a_label_after_a_word_or_two_and_a_time_scope_in_any_form_say_it_holds() -> None:
+    for sentence, kind in [
+        ("Licensing constraint: all code is released under Apache-2.0.", "constraint"),
+        ("Hard deadline: the pilot goes live on 2 May.", "constraint"),
+        ("Error handling rule for everything you write: catch the narrowest exception possible.", "constraint"),
+        ("Numbered lists only from here on, no bullet points", "instruction"),
+    ]:
+        [found] = recognise(sentence)
+        assert found.kind == kind, sentence
+    for sentence in ("Write instructions for the annotators: label every ambiguous case as unsure.",
+                     "Instruction for the code review bot: flag any TODO without a ticket number.",
+                     "Note: the API returns a list of dicts.",
+                     "We shipped the numbered lists from here last week.",
+                     "Download the CSV from here and load it.", "Two weeks from now the API goes live."):
+        assert recognise(sentence) == [], sentence
