@@ -89,6 +89,7 @@ class AdaptiveEngine(EngineActions, PromptRendering):
         please."). Returns the engine's answer to each (recorded as ``context_action`` events)."""
         out: list[dict[str, Any]] = []
         verdicts = analyse(text, self.standing_reader)
+        # the findings left once a message's repeats are dropped (live_changes keeps the first wording)
         kept = set(map(id, live_changes([v.finding for v in verdicts if v.finding is not None])))
         for verdict in verdicts:
             found = verdict.finding
@@ -142,8 +143,8 @@ class AdaptiveEngine(EngineActions, PromptRendering):
         if change == "revoke":
             return [self.retract(old.id, f"revoked at turn {turn}: {one_line(text, 100)}", turn=turn,
                                  source="user")]
-        new_kind = old.standing if rule == "revision" or kind is None else kind
-        return [self.add_standing(text, new_kind or kind or "constraint", turn=turn, origin="said", rule=rule,
+        new_kind = (old.standing or kind) if rule == "revision" or kind is None else kind
+        return [self.add_standing(text, new_kind or "constraint", turn=turn, origin="said", rule=rule,
                                   revises=old.id)]
 
     def end_turn(self, turn: int, transcript_of_turn: Sequence[MessageLike]) -> list[Promotion]:

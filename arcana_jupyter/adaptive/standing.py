@@ -817,6 +817,11 @@ def _masked(sentence: str) -> str:
     return _QUOTE.sub(" «quoted» ", sentence).replace("\u2019", "'")
 
 
+def _flat(sentence: str) -> str:
+    """:func:`_masked`, lower-cased, on one line with single spaces (what the cue patterns read)."""
+    return " ".join(_masked(sentence).split()).lower()
+
+
 def _reported(low: str, core: str) -> bool:
     """Someone else's words: quoted with a reporting verb, or reported without quotes (not the user's)."""
     if "«quoted»" in low and (_REPORTED.search(low) or low.startswith("«quoted»")):
@@ -908,7 +913,7 @@ def judge(sentence: str, reader: Reader | None = None) -> Verdict:
     if reader is None or verdict.reason not in LEARNED_READS:
         return verdict
     s = verdict.sentence
-    low = " ".join(_masked(s).split()).lower()
+    low = _flat(s)
     core = _strip_lead(low)
     if _PAST.search(core) or _DEFINITE_OBJECT.match(core) or _HERE_AND_NOW.search(core):
         # it tells of the past, or asks for one thing now ("Give me the commands to ...", "Set up ESLint in
@@ -1061,7 +1066,7 @@ def change_in_context(sentence: str, live: Sequence[tuple[str, str]],
     verdict = verdict or _judge(sentence)
     if verdict.finding is not None or verdict.reason in _APART_FROM_CHANGES:
         return None
-    low = " ".join(_masked(sentence).split()).lower()
+    low = _flat(sentence)
     cue, take_back = bool(_CHANGE_CUE.search(low)), bool(_TAKE_BACK.search(low))
     change: Change = "revoke" if take_back and not re.search(r"\b(?:instead|to|use|switch\w*)\b", low) else "revise"
     if cue or take_back:
@@ -1069,11 +1074,10 @@ def change_in_context(sentence: str, live: Sequence[tuple[str, str]],
         if target is None and change == "revise":
             target = pointed_value(sentence, live)
         return (target, change) if target is not None else None
-    if _FROM_NOW.search(low):
+    if _FROM_NOW.search(low):  # a topic class and a word shared (a class counts twice), with one live item only
         mine = topics(sentence)
-        best = [(cid, _overlap(mine, topics(t))) for cid, t in live if mine & topics(t) & _CLASSES]
-        best = [(cid, n) for cid, n in best if n >= 3]
-        return (best[-1][0], "revise") if len(best) == 1 else None
+        near = [cid for cid, t in live if mine & (theirs := topics(t)) & _CLASSES and _overlap(mine, theirs) >= 3]
+        return (near[0], "revise") if len(near) == 1 else None
     return None
 
 
@@ -1082,8 +1086,10 @@ def pointed_value(sentence: str, live: Sequence[tuple[str, str]]) -> str | None:
     60``, ``it's 99.9 now``): the latest live item with a number, when the sentence has a number, points
     (``it``, ``that``, ``let's say``) and shares no topic with any live item."""
     low = sentence.lower()
-    if not (_NUMBER.search(low) and _POINTING.search(low)) or any(
-            _overlap(topics(sentence), topics(t)) for _, t in live):
+    if not (_NUMBER.search(low) and _POINTING.search(low)):
+        return None
+    mine = topics(sentence)
+    if any(_overlap(mine, topics(t)) for _, t in live):
         return None
     valued = [cid for cid, t in live if _NUMBER.search(t)]
     return valued[-1] if valued else None
@@ -1092,13 +1098,13 @@ def pointed_value(sentence: str, live: Sequence[tuple[str, str]]) -> str | None:
 def strong_change(text: str) -> bool:
     """A new item that says it changes something (``instead``, ``switch``, ``any more`` …, not only ``from now
     on``): it replaces the live item it shares a topic with."""
-    return bool(_CHANGE_CUE.search(" ".join(_masked(text).split()).lower()))
+    return bool(_CHANGE_CUE.search(_flat(text)))
 
 
 def says_what_changed(text: str) -> bool:
     """Whether a change names what now holds — a permission (``... are allowed any weekday now``) or a new
     value (``... raised our rate limit to 50``) — so it may find the item it changes by one shared topic."""
-    low = " ".join(_masked(text).split()).lower()
+    low = _flat(text)
     return bool(_PERMISSION.search(low) or _NEW_VALUE.search(low) or _SWITCH.search(low) or _CHANGE_LEAD.match(low))
 
 
