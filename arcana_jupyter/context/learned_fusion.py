@@ -1,0 +1,137 @@
+"""A learned fusion of the BM25 and cosine rankings (``Fusion(method="learned")``, :data:`~.relevance.DEFAULT_FUSION`).
+
+Reciprocal rank fusion weighs two ranked lists and nothing else. What else the builder knows about a
+message says a good deal about whether it holds a question's evidence: how far its cosine stands above
+the rest of the history, whether BM25 found it too, whether its neighbour matches (an answer split over
+two turns), whether it is said by the person the question names, and how much it says (a turn of three
+words rarely holds a fact). :func:`features` computes those per message, the same way for training and
+for a build; :func:`learned_match` scores them with a logistic model whose weights are fixed per version
+in :data:`MODELS` (a recorded build names its version, so it rebuilds with the same weights), and turns
+the learned order into a match on the reciprocal-rank scale: the best message 1.0, the r-th
+``(k + 1) / (k + r)``, as a message ranked r-th in both lists would get under RRF, so the recorded
+relevance scores and the drop decisions that read them keep their scale.
+
+The weights come from ``python -m benchmarks.retention.train_fusion`` (the dev splits only; its docstring
+gives the figures that chose the features).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+FEATURES = ("zs", "gap", "rs10", "rb", "bm", "head", "other_speaker", "lwords", "nbz", "nbbm", "user")
+"""Per message: ``zs`` its best-passage cosine as a z-score over the history; ``gap`` that cosine less the
+best one; ``rs10`` ``10 / (10 + rank)`` in the cosine ranking; ``rb`` ``60 / (60 + rank)`` in the BM25
+ranking (0 when BM25 did not find it); ``bm`` its BM25 score over the best one; ``head`` 1 when it holds at
+least ``HEAD`` of the question's rare terms (:meth:`~.relevance.RelevanceIndex.coverage`); ``other_speaker``
+1 when the question names a speaker of the conversation and the message is another's; ``lwords``
+``log(1 + words)`` of its indexed text; ``nbz`` the larger ``zs`` of the messages just before and after it;
+``nbbm`` the same for ``bm``; ``user`` 1 for a user message."""
+
+HEAD = 0.6
+RANK_K = 60
+"""The reciprocal-rank scale of the match (see the module docstring)."""
+CANDIDATES = 240
+"""The best this many messages by the learned score get a match (those with a cosine of at least
+:data:`~.relevance.SEMANTIC_MIN` or a BM25 score); the rest none, as under RRF a message in neither list."""
+
+MODELS: dict[int, tuple[tuple[float, ...], float]] = {
+    1: ((1.060, 5.936, -1.045, 1.414, -0.919, 1.438, -12.438, 2.449, 0.218, 0.542, 0.220), -7.647),
+}
+"""Version -> (weights in :data:`FEATURES` order, bias). Never change a published version: add one."""
+
+
+def features(sims: Any, lexical: dict[int, float], coverage: dict[int, float], other_speaker: Any,
+             nwords: Any, user: Any) -> Any:
+    """The ``(n, len(FEATURES))`` matrix for the ``n`` messages whose best-passage cosines are ``sims``;
+    ``lexical`` the BM25 scores (by message), ``coverage`` the BM25 hits' coverage of the question,
+    ``other_speaker``, ``nwords`` and ``user`` arrays of ``n``."""
+    import numpy as np
+
+    s = np.asarray(sims, dtype=np.float64)
+    n = len(s)
+    if n == 0:
+        return np.zeros((0, len(FEATURES)))
+    sd = float(s.std())
+    zs = (s - s.mean()) / sd if sd > 1e-9 else np.zeros(n)
+    order = np.lexsort((np.arange(n), -s))
+    rank = np.empty(n)
+    rank[order] = np.arange(1, n + 1)
+    bm = np.zeros(n)
+    for d, v in lexical.items():
+        if d < n:
+            bm[d] = v
+    top = bm.max()
+    bm_rank = np.empty(n)
+    bm_order = np.lexsort((np.arange(n), -bm))
+    bm_rank[bm_order] = np.arange(1, n + 1)
+    head = np.zeros(n)
+    for d, v in coverage.items():
+        if d < n and v >= HEAD:
+            head[d] = 1.0
+    bmn = bm / top if top > 0 else bm
+    return np.stack([
+        zs,
+        s - s.max(),
+        10.0 / (10.0 + rank),
+        np.where(bm > 0, 60.0 / (60.0 + bm_rank), 0.0),
+        bmn,
+        head,
+        np.asarray(other_speaker, dtype=np.float64),
+        np.log1p(np.asarray(nwords, dtype=np.float64)),
+        np.maximum(_shift(zs, 1), _shift(zs, -1)),
+        np.maximum(_shift(bmn, 1), _shift(bmn, -1)),
+        np.asarray(user, dtype=np.float64),
+    ], axis=1)
+
+
+def _shift(x: Any, by: int) -> Any:
+    """``x`` moved ``by`` places later (``by < 0``: earlier), zeros where nothing moved in."""
+    import numpy as np
+
+    out = np.zeros_like(x)
+    if by > 0:
+        out[by:] = x[:-by]
+    elif by < 0:
+        out[:by] = x[-by:]
+    return out
+
+
+def scores(x: Any, model: int) -> Any:
+    """The learned log-odds of each row of ``x`` (:func:`features`) under version ``model``."""
+    import numpy as np
+
+    if model not in MODELS:
+        raise ValueError(f"no learned fusion model {model} (known: {sorted(MODELS)}): a newer arcana-jupyter "
+                         "recorded this build; upgrade to rebuild it")
+    weights, bias = MODELS[model]
+    return np.asarray(x, dtype=np.float64) @ np.asarray(weights) + bias
+
+
+def learned_match(x: Any, lexical: dict[int, float], sims: Any, model: int, semantic_min: float,
+                  bm25_floor: float) -> tuple[dict[int, float], dict[int, str]]:
+    """``(match, via)`` as :func:`~.relevance.fuse` gives them, from the learned order of the messages
+    (ties: the earlier). ``via`` is ``bm25`` when BM25 ranked the message at least as high as the
+    cosine did and scored it at least ``bm25_floor`` (:data:`~.recall.RECALL_MIN_BM25`: a weaker BM25 hit
+    would not be brought back as literal), else ``semantic``: the model chose it."""
+    import numpy as np
+
+    n = len(x)
+    if n == 0:
+        return {}, {}
+    z = np.round(scores(x, model), 9)
+    s = np.asarray(sims, dtype=np.float64)
+    eligible = (s >= semantic_min) | np.isin(np.arange(n), np.fromiter(lexical, dtype=np.intp, count=len(lexical)))
+    idx = np.flatnonzero(eligible)
+    best = idx[np.lexsort((idx, -z[idx]))][:CANDIDATES]
+    sem_rank = np.empty(n)
+    sem_rank[np.lexsort((np.arange(n), -s))] = np.arange(1, n + 1)
+    lex_order = sorted(lexical, key=lambda d: (-lexical[d], d))
+    lex_rank = {d: r for r, d in enumerate(lex_order, 1)}
+    match: dict[int, float] = {}
+    via: dict[int, str] = {}
+    for r, d in enumerate(best.tolist(), 1):
+        match[d] = round((RANK_K + 1) / (RANK_K + r), 6)
+        lr = lex_rank.get(d)
+        via[d] = "bm25" if lr is not None and lr <= sem_rank[d] and lexical[d] >= bm25_floor else "semantic"
+    return match, via
