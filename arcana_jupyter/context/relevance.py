@@ -627,8 +627,11 @@ def parse_fusion(spec: str | Fusion | None) -> Fusion:
     if method == "learned":
         from .learned_fusion import MODELS
 
-        if kwargs.get("model") not in MODELS:
+        if "model" not in kwargs:
             raise ValueError(f"fusion {spec!r}: the learned fusion needs model=N with N one of {sorted(MODELS)}")
+        if kwargs["model"] not in MODELS:
+            raise ValueError(f"fusion {spec!r}: no learned fusion model {kwargs['model']} here (known: "
+                             f"{sorted(MODELS)}); a newer arcana-jupyter recorded it: upgrade to rebuild it")
     return Fusion(method=method, **kwargs)
 
 

@@ -120,3 +120,22 @@ def test_rebuild_errors(tmp_path: Path) -> None:
         rebuild_turn(reader, "r", 2, step=4)
     with pytest.raises(TraceError, match="unknown run"):
         rebuild_turn(reader, "nope", 1)
+
+
+def test_a_fusion_from_a_newer_version_says_to_upgrade(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    write_built_run(path, "r", turns=3).close()
+    lines = path.read_text().splitlines()
+    changed = 0
+    for i, line in enumerate(lines):
+        obj = json.loads(line)
+        if obj["event_type"] == "context_decision" and obj["turn"] == 2:
+            obj["metadata"]["builder"]["fusion"] = "learned:parts=1,sentences=1,names=1,model=99"
+            lines[i] = json.dumps(obj)
+            changed += 1
+    assert changed
+    path.write_text("\n".join(lines) + "\n")
+    reader = _reader(tmp_path)
+    assert rebuild_turn(reader, "r", 1).verified
+    with pytest.raises(TraceError, match=r"cannot rebuild turn 2: .*no learned fusion model 99 here .*upgrade"):
+        rebuild_turn(reader, "r", 2)
