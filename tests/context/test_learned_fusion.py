@@ -20,7 +20,7 @@ def column(x: np.ndarray, name: str) -> list[float]:
 def test_each_feature_is_what_its_name_says() -> None:
     sims = np.array([0.0, 0.5, 0.1, 0.3, 0.1])
     lexical = {3: 1.0, 1: 0.5}
-    x = lf.features(sims, lexical, {3: 0.8, 1: 0.2}, [0, 0, 1, 1, 0], [3, 10, 0, 99, 1], [0, 1, 0, 1, 0])
+    x = lf.features(sims, lexical, {3: 0.8, 1: 0.2}, [0, 0, 1, 1, 0], [3, 10, 0, 60, 1], [0, 1, 0, 1, 0])
     assert x.shape == (5, len(lf.FEATURES))
     z = (sims - sims.mean()) / sims.std()
     assert column(x, "zs") == [round(float(v), 6) for v in z]
@@ -32,12 +32,15 @@ def test_each_feature_is_what_its_name_says() -> None:
     assert column(x, "bm") == [0.0, 0.5, 0.0, 1.0, 0.0]
     assert column(x, "head") == [0.0, 0.0, 0.0, 1.0, 0.0]
     assert column(x, "other_speaker") == [0.0, 0.0, 1.0, 1.0, 0.0]
-    assert column(x, "lwords") == [round(float(np.log1p(w)), 6) for w in (3, 10, 0, 99, 1)]
+    assert column(x, "lwords") == [round(float(np.log1p(w)), 6) for w in (3, 10, 0, 60, 1)]
     assert column(x, "nbz") == [round(float(v), 6) for v in (z[1], max(z[0], z[2]), max(z[1], z[3]),
                                                                max(z[2], z[4]), z[3])]
     assert column(x, "nbbm") == [0.5, 0.0, 1.0, 0.0, 1.0]
     assert column(x, "user") == [0.0, 1.0, 0.0, 1.0, 0.0]
     assert lf.features(np.zeros(0), {}, {}, [], [], []).shape == (0, len(lf.FEATURES))
+    # a tool's output or a pasted file counts as long as the longest turn the weights were fitted on, no longer
+    long = lf.features(np.array([0.2, 0.2]), {}, {}, [0, 0], [lf.WORDS_CAP, 5000], [0, 0])
+    assert column(long, "lwords")[0] == column(long, "lwords")[1] == round(float(np.log1p(lf.WORDS_CAP)), 6)
 
 
 def test_the_learned_order_becomes_a_match_on_the_reciprocal_rank_scale() -> None:
@@ -65,7 +68,7 @@ def test_only_a_cosine_over_the_floor_or_a_bm25_hit_gets_a_match_and_via_names_a
 
 def test_a_published_version_keeps_its_weights_and_an_unknown_one_says_so() -> None:
     assert DEFAULT_FUSION.method == "learned" and DEFAULT_FUSION.model == 1
-    assert lf.MODELS[1] == ((1.060, 5.936, -1.045, 1.414, -0.919, 1.438, -12.438, 2.449, 0.218, 0.542, 0.220), -7.647)
+    assert lf.MODELS[1] == ((1.060, 5.936, -1.045, 1.415, -0.919, 1.438, -12.438, 2.449, 0.218, 0.542, 0.220), -7.647)
     assert len(lf.MODELS[1][0]) == len(lf.FEATURES)
     with pytest.raises(ValueError, match=r"no learned fusion model 7 .*upgrade"):
         lf.scores(np.zeros((1, len(lf.FEATURES))), 7)
