@@ -57,27 +57,15 @@ def features(sims: Any, lexical: dict[int, float], coverage: dict[int, float], o
         return np.zeros((0, len(FEATURES)))
     sd = float(s.std())
     zs = (s - s.mean()) / sd if sd > 1e-9 else np.zeros(n)
-    order = np.lexsort((np.arange(n), -s))
-    rank = np.empty(n)
-    rank[order] = np.arange(1, n + 1)
-    bm = np.zeros(n)
-    for d, v in lexical.items():
-        if d < n:
-            bm[d] = v
+    bm = _dense(lexical, n)
     top = bm.max()
-    bm_rank = np.empty(n)
-    bm_order = np.lexsort((np.arange(n), -bm))
-    bm_rank[bm_order] = np.arange(1, n + 1)
-    head = np.zeros(n)
-    for d, v in coverage.items():
-        if d < n and v >= HEAD:
-            head[d] = 1.0
+    head = (_dense(coverage, n) >= HEAD).astype(np.float64)
     bmn = bm / top if top > 0 else bm
     return np.stack([
         zs,
         s - s.max(),
-        10.0 / (10.0 + rank),
-        np.where(bm > 0, 60.0 / (60.0 + bm_rank), 0.0),
+        10.0 / (10.0 + _ranks(s)),
+        np.where(bm > 0, 60.0 / (60.0 + _ranks(bm)), 0.0),
         bmn,
         head,
         np.asarray(other_speaker, dtype=np.float64),
@@ -86,6 +74,27 @@ def features(sims: Any, lexical: dict[int, float], coverage: dict[int, float], o
         np.maximum(_shift(bmn, 1), _shift(bmn, -1)),
         np.asarray(user, dtype=np.float64),
     ], axis=1)
+
+
+def _dense(by_doc: dict[int, float], n: int) -> Any:
+    """``by_doc`` as an array of ``n`` (0 where a document has no value; documents from ``n`` on left out)."""
+    import numpy as np
+
+    out = np.zeros(n)
+    for d, v in by_doc.items():
+        if d < n:
+            out[d] = v
+    return out
+
+
+def _ranks(x: Any) -> Any:
+    """Each element's rank in ``x`` from the largest (1), ties to the earlier."""
+    import numpy as np
+
+    n = len(x)
+    out = np.empty(n)
+    out[np.lexsort((np.arange(n), -x))] = np.arange(1, n + 1)
+    return out
 
 
 def _shift(x: Any, by: int) -> Any:
@@ -124,17 +133,13 @@ def learned_match(x: Any, lexical: dict[int, float], sims: Any, model: int, sema
         return {}, {}
     z = np.round(scores(x, model), 9)
     s = np.asarray(sims, dtype=np.float64)
-    eligible = (s >= semantic_min) | np.isin(np.arange(n), np.fromiter(lexical, dtype=np.intp, count=len(lexical)))
-    idx = np.flatnonzero(eligible)
+    bm = _dense(lexical, n)  # BM25 scores are positive: a document has one when BM25 found it
+    idx = np.flatnonzero((s >= semantic_min) | (bm > 0))
     best = idx[np.lexsort((idx, -z[idx]))][:CANDIDATES]
-    sem_rank = np.empty(n)
-    sem_rank[np.lexsort((np.arange(n), -s))] = np.arange(1, n + 1)
-    lex_order = sorted(lexical, key=lambda d: (-lexical[d], d))
-    lex_rank = {d: r for r, d in enumerate(lex_order, 1)}
+    sem_rank, lex_rank = _ranks(s), _ranks(bm)
     match: dict[int, float] = {}
     via: dict[int, str] = {}
     for r, d in enumerate(best.tolist(), 1):
         match[d] = round((RANK_K + 1) / (RANK_K + r), 6)
-        lr = lex_rank.get(d)
-        via[d] = "bm25" if lr is not None and lr <= sem_rank[d] and lexical[d] >= bm25_floor else "semantic"
+        via[d] = "bm25" if bm[d] >= bm25_floor and lex_rank[d] <= sem_rank[d] else "semantic"
     return match, via

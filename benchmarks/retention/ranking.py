@@ -79,6 +79,16 @@ def ranked(builder: WorkingSetBuilder, history: list[Message], question: str) ->
     return sorted(keep, key=lambda i: (-keep[i], i))
 
 
+def within(order: list[int], tokens: list[int], need: list[int], cuts: tuple[int, ...]) -> list[float]:
+    """For each cut, the share of ``need`` among the messages of ``order`` whose ``tokens`` add up to at most it."""
+    at: dict[int, int] = {}
+    total = 0
+    for i in order:
+        total += tokens[i]
+        at[i] = total
+    return [sum(1 for i in need if at.get(i, cut + 1) <= cut) / len(need) for cut in cuts]
+
+
 def evaluate(files: list[Path], configs: dict[str, dict[str, Any]], limit: int | None, cache: Path | None,
              build_ms: dict[tuple[str, str], list[float]] | None = None,
              ) -> dict[tuple[str, str, str], dict[int, list[float]]]:
@@ -105,15 +115,9 @@ def evaluate(files: list[Path], configs: dict[str, dict[str, Any]], limit: int |
                         timed.build([*history, Message(role="user", content=q["question"])])
                         build_ms.setdefault((name, path.stem), []).append((time.process_time() - started) * 1000)
                     order = ranked(builder, history, q["question"])
-                    at: dict[int, int] = {}
-                    total = 0
-                    for i in order:
-                        total += tokens[i]
-                        at[i] = total
                     need = [where[e] for e in q["evidence"]]
                     kind = {"date": "when"}.get(q["kind"], q["kind"])
-                    for cut in CUTS:
-                        got = sum(1 for i in need if at.get(i, cut + 1) <= cut) / len(need)
+                    for cut, got in zip(CUTS, within(order, tokens, need, CUTS), strict=True):
                         res[(name, path.stem, kind)][cut].append(got)
                         res[(name, path.stem, "all")][cut].append(got)
     return res

@@ -53,7 +53,7 @@ from arcana_jupyter.context import learned_fusion as lf
 from arcana_jupyter.context.build import Build
 from arcana_jupyter.context.recall import RECALL_MIN_BM25
 from arcana_jupyter.context.relevance import SEMANTIC_MIN
-from benchmarks.retention.ranking import evidence_positions, history_of, ranked
+from benchmarks.retention.ranking import evidence_positions, history_of, ranked, within
 
 HERE = Path(__file__).parent
 DEV = [HERE / "data" / "talks_dev.json", HERE / "data" / "chats_dev.json"]
@@ -118,12 +118,7 @@ def fit(x: Any, y: Any, l2: float = L2, steps: int = 50) -> tuple[Any, float]:
 
 
 def recall(order: list[int], q: dict[str, Any]) -> list[float]:
-    at: dict[int, int] = {}
-    total = 0
-    for i in order:
-        total += q["tokens"][i]
-        at[i] = total
-    return [sum(1 for i in q["need"] if at.get(i, cut + 1) <= cut) / len(q["need"]) for cut in CUTS]
+    return within(order, q["tokens"], q["need"], CUTS)
 
 
 def learned_order(q: dict[str, Any], weights: Any, bias: float) -> list[int]:
