@@ -9,7 +9,7 @@ import pytest
 from arcana_jupyter.context import TokenBudget, WorkingSetBuilder
 from arcana_jupyter.context import learned_fusion as lf
 from arcana_jupyter.context.build import Build
-from arcana_jupyter.context.relevance import DEFAULT_FUSION, parse_fusion
+from arcana_jupyter.context.relevance import DEFAULT_FUSION, RRF_FUSION, parse_fusion
 from arcana_jupyter.messages import Message
 
 
@@ -113,3 +113,5 @@ def test_a_fact_outranks_a_short_reaction_as_close_to_the_question() -> None:
     assert history[fact].content.startswith("We finally") and history[reaction].content == "Reunion venue, nice!"
     learned = rank(None)
     assert learned[fact] < learned[reaction]
+    rrf = rank(RRF_FUSION.spec())  # two ranked lists alone put the short reaction first
+    assert rrf[reaction] < rrf[fact]
