@@ -27,7 +27,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..messages import MessageLike
+from ..messages import MessageLike, as_messages
 from ..schema.events import ContextActionMetadata
 from ..tokens import TokenCounter
 from .actions import ADAPTIVE_TOOL_NAMES, EngineActions
@@ -37,10 +37,12 @@ from .rendering import SECTION_NAMES, PromptRendering
 from .search import docs_for_turn
 from .standing import (
     Reader,
+    acknowledged,
     analyse,
     change_in_context,
     live_changes,
     match,
+    nearest,
     pointed_value,
     same,
     says_what_changed,
@@ -148,7 +150,10 @@ class AdaptiveEngine(EngineActions, PromptRendering):
                                   revises=old.id)]
 
     def end_turn(self, turn: int, transcript_of_turn: Sequence[MessageLike]) -> list[Promotion]:
-        """Summarise the turn and reconcile the checkpoint with it, then demote idle objects; returns demotions."""
+        """Keep what the assistant's reply took up as lasting (:meth:`acknowledged_standing`), summarise the
+        turn and reconcile the checkpoint with it, then demote idle objects; returns demotions."""
+        if self.config.standing_instructions:
+            self.acknowledged_standing(turn, transcript_of_turn)
         summary = summarise_turn(turn, transcript_of_turn, ADAPTIVE_TOOL_NAMES,
                                  standing=self.config.standing_instructions)
         docs = docs_for_turn(turn, transcript_of_turn, summary.text(), ADAPTIVE_TOOL_NAMES)
@@ -172,6 +177,32 @@ class AdaptiveEngine(EngineActions, PromptRendering):
             if target is not None:
                 out.append(self._state_change(obj, target, "idle", turn))
         return out
+
+    def acknowledged_standing(self, turn: int, transcript_of_turn: Sequence[MessageLike]) -> list[dict[str, Any]]:
+        """When nothing standing changed this turn (no rule, tool or edit), the sentence of the user's input that
+        the assistant's final reply takes up as lasting (:func:`.standing.acknowledged`: "Understood; I'll keep to
+        that from now on."), kept as a standing object (``rule: acknowledged``); an acknowledgement that says a
+        change ("OK, updated.") replaces the live item the sentence is about, when one is. Recorded as events,
+        like every finding: a resumed run or ``report --verify`` never reads the reply again."""
+        if turn != self._input_turn or not self._input.strip():
+            return []
+        if any(o.standing is not None and turn in (o.created_turn, o.retracted_turn) for o in self.audit_objects()):
+            return []
+        reply = next((m.content for m in reversed(as_messages(transcript_of_turn))
+                      if m.role == "assistant" and m.content and not m.tool_calls), "")
+        found = acknowledged(self._input, reply, self.standing_reader)
+        if found is None:
+            return []
+        pairs = [(o.id, o.payload) for o in self.standing()]
+        target = None
+        if found.change != "new":  # the reply says it changes something: what it is about, else the nearest
+            target = match(found.text, pairs, loose=True) or nearest(found.text, pairs, self.standing_reader)
+        if target is not None:
+            # a revision keeps the kind of what it revises
+            return self._apply_change(turn, found.text, found.change, target, rule="acknowledged")
+        if found.change == "revoke":
+            return []
+        return [self.add_standing(found.text, found.kind, turn=turn, origin="said", rule="acknowledged")]
 
     def ingest_tool_output(self, turn: int, tool_name: str, text: str, tool_call_id: str | None = None) -> str:
         """``text`` itself when small; else store it as an artifact and return its bounded card."""

@@ -91,9 +91,21 @@ item to match, a change is kept only if it stands on its own.
 
 A finding that says what a live item already says (:func:`same`) is not added twice.
 
-No embedding model: the bundled MiniLM put the right item first for 23 of 27 changes (dev, test and this
-module's tune cases) but often by a few hundredths of cosine over the next one — too thin for a decision
-that retracts an instruction; matching stays lexical, pure and the same with ``ARCANA_EMBEDDINGS=off``.
+No embedding model for what a user's message alone changes: the bundled MiniLM put the right item first for 23
+of 27 changes (dev, test and this module's tune cases) but often by a few hundredths of cosine over the next
+one — too thin for a decision that retracts an instruction; matching stays lexical, pure and the same with
+``ARCANA_EMBEDDINGS=off``.
+
+**What the assistant's reply takes up** (:func:`acknowledged`, at the engine's end of turn). A sentence the
+rules leave as a request for this turn ("Keep the explanations tight, three short paragraphs at most") is
+standing when the assistant answers it as one: a reply that opens "Understood; I'll keep to that from now on.",
+"Noted for everything that follows." or "OK, updated." (:func:`acknowledgement`). Only when nothing standing
+changed in the turn (no rule, tool call or edit), only with the learned reader (it picks the sentence, at a
+lower bar than alone, and a higher one after a bare "Will do."), never a question, quoted words, a one-off,
+chit-chat, an instruction for someone else, a hypothetical or the past. A change the rules read but could not
+place, or a reply that says it changed something, replaces the live item it is about — lexically, else the
+nearest by the embedding (:func:`nearest`): here the reply has said that it is a change, so the choice is only
+which item, not whether.
 
 **Measured** (benchmarks/results/standing.md): on the benchmark's dev and test splits and on a set of
 sentences written apart from them (tests/adaptive/standing_cases.py, half of it held out by construction).
@@ -775,7 +787,8 @@ class Finding:
     kind: StandingKind
     rule: str
     """Which rule accepted it (``label``, ``directive``, ``preference``, ``constraint``, ``revision``,
-    ``revocation``), or ``learned``: the learned reader kept what the rules left (:mod:`.standing_model`)."""
+    ``revocation``), ``learned``: the learned reader kept what the rules left (:mod:`.standing_model`), or
+    ``acknowledged``: the assistant's reply took it up as lasting (:func:`acknowledged`)."""
     change: Change = "new"
     """``new``; ``revise``: replaces the live item it shares a topic with, if one does; ``revoke``: takes
     that item back (and adds nothing)."""
@@ -1108,6 +1121,113 @@ def says_what_changed(text: str) -> bool:
     return bool(_PERMISSION.search(low) or _NEW_VALUE.search(low) or _SWITCH.search(low) or _CHANGE_LEAD.match(low))
 
 
+_ACK_LASTING = _rx(
+    r"\b(?:from (?:now|here|this point|today) on(?:wards?)?|from now|going forward|henceforth|for everything "
+    r"(?:that follows|after this|from here)|for the rest of (?:the|this|our)|in (?:all )?future (?:answers|replies|"
+    r"responses|code|turns)|(?:i'll|i will|will) (?:keep|stick) to (?:that|this|it)|(?:i'll|i will) (?:keep|bear) "
+    r"(?:that|this|it) in mind|(?:i'll|i will) remember|that's how i'll|"
+    r"ab jetzt|von nun an|ab sofort|à partir de maintenant|désormais|a partir de ahora|d'ora in poi)\b")
+"""A reply's opening that takes what the user said as lasting: "Understood, I'll keep to that from now on.",
+"Noted for everything that follows.", "Got it, that's how I'll answer from here." (and the same in a few other
+languages: a session asked to answer in one)."""
+_ACK_SHORT = _rx(r"\b(?:noted|updated|(?:new|updated) (?:rule|version|one) replaces|switching (?:over|to)|"
+                 r"i'll switch)\b")
+"""The same said in a few words ("Fine by me, noted.", "OK, updated.", "Noted, switching over."): lasting only in an
+opening of at most :data:`_ACK_SHORT_WORDS` words ("I've updated the loader so it retries ..." is the answer)."""
+_ACK_SHORT_WORDS = 8
+_ACK_PLAIN = _rx(r"^(?:ok(?:ay)?|sure|got it|understood|will do|fine|of course|all ?right|agreed|roger)"
+                 r"(?:[,;]? (?:will do|got it|noted|sure|thanks))?[.!]?$")
+"""A reply that opens with a bare acknowledgement ("Will do.", "Got it."): weaker, it follows requests for one
+turn too."""
+_ACK_CHANGE = _rx(r"\b(?:updated|replaces?|switch(?:ing|ed)?|changed?|instead)\b")
+ACK_BAR = 0.5
+"""The learned reader's bar for the sentence a lasting acknowledgement takes up (its own bar is higher: alone it
+must tell a lasting sentence from a request; here the reply has said which)."""
+PLAIN_ACK_BAR = 0.75
+"""The same after a bare acknowledgement."""
+_ACK_WORDS = 30
+"""An opening sentence longer than this is the answer itself, not an acknowledgement."""
+
+
+def acknowledgement(reply: str) -> str | None:
+    """How the assistant's ``reply`` opens: ``lasting`` when it takes what the user said as holding from now on,
+    ``plain`` for a bare "Will do." / "Got it.", else ``None``. Only its first sentence counts (an assistant
+    says it first, and a later "from now on" is about the code)."""
+    text = reply.replace("\u2019", "'").strip()
+    if not text:
+        return None
+    first = re.split(r"(?<=[.!?])\s+|\n", text, maxsplit=1)[0].strip()
+    if len(first.split()) > _ACK_WORDS:
+        return None
+    if _ACK_LASTING.search(first) or (len(first.split()) <= _ACK_SHORT_WORDS and _ACK_SHORT.search(first)):
+        return "lasting"
+    return "plain" if _ACK_PLAIN.match(first) else None
+
+
+def acknowledged(text: str, reply: str, reader: Reader | None = None) -> Finding | None:
+    """The sentence of the user's message ``text`` that the assistant's ``reply`` takes up as lasting, when the
+    rules kept none of it (the engine asks only then): "Code first, explanation afterwards, please." answered
+    "Understood; I'll keep to that from now on." The reply's acknowledgement (:func:`acknowledgement`) is the
+    evidence the rules lacked; the sentence is the one the learned reader rates highest among those the rules
+    left as a statement or a request (never a question, quoted words, a one-off, chit-chat, an instruction for
+    someone else, a hypothetical, or the past), at :data:`ACK_BAR` (:data:`PLAIN_ACK_BAR` after a bare "Will
+    do."). A change the rules read in the message but could not place comes first ("On second thought, ..."),
+    as the change it is. Without the reader (``embeddings="off"``): none — the rules alone, as before. ``change``
+    is ``revise`` when the acknowledgement says a change ("OK, updated.")."""
+    how = acknowledgement(reply)
+    if how is None:
+        return None
+    first = re.split(r"(?<=[.!?])\s+|\n", reply.strip(), maxsplit=1)[0]
+    said: Change = "revise" if _ACK_CHANGE.search(first) else "new"
+    score = getattr(reader, "score", None)
+    if score is None:
+        return None
+    verdicts = analyse(text, reader)
+    # a change the rules read but could not place ("On second thought, ..."): the reply says it took it
+    changes = [v.finding for v in verdicts if v.finding is not None and v.finding.change != "new" and how == "lasting"]
+    if changes:  # ("Let's drop X and go back to Y" answered "OK, updated.": Y replaces X, not only X taken back)
+        f = changes[0]
+        return Finding(f.text, f.kind, "acknowledged", "revise" if said == "revise" else f.change)
+    bar = ACK_BAR if how == "lasting" else PLAIN_ACK_BAR
+    best: tuple[float, int] | None = None
+    pick: Verdict | None = None
+    for n, v in enumerate(verdicts):
+        if v.reason not in LEARNED_READS or _PAST.search(_strip_lead(_flat(v.sentence))):
+            continue
+        p = float(score(v.sentence))
+        if p >= bar and (best is None or (p, -n) > best):
+            best, pick = (p, -n), v
+    if pick is None:
+        return None
+    core = _strip_lead(_flat(pick.sentence))
+    return Finding(pick.sentence, _learned_kind(core, pick.reason == "no_scope"), "acknowledged", said)
+
+
+NEAREST_MIN = 0.2
+"""The least cosine at which :func:`nearest` names a live item."""
+
+
+def nearest(text: str, candidates: Sequence[tuple[str, str]], reader: Reader | None) -> str | None:
+    """The id of the candidate ``(id, text)`` whose sentence embeds nearest ``text`` (at least
+    :data:`NEAREST_MIN`; the latest on a tie), by the reader's embedding model; ``None`` without one. Only for a
+    change the assistant's reply says is one ("Understood, the new version replaces the old one."): which item
+    it replaces, when it shares no topic word with it ("On second thought, a quick sentence on what the snippet
+    does should come before it" after "Code first, explanation afterwards")."""
+    embed = getattr(reader, "embed", None)
+    if embed is None or not candidates:
+        return None
+    import numpy as np
+
+    mine = np.asarray(embed(text), dtype=np.float64).reshape(-1)
+    best: tuple[float, int] | None = None
+    found: str | None = None
+    for n, (cid, other) in enumerate(candidates):
+        cos = round(float(mine @ np.asarray(embed(other), dtype=np.float64).reshape(-1)), 5)
+        if cos >= NEAREST_MIN and (best is None or (cos, n) > best):
+            best, found = (cos, n), cid
+    return found
+
+
 def analyse(text: str, reader: Reader | None = None) -> list[Verdict]:
     """The verdict on every sentence of a user message (tests and the precision measure use it)."""
     return [judge(s, reader) for s in sentences(text)]
@@ -1204,8 +1324,8 @@ def live_changes(findings: Sequence[Finding]) -> list[Finding]:
 
 
 __all__ = [
-    "GENERIC", "STANDING_KINDS", "TOPIC_CLASSES", "WORK_WORDS", "Change", "Finding", "StandingKind", "Verdict",
-    "analyse", "change_in_context", "is_chit_chat", "judge", "kept_apart", "live_changes", "match", "pointed_value",
-    "recognise", "same", "sentences", "shorten", "strong_change", "tokens", "topics", "without_small_talk",
-    "work_words",
+    "ACK_BAR", "GENERIC", "NEAREST_MIN", "PLAIN_ACK_BAR", "STANDING_KINDS", "TOPIC_CLASSES", "WORK_WORDS", "Change",
+    "Finding", "StandingKind", "Verdict", "acknowledged", "acknowledgement", "analyse", "change_in_context",
+    "is_chit_chat", "judge", "kept_apart", "live_changes", "match", "nearest", "pointed_value", "recognise", "same",
+    "sentences", "shorten", "strong_change", "tokens", "topics", "without_small_talk", "work_words",
 ]

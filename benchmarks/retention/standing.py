@@ -52,9 +52,12 @@ and the turn's decision (``reply.decision``) are read:
 
 Beside the sessions, **the recogniser alone** (:func:`recogniser_tally`): every user message of every chat is
 given, in order, to an :class:`~arcana_jupyter.adaptive.engine.AdaptiveEngine` (``begin_turn``, what the runtime
-does with each input), and the standing objects it made are compared with the data: items recognised (by kind),
+does with each input, then ``acknowledged_standing`` with the recorded reply, what its end of turn does), and the
+standing objects it made are compared with the data: items recognised (by kind),
 revisions linked to the item they revise, revocations applied, traps kept as standing (by kind; the assistant's
 never reach it), other user sentences kept as standing, and the precision (items among everything kept).
+``--ack-noise`` (:func:`with_ack_noise`) measures it again with acknowledgements opening replies to ordinary turns
+too: the generated chats acknowledge only the turns that state an item.
 
 ``--details PATH`` writes one JSON line per probe (items held or not, by which section) for tuning.
 """
@@ -63,10 +66,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
 import datetime as dt
+import itertools
 import json
 import os
 import platform
+import random
 import statistics
 import sys
 import tempfile
@@ -340,8 +346,11 @@ def recogniser_tally(chats: list[dict[str, Any]], embeddings: str = "auto",
         engine = AdaptiveEngine()
         if store is not None:
             engine.standing_reader = standing_model(store.get, store.ident)
-        for k, (user, _) in enumerate(exchanges(chat)):
+        for k, (user, reply) in enumerate(exchanges(chat)):
             engine.begin_turn(k + 1, user)
+            # what the runtime's end of turn adds: the sentence the reply takes up as lasting
+            engine.acknowledged_standing(k + 1, [{"role": "user", "content": user},
+                                                 {"role": "assistant", "content": reply}])
             out.sentences += len(sentences(user))
         made = engine.audit_objects()
         by_text = {o.payload: o for o in made if o.standing is not None}
@@ -390,7 +399,8 @@ def recogniser_table(r: RecogniserTally) -> str:
     by_kind = ", ".join(f"{k} {r.found[k]}/{r.items[k]}" for k in KINDS)
     traps = ", ".join(f"{k} {r.traps_kept[k]}/{n}" for k, n in sorted(r.traps.items()))
     other = "; ".join(f"“{t}”" for t in r.other_kept[:5]) or "none"
-    return f"""The recogniser alone (adaptive/standing.py, through the engine's `begin_turn`), over every user message:
+    return f"""The recogniser alone (adaptive/standing.py, through the engine's `begin_turn` and its end of turn's \
+reading of the reply), over every user message:
 
 | items recognised | revisions linked to what they revise | revocations applied | traps kept as standing | \
 other user sentences kept as standing | precision (items among what was kept) |
@@ -456,6 +466,33 @@ mean / max (probes it shortened) | prompt tokens | sections present (share of pr
 """
 
 
+NOISE_PLAIN = ("Sure.", "Got it.", "Will do.", "Okay!")
+NOISE_LASTING = ("Noted.", "Noted, thanks.", "Understood, I'll keep that in mind.")
+
+
+def with_ack_noise(chats: list[dict[str, Any]], plain: float = 0.3, lasting: float = 0.1,
+                   seed: int = 7) -> list[dict[str, Any]]:
+    """The chats with acknowledgements opening the assistant's replies to ordinary turns too (``--ack-noise``): a
+    bare one ("Sure.", "Will do.") on ``plain`` of them and a lasting-sounding one ("Noted.") on ``lasting``,
+    drawn with ``seed``. Our generated chats acknowledge only the turns that state an item, which a real assistant
+    does not keep to: what the recogniser keeps then (the runtime's end of turn reads the reply's opening,
+    :func:`arcana_jupyter.adaptive.standing.acknowledged`) is the false-positive cost of reading it."""
+    rng = random.Random(seed)
+    out = copy.deepcopy(chats)
+    for chat in out:
+        stating = {rec["message"] for rec in chat["items"]}
+        turns = chat["turns"]
+        for user, reply in itertools.pairwise(turns):
+            if user["role"] != "user" or reply["role"] != "assistant" or user["id"] in stating:
+                continue
+            x = rng.random()
+            if x < lasting:
+                reply["content"] = f"{rng.choice(NOISE_LASTING)} {reply['content']}"
+            elif x < lasting + plain:
+                reply["content"] = f"{rng.choice(NOISE_PLAIN)} {reply['content']}"
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*", type=Path, default=DEFAULT_FILES)
@@ -468,6 +505,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="print the recogniser-alone table of each file and stop (no sessions, seconds)")
     parser.add_argument("--verbose", "-v", action="store_true",
                         help="with --recogniser: list what it missed and what else it kept")
+    parser.add_argument("--ack-noise", action="store_true",
+                        help="with --recogniser: acknowledgements also open 30%% (bare) and 10%% (\"Noted.\") of the "
+                             "replies to ordinary turns (what the reply-reading costs in false positives)")
     parser.add_argument("--embeddings", default="auto", choices=("auto", "on", "off"),
                         help="RuntimeConfig.embeddings (default: auto, as Runtime() starts; off: the rules alone)")
     parser.add_argument("--vectors", type=Path, default=Path(os.environ.get("ARCANA_BENCH_VECTORS", ".bench-vectors")),
@@ -476,6 +516,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.recogniser:
         for path in args.files:
             chats = json.loads(path.read_text(encoding="utf-8"))[: args.limit]
+            if args.ack_noise:
+                chats = with_ack_noise(chats)
             tally = recogniser_tally(chats, args.embeddings, args.vectors)
             print(f"## {path.name}\n\n{recogniser_table(tally)}", flush=True)
             if args.verbose:

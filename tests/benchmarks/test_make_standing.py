@@ -332,3 +332,23 @@ def test_the_measure_runs_at_a_small_budget_in_both_modes() -> None:
         assert (tally.share[0] > 0) == bool(tally.present)  # today's default mode may have none at 1k
     table = st.tables([(1000, "default", tally)])
     assert "| 1,000 | default |" in table
+
+
+def test_ack_noise_opens_only_replies_to_ordinary_turns_and_is_seeded() -> None:
+    chats = json.loads((ms.DATA / "standing_holdout.json").read_text())[:2]
+    noisy = st.with_ack_noise(chats)
+    assert noisy == st.with_ack_noise(chats) and noisy != chats  # the same draw each time; the input is untouched
+    assert chats == json.loads((ms.DATA / "standing_holdout.json").read_text())[:2]
+    changed = 0
+    for before, after in zip(chats, noisy, strict=True):
+        stating = {rec["message"] for rec in before["items"]}
+        for i, (a, b) in enumerate(zip(before["turns"], after["turns"], strict=True)):
+            if a == b:
+                continue
+            changed += 1
+            user = before["turns"][i - 1]
+            assert a["role"] == "assistant" and user["role"] == "user" and user["id"] not in stating
+            opening = b["content"][: len(b["content"]) - len(a["content"]) - 1]
+            assert b["content"].endswith(a["content"]) and opening in st.NOISE_PLAIN + st.NOISE_LASTING
+    replies = sum(t["role"] == "assistant" for c in chats for t in c["turns"])
+    assert 0.3 * replies < changed < 0.5 * replies  # about 30% bare and 10% lasting

@@ -164,3 +164,21 @@ async def test_with_the_embedding_model_the_learned_reader_keeps_what_the_rules_
         rules = [e["metadata"]["args"].get("rule") for e in events_of(path)
                  if e["event_type"] == "context_action" and e["metadata"]["action"] == "standing"]
         assert rules == (["learned"] if kept else [])
+
+
+async def test_what_the_models_reply_takes_up_as_lasting_is_in_every_later_prompt(tmp_path: Path) -> None:
+    # "Keep the explanations short ..." is a request for this turn to the rules and the reader; the reply says
+    # it holds from now on (Runtime()'s default relevance gives the engine the reader this needs)
+    said = "Keep the explanations short, two paragraphs at most."
+    model = Model(say("Understood, I'll keep to that from now on. Here is the loader."), say("Done."))
+    cfg = RuntimeConfig(trace_dir=tmp_path / "traces", total_window=4000)
+    async with Runtime(config=cfg, provider=FunctionProvider(model)).chat() as chat:
+        await chat.send(f"The loader is slow. {said}")
+        await chat.send("Now the writer, please.")
+        assert [(o.payload, o.created_turn) for o in chat.standing()] == [(said, 1)]
+        assert f"- (s_1, turn 1) {said}" in model.requests[-1].messages[0].content
+        path = chat.trace_path
+    assert path is not None
+    rules = [e["metadata"]["args"].get("rule") for e in events_of(path)
+             if e["event_type"] == "context_action" and e["metadata"]["action"] == "standing"]
+    assert rules == ["acknowledged"]
