@@ -21,7 +21,7 @@ from .asking import asks
 from .assemble import assemble
 from .decisions import Fidelity, MessageDecision, Source
 from .fidelity import fit_text
-from .learned_fusion import features, learned_match
+from .learned_fusion import features, learned_match, needs_core, question_core
 from .message_cache import MessageCache
 from .plan import plan_conversation
 from .recall import RECALL_MIN_BM25
@@ -318,7 +318,8 @@ class Build:
         if fusion.method == "learned":
             sims = (rel.passage_sims(qvec, self.n_history) if fusion.sentences
                     else rel.message_sims(qvec, self.n_history))
-            match, via = self.learned(sims, lexical, rel.coverage(query, lexical), named)
+            core = self.core_sims(query, named) if needs_core(fusion.model) else None
+            match, via = self.learned(sims, lexical, rel.coverage(query, lexical), named, core)
         else:
             semantic = (rel.semantic_passages(qvec, self.n_history) if fusion.sentences
                         else rel.semantic(qvec, self.n_history))
@@ -326,22 +327,34 @@ class Build:
             match, via = fuse(lexical, semantic, fusion, coverage)
         return self.index.speaker_prior(match, named, self.builder.speaker_weight), via, lexical
 
+    def core_sims(self, query: str, named: frozenset[str]) -> Any:
+        """Every history message's cosine (by its best passage, with ``Fusion.sentences``) with the question's
+        core (:func:`~.learned_fusion.question_core`), embedded once more; ``None`` without an embedding model."""
+        store = self.builder.embeddings
+        if store is None:
+            return None
+        vec = store.get(question_core(query, named))
+        rel = self.index
+        return (rel.passage_sims(vec, self.n_history) if self.builder.fusion.sentences
+                else rel.message_sims(vec, self.n_history))
+
     def learned(self, sims: Any, lexical: dict[int, float], coverage: dict[int, float],
-                named: frozenset[str]) -> tuple[dict[int, float], dict[int, str]]:
+                named: frozenset[str], core: Any = None) -> tuple[dict[int, float], dict[int, str]]:
         """``(match, via)`` by the learned fusion (:mod:`.learned_fusion`) of ``sims`` (every history message's
-        cosine) and the BM25 scores."""
+        cosine), the BM25 scores and ``core`` (the cosines with the question's core, for a version that reads
+        them)."""
         if sims is None:
             return {}, {}
-        return learned_match(self.fusion_features(sims, lexical, coverage, named), lexical, sims,
+        return learned_match(self.fusion_features(sims, lexical, coverage, named, core), lexical, sims,
                              self.builder.fusion.model, SEMANTIC_MIN, RECALL_MIN_BM25)
 
     def fusion_features(self, sims: Any, lexical: dict[int, float], coverage: dict[int, float],
-                        named: frozenset[str]) -> Any:
+                        named: frozenset[str], core: Any = None) -> Any:
         """:func:`~.learned_fusion.features` of the history messages (what ``train_fusion`` learns from)."""
         rel = self.index
         n = len(sims)
         other = [bool(named) and not (rel.speakers[d] & named) for d in range(n)]
-        return features(sims, lexical, coverage, other, rel.nwords[:n], rel.user[:n])
+        return features(sims, lexical, coverage, other, rel.nwords[:n], rel.user[:n], core)
 
     def query(self) -> str:
         return " ".join(self.query_parts())

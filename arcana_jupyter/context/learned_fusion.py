@@ -19,14 +19,20 @@ from __future__ import annotations
 
 from typing import Any
 
-FEATURES = ("zs", "gap", "rs10", "rb", "bm", "head", "other_speaker", "lwords", "nbz", "nbbm", "user")
+FEATURES = ("zs", "gap", "rs10", "rb", "bm", "head", "other_speaker", "lwords", "nbz", "nbbm", "user", "zc")
 """Per message: ``zs`` its best-passage cosine as a z-score over the history; ``gap`` that cosine less the
 best one; ``rs10`` ``10 / (10 + rank)`` in the cosine ranking; ``rb`` ``60 / (60 + rank)`` in the BM25
 ranking (0 when BM25 did not find it); ``bm`` its BM25 score over the best one; ``head`` 1 when it holds at
 least ``HEAD`` of the question's rare terms (:meth:`~.relevance.RelevanceIndex.coverage`); ``other_speaker``
 1 when the question names a speaker of the conversation and the message is another's; ``lwords``
 ``log(1 + words)`` of its indexed text, words counted up to :data:`WORDS_CAP`; ``nbz`` the larger ``zs`` of
-the messages just before and after it; ``nbbm`` the same for ``bm``; ``user`` 1 for a user message."""
+the messages just before and after it; ``nbbm`` the same for ``bm``; ``user`` 1 for a user message; ``zc`` the
+best-passage cosine with the question's core (:func:`question_core`: its content words without the names it
+asks about and its frame) as a z-score over the history (version 2 on; version 1 reads the first eleven)."""
+
+CORE_DROP = frozenset("enjoy enjoys think thinks might may many much often".split())
+"""Words of a question's frame that :func:`question_core` drops beside the stop words ("Would she enjoy ...",
+"How many ...", "What might he think of ...")."""
 
 HEAD = 0.6
 WORDS_CAP = 80
@@ -40,28 +46,48 @@ CANDIDATES = 240
 
 MODELS: dict[int, tuple[tuple[float, ...], float]] = {
     1: ((1.060, 5.936, -1.045, 1.415, -0.919, 1.438, -12.438, 2.449, 0.218, 0.542, 0.220), -7.647),
+    2: ((0.447, 5.691, -1.363, 1.208, -1.008, 1.370, -13.222, 2.414, 0.185, 0.591, 0.272, 0.789), -7.741),
 }
-"""Version -> (weights in :data:`FEATURES` order, bias). Never change a published version: add one."""
+"""Version -> (weights in :data:`FEATURES` order, bias): a version reads the first ``len(weights)`` features.
+Never change a published version: add one."""
+
+
+def needs_core(model: int) -> bool:
+    """Whether version ``model`` reads ``zc`` (the build then embeds the question's core once more)."""
+    return model in MODELS and len(MODELS[model][0]) > FEATURES.index("zc")
+
+
+def question_core(text: str, named: frozenset[str] = frozenset()) -> str:
+    """What a question asks about, for one more embedding: its content words (stop words out, lower-cased), without
+    the names in ``named`` and the frame words of :data:`CORE_DROP` — "Would Rosalind enjoy a visit to a botanical
+    garden?" -> ``visit botanical garden``, which sits nearer "the first tomatoes from my allotment" than the whole
+    question does. ``text`` itself when nothing would be left."""
+    from ..text import words
+    from .relevance import without_names
+
+    kept = [w for w in words(without_names(text, named)) if w not in CORE_DROP]
+    return " ".join(kept) or text
 
 
 def features(sims: Any, lexical: dict[int, float], coverage: dict[int, float], other_speaker: Any,
-             nwords: Any, user: Any) -> Any:
+             nwords: Any, user: Any, core_sims: Any = None) -> Any:
     """The ``(n, len(FEATURES))`` matrix for the ``n`` messages whose best-passage cosines are ``sims``;
     ``lexical`` the BM25 scores (by message), ``coverage`` the BM25 hits' coverage of the question,
-    ``other_speaker``, ``nwords`` and ``user`` arrays of ``n``."""
+    ``other_speaker``, ``nwords`` and ``user`` arrays of ``n``; ``core_sims`` the cosines with the question's core
+    (without them, the first eleven columns: what version 1 reads)."""
     import numpy as np
 
     s = np.asarray(sims, dtype=np.float64)
     n = len(s)
+    width = len(FEATURES) - (core_sims is None)
     if n == 0:
-        return np.zeros((0, len(FEATURES)))
-    sd = float(s.std())
-    zs = (s - s.mean()) / sd if sd > 1e-9 else np.zeros(n)
+        return np.zeros((0, width))
+    zs = _z(s)
     bm = _dense(lexical, n)
     top = bm.max()
     head = (_dense(coverage, n) >= HEAD).astype(np.float64)
     bmn = bm / top if top > 0 else bm
-    return np.stack([
+    columns = [
         zs,
         s - s.max(),
         10.0 / (10.0 + _ranks(s)),
@@ -73,7 +99,18 @@ def features(sims: Any, lexical: dict[int, float], coverage: dict[int, float], o
         np.maximum(_shift(zs, 1), _shift(zs, -1)),
         np.maximum(_shift(bmn, 1), _shift(bmn, -1)),
         np.asarray(user, dtype=np.float64),
-    ], axis=1)
+    ]
+    if core_sims is not None:
+        columns.append(_z(np.asarray(core_sims, dtype=np.float64)))
+    return np.stack(columns, axis=1)
+
+
+def _z(x: Any) -> Any:
+    """``x`` as z-scores (zeros when it does not vary)."""
+    import numpy as np
+
+    sd = float(x.std())
+    return (x - x.mean()) / sd if sd > 1e-9 else np.zeros(len(x))
 
 
 def _dense(by_doc: dict[int, float], n: int) -> Any:
@@ -117,7 +154,11 @@ def scores(x: Any, model: int) -> Any:
         raise ValueError(f"no learned fusion model {model} (known: {sorted(MODELS)}): a newer arcana-jupyter "
                          "recorded this build; upgrade to rebuild it")
     weights, bias = MODELS[model]
-    return np.asarray(x, dtype=np.float64) @ np.asarray(weights) + bias
+    x = np.asarray(x, dtype=np.float64)
+    if x.shape[1] < len(weights):
+        raise ValueError(f"learned fusion model {model} reads {len(weights)} features, got {x.shape[1]} "
+                         "(the question core's cosines are missing)")
+    return x[:, :len(weights)] @ np.asarray(weights) + bias
 
 
 def learned_match(x: Any, lexical: dict[int, float], sims: Any, model: int, semantic_min: float,

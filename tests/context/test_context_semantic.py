@@ -78,7 +78,7 @@ def test_rebuild_with_embeddings_is_byte_exact_and_reads_the_persisted_vectors(t
     live = WorkingSetBuilder(budget=TokenBudget(total_window=900), embedder=emb, embedding_cache=tmp_path)
     first = live.build(history, "Which animal joined the family?")
     assert live.settings()["embedder"] == "concepts@1"
-    assert emb.calls == len(history) + 1
+    assert emb.calls == len(history) + 2  # every message, the question and its core ("animal joined family")
     again = ConceptEmbedder()
     kwargs = {k: v for k, v in _builder_kwargs(live.settings()).items() if k != "embedder"}
     rebuilt = WorkingSetBuilder(budget=TokenBudget(total_window=900), embedder=again, embedding_cache=tmp_path,

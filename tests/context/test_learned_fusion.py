@@ -20,7 +20,8 @@ def column(x: np.ndarray, name: str) -> list[float]:
 def test_each_feature_is_what_its_name_says() -> None:
     sims = np.array([0.0, 0.5, 0.1, 0.3, 0.1])
     lexical = {3: 1.0, 1: 0.5}
-    x = lf.features(sims, lexical, {3: 0.8, 1: 0.2}, [0, 0, 1, 1, 0], [3, 10, 0, 60, 1], [0, 1, 0, 1, 0])
+    core = np.array([0.2, 0.1, 0.6, 0.1, 0.0])
+    x = lf.features(sims, lexical, {3: 0.8, 1: 0.2}, [0, 0, 1, 1, 0], [3, 10, 0, 60, 1], [0, 1, 0, 1, 0], core)
     assert x.shape == (5, len(lf.FEATURES))
     z = (sims - sims.mean()) / sims.std()
     assert column(x, "zs") == [round(float(v), 6) for v in z]
@@ -37,7 +38,12 @@ def test_each_feature_is_what_its_name_says() -> None:
                                                                max(z[2], z[4]), z[3])]
     assert column(x, "nbbm") == [0.5, 0.0, 1.0, 0.0, 1.0]
     assert column(x, "user") == [0.0, 1.0, 0.0, 1.0, 0.0]
-    assert lf.features(np.zeros(0), {}, {}, [], [], []).shape == (0, len(lf.FEATURES))
+    assert column(x, "zc") == [round(float(v), 6) for v in (core - core.mean()) / core.std()]
+    # without the core's cosines: the eleven columns version 1 reads, the same
+    assert np.array_equal(lf.features(sims, lexical, {3: 0.8, 1: 0.2}, [0, 0, 1, 1, 0], [3, 10, 0, 60, 1],
+                                      [0, 1, 0, 1, 0]), x[:, :11])
+    assert lf.features(np.zeros(0), {}, {}, [], [], []).shape == (0, len(lf.FEATURES) - 1)
+    assert lf.features(np.zeros(0), {}, {}, [], [], [], np.zeros(0)).shape == (0, len(lf.FEATURES))
     # a tool's output or a pasted file counts as long as the longest turn the weights were fitted on, no longer
     long = lf.features(np.array([0.2, 0.2]), {}, {}, [0, 0], [lf.WORDS_CAP, 5000], [0, 0])
     assert column(long, "lwords")[0] == column(long, "lwords")[1] == round(float(np.log1p(lf.WORDS_CAP)), 6)
@@ -67,12 +73,31 @@ def test_only_a_cosine_over_the_floor_or_a_bm25_hit_gets_a_match_and_via_names_a
 
 
 def test_a_published_version_keeps_its_weights_and_an_unknown_one_says_so() -> None:
-    assert DEFAULT_FUSION.method == "learned" and DEFAULT_FUSION.model == 1
+    assert DEFAULT_FUSION.method == "learned" and DEFAULT_FUSION.model == 2
     assert lf.MODELS[1] == ((1.060, 5.936, -1.045, 1.415, -0.919, 1.438, -12.438, 2.449, 0.218, 0.542, 0.220), -7.647)
-    assert len(lf.MODELS[1][0]) == len(lf.FEATURES)
+    assert lf.MODELS[2] == ((0.447, 5.691, -1.363, 1.208, -1.008, 1.370, -13.222, 2.414, 0.185, 0.591, 0.272, 0.789),
+                            -7.741)
+    assert len(lf.MODELS[1][0]) == len(lf.FEATURES) - 1 and len(lf.MODELS[2][0]) == len(lf.FEATURES)
+    assert not lf.needs_core(1) and lf.needs_core(2) and not lf.needs_core(7)
     with pytest.raises(ValueError, match=r"no learned fusion model 7 .*upgrade"):
         lf.scores(np.zeros((1, len(lf.FEATURES))), 7)
+    # version 1 reads its eleven columns of a twelve-column matrix; version 2 refuses eleven
+    x = np.arange(24, dtype=np.float64).reshape(2, 12)
+    assert np.allclose(lf.scores(x, 1), x[:, :11] @ np.asarray(lf.MODELS[1][0]) + lf.MODELS[1][1])
+    with pytest.raises(ValueError, match="reads 12 features, got 11"):
+        lf.scores(x[:, :11], 2)
     assert parse_fusion(DEFAULT_FUSION.spec()) == DEFAULT_FUSION
+
+
+@pytest.mark.parametrize(("question", "named", "core"), [
+    ("Would Rosalind enjoy a visit to a botanical garden?", {"rosalind"}, "visit botanical garden"),
+    ("How many cats is Harper looking after?", {"harper"}, "cats looking"),
+    ("What might Leon think of a week-long cruise?", {"leon"}, "week long cruise"),
+    ("Which plot shows the error rate by region?", set(), "plot shows error rate region"),
+    ("What is it?", set(), "What is it?"),  # nothing left: the question itself
+])
+def test_the_question_core_is_what_it_asks_about(question: str, named: set[str], core: str) -> None:
+    assert lf.question_core(question, frozenset(named)) == core
 
 
 class WordsEmbedder:
@@ -115,3 +140,31 @@ def test_a_fact_outranks_a_short_reaction_as_close_to_the_question() -> None:
     assert learned[fact] < learned[reaction]
     rrf = rank(RRF_FUSION.spec())  # two ranked lists alone put the short reaction first
     assert rrf[reaction] < rrf[fact]
+
+
+class CountingEmbedder(WordsEmbedder):
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def embed(self, text: str) -> np.ndarray:
+        self.texts.append(text)
+        return super().embed(text)
+
+
+@pytest.mark.parametrize("model", [1, 2])
+def test_only_a_version_that_reads_the_core_embeds_it_and_each_rebuilds_as_recorded(model: int) -> None:
+    history = [Message(role="system", content="Two friends chat.")]
+    for t in range(1, 40):
+        history += [Message(role="user", content=f"Day {t}: the garden, the tomatoes and the rain, and then the long "
+                                                 f"walk home past the station and the bakery {t}.", turn=t),
+                    Message(role="assistant", content=f"Lovely ({t}).", turn=t)]
+    spec = DEFAULT_FUSION.spec().replace("model=2", f"model={model}")
+    q = "Would she enjoy a visit to a botanical garden?"
+    emb = CountingEmbedder()
+    b = WorkingSetBuilder(budget=TokenBudget(total_window=600), embedder=emb, fusion=spec)
+    first = b.build(history, q)
+    assert ("visit botanical garden" in emb.texts) is (model == 2)
+    again = WorkingSetBuilder(budget=TokenBudget(total_window=600), embedder=CountingEmbedder(), fusion=spec)
+    rebuilt = again.build(history, q)
+    assert rebuilt.digest("m") == first.digest("m")
+    assert b.settings()["fusion"] == spec
