@@ -60,8 +60,9 @@ def needs_core(model: int) -> bool:
 def question_core(text: str, named: frozenset[str] = frozenset()) -> str:
     """What a question asks about, for one more embedding: its content words (stop words out, lower-cased), without
     the names in ``named`` and the frame words of :data:`CORE_DROP` — "Would Rosalind enjoy a visit to a botanical
-    garden?" -> ``visit botanical garden``, which sits nearer "the first tomatoes from my allotment" than the whole
-    question does. ``text`` itself when nothing would be left."""
+    garden?" -> ``visit botanical garden``. A second view of the question: ranked against the history it orders
+    the messages otherwise than the whole question does, and the learned model weighs both (the gain on the dev
+    splits is largest for open questions). ``text`` itself when nothing would be left."""
     from ..text import words
     from .relevance import without_names
 
