@@ -21,11 +21,11 @@ from .asking import asks
 from .assemble import assemble
 from .decisions import Fidelity, MessageDecision, Source
 from .fidelity import fit_text
-from .learned_fusion import features, learned_match, needs_core, question_core
+from .learned_fusion import features, learned_match, needs_core
 from .message_cache import MessageCache
 from .plan import plan_conversation
 from .recall import RECALL_MIN_BM25
-from .relevance import SEMANTIC_MIN, fuse, message_text, passages, without_names
+from .relevance import SEMANTIC_MIN, fuse, message_text, passages, question_core, without_names
 from .result import Assembly, BuildResult, Pending
 from .sections import ContextSection, render_task
 
@@ -329,7 +329,7 @@ class Build:
 
     def core_sims(self, query: str, named: frozenset[str]) -> Any:
         """Every history message's cosine (by its best passage, with ``Fusion.sentences``) with the question's
-        core (:func:`~.learned_fusion.question_core`), embedded once more; ``None`` without an embedding model."""
+        core (:func:`~.relevance.question_core`), embedded once more; ``None`` without an embedding model."""
         store = self.builder.embeddings
         if store is None:
             return None

@@ -27,12 +27,8 @@ least ``HEAD`` of the question's rare terms (:meth:`~.relevance.RelevanceIndex.c
 1 when the question names a speaker of the conversation and the message is another's; ``lwords``
 ``log(1 + words)`` of its indexed text, words counted up to :data:`WORDS_CAP`; ``nbz`` the larger ``zs`` of
 the messages just before and after it; ``nbbm`` the same for ``bm``; ``user`` 1 for a user message; ``zc`` the
-best-passage cosine with the question's core (:func:`question_core`: its content words without the names it
+best-passage cosine with the question's core (:func:`~.relevance.question_core`: its content words without the names it
 asks about and its frame) as a z-score over the history (version 2 on; version 1 reads the first eleven)."""
-
-CORE_DROP = frozenset("enjoy enjoys think thinks might may many much often".split())
-"""Words of a question's frame that :func:`question_core` drops beside the stop words ("Would she enjoy ...",
-"How many ...", "What might he think of ...")."""
 
 HEAD = 0.6
 WORDS_CAP = 80
@@ -55,19 +51,6 @@ Never change a published version: add one."""
 def needs_core(model: int) -> bool:
     """Whether version ``model`` reads ``zc`` (the build then embeds the question's core once more)."""
     return model in MODELS and len(MODELS[model][0]) > FEATURES.index("zc")
-
-
-def question_core(text: str, named: frozenset[str] = frozenset()) -> str:
-    """What a question asks about, for one more embedding: its content words (stop words out, lower-cased), without
-    the names in ``named`` and the frame words of :data:`CORE_DROP` — "Would Rosalind enjoy a visit to a botanical
-    garden?" -> ``visit botanical garden``. A second view of the question: ranked against the history it orders
-    the messages otherwise than the whole question does, and the learned model weighs both (the gain on the dev
-    splits is largest for open questions). ``text`` itself when nothing would be left."""
-    from ..text import words
-    from .relevance import without_names
-
-    kept = [w for w in words(without_names(text, named)) if w not in CORE_DROP]
-    return " ".join(kept) or text
 
 
 def features(sims: Any, lexical: dict[int, float], coverage: dict[int, float], other_speaker: Any,

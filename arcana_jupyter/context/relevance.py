@@ -515,6 +515,21 @@ def without_names(text: str, named: frozenset[str]) -> str:
     return out if re.search(r"\w", out) else text
 
 
+CORE_DROP = frozenset("enjoy enjoys think thinks might may many much often".split())
+"""Words of a question's frame that :func:`question_core` drops beside the stop words ("Would she enjoy ...",
+"How many ...", "What might he think of ...")."""
+
+
+def question_core(text: str, named: frozenset[str] = frozenset()) -> str:
+    """What a question asks about, for one more embedding: its content words (stop words out, lower-cased), without
+    the names in ``named`` and the frame words of :data:`CORE_DROP` — "Would Rosalind enjoy a visit to a botanical
+    garden?" -> ``visit botanical garden``. A second view of the question: ranked against the history it orders
+    the messages otherwise than the whole question does, and the learned model weighs both (the gain on the dev
+    splits is largest for open questions). ``text`` itself when nothing would be left."""
+    kept = [w for w in words(without_names(text, named)) if w not in CORE_DROP]
+    return " ".join(kept) or text
+
+
 def _top(sims: Any, n: int) -> dict[int, float]:
     """The best :data:`SEMANTIC_TOP` of ``n`` cosines that reach :data:`SEMANTIC_MIN` (ties: the earlier)."""
     import numpy as np

@@ -25,7 +25,7 @@ fusion version 1 replaced):
 | every dev conversation, version 1 | 0.78 / 0.87 / 0.92 | 0.82 / 0.90 / 0.93 |
 | every dev conversation, version 2 | 0.81 / 0.89 / 0.93 | 0.84 / 0.91 / 0.93 |
 
-- Version 2's ``zc`` (:func:`~arcana_jupyter.context.learned_fusion.question_core`): "Would Rosalind enjoy a
+- Version 2's ``zc`` (:func:`~arcana_jupyter.context.relevance.question_core`): "Would Rosalind enjoy a
   visit to a botanical garden?" embedded as ``visit botanical garden``, a second view of the question beside the
   whole one. Open questions gain most (talks_dev 0.43 / 0.71 / 0.79 -> 0.52 / 0.76 / 0.88). Tried beside it: the
   core's gap and rank too (the same), the core summed into the question's vector instead of a feature (0.81 /

@@ -9,7 +9,7 @@ import pytest
 from arcana_jupyter.context import TokenBudget, WorkingSetBuilder
 from arcana_jupyter.context import learned_fusion as lf
 from arcana_jupyter.context.build import Build
-from arcana_jupyter.context.relevance import DEFAULT_FUSION, RRF_FUSION, parse_fusion
+from arcana_jupyter.context.relevance import DEFAULT_FUSION, RRF_FUSION, parse_fusion, question_core
 from arcana_jupyter.messages import Message
 
 
@@ -97,7 +97,7 @@ def test_a_published_version_keeps_its_weights_and_an_unknown_one_says_so() -> N
     ("What is it?", set(), "What is it?"),  # nothing left: the question itself
 ])
 def test_the_question_core_is_what_it_asks_about(question: str, named: set[str], core: str) -> None:
-    assert lf.question_core(question, frozenset(named)) == core
+    assert question_core(question, frozenset(named)) == core
 
 
 class WordsEmbedder:
