@@ -1149,14 +1149,18 @@ _ACK_WORDS = 30
 """An opening sentence longer than this is the answer itself, not an acknowledgement."""
 
 
+def _opening(reply: str) -> str:
+    """The first sentence (or line) of ``reply``, curly apostrophes straightened."""
+    return re.split(r"(?<=[.!?])\s+|\n", reply.replace("\u2019", "'").strip(), maxsplit=1)[0].strip()
+
+
 def acknowledgement(reply: str) -> str | None:
     """How the assistant's ``reply`` opens: ``lasting`` when it takes what the user said as holding from now on,
     ``plain`` for a bare "Will do." / "Got it.", else ``None``. Only its first sentence counts (an assistant
     says it first, and a later "from now on" is about the code)."""
-    text = reply.replace("\u2019", "'").strip()
-    if not text:
+    first = _opening(reply)
+    if not first:
         return None
-    first = re.split(r"(?<=[.!?])\s+|\n", text, maxsplit=1)[0].strip()
     if len(first.split()) > _ACK_WORDS:
         return None
     if _ACK_LASTING.search(first) or (len(first.split()) <= _ACK_SHORT_WORDS and _ACK_SHORT.search(first)):
@@ -1177,8 +1181,7 @@ def acknowledged(text: str, reply: str, reader: Reader | None = None) -> Finding
     how = acknowledgement(reply)
     if how is None:
         return None
-    first = re.split(r"(?<=[.!?])\s+|\n", reply.strip(), maxsplit=1)[0]
-    said: Change = "revise" if _ACK_CHANGE.search(first) else "new"
+    said: Change = "revise" if _ACK_CHANGE.search(_opening(reply)) else "new"
     score = getattr(reader, "score", None)
     if score is None:
         return None

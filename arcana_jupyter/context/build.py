@@ -316,8 +316,7 @@ class Build:
         self.notes.append(f"relevance: stemmed BM25 with feedback + semantic ({store.ident}), fused by "
                           f"{fusion.spec()}")
         if fusion.method == "learned":
-            sims = (rel.passage_sims(qvec, self.n_history) if fusion.sentences
-                    else rel.message_sims(qvec, self.n_history))
+            sims = self._sims(qvec)
             core = self.core_sims(query, named) if needs_core(fusion.model) else None
             match, via = self.learned(sims, lexical, rel.coverage(query, lexical), named, core)
         else:
@@ -333,7 +332,10 @@ class Build:
         store = self.builder.embeddings
         if store is None:
             return None
-        vec = store.get(question_core(query, named))
+        return self._sims(store.get(question_core(query, named)))
+
+    def _sims(self, vec: Any) -> Any:
+        """Every history message's cosine with ``vec``: by its best passage with ``Fusion.sentences``, else whole."""
         rel = self.index
         return (rel.passage_sims(vec, self.n_history) if self.builder.fusion.sentences
                 else rel.message_sims(vec, self.n_history))
