@@ -1122,23 +1122,36 @@ def says_what_changed(text: str) -> bool:
 
 
 _ACK_LASTING = _rx(
-    r"\b(?:from (?:now|here|this point|today) on(?:wards?)?|from now|going forward|henceforth|for everything "
-    r"(?:that follows|after this|from here)|for the rest of (?:the|this|our)|in (?:all )?future (?:answers|replies|"
-    r"responses|code|turns)|(?:i'll|i will|will) (?:keep|stick) to (?:that|this|it)|(?:i'll|i will) (?:keep|bear) "
-    r"(?:that|this|it) in mind|(?:i'll|i will) remember|that's how i'll|"
+    r"\b(?:from (?:now|here|this point|today) on(?:wards?)?(?: out)?|from now|from here(?=[.!;,]|$)|going forward|"
+    r"moving forward|henceforth|for everything (?:that follows|after this|from here)|for the rest of (?:the|this|our)|"
+    r"(?:in|for) (?:all )?(?:my |our |the )?future (?:answers|replies|responses|code|turns|examples|work)|"
+    r"(?:in|for|to) (?:every|each|all) (?:of )?(?:my )?(?:answers?|repl(?:y|ies)|responses?)|"
+    r"(?:i'll|i will|will) (?:keep|stick|hold) to (?:that|this|it)|(?:i'll|i will|will) (?:keep|bear) "
+    r"(?:that|this|it) in mind|(?:i'll|i will) remember|that's how i'll|(?:i'll|i will)(?: \w+){0,3} (?:always|never)|"
+    r"standing rule|"
     r"ab jetzt|von nun an|ab sofort|à partir de maintenant|désormais|a partir de ahora|d'ora in poi)\b")
 """A reply's opening that takes what the user said as lasting: "Understood, I'll keep to that from now on.",
-"Noted for everything that follows.", "Got it, that's how I'll answer from here." (and the same in a few other
-languages: a session asked to answer in one)."""
+"Noted for everything that follows.", "Got it, that's how I'll answer from here.", "I'll make sure all my future
+answers do that.", "consider it a standing rule" (and the same in a few other languages: a session asked to
+answer in one). Phrased on the generated chats and the ``dev`` pool of ``benchmarks/retention/standing.py``'s
+``ACKS`` (chat models' own openings), measured on its ``test`` pool."""
 _ACK_SHORT = _rx(r"\b(?:noted|updated|(?:new|updated) (?:rule|version|one) replaces|switching (?:over|to)|"
-                 r"i'll switch)\b")
+                 r"i'll switch|no more)\b|\b(?!here\b|there\b|that\b|this\b|so\b)\w+ it is[.!]?$")
 """The same said in a few words ("Fine by me, noted.", "OK, updated.", "Noted, switching over."): lasting only in an
 opening of at most :data:`_ACK_SHORT_WORDS` words ("I've updated the loader so it retries ..." is the answer)."""
 _ACK_SHORT_WORDS = 8
-_ACK_PLAIN = _rx(r"^(?:ok(?:ay)?|sure|got it|understood|will do|fine|of course|all ?right|agreed|roger)"
-                 r"(?:[,;]? (?:will do|got it|noted|sure|thanks))?[.!]?$")
-"""A reply that opens with a bare acknowledgement ("Will do.", "Got it."): weaker, it follows requests for one
-turn too."""
+_ACK_PLAIN = _rx(r"^(?:ok(?:ay)?|sure(?: thing)?|got it|you got it|understood|will do|fine|of course|all ?right|agreed|"
+                 r"roger|certainly|absolutely|no problem|sounds good|perfect|makes sense|good call|great)"
+                 r"(?:[,;]? (?:will do|got it|noted|sure|thanks|no problem))?[.!]?$")
+"""A reply that opens with a bare acknowledgement ("Will do.", "Got it.", "Sure thing."): weaker, it follows
+requests for one turn too. So does one that opens with such a word and goes on to say what it will do ("Sure
+thing, I'll stick with minimal dependencies.", "Thanks for letting me know! I'll keep responses concise.")."""
+_ACK_WILL = _rx(r"^(?:i'll|i will)\b")
+_ACK_MINE = _rx(r"\b(?:i'll|i will|i'm going to|i am going to|that's how i)\b")
+_ACK_THANKS = _rx(r"^(?:thanks|thank you)\b")
+_ACK_LEAD_WORDS = 3
+"""An opening sentence this short is an interjection ("Got it!", "You got it!", "Good call."): what it says comes
+in the next sentence ("Got it! I'll keep that in mind going forward."), which is read with it."""
 _ACK_CHANGE = _rx(r"\b(?:updated|replaces?|switch(?:ing|ed)?|changed?|instead)\b")
 ACK_BAR = 0.5
 """The learned reader's bar for the sentence a lasting acknowledgement takes up (its own bar is higher: alone it
@@ -1149,23 +1162,38 @@ _ACK_WORDS = 30
 """An opening sentence longer than this is the answer itself, not an acknowledgement."""
 
 
-def _opening(reply: str) -> str:
-    """The first sentence (or line) of ``reply``, curly apostrophes straightened."""
-    return re.split(r"(?<=[.!?])\s+|\n", reply.replace("\u2019", "'").strip(), maxsplit=1)[0].strip()
+def _opening(reply: str) -> tuple[str, str]:
+    """The first sentence (or line) of ``reply``, curly apostrophes straightened, and the next one when the first
+    is an interjection (at most :data:`_ACK_LEAD_WORDS` words, or a thank-you) — else ``""``."""
+    parts = [p.strip() for p in re.split(r"(?<=[.!?])\s+|\n", reply.replace("\u2019", "'").strip(), maxsplit=2)]
+    first = parts[0]
+    lead = len(first.split()) <= _ACK_LEAD_WORDS or _ACK_THANKS.match(first)
+    return first, (parts[1] if lead and len(parts) > 1 else "")
 
 
 def acknowledgement(reply: str) -> str | None:
     """How the assistant's ``reply`` opens: ``lasting`` when it takes what the user said as holding from now on,
-    ``plain`` for a bare "Will do." / "Got it.", else ``None``. Only its first sentence counts (an assistant
-    says it first, and a later "from now on" is about the code)."""
-    first = _opening(reply)
+    ``plain`` for a bare "Will do." / "Got it.", else ``None``. Only its opening counts — the first sentence, and
+    the next after an interjection ("Got it! I'll keep that in mind going forward."): an assistant says it first,
+    and a later "from now on" is about the code."""
+    first, then = _opening(reply)
     if not first:
         return None
-    if len(first.split()) > _ACK_WORDS:
+    said = f"{first} {then}".strip()
+    if len(said.split()) > _ACK_WORDS:
         return None
-    if _ACK_LASTING.search(first) or (len(first.split()) <= _ACK_SHORT_WORDS and _ACK_SHORT.search(first)):
+    # "OK, updated." / "Sure. Noted, switching over." — not "Got it. Here's the updated loader."
+    short = [x for x, most in ((first, _ACK_SHORT_WORDS), (then, _ACK_LEAD_WORDS)) if x and len(x.split()) <= most]
+    # after an interjection, what the assistant says it will do ("Got it! I'll keep that in mind going forward."),
+    # not what the code now does ("Thanks for the traceback. From now on the function returns None ...")
+    if (_ACK_LASTING.search(first) or (then and _ACK_MINE.search(then) and _ACK_LASTING.search(then))
+            or any(_ACK_SHORT.search(x) for x in short)):
         return "lasting"
-    return "plain" if _ACK_PLAIN.match(first) else None
+    lead = re.split(r"[,;:!.\u2014\u2013-]+\s*", first, maxsplit=1)
+    if (_ACK_PLAIN.match(first) or (len(lead) > 1 and _ACK_PLAIN.match(lead[0]) and _ACK_WILL.match(lead[1]))
+            or (then and _ACK_WILL.match(then))):
+        return "plain"
+    return None
 
 
 def acknowledged(text: str, reply: str, reader: Reader | None = None) -> Finding | None:
@@ -1181,7 +1209,7 @@ def acknowledged(text: str, reply: str, reader: Reader | None = None) -> Finding
     how = acknowledgement(reply)
     if how is None:
         return None
-    said: Change = "revise" if _ACK_CHANGE.search(_opening(reply)) else "new"
+    said: Change = "revise" if _ACK_CHANGE.search(" ".join(_opening(reply))) else "new"
     score = getattr(reader, "score", None)
     if score is None:
         return None

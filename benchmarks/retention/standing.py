@@ -73,6 +73,7 @@ import json
 import os
 import platform
 import random
+import re
 import statistics
 import sys
 import tempfile
@@ -471,7 +472,7 @@ NOISE_LASTING = ("Noted.", "Noted, thanks.", "Understood, I'll keep that in mind
 
 
 def with_ack_noise(chats: list[dict[str, Any]], plain: float = 0.3, lasting: float = 0.1,
-                   seed: int = 7) -> list[dict[str, Any]]:
+                   seed: int = 7, style: str = "as-written") -> list[dict[str, Any]]:
     """The chats with acknowledgements opening the assistant's replies to ordinary turns too (``--ack-noise``): a
     bare one ("Sure.", "Will do.") on ``plain`` of them and a lasting-sounding one ("Noted.") on ``lasting``,
     drawn with ``seed``. Our generated chats acknowledge only the turns that state an item, which a real assistant
@@ -486,10 +487,95 @@ def with_ack_noise(chats: list[dict[str, Any]], plain: float = 0.3, lasting: flo
             if user["role"] != "user" or reply["role"] != "assistant" or user["id"] in stating:
                 continue
             x = rng.random()
-            if x < lasting:
+            if style in ACKS:
+                if x < lasting + plain:
+                    reply["content"] = f"{rng.choice(ACKS[style]['ordinary'])} {reply['content']}"
+            elif x < lasting:
                 reply["content"] = f"{rng.choice(NOISE_LASTING)} {reply['content']}"
             elif x < lasting + plain:
                 reply["content"] = f"{rng.choice(NOISE_PLAIN)} {reply['content']}"
+    return out
+
+
+ACKS: dict[str, dict[str, tuple[str, ...]]] = {
+    "dev": {
+        "lasting": ("Got it! I'll keep that in mind going forward.",
+                    "Absolutely \u2014 I'll stick to that from here on out.",
+                    "Understood. I'll follow that for the rest of our conversation.",
+                    "Sounds good! I'll make sure to do that in all my future responses.",
+                    "Noted! I'll apply that to everything from now on.",
+                    "Of course. I'll keep to that in every answer.",
+                    "Perfect, I'll remember that.",
+                    "Thanks for letting me know \u2014 I'll adjust my answers accordingly from now on.",
+                    "Makes sense. I'll do it that way moving forward.",
+                    "Sure thing! I'll keep that up for the rest of the project.",
+                    "Great, that's noted for all future replies.",
+                    "Will do \u2014 consider it a standing rule."),
+        "plain": ("Sure!", "Okay, no problem.", "Alright."),
+        "revise": ("Got it \u2014 switching over now.", "Sure, I've updated that.",
+                   "Makes sense, I'll change that going forward.", "Okay! Updating my approach from here on."),
+        "ordinary": ("Sure! Here's how you can do it.", "Great question!", "Good catch.", "Absolutely.",
+                     "Got it. Here's the updated version.", "Okay, let's look at that.", "Happy to help!",
+                     "Good idea \u2014 I'll walk you through it.", "Sure, and I'll keep it short.",
+                     "Understood. Let me know if anything else changes going forward."),
+    },
+    "test": {
+        "lasting": ("You got it! I'll keep that in mind from now on.",
+                    "Certainly \u2014 I'll follow that going forward.",
+                    "Understood! I'll make sure all my future answers do that.",
+                    "Of course! I'll stick with that for the rest of our work together.",
+                    "Good call. I'll keep doing it that way.",
+                    "Noted \u2014 I'll apply that to everything that follows.",
+                    "Got it. I'll remember that for the rest of the session.",
+                    "Thanks for the heads-up! I'll adjust accordingly going forward.",
+                    "Absolutely, I'll keep that as the default from here on.",
+                    "Sure thing, that's how I'll do it from now on.",
+                    "Makes sense \u2014 I'll use that from this point forward.",
+                    "Okay! I'll stick to that."),
+        "plain": ("Sure thing.", "No problem!", "Of course."),
+        "revise": ("Understood \u2014 I'll make that change from now on.", "No problem, switching to that.",
+                   "Sounds good; updated.", "Of course! The new version replaces the earlier one."),
+        "ordinary": ("Of course! Here's a version that works.", "Good question.", "Nice catch!", "Certainly.",
+                     "Got it \u2014 here's the revised code.", "Sure, let's dig in.", "Glad to help.",
+                     "Good thinking. Here's a sketch.", "Okay, I'll keep this one brief.",
+                     "Understood; from here the next step is the migration."),
+    },
+}
+"""Acknowledgements as chat models write them (``--acks dev`` / ``--acks test``, two pools that share no phrasing:
+tune on dev, report test). Our generated chats open the reply to each item turn with one of a few fixed forms; a
+real assistant says it its own way, often after an interjection ("Got it! I'll keep that in mind going
+forward."), sometimes barely ("Sure!"), and opens ordinary answers in the same words ("Got it. Here's the updated
+version."). ``lasting`` and ``plain`` replace the opening of the replies to item turns (lasting three times in
+four), ``revise`` and ``plain`` those to revisions; ``ordinary`` opens replies to other turns under
+``--ack-noise``."""
+
+
+def with_acks(chats: list[dict[str, Any]], style: str, seed: int = 11) -> list[dict[str, Any]]:
+    """The chats with the replies to item turns opened another way (``--acks``): ``none`` drops their
+    acknowledgement (a model that just answers), ``dev`` / ``test`` put one drawn from :data:`ACKS` in its place;
+    ``as-written`` leaves them. Only an opening :func:`~arcana_jupyter.adaptive.standing.acknowledgement` reads
+    as one in the generated data is replaced; the rest of the reply stays."""
+    from arcana_jupyter.adaptive.standing import acknowledgement
+
+    if style == "as-written":
+        return chats
+    rng = random.Random(seed)
+    out = copy.deepcopy(chats)
+    for chat in out:
+        stating = {rec["message"]: bool(rec["revises"]) for rec in chat["items"]}
+        for user, reply in itertools.pairwise(chat["turns"]):
+            if user["role"] != "user" or reply["role"] != "assistant" or user["id"] not in stating:
+                continue
+            text = reply["content"]
+            if acknowledgement(text) is not None:
+                text = re.split(r"(?<=[.!?])\s+|\n", text.strip(), maxsplit=1)[1:] or [""]
+                text = text[0]
+            if style != "none":
+                pool = ACKS[style]
+                lasting = pool["revise"] if stating[user["id"]] else pool["lasting"]
+                opening = rng.choice(lasting if rng.random() < 0.75 else pool["plain"])
+                text = f"{opening} {text}".strip()
+            reply["content"] = text
     return out
 
 
@@ -508,6 +594,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ack-noise", action="store_true",
                         help="with --recogniser: acknowledgements also open 30%% (bare) and 10%% (\"Noted.\") of the "
                              "replies to ordinary turns (what the reply-reading costs in false positives)")
+    parser.add_argument("--acks", default="as-written", choices=("as-written", "none", "dev", "test"),
+                        help="how the replies to item turns open: as written, with no acknowledgement, or in a chat "
+                             "model's own words from the dev or test pool (ACKS); with --ack-noise, that pool's "
+                             "ordinary openings too")
     parser.add_argument("--embeddings", default="auto", choices=("auto", "on", "off"),
                         help="RuntimeConfig.embeddings (default: auto, as Runtime() starts; off: the rules alone)")
     parser.add_argument("--vectors", type=Path, default=Path(os.environ.get("ARCANA_BENCH_VECTORS", ".bench-vectors")),
@@ -516,8 +606,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.recogniser:
         for path in args.files:
             chats = json.loads(path.read_text(encoding="utf-8"))[: args.limit]
+            chats = with_acks(chats, args.acks)
             if args.ack_noise:
-                chats = with_ack_noise(chats)
+                chats = with_ack_noise(chats, style=args.acks)
             tally = recogniser_tally(chats, args.embeddings, args.vectors)
             print(f"## {path.name}\n\n{recogniser_table(tally)}", flush=True)
             if args.verbose:
@@ -531,7 +622,7 @@ def main(argv: list[str] | None = None) -> None:
     details: list[dict[str, Any]] | None = [] if args.details else None
     parts = []
     for path in args.files:
-        chats = json.loads(path.read_text(encoding="utf-8"))[: args.limit]
+        chats = with_acks(json.loads(path.read_text(encoding="utf-8"))[: args.limit], args.acks)
         results: list[tuple[int, str, Tally]] = []
         for budget in budgets:
             for mode in modes:
@@ -560,6 +651,7 @@ def main(argv: list[str] | None = None) -> None:
     command = " ".join(["python -m benchmarks.retention.standing", files, "--budgets", args.budgets,
                         *(["--modes", args.modes] if args.modes != "default,classic" else []),
                         *(["--limit", str(args.limit)] if args.limit else []),
+                        *(["--acks", args.acks] if args.acks != "as-written" else []),
                         *(["--embeddings", args.embeddings] if args.embeddings != "auto" else [])])
     relevance = ("lexical relevance (`--embeddings off`: the standing rules alone)" if args.embeddings == "off"
                  else "relevance `embeddings=auto` (the bundled embedding model; the standing rules with their "

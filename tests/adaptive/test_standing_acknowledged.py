@@ -65,6 +65,19 @@ def with_reader(reader: StandingModel, rec: Recorder | None = None) -> AdaptiveE
     ("I'll keep " + "the connection pool small and the timeouts short because the database is far away " * 2
      + "from now on.", None),  # a long first sentence is the answer, not an acknowledgement
     ("", None),
+    # an interjection first: the next sentence says it, when it is what the assistant will do
+    ("Got it! I'll keep that in mind going forward.", "lasting"),
+    ("Of course. I'll apply that to every reply.", "lasting"),
+    ("You got it! I'll always put the imports at the top.", "lasting"),
+    ("Thanks for letting me know \u2014 I'll adjust my answers accordingly from now on.", "lasting"),
+    ("Got it, no more inline imports.", "lasting"),
+    ("Fine. Pytest it is.", "lasting"),
+    ("Got it! Here it is.", "plain"),  # "here it is" is the answer coming, not "pytest it is"
+    ("Sure thing, I'll stick with the standard library.", "plain"),  # says what, not for how long
+    ("Thanks for the heads-up! I'll keep the next one short.", "plain"),
+    ("Got it. Here's the updated loader with retries.", "plain"),  # "updated" about the code, not a rule
+    ("Understood. Let me know if anything else changes going forward.", "plain"),  # not the assistant's own
+    ("Good question! From now on, the cache is per user.", None),
 ])
 def test_only_the_replys_opening_acknowledges(reply: str, how: str | None) -> None:
     assert acknowledgement(reply) == how
@@ -81,6 +94,17 @@ def test_what_the_reply_takes_up_is_kept_with_its_turn_and_rule(reader: Standing
     # the same turn answered without an acknowledgement keeps nothing
     plain = turns(with_reader(reader), (f"The loader is slow. {TIGHT}", "Here is the loader:\n\nload()"))
     assert plain.standing() == []
+
+
+def test_a_chat_models_own_words_are_read_after_an_interjection(reader: StandingModel) -> None:
+    # "Got it!" alone is bare (IMPORTS is below its bar); the sentence after it says the assistant will keep to it
+    assert PLAIN_ACK_BAR > reader.score(IMPORTS) >= ACK_BAR
+    said = f"The loader is slow. {IMPORTS}"
+    for reply, kept in (("Got it! I'll keep that in mind going forward.\n\nHere is the loader:", [IMPORTS]),
+                        ("Of course. I'll apply that to every reply from here.", [IMPORTS]),
+                        ("Got it! Here is the loader with the cache:\n\nload()", []),
+                        ("Thanks for the traceback. From now on the loader caches the rows.", [])):
+        assert [o.payload for o in turns(with_reader(reader), (said, reply)).standing()] == kept, reply
 
 
 def test_a_bare_acknowledgement_needs_the_readers_higher_bar(reader: StandingModel) -> None:

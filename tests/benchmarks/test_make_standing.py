@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from arcana_jupyter.adaptive import standing as ack
 from arcana_jupyter.context.decisions import ContextDecision, MessageDecision
 from arcana_jupyter.context.relevance import stems
 from arcana_jupyter.messages import RECALLED_NAME, Message
@@ -352,3 +353,29 @@ def test_ack_noise_opens_only_replies_to_ordinary_turns_and_is_seeded() -> None:
             assert b["content"].endswith(a["content"]) and opening in st.NOISE_PLAIN + st.NOISE_LASTING
     replies = sum(t["role"] == "assistant" for c in chats for t in c["turns"])
     assert 0.3 * replies < changed < 0.5 * replies  # about 30% bare and 10% lasting
+
+
+@pytest.mark.parametrize("style", ["none", "dev", "test"])
+def test_acks_reopen_only_the_replies_to_item_turns_and_are_seeded(style: str) -> None:
+    chats = json.loads((ms.DATA / "standing_holdout.json").read_text())[:2]
+    again = json.loads((ms.DATA / "standing_holdout.json").read_text())[:2]
+    out = st.with_acks(chats, style)
+    assert out == st.with_acks(again, style) and chats == again  # seeded; the input is untouched
+    pool = st.ACKS.get(style, {"lasting": (), "plain": (), "revise": ()})
+    opened = 0
+    for before, after in zip(chats, out, strict=True):
+        stating = {rec["message"] for rec in before["items"]}
+        for i, (a, b) in enumerate(zip(before["turns"], after["turns"], strict=True)):
+            user = before["turns"][i - 1]
+            if a["role"] != "assistant" or user["id"] not in stating:
+                assert a == b  # user turns and the replies to ordinary turns stay as written
+                continue
+            opened += 1
+            assert ack.acknowledgement(a["content"]) is not None  # the generated reply acknowledged it
+            if style == "none":
+                assert b["content"] and ack.acknowledgement(b["content"]) is None
+            else:
+                assert any(b["content"].startswith(o) for o in pool["lasting"] + pool["plain"] + pool["revise"])
+    assert opened == sum(len({r["message"] for r in c["items"]}) for c in chats)
+    assert st.with_acks(chats, "as-written") is chats
+    assert not set(st.ACKS["dev"]["lasting"]) & set(st.ACKS["test"]["lasting"])  # the pools share no phrasing
