@@ -94,6 +94,9 @@ class EngineState:
         """Events :meth:`load_events` could not apply (each also logged as a warning)."""
         self.learned: set[str] = set()
         """The standing objects the learned reader kept (``args.rule == "learned"``; adaptive/standing_model.py)."""
+        self.acknowledged: set[str] = set()
+        """The standing objects kept because the assistant's reply took them up as lasting (``args.rule ==
+        "acknowledged"``; :func:`.standing.acknowledged`)."""
 
     # ------------------------------------------------------------------ reads (tombstones hidden)
 
@@ -168,8 +171,11 @@ class EngineState:
                     or old.retracted != new.retracted):
                 self._index.invalidate()
             self._next_object = max(self._next_object, new.number + 1)
-            if event.action == "standing" and isinstance(event.args, dict) and event.args.get("rule") == "learned":
+            rule = event.args.get("rule") if event.action == "standing" and isinstance(event.args, dict) else None
+            if rule == "learned":
                 self.learned.add(new.id)
+            elif rule == "acknowledged":
+                self.acknowledged.add(new.id)
         if event.action == "checkpoint" and event.digest is not None:
             summary = TurnSummary.model_validate(upgrade_recorded_summary(_summary_without_nulls(event.digest)))
             self.turn_summaries[summary.turn] = summary

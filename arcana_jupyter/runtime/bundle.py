@@ -194,6 +194,7 @@ def standing_items(session: ChatSession) -> list[dict[str, Any]]:  # JSON edge: 
     memory = session.memory is not None
     return [StandingItem(id=o.id, kind=o.standing or "constraint", text=o.payload, turn=o.created_turn,
                          by=o.origin or "added", learned=True if o.id in engine.learned else None,
+                         acknowledged=True if o.id in engine.acknowledged else None,
                          shown=engine.standing_shown.get(o.id), revises=o.revises,
                          memory_id=o.remembered, offer_memory=memory and o.remembered is None
                          ).model_dump(mode="json", exclude_none=True)

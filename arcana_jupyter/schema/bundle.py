@@ -95,6 +95,10 @@ class StandingItem(_Part):
     learned: bool | None = None
     """``True``: recognised by the learned reader (adaptive/standing_model.py), not by a rule — less sure, so the
     inspector says so (retract it if it is not one); ``None`` otherwise."""
+    acknowledged: bool | None = None
+    """``True``: kept because the assistant's reply took it up as lasting ("Understood; I'll keep to that from now
+    on."), where the rules alone left it as a request for one turn (adaptive/standing.py ``acknowledged``) — the
+    inspector says so (retract it if it is not one); ``None`` otherwise."""
     shown: str | None = None
     """How the latest prompt showed it: ``full``, ``short`` (its first clause), ``cut`` (its first words),
     ``folded`` (its id only), to keep the section within its share of the budget; ``None``: not sent yet."""

@@ -206,6 +206,9 @@ export function standingItem(s: StandingItem, ...actions: Child[]): HTMLElement 
   if (s.learned) {
     facts.push('read as standing by the learned reader, not a rule: retract it if it is not one');
   }
+  if (s.acknowledged) {
+    facts.push('kept because the reply took it up as lasting, not by a rule: retract it if it is not one');
+  }
   if (s.shown) {
     facts.push(STANDING_SHOWN[s.shown] ?? s.shown);
   }

@@ -377,6 +377,12 @@ export interface StandingItem {
    */
   learned?: boolean | null;
   /**
+   * ``True``: kept because the assistant's reply took it up as lasting ("Understood; I'll keep to that from now
+   * on."), where the rules alone left it as a request for one turn (adaptive/standing.py ``acknowledged``) — the
+   * inspector says so (retract it if it is not one); ``None`` otherwise.
+   */
+  acknowledged?: boolean | null;
+  /**
    * How the latest prompt showed it: ``full``, ``short`` (its first clause), ``cut`` (its first words),
    * ``folded`` (its id only), to keep the section within its share of the budget; ``None``: not sent yet.
    */

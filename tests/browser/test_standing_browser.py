@@ -2,7 +2,8 @@
 now on"; a later turn's inspector lists it under "Standing instructions" with the turn it was given (and the
 prompt as sent holds it, though the 1k window has long dropped that turn); the inspector's retract button
 takes it out, the next turn's inspector and prompt no longer have it; a rule the rules do not know ("Plain
-ASCII in commit messages.") is kept by the learned reader and listed too; ``arcana report --verify``
+ASCII in commit messages.") is kept by the learned reader and listed too, and so is a request the model's
+reply takes up as lasting ("Understood, I'll keep to that from now on."); ``arcana report --verify``
 reproduces every turn (the retract is replayed where it was pressed).
 
 Screenshot: test-artifacts/browser/standing-inspector.png.
@@ -24,7 +25,11 @@ from .helpers import open_new_notebook, run_cell
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 MODEL = """def model(request):
-    return "D'accord. " + (request.messages[-1].content or "")[-60:]"""
+    said = request.messages[-1].content or ""
+    if "two paragraphs at most" in said:
+        return "Understood, I'll keep to that from now on."
+    return "D'accord. " + said[-60:]"""
+SHORT = "Keep the explanations short, two paragraphs at most."
 NOTES = ("Here are my notes on the shop: the back room holds the frames, the wheels and the tubes, and the stock "
          "counts change every week. ") * 6
 
@@ -47,17 +52,22 @@ def test_the_standing_instruction_is_listed_with_its_turn_retracted_by_the_butto
     run_cell(page, "%%arcana\nAnswer in French from now on, I'm practising before the move to Lyon.")
     # turn 3 says a rule the rules do not know; the learned reader (the default relevance's model) keeps it
     run_cell(page, f"%%arcana\nPart 1. {NOTES} Plain ASCII in commit messages.")
-    for n in range(1, 3):
-        run_cell(page, f"%%arcana\nPart {n + 1}. {NOTES}")
+    # turn 4 asks for something the rules read as a request for one turn; the reply takes it up as lasting
+    run_cell(page, f"%%arcana\nPart 2. {NOTES} {SHORT}")
+    run_cell(page, f"%%arcana\nPart 3. {NOTES}")
     index = run_cell(page, "%%arcana\nWhat should the first table look like?")
     turn = notebook.locator(".jp-Cell").nth(index).locator(".jp-RenderedArcanaTurn")
     turn.locator(".arcana-summary").click()
     section = turn.locator(".arcana-standing-section")
-    expect(section.locator(".arcana-disclosure")).to_contain_text("Standing instructions (2)", timeout=20_000)
+    expect(section.locator(".arcana-disclosure")).to_contain_text("Standing instructions (3)", timeout=20_000)
     learned = section.locator(".arcana-standing-item[data-id=s_2]")
     expect(learned).to_contain_text("Plain ASCII in commit messages.")
     expect(learned).to_contain_text("read as standing by the learned reader")  # less sure than a rule: said
     expect(section.locator(".arcana-standing-item[data-id=s_1]")).not_to_contain_text("learned reader")
+    taken = section.locator(".arcana-standing-item[data-id=s_3]")
+    expect(taken).to_contain_text("from turn 4")
+    expect(taken).to_contain_text("kept because the reply took it up as lasting")
+    expect(section.locator(".arcana-standing-item[data-id=s_1]")).not_to_contain_text("took it up")
     item = section.locator(".arcana-standing-item[data-id=s_1]")
     expect(item).to_contain_text("from turn 2")
     expect(item).to_contain_text("you said it")
@@ -73,7 +83,7 @@ def test_the_standing_instruction_is_listed_with_its_turn_retracted_by_the_butto
     index = run_last(page, "%%arcana\nAnd the table for repairs?")
     last = notebook.locator(".jp-Cell").nth(index).locator(".jp-RenderedArcanaTurn")
     last.locator(".arcana-summary").click()
-    expect(last.locator(".arcana-disclosure", has_text="Standing instructions (1)")).to_have_count(1, timeout=20_000)
+    expect(last.locator(".arcana-disclosure", has_text="Standing instructions (2)")).to_have_count(1, timeout=20_000)
     page.evaluate("async () => { await window.jupyterapp.commands.execute('docmanager:save'); }")
     page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
 
@@ -84,13 +94,14 @@ def test_the_standing_instruction_is_listed_with_its_turn_retracted_by_the_butto
     assert actions == [("retract", "inspector", "s_1")]
     made = [e for e in events if e["event_type"] == "context_action" and e["metadata"]["action"] == "standing"]
     assert [(e["turn"], e["metadata"]["object_id"], e["metadata"]["args"].get("rule")) for e in made] == [
-        (2, "s_1", "directive"), (3, "s_2", "learned")]
+        (2, "s_1", "directive"), (3, "s_2", "learned"), (4, "s_3", "acknowledged")]
     from arcana_jupyter.trace.reader import TraceReader
 
     reader = TraceReader(trace.parent)
     heads = {t: reader.prompt_sent(trace.stem, t).messages[0]["content"] for t in (6, 7)}  # type: ignore[union-attr]
     assert "- (s_1, turn 2) Answer in French from now on" in heads[6] and "Answer in French" not in heads[7]
     assert "- (s_2, turn 3) Plain ASCII in commit messages." in heads[7]
+    assert f"- (s_3, turn 4) {SHORT}" in heads[6] and f"- (s_3, turn 4) {SHORT}" in heads[7]
     assert "Can't wait" not in heads[6]  # chit-chat is kept nowhere
 
     arcana = Path(sys.executable).parent / "arcana"

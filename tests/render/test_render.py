@@ -227,15 +227,18 @@ def test_the_standing_instructions_are_listed_with_their_turn_and_escaped() -> N
          "offer_memory": True},
         {"id": "s_3", "kind": "constraint", "text": "Plain ASCII in commit messages.", "turn": 5, "by": "said",
          "learned": True},
+        {"id": "s_5", "kind": "instruction", "text": "Code before prose, please.", "turn": 8, "by": "said",
+         "acknowledged": True},
         {"id": "s_4", "kind": "preference", "text": "I prefer httpx over requests.", "turn": 7, "by": "model",
          "shown": "short", "revises": "s_2", "memory_id": "m_0123456789abcdef"},
     ]
     html = render.turn_html(bundle)
     assert_safe(html)
-    assert "Standing instructions (3)" in html
+    assert "Standing instructions (4)" in html
     rows = html.split('<tr class="arcana-standing-row">')[1:]
     assert "learned reader" not in rows[0] and "you said it (read by the learned reader)" in rows[1]
-    del rows[1]
+    assert "you said it (the reply took it up as lasting)" in rows[2] and "took it up" not in rows[0] + rows[1]
+    del rows[1:3]
     assert len(rows) == 2 and "&lt;script&gt;alert(" in rows[0] and "&lt;img src=x onerror" in rows[0]
     assert "<code>s_1</code>" in rows[0] and '<td class="num">2</td>' in rows[0] and "you said it" in rows[0]
     assert "%arcana_standing remember s_1" in rows[0]

@@ -178,6 +178,9 @@ async def test_what_the_models_reply_takes_up_as_lasting_is_in_every_later_promp
         assert [(o.payload, o.created_turn) for o in chat.standing()] == [(said, 1)]
         assert f"- (s_1, turn 1) {said}" in model.requests[-1].messages[0].content
         path = chat.trace_path
+        bundle = chat.turn_bundle()
+    # the inspector's list says why it is there (not a rule: the reply took it up), so the user can judge it
+    assert [(s["id"], s.get("acknowledged"), s.get("learned")) for s in bundle["standing"]] == [("s_1", True, None)]
     assert path is not None
     rules = [e["metadata"]["args"].get("rule") for e in events_of(path)
              if e["event_type"] == "context_action" and e["metadata"]["action"] == "standing"]
