@@ -512,6 +512,8 @@ def _split_why(line: str) -> tuple[str, str | None]:
 
 
 BY = {"said": "you (said)", "added": "you (added)", "model": "model"}
+HOW = {"learned": "you (said; read by the learned reader)", "acknowledged": "you (said; the reply took it up)"}
+"""Who, for the items no rule kept: less sure, so the list says so, as the inspector does."""
 SHOWN = {"full": "in full", "short": "shortened", "cut": "cut short", "folded": "named by id only"}
 
 
@@ -519,7 +521,14 @@ def standing_rows(chat: Any) -> list[dict[str, Any]]:
     """The live standing instructions of ``chat`` as ``%arcana_standing list`` shows them."""
     engine = chat.engine
     shown = getattr(engine, "standing_shown", {}) if engine is not None else {}
-    return [{"id": o.id, "kind": o.standing, "turn": o.created_turn, "by": BY.get(o.origin or "", o.origin or "?"),
+
+    def by(o: Any) -> str:
+        for how, ids in (("learned", getattr(engine, "learned", ())), ("acknowledged", getattr(engine, "acknowledged", ()))):
+            if o.id in ids:
+                return HOW[how]
+        return BY.get(o.origin or "", o.origin or "?")
+
+    return [{"id": o.id, "kind": o.standing, "turn": o.created_turn, "by": by(o),
              "text": o.payload, "shown": SHOWN.get(shown.get(o.id, ""), "not sent yet"),
              "memory": o.remembered, "revises": o.revises} for o in chat.standing()]
 

@@ -92,6 +92,19 @@ def test_said_added_listed_retracted(shell: Any) -> None:
     assert "Keep every total in EUR" in html and "<script" not in html and ">3<" in html
 
 
+def test_the_listing_says_which_items_no_rule_kept(shell: Any) -> None:
+    # the recorder's every reply is "noted": a lasting acknowledgement of what the rules leave as a request
+    start(shell)
+    run_cell_magic(shell, "", "The loader is slow. Keep the explanations short, two paragraphs at most.")
+    run_cell_magic(shell, "", "Morning! Plain ASCII in commit messages. What should the release script do first?")
+    assert line(shell, "list").splitlines() == [
+        "s_1 [instruction, from turn 1, by you (said; the reply took it up), in full] Keep the explanations short, "
+        "two paragraphs at most.",
+        "s_2 [constraint, from turn 2, by you (said; read by the learned reader), in full] Plain ASCII in commit "
+        "messages.",
+    ]
+
+
 def test_text_in_the_listing_is_escaped(shell: Any) -> None:
     start(shell)
     line(shell, 'add "Always wrap <b>names</b> & <script>x</script> in quotes"')
