@@ -523,8 +523,8 @@ def standing_rows(chat: Any) -> list[dict[str, Any]]:
     shown = getattr(engine, "standing_shown", {}) if engine is not None else {}
 
     def by(o: Any) -> str:
-        for how, ids in (("learned", getattr(engine, "learned", ())), ("acknowledged", getattr(engine, "acknowledged", ()))):
-            if o.id in ids:
+        for how in HOW:
+            if o.id in getattr(engine, how, ()):
                 return HOW[how]
         return BY.get(o.origin or "", o.origin or "?")
 

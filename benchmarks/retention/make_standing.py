@@ -60,6 +60,17 @@ pasted snippet), revocations of several kinds, two more kinds of trap (``third_p
 else; ``hypothetical``), and its own user side of the talk (requests, greetings, feedback, small talk); only the
 assistant's explanations are shared. Same record format, sizes and self-check.
 
+**The second blind split** (``--blind`` writes only ``data/standing_blind.json``; dev, test and the held-out split
+are untouched): the held-out split was used for tuning in turn, so :mod:`.standing_blind_items` was written apart
+from the recogniser again, with none of the earlier splits' wordings: new projects (a sailing club's berths, a
+beekeeping cooperative, a choir's music library, a parking-permit system, ...), people and dates; new items (two
+options then a recommendation, metric units, acronyms spelled out, an 80-column limit, doc links, confidence
+ratings, keyword arguments, tests with every function, lowercase SQL, structlog, Alembic, Decimal, nox, Sentry, RQ,
+Caddy, DuckDB, rich, offline use, an 18-month retention rule, WCAG, a maintenance window, a partner's rate limit,
+an S3 bucket, Entra ID sign-in, an opening date, semicolon CSVs, an audit trail, old Safari, ...), a switch to
+Spanish and back (its reply prose is the module's), new traps, acknowledgements and user talk. Same machinery
+(:func:`choose_listed` serves both), record format, sizes and self-check.
+
 The self-check holds that: every sentence is in its message, once in the chat; items start in the first third,
 revisions in the middle one, probes in the last; each probe's dependencies are in force at it and share under
 60% of their content words (stemmed, stop words out) with the probe's text; a revision shares under half of its
@@ -82,6 +93,7 @@ from typing import Any
 
 from arcana_jupyter.context.relevance import stems
 
+from . import standing_blind_items as sb
 from . import standing_code as sc
 from . import standing_holdout_items as sh
 from .standing_code import Entity, Style
@@ -103,12 +115,15 @@ from .standing_prose import (
 )
 
 DATA = Path(__file__).parent / "data"
-SEEDS = {"dev": 3901, "test": 4902, "holdout": 5903}
+SEEDS = {"dev": 3901, "test": 4902, "holdout": 5903, "blind": 6904}
 N_CHATS = 8
 SPLITS = ("dev", "test")
 HOLDOUT = "holdout"
 """The blind held-out split (``--holdout``): :mod:`.standing_holdout_items`'s wordings, written without reading the
 recogniser, its tests or its results; the same machinery, sizes and checks as dev and test."""
+BLIND = "blind"
+"""The second blind split (``--blind``): :mod:`.standing_blind_items`'s wordings, written after the held-out split had
+been used for tuning, again without reading the recogniser; the same machinery, sizes and checks."""
 EXCHANGES = (114, 136)
 TOKENS = (60_000, 120_000)
 HOLD = 0.6
@@ -272,6 +287,11 @@ USERS[HOLDOUT] = sh.USERS
 MATES[HOLDOUT] = sh.MATES
 START[HOLDOUT] = sh.START
 OPENING[HOLDOUT] = sh.OPENING
+PROJECTS[BLIND] = sb.PROJECTS
+USERS[BLIND] = sb.USERS
+MATES[BLIND] = sb.MATES
+START[BLIND] = sb.START
+OPENING[BLIND] = sb.OPENING
 
 _WORD_SPLIT = re.compile(r"(?<=[.!?])\s+")
 
@@ -280,8 +300,8 @@ _WORD_SPLIT = re.compile(r"(?<=[.!?])\s+")
 class Catalogue:
     """What a split's chats are written from: the items and traps with their wordings, the user's side of the
     talk (greetings, feedback, small talk, context, requests) and the assistant's acknowledgements. dev and test
-    share one (:mod:`.standing_items`, :mod:`.standing_prose`); the held-out split has its own
-    (:mod:`.standing_holdout_items`), written without reading the recogniser."""
+    share one (:mod:`.standing_items`, :mod:`.standing_prose`); the held-out and blind splits have their own
+    (:mod:`.standing_holdout_items`, :mod:`.standing_blind_items`), written without reading the recogniser."""
 
     items: list[dict[str, Any]]
     exclusive: list[set[str]]
@@ -310,6 +330,10 @@ class Catalogue:
     assumptions: tuple[str, ...] = ()
     """What the assistant says it assumes, when asked to say so (by the language the reply is in)."""
     assumptions_de: tuple[str, ...] = ()
+    """The same in the split's second language (German for the held-out split, Spanish for the blind one)."""
+    acks_second: tuple[str, ...] = ()
+    """Acknowledgements in the split's second language, for an item stated while the replies are in it (none: the
+    ordinary ones)."""
     rotate: bool = False
     """Revision and revocation wordings come in turn over the split (as statements do) instead of at random."""
 
@@ -474,6 +498,9 @@ def reply(kind: str, ent: Entity, style: Style, rng: random.Random, proj: dict[s
     if style.german:
         return french_reply(kind, ent, style, rng, proj, s, ack, err[0] if err else None, prose=sh.GERMAN,
                             assume=assume)
+    if style.spanish:
+        return french_reply(kind, ent, style, rng, proj, s, ack, err[0] if err else None, prose=sb.SPANISH,
+                            assume=assume)
     parts: list[str] = []
     if style.tldr:
         parts.append("TL;DR: " + fill(rng.choice(k["tldr"]), s))
@@ -552,38 +579,51 @@ def choose_items(split: str, idx: int, rng: random.Random, said: Counter[str] | 
     return keys, revised, revoked
 
 
-def choose_holdout(split: str, idx: int, rng: random.Random, said: Counter[str] | None = None,
-                   ) -> tuple[list[str], set[str], str]:
-    """The held-out split's (item keys, revised keys, revoked key): the revoked item by chat (three chats switch to
-    German and back, five drop another instruction), two of the revisable ones revised, then instructions,
-    preferences and constraints to 5, 3 and 2-3; the ones whose wordings the split's earlier chats have not all
-    used yet come first, then the ones said least (so that every item and wording comes up); an item that can be
-    revised or revoked may also just stay."""
-    said = Counter() if said is None else said
-    item = {it["key"]: it for it in sh.ITEMS}
-    revoked = sh.REVOKED[idx]
-    clash = set().union(*(ex for ex in sh.EXCLUSIVE if revoked in ex)) - {revoked}
-    revisable = [key for key, it in item.items() if "revision" in it and key != revoked and key not in clash]
-    rng.shuffle(revisable)
-    revisable.sort(key=lambda key: said[f"{key}:revision"])
-    revised = set(revisable[:2])
-    keys = [revoked, *sorted(revised)]
+def choose_listed(mod: Any) -> Callable[[str, int, random.Random, Counter[str] | None],
+                                         tuple[list[str], set[str], str]]:
+    """The chooser of a split written in a module of its own (:mod:`.standing_holdout_items`,
+    :mod:`.standing_blind_items`): (item keys, revised keys, revoked key) for a chat, from ``mod``'s ``ITEMS``,
+    ``EXCLUSIVE`` and ``REVOKED``."""
 
-    def fill_kind(kind: str, total: int) -> None:
-        pool = [key for key, it in item.items() if it["kind"] == kind and key not in keys and it["probes"][split]]
-        rng.shuffle(pool)
-        pool.sort(key=lambda key: (said[key] >= len(item[key]["say"][split]), said[key]))
-        for key in pool:
-            if sum(item[k]["kind"] == kind for k in keys) >= total:
-                break
-            if any(key in ex and ex & set(keys) for ex in sh.EXCLUSIVE):
-                continue
-            keys.append(key)
+    def choose(split: str, idx: int, rng: random.Random, said: Counter[str] | None = None,
+               ) -> tuple[list[str], set[str], str]:
+        """The revoked item by chat (the language switch in three chats, another instruction in the others), two
+        of the revisable ones revised, then instructions, preferences and constraints to 5, 3 and 2-3; the ones
+        whose wordings the split's earlier chats have not all used yet come first, then the ones said least (so
+        that every item and wording comes up); an item that can be revised or revoked may also just stay."""
+        said = Counter() if said is None else said
+        item = {it["key"]: it for it in mod.ITEMS}
+        revoked = mod.REVOKED[idx]
+        clash = set().union(*(ex for ex in mod.EXCLUSIVE if revoked in ex)) - {revoked}
+        revisable = [key for key, it in item.items() if "revision" in it and key != revoked and key not in clash]
+        rng.shuffle(revisable)
+        revisable.sort(key=lambda key: said[f"{key}:revision"])
+        revised = set(revisable[:2])
+        keys = [revoked, *sorted(revised)]
 
-    fill_kind("instruction", 5)
-    fill_kind("preference", 3)
-    fill_kind("constraint", 3 if idx % 3 else 2)
-    return keys, revised, revoked
+        def fill_kind(kind: str, total: int) -> None:
+            pool = [key for key, it in item.items() if it["kind"] == kind and key not in keys and it["probes"][split]]
+            rng.shuffle(pool)
+            pool.sort(key=lambda key: (said[key] >= len(item[key]["say"][split]), said[key]))
+            for key in pool:
+                if sum(item[k]["kind"] == kind for k in keys) >= total:
+                    break
+                if any(key in ex and ex & set(keys) for ex in mod.EXCLUSIVE):
+                    continue
+                keys.append(key)
+
+        fill_kind("instruction", 5)
+        fill_kind("preference", 3)
+        fill_kind("constraint", 3 if idx % 3 else 2)
+        return keys, revised, revoked
+
+    return choose
+
+
+choose_holdout = choose_listed(sh)
+"""The held-out split's (item keys, revised keys, revoked key)."""
+choose_blind = choose_listed(sb)
+"""The blind split's (item keys, revised keys, revoked key)."""
 
 
 def spread(rng: random.Random, lo: int, hi: int, n: int, taken: set[int], gap: int = 2) -> list[int]:
@@ -809,7 +849,8 @@ def make_chat(split: str, idx: int, rng: random.Random, said: Counter[str] | Non
             statement = rec["sentence"]
             reasons = ITEM[rec["key"]]["why"][split]
             extra = [rng.choice(reasons)] if reasons and rng.random() < 0.6 else []
-            ack = cat.ack_stated[rec["key"]] if rec["key"] in cat.ack_stated else rng.choice(cat.acks)
+            second = cat.acks_second if cat.acks_second and (style.german or style.spanish) else ()
+            ack = cat.ack_stated[rec["key"]] if rec["key"] in cat.ack_stated else rng.choice(second or cat.acks)
             style = style.with_(**style_for(ITEM[rec["key"]], split))
             where = rng.randrange(3)
             block = [statement, *extra]
@@ -859,10 +900,10 @@ def make_chat(split: str, idx: int, rng: random.Random, said: Counter[str] | Non
             text += "\n\n" + paste
         if k in session_starts:
             text = f"[{stamp(session_starts[k])}] {text}"
-        suggestion = suggest_at.get(k) if not (style.french or style.german) else None
+        suggestion = suggest_at.get(k) if not (style.french or style.german or style.spanish) else None
         assume = None
         if style.assumptions and one_off != "code_only":
-            assume = fill(rng.choice(cat.assumptions_de if style.german else cat.assumptions), s)
+            assume = fill(rng.choice(cat.assumptions_de if style.german or style.spanish else cat.assumptions), s)
         content = reply(kind, ent, style, rng, proj, s, ack=ack, one_off=one_off, answer=answer,
                         suggestion=suggestion, err=err, assume=assume)
         if suggestion and suggestion in content:
@@ -896,7 +937,14 @@ HELD_OUT = Catalogue(
     review_code=sh.REVIEW_CODE, acks=sh.ACKS, ack_revise=sh.ACK_REVISE, ack_stated=sh.ACK_STATED,
     soon=frozenset(sh.SOON), choose=choose_holdout, assumptions=tuple(sh.ASSUMPTIONS),
     assumptions_de=tuple(sh.ASSUMPTIONS_DE), rotate=True)
-CATALOGUES = {"dev": DEV_TEST, "test": DEV_TEST, HOLDOUT: HELD_OUT}
+BLIND_CAT = Catalogue(
+    items=sb.ITEMS, exclusive=sb.EXCLUSIVE, traps=sb.TRAPS, trap_counts=sb.TRAP_COUNTS,
+    suggestions=sb.SUGGESTIONS_PER_CHAT, one_off_effect=sb.ONE_OFF_EFFECT, question_answer=sb.QUESTION_ANSWER,
+    asks=sb.ASKS, greetings=sb.GREETINGS, feedback=sb.FEEDBACK, small_talk=sb.SMALL_TALK, context=sb.CONTEXT,
+    review_code=sb.REVIEW_CODE, acks=sb.ACKS, ack_revise=sb.ACK_REVISE, ack_stated=sb.ACK_STATED,
+    soon=frozenset(sb.SOON), choose=choose_blind, assumptions=tuple(sb.ASSUMPTIONS),
+    assumptions_de=tuple(sb.ASSUMPTIONS_ES), acks_second=tuple(sb.ACKS_ES), rotate=True)
+CATALOGUES = {"dev": DEV_TEST, "test": DEV_TEST, HOLDOUT: HELD_OUT, BLIND: BLIND_CAT}
 
 
 def make(split: str) -> list[dict[str, Any]]:
@@ -1025,12 +1073,25 @@ def write_holdout(out: Path = DATA) -> dict[str, Any]:
     return check(chats)
 
 
+def write_blind(out: Path = DATA) -> dict[str, Any]:
+    """Generate the second blind split into ``out`` (``standing_blind.json``); returns its :func:`check`."""
+    out.mkdir(parents=True, exist_ok=True)
+    chats = make(BLIND)
+    (out / f"standing_{BLIND}.json").write_text(json.dumps(chats, indent=0, ensure_ascii=False) + "\n",
+                                                encoding="utf-8")
+    return check(chats)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--holdout", action="store_true",
                         help="write only data/standing_holdout.json, the blind held-out split (dev and test untouched)")
+    parser.add_argument("--blind", action="store_true",
+                        help="write only data/standing_blind.json, the second blind split (the others untouched)")
     args = parser.parse_args(argv)
-    report = {HOLDOUT: write_holdout()} if args.holdout else write()
+    if args.holdout and args.blind:
+        parser.error("--holdout and --blind write one split each; give one of them")
+    report = {HOLDOUT: write_holdout()} if args.holdout else {BLIND: write_blind()} if args.blind else write()
     for split, r in report.items():
         print(f"standing_{split}.json: {r['chats']} chats, exchanges {r['exchanges']}, tokens (min, max, mean) "
               f"{r['tokens']}")

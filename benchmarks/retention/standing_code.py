@@ -109,6 +109,8 @@ class Style:
     pydantic: bool = False
     polars: bool = False
     json_logs: bool = False
+    # the blind split's language switch (:mod:`.standing_blind_items`); off by default like the ones above
+    spanish: bool = False
 
     def with_(self, **changes: Any) -> Style:
         return replace(self, **changes)

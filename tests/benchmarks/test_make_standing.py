@@ -4,6 +4,8 @@ whose dependencies are in force), and the benchmark's measure is computed from t
 
 The blind held-out split (``--holdout``, standing_holdout_items.py) is held to the same: written deterministically, the
 same shape and self-check, and apart from dev and test (its own projects, people, wordings and user talk).
+The second blind split (``--blind``, standing_blind_items.py) likewise, and apart from all three (no user sentence
+of theirs, no paraphrase of their items, none of their acknowledgements); ``--blind`` writes its file only.
 
 The harness tests drive a few short turns through real sessions (no data file): a sentence in the verbatim history
 is in the prompt but not held by the runtime's sections; a pinned one is (pins count as the runtime's sections: the
@@ -26,6 +28,7 @@ from arcana_jupyter.context.relevance import stems
 from arcana_jupyter.messages import RECALLED_NAME, Message
 from benchmarks.retention import make_standing as ms
 from benchmarks.retention import standing as st
+from benchmarks.retention import standing_blind_items as sb
 from benchmarks.retention import standing_holdout_items as sh
 from benchmarks.retention import standing_items as si
 from benchmarks.retention import standing_prose as sp
@@ -379,3 +382,158 @@ def test_acks_reopen_only_the_replies_to_item_turns_and_are_seeded(style: str) -
     assert opened == sum(len({r["message"] for r in c["items"]}) for c in chats)
     assert st.with_acks(chats, "as-written") is chats
     assert not set(st.ACKS["dev"]["lasting"]) & set(st.ACKS["test"]["lasting"])  # the pools share no phrasing
+
+
+# ---- the second blind split (--blind, standing_blind_items.py) ---------------------------------------------
+
+_SAID_ELSEWHERE = (  # the acknowledgements the blind split must not reuse (besides the other splits' own)
+    "Got it! I'll keep that in mind going forward.", "Absolutely — I'll stick to that from here on out.",
+    "Understood. I'll follow that for the rest of our conversation.", "You got it! I'll keep that in mind from now on.",
+    "Certainly — I'll follow that going forward.", "Noted — I'll apply that to everything that follows.")
+
+
+@pytest.fixture(scope="module")
+def blind(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    out = tmp_path_factory.mktemp("blind")
+    return out, ms.write_blind(out)
+
+
+def test_the_blind_split_is_deterministic_and_the_file_in_the_repo(blind: tuple[Path, dict], tmp_path: Path) -> None:
+    """Twice the same chats; the file in the repo is what ``--blind`` writes, and it writes that file only."""
+    out, _ = blind
+    assert json.dumps(ms.make(ms.BLIND)) == json.dumps(ms.make(ms.BLIND))
+    assert [p.name for p in out.iterdir()] == ["standing_blind.json"]
+    assert (out / "standing_blind.json").read_bytes() == (ms.DATA / "standing_blind.json").read_bytes(), \
+        "run python -m benchmarks.retention.make_standing --blind"
+
+
+def test_the_blind_self_check_holds(blind: tuple[Path, dict]) -> None:
+    r = blind[1]
+    assert r["problems"] == []
+    assert r["chats"] == ms.N_CHATS
+    assert ms.EXCHANGES[0] <= r["exchanges"][0] <= r["exchanges"][1] <= ms.EXCHANGES[1]
+    assert ms.TOKENS[0] <= r["tokens"][0] <= r["tokens"][1] <= ms.TOKENS[1]
+    assert r["revisions"] == 2 * ms.N_CHATS and r["revocations"] == ms.N_CHATS
+    assert set(r["traps"]) == {"chit_chat", "one_off", "question", "quoted", "assistant", "third_party",
+                               "hypothetical"}
+    assert r["coverage"] == 1.0
+    assert all(r["dependencies"][k] >= 20 for k in ("instruction", "preference", "constraint"))
+    # and the shape checks the other splits are held to
+    test_every_probe_depends_on_items_in_force_and_lists_what_is_gone(ms.BLIND)
+    test_items_are_stated_early_revised_in_the_middle_and_said_in_the_users_words(ms.BLIND)
+
+
+def test_blind_writes_only_its_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--blind`` regenerates neither dev and test nor the held-out split; the files in the repo stay as they are."""
+    before = {p.name: p.read_bytes() for p in ms.DATA.glob("standing_*.json") if p.name != "standing_blind.json"}
+
+    def refuse(*_: Any, **__: Any) -> None:
+        raise AssertionError("--blind wrote another split")
+
+    monkeypatch.setattr(ms, "write", refuse)
+    monkeypatch.setattr(ms, "write_holdout", refuse)
+    monkeypatch.setattr(ms.write_blind, "__defaults__", (tmp_path,))
+    ms.main(["--blind"])
+    assert [p.name for p in tmp_path.iterdir()] == ["standing_blind.json"]
+    after = {p.name: p.read_bytes() for p in ms.DATA.glob("standing_*.json") if p.name != "standing_blind.json"}
+    assert after == before
+    with pytest.raises(SystemExit):
+        ms.main(["--blind", "--holdout"])
+
+
+def _user_side(mod: Any, split: str) -> set[str]:
+    """Every sentence a module of its own puts in the user's mouth (items, revisions, revocations, reasons, traps,
+    probes, requests, greetings, feedback, small talk, context, openings)."""
+    out: set[str] = set()
+    for it in mod.ITEMS:
+        out |= {_plain(w) for w in it["say"][split]} | set(it["why"][split]) | {t for _, t in it["probes"][split]}
+        for extra in ("revision", "revoke"):
+            out |= set(it.get(extra, {}).get("say", {}).get(split, []))
+        out |= {t for _, t in it.get("revision", {}).get("probes", {}).get(split, [])}
+    out |= {t for traps in mod.TRAPS.values() for t in traps[split]}
+    out |= {a for asks in mod.ASKS.values() for a in asks}
+    return out | {*mod.GREETINGS, *mod.FEEDBACK, *mod.SMALL_TALK, *mod.CONTEXT, *mod.OPENING, mod.REVIEW_CODE}
+
+
+def test_the_blind_split_is_written_apart_from_the_others() -> None:
+    """Its own projects, people, dates and seed; no sentence of the user's side is one of dev's, test's or the
+    held-out split's, and none of its items, revisions or revocations holds 60% of the content words of one of
+    theirs (no paraphrase); the data shares no item, trap or probe sentence with theirs either."""
+    blind_chats = _load(ms.BLIND)
+    others = {s: _load(s) for s in ALL}
+    assert ms.SEEDS[ms.BLIND] not in [ms.SEEDS[s] for s in ALL]
+    assert ms.START[ms.BLIND] > max(ms.START[s] for s in ALL)
+    for s in ALL:
+        assert {c["project"] for c in blind_chats} & {c["project"] for c in others[s]} == set()
+        assert {c["user"] for c in blind_chats} & {c["user"] for c in others[s]} == set()
+        assert set(ms.MATES[ms.BLIND]) & set(ms.MATES[s]) == set()
+        assert {p["key"] for p in ms.PROJECTS[ms.BLIND]} & {p["key"] for p in ms.PROJECTS[s]} == set()
+
+    def sentences(chats: list[dict[str, Any]]) -> set[str]:
+        out = {r["sentence"] for c in chats for r in c["items"]}
+        out |= {r["revoked_by"] for c in chats for r in c["items"] if r["revoked_by"]}
+        out |= {t["sentence"] for c in chats for t in c["traps"]}
+        return out | {p["text"] for c in chats for p in c["probes"]}
+
+    assert sentences(blind_chats) & set().union(*(sentences(chats) for chats in others.values())) == set()
+    mine = _user_side(sb, ms.BLIND)
+    theirs = _user_side(sh, ms.HOLDOUT) | {*sp.GREETINGS, *sp.FEEDBACK, *sp.SMALL_TALK, *sp.CONTEXT, sp.REVIEW_CODE,
+                                            *ms.OPENING["dev"], *ms.OPENING["test"],
+                                            *(a for k in sp.KINDS.values() for a in k["ask"])}
+    for s in ms.SPLITS:
+        theirs |= {w for it in si.ITEMS for w in it["say"][s] + it.get("revision", {}).get("say", {}).get(s, [])
+                   + it.get("revoke", {}).get("say", {}).get(s, [])}
+        theirs |= {t for traps in si.TRAPS.values() for t in traps.get(s, [])}
+    assert mine & theirs == set()
+    old = {w for it in si.ITEMS for s in ms.SPLITS for w in it["say"][s] + it.get("revision", {}).get("say", {})
+           .get(s, []) + it.get("revoke", {}).get("say", {}).get(s, [])}
+    old |= {_plain(w) for it in sh.ITEMS for w in it["say"][ms.HOLDOUT]}
+    old |= {w for it in sh.ITEMS for extra in ("revision", "revoke")
+            for w in it.get(extra, {}).get("say", {}).get(ms.HOLDOUT, [])}
+    new = {_plain(w) for it in sb.ITEMS for w in it["say"][ms.BLIND]}
+    new |= {w for it in sb.ITEMS for extra in ("revision", "revoke")
+            for w in it.get(extra, {}).get("say", {}).get(ms.BLIND, [])}
+    for a in new:
+        for b in old:
+            assert ms.share(a, b) < st.HOLD and ms.share(b, a) < st.HOLD, (a, b)
+    assert set(sb.ASKS) == set(sp.KINDS)
+    assert {it["key"] for it in sb.ITEMS} & ({it["key"] for it in si.ITEMS} | {it["key"] for it in sh.ITEMS}) == set()
+
+
+def test_the_blind_acknowledgements_are_its_own() -> None:
+    """At least 12 acknowledgements and 5 for revisions, none of them one of the other splits' or of the pools the
+    benchmark swaps in, nor of the phrasings the brief ruled out; the language switch is acknowledged in Spanish."""
+    mine = [*sb.ACKS, *sb.ACK_REVISE, *sb.ACKS_ES, *sb.ACK_STATED.values(),
+            *(a for it in sb.ITEMS for a in it.get("revoke", {}).get("ack", []))]
+    assert len(sb.ACKS) >= 12 and len(sb.ACK_REVISE) >= 5 and len(set(mine)) == len(mine)
+    used = {*ms.ACKS, *ms.ACK_REVISE, *ms.ACK_BACK, *ms.ACK_DROP, ms.ACK_FR, *sh.ACKS, *sh.ACK_REVISE,
+            *sh.ACK_STATED.values(), *(a for it in sh.ITEMS for a in it.get("revoke", {}).get("ack", [])),
+            *_SAID_ELSEWHERE, *(o for pools in st.ACKS.values() for opening in pools.values() for o in opening)}
+
+    def norm(text: str) -> str:
+        return text.lower().rstrip(".!")
+
+    assert {norm(a) for a in mine} & {norm(a) for a in used} == set()
+    assert "español" in sb.ACK_STATED["spanish"]
+
+
+def test_the_blind_split_uses_its_forms() -> None:
+    """Lists and pasted snippets around some statements, every revocation, the new trap kinds, Spanish replies
+    between the switch and its revocation (and English again after it)."""
+    chats = _load(ms.BLIND)
+    by_id = {t["id"]: t for c in chats for t in c["turns"]}
+    framed = [r for c in chats for r in c["items"] if "\n- " + r["sentence"] in by_id[r["message"]]["content"]
+              or "\n2. " + r["sentence"] in by_id[r["message"]]["content"]
+              or "```\n\n" + r["sentence"] in by_id[r["message"]]["content"]]
+    assert len(framed) >= 3
+    assert {r["key"] for c in chats for r in c["items"] if r["revoked_at"]} == set(sb.REVOKED)
+    assert {t["kind"] for c in chats for t in c["traps"]} >= {"third_party", "hypothetical"}
+    spanish = [r for c in chats for r in c["items"] if r["key"] == "spanish"]
+    assert len(spanish) == sb.REVOKED.count("spanish")
+    for c in chats:
+        for r in c["items"]:
+            if r["key"] == "spanish":
+                replies = [c["turns"][2 * (k - 1) + 1]["content"] for k in range(r["turn"], r["revoked_at"])]
+                assert replies and all(any(x in reply for x in sb.SPANISH["close"]) for reply in replies)
+                after = c["turns"][2 * (r["revoked_at"] - 1) + 1]["content"]
+                assert not any(x in after for x in sb.SPANISH["close"])
