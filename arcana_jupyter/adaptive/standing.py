@@ -478,7 +478,8 @@ _PEOPLE = ("manager|boss|wife|husband|partner|girlfriend|boyfriend|kids?|son|dau
 """People and pets: their habits are not the user's instructions."""
 
 _LEAD = _rx(r"^(?:(?:ok(?:ay)?|right|also|and|so|oh,? and|one more thing|one last thing|btw|by the way|actually|"
-            r"honestly|seriously|generally|in general|in future|in the future|from now on|going forward|from here on"
+            r"honestly|seriously|generally|in general|in future|in the future|from now on|from today(?: on(?:wards?)?)?|"
+            r"going forward|from here on"
             r"(?: out| in)?|from this point(?: on| forward)?|henceforth|for the rest of (?:this|the) (?:chat|"
             r"conversation|session|project)|as a rule|by default|change of plan|change of heart|on second thought|"
             r"scratch that|correction|instead|good news|quick note|note|reminder|remember(?: that)?|"
@@ -543,7 +544,7 @@ _ONE_OFF = _rx(r"\b(?:this time|just this once|this once|for this one|on this on
                r"example|query|script|part|bit|step|case|task|cell|request|message|draft|version|demo|call|run|"
                r"quick test|time|change|commit|pr|ticket|bug|fix|table|chart|plot|report|email|page|endpoint|"
                r"method|class|module|notebook|migration|release|sprint)s?\b|only for this|"
-               r"for this quick|just for (?:this|now|today|the demo)|right now|today|tonight|this morning|"
+               r"for this quick|just for (?:this|now|today|the demo)|right now|(?<!from )today|tonight|this morning|"
                r"this afternoon|this evening|here only|only here|just here|this week\b|"
                r"by (?:friday|monday|tuesday|wednesday|thursday|saturday|sunday|tomorrow|tonight|eod|noon|"
                r"the end of (?:the )?(?:day|week))\b)")
@@ -647,7 +648,8 @@ _DEFINITE_OBJECT = _rx(r"^(?:please\s+)?(?:\w+\s+){1,2}?(?:the|this|that|these|t
 _DEICTIC = _rx(r"\b(?:this|that|these|those)\b")
 
 _SCOPE = _rx(
-    r"\b(?:always|never|from now on|going forward|from here on|henceforth|in (?:the )?future|for the rest "
+    r"\b(?:always|never|from now on|from today on(?:wards?)?|from today|going forward|from here on|henceforth|"
+    r"in (?:the )?future|for the rest "
     r"of|every time|each time|whenever|any ?time you|unless (?:i|you|we) (?:ask|say|tell)|until (?:i|we) (?:say|"
     r"tell|ask)|until further notice|by default|as a rule|in general|everywhere|throughout|anymore|any more|no "
     r"longer|from this point|at all times|wherever (?:possible|you can)|whenever (?:possible|you can)|where "
@@ -903,7 +905,22 @@ _TIME_SCOPE = _rx(r"\b(?:from (?:now|here|this point) on(?:wards?)?|from today(?
                   r"henceforth|until further notice|for the rest of (?:the|this) "
                   r"(?:session|project|chat|conversation))\b")
 """A time scope that says "for good" whatever the sentence's form."""
-_HERE_AND_NOW = _rx(r"\b(?:this|that|these|those|here)\b")
+_HERE_AND_NOW = _rx(r"\b(?:this|that|these|those)\b")
+"""One thing, now: "Set up ESLint in this project", "Rename that column" — read in the main clause only (a reason
+after it, "..., I read these on a phone", points elsewhere). Not ``here``: "House style for SQL here is all
+lowercase" says where it holds."""
+
+
+def _as_request(sentence: str) -> str:
+    """A polite question as the request it makes: "Could you keep paragraphs short?" -> "Keep paragraphs short."
+    (what the reader reads: it was trained on requests, and rates the question form lower)."""
+    plain = _POLITE_STRIP.sub("", _strip_lead(" ".join(_masked(sentence).split()))).strip().rstrip("?").strip()
+    return f"{plain[:1].upper()}{plain[1:]}." if plain else sentence
+
+
+def _main_clause(core: str) -> str:
+    """``core`` up to its first comma, semicolon, colon or dash."""
+    return re.split(r"[,;:]|\s[-\u2013\u2014]\s", core, maxsplit=1)[0]
 _LIKING = _rx(r"^(?:i|we)(?:'d|\s+would|\s+really|\s+generally|\s+usually|\s+much|\s+also|\s+still|\s+strongly)*\s+"
               r"(?:prefer|rather|like|love|want|favou?r)\b")
 """A liking said in the first person: the reader's lenient bar (:attr:`.StandingModel.lenient_threshold`)."""
@@ -923,19 +940,27 @@ def judge(sentence: str, reader: Reader | None = None) -> Verdict:
     """The verdict on one sentence (see the module docstring for the rules, in their order); ``reader``:
     the learned reader, asked about what the rules leave as a statement or a request for this turn."""
     verdict = _judge(sentence)
-    if reader is None or verdict.reason not in LEARNED_READS:
+    if reader is None:
         return verdict
     s = verdict.sentence
     low = _flat(s)
     core = _strip_lead(low)
-    if _PAST.search(core) or _DEFINITE_OBJECT.match(core) or _HERE_AND_NOW.search(core):
+    # a polite request in a question's form ("Could you wrap code at 79 columns?") is read as the request it is
+    polite = (verdict.reason in ("question", "no_scope") and bool(_POLITE_YOU.match(core))
+              and low.count("?") == 1 and low.endswith("?"))
+    if verdict.reason not in LEARNED_READS and not polite:
+        return verdict
+    if polite:
+        core = _POLITE_STRIP.sub("", core).rstrip("?").strip()
+    if _PAST.search(core) or _DEFINITE_OBJECT.match(core) or _HERE_AND_NOW.search(_main_clause(core)):
         # it tells of the past, or asks for one thing now ("Give me the commands to ...", "Set up ESLint in
         # this project"): on the same held half, 6 fewer such sentences kept, 1 of 135 lost
         return verdict
     lenient = getattr(reader, "lenient", None) if _LIKING.match(core) else None
-    if not (lenient(s) if lenient is not None else reader(s)):
+    read = _as_request(s) if polite else s
+    if not (lenient(read) if lenient is not None else reader(read)):
         return verdict
-    directive = verdict.reason == "no_scope"
+    directive = verdict.reason == "no_scope" or polite
     change: Change = "revise" if _REVISE.search(low) else "new"
     return Verdict(s, Finding(s, _learned_kind(core, directive), "learned", change), "standing")
 

@@ -76,6 +76,34 @@ def test_what_tells_of_the_past_or_asks_for_one_thing_now_stays_out_whatever_the
         assert judge(sentence, lambda s: True).finding is None
 
 
+def test_one_thing_now_is_read_in_the_main_clause_only_and_here_says_where_it_holds() -> None:
+    yes = lambda s: True  # noqa: E731 - a reader that says yes: only the gate decides
+    assert judge("Set up ESLint in this project.", yes).finding is None  # one thing, now
+    assert judge("Rename that column to total.", yes).finding is None
+    for sentence in ("Three sentences max each, I read these on a phone.",  # "these" is in the reason
+                     "House style for SQL here is all lowercase, keywords included."):
+        assert judge(sentence).finding is None and judge(sentence, yes).finding is not None, sentence
+
+
+def test_a_polite_question_is_read_as_the_request_it_makes(reader: StandingModel) -> None:
+    # the reader rates the request ("Keep paragraphs short.") above its question form
+    assert reader.score("Keep paragraphs short.") >= reader.threshold > reader.score("Could you keep paragraphs short?")
+    found = judge("Could you keep paragraphs short?", reader).finding
+    assert found is not None and (found.kind, found.rule) == ("instruction", "learned")
+    for sentence in ("Can you write the fetch helper for the orders endpoint?",  # one thing, now
+                     "Could you explain how the isolation levels differ?",
+                     "Could you check whether the migration ran? Or is it still going?",
+                     "Should we always answer in French?"):  # not a request
+        assert judge(sentence, reader).finding is None, sentence
+
+
+def test_from_today_is_a_time_scope_not_a_one_off() -> None:
+    found = judge("From today, could you answer me in Spanish?").finding
+    assert found is not None and found.rule == "directive"
+    assert judge("Could you send me the report today?").finding is None
+    assert judge("I need the report from today.").finding is None
+
+
 def test_an_engine_keeps_a_learned_finding_as_a_standing_object_with_its_rule(reader: StandingModel) -> None:
     engine = AdaptiveEngine()
     engine.standing_reader = reader
