@@ -478,8 +478,8 @@ _PEOPLE = ("manager|boss|wife|husband|partner|girlfriend|boyfriend|kids?|son|dau
 """People and pets: their habits are not the user's instructions."""
 
 _LEAD = _rx(r"^(?:(?:ok(?:ay)?|right|also|and|so|oh,? and|one more thing|one last thing|btw|by the way|actually|"
-            r"honestly|seriously|generally|in general|in future|in the future|from now on|from today(?: on(?:wards?)?)?|"
-            r"going forward|from here on"
+            r"honestly|seriously|generally|in general|in future|in the future|from now on|"
+            r"from today(?: on(?:wards?)?)?|going forward|from here on"
             r"(?: out| in)?|from this point(?: on| forward)?|henceforth|for the rest of (?:this|the) (?:chat|"
             r"conversation|session|project)|as a rule|by default|change of plan|change of heart|on second thought|"
             r"scratch that|correction|instead|good news|quick note|note|reminder|remember(?: that)?|"
