@@ -1153,13 +1153,25 @@ _ACK_LASTING = _rx(
     r"(?:in|for|to) (?:every|each|all) (?:of )?(?:my )?(?:answers?|repl(?:y|ies)|responses?)|"
     r"(?:i'll|i will|will) (?:keep|stick|hold) to (?:that|this|it)|(?:i'll|i will|will) (?:keep|bear) "
     r"(?:that|this|it) in mind|(?:i'll|i will) remember|that's how i'll|(?:i'll|i will)(?: \w+){0,3} (?:always|never)|"
-    r"standing rule|"
+    r"standing rule|(?:new|updated) (?:rule|version|one|setup) (?:replaces|takes over)|"
     r"ab jetzt|von nun an|ab sofort|à partir de maintenant|désormais|a partir de ahora|d'ora in poi)\b")
 """A reply's opening that takes what the user said as lasting: "Understood, I'll keep to that from now on.",
 "Noted for everything that follows.", "Got it, that's how I'll answer from here.", "I'll make sure all my future
 answers do that.", "consider it a standing rule" (and the same in a few other languages: a session asked to
 answer in one). Phrased on the generated chats and the ``dev`` pool of ``benchmarks/retention/standing.py``'s
 ``ACKS`` (chat models' own openings), measured on its ``test`` pool."""
+_ACK_COMMIT = _rx(
+    r"\b(?:from (?:here|this point)|consistently|(?:in|to|into|for) everything (?:that follows|we build|i write|we do)|"
+    r"all (?:of )?my (?:replies|answers|responses|code|examples)|my (?:default|standard|usual)|"
+    r"(?:standard|default) (?:approach|practice|way)|(?:the )?updated (?:rule|version)|change noted)\b")
+"""What says "for good" only in a sentence where the assistant commits to it (:data:`_ACK_FIRST`): "I'll follow that
+consistently.", "All my replies will follow that.", "That'll be my default from here.", "I'll factor that into
+everything we build." ("From here, run the migration" is the answer.)"""
+_ACK_FIRST = _rx(r"\b(?:i'll|i will|i'm going to|i am going to|my|that's how i)\b")
+_ACK_FOREIGN = _rx(r"\b(?:ab jetzt|von nun an|ab sofort|à partir de maintenant|désormais|dorénavant|a partir de ahora|"
+                   r"de ahora en adelante|desde ya|d'ora in (?:poi|avanti)|da ora in poi|d'ora in poi|vanaf nu|"
+                   r"voortaan|a partir de agora|de agora em diante|daqui (?:em diante|para a frente))\b")
+""""From now on" in the languages a session may be asked to answer in: lasting wherever the opening says it."""
 _ACK_SHORT = _rx(r"\b(?:noted|updated|(?:new|updated) (?:rule|version|one) replaces|switching (?:over|to)|"
                  r"i'll switch|no more)\b|\b(?!here\b|there\b|that\b|this\b|so\b)\w+ it is[.!]?$")
 """The same said in a few words ("Fine by me, noted.", "OK, updated.", "Noted, switching over."): lasting only in an
@@ -1212,7 +1224,8 @@ def acknowledgement(reply: str) -> str | None:
     # after an interjection, what the assistant says it will do ("Got it! I'll keep that in mind going forward."),
     # not what the code now does ("Thanks for the traceback. From now on the function returns None ...")
     if (_ACK_LASTING.search(first) or (then and _ACK_MINE.search(then) and _ACK_LASTING.search(then))
-            or any(_ACK_SHORT.search(x) for x in short)):
+            or any(_ACK_COMMIT.search(x) and _ACK_FIRST.search(x) for x in (first, then) if x)
+            or _ACK_FOREIGN.search(said) or any(_ACK_SHORT.search(x) for x in short)):
         return "lasting"
     lead = re.split(r"[,;:!.\u2014\u2013-]+\s*", first, maxsplit=1)
     if (_ACK_PLAIN.match(first) or (len(lead) > 1 and _ACK_PLAIN.match(lead[0]) and _ACK_WILL.match(lead[1]))

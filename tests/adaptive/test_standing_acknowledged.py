@@ -78,6 +78,15 @@ def with_reader(reader: StandingModel, rec: Recorder | None = None) -> AdaptiveE
     ("Got it. Here's the updated loader with retries.", "plain"),  # "updated" about the code, not a rule
     ("Understood. Let me know if anything else changes going forward.", "plain"),  # not the assistant's own
     ("Good question! From now on, the cache is per user.", None),
+    # a commitment without a time word, said as the assistant's own
+    ("Alright, I'll follow that consistently.", "lasting"),
+    ("Happy to. All my replies will follow that.", "lasting"),
+    ("Good to know! That'll be my default from here.", "lasting"),
+    ("Okay, updated \u2014 the new version takes over from the old one.", "lasting"),
+    ("From here, run the migration again and watch the log.", None),  # the answer, not a commitment
+    ("My guess is the cache: the default is too small.", None),
+    ("\u00a1Claro! A partir de ahora te respondo en espa\u00f1ol.", "lasting"),  # the language asked for
+    ("Vale, lo aplico desde ya.", "lasting"),
 ])
 def test_only_the_replys_opening_acknowledges(reply: str, how: str | None) -> None:
     assert acknowledgement(reply) == how
