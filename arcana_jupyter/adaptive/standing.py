@@ -1147,7 +1147,7 @@ def says_what_changed(text: str) -> bool:
 
 
 _ACK_LASTING = _rx(
-    r"\b(?:from (?:now|here|this point|today) on(?:wards?)?(?: out)?|from now|from here(?=[.!;,]|$)|going forward|"
+    r"\b(?:from (?:now|here|this point|today) on(?:wards?)?(?: out)?|from now|from here(?=[.!;]|$)|going forward|"
     r"moving forward|henceforth|for everything (?:that follows|after this|from here)|for the rest of (?:the|this|our)|"
     r"(?:in|for) (?:all )?(?:my |our |the )?future (?:answers|replies|responses|code|turns|examples|work)|"
     r"(?:in|for|to) (?:every|each|all) (?:of )?(?:my )?(?:answers?|repl(?:y|ies)|responses?)|"
