@@ -12,8 +12,14 @@ changes, written by a separate session that never saw the rules or this data), a
 same way: ``standing_sentences_extra_a.json`` (data work) and ``_b.json`` (software and writing), 220 standing
 and 320 other sentences each, and ``standing_statements_c.json``, 237 plain facts of a notebook session ("note:
 customer 881 is a duplicate of customer 12"; its sentences about a warehouse were taken out, as the tests use
-such facts). Never ``standing_holdout.json``, ``standing_sentences_test.json`` or ``standing_changes_test.json``:
-they measure it.
+such facts). Since the fourth fit, also the two blind chat splits once they were spent on tuning
+(``standing_holdout.json``, ``standing_blind.json``, :data:`TRAIN_SPLITS`). Never ``standing_blind2.json``,
+``standing_sentences_test.json`` or ``standing_changes_test.json``: they measure it.
+
+The fourth fit (the blind splits added, nothing else changed), measured out of sample: on
+``standing_sentences_test.json`` 106 -> 109 of 150 standing sentences found, 11 -> 13 of 250 others kept; in
+sample, other user sentences kept as standing on dev / test 11 / 14 -> 6 / 6 of ~3,200, on the blind split 54 -> 44
+(items 69 -> 73 of 101).
 
 The fit: L2 0.1, 10,000 steps. Trained without one of the extra sets and measured on it (a and b in turn),
 L2 1.0 and 3,000 steps (the first fit) found 229 of their 440 standing sentences and kept 39 of 640 others;
@@ -58,6 +64,10 @@ from arcana_jupyter.context.embeddings import EmbeddingStore, default_embedder
 HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
 OUT = ROOT / "arcana_jupyter" / "adaptive" / "data" / "standing_model.json"
+TRAIN_SPLITS = ("dev", "test", "holdout", "blind")
+"""The chat splits whose user sentences it learns from. ``holdout`` and ``blind`` joined when each had been read
+for tuning (blind splits written apart, with their own projects and wordings: their items in context, and the
+context lines around them as negatives); ``blind2`` measures it."""
 THRESHOLD = 0.8
 LENIENT = 0.5
 L2 = 0.1
@@ -95,8 +105,7 @@ def training_set(without: str | None = None) -> list[tuple[str, int]]:
     extra = [json.loads((HERE / "data" / f"standing_sentences_extra_{k}.json").read_text()) for k in ("a", "b")
              if k != without]
     extra.append({"standing": [], **json.loads((HERE / "data" / "standing_statements_c.json").read_text())})
-    rows = [*split_sentences(HERE / "data" / "standing_dev.json"),
-            *split_sentences(HERE / "data" / "standing_test.json"),
+    rows = [*(row for split in TRAIN_SPLITS for row in split_sentences(HERE / "data" / f"standing_{split}.json")),
             *((s, 1) for s, _ in SAID), *((s, 0) for s, _ in TRAPS),
             *((r["text"], 1) for r in sentences["standing"]), *((r["text"], 0) for r in sentences["not_standing"]),
             *((r["earlier"], 1) for r in sentences["changes"]),

@@ -86,9 +86,10 @@ def test_one_thing_now_is_read_in_the_main_clause_only_and_here_says_where_it_ho
 
 
 def test_a_polite_question_is_read_as_the_request_it_makes(reader: StandingModel) -> None:
-    # the reader rates the request ("Keep paragraphs short.") above its question form
-    assert reader.score("Keep paragraphs short.") >= reader.threshold > reader.score("Could you keep paragraphs short?")
-    found = judge("Could you keep paragraphs short?", reader).finding
+    # the reader rates the request ("Write docstrings in plain English.") above its question form
+    assert reader.score("Write docstrings in plain English.") >= reader.threshold \
+        > reader.score("Could you write docstrings in plain English?")
+    found = judge("Could you write docstrings in plain English?", reader).finding
     assert found is not None and (found.kind, found.rule) == ("instruction", "learned")
     for sentence in ("Can you write the fetch helper for the orders endpoint?",  # one thing, now
                      "Could you explain how the isolation levels differ?",
