@@ -71,6 +71,19 @@ an S3 bucket, Entra ID sign-in, an opening date, semicolon CSVs, an audit trail,
 Spanish and back (its reply prose is the module's), new traps, acknowledgements and user talk. Same machinery
 (:func:`choose_listed` serves both), record format, sizes and self-check.
 
+**The third blind split, the test split** (``--blind2`` writes only ``data/standing_blind2.json``; the other four
+files are untouched): the held-out and blind splits have both been used for tuning, so :mod:`.standing_blind2_items`
+was written apart from the recogniser once more, and nobody tunes on it. None of the earlier splits' wordings: new
+projects (a citizen-science bird count, a wedding-photography studio, a brewery's casks, a mountain hut, a tram
+network's lost property, a repair café, ...), people and dates; new items (an informal tone, the takeaway in bold,
+headings, line numbers in reviews, an example call per function, time estimates, one code block, abuse notes, no
+lambdas, ``__main__`` guards, named constants, ASCII-only code, undo steps, attrs, orjson, tenacity, cron, factory_boy,
+pyright, gunicorn, psycopg, cachetools, Protocols, a src layout, TOML settings, MkDocs, Jinja mail, AGPL, an e-ink
+screen, PostgreSQL 12, guardian consent, no card data, IPv6 only, an SMS budget, a holiday freeze, barcode scanners,
+town-level locations, a mail relay's cap, shared hosting, Welsh and English, an insurance group cap, ...), a switch
+to Italian and back (its reply prose is the module's), new traps, acknowledgements and user talk. Same machinery,
+record format, sizes and self-check; its chat ids are ``sx0``-``sx7``.
+
 The self-check holds that: every sentence is in its message, once in the chat; items start in the first third,
 revisions in the middle one, probes in the last; each probe's dependencies are in force at it and share under
 60% of their content words (stemmed, stop words out) with the probe's text; a revision shares under half of its
@@ -93,6 +106,7 @@ from typing import Any
 
 from arcana_jupyter.context.relevance import stems
 
+from . import standing_blind2_items as sb2
 from . import standing_blind_items as sb
 from . import standing_code as sc
 from . import standing_holdout_items as sh
@@ -115,7 +129,7 @@ from .standing_prose import (
 )
 
 DATA = Path(__file__).parent / "data"
-SEEDS = {"dev": 3901, "test": 4902, "holdout": 5903, "blind": 6904}
+SEEDS = {"dev": 3901, "test": 4902, "holdout": 5903, "blind": 6904, "blind2": 7905}
 N_CHATS = 8
 SPLITS = ("dev", "test")
 HOLDOUT = "holdout"
@@ -124,6 +138,11 @@ recogniser, its tests or its results; the same machinery, sizes and checks as de
 BLIND = "blind"
 """The second blind split (``--blind``): :mod:`.standing_blind_items`'s wordings, written after the held-out split had
 been used for tuning, again without reading the recogniser; the same machinery, sizes and checks."""
+BLIND2 = "blind2"
+"""The third blind split (``--blind2``), the test split: :mod:`.standing_blind2_items`'s wordings, written after the
+held-out and blind splits had both been used for tuning, without reading the recogniser; nobody tunes on it."""
+CHAT_LETTER = {BLIND2: "x"}
+"""A chat id is ``s``, a letter for the split (its first, unless given here) and the chat's index."""
 EXCHANGES = (114, 136)
 TOKENS = (60_000, 120_000)
 HOLD = 0.6
@@ -292,6 +311,11 @@ USERS[BLIND] = sb.USERS
 MATES[BLIND] = sb.MATES
 START[BLIND] = sb.START
 OPENING[BLIND] = sb.OPENING
+PROJECTS[BLIND2] = sb2.PROJECTS
+USERS[BLIND2] = sb2.USERS
+MATES[BLIND2] = sb2.MATES
+START[BLIND2] = sb2.START
+OPENING[BLIND2] = sb2.OPENING
 
 _WORD_SPLIT = re.compile(r"(?<=[.!?])\s+")
 
@@ -301,7 +325,8 @@ class Catalogue:
     """What a split's chats are written from: the items and traps with their wordings, the user's side of the
     talk (greetings, feedback, small talk, context, requests) and the assistant's acknowledgements. dev and test
     share one (:mod:`.standing_items`, :mod:`.standing_prose`); the held-out and blind splits have their own
-    (:mod:`.standing_holdout_items`, :mod:`.standing_blind_items`), written without reading the recogniser."""
+    (:mod:`.standing_holdout_items`, :mod:`.standing_blind_items`, :mod:`.standing_blind2_items`), written without
+    reading the recogniser."""
 
     items: list[dict[str, Any]]
     exclusive: list[set[str]]
@@ -330,7 +355,8 @@ class Catalogue:
     assumptions: tuple[str, ...] = ()
     """What the assistant says it assumes, when asked to say so (by the language the reply is in)."""
     assumptions_de: tuple[str, ...] = ()
-    """The same in the split's second language (German for the held-out split, Spanish for the blind one)."""
+    """The same in the split's second language (German for the held-out split, Spanish for the blind one, Italian for
+    the third blind one)."""
     acks_second: tuple[str, ...] = ()
     """Acknowledgements in the split's second language, for an item stated while the replies are in it (none: the
     ordinary ones)."""
@@ -501,6 +527,9 @@ def reply(kind: str, ent: Entity, style: Style, rng: random.Random, proj: dict[s
     if style.spanish:
         return french_reply(kind, ent, style, rng, proj, s, ack, err[0] if err else None, prose=sb.SPANISH,
                             assume=assume)
+    if style.italian:
+        return french_reply(kind, ent, style, rng, proj, s, ack, err[0] if err else None, prose=sb2.ITALIAN,
+                            assume=assume)
     parts: list[str] = []
     if style.tldr:
         parts.append("TL;DR: " + fill(rng.choice(k["tldr"]), s))
@@ -624,6 +653,8 @@ choose_holdout = choose_listed(sh)
 """The held-out split's (item keys, revised keys, revoked key)."""
 choose_blind = choose_listed(sb)
 """The blind split's (item keys, revised keys, revoked key)."""
+choose_blind2 = choose_listed(sb2)
+"""The third blind split's (item keys, revised keys, revoked key)."""
 
 
 def spread(rng: random.Random, lo: int, hi: int, n: int, taken: set[int], gap: int = 2) -> list[int]:
@@ -658,7 +689,7 @@ def make_chat(split: str, idx: int, rng: random.Random, said: Counter[str] | Non
         return wording(key, options) if cat.rotate else rng.choice(options)
 
     proj = PROJECTS[split][idx]
-    cid = f"s{split[0]}{idx}"
+    cid = f"s{CHAT_LETTER.get(split, split[0])}{idx}"
     user = USERS[split][idx]
     mates = MATES[split]
     n = rng.randint(*EXCHANGES)
@@ -849,7 +880,7 @@ def make_chat(split: str, idx: int, rng: random.Random, said: Counter[str] | Non
             statement = rec["sentence"]
             reasons = ITEM[rec["key"]]["why"][split]
             extra = [rng.choice(reasons)] if reasons and rng.random() < 0.6 else []
-            second = cat.acks_second if cat.acks_second and (style.german or style.spanish) else ()
+            second = cat.acks_second if cat.acks_second and (style.german or style.spanish or style.italian) else ()
             ack = cat.ack_stated[rec["key"]] if rec["key"] in cat.ack_stated else rng.choice(second or cat.acks)
             style = style.with_(**style_for(ITEM[rec["key"]], split))
             where = rng.randrange(3)
@@ -900,10 +931,11 @@ def make_chat(split: str, idx: int, rng: random.Random, said: Counter[str] | Non
             text += "\n\n" + paste
         if k in session_starts:
             text = f"[{stamp(session_starts[k])}] {text}"
-        suggestion = suggest_at.get(k) if not (style.french or style.german or style.spanish) else None
+        suggestion = suggest_at.get(k) if not (style.french or style.german or style.spanish or style.italian) else None
         assume = None
         if style.assumptions and one_off != "code_only":
-            assume = fill(rng.choice(cat.assumptions_de if style.german or style.spanish else cat.assumptions), s)
+            second_language = style.german or style.spanish or style.italian
+            assume = fill(rng.choice(cat.assumptions_de if second_language else cat.assumptions), s)
         content = reply(kind, ent, style, rng, proj, s, ack=ack, one_off=one_off, answer=answer,
                         suggestion=suggestion, err=err, assume=assume)
         if suggestion and suggestion in content:
@@ -944,7 +976,14 @@ BLIND_CAT = Catalogue(
     review_code=sb.REVIEW_CODE, acks=sb.ACKS, ack_revise=sb.ACK_REVISE, ack_stated=sb.ACK_STATED,
     soon=frozenset(sb.SOON), choose=choose_blind, assumptions=tuple(sb.ASSUMPTIONS),
     assumptions_de=tuple(sb.ASSUMPTIONS_ES), acks_second=tuple(sb.ACKS_ES), rotate=True)
-CATALOGUES = {"dev": DEV_TEST, "test": DEV_TEST, HOLDOUT: HELD_OUT, BLIND: BLIND_CAT}
+BLIND2_CAT = Catalogue(
+    items=sb2.ITEMS, exclusive=sb2.EXCLUSIVE, traps=sb2.TRAPS, trap_counts=sb2.TRAP_COUNTS,
+    suggestions=sb2.SUGGESTIONS_PER_CHAT, one_off_effect=sb2.ONE_OFF_EFFECT, question_answer=sb2.QUESTION_ANSWER,
+    asks=sb2.ASKS, greetings=sb2.GREETINGS, feedback=sb2.FEEDBACK, small_talk=sb2.SMALL_TALK, context=sb2.CONTEXT,
+    review_code=sb2.REVIEW_CODE, acks=sb2.ACKS, ack_revise=sb2.ACK_REVISE, ack_stated=sb2.ACK_STATED,
+    soon=frozenset(sb2.SOON), choose=choose_blind2, assumptions=tuple(sb2.ASSUMPTIONS),
+    assumptions_de=tuple(sb2.ASSUMPTIONS_IT), acks_second=tuple(sb2.ACKS_IT), rotate=True)
+CATALOGUES = {"dev": DEV_TEST, "test": DEV_TEST, HOLDOUT: HELD_OUT, BLIND: BLIND_CAT, BLIND2: BLIND2_CAT}
 
 
 def make(split: str) -> list[dict[str, Any]]:
@@ -1082,16 +1121,30 @@ def write_blind(out: Path = DATA) -> dict[str, Any]:
     return check(chats)
 
 
+def write_blind2(out: Path = DATA) -> dict[str, Any]:
+    """Generate the third blind split, the test split, into ``out`` (``standing_blind2.json``); returns its
+    :func:`check`."""
+    out.mkdir(parents=True, exist_ok=True)
+    chats = make(BLIND2)
+    (out / f"standing_{BLIND2}.json").write_text(json.dumps(chats, indent=0, ensure_ascii=False) + "\n",
+                                                 encoding="utf-8")
+    return check(chats)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--holdout", action="store_true",
                         help="write only data/standing_holdout.json, the blind held-out split (dev and test untouched)")
     parser.add_argument("--blind", action="store_true",
                         help="write only data/standing_blind.json, the second blind split (the others untouched)")
+    parser.add_argument("--blind2", action="store_true",
+                        help="write only data/standing_blind2.json, the third blind split (the test split; the others "
+                             "untouched)")
     args = parser.parse_args(argv)
-    if args.holdout and args.blind:
-        parser.error("--holdout and --blind write one split each; give one of them")
-    report = {HOLDOUT: write_holdout()} if args.holdout else {BLIND: write_blind()} if args.blind else write()
+    if args.holdout + args.blind + args.blind2 > 1:
+        parser.error("--holdout, --blind and --blind2 write one split each; give one of them")
+    report = ({HOLDOUT: write_holdout()} if args.holdout else {BLIND: write_blind()} if args.blind
+              else {BLIND2: write_blind2()} if args.blind2 else write())
     for split, r in report.items():
         print(f"standing_{split}.json: {r['chats']} chats, exchanges {r['exchanges']}, tokens (min, max, mean) "
               f"{r['tokens']}")

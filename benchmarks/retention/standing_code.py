@@ -111,6 +111,8 @@ class Style:
     json_logs: bool = False
     # the blind split's language switch (:mod:`.standing_blind_items`); off by default like the ones above
     spanish: bool = False
+    # the third blind split's language switch (:mod:`.standing_blind2_items`); off by default too
+    italian: bool = False
 
     def with_(self, **changes: Any) -> Style:
         return replace(self, **changes)

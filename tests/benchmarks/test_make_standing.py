@@ -6,6 +6,7 @@ The blind held-out split (``--holdout``, standing_holdout_items.py) is held to t
 same shape and self-check, and apart from dev and test (its own projects, people, wordings and user talk).
 The second blind split (``--blind``, standing_blind_items.py) likewise, and apart from all three (no user sentence
 of theirs, no paraphrase of their items, none of their acknowledgements); ``--blind`` writes its file only.
+The third blind split, the test split (``--blind2``, standing_blind2_items.py), likewise and apart from all four.
 
 The harness tests drive a few short turns through real sessions (no data file): a sentence in the verbatim history
 is in the prompt but not held by the runtime's sections; a pinned one is (pins count as the runtime's sections: the
@@ -28,6 +29,7 @@ from arcana_jupyter.context.relevance import stems
 from arcana_jupyter.messages import RECALLED_NAME, Message
 from benchmarks.retention import make_standing as ms
 from benchmarks.retention import standing as st
+from benchmarks.retention import standing_blind2_items as sb2
 from benchmarks.retention import standing_blind_items as sb
 from benchmarks.retention import standing_holdout_items as sh
 from benchmarks.retention import standing_items as si
@@ -537,3 +539,161 @@ def test_the_blind_split_uses_its_forms() -> None:
                 assert replies and all(any(x in reply for x in sb.SPANISH["close"]) for reply in replies)
                 after = c["turns"][2 * (r["revoked_at"] - 1) + 1]["content"]
                 assert not any(x in after for x in sb.SPANISH["close"])
+
+
+# ---- the third blind split, the test split (--blind2, standing_blind2_items.py) ----------------------------
+
+@pytest.fixture(scope="module")
+def blind2(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    out = tmp_path_factory.mktemp("blind2")
+    return out, ms.write_blind2(out)
+
+
+def test_the_blind2_split_is_deterministic_and_the_file_in_the_repo(blind2: tuple[Path, dict]) -> None:
+    """Twice the same chats; the file in the repo is what ``--blind2`` writes, and it writes that file only."""
+    out, _ = blind2
+    assert json.dumps(ms.make(ms.BLIND2)) == json.dumps(ms.make(ms.BLIND2))
+    assert [p.name for p in out.iterdir()] == ["standing_blind2.json"]
+    assert (out / "standing_blind2.json").read_bytes() == (ms.DATA / "standing_blind2.json").read_bytes(), \
+        "run python -m benchmarks.retention.make_standing --blind2"
+
+
+def test_the_blind2_self_check_holds(blind2: tuple[Path, dict]) -> None:
+    r = blind2[1]
+    assert r["problems"] == []
+    assert r["chats"] == ms.N_CHATS
+    assert ms.EXCHANGES[0] <= r["exchanges"][0] <= r["exchanges"][1] <= ms.EXCHANGES[1]
+    assert ms.TOKENS[0] <= r["tokens"][0] <= r["tokens"][1] <= ms.TOKENS[1]
+    assert r["revisions"] == 2 * ms.N_CHATS and r["revocations"] == ms.N_CHATS
+    assert set(r["traps"]) == {"chit_chat", "one_off", "question", "quoted", "assistant", "third_party",
+                               "hypothetical"}
+    assert r["coverage"] == 1.0
+    assert all(r["dependencies"][k] >= 20 for k in ("instruction", "preference", "constraint"))
+    test_every_probe_depends_on_items_in_force_and_lists_what_is_gone(ms.BLIND2)
+    test_items_are_stated_early_revised_in_the_middle_and_said_in_the_users_words(ms.BLIND2)
+
+
+def test_blind2_writes_only_its_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--blind2`` regenerates none of the other splits; the files in the repo stay as they are; it cannot be given
+    with ``--blind`` or ``--holdout``."""
+    before = {p.name: p.read_bytes() for p in ms.DATA.glob("standing_*.json") if p.name != "standing_blind2.json"}
+
+    def refuse(*_: Any, **__: Any) -> None:
+        raise AssertionError("--blind2 wrote another split")
+
+    monkeypatch.setattr(ms, "write", refuse)
+    monkeypatch.setattr(ms, "write_holdout", refuse)
+    monkeypatch.setattr(ms, "write_blind", refuse)
+    monkeypatch.setattr(ms.write_blind2, "__defaults__", (tmp_path,))
+    ms.main(["--blind2"])
+    assert [p.name for p in tmp_path.iterdir()] == ["standing_blind2.json"]
+    after = {p.name: p.read_bytes() for p in ms.DATA.glob("standing_*.json") if p.name != "standing_blind2.json"}
+    assert after == before
+    for other in ("--blind", "--holdout"):
+        with pytest.raises(SystemExit):
+            ms.main(["--blind2", other])
+
+
+def _item_wordings(mod: Any, split: str) -> set[str]:
+    """A module's item statements, revisions and revocations (the sentences without their frames)."""
+    out = {_plain(w) for it in mod.ITEMS for w in it["say"][split]}
+    return out | {w for it in mod.ITEMS for extra in ("revision", "revoke")
+                  for w in it.get(extra, {}).get("say", {}).get(split, [])}
+
+
+def test_the_blind2_split_is_written_apart_from_the_others() -> None:
+    """Its own projects, people, dates, seed and chat ids; no sentence of the user's side is one of dev's, test's,
+    the held-out or the blind split's, and none of its items, revisions or revocations holds 60% of the content
+    words of one of theirs (no paraphrase); the data shares no item, trap or probe sentence with theirs either."""
+    earlier = (*ALL, ms.BLIND)
+    mine_chats = _load(ms.BLIND2)
+    others = {s: _load(s) for s in earlier}
+    assert ms.SEEDS[ms.BLIND2] not in [ms.SEEDS[s] for s in earlier]
+    assert ms.START[ms.BLIND2] > max(ms.START[s] for s in earlier)
+    for s in earlier:
+        assert {c["id"] for c in mine_chats} & {c["id"] for c in others[s]} == set()
+        assert {c["project"] for c in mine_chats} & {c["project"] for c in others[s]} == set()
+        assert {c["user"] for c in mine_chats} & {c["user"] for c in others[s]} == set()
+        assert set(ms.MATES[ms.BLIND2]) & set(ms.MATES[s]) == set()
+        assert set(ms.USERS[ms.BLIND2]) & (set(ms.USERS[s]) | set(ms.MATES[s])) == set()
+        assert {p["key"] for p in ms.PROJECTS[ms.BLIND2]} & {p["key"] for p in ms.PROJECTS[s]} == set()
+
+    def sentences(chats: list[dict[str, Any]]) -> set[str]:
+        out = {r["sentence"] for c in chats for r in c["items"]}
+        out |= {r["revoked_by"] for c in chats for r in c["items"] if r["revoked_by"]}
+        out |= {t["sentence"] for c in chats for t in c["traps"]}
+        return out | {p["text"] for c in chats for p in c["probes"]}
+
+    assert sentences(mine_chats) & set().union(*(sentences(chats) for chats in others.values())) == set()
+    mine = _user_side(sb2, ms.BLIND2)
+    theirs = _user_side(sh, ms.HOLDOUT) | _user_side(sb, ms.BLIND)
+    theirs |= {*sp.GREETINGS, *sp.FEEDBACK, *sp.SMALL_TALK, *sp.CONTEXT, sp.REVIEW_CODE, *ms.OPENING["dev"],
+               *ms.OPENING["test"], *(a for k in sp.KINDS.values() for a in k["ask"])}
+    for s in ms.SPLITS:
+        theirs |= {w for it in si.ITEMS for w in it["say"][s] + it.get("revision", {}).get("say", {}).get(s, [])
+                   + it.get("revoke", {}).get("say", {}).get(s, [])}
+        theirs |= {t for traps in si.TRAPS.values() for t in traps.get(s, [])}
+    assert mine & theirs == set()
+    old = {w for it in si.ITEMS for s in ms.SPLITS for w in it["say"][s] + it.get("revision", {}).get("say", {})
+           .get(s, []) + it.get("revoke", {}).get("say", {}).get(s, [])}
+    old |= _item_wordings(sh, ms.HOLDOUT) | _item_wordings(sb, ms.BLIND)
+    for a in _item_wordings(sb2, ms.BLIND2):
+        for b in old:
+            assert ms.share(a, b) < st.HOLD and ms.share(b, a) < st.HOLD, (a, b)
+    assert set(sb2.ASKS) == set(sp.KINDS)
+    earlier_keys = {it["key"] for mod in (si, sh, sb) for it in mod.ITEMS}
+    assert {it["key"] for it in sb2.ITEMS} & earlier_keys == set()
+
+
+def test_the_blind2_split_has_at_least_the_blind_splits_range() -> None:
+    """As many items of each kind, revisions, revocations and traps of each kind as the blind split, each item
+    with two or three wordings."""
+    for kind in ("instruction", "preference", "constraint"):
+        assert sum(it["kind"] == kind for it in sb2.ITEMS) >= sum(it["kind"] == kind for it in sb.ITEMS)
+    for extra in ("revision", "revoke"):
+        assert sum(extra in it for it in sb2.ITEMS) >= sum(extra in it for it in sb.ITEMS)
+    for kind, traps in sb.TRAPS.items():
+        assert len(sb2.TRAPS[kind][ms.BLIND2]) >= len(traps[ms.BLIND])
+    assert all(2 <= len(it["say"][ms.BLIND2]) <= 3 for it in sb2.ITEMS)
+
+
+def test_the_blind2_acknowledgements_are_its_own() -> None:
+    """At least 12 acknowledgements and 5 for revisions, none of them one of the other splits' (the blind one's
+    included) or of the pools the benchmark swaps in; the language switch is acknowledged in Italian."""
+    mine = [*sb2.ACKS, *sb2.ACK_REVISE, *sb2.ACKS_IT, *sb2.ACK_STATED.values(),
+            *(a for it in sb2.ITEMS for a in it.get("revoke", {}).get("ack", []))]
+    assert len(sb2.ACKS) >= 12 and len(sb2.ACK_REVISE) >= 5 and len(set(mine)) == len(mine)
+    used = {*ms.ACKS, *ms.ACK_REVISE, *ms.ACK_BACK, *ms.ACK_DROP, ms.ACK_FR, *_SAID_ELSEWHERE,
+            *(o for pools in st.ACKS.values() for opening in pools.values() for o in opening)}
+    for mod in (sh, sb):
+        used |= {*mod.ACKS, *mod.ACK_REVISE, *mod.ACK_STATED.values(),
+                 *(a for it in mod.ITEMS for a in it.get("revoke", {}).get("ack", []))}
+    used |= set(sb.ACKS_ES)
+
+    def norm(text: str) -> str:
+        return text.lower().rstrip(".!")
+
+    assert {norm(a) for a in mine} & {norm(a) for a in used} == set()
+    assert "italiano" in sb2.ACK_STATED["italian"]
+
+
+def test_the_blind2_split_uses_its_forms() -> None:
+    """Lists and pasted snippets around some statements, every revocation, the new trap kinds, Italian replies
+    between the switch and its revocation (and English again after it)."""
+    chats = _load(ms.BLIND2)
+    by_id = {t["id"]: t for c in chats for t in c["turns"]}
+    framed = [r for c in chats for r in c["items"] if "\n- " + r["sentence"] in by_id[r["message"]]["content"]
+              or "\n2. " + r["sentence"] in by_id[r["message"]]["content"]
+              or "```\n\n" + r["sentence"] in by_id[r["message"]]["content"]]
+    assert len(framed) >= 3
+    assert {r["key"] for c in chats for r in c["items"] if r["revoked_at"]} == set(sb2.REVOKED)
+    assert {t["kind"] for c in chats for t in c["traps"]} >= {"third_party", "hypothetical"}
+    italian = [r for c in chats for r in c["items"] if r["key"] == "italian"]
+    assert len(italian) == sb2.REVOKED.count("italian")
+    for c in chats:
+        for r in c["items"]:
+            if r["key"] == "italian":
+                replies = [c["turns"][2 * (k - 1) + 1]["content"] for k in range(r["turn"], r["revoked_at"])]
+                assert replies and all(any(x in reply for x in sb2.ITALIAN["close"]) for reply in replies)
+                after = c["turns"][2 * (r["revoked_at"] - 1) + 1]["content"]
+                assert not any(x in after for x in sb2.ITALIAN["close"])
