@@ -921,6 +921,8 @@ def _as_request(sentence: str) -> str:
 def _main_clause(core: str) -> str:
     """``core`` up to its first comma, semicolon, colon or dash."""
     return re.split(r"[,;:]|\s[-\u2013\u2014]\s", core, maxsplit=1)[0]
+
+
 _LIKING = _rx(r"^(?:i|we)(?:'d|\s+would|\s+really|\s+generally|\s+usually|\s+much|\s+also|\s+still|\s+strongly)*\s+"
               r"(?:prefer|rather|like|love|want|favou?r)\b")
 """A liking said in the first person: the reader's lenient bar (:attr:`.StandingModel.lenient_threshold`)."""
@@ -1153,23 +1155,22 @@ _ACK_LASTING = _rx(
     r"(?:in|for|to) (?:every|each|all) (?:of )?(?:my )?(?:answers?|repl(?:y|ies)|responses?)|"
     r"(?:i'll|i will|will) (?:keep|stick|hold) to (?:that|this|it)|(?:i'll|i will|will) (?:keep|bear) "
     r"(?:that|this|it) in mind|(?:i'll|i will) remember|that's how i'll|(?:i'll|i will)(?: \w+){0,3} (?:always|never)|"
-    r"standing rule|(?:new|updated) (?:rule|version|one|setup) (?:replaces|takes over)|"
-    r"ab jetzt|von nun an|ab sofort|à partir de maintenant|désormais|a partir de ahora|d'ora in poi)\b")
+    r"standing rule|(?:new|updated) (?:rule|version|one|setup) (?:replaces|takes over))\b")
 """A reply's opening that takes what the user said as lasting: "Understood, I'll keep to that from now on.",
 "Noted for everything that follows.", "Got it, that's how I'll answer from here.", "I'll make sure all my future
-answers do that.", "consider it a standing rule" (and the same in a few other languages: a session asked to
-answer in one). Phrased on the generated chats and the ``dev`` pool of ``benchmarks/retention/standing.py``'s
-``ACKS`` (chat models' own openings), measured on its ``test`` pool."""
+answers do that.", "consider it a standing rule" (and the same in the languages a session may be asked to answer
+in: :data:`_ACK_FOREIGN`). Phrased on the generated chats, the ``dev`` pool of
+``benchmarks/retention/standing.py``'s ``ACKS`` (chat models' own openings) and the blind split; measured on the
+``test`` pool and the ``blind2`` split."""
 _ACK_COMMIT = _rx(
     r"\b(?:from (?:here|this point)|consistently|(?:in|to|into|for) everything (?:that follows|we build|i write|we do)|"
     r"all (?:of )?my (?:replies|answers|responses|code|examples)|my (?:default|standard|usual)|"
     r"(?:standard|default) (?:approach|practice|way)|(?:the )?updated (?:rule|version)|change noted)\b")
-"""What says "for good" only in a sentence where the assistant commits to it (:data:`_ACK_FIRST`): "I'll follow that
+"""What says "for good" only in a sentence where the assistant commits to it (:data:`_ACK_MINE`): "I'll follow that
 consistently.", "All my replies will follow that.", "That'll be my default from here.", "I'll factor that into
 everything we build." ("From here, run the migration" is the answer.)"""
-_ACK_FIRST = _rx(r"\b(?:i'll|i will|i'm going to|i am going to|my|that's how i)\b")
 _ACK_FOREIGN = _rx(r"\b(?:ab jetzt|von nun an|ab sofort|à partir de maintenant|désormais|dorénavant|a partir de ahora|"
-                   r"de ahora en adelante|desde ya|d'ora in (?:poi|avanti)|da ora in poi|d'ora in poi|vanaf nu|"
+                   r"de ahora en adelante|desde ya|d'ora in (?:poi|avanti)|da ora in poi|vanaf nu|"
                    r"voortaan|a partir de agora|de agora em diante|daqui (?:em diante|para a frente))\b")
 """"From now on" in the languages a session may be asked to answer in: lasting wherever the opening says it."""
 _ACK_SHORT = _rx(r"\b(?:noted|updated|(?:new|updated) (?:rule|version|one) replaces|switching (?:over|to)|"
@@ -1184,7 +1185,8 @@ _ACK_PLAIN = _rx(r"^(?:ok(?:ay)?|sure(?: thing)?|got it|you got it|understood|wi
 requests for one turn too. So does one that opens with such a word and goes on to say what it will do ("Sure
 thing, I'll stick with minimal dependencies.", "Thanks for letting me know! I'll keep responses concise.")."""
 _ACK_WILL = _rx(r"^(?:i'll|i will)\b")
-_ACK_MINE = _rx(r"\b(?:i'll|i will|i'm going to|i am going to|that's how i)\b")
+_ACK_MINE = _rx(r"\b(?:i'll|i will|i'm going to|i am going to|my|that's how i)\b")
+"""The assistant's own commitment, in the sentence that says "for good" (not what the code now does)."""
 _ACK_THANKS = _rx(r"^(?:thanks|thank you)\b")
 _ACK_LEAD_WORDS = 3
 """An opening sentence this short is an interjection ("Got it!", "You got it!", "Good call."): what it says comes
@@ -1224,7 +1226,7 @@ def acknowledgement(reply: str) -> str | None:
     # after an interjection, what the assistant says it will do ("Got it! I'll keep that in mind going forward."),
     # not what the code now does ("Thanks for the traceback. From now on the function returns None ...")
     if (_ACK_LASTING.search(first) or (then and _ACK_MINE.search(then) and _ACK_LASTING.search(then))
-            or any(_ACK_COMMIT.search(x) and _ACK_FIRST.search(x) for x in (first, then) if x)
+            or any(_ACK_COMMIT.search(x) and _ACK_MINE.search(x) for x in (first, then) if x)
             or _ACK_FOREIGN.search(said) or any(_ACK_SHORT.search(x) for x in short)):
         return "lasting"
     lead = re.split(r"[,;:!.\u2014\u2013-]+\s*", first, maxsplit=1)

@@ -57,7 +57,14 @@ standing objects it made are compared with the data: items recognised (by kind),
 revisions linked to the item they revise, revocations applied, traps kept as standing (by kind; the assistant's
 never reach it), other user sentences kept as standing, and the precision (items among everything kept).
 ``--ack-noise`` (:func:`with_ack_noise`) measures it again with acknowledgements opening replies to ordinary turns
-too: the generated chats acknowledge only the turns that state an item.
+too: the generated chats acknowledge only the turns that state an item. ``--acks`` (:func:`with_acks`) replaces
+the generated acknowledgements with none, or with a chat model's own openings from a dev or a test pool
+(:data:`ACKS`).
+
+The splits (:mod:`.make_standing`): ``dev`` and ``test`` were in view while the rules were written; ``holdout``
+and ``blind`` were written apart (by sessions that never read the recogniser), each measured blind once and then
+spent on tuning (the learned reader now learns from them); ``blind2``, written apart the same way, is the test
+split nobody tunes on.
 
 ``--details PATH`` writes one JSON line per probe (items held or not, by which section) for tuning.
 """
