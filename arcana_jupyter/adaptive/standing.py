@@ -911,6 +911,15 @@ after it, "..., I read these on a phone", points elsewhere). Not ``here``: "Hous
 lowercase" says where it holds."""
 
 
+_BINDING = _rx(r"\b(?:must(?:n't)?|has to|have to|had better|needs? to|can't|cannot|can only|may only|may not|"
+               r"not allowed|at most|at least|no more than|no later than|limit(?:ed)?|max(?:imum)?|deadline|budget|"
+               r"only ever|required|mandatory|forbidden)\b")
+"""A binding word of a project's limit ("The partner API allows at most 60 requests a minute", "CSV files we hand out
+must be semicolon-separated"): read at the reader's lenient bar, as a liking is (the blind split, development:
+constraints found 14 -> 17 of 26; ``standing_sentences_test.json`` 109 -> 112 of 150 found, 13 of 250 kept as
+before)."""
+
+
 def _as_request(sentence: str) -> str:
     """A polite question as the request it makes: "Could you keep paragraphs short?" -> "Keep paragraphs short."
     (what the reader reads: it was trained on requests, and rates the question form lower)."""
@@ -958,7 +967,7 @@ def judge(sentence: str, reader: Reader | None = None) -> Verdict:
         # it tells of the past, or asks for one thing now ("Give me the commands to ...", "Set up ESLint in
         # this project"): on the same held half, 6 fewer such sentences kept, 1 of 135 lost
         return verdict
-    lenient = getattr(reader, "lenient", None) if _LIKING.match(core) else None
+    lenient = getattr(reader, "lenient", None) if (_LIKING.match(core) or _BINDING.search(core)) else None
     read = _as_request(s) if polite else s
     if not (lenient(read) if lenient is not None else reader(read)):
         return verdict

@@ -98,6 +98,16 @@ def test_a_polite_question_is_read_as_the_request_it_makes(reader: StandingModel
         assert judge(sentence, reader).finding is None, sentence
 
 
+def test_a_binding_limit_is_read_at_the_lenient_bar(reader: StandingModel) -> None:
+    # a project's limit said as a plain statement: the reader alone rates it below its strict bar
+    limit = "The mailing provider allows at most 300 emails a day on our plan."
+    assert reader.lenient_threshold <= reader.score(limit) < reader.threshold
+    found = judge(limit, reader).finding
+    assert found is not None and (found.kind, found.rule) == ("constraint", "learned")
+    assert judge("The build must have been broken yesterday.", reader).finding is None  # the past
+    assert judge("My sister has to be at the airport by six.", reader).finding is None  # chit-chat
+
+
 def test_from_today_is_a_time_scope_not_a_one_off() -> None:
     found = judge("From today, could you answer me in Spanish?").finding
     assert found is not None and found.rule == "directive"
