@@ -174,3 +174,12 @@ def test_a_change_the_rules_could_not_place_is_applied_only_after_a_lasting_ackn
     # a bare "Sure." says nothing lasting: the rules' unplaced change stays unapplied
     bare = turns(with_reader(reader), (typer, "Sure."), (back, "Sure."))
     assert [(o.payload, o.retracted) for o in bare.audit_objects()] == [(typer, False)]
+
+
+def test_a_change_near_no_live_item_replaces_none(reader: StandingModel) -> None:
+    # the reply says something changed, but no live item is near enough: replacing the nearest anyway would take
+    # back an instruction the user never revised
+    later = "They raised our quota to 600 per minute after we signed the paid agreement."
+    live = [("s_1", "The log file on the server is 4 GB.")]
+    assert nearest(later, live, reader) is None  # a cosine of 0.26: once the bar was 0.2, and it was replaced
+    assert nearest(later, [*live, ("s_2", "The partner API allows 60 requests a minute.")], reader) == "s_2"

@@ -227,3 +227,16 @@ def test_what_shares_a_topic_without_saying_it_changes_it_leaves_the_live_item_a
     assert gone == [] and len(live) == 2
     # a number that points at nothing live with a number changes nothing
     assert changed(["Answer in French from now on."], "Make it 120.") == (["Answer in French from now on."], [])
+
+
+def test_a_habit_or_a_forgotten_question_takes_nothing_back() -> None:
+    # "forget" / "stop ...ing" after a subject is someone's habit; "forget I asked" takes back a question
+    utc = "Always store timestamps in UTC and convert only when displaying them."
+    offline = "The app has to keep working offline on site, there's no reliable internet there."
+    for later in ("I always forget my keys when I leave in a hurry.",
+                  "Going forward I'll try to stop working through lunch, we'll see.",
+                  "Forget I asked, the typo was mine."):
+        assert changed([utc, offline], later)[1] == [], later
+    # the user's own take-back still applies
+    assert changed([utc, offline], "Forget the UTC rule, local time is fine for this app.")[1] == [utc]
+    assert changed([utc, offline], "You can stop storing timestamps in UTC.")[1] == [utc]
