@@ -483,7 +483,9 @@ _LEAD = _rx(r"^(?:(?:ok(?:ay)?|right|also|and|so|oh,? and|one more thing|one las
             r"(?: out| in)?|from this point(?: on| forward)?|henceforth|for the rest of (?:this|the) (?:chat|"
             r"conversation|session|project)|as a rule|by default|change of plan|change of heart|on second thought|"
             r"scratch that|correction|instead|good news|quick note|note|reminder|remember(?: that)?|"
-            r"keep in mind(?: that)?|bear in mind(?: that)?|just so you know|fyi|please|kindly|"
+            r"keep in mind(?: that)?|bear in mind(?: that)?|just so you know|fyi|please|pls|plz|kindly|"
+            r"it(?:'d| would) be (?:great|nice|good|helpful|ideal|best) if you (?:could|would)|"
+            r"i'd appreciate (?:it )?if you (?:could|would)|"
             r"(?:a |one |new |house )?(?:general )?rule|for the record|to be clear|update|one thing|personally)"
             r"\b[,:;.!\s-]*)+")
 _WHEN_LEAD = _rx(r"^(?:when(?:ever)?|if|any time|anytime|every time|each time|before)\s+(?:you|i)\s+"
@@ -595,9 +597,10 @@ _WANT_SHAPE = _rx(r"^(?:i|we)\s+(?:really\s+)?(?:want|'d like|would like)\s+(?!y
                   r"as \w+ as possible)\b")
 """``I want the dependency list kept as short as possible``: a state the project is to keep, not a request
 for one change (``I want the tests to run on every push`` is a task)."""
-_PREFER_ANY = _rx(r"^(?:please\s+)?prefer\s+\S+|\b\S+ (?:over|rather than|instead of) \S+,? please\b")
+_PREFER_ANY = _rx(r"^(?:please\s+)?prefer\s+\S+|\b\S+ (?:over|rather than|instead of) \S+,? please\b|"
+                  r"^(?:i'm\s+|i am\s+|we're\s+|we are\s+)?not (?:a |much of a )?(?:big |huge )?fan of\b")
 _COMPARE_LEAD = _rx(r"^(?!(?:no|not|we|we're|it|it's|i|i'm|you|they|our|my|this|that|the|let's|please)\b)"
-                    r"(?:[\w.'/+#%-]+\s+){0,3}?[\w.'/+#%)-]+,?\s+(?:over(?!\s+(?:the|a|an|my|our|your|there|"
+                    r"(?:[\w.'/+#%-]+\s+){0,4}?[\w.'/+#%)-]+(?:,\s*please)?,?\s+(?:over(?!\s+(?:the|a|an|my|our|your|there|"
                     r"here|to|it|them)\b)|rather than|instead of|not|in preference to)\s+")
 """A verbless choice (``Dataclasses over plain dicts for records``, ``Pathlib, not os.path, ...``)."""
 _NO_THING = _rx(r"^(?:please,?\s+)?(?:no|zero|never any)\s+(?!need\b|more\b|worries\b|problem|idea\b|way\b|rush\b|"

@@ -186,3 +186,17 @@ def test_a_liking_said_in_the_first_person_is_read_at_the_lenient_bar() -> None:
 def test_the_shipped_lenient_bar_is_below_the_strict_one() -> None:
     data = json.loads(MODEL_FILE.read_text())
     assert 0 < data["lenient_threshold"] < data["threshold"] < 1
+
+
+@pytest.mark.parametrize(("sentence", "kind"), [
+    ("going forward pls pass args by name when a call takes two or more, positional soup is unreadable",
+     "instruction"),  # "pls" is "please"
+    ("Not a fan of classes for the sake of it; if it doesn't hold state, make it a function.", "preference"),
+])
+def test_shorthand_and_a_dislike_are_read_by_the_rules(sentence: str, kind: str) -> None:
+    found = judge(sentence).finding
+    assert found is not None and found.kind == kind
+
+
+def test_a_dislike_of_nothing_in_the_work_is_not_a_preference() -> None:
+    assert judge("Not a fan of Mondays, honestly.").finding is None
