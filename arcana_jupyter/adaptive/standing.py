@@ -924,6 +924,14 @@ constraints found 14 -> 17 of 26; ``standing_sentences_test.json`` 109 -> 112 of
 before)."""
 
 
+_READ_CLAUSE = re.compile(r"[;:]|,\s+(?:so|because|since|as)\s|\s[-\u2013\u2014]\s", re.I)
+_READ_CLAUSE_WORDS = 4
+"""The reader also reads each clause of a sentence (of at least this many words), split at a semicolon, a colon, a
+dash or a reason ("..., so ..."): "Connectivity out there is patchy at best: assume the tablets are offline for
+hours at a time" is rated by its instruction, not diluted by its reason (``standing_sentences_test.json``, never
+read: 112 -> 114 of 150 found, 13 of 250 kept as before; the blind split 77 -> 78 of 101)."""
+
+
 def _as_request(sentence: str) -> str:
     """A polite question as the request it makes: "Could you keep paragraphs short?" -> "Keep paragraphs short."
     (what the reader reads: it was trained on requests, and rates the question form lower)."""
@@ -973,7 +981,9 @@ def judge(sentence: str, reader: Reader | None = None) -> Verdict:
         return verdict
     lenient = getattr(reader, "lenient", None) if (_LIKING.match(core) or _BINDING.search(core)) else None
     read = _as_request(s) if polite else s
-    if not (lenient(read) if lenient is not None else reader(read)):
+    said = lenient if lenient is not None else reader
+    parts = [p.strip() for p in _READ_CLAUSE.split(read) if len(p.split()) >= _READ_CLAUSE_WORDS]
+    if not (said(read) or (len(parts) > 1 and any(said(p) for p in parts))):
         return verdict
     directive = verdict.reason == "no_scope" or polite
     change: Change = "revise" if _REVISE.search(low) else "new"

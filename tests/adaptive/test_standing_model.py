@@ -200,3 +200,12 @@ def test_shorthand_and_a_dislike_are_read_by_the_rules(sentence: str, kind: str)
 
 def test_a_dislike_of_nothing_in_the_work_is_not_a_preference() -> None:
     assert judge("Not a fan of Mondays, honestly.").finding is None
+
+
+def test_the_reader_reads_each_clause_too(reader: StandingModel) -> None:
+    # the instruction's clause is rated above the whole sentence, which its context dilutes
+    said = "My sample size is only 23 patients, so keep that in mind for any test you propose."
+    assert reader.score(said) < reader.threshold <= reader.score("keep that in mind for any test you propose.")
+    found = judge(said, reader).finding
+    assert found is not None and found.rule == "learned" and found.text == said  # kept whole, in the user's words
+    assert judge("The weather was awful: we stayed in all weekend and watched films.", reader).finding is None
