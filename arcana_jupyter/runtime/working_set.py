@@ -41,8 +41,9 @@ window's room too, so at 0.35 the default found less of a question's evidence th
 budget (0.72 / 0.80 against 0.77 / 0.85 at 4k on the dev splits of benchmarks/retention/conversations.py);
 at 0.5, 0.76 / 0.84; at 0.6, 0.78 / 0.86. Not 0.7 (with the window's drop at 0.18 of the budget; learned fusion
 version 2, dev splits, 2k / 4k): 0.85 / 0.93 -> 0.86 / 0.93 on talks and 0.86 / 0.92 -> 0.88 / 0.92 on chats, within
-what three conversations tell apart, for 15-69 more uncached tokens per turn and 5-6 points less prefix reuse. An input that asks nothing leaves most of it free
-(:data:`TELL_SHARE`), so the room costs nothing on the turns that do not need it."""
+what three conversations tell apart, for 15-69 more uncached tokens per turn and 5-6 points less prefix reuse.
+An input that asks nothing leaves most of it free (:data:`TELL_SHARE`), so the room costs nothing on the turns
+that do not need it."""
 RELEVANT_MAX_TOKENS: int | None = None
 """No cap on the block (it was 1,536 tokens, as classic mode's): on large windows a question gets the room
 its evidence needs, and what the block costs is bounded by :data:`TELL_SHARE` on the turns that ask nothing."""
