@@ -1245,6 +1245,17 @@ def _opening(reply: str) -> tuple[str, str]:
     return first, (parts[1] if lead and len(parts) > 1 else "")
 
 
+_ACK_WORD = _rx(r"^(?:noted|understood|got it|you got it|sure|ok(?:ay)?|will do|fine|of course|absolutely|certainly|"
+                r"perfect|great|sounds good|makes sense|good call|alright|all right|agreed|thanks|thank you)\b")
+
+
+def _said_by_you(first: str) -> bool:
+    """Whether the opening sentence says the assistant's own "from now on": it commits (:data:`_ACK_MINE`), opens
+    with an acknowledging word (:data:`_ACK_WORD`), or is short — not "From now on the function returns None instead
+    of raising." or "Going forward, the cache will be invalidated on every write." (what the code now does)."""
+    return bool(_ACK_MINE.search(first) or _ACK_WORD.match(first) or len(first.split()) <= 6)
+
+
 def acknowledgement(reply: str) -> str | None:
     """How the assistant's ``reply`` opens: ``lasting`` when it takes what the user said as holding from now on,
     ``plain`` for a bare "Will do." / "Got it.", else ``None``. Only its opening counts — the first sentence, and
@@ -1260,7 +1271,8 @@ def acknowledgement(reply: str) -> str | None:
     short = [x for x, most in ((first, _ACK_SHORT_WORDS), (then, _ACK_LEAD_WORDS)) if x and len(x.split()) <= most]
     # after an interjection, what the assistant says it will do ("Got it! I'll keep that in mind going forward."),
     # not what the code now does ("Thanks for the traceback. From now on the function returns None ...")
-    if (_ACK_LASTING.search(first) or (then and _ACK_MINE.search(then) and _ACK_LASTING.search(then))
+    if ((_ACK_LASTING.search(first) and _said_by_you(first))
+            or (then and _ACK_MINE.search(then) and _ACK_LASTING.search(then))
             or any(_ACK_COMMIT.search(x) and _ACK_MINE.search(x) for x in (first, then) if x)
             or _ACK_FOREIGN.search(said) or any(_ACK_SHORT.search(x) for x in short)):
         return "lasting"

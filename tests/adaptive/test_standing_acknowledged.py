@@ -87,6 +87,11 @@ def with_reader(reader: StandingModel, rec: Recorder | None = None) -> AdaptiveE
     ("My guess is the cache: the default is too small.", None),
     ("\u00a1Claro! A partir de ahora te respondo en espa\u00f1ol.", "lasting"),  # the language asked for
     ("Vale, lo aplico desde ya.", "lasting"),
+    # "from now on" said of the code, in the first sentence: what it now does, not the assistant's commitment
+    ("From now on the function returns None instead of raising.", None),
+    ("Going forward, the cache will be invalidated on every write.", None),
+    ("Noted for everything that follows.", "lasting"),  # an acknowledging word, or a short sentence, says it
+    ("Going forward, I'll answer in French.", "lasting"),
 ])
 def test_only_the_replys_opening_acknowledges(reply: str, how: str | None) -> None:
     assert acknowledgement(reply) == how

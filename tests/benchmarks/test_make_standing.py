@@ -697,3 +697,11 @@ def test_the_blind2_split_uses_its_forms() -> None:
                 assert replies and all(any(x in reply for x in sb2.ITALIAN["close"]) for reply in replies)
                 after = c["turns"][2 * (r["revoked_at"] - 1) + 1]["content"]
                 assert not any(x in after for x in sb2.ITALIAN["close"])
+
+
+def test_the_openings_table_counts_each_class() -> None:
+    table = st.openings_table({"lasting": ["Understood, I'll keep to that from now on.", "Will do.", "Here it is."],
+                               "ordinary": ["From now on the function returns None instead of raising."]})
+    assert "| lasting | 3 | 1 | 1 | 1 |" in table and "| ordinary | 1 | 0 | 0 | 1 |" in table
+    data = json.loads((ms.DATA / "reply_openings.json").read_text())
+    assert len(data["lasting"]) == 150 and len(data["ordinary"]) == 250
