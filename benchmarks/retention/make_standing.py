@@ -1103,32 +1103,29 @@ def write(out: Path = DATA) -> dict[str, dict[str, Any]]:
     return report
 
 
-def write_holdout(out: Path = DATA) -> dict[str, Any]:
-    """Generate the held-out split into ``out`` (``standing_holdout.json``); returns its :func:`check`."""
+def write_one(split: str, out: Path = DATA) -> dict[str, Any]:
+    """Generate one split written apart (``holdout``, ``blind``, ``blind2``) into ``out`` (``standing_<split>.json``);
+    returns its :func:`check`."""
     out.mkdir(parents=True, exist_ok=True)
-    chats = make(HOLDOUT)
-    (out / f"standing_{HOLDOUT}.json").write_text(json.dumps(chats, indent=0, ensure_ascii=False) + "\n",
-                                                  encoding="utf-8")
-    return check(chats)
-
-
-def write_blind(out: Path = DATA) -> dict[str, Any]:
-    """Generate the second blind split into ``out`` (``standing_blind.json``); returns its :func:`check`."""
-    out.mkdir(parents=True, exist_ok=True)
-    chats = make(BLIND)
-    (out / f"standing_{BLIND}.json").write_text(json.dumps(chats, indent=0, ensure_ascii=False) + "\n",
+    chats = make(split)
+    (out / f"standing_{split}.json").write_text(json.dumps(chats, indent=0, ensure_ascii=False) + "\n",
                                                 encoding="utf-8")
     return check(chats)
 
 
+def write_holdout(out: Path = DATA) -> dict[str, Any]:
+    """The held-out split (``standing_holdout.json``): :func:`write_one`."""
+    return write_one(HOLDOUT, out)
+
+
+def write_blind(out: Path = DATA) -> dict[str, Any]:
+    """The second blind split (``standing_blind.json``): :func:`write_one`."""
+    return write_one(BLIND, out)
+
+
 def write_blind2(out: Path = DATA) -> dict[str, Any]:
-    """Generate the third blind split, the test split, into ``out`` (``standing_blind2.json``); returns its
-    :func:`check`."""
-    out.mkdir(parents=True, exist_ok=True)
-    chats = make(BLIND2)
-    (out / f"standing_{BLIND2}.json").write_text(json.dumps(chats, indent=0, ensure_ascii=False) + "\n",
-                                                 encoding="utf-8")
-    return check(chats)
+    """The third blind split, the test split (``standing_blind2.json``): :func:`write_one`."""
+    return write_one(BLIND2, out)
 
 
 def main(argv: list[str] | None = None) -> None:

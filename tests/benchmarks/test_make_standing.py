@@ -522,23 +522,29 @@ def test_the_blind_acknowledgements_are_its_own() -> None:
 def test_the_blind_split_uses_its_forms() -> None:
     """Lists and pasted snippets around some statements, every revocation, the new trap kinds, Spanish replies
     between the switch and its revocation (and English again after it)."""
-    chats = _load(ms.BLIND)
+    _uses_its_forms(ms.BLIND, sb, "spanish", sb.SPANISH)
+
+
+def _uses_its_forms(split: str, mod: Any, language: str, prose: dict[str, Any]) -> None:
+    """A blind split's frames, revocations, new trap kinds, and replies in ``language`` (``prose``) only while it
+    is in force."""
+    chats = _load(split)
     by_id = {t["id"]: t for c in chats for t in c["turns"]}
     framed = [r for c in chats for r in c["items"] if "\n- " + r["sentence"] in by_id[r["message"]]["content"]
               or "\n2. " + r["sentence"] in by_id[r["message"]]["content"]
               or "```\n\n" + r["sentence"] in by_id[r["message"]]["content"]]
     assert len(framed) >= 3
-    assert {r["key"] for c in chats for r in c["items"] if r["revoked_at"]} == set(sb.REVOKED)
+    assert {r["key"] for c in chats for r in c["items"] if r["revoked_at"]} == set(mod.REVOKED)
     assert {t["kind"] for c in chats for t in c["traps"]} >= {"third_party", "hypothetical"}
-    spanish = [r for c in chats for r in c["items"] if r["key"] == "spanish"]
-    assert len(spanish) == sb.REVOKED.count("spanish")
+    switches = [r for c in chats for r in c["items"] if r["key"] == language]
+    assert len(switches) == mod.REVOKED.count(language)
     for c in chats:
         for r in c["items"]:
-            if r["key"] == "spanish":
+            if r["key"] == language:
                 replies = [c["turns"][2 * (k - 1) + 1]["content"] for k in range(r["turn"], r["revoked_at"])]
-                assert replies and all(any(x in reply for x in sb.SPANISH["close"]) for reply in replies)
+                assert replies and all(any(x in reply for x in prose["close"]) for reply in replies)
                 after = c["turns"][2 * (r["revoked_at"] - 1) + 1]["content"]
-                assert not any(x in after for x in sb.SPANISH["close"])
+                assert not any(x in after for x in prose["close"])
 
 
 # ---- the third blind split, the test split (--blind2, standing_blind2_items.py) ----------------------------
@@ -680,23 +686,7 @@ def test_the_blind2_acknowledgements_are_its_own() -> None:
 def test_the_blind2_split_uses_its_forms() -> None:
     """Lists and pasted snippets around some statements, every revocation, the new trap kinds, Italian replies
     between the switch and its revocation (and English again after it)."""
-    chats = _load(ms.BLIND2)
-    by_id = {t["id"]: t for c in chats for t in c["turns"]}
-    framed = [r for c in chats for r in c["items"] if "\n- " + r["sentence"] in by_id[r["message"]]["content"]
-              or "\n2. " + r["sentence"] in by_id[r["message"]]["content"]
-              or "```\n\n" + r["sentence"] in by_id[r["message"]]["content"]]
-    assert len(framed) >= 3
-    assert {r["key"] for c in chats for r in c["items"] if r["revoked_at"]} == set(sb2.REVOKED)
-    assert {t["kind"] for c in chats for t in c["traps"]} >= {"third_party", "hypothetical"}
-    italian = [r for c in chats for r in c["items"] if r["key"] == "italian"]
-    assert len(italian) == sb2.REVOKED.count("italian")
-    for c in chats:
-        for r in c["items"]:
-            if r["key"] == "italian":
-                replies = [c["turns"][2 * (k - 1) + 1]["content"] for k in range(r["turn"], r["revoked_at"])]
-                assert replies and all(any(x in reply for x in sb2.ITALIAN["close"]) for reply in replies)
-                after = c["turns"][2 * (r["revoked_at"] - 1) + 1]["content"]
-                assert not any(x in after for x in sb2.ITALIAN["close"])
+    _uses_its_forms(ms.BLIND2, sb2, "italian", sb2.ITALIAN)
 
 
 def test_the_openings_table_counts_each_class() -> None:
