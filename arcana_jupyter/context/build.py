@@ -282,9 +282,11 @@ class Build:
         query = self.query()
         if not query:
             return {}, {}, {}
-        lexical = self.index.scores(query, limit=self.n_history)
+        aliased = self.aliased(query)
+        lexical = self.index.scores(f"{query} {aliased}" if aliased else query, limit=self.n_history)
         store = self.builder.embeddings
-        named = self.index.query_speakers(query) if self.builder.speaker_weight > 0 else frozenset()
+        named = (self.index.query_speakers(query, roles=bool(self.builder.fusion.aliases))
+                 if self.builder.speaker_weight > 0 else frozenset())
         if named:
             self.notes.append(f"relevance: the question names {', '.join(sorted(named))}: their messages first "
                               f"(others' scores / {1 + self.builder.speaker_weight:g})")
@@ -317,7 +319,7 @@ class Build:
                           f"{fusion.spec()}")
         if fusion.method == "learned":
             sims = self._sims(qvec)
-            core = self.core_sims(query, named) if needs_core(fusion.model) else None
+            core = self.core_sims(query, named, aliased) if needs_core(fusion.model) else None
             match, via = self.learned(sims, lexical, rel.coverage(query, lexical), named, core)
         else:
             semantic = (rel.semantic_passages(qvec, self.n_history) if fusion.sentences
@@ -326,13 +328,29 @@ class Build:
             match, via = fuse(lexical, semantic, fusion, coverage)
         return self.index.speaker_prior(match, named, self.builder.speaker_weight), via, lexical
 
-    def core_sims(self, query: str, named: frozenset[str]) -> Any:
+    def aliased(self, query: str) -> str:
+        """With ``Fusion.aliases``, the names the relations ``query`` asks by point at, joined (:mod:`.aliases`:
+        "Harper's sister" -> ``Nicole``, introduced as "my sister Nicole"), else ``""``. BM25 looks for them
+        with the question, and the question's core is embedded with them."""
+        if not self.builder.fusion.aliases:
+            return ""
+        found = self.index.alias_names(query, self.n_history)
+        if not found:
+            return ""
+        self.notes.append("relevance: " + "; ".join(
+            f"{owner}'s {word} is {name} (message {doc})" for owner, word, name, doc in found)
+            + ": the question looks for those names too")
+        return " ".join(name for _, _, name, _ in found)
+
+    def core_sims(self, query: str, named: frozenset[str], aliased: str = "") -> Any:
         """Every history message's cosine (by its best passage, with ``Fusion.sentences``) with the question's
-        core (:func:`~.relevance.question_core`), embedded once more; ``None`` without an embedding model."""
+        core (:func:`~.relevance.question_core`) and the names its relations point at (``aliased``), embedded
+        once more; ``None`` without an embedding model."""
         store = self.builder.embeddings
         if store is None:
             return None
-        return self._sims(store.get(question_core(query, named)))
+        core = question_core(query, named)
+        return self._sims(store.get(f"{core} {aliased}" if aliased else core))
 
     def _sims(self, vec: Any) -> Any:
         """Every history message's cosine with ``vec``: by its best passage with ``Fusion.sentences``, else whole."""

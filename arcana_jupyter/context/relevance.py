@@ -52,6 +52,7 @@ from typing import Any
 from ..messages import Message
 from ..text import BM25Index, words
 from ._snowball import EnglishStemmer
+from .aliases import AliasBook
 
 W_BM25 = 0.6
 W_RECENCY = 0.2
@@ -149,6 +150,10 @@ SPEAKER_WEIGHT = 4.0
 """The builder's default ``speaker_weight`` (tuned on the dev splits, see benchmarks/results/ranking.md)."""
 SPEAKER_MIN_DOCS = 2
 """A label names a speaker when it starts lines in at least this many messages."""
+ROLE_NAMES = {"user": "the user", "assistant": "the assistant"}
+"""What a question calls the speaker of a message that carries no speaker label, by its role (read as a speaker
+with ``Fusion.aliases``: labels are capitalised names, so no label is ever one of these)."""
+ROLE_MENTION = re.compile(r"\b(the user|the assistant)(?=['\u2019]s\b|\b)", re.I)
 SPEAKER_LABEL_CHARS = 4000
 """Speaker labels are looked for in the first characters of a message only (a bound on the cost)."""
 
@@ -283,6 +288,9 @@ class RelevanceIndex:
         """The words of each document's indexed text (:func:`message_text`; the learned fusion's length)."""
         self.user: list[bool] = []
         """Whether each document is a user message."""
+        self.aliases = AliasBook()
+        """The names the conversation gave its people and pets, by whom and by which relation (:mod:`.aliases`)."""
+        self._user_labels: dict[str, int] = {}
 
     def __len__(self) -> int:
         return len(self.bm25)
@@ -293,9 +301,15 @@ class RelevanceIndex:
         self.nwords.append(len(text.split()))
         self.user.append(message.role == "user")
         spk = speaker_labels(message.content) if message.role in ("user", "assistant") else frozenset()
+        if not spk and message.role in ROLE_NAMES:  # a chat between a user and an assistant: its roles
+            spk = frozenset({ROLE_NAMES[message.role]})
         self.speakers.append(spk)
         for name in spk:
             self._speaker_docs[name] = self._speaker_docs.get(name, 0) + 1
+            if message.role == "user":
+                self._user_labels[name] = self._user_labels.get(name, 0) + 1
+        if message.role in ("user", "assistant"):
+            self._read_aliases(doc, message.content, message.role)
         # BM25Index keeps each document's term frequencies: read them rather than re-tokenising
         postings = self._postings
         for term in self.bm25._tfs[doc]:
@@ -427,12 +441,42 @@ class RelevanceIndex:
         return out
 
     # ---- speakers ---------------------------------------------------------------------------
-    def query_speakers(self, query: str) -> frozenset[str]:
+    def _read_aliases(self, doc: int, text: str, role: str) -> None:
+        """The introductions in ``text`` (its first :data:`SPEAKER_LABEL_CHARS`), each line's by the speaker
+        whose label starts it, else by the message's role."""
+        text = text[:SPEAKER_LABEL_CHARS]
+        if "\n" not in text:
+            m = SPEAKER_LABEL.match(text)
+            owner = m.group(1).lower() if m and m.group(1).lower() not in NOT_SPEAKERS else role
+            self.aliases.add(doc, text, owner)
+            return
+        for line in text.split("\n"):
+            m = SPEAKER_LABEL.match(line)
+            owner = m.group(1).lower() if m and m.group(1).lower() not in NOT_SPEAKERS else role
+            self.aliases.add(doc, line, owner)
+
+    def alias_names(self, query: str, limit: int) -> list[tuple[str, str, str, int]]:
+        """:meth:`~.aliases.AliasBook.names_for` ``query``: ``my`` is its own speaker's (its label), else the
+        user's (the label most of the user's messages carry, else ``user``)."""
+        m = SPEAKER_LABEL.match(query)
+        if m and m.group(1).lower() not in NOT_SPEAKERS:
+            asker = m.group(1).lower()
+        elif self._user_labels:
+            asker = max(sorted(self._user_labels), key=self._user_labels.__getitem__)
+        else:
+            asker = "user"
+        return self.aliases.names_for(query, limit, asker)
+
+    def query_speakers(self, query: str, roles: bool = False) -> frozenset[str]:
         """The speakers of this conversation a question names (a capitalised word, possessive or not,
-        that labels lines of at least :data:`SPEAKER_MIN_DOCS` messages)."""
+        that labels lines of at least :data:`SPEAKER_MIN_DOCS` messages); with ``roles`` also ``the user`` and
+        ``the assistant`` (:data:`ROLE_NAMES`: in a chat whose messages carry no labels, "What has the user been
+        reading?" asks about the user's messages)."""
         if not self._speaker_docs:
             return frozenset()
         named = {w.lower() for w in re.findall(r"\b([A-Z][\w-]{0,30})(?:['\u2019]s)?\b", query)}
+        if roles:
+            named |= {m.lower() for m in ROLE_MENTION.findall(query)}
         return frozenset(n for n in named if self._speaker_docs.get(n, 0) >= SPEAKER_MIN_DOCS)
 
     def speaker_prior(self, scores: dict[int, float], named: frozenset[str], weight: float) -> dict[int, float]:
@@ -592,6 +636,7 @@ class Fusion:
     sentences: int = 0
     names: int = 0
     model: int = 0
+    aliases: int = 0
 
     def spec(self) -> str:
         """``method:key=value,...`` (every field, so the string alone says how a build was fused; fields
@@ -610,8 +655,8 @@ class Fusion:
 
 _FUSION_FIELDS: dict[str, type] = {"bm25": float, "semantic": float, "k": int, "bm25_hi": float, "gate_lo": float,
                                    "gate_hi": float, "lead": int, "head": float, "parts": int, "sentences": int,
-                                   "names": int, "model": int}
-_LATER_FIELDS = frozenset({"sentences", "names", "model"})
+                                   "names": int, "model": int, "aliases": int}
+_LATER_FIELDS = frozenset({"sentences", "names", "model", "aliases"})
 FUSION_METHODS = ("rrf", "gated", "interleave", "score", "learned")
 LEGACY_FUSION = "rrf:bm25=0.25,semantic=1,k=60,bm25_hi=0.25,gate_lo=1,gate_hi=1,lead=0,head=0,parts=0"
 """The fusion of builds recorded before ``settings()["fusion"]`` existed (fixed RRF, BM25 at 0.25)."""
@@ -745,7 +790,7 @@ literal hit first where near misses crowd the cosine ranking (tests/context/test
 ``score`` fusions lost 0.05-0.08 on the paraphrased conversations: BM25 gives almost every turn of a chat
 between two named people some score, so its scores say little past its first hits, and its ranks at a
 low weight say enough."""
-DEFAULT_FUSION = parse_fusion("learned:parts=1,sentences=1,names=1,model=2")
+DEFAULT_FUSION = parse_fusion("learned:parts=1,sentences=1,names=1,model=2,aliases=1")
 """The fusion a new builder uses: the learned fusion (:mod:`.learned_fusion`, version 2) of the same two
 rankings as :data:`RRF_FUSION` (the query's parts embedded one by one, a message by its best sentence, a
 question naming a speaker embedded with and without the name), with the head, the speaker, the message's

@@ -229,11 +229,13 @@ def exchanges(chat: dict[str, Any]) -> list[tuple[str, str]]:
 async def drive(chat: dict[str, Any], *, engine: bool, budget: int, tally: Tally,
                 details: list[dict[str, Any]] | None = None,
                 before_turn: Callable[[Any, int], None] | None = None, controls: Sequence[str] = (),
-                embeddings: str = "auto", vectors: Path | None = None) -> None:
+                embeddings: str = "auto", vectors: Path | None = None,
+                settings: dict[str, Any] | None = None) -> None:
     """Send ``chat`` turn by turn through a new session and measure each probe into ``tally`` (and one row per
     probe into ``details``). ``before_turn(session, turn)``, when given, is called before each turn is sent
     (tests and experiments: pin something, add a constraint by hand, ...). ``controls``: sentences never said in
-    this chat, measured at each probe as a control (:func:`never_said`)."""
+    this chat, measured at each probe as a control (:func:`never_said`). ``settings``: other ``RuntimeConfig``
+    fields (experiments, ``--set``)."""
     pairs = exchanges(chat)
     replies = iter([r for _, r in pairs])
 
@@ -252,7 +254,7 @@ async def drive(chat: dict[str, Any], *, engine: bool, budget: int, tally: Tally
             vectors.mkdir(parents=True, exist_ok=True)
             (Path(tmp) / "embeddings").symlink_to(vectors.resolve(), target_is_directory=True)
         config = RuntimeConfig(trace_dir=tmp, context_engine=engine, total_window=budget + RESERVE,
-                               response_reserve=RESERVE, embeddings=embeddings)
+                               response_reserve=RESERVE, embeddings=embeddings, **(settings or {}))
         async with Runtime(config=config, provider=provider).chat() as session:
             for k, (user, _) in enumerate(pairs):
                 turn = k + 1
@@ -626,6 +628,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="RuntimeConfig.embeddings (default: auto, as Runtime() starts; off: the rules alone)")
     parser.add_argument("--vectors", type=Path, default=Path(os.environ.get("ARCANA_BENCH_VECTORS", ".bench-vectors")),
                         help="where sessions keep the vectors they compute, shared by every run")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=JSON",
+                        help="another RuntimeConfig setting for every session (experiments: standing_share=0.15)")
     parser.add_argument("--openings", type=Path, default=None,
                         help="only: how the reply-reading reads a file of reply openings ({\"lasting\": [...], "
                              "\"ordinary\": [...]}, e.g. data/reply_openings.json), and stop")
@@ -648,6 +652,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     budgets = [int(b) for b in args.budgets.split(",")]
     modes = args.modes.split(",")
+    settings = {k: json.loads(v) for k, _, v in (c.partition("=") for c in args.set)}
     load = os.getloadavg()[0]
     details: list[dict[str, Any]] | None = [] if args.details else None
     parts = []
@@ -660,7 +665,7 @@ def main(argv: list[str] | None = None) -> None:
                 for chat in chats:
                     asyncio.run(drive(chat, engine=mode == "default", budget=budget, tally=tally, details=details,
                                       controls=never_said(chats, chat), embeddings=args.embeddings,
-                                      vectors=args.vectors))
+                                      vectors=args.vectors, settings=settings))
                 results.append((budget, mode, tally))
                 print(path.name, budget, mode, {k: column(tally.deps, k, 0) for k in KINDS},
                       "superseded", rate(tally.superseded_line), flush=True)
@@ -682,7 +687,8 @@ def main(argv: list[str] | None = None) -> None:
                         *(["--modes", args.modes] if args.modes != "default,classic" else []),
                         *(["--limit", str(args.limit)] if args.limit else []),
                         *(["--acks", args.acks] if args.acks != "as-written" else []),
-                        *(["--embeddings", args.embeddings] if args.embeddings != "auto" else [])])
+                        *(["--embeddings", args.embeddings] if args.embeddings != "auto" else []),
+                        *(f"--set '{c}'" for c in args.set)])
     relevance = ("lexical relevance (`--embeddings off`: the standing rules alone)" if args.embeddings == "off"
                  else "relevance `embeddings=auto` (the bundled embedding model; the standing rules with their "
                       "learned reader)")
