@@ -55,4 +55,17 @@ def asks(text: str) -> bool:
     return False
 
 
-__all__ = ["ASK_SCAN_CHARS", "asks"]
+_WHEN = re.compile(
+    r"\b(?:when|what\s+(?:date|day|time|year|month|week)|which\s+(?:date|day|year|month|week)|how\s+long|ago|since|"
+    r"before|after|until|till|first|last|latest|earliest|recently|next|previous|then|yesterday|today|tonight|"
+    r"week|weeks|month|months|year|years|weekend|date|dates|dated|timeline|order|sequence)\b", re.I)
+
+
+def asks_when(text: str) -> bool:
+    """Whether ``text`` asks about time — when something happened, what came before or after, how long ago
+    (:data:`_WHEN`, in its first :data:`ASK_SCAN_CHARS` characters): the question the dates of the earlier
+    messages answer (``WorkingSetBuilder.quote_dates``)."""
+    return _WHEN.search(text[:ASK_SCAN_CHARS]) is not None
+
+
+__all__ = ["ASK_SCAN_CHARS", "asks", "asks_when"]

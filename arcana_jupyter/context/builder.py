@@ -182,6 +182,12 @@ class WorkingSetBuilder:
             (default, and what traces recorded before the setting rebuild with) as a message of its own;
             ``line`` as the line it becomes in the context block after the input's text, the block's
             heading counted once (what a session whose prompts are shaped sends: :data:`QUOTE_COUNTINGS`).
+        quote_dates: when the input asks about time (:func:`~.asking.asks_when`: "when", "how long ago",
+            "what came after ..."), an earlier message brought back as relevant that carries no date label of
+            its own is quoted with its session's date, the latest one the conversation labelled a message with
+            before it, without the time of day ("when did Melanie set a PB?" is answered by the date of the
+            session she said it in, written once at its start); ``False`` (default, and what traces recorded
+            before the setting rebuild with): turn and role only. The runtime's default mode sets it.
         speaker_weight: when the question names a speaker of the conversation (``Maria:`` labels in
             pasted chats and transcripts), every other message's match is divided by ``1 +
             speaker_weight`` (:meth:`~.relevance.RelevanceIndex.speaker_prior`); 0 turns it off (what
@@ -221,6 +227,7 @@ class WorkingSetBuilder:
         speaker_weight: float = SPEAKER_WEIGHT,
         block_tell_share: float | None = None,
         quote_counting: str = "message",
+        quote_dates: bool = False,
     ) -> None:
         if layout not in LAYOUTS:
             raise ValueError(f"unknown layout {layout!r}; choose one of {list(LAYOUTS)}")
@@ -285,6 +292,7 @@ class WorkingSetBuilder:
         if quote_counting not in QUOTE_COUNTINGS:
             raise ValueError(f"quote_counting must be one of {list(QUOTE_COUNTINGS)}, got {quote_counting!r}")
         self.quote_counting = quote_counting
+        self.quote_dates = bool(quote_dates)
         self._cache = MessageCache(self.counter, self.policy)
         """What this builder remembers between builds (never changes a result, only how fast it comes)."""
 
@@ -332,6 +340,7 @@ class WorkingSetBuilder:
             "speaker_weight": self.speaker_weight,
             "block_tell_share": self.block_tell_share,
             "quote_counting": self.quote_counting,
+            "quote_dates": self.quote_dates,
         }
 
     # ---- public API ------------------------------------------------------------------------

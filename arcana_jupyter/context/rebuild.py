@@ -162,6 +162,8 @@ def _builder_kwargs(recorded: dict[str, Any]) -> dict[str, Any]:
     # recorded since a shaped prompt's quotes are counted as its lines; older traces counted messages
     counting = recorded.get("quote_counting")
     kwargs["quote_counting"] = counting if counting in QUOTE_COUNTINGS else "message"
+    # recorded since quoted earlier messages carry their session's date; older traces quoted turn and role only
+    kwargs["quote_dates"] = recorded.get("quote_dates") is True
     # recorded since a question naming a speaker puts that speaker's messages first; older traces did not
     weight = recorded.get("speaker_weight")
     kwargs["speaker_weight"] = (

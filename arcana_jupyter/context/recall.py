@@ -9,12 +9,14 @@ policy with ``block_excerpts`` — as excerpts, the sentences that match the que
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..messages import RECALLED_NAME, Message
 from ..providers.shaping import context_block
 from . import strategies as S
+from .asking import asks_when
 from .decisions import Fidelity
 from .relevance import stems
 from .result import Item, make_decision
@@ -153,6 +155,7 @@ def fill_recall(
     shown = build.shown
 
     heading = [quote_heading_tokens(build) if quote else 0]
+    when = quote and build.builder.quote_dates and asks_when(build.query())
     """The quotes' heading, charged to the first one taken (then 0)."""
 
     def take(u: int, reason: str, levels: tuple[Fidelity, ...] = ("L0", "L1")) -> bool:
@@ -162,7 +165,8 @@ def fill_recall(
         for level in levels:
             extra = 0
             if quote and quotable(build, units[u]):
-                rendered = [quoted(build, i, level) for i in units[u]]
+                dated = when and reason in (S.RELEVANT_BM25, S.RELEVANT_SEMANTIC)
+                rendered = [quoted(build, i, level, dated) for i in units[u]]
                 extra = heading[0]
                 if extra:
                     m, n, lv = rendered[0]
@@ -293,22 +297,44 @@ def quotable(build: Build, unit: list[int]) -> bool:
     return all(msgs[i].role in ("user", "assistant") and not msgs[i].tool_calls for i in unit)
 
 
-def quoted(build: Build, i: int, level: Fidelity) -> Rendered:
+def quoted(build: Build, i: int, level: Fidelity, dated: bool = False) -> Rendered:
     """Message ``i`` at ``level`` quoted as an earlier message: a ``recalled`` system message naming
-    its turn and role, its text after (cached per message and level)."""
+    its turn and role — and with ``dated`` (``quote_dates``, an input that asks about time, and a message
+    brought back as relevant, not a neighbour: those sit next to it) its session's date when it carries none
+    — its text after (cached per message, level and date)."""
     msg, _, lv = build.msg_cost(i, level)
     info = build.infos[i]
     turn = build.turns[i]
     lines = build.builder.quote_counting == "line"
-    key = ("recalled", lv, turn, lines)
+    date = session_date(build, i) if dated else None
+    key = ("recalled", lv, turn, lines, date)
     hit = info.renders.get(key)
     if hit is None:
-        tag = f"(turn {turn}, {msg.role})" if turn is not None else f"({msg.role})"
+        tag = ", ".join(str(x) for x in (f"turn {turn}" if turn is not None else None, msg.role, date) if x)
+        tag = f"({tag})"
         new = Message(role="system", name=RECALLED_NAME, content=f"{tag} {msg.content}")
         # ``line``: the line it becomes in the context block (and the line break before it)
         tokens = build.counter.count_text("\n" + new.content) if lines else build.counter.count_message(new)
         hit = info.renders[key] = (new, tokens)
     return hit[0], hit[1], lv
+
+
+def session_date(build: Build, i: int) -> str | None:
+    """The date of message ``i``'s session when the message carries none itself (``quote_dates``): the latest
+    date label before it (:attr:`~.relevance.RelevanceIndex.dates`); ``None`` when it is dated itself or no
+    message before it was."""
+    index = build.index
+    date = index.dates[i] if i < len(index.dates) and not index.dated[i] else None
+    return short_date(date) if date is not None else None
+
+
+_TIME_OF_DAY = re.compile(r"^\s*\d{1,2}[:.]\d{2}\s*(?:[ap]\.?m\.?)?\s*(?:on\s+|,\s*)?", re.I)
+
+
+def short_date(label: str) -> str:
+    """A date label without its time of day (``9:28 am on 26 March, 2023`` -> ``26 March, 2023``): what a
+    "when" question needs, in half the tokens."""
+    return _TIME_OF_DAY.sub("", label, count=1) or label
 
 
 def quote_heading_tokens(build: Build) -> int:

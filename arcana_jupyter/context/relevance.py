@@ -150,6 +150,25 @@ SPEAKER_WEIGHT = 4.0
 """The builder's default ``speaker_weight`` (tuned on the dev splits, see benchmarks/results/ranking.md)."""
 SPEAKER_MIN_DOCS = 2
 """A label names a speaker when it starts lines in at least this many messages."""
+DATE_LABEL = re.compile(
+    r"^[ \t]*(?:[A-Z][\w'\u2019.-]{0,30}(?: [A-Z][\w'\u2019.-]{0,30})?:[ \t]*)?[\[(]([^\])\n]{4,60})[\])]"
+    r"(?:[ \t]*[A-Z][\w'\u2019.-]{0,30}(?: [A-Z][\w'\u2019.-]{0,30})?:)?")
+"""A date label at the start of a message, before or after its speaker's label: ``[3 May, 2024] Maria: ...``,
+``Maria: (9:28 am on 26 March, 2023) ...`` (its bracketed text, when :data:`DATE_WORD` finds a date in it)."""
+DATE_WORD = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b|\b\d{1,2}(?:st|nd|rd|th)?\s+"
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|\b\d{4}-\d{2}-\d{2}\b|"
+    r"\b\d{1,2}/\d{1,2}/\d{2,4}\b", re.I)
+
+
+def date_label(text: str) -> str | None:
+    """The date a message's first line is labelled with (:data:`DATE_LABEL`), as written; ``None`` when it has none."""
+    m = DATE_LABEL.match(text[:200])
+    if m is None or not DATE_WORD.search(m.group(1)):
+        return None
+    return " ".join(m.group(1).split())
+
+
 ROLE_NAMES = {"user": "the user", "assistant": "the assistant"}
 """What a question calls the speaker of a message that carries no speaker label, by its role (read as a speaker
 with ``Fusion.aliases``: labels are capitalised names, so no label is ever one of these)."""
@@ -288,6 +307,11 @@ class RelevanceIndex:
         """The words of each document's indexed text (:func:`message_text`; the learned fusion's length)."""
         self.user: list[bool] = []
         """Whether each document is a user message."""
+        self.dates: list[str | None] = []
+        """The date each document's session is labelled with: its own date label (:func:`date_label`), else the
+        latest earlier one (a pasted chat dates the first message of each session only)."""
+        self.dated: list[bool] = []
+        """Whether each document carries its date label itself."""
         self.aliases = AliasBook()
         """The names the conversation gave its people and pets, by whom and by which relation (:mod:`.aliases`)."""
         self._user_labels: dict[str, int] = {}
@@ -301,6 +325,9 @@ class RelevanceIndex:
         self.nwords.append(len(text.split()))
         self.user.append(message.role == "user")
         spk = speaker_labels(message.content) if message.role in ("user", "assistant") else frozenset()
+        own = date_label(message.content) if message.role in ("user", "assistant") else None
+        self.dated.append(own is not None)
+        self.dates.append(own if own is not None else (self.dates[-1] if self.dates else None))
         if not spk and message.role in ROLE_NAMES:  # a chat between a user and an assistant: its roles
             spk = frozenset({ROLE_NAMES[message.role]})
         self.speakers.append(spk)

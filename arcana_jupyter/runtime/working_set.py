@@ -76,7 +76,7 @@ def session_builder(config: RuntimeConfig, budget: TokenBudget, counter: TokenCo
                                  block_recall_min=RELEVANT_MIN_TOKENS, block_recall_share=RELEVANT_SHARE,
                                  recall_max_tokens=RELEVANT_MAX_TOKENS,
                                  block_fraction=round(BLOCK_OF_WINDOW * (1 - RELEVANT_SHARE), 4),
-                                 block_tell_share=TELL_SHARE, block_ranking=BLOCK_RANKING)
+                                 block_tell_share=TELL_SHARE, block_ranking=BLOCK_RANKING, quote_dates=True)
     return WorkingSetBuilder(budget=budget, strategy=config.strategy, counter=counter, summarizer=summarizer,
                              embedder=embedder, embedding_cache=embedding_cache, recall_share=config.recall_share,
                              drop_policy="bands", summary_grid=SUMMARY_GRID)

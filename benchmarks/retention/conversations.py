@@ -24,7 +24,11 @@ turn, and what the model received is measured:
   (``ContextReport.uncached_tokens``: what a provider's prefix cache bills again), over the calls
   after the window first filled, before the questions; **reuse**: the shared prefix over the previous
   prompt (``prefix_share``);
-- **runtime ms per turn**: the runtime's own time (the model is instant), median.
+- **runtime ms per turn**: the runtime's own time (the model is instant), median;
+- **"when" with its date**: per "when did ..." question, the share of its evidence messages that are in the
+  prompt whole *and* whose session's date is in the prompt too (the message's own date label, or the date the
+  conversation labelled its session with, written at the session's first message: quoted earlier messages carry
+  it since ``quote_dates``); the date is what answers the question.
 
 By kind of question (single, when, multi, open) at each budget in a second table. Relevance as
 ``Runtime()`` starts it (``embeddings="auto"``: the bundled sentence-embedding model fused with BM25;
@@ -50,6 +54,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arcana_jupyter.context.recall import short_date
+from arcana_jupyter.context.relevance import date_label
 from arcana_jupyter.context.result import prefix_reuse
 from arcana_jupyter.messages import Message
 from arcana_jupyter.providers.base import LLMRequest, LLMResponse, Usage
@@ -76,6 +82,8 @@ class Tally:
     uncached_full: list[int] = field(default_factory=list)
     reuse_full: list[float] = field(default_factory=list)
     turn_ms: list[float] = field(default_factory=list)
+    dated: list[float] = field(default_factory=list)
+    """Per "when" question: the share of its evidence in the prompt with its session's date."""
     free_while_out: int = 0
     """Questions whose prompt left more than a quarter of the budget free while evidence stayed out."""
 
@@ -95,6 +103,16 @@ def exchanges(conv: dict[str, Any]) -> list[tuple[str, str]]:
             reply.append(t["content"])
     if user or reply:
         out.append(("\n".join(user) or "…", "\n".join(reply) or "OK."))
+    return out
+
+
+def session_dates(conv: dict[str, Any]) -> dict[str, str | None]:
+    """Each turn's session date as the conversation labels it: its own date label, else the latest before it."""
+    out: dict[str, str | None] = {}
+    last: str | None = None
+    for t in conv["turns"]:
+        last = date_label(t["content"]) or last
+        out[t["id"]] = last
     return out
 
 
@@ -140,6 +158,7 @@ async def drive(conv: dict[str, Any], *, engine: bool, budget: int, tally: Tally
 
     provider = FunctionProvider(answer, keep_requests=1)
     by_id = {t["id"]: t["content"] for t in conv["turns"]}
+    dates = session_dates(conv)
     seen: Counter[str] = Counter(s for t in conv["turns"] for s in set(sentences(t["content"])))
     common = {s for s, n in seen.items() if n > 1}
     with tempfile.TemporaryDirectory() as tmp:
@@ -178,6 +197,9 @@ async def drive(conv: dict[str, Any], *, engine: bool, budget: int, tally: Tally
                 tally.evidence.append(strict)
                 tally.lenient.append(lenient)
                 tally.by_kind[KIND_NAMES.get(q["kind"], q["kind"])].append(strict)
+                if q["kind"] == "date":
+                    tally.dated.append(sum(f[0] and short_date(dates[e] or "\0") in sent
+                                           for f, e in zip(found, q["evidence"], strict=True)) / len(found))
                 used = int(reports[-1]["budget"]["used"])
                 tools = counter.count_tools(request.tools) if request.tools else 0
                 tally.prompt_tokens.append(used)
@@ -229,6 +251,7 @@ def main(argv: list[str] | None = None) -> None:
                     f"{fmt(tally.uncached_full, digits=0)} | {fmt(tally.reuse_full, pct=True)} | "
                     f"{statistics.median(tally.turn_ms):.1f} |")
                 kinds = ", ".join(f"{k} {fmt(v)}" for k, v in sorted(tally.by_kind.items()))
+                kinds += f"; \"when\" with its date {fmt(tally.dated)}" if tally.dated else ""
                 kind_rows.append(f"| {budget:,} | {mode} | {kinds} |")
                 print(path.name, rows[-1], kind_rows[-1], flush=True)
         n_q = sum(len(c.get("questions") or []) for c in convs)

@@ -4,10 +4,12 @@ role, best first — placed after the input's text; what stays free is explained
 
 from __future__ import annotations
 
+import pytest
 from ctx_helpers import fact_session
 
 from arcana_jupyter.context import TokenBudget, WorkingSetBuilder
 from arcana_jupyter.context import strategies as S
+from arcana_jupyter.context.asking import asks_when
 from arcana_jupyter.context.rebuild import _builder_kwargs
 from arcana_jupyter.messages import RECALLED_HEADING, RECALLED_NAME, Message
 from arcana_jupyter.providers.shaping import SHAPES, shape
@@ -82,3 +84,49 @@ def test_the_report_counts_what_left_the_window_since_the_previous_call():
     assert drops and all(x.report.window_dropped_tokens > 0 for x in drops)
     # the window gives way in blocks: most calls drop nothing, a drop lets several messages go at once
     assert len(drops) <= len(builds) // 3 and max(x.report.window_dropped for x in drops) >= 4
+
+
+def dated_sessions(turns: int, per_session: int = 5) -> list[Message]:
+    """A pasted chat dated as LoCoMo-style chats are: the first message of each session carries the date."""
+    history = fact_session(turns, "Ana: ")
+    for t in range(1, turns + 1, per_session):
+        m = history[1 + 2 * (t - 1)]
+        history[1 + 2 * (t - 1)] = m.model_copy(update={"content": m.content.replace(
+            "Ana: ", f"Ana: (9:{t:02d} am on {t} May, 2023) ", 1)})
+    return history
+
+
+def quotes(b: WorkingSetBuilder, history: list[Message], question: str) -> set[str]:
+    return {q.content for q in ask(b, history, question, 81).messages if q.name == RECALLED_NAME}
+
+
+def test_a_question_about_time_gets_the_date_of_each_relevant_message_s_session():
+    history = dated_sessions(80)
+    evidence = history[1 + 2 * 8]  # team 9's message, in the session dated at turn 6
+    assert "team 9" in evidence.content and "May" not in evidence.content
+    dated = builder(quote_dates=True)
+    assert f"(turn 9, user, 6 May, 2023) {evidence.content}" in quotes(dated, history, "When did team 9 set the seed?")
+    # a question that does not ask about time: turn and role only (the dates would cost the block its room)
+    assert f"(turn 9, user) {evidence.content}" in quotes(dated, history, "Which seed did team 9 use?")
+    # a message dated itself is quoted as it is; without quote_dates (older traces) turn and role only
+    assert any(q.startswith("(turn 11, user) Ana: (9:11 am on 11 May, 2023)")
+               for q in quotes(dated, history, "When did team 11 set the seed?"))
+    assert f"(turn 9, user) {evidence.content}" in quotes(builder(), history, "When did team 9 set the seed?")
+
+
+@pytest.mark.parametrize(("text", "when"), [
+    ("When did Melanie set a new personal best?", True),
+    ("What came next for Deborah after Denver?", True),
+    ("How long ago did we switch to polars?", True),
+    ("what did I say last week about the seed", True),
+    ("Which seed did team 9 use?", False),
+    ("Would Harper enjoy a cruise?", False),
+])
+def test_asks_when(text: str, when: bool) -> None:
+    assert asks_when(text) is when
+
+
+def test_quote_dates_is_recorded_and_older_traces_rebuild_without():
+    assert builder(quote_dates=True).settings()["quote_dates"] is True
+    assert _builder_kwargs(builder(quote_dates=True).settings())["quote_dates"] is True
+    assert _builder_kwargs({"strategy": "auto"})["quote_dates"] is False

@@ -17,6 +17,7 @@ from arcana_jupyter.context.relevance import (
     DEFAULT_FUSION,
     LEGACY_FUSION,
     RelevanceIndex,
+    date_label,
     parse_fusion,
     passages,
     speaker_labels,
@@ -311,3 +312,16 @@ def test_the_block_takes_the_fused_ranking_in_order_and_old_traces_alternate() -
     assert _builder_kwargs({"block_ranking": "fused"})["block_ranking"] == "fused"
     with pytest.raises(ValueError, match="block_ranking"):
         WorkingSetBuilder(TokenBudget(total_window=1500, response_reserve=1000), block_ranking="best")
+
+
+@pytest.mark.parametrize(("text", "date"), [
+    ("Melanie: (9:28 am on 26 March, 2023) The office coffee machine is broken again.", "9:28 am on 26 March, 2023"),
+    ("[10:57 am on 3 June, 2023] Harper: Unpopular opinion.", "10:57 am on 3 June, 2023"),
+    ("[2024-05-03] Bob: hi", "2024-05-03"),
+    ("(May 3, 2024) notes from the call", "May 3, 2024"),
+    ("(turn 3) hi", None),  # brackets without a date
+    ("Maria: (note) the seed changed", None),
+    ("Hello (3 May) there", None),  # a date later in the line labels nothing
+])
+def test_a_message_date_label_is_read_before_or_after_its_speaker(text: str, date: str | None) -> None:
+    assert date_label(text) == date
