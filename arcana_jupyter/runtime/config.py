@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ..adaptive.config import STANDING_SHARE
 from ..trace.events import TraceContent
 from ..trace.otel import env_enabled
 
@@ -224,7 +225,7 @@ class RuntimeConfig(BaseModel):
     """Engine mode: the turns before those, shown as scored digests; older ones live in the checkpoint."""
     artifact_min_tokens: int = Field(default=1000, ge=64)
     """Engine mode: tool outputs longer than this are stored whole as artifacts, shown as a card."""
-    standing_share: float = Field(default=0.10, gt=0, le=0.5)
+    standing_share: float = Field(default=STANDING_SHARE, gt=0, le=0.5)
     """Engine mode: the most of the prompt budget the user's standing instructions (the ``standing``
     section) may take; beyond it the oldest are shortened (benchmarks/results/standing.md)."""
     standing_instructions: bool = True

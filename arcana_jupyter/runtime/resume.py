@@ -47,11 +47,17 @@ def recorded_standing(config: Mapping[str, Any] | None) -> bool | None:
 
 def as_recorded(cfg: RuntimeConfig, config: Mapping[str, Any] | None) -> RuntimeConfig:
     """``cfg`` with the behaviour settings ``config`` (a run's recorded ``run_start`` config) fixes for the
-    rest of that run, whatever the settings now: ``standing_instructions`` (:func:`recorded_standing`)."""
+    rest of that run, whatever the settings now: ``standing_instructions`` (:func:`recorded_standing`) and the
+    ``standing_share`` it was recorded with (a run from when the default was 10% goes on at 10%)."""
+    update: dict[str, Any] = {}
     standing = recorded_standing(config)
-    if standing is None or standing == cfg.standing_instructions:
-        return cfg
-    return cfg.model_copy(update={"standing_instructions": standing})
+    if standing is not None and standing != cfg.standing_instructions:
+        update["standing_instructions"] = standing
+    share = config.get("standing_share") if isinstance(config, Mapping) else None
+    if isinstance(share, int | float) and not isinstance(share, bool) and 0 < share <= 0.5 \
+            and share != cfg.standing_share:
+        update["standing_share"] = float(share)
+    return cfg.model_copy(update=update) if update else cfg
 
 
 def first_run_config(events: list[TraceEvent]) -> Mapping[str, Any] | None:

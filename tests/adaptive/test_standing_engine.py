@@ -129,9 +129,10 @@ def test_more_than_its_share_shortens_the_oldest_revisable_first_and_says_so() -
     full = engine.standing_section(None)
     assert full is not None and full.note is None
     size = counter.count_message(full.render())
-    available = int(size / 0.1) - 200  # the share is 10%: about 20 tokens short
+    share = engine.config.standing_share
+    available = int(size / share) - 200  # about 20-30 tokens short of the share
     fitted = engine.standing_section(available)
-    assert fitted is not None and counter.count_message(fitted.render()) <= int(available * 0.1)
+    assert fitted is not None and counter.count_message(fitted.render()) <= int(available * share)
     shown = engine.standing_shown
     assert shown["s_1"] == "full"  # added by hand: shortened last
     assert shown["s_2"] == "short" and "- (s_2, turn 2) Answer in French from now on." in fitted.content
@@ -142,7 +143,7 @@ def test_more_than_its_share_shortens_the_oldest_revisable_first_and_says_so() -
     tiny = engine.standing_section(700)
     assert tiny is not None and tiny.content.startswith(STANDING_HEADING)
     assert all(o.id in tiny.content for o in engine.standing())
-    assert counter.count_message(tiny.render()) <= 70 + 20
+    assert counter.count_message(tiny.render()) <= int(700 * share) + 20
 
 
 def test_remembered_is_recorded_on_the_object(rec: Recorder) -> None:

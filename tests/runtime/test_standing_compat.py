@@ -118,3 +118,13 @@ async def test_without_the_gate_the_replay_would_differ(tmp_path: Path, monkeypa
             assert chat.config.standing_instructions is True
             for text in REC.TURNS:
                 await chat.send(text, raise_errors=True)
+
+
+def test_a_run_goes_on_with_the_standing_share_it_was_recorded_with() -> None:
+    cfg = RuntimeConfig()
+    assert cfg.standing_share == 0.15
+    assert as_recorded(cfg, {"standing_instructions": True, "standing_share": 0.1}).standing_share == 0.1
+    assert as_recorded(cfg, {"standing_instructions": True}).standing_share == 0.15  # not recorded: as configured
+    for junk in ("0.1", True, 0, 0.9, None):  # never a value the config would refuse
+        assert as_recorded(cfg, {"standing_instructions": True, "standing_share": junk}).standing_share == 0.15
+    assert as_recorded(cfg, {"standing_instructions": True, "standing_share": 0.15}) is cfg

@@ -9,6 +9,7 @@ from typing import Any
 
 from scripted_chat import call, events_of, say
 
+from arcana_jupyter.adaptive.config import STANDING_SHARE
 from arcana_jupyter.providers.base import LLMRequest, LLMResponse
 from arcana_jupyter.providers.function import FunctionProvider
 from arcana_jupyter.runtime import Runtime, RuntimeConfig
@@ -115,9 +116,11 @@ async def test_more_than_its_share_is_shortened_oldest_first_and_the_decision_sa
         for text in said:
             reply = await chat.send(text)
         row = standing_row(reply)
-        assert row.token_count_after <= int(chat.builder.budget.available * 0.1)
+        share = chat.config.standing_share
+        assert share == STANDING_SHARE == 0.15
+        assert row.token_count_after <= int(chat.builder.budget.available * share)
         [note] = [n for n in reply.decision.notes if n.startswith("standing:")]
-        assert "take more than the section's share" in note and "(10% of " in note
+        assert "take more than the section's share" in note and "(15% of " in note
         shown = [s["shown"] for s in chat.turn_bundle()["standing"]]
         rank = ["full", "short", "cut", "folded"]
         assert shown[0] != "full" and [rank.index(x) for x in shown] == sorted((rank.index(x) for x in shown),
