@@ -111,6 +111,11 @@ class AliasBook:
         return [(owner, word, name, first) for name, (_, owner, word, first) in best]
 
 
+def asks_by_relation(query: str) -> bool:
+    """Whether ``query`` asks by a relation (``Harper's sister``, ``my dog``): only then are introductions read."""
+    return _ASKED.search(query) is not None
+
+
 def mentions(text: str) -> list[tuple[str, str]]:
     """``(relation word, name)`` for each introduction in ``text``."""
     out: list[tuple[str, str]] = []

@@ -334,7 +334,7 @@ class Build:
         with the question, and the question's core is embedded with them."""
         if not self.builder.fusion.aliases:
             return ""
-        found = self.index.alias_names(query, self.n_history)
+        found = self.index.alias_names(query, self.msgs, self.n_history)
         if not found:
             return ""
         self.notes.append("relevance: " + "; ".join(

@@ -323,8 +323,7 @@ def session_date(build: Build, i: int) -> str | None:
     """The date of message ``i``'s session when the message carries none itself (``quote_dates``): the latest
     date label before it (:attr:`~.relevance.RelevanceIndex.dates`); ``None`` when it is dated itself or no
     message before it was."""
-    index = build.index
-    date = index.dates[i] if i < len(index.dates) and not index.dated[i] else None
+    date = build.index.session_date(build.msgs, i) if i < build.n_history else None
     return short_date(date) if date is not None else None
 
 

@@ -46,13 +46,14 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..messages import Message
 from ..text import BM25Index, words
 from ._snowball import EnglishStemmer
-from .aliases import AliasBook
+from .aliases import AliasBook, asks_by_relation
 
 W_BM25 = 0.6
 W_RECENCY = 0.2
@@ -309,11 +310,14 @@ class RelevanceIndex:
         """Whether each document is a user message."""
         self.dates: list[str | None] = []
         """The date each document's session is labelled with: its own date label (:func:`date_label`), else the
-        latest earlier one (a pasted chat dates the first message of each session only)."""
+        latest earlier one (a pasted chat dates the first message of each session only). Read lazily, the first
+        time a quote needs one (:meth:`session_date`), then for the new documents only."""
         self.dated: list[bool] = []
         """Whether each document carries its date label itself."""
         self.aliases = AliasBook()
-        """The names the conversation gave its people and pets, by whom and by which relation (:mod:`.aliases`)."""
+        """The names the conversation gave its people and pets, by whom and by which relation (:mod:`.aliases`);
+        read lazily, the first time a question asks by a relation (:meth:`alias_names`), then for the new documents."""
+        self._aliases_read = 0
         self._user_labels: dict[str, int] = {}
 
     def __len__(self) -> int:
@@ -325,9 +329,6 @@ class RelevanceIndex:
         self.nwords.append(len(text.split()))
         self.user.append(message.role == "user")
         spk = speaker_labels(message.content) if message.role in ("user", "assistant") else frozenset()
-        own = date_label(message.content) if message.role in ("user", "assistant") else None
-        self.dated.append(own is not None)
-        self.dates.append(own if own is not None else (self.dates[-1] if self.dates else None))
         if not spk and message.role in ROLE_NAMES:  # a chat between a user and an assistant: its roles
             spk = frozenset({ROLE_NAMES[message.role]})
         self.speakers.append(spk)
@@ -335,8 +336,6 @@ class RelevanceIndex:
             self._speaker_docs[name] = self._speaker_docs.get(name, 0) + 1
             if message.role == "user":
                 self._user_labels[name] = self._user_labels.get(name, 0) + 1
-        if message.role in ("user", "assistant"):
-            self._read_aliases(doc, message.content, message.role)
         # BM25Index keeps each document's term frequencies: read them rather than re-tokenising
         postings = self._postings
         for term in self.bm25._tfs[doc]:
@@ -468,23 +467,27 @@ class RelevanceIndex:
         return out
 
     # ---- speakers ---------------------------------------------------------------------------
-    def _read_aliases(self, doc: int, text: str, role: str) -> None:
-        """The introductions in ``text`` (its first :data:`SPEAKER_LABEL_CHARS`), each line's by the speaker
+    def _read_aliases(self, doc: int, message: Message) -> None:
+        """The introductions in ``message`` (its first :data:`SPEAKER_LABEL_CHARS`), each line's by the speaker
         whose label starts it, else by the message's role."""
-        text = text[:SPEAKER_LABEL_CHARS]
-        if "\n" not in text:
-            m = SPEAKER_LABEL.match(text)
-            owner = m.group(1).lower() if m and m.group(1).lower() not in NOT_SPEAKERS else role
-            self.aliases.add(doc, text, owner)
+        if message.role not in ("user", "assistant"):
             return
-        for line in text.split("\n"):
+        for line in message.content[:SPEAKER_LABEL_CHARS].split("\n"):
             m = SPEAKER_LABEL.match(line)
-            owner = m.group(1).lower() if m and m.group(1).lower() not in NOT_SPEAKERS else role
+            owner = m.group(1).lower() if m and m.group(1).lower() not in NOT_SPEAKERS else message.role
             self.aliases.add(doc, line, owner)
 
-    def alias_names(self, query: str, limit: int) -> list[tuple[str, str, str, int]]:
-        """:meth:`~.aliases.AliasBook.names_for` ``query``: ``my`` is its own speaker's (its label), else the
-        user's (the label most of the user's messages carry, else ``user``)."""
+    def alias_names(self, query: str, msgs: Sequence[Message], limit: int) -> list[tuple[str, str, str, int]]:
+        """:meth:`~.aliases.AliasBook.names_for` ``query`` over the documents before ``limit`` (``msgs``: the
+        messages they index, read for introductions the first time a question asks by a relation): ``my`` is the
+        query's own speaker's (its label), else the user's (the label most of the user's messages carry, else
+        ``user``)."""
+        if not asks_by_relation(query):
+            return []
+        end = min(limit, len(msgs), len(self.speakers))
+        for d in range(self._aliases_read, end):
+            self._read_aliases(d, msgs[d])
+        self._aliases_read = max(self._aliases_read, end)
         m = SPEAKER_LABEL.match(query)
         if m and m.group(1).lower() not in NOT_SPEAKERS:
             asker = m.group(1).lower()
@@ -493,6 +496,19 @@ class RelevanceIndex:
         else:
             asker = "user"
         return self.aliases.names_for(query, limit, asker)
+
+    def session_date(self, msgs: Sequence[Message], i: int) -> str | None:
+        """The date of document ``i``'s session when it carries none itself (:attr:`dates`; ``msgs``: the messages
+        the documents index, read for date labels up to ``i`` the first time); ``None`` when it is dated itself or
+        nothing before it was."""
+        if i >= len(self.speakers) or i >= len(msgs):
+            return None
+        for d in range(len(self.dates), i + 1):
+            m = msgs[d]
+            own = date_label(m.content) if m.role in ("user", "assistant") else None
+            self.dated.append(own is not None)
+            self.dates.append(own if own is not None else (self.dates[-1] if self.dates else None))
+        return None if self.dated[i] else self.dates[i]
 
     def query_speakers(self, query: str, roles: bool = False) -> frozenset[str]:
         """The speakers of this conversation a question names (a capitalised word, possessive or not,

@@ -50,11 +50,16 @@ def test_a_relation_is_looked_up_for_the_person_the_question_names_or_for_whoeve
     assert book.names_for("What's new with Harper?", 100) == []
 
 
-def test_each_line_of_a_message_is_read_as_its_speakers() -> None:
+def test_each_line_of_a_message_is_read_as_its_speakers_once_a_question_asks_by_a_relation() -> None:
     index = RelevanceIndex()
-    index.add(Message(role="user", content="[1 May] Harper: hi\n[1 May] Rosalind: My brother Josh says hi."))
-    index.add(Message(role="assistant", content="My cat Pixel sat on the keyboard."))
+    msgs = [Message(role="user", content="[1 May] Harper: hi\n[1 May] Rosalind: My brother Josh says hi."),
+            Message(role="assistant", content="My cat Pixel sat on the keyboard.")]
+    for m in msgs:
+        index.add(m)
+    assert index.alias_names("What did Rosalind say?", msgs, 2) == [] and not index.aliases.intros  # not read yet
+    assert index.alias_names("How is Rosalind's brother?", msgs, 2) == [("rosalind", "brother", "Josh", 0)]
     assert index.aliases.intros == {("rosalind", "brother"): [(0, "Josh")], ("assistant", "cat"): [(1, "Pixel")]}
+    assert index.alias_names("How is the assistant's cat?", msgs, 1) == []  # only what was said before the limit
 
 
 def conversation() -> list[Message]:
