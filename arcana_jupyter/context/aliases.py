@@ -3,10 +3,12 @@
 People name the people around them once ("my sister Nicole borrowed my suitcase", "we adopted a golden
 retriever, we named him Biscuit") and from then on say the name alone ("Nicole is moving to San Diego").
 A question asks by the relation ("What's new with Harper's sister?", "what has my dog been up to?"), which
-shares no word with the turns that hold its answer. :class:`AliasBook` reads every history message for
-such introductions — by whom (the message's speaker label, else its role), which relation, which name —
-and :meth:`AliasBook.names_for` gives the names a question's relations point at, so relevance can look
-for them too (``Fusion.aliases``; context/build.py adds them to the BM25 query).
+shares no word with the turns that hold its answer. :class:`AliasBook` reads the history messages for
+such introductions — by whom (the message's speaker label, else its role), which relation, which name;
+the relevance index feeds it the first time a question asks by a relation, then the new messages only
+(:meth:`~.relevance.RelevanceIndex.alias_names`) — and :meth:`AliasBook.names_for` gives the names a
+question's relations point at, so relevance can look for them too (``Fusion.aliases``; context/build.py adds
+them to the BM25 query and to the question's core).
 
 Only a relation word next to a capitalised name counts (``my sister Nicole``, ``Nicole, my sister``,
 ``our dog, Biscuit``, ``... a kitten, we named her Mango``); a name is the owner's by that relation once

@@ -155,8 +155,9 @@ def fill_recall(
     shown = build.shown
 
     heading = [quote_heading_tokens(build) if quote else 0]
-    when = quote and build.builder.quote_dates and asks_when(build.query())
     """The quotes' heading, charged to the first one taken (then 0)."""
+    when = quote and build.builder.quote_dates and asks_when(build.query())
+    """Relevant quotes carry their session's date (``quote_dates``, and the input asks about time)."""
 
     def take(u: int, reason: str, levels: tuple[Fidelity, ...] = ("L0", "L1")) -> bool:
         nonlocal room

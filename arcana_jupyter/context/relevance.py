@@ -329,13 +329,14 @@ class RelevanceIndex:
         self.nwords.append(len(text.split()))
         self.user.append(message.role == "user")
         spk = speaker_labels(message.content) if message.role in ("user", "assistant") else frozenset()
+        if message.role == "user":  # who "my" is in a question (alias_names): a label, never a role's name
+            for name in spk:
+                self._user_labels[name] = self._user_labels.get(name, 0) + 1
         if not spk and message.role in ROLE_NAMES:  # a chat between a user and an assistant: its roles
             spk = frozenset({ROLE_NAMES[message.role]})
         self.speakers.append(spk)
         for name in spk:
             self._speaker_docs[name] = self._speaker_docs.get(name, 0) + 1
-            if message.role == "user":
-                self._user_labels[name] = self._user_labels.get(name, 0) + 1
         # BM25Index keeps each document's term frequencies: read them rather than re-tokenising
         postings = self._postings
         for term in self.bm25._tfs[doc]:

@@ -164,3 +164,15 @@ def test_the_user_names_the_user_messages_of_a_chat_without_labels() -> None:
     assert index.query_speakers("What has the user's sister been up to?", roles=True) == {"the user"}
     assert index.query_speakers("What did the assistant suggest?", roles=True) == {"the assistant"}
     assert index.query_speakers("What has the user been reading?") == frozenset()  # older builds: as they were
+
+
+def test_my_is_the_user_in_a_notebook_chat_without_labels() -> None:
+    msgs = [Message(role="user", content="My sister Nicole is visiting next week."),
+            Message(role="assistant", content="Nice, enjoy it."),
+            Message(role="user", content="Nicole wants to see the lake."),
+            Message(role="assistant", content="Sounds lovely.")]
+    index = RelevanceIndex()
+    for m in msgs:
+        index.add(m)
+    assert index.alias_names("What does my sister want to see?", msgs, 4) == [("user", "sister", "Nicole", 0)]
+    assert index.alias_names("What does the user's sister want?", msgs, 4) == [("user", "sister", "Nicole", 0)]
