@@ -162,12 +162,30 @@ DATE_WORD = re.compile(
     r"\b\d{1,2}/\d{1,2}/\d{2,4}\b", re.I)
 
 
+_HEADER_WORDS = frozenset("""session sessions date day time on at am pm a.m. p.m. of the chat log conversation part
+    monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri sat sun""".split())
+"""Besides a date, the words a header line that dates a session may hold ("Session 3 — 1:50 pm on 9 June, 2023",
+"Date: Monday 3 June 2023")."""
+
+
 def date_label(text: str) -> str | None:
-    """The date a message's first line is labelled with (:data:`DATE_LABEL`), as written; ``None`` when it has none."""
-    m = DATE_LABEL.match(text[:200])
-    if m is None or not DATE_WORD.search(m.group(1)):
-        return None
-    return " ".join(m.group(1).split())
+    """The date a message's first line is labelled with, as written: a bracketed label before or after its
+    speaker's (:data:`DATE_LABEL`), or a first line that is only a header dating the session ("Session 3 — 1:50 pm on
+    9 June, 2023": a date, times, numbers and :data:`_HEADER_WORDS`, with a year or the word "session" or "date");
+    ``None`` when it has none."""
+    head = text[:200]
+    m = DATE_LABEL.match(head)
+    if m is not None and DATE_WORD.search(m.group(1)):
+        return " ".join(m.group(1).split())
+    first = head.split("\n", 1)[0].strip()
+    if len(first) > 80 or not DATE_WORD.search(first) or not re.search(r"\b\d{4}\b|\b(?:session|date)\b", first, re.I):
+        return None  # a header says the year or that it is one: "On 3 June." alone is an answer, not a header
+    rest = DATE_WORD.sub(" ", first)
+    rest = re.sub(r"\d+(?:[:.]\d+)?(?:st|nd|rd|th)?|[^\w\s.]", " ", rest)
+    months = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*"
+    if all(w in _HEADER_WORDS or re.fullmatch(months, w) for w in rest.lower().split()):
+        return " ".join(first.split()).strip(" -\u2014\u2013:")
+    return None
 
 
 ROLE_NAMES = {"user": "the user", "assistant": "the assistant"}

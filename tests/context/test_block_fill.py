@@ -11,6 +11,7 @@ from arcana_jupyter.context import TokenBudget, WorkingSetBuilder
 from arcana_jupyter.context import strategies as S
 from arcana_jupyter.context.asking import asks_when
 from arcana_jupyter.context.rebuild import _builder_kwargs
+from arcana_jupyter.context.recall import short_date
 from arcana_jupyter.messages import RECALLED_HEADING, RECALLED_NAME, Message
 from arcana_jupyter.providers.shaping import SHAPES, shape
 
@@ -86,13 +87,15 @@ def test_the_report_counts_what_left_the_window_since_the_previous_call():
     assert len(drops) <= len(builds) // 3 and max(x.report.window_dropped for x in drops) >= 4
 
 
-def dated_sessions(turns: int, per_session: int = 5) -> list[Message]:
-    """A pasted chat dated as LoCoMo-style chats are: the first message of each session carries the date."""
+def dated_sessions(turns: int, per_session: int = 5, header: bool = False) -> list[Message]:
+    """A pasted chat dated as LoCoMo-style chats are: the first message of each session carries the date (after
+    the speaker's label, or with ``header`` on a line of its own before it)."""
     history = fact_session(turns, "Ana: ")
     for t in range(1, turns + 1, per_session):
         m = history[1 + 2 * (t - 1)]
-        history[1 + 2 * (t - 1)] = m.model_copy(update={"content": m.content.replace(
-            "Ana: ", f"Ana: (9:{t:02d} am on {t} May, 2023) ", 1)})
+        dated = (f"Session {t} — 9:{t:02d} am on {t} May, 2023\n{m.content}" if header
+                 else m.content.replace("Ana: ", f"Ana: (9:{t:02d} am on {t} May, 2023) ", 1))
+        history[1 + 2 * (t - 1)] = m.model_copy(update={"content": dated})
     return history
 
 
@@ -112,6 +115,21 @@ def test_a_question_about_time_gets_the_date_of_each_relevant_message_s_session(
     assert any(q.startswith("(turn 11, user) Ana: (9:11 am on 11 May, 2023)")
                for q in quotes(dated, history, "When did team 11 set the seed?"))
     assert f"(turn 9, user) {evidence.content}" in quotes(builder(), history, "When did team 9 set the seed?")
+    # sessions dated by a header line of their own, as a harness may send them
+    history = dated_sessions(80, header=True)
+    assert f"(turn 9, user, 6 May, 2023) {history[1 + 2 * 8].content}" in quotes(dated, history,
+                                                                                "When did team 9 set the seed?")
+
+
+@pytest.mark.parametrize(("label", "date"), [
+    ("9:28 am on 26 March, 2023", "26 March, 2023"),
+    ("Session 3 — 1:50 pm on 9 June, 2023", "9 June, 2023"),
+    ("Date: Monday 3 June 2023", "3 June 2023"),
+    ("May 3, 2024", "May 3, 2024"),
+    ("2024-05-03", "2024-05-03"),
+])
+def test_a_quote_carries_the_date_of_its_label_without_the_time_or_header(label: str, date: str) -> None:
+    assert short_date(label) == date
 
 
 @pytest.mark.parametrize(("text", "when"), [

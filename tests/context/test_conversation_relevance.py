@@ -322,6 +322,11 @@ def test_the_block_takes_the_fused_ranking_in_order_and_old_traces_alternate() -
     ("(turn 3) hi", None),  # brackets without a date
     ("Maria: (note) the seed changed", None),
     ("Hello (3 May) there", None),  # a date later in the line labels nothing
+    # a first line that only dates the session, as a harness may send it
+    ("Session 3 — 1:50 pm on 9 June, 2023\nHarper: hi", "Session 3 — 1:50 pm on 9 June, 2023"),
+    ("Date: Monday 3 June 2023", "Date: Monday 3 June 2023"),
+    ("I moved on 3 May 2023.", None),  # a sentence with a date in it is no header
+    ("On 3 June.", None),  # nor is an answer that is only a date
 ])
 def test_a_message_date_label_is_read_before_or_after_its_speaker(text: str, date: str | None) -> None:
     assert date_label(text) == date
