@@ -9,7 +9,6 @@ policy with ``block_excerpts`` — as excerpts, the sentences that match the que
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -18,7 +17,7 @@ from ..providers.shaping import context_block
 from . import strategies as S
 from .asking import asks_when
 from .decisions import Fidelity
-from .relevance import stems
+from .relevance import short_date, stems
 from .result import Item, make_decision
 
 if TYPE_CHECKING:
@@ -326,21 +325,6 @@ def session_date(build: Build, i: int) -> str | None:
     message before it was."""
     date = build.index.session_date(build.msgs, i) if i < build.n_history else None
     return short_date(date) if date is not None else None
-
-
-_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
-_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
-_DATE = re.compile(rf"\b(?:{_DAY}\s+{_MONTH}(?:,?\s+\d{{4}})?|{_MONTH}\s+{_DAY}(?:,?\s+\d{{4}})?|"
-                   rf"\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}/\d{{1,2}}/\d{{2,4}})\b", re.I)
-"""A date within a label: ``26 March, 2023``, ``May 3, 2024``, ``2024-05-03``, ``3/5/24``."""
-
-
-def short_date(label: str) -> str:
-    """The date in a date label, without the time of day or a header's words (``9:28 am on 26 March, 2023`` ->
-    ``26 March, 2023``; ``Session 3 - 9 June 2023`` -> ``9 June 2023``): what a "when" question needs, in half the
-    tokens. The label itself when no date expression is found in it."""
-    m = _DATE.search(label)
-    return m.group(0) if m else label
 
 
 def quote_heading_tokens(build: Build) -> int:

@@ -156,10 +156,14 @@ DATE_LABEL = re.compile(
     r"(?:[ \t]*[A-Z][\w'\u2019.-]{0,30}(?: [A-Z][\w'\u2019.-]{0,30})?:)?")
 """A date label at the start of a message, before or after its speaker's label: ``[3 May, 2024] Maria: ...``,
 ``Maria: (9:28 am on 26 March, 2023) ...`` (its bracketed text, when :data:`DATE_WORD` finds a date in it)."""
-DATE_WORD = re.compile(
-    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b|\b\d{1,2}(?:st|nd|rd|th)?\s+"
-    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|\b\d{4}-\d{2}-\d{2}\b|"
-    r"\b\d{1,2}/\d{1,2}/\d{2,4}\b", re.I)
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*"
+_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
+DATE_WORD = re.compile(rf"\b{_MONTH}\.?\s+\d{{1,2}}\b|\b{_DAY}\s+{_MONTH}\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b|"
+                       rf"\b\d{{1,2}}/\d{{1,2}}/\d{{2,4}}\b", re.I)
+"""A date somewhere in a label (what makes a bracketed label or a header line a date label)."""
+_DATE = re.compile(rf"\b(?:{_DAY}\s+{_MONTH}\.?(?:,?\s+\d{{4}})?|{_MONTH}\.?\s+{_DAY}(?:,?\s+\d{{4}})?|"
+                   rf"\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}/\d{{1,2}}/\d{{2,4}})\b", re.I)
+"""A whole date within a label, its year too: ``26 March, 2023``, ``May 3, 2024``, ``2024-05-03``, ``3/5/24``."""
 
 
 _HEADER_WORDS = frozenset("""session sessions date day time on at am pm a.m. p.m. of the chat log conversation part
@@ -182,10 +186,23 @@ def date_label(text: str) -> str | None:
         return None  # a header says the year or that it is one: "On 3 June." alone is an answer, not a header
     rest = DATE_WORD.sub(" ", first)
     rest = re.sub(r"\d+(?:[:.]\d+)?(?:st|nd|rd|th)?|[^\w\s.]", " ", rest)
-    months = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*"
-    if all(w in _HEADER_WORDS or re.fullmatch(months, w) for w in rest.lower().split()):
+    if all(w in _HEADER_WORDS or re.fullmatch(_MONTH, w) for w in rest.lower().split()):
         return " ".join(first.split()).strip(" -\u2014\u2013:")
     return None
+
+
+def short_date(label: str) -> str:
+    """The date in a date label, without the time of day or a header's words (``9:28 am on 26 March, 2023`` ->
+    ``26 March, 2023``; ``Session 3 - 9 June 2023`` -> ``9 June 2023``): what a "when" question needs, in half the
+    tokens. The label itself when no date expression is found in it."""
+    m = _DATE.search(label)
+    return m.group(0) if m else label
+
+
+def _line_speaker(line: str) -> str | None:
+    """The speaker (lower-cased) whose label starts ``line`` (:data:`SPEAKER_LABEL`), ``None`` without one."""
+    m = SPEAKER_LABEL.match(line)
+    return m.group(1).lower() if m and m.group(1).lower() not in NOT_SPEAKERS else None
 
 
 ROLE_NAMES = {"user": "the user", "assistant": "the assistant"}
@@ -492,9 +509,7 @@ class RelevanceIndex:
         if message.role not in ("user", "assistant"):
             return
         for line in message.content[:SPEAKER_LABEL_CHARS].split("\n"):
-            m = SPEAKER_LABEL.match(line)
-            owner = m.group(1).lower() if m and m.group(1).lower() not in NOT_SPEAKERS else message.role
-            self.aliases.add(doc, line, owner)
+            self.aliases.add(doc, line, _line_speaker(line) or message.role)
 
     def alias_names(self, query: str, msgs: Sequence[Message], limit: int) -> list[tuple[str, str, str, int]]:
         """:meth:`~.aliases.AliasBook.names_for` ``query`` over the documents before ``limit`` (``msgs``: the
@@ -507,13 +522,8 @@ class RelevanceIndex:
         for d in range(self._aliases_read, end):
             self._read_aliases(d, msgs[d])
         self._aliases_read = max(self._aliases_read, end)
-        m = SPEAKER_LABEL.match(query)
-        if m and m.group(1).lower() not in NOT_SPEAKERS:
-            asker = m.group(1).lower()
-        elif self._user_labels:
-            asker = max(sorted(self._user_labels), key=self._user_labels.__getitem__)
-        else:
-            asker = "user"
+        asker = _line_speaker(query) or (max(sorted(self._user_labels), key=self._user_labels.__getitem__)
+                                         if self._user_labels else "user")
         return self.aliases.names_for(query, limit, asker)
 
     def session_date(self, msgs: Sequence[Message], i: int) -> str | None:

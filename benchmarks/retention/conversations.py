@@ -54,8 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arcana_jupyter.context.recall import short_date
-from arcana_jupyter.context.relevance import date_label
+from arcana_jupyter.context.relevance import date_label, short_date
 from arcana_jupyter.context.result import prefix_reuse
 from arcana_jupyter.messages import Message
 from arcana_jupyter.providers.base import LLMRequest, LLMResponse, Usage

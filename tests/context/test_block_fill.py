@@ -11,7 +11,7 @@ from arcana_jupyter.context import TokenBudget, WorkingSetBuilder
 from arcana_jupyter.context import strategies as S
 from arcana_jupyter.context.asking import asks_when
 from arcana_jupyter.context.rebuild import _builder_kwargs
-from arcana_jupyter.context.recall import short_date
+from arcana_jupyter.context.relevance import short_date
 from arcana_jupyter.messages import RECALLED_HEADING, RECALLED_NAME, Message
 from arcana_jupyter.providers.shaping import SHAPES, shape
 
